@@ -1,0 +1,24 @@
+#pragma once
+// Each subcommand lives in its own file and registers itself here. No model logic in apps/:
+// a command parses options, calls the library, prints.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "railsim/spec/cluster.hpp"
+
+namespace railsim::cli {
+
+void add_presets_command(CLI::App& app);
+void add_design_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_estimate_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_traffic_command(CLI::App& app);
+void add_sim_command(CLI::App& app);
+
+// The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
+// --nics-per-gpu.
+void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt);
+
+}  // namespace railsim::cli

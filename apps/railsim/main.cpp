@@ -1,0 +1,43 @@
+// railsim: design and evaluate GPU-cluster networks for LLM training.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "railsim/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "railsim: rail-only vs rail-optimized networks for LLM training clusters.\n"
+      "Design networks and their bill of materials, estimate and plan training iterations,\n"
+      "analyse traffic and simulate collectives. See README.md and docs/cli.md."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "railsim 0.1.0");
+  railsim::cli::add_presets_command(app);
+  railsim::cli::add_design_command(app);
+  railsim::cli::add_compare_command(app);
+  railsim::cli::add_estimate_command(app);
+  railsim::cli::add_plan_command(app);
+  railsim::cli::add_traffic_command(app);
+  railsim::cli::add_sim_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    for (char& c : msg)
+      if (c == '\n') c = ' ';
+    fmt::print(stderr, "railsim: error: {}\n", msg);
+    return 2;
+  } catch (const railsim::InputError& e) {
+    fmt::print(stderr, "railsim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "railsim: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#pragma once
+// Strict JSON reading for specs: every field is checked for presence, type and range, and
+// unknown fields are rejected, each with an InputError that names the field's full path.
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim {
+
+using Json = nlohmann::json;
+
+// Parses text as JSON; on a syntax error throws InputError(what, "malformed JSON: ...").
+Json parse_json(std::string_view text, const std::string& what);
+// Reads a file and parses it; throws InputError(what, ...) when it cannot be read or parsed.
+Json read_json_file(const std::string& path, const std::string& what);
+std::string read_text_file(const std::string& path, const std::string& what);
+
+// Range of a numeric field; `exclusive_min` lets a field require strictly positive values.
+struct Range {
+  double min = -std::numeric_limits<double>::max();
+  double max = std::numeric_limits<double>::max();
+  bool exclusive_min = false;
+
+  static Range positive(double max = 1e30) { return {0.0, max, true}; }
+  static Range non_negative(double max = 1e30) { return {0.0, max, false}; }
+  static Range between(double lo, double hi) { return {lo, hi, false}; }
+  bool contains(double v) const;
+  std::string describe() const;
+};
+
+// A view on one JSON object that records which keys were read; finish() rejects the rest.
+// Keys "source", "sources", "about", "notes", "name" and keys starting with "_" are documentation
+// and are always allowed.
+class JsonObject {
+ public:
+  JsonObject(const Json& j, std::string path);
+
+  bool has(std::string_view key) const;
+  double number(std::string_view key, Range r);
+  double number_or(std::string_view key, double fallback, Range r);
+  std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max);
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min,
+                          std::int64_t max);
+  std::string string(std::string_view key);
+  std::string string_or(std::string_view key, std::string fallback);
+  bool boolean_or(std::string_view key, bool fallback);
+  // A nested object; the returned view must be finish()ed by the caller.
+  JsonObject object(std::string_view key);
+  std::optional<JsonObject> object_opt(std::string_view key);
+  const Json& raw(std::string_view key);  // marks the key used; throws if missing
+
+  // Throws for any key that was not read (a typo or an unsupported field).
+  void finish() const;
+  const std::string& path() const { return path_; }
+  std::string field(std::string_view key) const;
+
+ private:
+  const Json& get(std::string_view key);
+  const Json* j_;
+  std::string path_;
+  std::vector<std::string> used_;
+};
+
+// Checks for values coming from the command line (or computed): throw InputError naming `field`.
+double check_number(const std::string& field, double value, Range r);
+std::int64_t check_integer(const std::string& field, std::int64_t value, std::int64_t min,
+                           std::int64_t max);
+
+}  // namespace railsim

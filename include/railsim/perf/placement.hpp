@@ -1,0 +1,79 @@
+#pragma once
+// Placement: which GPU holds which logical rank of a strategy.
+//
+// Logical rank order follows Megatron-LM ("tp-ep-dp-pp"): r = tp + t * (ep + e * (edp + (d/e) * pp))
+// where the data-parallel coordinate dp = ep + e * edp (expert parallelism is carved out of data
+// parallelism, as in Megatron-Core). A communication group along an axis is a set of ranks that
+// differ only in that axis's coordinate.
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "railsim/spec/cluster.hpp"
+
+namespace railsim::perf {
+
+enum class Axis : std::uint8_t {
+  tp,   // tensor (and sequence) parallel group
+  dp,   // whole data-parallel group (dense weights' gradients)
+  pp,   // pipeline group (consecutive stages exchange activations)
+  ep,   // expert-parallel group (MoE all-to-all)
+  edp,  // expert-data-parallel group (expert weights' gradients): dp / ep
+};
+std::string_view to_string(Axis a);
+
+struct Degrees {
+  std::int64_t tp = 1, pp = 1, dp = 1, ep = 1;
+  std::int64_t total() const { return tp * pp * dp; }
+};
+
+enum class PlacementKind : std::uint8_t {
+  rail_aligned,       // GPU = logical rank: TP innermost inside the HB domain (the default)
+  tp_across_domains,  // TP members placed in different HB domains (on one rail when possible)
+  shuffled,           // a seeded random permutation of the rail-aligned order
+};
+std::string_view to_string(PlacementKind k);
+PlacementKind parse_placement_kind(std::string_view s, const std::string& option = "--placement");
+
+// Where a group sits on the cluster, for the analytic model: every group of an axis has the same
+// shape under the structured placements (rail_aligned, tp_across_domains).
+struct GroupShape {
+  std::int64_t size = 1;        // members
+  std::int64_t per_domain = 1;  // members in each HB domain it touches
+  std::int64_t domains = 1;     // HB domains it touches (size / per_domain)
+  // True when a hierarchical algorithm can keep the inter-domain phase on rails: the members of
+  // every touched domain sit on the same set of local ranks.
+  bool rail_aligned = true;
+};
+
+class Placement {
+ public:
+  Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind = PlacementKind::rail_aligned,
+            std::uint64_t seed = 1);
+
+  const Degrees& degrees() const { return d_; }
+  PlacementKind kind() const { return kind_; }
+  std::int64_t gpus() const { return n_; }
+  std::int64_t hb_domain() const { return k_; }
+
+  // GPU holding logical rank r.
+  std::int64_t gpu_of(std::int64_t rank) const;
+  // Degree and stride (in logical ranks) of an axis.
+  std::int64_t axis_size(Axis a) const;
+  std::int64_t axis_stride(Axis a) const;
+  std::int64_t group_count(Axis a) const { return n_ / axis_size(a); }
+  // Logical rank of member i of group g along axis a (g in [0, group_count(a))).
+  std::int64_t rank_in_group(Axis a, std::int64_t g, std::int64_t i) const;
+  // Shape of the groups of an axis (O(1) for structured placements; for shuffled, the shape
+  // of group 0 with rail_aligned = false when ranks are scattered).
+  GroupShape shape(Axis a) const;
+
+ private:
+  std::int64_t n_, k_;
+  Degrees d_;
+  PlacementKind kind_;
+  std::shared_ptr<const std::vector<std::int64_t>> perm_;  // shuffled only
+};
+
+}  // namespace railsim::perf

@@ -1,0 +1,47 @@
+#pragma once
+// The cluster: N GPUs in HB domains of K GPUs (D = N/K domains). GPU g sits in domain g / K and
+// has local rank (rail) g % K. Each GPU has `nics_per_gpu` NICs of nic_bw_Bps each.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "railsim/spec/gpu.hpp"
+
+namespace railsim::spec {
+
+// Largest cluster accepted; beyond it inputs are treated as a typo (10^12 GPUs), not a design.
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;  // 16,777,216
+
+struct Cluster {
+  GpuSpec gpu;
+  std::int64_t gpus = 0;      // N
+  std::int64_t hb_domain = 8; // K
+  double hb_bw_Bps = 0;       // per GPU per direction inside the HB domain
+  double nic_bw_Bps = 0;      // per NIC per direction
+  int nics_per_gpu = 1;
+
+  std::int64_t domains() const { return gpus / hb_domain; }
+  std::int64_t domain_of(std::int64_t g) const { return g / hb_domain; }
+  std::int64_t rail_of(std::int64_t g) const { return g % hb_domain; }
+  std::int64_t gpu_at(std::int64_t domain, std::int64_t rail) const { return domain * hb_domain + rail; }
+  double nic_bw_per_gpu_Bps() const { return nic_bw_Bps * nics_per_gpu; }
+};
+
+// What the user asked for; an unset field takes the GPU preset's default.
+struct ClusterOptions {
+  std::string gpu = "H100-SXM";
+  std::int64_t gpus = 32768;
+  std::optional<std::int64_t> hb_domain;
+  std::optional<double> nic_gbps;
+  std::optional<double> hb_gbytes_per_s;
+  std::optional<std::int64_t> nics_per_gpu;
+};
+
+// Validates: N in [1, kMaxGpus], K in [1, N] dividing N, bandwidths > 0. Errors name the option
+// ("--gpus", "--hb-domain", ...).
+Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpus, std::int64_t hb_domain, double nic_gbps,
+                     double hb_gbytes_per_s, int nics_per_gpu);
+// Resolves the GPU preset, then calls make_cluster. Unset fields (0) take the preset's values.
+Cluster make_cluster(const ClusterOptions& opt);
+
+}  // namespace railsim::spec

@@ -1,0 +1,52 @@
+#pragma once
+// Runs the railsim binary as a user would and captures exit code, stdout and stderr.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace railsim::test {
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `args` is appended to the binary path as shell words (quote them yourself when needed).
+inline CliResult run_cli(const std::string& args) {
+  static int counter = 0;
+  const std::string base = "/tmp/railsim_cli_test_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++);
+  const std::string cmd = std::string(RAILSIM_CLI_PATH) + " " + args + " >" + base + ".out 2>" +
+                          base + ".err </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+// Number of lines in s (a trailing newline does not start a new line).
+inline int line_count(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  if (!s.empty() && s.back() != '\n') ++n;
+  return n;
+}
+
+}  // namespace railsim::test

@@ -1,0 +1,34 @@
+#include <gtest/gtest.h>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+
+TEST(Cli, HelpListsEveryCommand) {
+  auto r = run_cli("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* c : {"presets", "design", "compare", "estimate", "plan", "traffic", "sim"})
+    EXPECT_NE(r.out.find(c), std::string::npos) << c;
+}
+
+TEST(Cli, PresetsListsShippedGpusAndSwitches) {
+  auto r = run_cli("presets");
+  EXPECT_EQ(r.code, 0);
+  for (const char* p : {"A100-SXM-80GB", "H100-SXM", "H200", "GH200", "B200", "GB200", "QM9700",
+                        "Q3400", "ETH-51.2T-64x800G", "ETH-51.2T-128x400G", "TH4-64x400G"})
+    EXPECT_NE(r.out.find(p), std::string::npos) << p;
+}
+
+TEST(Cli, UnknownCommandIsOneLineExit2) {
+  auto r = run_cli("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("railsim: error:"), std::string::npos);
+}
+
+TEST(Cli, PresetsRejectsUnknownKind) {
+  auto r = run_cli("presets widgets");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+}

@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include "railsim/core/units.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/spec/preset.hpp"
+#include "railsim/spec/switch.hpp"
+
+using namespace railsim;
+
+TEST(Presets, EveryShippedGpuAndSwitchLoads) {
+  for (const auto& name : spec::preset_names("gpus")) {
+    auto g = spec::load_gpu(name);
+    EXPECT_GT(g.peak_bf16_flops, 0) << name;
+    EXPECT_GT(g.hb_bw_Bps, g.nic_bw_Bps) << name;  // the HB domain is faster than the NIC
+  }
+  for (const auto& name : spec::preset_names("switches")) EXPECT_GE(spec::load_switch(name).radix, 2);
+  EXPECT_GE(spec::preset_names("gpus").size(), 6u);
+}
+
+TEST(Presets, H100FiguresAreTheDatasheets) {
+  auto g = spec::load_gpu("h100-sxm");  // case-insensitive
+  EXPECT_DOUBLE_EQ(g.peak_bf16_flops, 989e12);
+  EXPECT_DOUBLE_EQ(g.hb_bw_Bps, 450e9);
+  EXPECT_DOUBLE_EQ(g.nic_bw_Bps, 50e9);
+  EXPECT_EQ(g.default_hb_domain, 8);
+  EXPECT_EQ(spec::load_gpu("GH200").default_hb_domain, 256);
+}
+
+TEST(Presets, UnknownPresetListsTheValidOnes) {
+  try {
+    spec::load_gpu("Z100");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--gpu");
+    EXPECT_NE(std::string(e.what()).find("H100-SXM"), std::string::npos);
+  }
+}
+
+TEST(Switch, OddOrTinyRadixIsRejected) {
+  EXPECT_THROW(spec::switch_from_json(Json::parse(R"({"name":"x","radix":63,"port_gbps":400})"), "switch"),
+               InputError);
+  EXPECT_THROW(spec::switch_from_json(Json::parse(R"({"name":"x","radix":1,"port_gbps":400})"), "switch"),
+               InputError);
+  EXPECT_THROW(spec::switch_from_json(Json::parse(R"({"name":"x","radix":"64","port_gbps":400})"), "switch"),
+               InputError);
+}
+
+TEST(Cluster, ValidatesSizes) {
+  spec::ClusterOptions o;
+  o.gpus = 32768;
+  auto c = spec::make_cluster(o);
+  EXPECT_EQ(c.domains(), 4096);
+  EXPECT_EQ(c.rail_of(9), 1);
+  EXPECT_EQ(c.domain_of(9), 1);
+  o.hb_domain = 7;
+  EXPECT_THROW(spec::make_cluster(o), InputError);
+  o.hb_domain = 0;
+  EXPECT_THROW(spec::make_cluster(o), InputError);
+  o.hb_domain.reset();
+  o.gpus = 1'000'000'000'000;
+  EXPECT_THROW(spec::make_cluster(o), InputError);
+  o.gpus = -8;
+  EXPECT_THROW(spec::make_cluster(o), InputError);
+  o.gpus = 64;
+  o.nic_gbps = -400;
+  EXPECT_THROW(spec::make_cluster(o), InputError);
+}
