@@ -1,0 +1,272 @@
+#include "railsim/traffic/traffic_matrix.hpp"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::traffic {
+
+std::string_view to_string(Locality l) {
+  switch (l) {
+    case Locality::same_domain:
+      return "same_domain";
+    case Locality::same_rail:
+      return "same_rail";
+    case Locality::cross_rail:
+      return "cross_rail";
+  }
+  return "?";
+}
+
+namespace {
+
+using perf::Algorithm;
+using perf::CollectiveOp;
+
+[[noreturn]] void bad_pair(const perf::CommOp& op) {
+  // A schedule that pairs an operation with an algorithm that cannot carry it is a bug in its
+  // producer, not bad user input.
+  throw std::logic_error(fmt::format("traffic: {} cannot run with the {} algorithm",
+                                     perf::to_string(op.op), perf::to_string(op.algorithm)));
+}
+
+// Bytes each member sends to its ring neighbour for a ring of n members on a buffer of b bytes.
+double ring_bytes(const perf::CommOp& op, std::int64_t n, double b) {
+  const double nd = static_cast<double>(n);
+  switch (op.op) {
+    case CollectiveOp::all_reduce:
+      return 2.0 * (nd - 1.0) / nd * b;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      return (nd - 1.0) / nd * b;
+    default:
+      bad_pair(op);
+  }
+}
+
+void ring(const perf::CommOp& op, const std::int64_t* m, std::int64_t n, double b,
+          std::vector<Transfer>& out) {
+  if (n < 2) return;
+  const double per = ring_bytes(op, n, b);
+  for (std::int64_t i = 0; i < n; ++i) out.push_back({m[i], m[(i + 1) % n], per});
+}
+
+// Records one group of `op` can produce at most (the build reserves this many slots per group).
+std::int64_t max_transfers(const perf::CommOp& op, std::int64_t n) {
+  switch (op.algorithm) {
+    case Algorithm::ring:
+      return n;
+    case Algorithm::hierarchical:
+      return 2 * n;
+    case Algorithm::direct:
+      return n * (n - 1);
+    case Algorithm::p2p:
+      return n - 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void expand_group(const perf::CommOp& op, const perf::Placement& pl, std::int64_t group,
+                  std::vector<Transfer>& out, std::vector<std::int64_t>& scratch) {
+  const std::int64_t n = pl.axis_size(op.axis);
+  const double b = op.bytes;
+  scratch.resize(static_cast<std::size_t>(2 * n));
+  std::int64_t* m = scratch.data();
+  for (std::int64_t i = 0; i < n; ++i) m[i] = pl.gpu_of(pl.rank_in_group(op.axis, group, i));
+  if (n < 2 || !(b > 0)) return;
+  const double nd = static_cast<double>(n);
+  switch (op.algorithm) {
+    case Algorithm::ring:
+      if (op.op == CollectiveOp::all_to_all || op.op == CollectiveOp::send_recv) bad_pair(op);
+      ring(op, m, n, b, out);
+      return;
+    case Algorithm::direct: {
+      double per = 0;
+      switch (op.op) {
+        case CollectiveOp::all_to_all:
+        case CollectiveOp::all_gather:
+        case CollectiveOp::reduce_scatter:
+          per = b / nd;
+          break;
+        case CollectiveOp::all_reduce:
+          per = 2.0 * b / nd;
+          break;  // reduce-scatter + all-gather
+        case CollectiveOp::send_recv:
+          bad_pair(op);
+      }
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          if (i != j) out.push_back({m[i], m[j], per});
+      return;
+    }
+    case Algorithm::p2p: {
+      if (op.op != CollectiveOp::send_recv) bad_pair(op);
+      const bool back = op.phase == perf::Phase::backward;
+      for (std::int64_t i = 0; i + 1 < n; ++i)
+        out.push_back(back ? Transfer{m[i + 1], m[i], b} : Transfer{m[i], m[i + 1], b});
+      return;
+    }
+    case Algorithm::hierarchical: {
+      if (op.op == CollectiveOp::all_to_all || op.op == CollectiveOp::send_recv) bad_pair(op);
+      // Members ordered by (HB domain, rank in group): key = domain * n + i.
+      const std::int64_t k = pl.hb_domain();
+      std::int64_t* key = m + n;
+      for (std::int64_t i = 0; i < n; ++i) key[i] = (m[i] / k) * n + i;
+      std::sort(key, key + n);
+      // Same number of members p in every touched domain, or no hierarchy to exploit.
+      std::int64_t p = 1;
+      while (p < n && key[p] / n == key[0] / n) ++p;
+      bool regular = n % p == 0;
+      for (std::int64_t s = 0; regular && s < n; s += p)
+        regular = key[s] / n == key[s + p - 1] / n && (s + p == n || key[s + p] / n != key[s] / n);
+      if (!regular) {
+        ring(op, m, n, b, out);
+        return;
+      }
+      const std::int64_t d = n / p;
+      auto member = [&](std::int64_t dom, std::int64_t j) { return m[key[dom * p + j] % n]; };
+      if (p > 1) {
+        const double per = ring_bytes(op, p, b);
+        for (std::int64_t dom = 0; dom < d; ++dom)
+          for (std::int64_t j = 0; j < p; ++j)
+            out.push_back({member(dom, j), member(dom, (j + 1) % p), per});
+      }
+      if (d > 1) {
+        const double per = ring_bytes(op, d, b / static_cast<double>(p));
+        for (std::int64_t j = 0; j < p; ++j)
+          for (std::int64_t dom = 0; dom < d; ++dom)
+            out.push_back({member(dom, j), member((dom + 1) % d, j), per});
+      }
+      return;
+    }
+  }
+}
+
+namespace {
+
+struct Record {
+  std::uint64_t key;
+  double bytes;
+};
+
+// Operations that expand into the same pairs (same collective, algorithm, axis, parallelism and
+// p2p direction) are merged first, their bytes x count summed: the expansion is linear in bytes.
+std::vector<perf::CommOp> coalesce(const perf::CommSchedule& schedule) {
+  std::vector<perf::CommOp> out;
+  auto same = [](const perf::CommOp& a, const perf::CommOp& b) {
+    const bool dir_a = a.algorithm == Algorithm::p2p && a.phase == perf::Phase::backward;
+    const bool dir_b = b.algorithm == Algorithm::p2p && b.phase == perf::Phase::backward;
+    return a.op == b.op && a.algorithm == b.algorithm && a.axis == b.axis &&
+           a.parallelism == b.parallelism && dir_a == dir_b;
+  };
+  for (const auto& op : schedule) {
+    if (!(op.bytes >= 0) || !(op.count >= 0) || !std::isfinite(op.bytes * op.count))
+      throw std::logic_error(fmt::format("traffic: {} {} has bytes {} x count {}",
+                                         perf::to_string(op.parallelism), perf::to_string(op.op),
+                                         op.bytes, op.count));
+    const double total = op.bytes * op.count;
+    if (total == 0) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& o) { return same(o, op); });
+    if (it == out.end()) {
+      out.push_back(op);
+      out.back().bytes = total;
+      out.back().count = 1;
+    } else {
+      it->bytes += total;
+    }
+  }
+  return out;
+}
+
+// Beyond this many expansion records (16 bytes each) the build would need tens of GB.
+constexpr std::int64_t kMaxRecords = std::int64_t{1} << 30;
+
+}  // namespace
+
+TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const perf::Placement& pl,
+                                   const spec::Cluster& cluster) {
+  if (pl.gpus() != cluster.gpus || pl.hb_domain() != cluster.hb_domain)
+    throw std::logic_error("traffic: placement and cluster disagree on N or K");
+  TrafficMatrix tm;
+  tm.gpus_ = cluster.gpus;
+  tm.hb_domain_ = cluster.hb_domain;
+  const auto ops = coalesce(schedule);
+
+  std::vector<std::int64_t> offset(ops.size() + 1, 0), cap(ops.size(), 0);
+  for (std::size_t c = 0; c < ops.size(); ++c) {
+    const std::int64_t n = pl.axis_size(ops[c].axis);
+    cap[c] = max_transfers(ops[c], n);
+    const double total =
+        static_cast<double>(cap[c]) * static_cast<double>(pl.group_count(ops[c].axis));
+    if (static_cast<double>(offset[c]) + total > static_cast<double>(kMaxRecords))
+      throw InputError("strategy", fmt::format("the traffic matrix of this strategy would need "
+                                               "more than {} pair records ({} {} over groups of "
+                                               "{}); use a smaller group",
+                                               kMaxRecords, perf::to_string(ops[c].parallelism),
+                                               perf::to_string(ops[c].op), n));
+    offset[c + 1] = offset[c] + cap[c] * pl.group_count(ops[c].axis);
+  }
+  constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
+  std::vector<Record> rec(static_cast<std::size_t>(offset.back()));
+  tm.build_records_ = rec.size();
+
+  for (std::size_t c = 0; c < ops.size(); ++c) {
+    const perf::CommOp& op = ops[c];
+    const std::int64_t groups = pl.group_count(op.axis);
+    const std::uint64_t tag =
+        (static_cast<std::uint64_t>(op.parallelism) << 8) | static_cast<std::uint64_t>(c);
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, groups),
+                      [&](const tbb::blocked_range<std::int64_t>& r) {
+                        std::vector<Transfer> tr;
+                        std::vector<std::int64_t> scratch;
+                        for (std::int64_t g = r.begin(); g != r.end(); ++g) {
+                          tr.clear();
+                          expand_group(op, pl, g, tr, scratch);
+                          Record* slot = rec.data() + offset[c] + g * cap[c];
+                          std::size_t i = 0;
+                          for (; i < tr.size(); ++i)
+                            slot[i] = {(static_cast<std::uint64_t>(tr[i].src) << 40) |
+                                           (static_cast<std::uint64_t>(tr[i].dst) << 16) | tag,
+                                       tr[i].bytes};
+                          for (; i < static_cast<std::size_t>(cap[c]); ++i) slot[i] = {kEmpty, 0};
+                        }
+                      });
+  }
+  // Keys are unique (one op never sends twice between the same ordered pair), so the sorted
+  // order, and with it the order of every sum below, does not depend on the thread count.
+  tbb::parallel_sort(rec.begin(), rec.end(),
+                     [](const Record& a, const Record& b) { return a.key < b.key; });
+  std::size_t unique = 0;
+  for (std::size_t i = 0; i < rec.size() && rec[i].key != kEmpty; ++i)
+    if (i == 0 || (rec[i].key >> 8) != (rec[i - 1].key >> 8)) ++unique;
+  tm.keys_.reserve(unique);
+  tm.bytes_.reserve(unique);
+  for (std::size_t i = 0; i < rec.size() && rec[i].key != kEmpty; ++i) {
+    const std::uint64_t k = rec[i].key & ~std::uint64_t{0xFF};
+    if (!tm.keys_.empty() && tm.keys_.back() == k)
+      tm.bytes_.back() += rec[i].bytes;
+    else {
+      tm.keys_.push_back(k);
+      tm.bytes_.push_back(rec[i].bytes);
+    }
+  }
+  return tm;
+}
+
+double TrafficMatrix::total_bytes() const {
+  double s = 0;
+  for (double b : bytes_) s += b;
+  return s;
+}
+
+}  // namespace railsim::traffic
