@@ -6,41 +6,58 @@ namespace railsim::perf {
 
 std::string_view to_string(Parallelism p) {
   switch (p) {
-    case Parallelism::tp: return "tp";
-    case Parallelism::sp: return "sp";
-    case Parallelism::pp: return "pp";
-    case Parallelism::dp: return "dp";
-    case Parallelism::ep: return "ep";
+    case Parallelism::tp:
+      return "tp";
+    case Parallelism::sp:
+      return "sp";
+    case Parallelism::pp:
+      return "pp";
+    case Parallelism::dp:
+      return "dp";
+    case Parallelism::ep:
+      return "ep";
   }
   return "?";
 }
 
 std::string_view to_string(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::all_reduce: return "all_reduce";
-    case CollectiveOp::all_gather: return "all_gather";
-    case CollectiveOp::reduce_scatter: return "reduce_scatter";
-    case CollectiveOp::all_to_all: return "all_to_all";
-    case CollectiveOp::send_recv: return "send_recv";
+    case CollectiveOp::all_reduce:
+      return "all_reduce";
+    case CollectiveOp::all_gather:
+      return "all_gather";
+    case CollectiveOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveOp::all_to_all:
+      return "all_to_all";
+    case CollectiveOp::send_recv:
+      return "send_recv";
   }
   return "?";
 }
 
 std::string_view to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::ring: return "ring";
-    case Algorithm::hierarchical: return "hierarchical";
-    case Algorithm::direct: return "direct";
-    case Algorithm::p2p: return "p2p";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::hierarchical:
+      return "hierarchical";
+    case Algorithm::direct:
+      return "direct";
+    case Algorithm::p2p:
+      return "p2p";
   }
   return "?";
 }
 
 std::string_view to_string(Phase p) {
   switch (p) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
   }
   return "?";
 }
@@ -48,6 +65,136 @@ std::string_view to_string(Phase p) {
 void CommSchedule::add(const CommOp& op) {
   if (size >= kMaxOps) throw std::logic_error("CommSchedule: more than kMaxOps operations");
   ops[static_cast<std::size_t>(size++)] = op;
+}
+
+}  // namespace railsim::perf
+
+// ---- builder and wire bytes -------------------------------------------------------------------
+#include "detail.hpp"
+#include "railsim/perf/model.hpp"
+#include "railsim/perf/strategy.hpp"
+
+namespace railsim::perf {
+
+Algorithm reduction_algorithm(const GroupShape& g) {
+  return (g.domains > 1 && g.per_domain > 1 && g.rail_aligned) ? Algorithm::hierarchical
+                                                               : Algorithm::ring;
+}
+
+CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strategy& s,
+                                 const Placement& pl) {
+  CommSchedule cs;
+  const detail::StageShape st = detail::stage_shape(m, tr, s);
+  const double mb = st.micro_batches;
+  const double act = st.tokens_mb * static_cast<double>(m.hidden) * detail::kActBytes;  // b s h
+  const double t = static_cast<double>(s.tp);
+  const bool full = s.recompute == Recompute::full;
+
+  if (s.tp > 1) {
+    const Algorithm alg = reduction_algorithm(pl.shape(Axis::tp));
+    // Two reductions per layer (after attention and after the FFN) in each direction
+    // (Shoeybi et al. 2019; with SP, Korthikanti et al. 2022: all-gather + reduce-scatter).
+    const double per_pass = 2.0 * st.layers * mb;
+    if (!s.sp) {
+      cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::forward, act,
+              per_pass});
+      cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::backward, act,
+              per_pass * (full ? 2.0 : 1.0)});
+    } else {
+      for (Phase ph : {Phase::forward, Phase::backward}) {
+        const double c = per_pass * (ph == Phase::backward && full ? 2.0 : 1.0);
+        cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::tp, alg, ph, act, c});
+        cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act, c});
+      }
+    }
+  }
+  if (m.is_moe() && s.ep > 1) {
+    // Dispatch and combine per MoE layer; tokens are the sequence shard of a TP rank.
+    const double bytes = st.tokens_mb / t * static_cast<double>(m.top_k) * m.capacity_factor *
+                         static_cast<double>(m.hidden) * detail::kActBytes;
+    const double per_pass = 2.0 * st.moe_layers * mb;
+    cs.add({CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, Phase::forward,
+            bytes, per_pass});
+    cs.add({CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, Phase::backward,
+            bytes, per_pass * (full ? 2.0 : 1.0)});
+  }
+  if (s.pp > 1) {
+    const double v = static_cast<double>(s.interleave);
+    CommOp op{CollectiveOp::send_recv, Parallelism::pp, Axis::pp, Algorithm::p2p,
+              Phase::forward,          act / t,         mb * v};
+    op.wrap_count = mb * (v - 1.0);
+    op.overlappable = false;
+    cs.add(op);
+    op.phase = Phase::backward;
+    cs.add(op);
+  }
+  auto add_dp = [&](Axis axis, double params) {
+    if (pl.axis_size(axis) <= 1 || params <= 0) return;
+    const Algorithm alg = reduction_algorithm(pl.shape(axis));
+    if (!s.dist_opt) {
+      CommOp op{CollectiveOp::all_reduce,
+                Parallelism::dp,
+                axis,
+                alg,
+                Phase::backward,
+                params * detail::kGradBytes,
+                1.0};
+      op.overlappable = s.dp_overlap;
+      cs.add(op);
+    } else {
+      CommOp rs{CollectiveOp::reduce_scatter,
+                Parallelism::dp,
+                axis,
+                alg,
+                Phase::backward,
+                params * detail::kGradBytes,
+                1.0};
+      rs.overlappable = s.dp_overlap;
+      cs.add(rs);
+      CommOp ag{CollectiveOp::all_gather,
+                Parallelism::dp,
+                axis,
+                alg,
+                Phase::optimizer,
+                params * detail::kParamBytes,
+                1.0};
+      ag.overlappable = s.dp_overlap;
+      cs.add(ag);
+    }
+  };
+  add_dp(Axis::dp, st.dense_params);
+  if (m.is_moe()) add_dp(Axis::edp, st.expert_params);
+  return cs;
+}
+
+double op_wire_bytes(const CommOp& op, const Placement& pl) {
+  const double n = static_cast<double>(pl.axis_size(op.axis));
+  if (n <= 1) return 0.0;
+  const double groups = static_cast<double>(pl.group_count(op.axis));
+  switch (op.op) {
+    case CollectiveOp::all_reduce:
+      return groups * op.count * 2.0 * (n - 1.0) * op.bytes;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_to_all:
+      return groups * op.count * (n - 1.0) * op.bytes;
+    case CollectiveOp::send_recv:
+      return groups * op.bytes * (op.count * (n - 1.0) + op.wrap_count);
+  }
+  return 0.0;
+}
+
+double WireBytes::total() const {
+  double t = 0;
+  for (double b : by_parallelism) t += b;
+  return t;
+}
+
+WireBytes wire_bytes(const CommSchedule& s, const Placement& pl) {
+  WireBytes w;
+  for (const CommOp& op : s)
+    w.by_parallelism[static_cast<std::size_t>(op.parallelism)] += op_wire_bytes(op, pl);
+  return w;
 }
 
 }  // namespace railsim::perf

@@ -2,6 +2,33 @@
 // CommSchedule: the single description of a strategy's communication in one training iteration.
 // The analytic model (perf/) times it, traffic/ turns it into bytes per GPU pair, and sim/ turns
 // it into flows; none of them describes communication a second way.
+//
+// Semantics (exact; traffic/ and wire_bytes() rely on them). A CommOp runs on every group along
+// its axis (Placement::group_count(axis) groups of n = Placement::axis_size(axis) members), `count`
+// times per iteration. B = `bytes`. What each member sends, by algorithm:
+//   ring all_reduce       : a ring in group-rank order (i -> i+1 mod n); each member sends
+//                           2(n-1)/n * B to its successor (reduce-scatter then all-gather).
+//   ring all_gather / reduce_scatter: the same ring; each member sends (n-1)/n * B.
+//   hierarchical (group of q HB domains with p members each, rail-aligned; n = p q):
+//                           1. reduce-scatter inside each domain (ring over the p members):
+//                              each sends (p-1)/p * B;
+//                           2. on each rail, a ring over the q members with the same local rank,
+//                              on the B/p shard: all_reduce sends 2(q-1)/q * B/p per member,
+//                              reduce_scatter / all_gather send (q-1)/q * B/p;
+//                           3. all-gather inside each domain: each sends (p-1)/p * B
+//                              (all_reduce only; a reduce_scatter stops after 2, an all_gather
+//                              runs 2 then 3 without step 1).
+//                           Per member the totals equal the flat ring's: 2(n-1)/n B for
+//                           all_reduce and (n-1)/n B for the others; only the locality differs.
+//   direct all_to_all     : each member sends B/n to every other member: (n-1)/n * B in all.
+//   p2p send_recv         : phase forward: rank i sends B to rank i+1 for i in [0, n-2];
+//                           phase backward: rank i+1 sends B to rank i. `count` times per pair.
+//                           Interleaved pipelines also wrap: rank n-1 sends B to rank 0
+//                           (backward: rank 0 to rank n-1) `wrap_count` times.
+// So the bytes on the wire per iteration for one op, summed over every GPU (see wire_bytes()):
+//   all_reduce: G c 2(n-1) B;  all_gather, reduce_scatter, all_to_all: G c (n-1) B;
+//   send_recv: G B (c (n-1) + wrap_count);  with G groups and c = count; 0 when n = 1.
+// Bytes inside an HB domain are included (they are "on the wire" of the HB domain).
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -13,7 +40,13 @@ namespace railsim::perf {
 enum class Parallelism : std::uint8_t { tp, sp, pp, dp, ep };
 std::string_view to_string(Parallelism p);
 
-enum class CollectiveOp : std::uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+enum class CollectiveOp : std::uint8_t {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,
+  send_recv
+};
 std::string_view to_string(CollectiveOp op);
 
 // How the collective is carried out; the time model and the traffic matrix both follow it.
@@ -38,8 +71,10 @@ struct CommOp {
   // all_gather, the input for reduce_scatter, the total a GPU sends for all_to_all (1/n of it to
   // each member, itself included), the bytes sent to the next stage for send_recv.
   double bytes = 0;
-  double count = 1;  // times per iteration
-  bool overlappable = false;  // may hide behind compute (DP with overlap, PP with 1F1B steady state)
+  double count = 1;  // times per iteration (per group; for send_recv per adjacent pair)
+  bool overlappable =
+      false;              // may hide behind compute (DP with overlap, PP with 1F1B steady state)
+  double wrap_count = 0;  // send_recv only: times rank n-1 sends to rank 0 (interleaving)
 };
 
 // Fixed capacity so that building a schedule in the search's hot path never allocates.
@@ -52,5 +87,39 @@ struct CommSchedule {
   const CommOp* begin() const { return ops.data(); }
   const CommOp* end() const { return ops.data() + size; }
 };
+
+struct Model;
+struct Training;
+struct Strategy;
+
+// The communication of one iteration of `s` on `pl` (which must have been built with
+// s.degrees()). Ops, in order: TP/SP (tag tp: all_reduce without SP; tag sp: all_gather and
+// reduce_scatter with SP; forward, backward, and a backward-phase copy of the forward ones for
+// full recompute), EP all_to_all (dispatch + combine per MoE layer), PP send_recv (forward
+// activations and backward gradients of B = b s h / t x 2 bytes, Megatron's scatter-gather), DP
+// gradient reduction of the dense weights (axis dp) and of the expert weights (axis edp) in fp32
+// (all_reduce; or reduce_scatter plus an optimizer-phase all_gather of bf16 weights with the
+// distributed optimizer). Algorithms: p2p for PP, direct for all-to-all, hierarchical for the
+// others when the group spans HB domains with several members in each and is rail-aligned, ring
+// otherwise. Counts are per iteration for the GPUs of the first pipeline stage (which holds the
+// embedding: DP bytes include it). Allocation-free.
+CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strategy& s,
+                                 const Placement& pl);
+
+// The algorithm the model assumes for a reduction over groups of this shape.
+Algorithm reduction_algorithm(const GroupShape& g);
+
+// Bytes one op puts on the wire per iteration, summed over all GPUs of all its groups (formulas
+// above).
+double op_wire_bytes(const CommOp& op, const Placement& pl);
+
+struct WireBytes {
+  std::array<double, 5> by_parallelism{};  // indexed by Parallelism (tp, sp, pp, dp, ep)
+  double of(Parallelism p) const { return by_parallelism[static_cast<std::size_t>(p)]; }
+  double total() const;
+};
+// Total bytes each parallelism puts on the wire per iteration over all GPUs: the sum of
+// op_wire_bytes over the schedule. traffic/'s matrix sums must equal these.
+WireBytes wire_bytes(const CommSchedule& s, const Placement& pl);
 
 }  // namespace railsim::perf

@@ -1,0 +1,47 @@
+#pragma once
+// Strategy: how one iteration is parallelised. Degrees multiply to the GPU count:
+// tp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism).
+#include <cstdint>
+#include <string_view>
+
+#include "railsim/perf/model.hpp"
+#include "railsim/perf/placement.hpp"
+#include "railsim/spec/cluster.hpp"
+
+namespace railsim::perf {
+
+enum class Recompute : std::uint8_t {
+  none,       // keep every activation
+  selective,  // recompute the attention core (Korthikanti et al. 2022)
+  full,       // keep only each layer's input, recompute the whole forward
+};
+std::string_view to_string(Recompute r);
+Recompute parse_recompute(std::string_view s, const std::string& option = "--recompute");
+
+struct Strategy {
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t dp = 1;
+  std::int64_t ep = 1;
+  std::int64_t micro_batch = 1;  // sequences per micro-batch
+  std::int64_t interleave = 1;   // virtual pipeline stages per GPU (1 = plain 1F1B)
+  Recompute recompute = Recompute::none;
+  bool sp = false;          // sequence parallelism (needs tp > 1 to matter)
+  bool dist_opt = false;    // distributed optimizer: optimizer state and fp32 grads sharded over DP
+  bool dp_overlap = false;  // overlap the DP gradient reduction with the backward pass
+
+  Degrees degrees() const { return Degrees{tp, pp, dp, ep}; }
+  // Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch).
+  std::int64_t micro_batches(const Training& tr) const {
+    return tr.global_batch / (dp * micro_batch);
+  }
+};
+
+// Checks that a strategy can run this model and batch on this cluster; throws InputError naming
+// the knob ("--tp", "--pp", "--batch", ...) with the value and what would be valid. Memory is not
+// checked here (an over-full strategy is valid but infeasible; see IterationTime::feasible).
+void validate(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
+// The same checks without throwing, for the search (allocation-free).
+bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
+
+}  // namespace railsim::perf

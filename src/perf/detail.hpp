@@ -1,0 +1,41 @@
+#pragma once
+// Shared arithmetic of the schedule builder and the time model (internal to src/perf).
+#include "railsim/perf/model.hpp"
+#include "railsim/perf/strategy.hpp"
+
+namespace railsim::perf::detail {
+
+inline constexpr double kActBytes = 2.0;    // bf16 activations and activation gradients
+inline constexpr double kGradBytes = 4.0;   // fp32 gradient reduction (Megatron main_grad)
+inline constexpr double kParamBytes = 2.0;  // bf16 weights (all-gathered by the dist. optimizer)
+
+struct StageShape {
+  double layers = 0;      // transformer layers per pipeline stage
+  double moe_layers = 0;  // of which MoE (spread evenly over stages)
+  double dense_layers = 0;
+  double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
+  double expert_params = 0;  // expert weights per GPU
+  double tokens_mb = 0;      // tokens per micro-batch: b s
+  double micro_batches = 0;  // m
+};
+
+inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {
+  StageShape st;
+  const double p = static_cast<double>(s.pp), t = static_cast<double>(s.tp);
+  st.layers = static_cast<double>(m.layers) / p;
+  st.moe_layers = static_cast<double>(m.moe_layers()) / p;
+  st.dense_layers = st.layers - st.moe_layers;
+  const double h = static_cast<double>(m.hidden);
+  const double router = m.is_moe() ? h * static_cast<double>(m.experts) : 0.0;
+  st.dense_params = (st.layers * m.attention_params() + st.dense_layers * m.dense_ffn_params() +
+                     st.moe_layers * router + m.embedding_params()) /
+                    t;
+  st.expert_params = st.moe_layers * (static_cast<double>(m.experts) / static_cast<double>(s.ep)) *
+                     m.expert_params() / t;
+  st.tokens_mb = static_cast<double>(s.micro_batch) * static_cast<double>(tr.seq_len);
+  st.micro_batches = static_cast<double>(tr.global_batch) /
+                     (static_cast<double>(s.dp) * static_cast<double>(s.micro_batch));
+  return st;
+}
+
+}  // namespace railsim::perf::detail

@@ -1,0 +1,106 @@
+#include "railsim/perf/model.hpp"
+
+#include <fmt/format.h>
+
+#include "railsim/spec/preset.hpp"
+
+namespace railsim::perf {
+
+namespace {
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // 16M: beyond it a value is a typo
+}
+
+double Model::attention_params() const {
+  const double h = static_cast<double>(hidden);
+  const double kvd = static_cast<double>(kv_heads * head_dim());
+  // Q, K, V and output projections; biases and the two LayerNorms (13h per layer with the
+  // FFN biases) for GPT-style models, RMSNorm weights only for gated (Llama-style) models.
+  const double mats = h * (h + 2.0 * kvd) + h * h;
+  return mats + (gated_ffn ? h : 4.0 * h + 2.0 * h);
+}
+
+double Model::dense_ffn_params() const {
+  const double h = static_cast<double>(hidden), f = static_cast<double>(ffn_hidden);
+  return (gated_ffn ? 3.0 : 2.0) * h * f + (gated_ffn ? h : f + 2.0 * h);
+}
+
+double Model::expert_params() const {
+  const double h = static_cast<double>(hidden), f = static_cast<double>(expert_ffn_hidden);
+  return (gated_ffn ? 3.0 : 2.0) * h * f + (gated_ffn ? 0.0 : f + h);
+}
+
+double Model::embedding_params() const {
+  return static_cast<double>(vocab) * static_cast<double>(hidden);
+}
+
+double Model::total_params() const {
+  const double h = static_cast<double>(hidden);
+  const double moe = static_cast<double>(moe_layers());
+  return static_cast<double>(layers) * attention_params() +
+         static_cast<double>(dense_layers()) * dense_ffn_params() +
+         moe * (static_cast<double>(experts) * expert_params() + h * static_cast<double>(experts) +
+                (gated_ffn ? h : 2.0 * h)) +
+         embedding_params();
+}
+
+double Model::active_params() const {
+  const double h = static_cast<double>(hidden);
+  const double moe = static_cast<double>(moe_layers());
+  return static_cast<double>(layers) * attention_params() +
+         static_cast<double>(dense_layers()) * dense_ffn_params() +
+         moe * (static_cast<double>(top_k) * expert_params() + h * static_cast<double>(experts) +
+                (gated_ffn ? h : 2.0 * h)) +
+         embedding_params();
+}
+
+Model model_from_json(const Json& j, const std::string& path) {
+  JsonObject o(j, path);
+  Model m;
+  m.name = o.string("name");
+  m.layers = o.integer("layers", 1, 100000);
+  m.hidden = o.integer("hidden", 1, kMaxDim);
+  m.heads = o.integer("heads", 1, m.hidden);
+  if (m.hidden % m.heads != 0)
+    throw InputError(o.field("heads"), fmt::format("{} heads do not divide hidden = {}; the head "
+                                                   "dimension must be an integer",
+                                                   m.heads, m.hidden));
+  m.kv_heads = o.integer_or("kv_heads", m.heads, 1, m.heads);
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(o.field("kv_heads"),
+                     fmt::format("kv_heads = {} must divide heads = {}", m.kv_heads, m.heads));
+  m.ffn_hidden = o.integer_or("ffn_hidden", 4 * m.hidden, 1, kMaxDim);
+  m.gated_ffn = o.boolean_or("gated_ffn", false);
+  m.vocab = o.integer("vocab", 1, kMaxDim);
+  m.seq_len = o.integer("seq_len", 1, kMaxDim);
+  m.experts = o.integer_or("experts", 1, 1, 1 << 20);
+  if (m.is_moe()) {
+    m.top_k = o.integer_or("top_k", 1, 1, m.experts);
+    m.expert_ffn_hidden = o.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, kMaxDim);
+    m.moe_every = o.integer_or("moe_every", 1, 1, m.layers);
+    m.capacity_factor = o.number_or("capacity_factor", 1.0, Range::between(1.0, 64.0));
+  } else {
+    for (const char* k : {"top_k", "expert_ffn_hidden", "moe_every", "capacity_factor"})
+      if (o.has(k))
+        throw InputError(o.field(k),
+                         "only meaningful for a mixture-of-experts model (experts > 1)");
+  }
+  if (o.has("source") && o.raw("source").is_string()) m.source = o.raw("source").get<std::string>();
+  o.finish();
+  return m;
+}
+
+Model load_model(const std::string& arg, const std::string& option) {
+  return model_from_json(spec::load_preset_or_file("models", arg, option), "model");
+}
+
+std::string_view to_string(Dtype d) {
+  return d == Dtype::bf16 ? "bf16" : "fp8";
+}
+
+Dtype parse_dtype(std::string_view s, const std::string& option) {
+  if (s == "bf16") return Dtype::bf16;
+  if (s == "fp8") return Dtype::fp8;
+  throw InputError(option, fmt::format("unknown dtype '{}'; valid: bf16, fp8", s));
+}
+
+}  // namespace railsim::perf

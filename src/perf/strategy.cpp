@@ -1,0 +1,102 @@
+#include "railsim/perf/strategy.hpp"
+
+#include <fmt/format.h>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::perf {
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(std::string_view s, const std::string& option) {
+  for (auto r : {Recompute::none, Recompute::selective, Recompute::full})
+    if (s == to_string(r)) return r;
+  throw InputError(option,
+                   fmt::format("unknown recompute mode '{}'; valid: none, selective, full", s));
+}
+
+namespace {
+constexpr std::int64_t kMaxDegree = spec::kMaxGpus;
+
+// One check, shared by validate() (which throws) and is_valid() (which does not): returns the
+// first violated rule, or nullptr. `fail` builds the error only when asked to.
+template <class Fail>
+bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c,
+           Fail&& fail) {
+  auto deg = [&](const char* opt, std::int64_t v, std::int64_t max) {
+    if (v < 1 || v > max)
+      return fail(opt, fmt::format("got {}, expected an integer from 1 to {}", v, max));
+    return true;
+  };
+  if (!deg("--tp", s.tp, kMaxDegree) || !deg("--pp", s.pp, kMaxDegree) ||
+      !deg("--dp", s.dp, kMaxDegree) || !deg("--ep", s.ep, kMaxDegree) ||
+      !deg("--micro-batch", s.micro_batch, std::int64_t{1} << 30) ||
+      !deg("--interleave", s.interleave, 1 << 16) ||
+      !deg("--batch", tr.global_batch, std::int64_t{1} << 40) ||
+      !deg("--seq", tr.seq_len, std::int64_t{1} << 24))
+    return false;
+  if (m.heads % s.tp != 0)
+    return fail("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
+                                    m.heads, m.name));
+  if (s.pp > m.layers)
+    return fail("--pp",
+                fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
+  if (m.layers % s.pp != 0)
+    return fail("--pp", fmt::format("pp = {} must divide the {} layers of {} (equal stages)", s.pp,
+                                    m.layers, m.name));
+  if (s.interleave > 1 && s.pp == 1)
+    return fail("--interleave",
+                fmt::format("interleave = {} needs pipeline parallelism (pp > 1)", s.interleave));
+  if ((m.layers / s.pp) % s.interleave != 0)
+    return fail("--interleave", fmt::format("interleave = {} must divide the {} layers per stage",
+                                            s.interleave, m.layers / s.pp));
+  if (s.tp * s.pp * s.dp != c.gpus || s.tp > c.gpus || s.pp > c.gpus || s.dp > c.gpus)
+    return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs", s.tp,
+                                    s.pp, s.dp, s.tp * s.pp * s.dp, c.gpus));
+  if (!m.is_moe() && s.ep != 1)
+    return fail("--ep",
+                fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));
+  if (s.dp % s.ep != 0)
+    return fail("--ep", fmt::format("ep = {} must divide dp = {} (experts are spread over data-"
+                                    "parallel ranks)",
+                                    s.ep, s.dp));
+  if (m.is_moe() && m.experts % s.ep != 0)
+    return fail("--ep",
+                fmt::format("ep = {} must divide the {} experts of {}", s.ep, m.experts, m.name));
+  if (tr.global_batch % (s.dp * s.micro_batch) != 0)
+    return fail("--batch",
+                fmt::format("global batch {} is not divisible by dp x micro-batch = {} x "
+                            "{} = {}",
+                            tr.global_batch, s.dp, s.micro_batch, s.dp * s.micro_batch));
+  const std::int64_t mb = tr.global_batch / (s.dp * s.micro_batch);
+  if (s.interleave > 1 && mb % s.pp != 0)
+    return fail("--interleave",
+                fmt::format("the interleaved schedule needs the {} micro-batches per "
+                            "pipeline to be a multiple of pp = {}",
+                            mb, s.pp));
+  return true;
+}
+}  // namespace
+
+void validate(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c) {
+  check(m, tr, s, c,
+        [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
+}
+
+bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c) {
+  // The message is never formatted: fmt::format arguments are evaluated, but the search calls
+  // this only with degrees it built itself, so the failing branches are rare.
+  return check(m, tr, s, c, [](const char*, const std::string&) { return false; });
+}
+
+}  // namespace railsim::perf
