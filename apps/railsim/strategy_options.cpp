@@ -1,0 +1,100 @@
+#include "strategy_options.hpp"
+
+#include <fmt/format.h>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::cli {
+
+void add_strategy_options(CLI::App& cmd, StrategyOptions& opt) {
+  cmd.add_option("--model", opt.model,
+                 "Model preset name or JSON file (see `railsim presets models`)")
+      ->capture_default_str();
+  cmd.add_option("--batch", opt.batch,
+                 fmt::format("Global batch in sequences (default {})", kDefaultGlobalBatch));
+  cmd.add_option("--seq", opt.seq, "Sequence length in tokens (default: the model's)");
+  cmd.add_option("--dtype", opt.dtype, "GEMM precision: bf16 or fp8")->capture_default_str();
+  cmd.add_option("--tp", opt.tp, "Tensor-parallel degree");
+  cmd.add_option("--pp", opt.pp, "Pipeline-parallel degree");
+  cmd.add_option("--dp", opt.dp, "Data-parallel degree (tp x pp x dp = GPUs)");
+  cmd.add_option("--ep", opt.ep, "Expert-parallel degree (MoE; divides dp)");
+  cmd.add_option("--micro-batch", opt.micro_batch, "Micro-batch size in sequences");
+  cmd.add_option("--interleave", opt.interleave, "Virtual pipeline stages per GPU");
+  cmd.add_option("--recompute", opt.recompute, "Activation recomputation: none, selective or full");
+  cmd.add_option("--sp", opt.sp, "Sequence parallelism: on or off");
+  cmd.add_option("--dist-opt", opt.dist_opt, "Distributed optimizer: on or off");
+  cmd.add_option("--dp-overlap", opt.dp_overlap,
+                 "Overlap the DP gradient reduction with the backward pass: on or off");
+  cmd.add_option("--placement", opt.placement,
+                 "Rank placement: rail_aligned, tp_across_domains or shuffled")
+      ->capture_default_str();
+}
+
+namespace {
+std::optional<bool> on_off(const std::optional<std::string>& v, const std::string& option) {
+  if (!v) return std::nullopt;
+  if (*v == "on" || *v == "true" || *v == "1") return true;
+  if (*v == "off" || *v == "false" || *v == "0") return false;
+  throw InputError(option, fmt::format("got '{}', expected on or off", *v));
+}
+
+std::optional<std::int64_t> positive(const std::optional<std::int64_t>& v,
+                                     const std::string& option, std::int64_t max) {
+  if (!v) return std::nullopt;
+  return check_integer(option, *v, 1, max);
+}
+}  // namespace
+
+StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt) {
+  StrategyInputs in;
+  in.model = perf::load_model(opt.model, "--model");
+  in.training.global_batch =
+      check_integer("--batch", opt.batch.value_or(kDefaultGlobalBatch), 1, std::int64_t{1} << 40);
+  in.training.seq_len = check_integer("--seq", opt.seq.value_or(in.model.seq_len), 1, 1 << 24);
+  in.training.dtype = perf::parse_dtype(opt.dtype, "--dtype");
+  const std::int64_t maxdeg = spec::kMaxGpus;
+  in.pins.tp = positive(opt.tp, "--tp", maxdeg);
+  in.pins.pp = positive(opt.pp, "--pp", maxdeg);
+  in.pins.dp = positive(opt.dp, "--dp", maxdeg);
+  in.pins.ep = positive(opt.ep, "--ep", maxdeg);
+  in.pins.micro_batch = positive(opt.micro_batch, "--micro-batch", std::int64_t{1} << 40);
+  in.pins.interleave = positive(opt.interleave, "--interleave", 1 << 16);
+  if (opt.recompute) in.pins.recompute = perf::parse_recompute(*opt.recompute, "--recompute");
+  in.pins.sp = on_off(opt.sp, "--sp");
+  in.pins.dist_opt = on_off(opt.dist_opt, "--dist-opt");
+  in.pins.dp_overlap = on_off(opt.dp_overlap, "--dp-overlap");
+  in.placement = perf::parse_placement_kind(opt.placement, "--placement");
+  return in;
+}
+
+perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c) {
+  const perf::StrategyPins& p = in.pins;
+  perf::Strategy s;
+  std::int64_t tp_default = 1;
+  for (std::int64_t t = std::min<std::int64_t>(8, c.hb_domain); t >= 1; --t)
+    if (in.model.heads % t == 0 && c.gpus % t == 0) {
+      tp_default = t;
+      break;
+    }
+  s.tp = p.tp.value_or(tp_default);
+  s.pp = p.pp.value_or(1);
+  if (p.dp) {
+    s.dp = *p.dp;
+  } else {
+    if (c.gpus % (s.tp * s.pp) != 0)
+      throw InputError("--tp", fmt::format("tp x pp = {} x {} = {} does not divide the {} GPUs",
+                                           s.tp, s.pp, s.tp * s.pp, c.gpus));
+    s.dp = c.gpus / (s.tp * s.pp);
+  }
+  s.ep = p.ep.value_or(1);
+  s.micro_batch = p.micro_batch.value_or(1);
+  s.interleave = p.interleave.value_or(1);
+  s.recompute = p.recompute.value_or(perf::Recompute::selective);
+  s.sp = p.sp.value_or(s.tp > 1);
+  s.dist_opt = p.dist_opt.value_or(false);
+  s.dp_overlap = p.dp_overlap.value_or(true);
+  perf::validate(in.model, in.training, s, c);
+  return s;
+}
+
+}  // namespace railsim::cli

@@ -1,0 +1,55 @@
+#pragma once
+// Exhaustive search for the best parallelization: every valid combination of TP, PP, DP, EP,
+// micro-batch, interleaving, recompute, SP, distributed optimizer and DP overlap, evaluated in
+// parallel (oneTBB), infeasible ones dropped, a deterministic top-k (the same for any thread
+// count: ties are broken by the strategy's knobs).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "railsim/core/json.hpp"
+#include "railsim/perf/iteration.hpp"
+
+namespace railsim::perf {
+
+// Knobs the user fixed; unset ones are searched.
+struct StrategyPins {
+  std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sp, dist_opt, dp_overlap;
+};
+
+struct PlanOptions {
+  StrategyPins pins;
+  int top = 10;     // plans to keep
+  int threads = 0;  // 0 = oneTBB's default
+};
+
+struct Plan {
+  Strategy strategy;
+  IterationTime time;
+};
+
+struct PlanResult {
+  std::vector<Plan> plans;      // best first, at most `top`
+  std::int64_t evaluated = 0;   // valid strategies timed or memory-checked
+  std::int64_t feasible = 0;    // of which fit in HBM
+  double min_memory_bytes = 0;  // smallest memory need over all valid strategies
+  double hbm_bytes = 0;
+};
+
+// Strict order of plans: shorter iteration first; ties broken by the knobs (deterministic).
+bool plan_before(const Plan& a, const Plan& b);
+
+PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt);
+
+// Number of strategies the search would visit (valid ones), for benchmarks and progress.
+std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins);
+
+// JSON of results ("strategy", "feasible", "iteration_time_s", "memory_gib", "mfu", "hfu",
+// "tokens_per_s", "breakdown", "memory", "cross_rail").
+Json to_json(const Strategy& s, PlacementKind placement = PlacementKind::rail_aligned);
+Json to_json(const Strategy& s, const IterationTime& it,
+             PlacementKind placement = PlacementKind::rail_aligned);
+
+}  // namespace railsim::perf

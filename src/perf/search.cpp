@@ -1,0 +1,238 @@
+#include "railsim/perf/search.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <tuple>
+
+#include "railsim/core/units.hpp"
+
+namespace railsim::perf {
+
+namespace {
+
+auto key(const Strategy& s) {
+  return std::make_tuple(s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave,
+                         static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap);
+}
+
+void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
+  out.clear();
+  std::vector<std::int64_t> hi;
+  for (std::int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    out.push_back(d);
+    if (d != n / d) hi.push_back(n / d);
+  }
+  out.insert(out.end(), hi.rbegin(), hi.rend());
+}
+
+// The (tp, pp, dp, ep, micro_batch, interleave) shapes to visit; the inner boolean knobs are
+// enumerated by the workers.
+struct Shape {
+  std::int64_t tp, pp, dp, ep, mb, v;
+};
+
+std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) {
+  const Model& m = *ctx.model;
+  const std::int64_t N = ctx.cluster->gpus;
+  const std::int64_t B = ctx.training.global_batch;
+  std::vector<Shape> out;
+  std::vector<std::int64_t> tps, pps, eps, mbs, vs;
+  auto pick = [](const std::optional<std::int64_t>& pin, std::int64_t n,
+                 std::vector<std::int64_t>& v) {
+    divisors(n, v);
+    if (pin) {
+      const bool ok = std::find(v.begin(), v.end(), *pin) != v.end();
+      v.assign(ok ? 1 : 0, *pin);
+    }
+  };
+  pick(pins.tp, std::gcd(m.heads, N), tps);
+  for (std::int64_t tp : tps) {
+    pick(pins.pp, std::gcd(m.layers, N / tp), pps);
+    for (std::int64_t pp : pps) {
+      const std::int64_t dp = N / (tp * pp);
+      if (pins.dp && *pins.dp != dp) continue;
+      if (B % dp != 0) continue;
+      if (m.is_moe())
+        pick(pins.ep, std::gcd(dp, m.experts), eps);
+      else
+        eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
+      pick(pins.micro_batch, B / dp, mbs);
+      if (pp > 1)
+        pick(pins.interleave, m.layers / pp, vs);
+      else
+        vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
+      for (std::int64_t ep : eps)
+        for (std::int64_t mb : mbs)
+          for (std::int64_t v : vs) {
+            if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
+            out.push_back({tp, pp, dp, ep, mb, v});
+          }
+    }
+  }
+  return out;
+}
+
+struct Acc {
+  std::vector<Plan> top;
+  std::int64_t evaluated = 0, feasible = 0;
+  double min_mem = std::numeric_limits<double>::infinity();
+};
+
+void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
+  if (top.size() == k && !plan_before(p, top.back())) return;
+  auto it = std::upper_bound(top.begin(), top.end(), p, plan_before);
+  top.insert(it, p);
+  if (top.size() > k) top.pop_back();
+}
+
+template <class Visit>
+void visit_knobs(const Shape& sh, const StrategyPins& pins, Visit&& visit) {
+  Strategy s;
+  s.tp = sh.tp;
+  s.pp = sh.pp;
+  s.dp = sh.dp;
+  s.ep = sh.ep;
+  s.micro_batch = sh.mb;
+  s.interleave = sh.v;
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+    if (pins.recompute && *pins.recompute != r) continue;
+    s.recompute = r;
+    for (int sp = 0; sp < 2; ++sp) {
+      if (pins.sp ? (*pins.sp != (sp == 1)) : (sp == 1 && sh.tp == 1)) continue;
+      s.sp = sp == 1;
+      for (int dopt = 0; dopt < 2; ++dopt) {
+        if (pins.dist_opt ? (*pins.dist_opt != (dopt == 1)) : (dopt == 1 && sh.dp == 1)) continue;
+        s.dist_opt = dopt == 1;
+        for (int ov = 0; ov < 2; ++ov) {
+          if (pins.dp_overlap ? (*pins.dp_overlap != (ov == 1)) : (ov == 1 && sh.dp == 1)) continue;
+          s.dp_overlap = ov == 1;
+          visit(s);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool plan_before(const Plan& a, const Plan& b) {
+  if (a.time.iteration_time_s != b.time.iteration_time_s)
+    return a.time.iteration_time_s < b.time.iteration_time_s;
+  return key(a.strategy) < key(b.strategy);
+}
+
+std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins) {
+  std::int64_t n = 0;
+  for (const Shape& sh : shapes(ctx, pins))
+    visit_knobs(sh, pins, [&](const Strategy& s) {
+      n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster);
+    });
+  return n;
+}
+
+PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
+  const std::vector<Shape> all = shapes(ctx, opt.pins);
+  const std::size_t k = static_cast<std::size_t>(std::max(1, opt.top));
+  const double hbm = ctx.cluster->gpu.hbm_bytes;
+  auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc acc) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      const Shape& sh = all[i];
+      Strategy base;
+      base.tp = sh.tp;
+      base.pp = sh.pp;
+      base.dp = sh.dp;
+      base.ep = sh.ep;
+      if (!is_valid(*ctx.model, ctx.training, Strategy{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v},
+                    *ctx.cluster))
+        continue;
+      const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
+      visit_knobs(sh, opt.pins, [&](const Strategy& s) {
+        ++acc.evaluated;
+        const double mem = memory_use(*ctx.model, ctx.training, s).total();
+        acc.min_mem = std::min(acc.min_mem, mem);
+        if (mem > hbm) return;
+        ++acc.feasible;
+        const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, s, pl);
+        Plan p{s, estimate(ctx, s, pl, cs)};
+        keep(acc.top, k, p);
+      });
+    }
+    return acc;
+  };
+  auto join = [&](Acc a, const Acc& b) {
+    for (const Plan& p : b.top) keep(a.top, k, p);
+    a.evaluated += b.evaluated;
+    a.feasible += b.feasible;
+    a.min_mem = std::min(a.min_mem, b.min_mem);
+    return a;
+  };
+  auto run = [&] {
+    return tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, all.size(), 4), Acc{}, body,
+                                join);
+  };
+  Acc acc;
+  if (opt.threads > 0) {
+    tbb::task_arena arena(opt.threads);
+    acc = arena.execute(run);
+  } else {
+    acc = run();
+  }
+  PlanResult res;
+  res.plans = std::move(acc.top);
+  res.evaluated = acc.evaluated;
+  res.feasible = acc.feasible;
+  res.min_memory_bytes = acc.evaluated > 0 ? acc.min_mem : 0.0;
+  res.hbm_bytes = hbm;
+  return res;
+}
+
+Json to_json(const Strategy& s, PlacementKind placement) {
+  return Json{{"tp", s.tp},
+              {"pp", s.pp},
+              {"dp", s.dp},
+              {"ep", s.ep},
+              {"micro_batch", s.micro_batch},
+              {"interleave", s.interleave},
+              {"recompute", std::string(to_string(s.recompute))},
+              {"sp", s.sp},
+              {"dist_opt", s.dist_opt},
+              {"dp_overlap", s.dp_overlap},
+              {"placement", std::string(to_string(placement))}};
+}
+
+Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement) {
+  const Breakdown& b = it.breakdown;
+  const MemoryUse& m = it.memory;
+  return Json{{"strategy", to_json(s, placement)},
+              {"feasible", it.feasible},
+              {"iteration_time_s", it.iteration_time_s},
+              {"memory_gib", m.total() / units::kGiB},
+              {"mfu", it.mfu},
+              {"hfu", it.hfu},
+              {"tokens_per_s", it.tokens_per_s},
+              {"cross_rail", it.cross_rail},
+              {"breakdown",
+               {{"compute_s", b.compute_s},
+                {"recompute_s", b.recompute_s},
+                {"tp_comm_s", b.tp_comm_s},
+                {"ep_comm_s", b.ep_comm_s},
+                {"pp_comm_s", b.pp_comm_s},
+                {"dp_comm_s", b.dp_comm_s},
+                {"rail_forwarding_s", b.rail_forwarding_s},
+                {"bubble_s", b.bubble_s},
+                {"optimizer_s", b.optimizer_s}}},
+              {"memory",
+               {{"weights_gib", m.weights_bytes / units::kGiB},
+                {"gradients_gib", m.gradients_bytes / units::kGiB},
+                {"optimizer_gib", m.optimizer_bytes / units::kGiB},
+                {"activations_gib", m.activations_bytes / units::kGiB},
+                {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
+}
+
+}  // namespace railsim::perf
