@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "network_options.hpp"
 #include "railsim/spec/cluster.hpp"
 
 namespace railsim::cli {
@@ -20,5 +21,7 @@ void add_sim_command(CLI::App& app);
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.
 void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt);
+// The network options (--design, --switch, --oversubscription, ...) are declared in
+// network_options.hpp: add_network_options(cmd, opt) and resolve_network(opt).
 
 }  // namespace railsim::cli

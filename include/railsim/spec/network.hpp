@@ -21,6 +21,28 @@ struct NetworkDesign {
   double oversubscription = 1.0;
   int oversubscribed_tier = 1;
   bool copper_gpu_leaf = false;  // passive DAC for in-rack GPU-leaf links instead of optics
+  // Leaf ports cabled to non-GPU endpoints (the UFM fabric manager: 4 links in the DGX H100
+  // SuperPOD RA). They occupy free leaf ports and count as GPU-leaf links in the bill of
+  // materials; they carry no training traffic and are not nodes of the Fabric graph.
+  int management_links = 0;
 };
+
+// What a user asked for on the command line (or in a sweep); resolved by make_network_design.
+struct NetworkOptions {
+  std::string design = "rail_optimized";  // rail_optimized | rail_only | ideal
+  std::string sw = "QM9700";              // switch preset name or JSON file
+  double oversubscription = 1.0;          // down:up ratio at oversubscribed_tier, >= 1
+  int oversubscribed_tier = 1;            // 1 = leaf uplinks, 2 = spine uplinks, ...
+  bool copper_gpu_leaf = false;
+  int management_links = 0;
+};
+
+// Validates and resolves the options (loads the switch preset or file). Errors name the CLI
+// option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links.
+NetworkDesign make_network_design(const NetworkOptions& opt);
+// Same, with an already loaded switch.
+NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
+                                  double oversubscription = 1.0, int oversubscribed_tier = 1,
+                                  bool copper_gpu_leaf = false, int management_links = 0);
 
 }  // namespace railsim::spec

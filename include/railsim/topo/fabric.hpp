@@ -14,6 +14,7 @@
 
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
+#include "railsim/topo/clos.hpp"
 
 namespace railsim::topo {
 
@@ -22,13 +23,13 @@ enum class LinkKind : std::uint8_t { hb, nic, switch_switch };
 
 struct Node {
   NodeKind kind = NodeKind::gpu;
-  std::int8_t tier = 0;   // 0 GPU, -1 HB switch, 1 leaf, 2 spine, 3 core, ...
-  std::int32_t rail = -1; // rail a switch (or GPU) belongs to; -1 when it serves several rails
+  std::int8_t tier = 0;    // 0 GPU, -1 HB switch, 1 leaf, 2 spine, 3 core, ...
+  std::int32_t rail = -1;  // rail a switch (or GPU) belongs to; -1 when it serves several rails
 };
 
 struct Link {
-  std::int32_t a = 0;  // lower end (GPU, or the lower-tier switch)
-  std::int32_t b = 0;  // upper end (HB switch, or the higher-tier switch)
+  std::int32_t a = 0;       // lower end (GPU, or the lower-tier switch)
+  std::int32_t b = 0;       // upper end (HB switch, or the higher-tier switch)
   double capacity_Bps = 0;  // per direction
   LinkKind kind = LinkKind::nic;
   std::int8_t tier = 0;  // tier boundary: 0 = GPU-leaf (or GPU-HB), 1 = leaf-spine, 2 = spine-core
@@ -36,8 +37,8 @@ struct Link {
 
 // How rail-only carries traffic between GPUs of different rails (through the HB domain).
 enum class Forwarding : std::uint8_t {
-  hb_first,   // HB hop to the GPU of the destination's rail in the source's domain, then its rail
-  rail_first, // source's rail to the destination's domain, then HB hop to the destination
+  hb_first,    // HB hop to the GPU of the destination's rail in the source's domain, then its rail
+  rail_first,  // source's rail to the destination's domain, then HB hop to the destination
 };
 
 using Path = std::vector<std::int32_t>;  // directed channel ids, in order
@@ -47,7 +48,7 @@ struct Fabric {
   spec::NetworkDesign design;
   std::vector<Node> nodes;
   std::vector<Link> links;
-  int tiers = 0;                          // switch tiers of the scale-out network (0 for ideal)
+  int tiers = 0;  // switch tiers of the scale-out network (0 for ideal)
   std::vector<std::int64_t> switches_per_tier;  // leaf first
 
   std::int64_t gpu_count() const { return cluster.gpus; }
@@ -63,7 +64,29 @@ struct Fabric {
   void route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, Forwarding fw,
              Path& out) const;
 
-  // Routing data that route() needs (O(N) memory), filled by the builders in src/topo/.
+  // Routing data that route() needs, filled by the builders in src/topo/builders.cpp.
+  //
+  // Link numbering: links [0, N) are the HB links (link g joins GPU g to its HB switch); links
+  // [N, N + N*M) are the NIC links (GPU g's NIC n is link N + g*M + n, M = nics_per_gpu); then the
+  // switch-switch links boundary by boundary (leaf-spine first), instance by instance.
+  // Scale-out switch node ids follow the same order: tier by tier, instance by instance.
+  // rail_optimized has one Clos instance over all K rails; rail_only has K instances (one per
+  // rail), all with the same plan; ideal has none (one HB domain over all GPUs).
+  std::int64_t instances = 0;
+  ClosPlan plan;                             // of one instance
+  std::vector<std::int64_t> tier_node_base;  // [t] = first node id of tier t (t = 1..L)
+  std::vector<std::int64_t> link_base;       // [t] = first link id of boundary t (t = 1..L-1)
+
+  int nics_per_gpu() const { return cluster.nics_per_gpu; }
+  std::int32_t hb_link(std::int64_t gpu) const { return static_cast<std::int32_t>(gpu); }
+  std::int32_t nic_link(std::int64_t gpu, int nic) const {
+    return static_cast<std::int32_t>(cluster.gpus + gpu * cluster.nics_per_gpu + nic);
+  }
+  // Node id of the leaf that GPU `gpu`'s NIC `nic` is cabled to (-1 for ideal).
+  std::int32_t leaf_of(std::int64_t gpu, int nic) const;
+  std::int64_t channel_count() const { return 2 * static_cast<std::int64_t>(links.size()); }
+  // Longest path route() can return, in channels (reserve this much in a Path).
+  int max_path_channels() const { return 2 * (tiers > 0 ? tiers : 0) + 4; }
 };
 
 }  // namespace railsim::topo

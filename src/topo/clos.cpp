@@ -1,0 +1,121 @@
+#include "railsim/topo/clos.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::topo {
+
+namespace {
+
+constexpr int kMaxTiers = 8;
+
+// Down/up split of a switch at a tier: non-blocking halves, or down:up = r:1 when oversubscribed.
+void split_ports(int radix, double r, int& down, int& up) {
+  if (r <= 1.0) {
+    down = radix / 2;
+    up = radix - down;
+    return;
+  }
+  down = static_cast<int>(std::lround(radix * r / (r + 1.0)));
+  down = std::clamp(down, 1, radix - 1);
+  up = radix - down;
+}
+
+// Largest divisor c of p with n * c <= cap (>= 1 because n <= cap is checked by the caller).
+std::int64_t largest_fitting_divisor(std::int64_t p, std::int64_t n, std::int64_t cap) {
+  const std::int64_t limit = std::min(p, cap / n);
+  for (std::int64_t c = limit; c > 1; --c)
+    if (p % c == 0) return c;
+  return 1;
+}
+
+}  // namespace
+
+std::int64_t ClosPlan::switches() const {
+  std::int64_t s = 0;
+  for (const auto& t : tiers) s += t.switches();
+  return s;
+}
+
+std::int64_t ClosPlan::endpoints_on_leaf(std::int64_t leaf) const {
+  if (leaves_per_rail == 0) return endpoints();
+  const std::int64_t i = leaf % leaves_per_rail;
+  const std::int64_t d = tiers[0].down_ports;
+  return std::min(d, endpoints_per_rail - i * d);
+}
+
+ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radix,
+                   double oversubscription, int oversubscribed_tier, const std::string& what) {
+  if (radix < 2 || radix % 2 != 0)
+    throw InputError(
+        what, fmt::format("switch radix {} is invalid; expected an even number >= 2", radix));
+  if (rails < 1 || endpoints_per_rail < 1)
+    throw InputError("--gpus",
+                     fmt::format("a Clos needs at least one NIC port per rail, got {} x {}", rails,
+                                 endpoints_per_rail));
+  ClosPlan p;
+  p.radix = radix;
+  p.rails = rails;
+  p.endpoints_per_rail = endpoints_per_rail;
+  const std::int64_t e = rails * endpoints_per_rail;
+
+  if (e <= radix) {  // one switch serves every port: a single tier, no uplinks
+    ClosTier t;
+    t.down_ports = radix;
+    t.up_ports = 0;
+    t.blocks = 1;
+    p.tiers.push_back(t);
+    p.leaves_per_rail = 0;
+    return p;
+  }
+
+  auto ratio_at = [&](int tier) { return tier == oversubscribed_tier ? oversubscription : 1.0; };
+  ClosTier leaf;
+  split_ports(radix, ratio_at(1), leaf.down_ports, leaf.up_ports);
+  p.leaves_per_rail = (endpoints_per_rail + leaf.down_ports - 1) / leaf.down_ports;
+  leaf.blocks = rails * p.leaves_per_rail;
+  p.tiers.push_back(leaf);
+
+  while (true) {
+    const ClosTier& below = p.tiers.back();
+    const std::int64_t sub = below.blocks;
+    const std::int64_t ports = below.up_ports_per_block();
+    const int tier = p.tier_count() + 1;
+    if (tier > kMaxTiers)
+      throw InputError(what,
+                       fmt::format("{} NIC ports need more than {} tiers of {}-port switches; "
+                                   "use a switch with a larger radix",
+                                   e, kMaxTiers, radix));
+    ClosTier t;
+    if (sub <= radix) {  // top tier: one block over every sub-block, all ports down
+      t.down_ports = radix;
+      t.up_ports = 0;
+      t.group = sub;
+      t.blocks = 1;
+      t.last_block_group = sub;
+      t.links_per_pair = largest_fitting_divisor(ports, sub, radix);
+      t.switches_per_block = ports / t.links_per_pair;
+      p.tiers.push_back(t);
+      return p;
+    }
+    split_ports(radix, ratio_at(tier), t.down_ports, t.up_ports);
+    if (t.down_ports < 2 || t.up_ports < 1)
+      throw InputError(what, fmt::format("{}-port switches cannot grow a Clos beyond {} NIC ports "
+                                         "(each tier needs >= 2 down and >= 1 up port); use a "
+                                         "larger radix",
+                                         radix, radix));
+    // Balanced blocks: as few as fit, the sub-blocks spread evenly over them.
+    t.blocks = (sub + t.down_ports - 1) / t.down_ports;
+    t.group = (sub + t.blocks - 1) / t.blocks;
+    t.last_block_group = sub - (t.blocks - 1) * t.group;
+    t.links_per_pair = largest_fitting_divisor(ports, t.group, t.down_ports);
+    t.switches_per_block = ports / t.links_per_pair;
+    p.tiers.push_back(t);
+  }
+}
+
+}  // namespace railsim::topo

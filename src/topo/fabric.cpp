@@ -1,0 +1,118 @@
+#include "railsim/topo/fabric.hpp"
+
+namespace railsim::topo {
+
+namespace {
+
+// splitmix64: decorrelates the ECMP choice at each hop from the same flow hash.
+inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr int kMaxLevels = 16;
+
+}  // namespace
+
+std::int32_t Fabric::leaf_of(std::int64_t gpu, int nic) const {
+  if (instances == 0) return -1;
+  const std::int64_t rail = cluster.rail_of(gpu);
+  const std::int64_t pos = cluster.domain_of(gpu) * cluster.nics_per_gpu + nic;
+  if (instances == 1)  // rail_optimized: one Clos, leaves grouped per rail
+    return static_cast<std::int32_t>(tier_node_base[1] + plan.leaf_of(rail, pos));
+  return static_cast<std::int32_t>(tier_node_base[1] + rail * plan.tiers[0].switches() +
+                                   plan.leaf_of(0, pos));
+}
+
+namespace {
+
+// Up-down route inside one Clos instance between two NIC ports. Deterministic ECMP: each hop's
+// choice is a hash of the flow and the hop.
+void clos_route(const Fabric& f, std::int64_t s, std::int64_t d, int nic, std::uint64_t h,
+                Path& out) {
+  const ClosPlan& p = f.plan;
+  const std::int64_t inst = f.instances == 1 ? 0 : f.cluster.rail_of(s);
+  const std::int64_t leaf_base = f.tier_node_base[1] + inst * p.tiers[0].switches();
+  out.push_back(2 * f.nic_link(s, nic));
+  const std::int64_t ls = f.leaf_of(s, nic) - leaf_base;
+  const std::int64_t ld = f.leaf_of(d, nic) - leaf_base;
+  if (ls == ld) {
+    out.push_back(2 * f.nic_link(d, nic) + 1);
+    return;
+  }
+  std::int64_t bs[kMaxLevels], bd[kMaxLevels];
+  bs[1] = ls;
+  bd[1] = ld;
+  int top = p.tier_count();
+  for (int t = 2; t <= p.tier_count(); ++t) {
+    bs[t] = bs[t - 1] / p.tiers[t - 1].group;
+    bd[t] = bd[t - 1] / p.tiers[t - 1].group;
+    if (bs[t] == bd[t]) {
+      top = t;
+      break;
+    }
+  }
+  std::int64_t j = 0;  // switch index inside the current block (a leaf block has one)
+  for (int t = 1; t < top; ++t) {
+    const ClosTier& lo = p.tiers[t - 1];
+    const ClosTier& hi = p.tiers[t];
+    h = mix(h + static_cast<std::uint64_t>(t));
+    const std::int64_t port = j * lo.up_ports + static_cast<std::int64_t>(h % lo.up_ports);
+    const std::int64_t link =
+        f.link_base[t] + inst * lo.uplinks() + bs[t] * lo.up_ports_per_block() + port;
+    out.push_back(static_cast<std::int32_t>(2 * link));
+    j = port / hi.links_per_pair;
+  }
+  for (int t = top - 1; t >= 1; --t) {
+    const ClosTier& lo = p.tiers[t - 1];
+    const ClosTier& hi = p.tiers[t];
+    h = mix(h + 0x100u + static_cast<std::uint64_t>(t));
+    const std::int64_t port =
+        j * hi.links_per_pair +
+        static_cast<std::int64_t>(h % static_cast<std::uint64_t>(hi.links_per_pair));
+    const std::int64_t link =
+        f.link_base[t] + inst * lo.uplinks() + bd[t] * lo.up_ports_per_block() + port;
+    out.push_back(static_cast<std::int32_t>(2 * link + 1));
+    j = port / lo.up_ports;
+  }
+  out.push_back(2 * f.nic_link(d, nic) + 1);
+}
+
+inline void hb_route(const Fabric& f, std::int64_t s, std::int64_t d, Path& out) {
+  out.push_back(2 * f.hb_link(s));
+  out.push_back(2 * f.hb_link(d) + 1);
+}
+
+}  // namespace
+
+void Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, Forwarding fw,
+                   Path& out) const {
+  if (src == dst) return;
+  const spec::Cluster& c = cluster;
+  if (c.domain_of(src) == c.domain_of(dst)) {
+    hb_route(*this, src, dst, out);
+    return;
+  }
+  const int nic =
+      c.nics_per_gpu > 1
+          ? static_cast<int>(mix(flow_hash) % static_cast<std::uint64_t>(c.nics_per_gpu))
+          : 0;
+  if (instances > 1 && c.rail_of(src) != c.rail_of(dst)) {
+    // rail_only: no switch path between rails; hop through the HB domain.
+    if (fw == Forwarding::hb_first) {
+      const std::int64_t w = c.gpu_at(c.domain_of(src), c.rail_of(dst));
+      hb_route(*this, src, w, out);
+      clos_route(*this, w, dst, nic, flow_hash, out);
+    } else {
+      const std::int64_t w = c.gpu_at(c.domain_of(dst), c.rail_of(src));
+      clos_route(*this, src, w, nic, flow_hash, out);
+      hb_route(*this, w, dst, out);
+    }
+    return;
+  }
+  clos_route(*this, src, dst, nic, flow_hash, out);
+}
+
+}  // namespace railsim::topo
