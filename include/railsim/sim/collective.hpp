@@ -1,0 +1,122 @@
+#pragma once
+// Collectives turned into flows and simulated on a SimNetwork.
+//
+// Ring all-reduce / all-gather / reduce-scatter run step by step: in step s member i sends one
+// 1/n piece to member i+1 once it has received step s-1's piece from member i-1 (and has sent
+// its own). Hierarchical all-reduce is three barrier-separated phases: reduce-scatter in each
+// HB domain, all-reduce along rails (one ring per local position), all-gather in the domain.
+// Direct all-to-all: every member sends bytes/n to every other member at once. p2p: member i
+// sends `bytes` to member i+1 (pipeline stages).
+//
+// Rail-only forwarding of a pair on different rails and domains: hb_first = HB hop to the GPU of
+// the destination's rail in the source's domain, then that rail; rail_first = the source's rail
+// to the destination's domain, then the HB hop. Store-and-forward sends the whole transfer on the
+// first leg, then on the second; pipelined cuts it into `chunks` pieces, piece j's second leg
+// starting when its first leg is delivered (the legs of different pieces overlap).
+//
+// Scale: identical flows (same path, size and dependencies) are merged into one weighted flow
+// (exact). A ring phase whose step-by-step flow count exceeds max_flows is simulated for one
+// step and scaled by the step count (exact when every step sees the same contention, which
+// holds for the symmetric groups used here; tests compare both at small sizes). An all-to-all
+// over all GPUs of a symmetric fabric can be aggregated by link class (SimConfig::aggregate):
+// one source's flows, weighted by N, over one channel per (tier, direction) holding the tier's
+// total capacity; exact when routing spreads load evenly over a tier (tests compare it with
+// flow-by-flow simulation).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/placement.hpp"
+#include "railsim/sim/flow_sim.hpp"
+#include "railsim/sim/network.hpp"
+
+namespace railsim::sim {
+
+// two_phase (all-to-all on rail-only only): every GPU first finishes all its first legs (the HB
+// shuffle for hb_first), then, after a barrier, all second legs and the direct rail transfers:
+// the non-overlapped reading behind the paper's 8.2-11.2% (DESIGN BRIEF item 5).
+enum class ForwardingMode : std::uint8_t { store, pipelined, two_phase };
+std::string_view to_string(ForwardingMode m);
+ForwardingMode parse_forwarding_mode(std::string_view s,
+                                     const std::string& option = "--forwarding");
+
+enum class Aggregation : std::uint8_t { automatic, off, on };
+
+struct SimConfig {
+  topo::Forwarding forwarding = topo::Forwarding::hb_first;
+  ForwardingMode mode = ForwardingMode::store;
+  int chunks = 8;                      // pipelined forwarding: pieces per forwarded transfer
+  double hop_latency_s = 0.0;          // per channel crossed
+  std::int64_t max_flows = 4'000'000;  // per simulated phase, before scaling or aggregating
+  Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
+};
+
+using Group = std::vector<std::int64_t>;  // GPU ids in ring (rank) order
+
+// Every group runs the same collective at the same time.
+struct CollectiveRequest {
+  perf::CollectiveOp op = perf::CollectiveOp::all_reduce;
+  perf::Algorithm algorithm = perf::Algorithm::ring;
+  double bytes = 0;  // per GPU, as perf::CommOp::bytes
+  std::vector<Group> groups;
+};
+
+struct TierStat {
+  std::string name;         // "GPU-leaf up", ...
+  double peak_utilisation;  // max over channels of the class and over time
+  double bytes;             // carried by all channels of the class
+};
+
+struct BusyChannel {
+  std::string name;
+  double peak_utilisation;
+  double bytes;
+};
+
+struct PhaseResult {
+  std::string name;          // "ring step", "reduce-scatter in domain", "all-to-all", ...
+  double time_s = 0;         // the phase's contribution (scaled when step_scaled)
+  std::int64_t steps = 1;    // ring steps the phase has
+  bool step_scaled = false;  // simulated one step and multiplied by `steps`
+  bool aggregated = false;   // simulated by link class
+  std::int64_t flows_simulated = 0;
+  double flows_represented = 0;
+  std::int64_t events = 0;
+};
+
+struct CollectiveResult {
+  double completion_time_s = 0;
+  std::vector<PhaseResult> phases;
+  std::vector<TierStat> tiers;       // per link class
+  std::vector<BusyChannel> busiest;  // channels (or classes when aggregated), busiest first
+  std::int64_t flows_simulated = 0;
+  double flows_represented = 0;
+};
+
+CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequest& req,
+                                     const SimConfig& cfg, int busiest = 5);
+
+// Groups: all GPUs as one; every rail; every HB domain; rail 0 only; domain 0 only; the
+// groups of a placement's axis.
+std::vector<Group> groups_all(const spec::Cluster& c);
+std::vector<Group> groups_rails(const spec::Cluster& c);
+std::vector<Group> groups_domains(const spec::Cluster& c);
+std::vector<Group> groups_of_axis(const perf::Placement& p, perf::Axis a);
+
+// A whole iteration: each op of the schedule simulated on its placement's groups, one after
+// another (ops within one iteration are serialised; overlap is the analytic model's business).
+struct ScheduleOpResult {
+  perf::CommOp op;
+  double time_s = 0;   // one occurrence
+  double total_s = 0;  // time_s x op.count
+  CollectiveResult detail;
+};
+struct ScheduleResult {
+  std::vector<ScheduleOpResult> ops;
+  double total_s = 0;
+};
+ScheduleResult simulate_schedule(const SimNetwork& net, const perf::CommSchedule& s,
+                                 const perf::Placement& p, const SimConfig& cfg);
+
+}  // namespace railsim::sim

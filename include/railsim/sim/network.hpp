@@ -1,0 +1,45 @@
+#pragma once
+// What the flow simulator needs to know of a network: the capacity of every directed channel, a
+// class per channel (link tier and direction, for reports and for aggregation) and routing.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "railsim/sim/flow_sim.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/topo/fabric.hpp"
+
+namespace railsim::sim {
+
+using RouteFn =
+    std::function<void(std::int64_t src, std::int64_t dst, std::uint64_t hash, topo::Path& out)>;
+
+struct SimNetwork {
+  spec::Cluster cluster;
+  // Rail-only: GPUs on different rails in different HB domains have no switched path; the
+  // simulator forwards their traffic through the HB domain (SimConfig says how).
+  bool rail_only = false;
+  std::vector<double> capacity_Bps;         // per directed channel (2 * link + direction)
+  std::vector<std::int16_t> channel_class;  // per channel, index into class_names
+  std::vector<std::string> class_names;     // "HB up", "GPU-leaf down", "leaf-spine up", ...
+  // Routes a pair that needs no forwarding (same rail or same HB domain, or any pair when the
+  // design is not rail-only); appends channel ids to `out`.
+  RouteFn route;
+  // A channel in words ("link 12 (GPU-leaf) node 3 -> node 1030").
+  std::function<std::string(ChannelId)> describe;
+
+  std::int32_t channel_count() const { return static_cast<std::int32_t>(capacity_Bps.size()); }
+};
+
+// Link tier name for a link of `kind` at `tier` ("HB", "GPU-leaf", "leaf-spine", "spine-core",
+// then "tier-N").
+std::string tier_name(topo::LinkKind kind, int tier);
+
+// Capacities and classes from the fabric's links; routing with `route` (tests pass their own
+// for hand-made fabrics).
+SimNetwork make_sim_network(const topo::Fabric& fabric, RouteFn route);
+// Same, routing with Fabric::route (the fabric must outlive the result).
+SimNetwork make_sim_network(const topo::Fabric& fabric);
+
+}  // namespace railsim::sim

@@ -1,0 +1,535 @@
+#include "railsim/sim/collective.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::sim {
+
+std::string_view to_string(ForwardingMode m) {
+  switch (m) {
+    case ForwardingMode::store:
+      return "store";
+    case ForwardingMode::pipelined:
+      return "pipelined";
+    case ForwardingMode::two_phase:
+      return "two-phase";
+  }
+  return "?";
+}
+
+ForwardingMode parse_forwarding_mode(std::string_view s, const std::string& option) {
+  if (s == "store") return ForwardingMode::store;
+  if (s == "pipelined") return ForwardingMode::pipelined;
+  if (s == "two-phase") return ForwardingMode::two_phase;
+  throw InputError(
+      option, fmt::format("unknown forwarding mode '{}'; valid: store, pipelined, two-phase", s));
+}
+
+namespace {
+
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Turns transfers into flows: forwarding legs, pipelining chunks, merging of identical flows,
+// and (by_class) mapping channels onto one channel per link class.
+class FlowBuilder {
+ public:
+  // two_phase: a barrier separates every first leg (and direct transfer of the same kind) from
+  // every second leg (and direct transfer of the other kind); see ForwardingMode.
+  FlowBuilder(const SimNetwork& net, const SimConfig& cfg, bool by_class, bool two_phase = false)
+      : net_(net),
+        cfg_(cfg),
+        by_class_(by_class),
+        two_phase_(two_phase && net.rail_only && cfg.mode == ForwardingMode::two_phase) {
+    if (by_class) {
+      std::vector<double> cap(net.class_names.size(), 0.0);
+      for (std::size_t c = 0; c < net.capacity_Bps.size(); ++c)
+        cap[static_cast<std::size_t>(net.channel_class[c])] += net.capacity_Bps[c];
+      for (double& x : cap) x = x > 0 ? x : 1.0;  // a class without channels carries nothing
+      w_ = Workload(std::move(cap));
+    } else {
+      w_ = Workload(net.capacity_Bps);
+    }
+  }
+
+  Workload& workload() { return w_; }
+
+  // Returns the flow whose delivery completes the transfer (-1 when there is nothing to send).
+  FlowId transfer(std::int64_t src, std::int64_t dst, double bytes, std::span<const FlowId> after,
+                  double weight = 1.0) {
+    if (src == dst || bytes <= 0) return -1;
+    const auto& c = net_.cluster;
+    const std::uint64_t h =
+        mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst));
+    const bool fw =
+        net_.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
+    if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
+    if (!fw) {
+      route(src, dst, h, p1_);
+      return add(p1_, bytes, weight, after);
+    }
+    const std::int64_t mid = cfg_.forwarding == topo::Forwarding::hb_first
+                                 ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
+                                 : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+    route(src, mid, h, p1_);
+    route(mid, dst, mix(h), p2_);
+    if (cfg_.mode == ForwardingMode::store || cfg_.chunks <= 1) {
+      const FlowId f1 = add(p1_, bytes, weight, after);
+      const FlowId d1[1] = {f1};
+      return add(p2_, bytes, weight, d1);
+    }
+    const double piece = bytes / cfg_.chunks;
+    FlowId prev1 = -1, prev2 = -1;
+    for (int j = 0; j < cfg_.chunks; ++j) {
+      const FlowId d0[1] = {prev1};
+      const FlowId f1 = j == 0 ? add(p1_, piece, weight, after) : add(p1_, piece, weight, d0);
+      const FlowId d2[2] = {f1, prev2};
+      prev2 = add(p2_, piece, weight, std::span<const FlowId>(d2, prev2 < 0 ? 1 : 2));
+      prev1 = f1;
+    }
+    return prev2;
+  }
+
+ private:
+  FlowId transfer_two_phase(std::int64_t src, std::int64_t dst, double bytes, std::uint64_t h,
+                            bool fw, double weight) {
+    const auto& c = net_.cluster;
+    if (barrier_ < 0) {
+      barrier_ = w_.add_flow({}, 0.0);
+      dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
+    }
+    const bool hb_first = cfg_.forwarding == topo::Forwarding::hb_first;
+    const FlowId bar[1] = {barrier_};
+    auto first = [&](const topo::Path& p) {
+      const FlowId f = add(p, bytes, weight, {});
+      if (static_cast<std::size_t>(f) >= linked_.size())
+        linked_.resize(static_cast<std::size_t>(f) + 1, 0);
+      if (!linked_[static_cast<std::size_t>(f)]) {
+        linked_[static_cast<std::size_t>(f)] = 1;
+        w_.add_dependency(f, barrier_);
+      }
+      return f;
+    };
+    if (!fw) {
+      route(src, dst, h, p1_);
+      const bool same_domain = c.domain_of(src) == c.domain_of(dst);
+      return same_domain == hb_first ? first(p1_) : add(p1_, bytes, weight, bar);
+    }
+    const std::int64_t mid = hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
+                                      : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+    route(src, mid, h, p1_);
+    route(mid, dst, mix(h), p2_);
+    first(p1_);
+    return add(p2_, bytes, weight, bar);
+  }
+
+  void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out) {
+    out.clear();
+    net_.route(s, d, h, out);
+    if (by_class_)
+      for (auto& ch : out) ch = net_.channel_class[static_cast<std::size_t>(ch)];
+  }
+
+  FlowId add(const topo::Path& p, double bytes, double weight, std::span<const FlowId> after) {
+    deps_.clear();
+    for (FlowId f : after)
+      if (f >= 0) deps_.push_back(f);
+    std::sort(deps_.begin(), deps_.end());
+    deps_.erase(std::unique(deps_.begin(), deps_.end()), deps_.end());
+    std::uint64_t key = mix(std::bit_cast<std::uint64_t>(bytes));
+    for (auto c : p) key = mix(key ^ static_cast<std::uint64_t>(c));
+    key = mix(key ^ 0xD1B54A32D192ED03ull);
+    for (auto d : deps_) key = mix(key ^ static_cast<std::uint64_t>(d));
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      const FlowId f = it->second;
+      const auto fp = w_.path(f);
+      const auto db = dep_off_[static_cast<std::size_t>(f)];
+      const auto de = dep_off_[static_cast<std::size_t>(f) + 1];
+      if (w_.bytes(f) == bytes && std::equal(fp.begin(), fp.end(), p.begin(), p.end()) &&
+          std::equal(dep_ids_.begin() + db, dep_ids_.begin() + de, deps_.begin(), deps_.end())) {
+        w_.add_weight(f, weight);
+        return f;
+      }
+    }
+    const FlowId f = w_.add_flow(p, bytes, weight);
+    for (auto d : deps_) w_.add_dependency(d, f);
+    dep_ids_.insert(dep_ids_.end(), deps_.begin(), deps_.end());
+    dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
+    if (it == index_.end()) index_.emplace(key, f);
+    return f;
+  }
+
+  const SimNetwork& net_;
+  const SimConfig& cfg_;
+  bool by_class_, two_phase_;
+  FlowId barrier_ = -1;
+  std::vector<std::uint8_t> linked_;
+  Workload w_;
+  std::unordered_map<std::uint64_t, FlowId> index_;
+  std::vector<std::int64_t> dep_off_{0};
+  std::vector<FlowId> dep_ids_, deps_;
+  topo::Path p1_, p2_;
+};
+
+// Per-channel (or per-class) statistics accumulated over the phases of a collective.
+struct Accumulator {
+  const SimNetwork& net;
+  std::vector<double> ch_peak, ch_bytes, cls_peak, cls_bytes;
+  bool any_flow_by_flow = false;
+  explicit Accumulator(const SimNetwork& n)
+      : net(n),
+        ch_peak(n.capacity_Bps.size(), 0.0),
+        ch_bytes(n.capacity_Bps.size(), 0.0),
+        cls_peak(n.class_names.size(), 0.0),
+        cls_bytes(n.class_names.size(), 0.0) {}
+
+  void add(const SimResult& r, bool by_class, double scale) {
+    if (by_class) {
+      for (std::size_t k = 0; k < cls_peak.size(); ++k) {
+        cls_peak[k] = std::max(cls_peak[k], r.channel_peak_utilisation[k]);
+        cls_bytes[k] += r.channel_bytes[k] * scale;
+      }
+      return;
+    }
+    any_flow_by_flow = true;
+    for (std::size_t c = 0; c < ch_peak.size(); ++c) {
+      ch_peak[c] = std::max(ch_peak[c], r.channel_peak_utilisation[c]);
+      ch_bytes[c] += r.channel_bytes[c] * scale;
+      const auto k = static_cast<std::size_t>(net.channel_class[c]);
+      cls_peak[k] = std::max(cls_peak[k], r.channel_peak_utilisation[c]);
+      cls_bytes[k] += r.channel_bytes[c] * scale;
+    }
+  }
+
+  void finish(CollectiveResult& out, int busiest) const {
+    for (std::size_t k = 0; k < cls_peak.size(); ++k)
+      if (cls_bytes[k] > 0) out.tiers.push_back({net.class_names[k], cls_peak[k], cls_bytes[k]});
+    std::vector<std::int32_t> idx;
+    auto better = [](double pa, double ba, double pb, double bb) {
+      return pa != pb ? pa > pb : ba > bb;
+    };
+    if (any_flow_by_flow) {
+      for (std::size_t c = 0; c < ch_peak.size(); ++c)
+        if (ch_bytes[c] > 0) idx.push_back(static_cast<std::int32_t>(c));
+      const auto n =
+          std::min<std::size_t>(idx.size(), static_cast<std::size_t>(std::max(busiest, 0)));
+      std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
+                        [&](std::int32_t a, std::int32_t b) {
+                          const auto ua = static_cast<std::size_t>(a),
+                                     ub = static_cast<std::size_t>(b);
+                          if (ch_peak[ua] != ch_peak[ub] || ch_bytes[ua] != ch_bytes[ub])
+                            return better(ch_peak[ua], ch_bytes[ua], ch_peak[ub], ch_bytes[ub]);
+                          return a < b;
+                        });
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<std::size_t>(idx[i]);
+        out.busiest.push_back({net.describe ? net.describe(idx[i]) : fmt::format("channel {}", c),
+                               ch_peak[c], ch_bytes[c]});
+      }
+    } else {
+      for (std::size_t k = 0; k < cls_peak.size(); ++k)
+        if (cls_bytes[k] > 0) idx.push_back(static_cast<std::int32_t>(k));
+      std::stable_sort(idx.begin(), idx.end(), [&](std::int32_t a, std::int32_t b) {
+        const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        return better(cls_peak[ua], cls_bytes[ua], cls_peak[ub], cls_bytes[ub]);
+      });
+      for (std::size_t i = 0; i < idx.size() && static_cast<int>(i) < busiest; ++i) {
+        const auto k = static_cast<std::size_t>(idx[i]);
+        out.busiest.push_back(
+            {"all " + net.class_names[k] + " (class average)", cls_peak[k], cls_bytes[k]});
+      }
+    }
+  }
+};
+
+EngineOptions engine_options(const SimConfig& cfg) {
+  EngineOptions o;
+  o.hop_latency_s = cfg.hop_latency_s;
+  return o;
+}
+
+void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimResult& r,
+            bool by_class, double scale) {
+  ph.flows_simulated = r.flows_simulated;
+  ph.flows_represented = r.flows_represented * scale;
+  ph.events = r.events;
+  out.completion_time_s += ph.time_s;
+  out.flows_simulated += ph.flows_simulated;
+  out.flows_represented += ph.flows_represented;
+  acc.add(r, by_class, scale);
+  out.phases.push_back(std::move(ph));
+}
+
+// One ring phase over several concurrent rings.
+void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& rings,
+                std::int64_t steps, double bytes_per_step, const std::string& name,
+                CollectiveResult& out, Accumulator& acc) {
+  std::int64_t members = 0;
+  for (const auto& g : rings)
+    if (g.size() > 1) members += static_cast<std::int64_t>(g.size());
+  if (members == 0 || steps <= 0 || bytes_per_step <= 0) return;
+  const bool scaled = steps > 1 && members * steps > cfg.max_flows;
+  const std::int64_t sim_steps = scaled ? 1 : steps;
+  FlowBuilder b(net, cfg, false);
+  std::vector<FlowId> prev(static_cast<std::size_t>(members), -1), cur(prev.size(), -1);
+  for (std::int64_t s = 0; s < sim_steps; ++s) {
+    std::size_t base = 0;
+    for (const auto& g : rings) {
+      const std::size_t n = g.size();
+      if (n < 2) continue;
+      for (std::size_t i = 0; i < n; ++i) {
+        const FlowId deps[2] = {prev[base + (i + n - 1) % n], prev[base + i]};
+        cur[base + i] = b.transfer(g[i], g[(i + 1) % n], bytes_per_step,
+                                   std::span<const FlowId>(deps, s == 0 ? 0 : 2));
+      }
+      base += n;
+    }
+    std::swap(prev, cur);
+  }
+  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  PhaseResult ph;
+  ph.name = name;
+  ph.steps = steps;
+  ph.step_scaled = scaled;
+  const double scale = scaled ? static_cast<double>(steps) : 1.0;
+  ph.time_s = r.completion_time_s * scale;
+  record(out, acc, std::move(ph), r, false, scale);
+}
+
+bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
+  if (groups.size() != 1 || static_cast<std::int64_t>(groups[0].size()) != net.cluster.gpus)
+    return false;
+  for (std::size_t i = 0; i < groups[0].size(); ++i)
+    if (groups[0][i] != static_cast<std::int64_t>(i)) return false;
+  return true;
+}
+
+void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
+                    double bytes, CollectiveResult& out, Accumulator& acc) {
+  double flows = 0;
+  for (const auto& g : groups)
+    flows += static_cast<double>(g.size()) * static_cast<double>(g.size() - 1);
+  if (flows == 0 || bytes <= 0) return;
+  const bool whole = is_whole_cluster(net, groups);
+  bool by_class = cfg.aggregate == Aggregation::on || (cfg.aggregate == Aggregation::automatic &&
+                                                       flows > static_cast<double>(cfg.max_flows));
+  if (by_class && !whole)
+    throw InputError("--group", fmt::format("an all-to-all of {:.0f} flows is aggregated by link "
+                                            "class only over all GPUs (--group all); use smaller "
+                                            "groups or fewer GPUs",
+                                            flows));
+  FlowBuilder b(net, cfg, by_class, true);
+  if (by_class) {
+    const auto& g = groups[0];
+    const double n = static_cast<double>(g.size());
+    for (std::size_t j = 1; j < g.size(); ++j) b.transfer(g[0], g[j], bytes / n, {}, n);
+  } else {
+    for (const auto& g : groups) {
+      const double n = static_cast<double>(g.size());
+      for (std::size_t i = 0; i < g.size(); ++i)
+        for (std::size_t j = 0; j < g.size(); ++j)
+          if (i != j) b.transfer(g[i], g[j], bytes / n, {});
+    }
+  }
+  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  PhaseResult ph;
+  ph.name = "all-to-all";
+  ph.aggregated = by_class;
+  ph.time_s = r.completion_time_s;
+  record(out, acc, std::move(ph), r, by_class, 1.0);
+}
+
+void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
+               double bytes, CollectiveResult& out, Accumulator& acc) {
+  FlowBuilder b(net, cfg, false);
+  bool any = false;
+  for (const auto& g : groups)
+    for (std::size_t i = 0; i + 1 < g.size(); ++i) {
+      b.transfer(g[i], g[i + 1], bytes, {});
+      any = true;
+    }
+  if (!any || bytes <= 0) return;
+  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  PhaseResult ph;
+  ph.name = "send-recv";
+  ph.time_s = r.completion_time_s;
+  record(out, acc, std::move(ph), r, false, 1.0);
+}
+
+// Splits a group by HB domain; false when the domains hold different counts or different local
+// positions (then the hierarchical algorithm's rail phase would not stay on rails).
+bool split_by_domain(const spec::Cluster& c, const Group& g, std::vector<Group>& per_domain) {
+  per_domain.clear();
+  std::unordered_map<std::int64_t, std::size_t> slot;
+  for (auto gpu : g) {
+    auto [it, fresh] = slot.try_emplace(c.domain_of(gpu), per_domain.size());
+    if (fresh) per_domain.emplace_back();
+    per_domain[it->second].push_back(gpu);
+  }
+  for (const auto& d : per_domain) {
+    if (d.size() != per_domain[0].size()) return false;
+    for (std::size_t k = 0; k < d.size(); ++k)
+      if (c.rail_of(d[k]) != c.rail_of(per_domain[0][k])) return false;
+  }
+  return true;
+}
+
+void ring_collective(const SimNetwork& net, const SimConfig& cfg, perf::CollectiveOp op,
+                     const std::vector<Group>& groups, double bytes, CollectiveResult& out,
+                     Accumulator& acc) {
+  // All groups have the same size in every use here; rings of different sizes get their own
+  // step counts from the largest (the smaller finish early and idle).
+  std::int64_t n = 0;
+  for (const auto& g : groups) n = std::max<std::int64_t>(n, static_cast<std::int64_t>(g.size()));
+  if (n < 2) return;
+  const double piece = bytes / static_cast<double>(n);
+  switch (op) {
+    case perf::CollectiveOp::all_reduce:
+      ring_phase(net, cfg, groups, 2 * (n - 1), piece, "ring all-reduce", out, acc);
+      break;
+    case perf::CollectiveOp::all_gather:
+      ring_phase(net, cfg, groups, n - 1, piece, "ring all-gather", out, acc);
+      break;
+    case perf::CollectiveOp::reduce_scatter:
+      ring_phase(net, cfg, groups, n - 1, piece, "ring reduce-scatter", out, acc);
+      break;
+    default:
+      throw std::logic_error("ring_collective: not a ring op");
+  }
+}
+
+}  // namespace
+
+CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequest& req,
+                                     const SimConfig& cfg, int busiest) {
+  if (!(req.bytes > 0) || !std::isfinite(req.bytes))
+    throw InputError("--bytes",
+                     fmt::format("must be a positive finite number of bytes, got {}", req.bytes));
+  if (cfg.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", cfg.chunks));
+  for (const auto& g : req.groups)
+    for (auto gpu : g)
+      if (gpu < 0 || gpu >= net.cluster.gpus)
+        throw InputError("group", fmt::format("GPU {} is outside the cluster of {} GPUs", gpu,
+                                              net.cluster.gpus));
+  CollectiveResult out;
+  Accumulator acc(net);
+  using perf::CollectiveOp;
+  switch (req.op) {
+    case CollectiveOp::all_to_all:
+      alltoall_phase(net, cfg, req.groups, req.bytes, out, acc);
+      break;
+    case CollectiveOp::send_recv:
+      p2p_phase(net, cfg, req.groups, req.bytes, out, acc);
+      break;
+    case CollectiveOp::all_reduce:
+      if (req.algorithm == perf::Algorithm::hierarchical) {
+        std::vector<Group> intra, rails, parts;
+        bool ok = true;
+        std::int64_t p = 0, m = 0;
+        for (const auto& g : req.groups) {
+          if (!split_by_domain(net.cluster, g, parts)) {
+            ok = false;
+            break;
+          }
+          p = std::max<std::int64_t>(p, static_cast<std::int64_t>(parts[0].size()));
+          m = std::max<std::int64_t>(m, static_cast<std::int64_t>(parts.size()));
+          for (const auto& d : parts) intra.push_back(d);
+          for (std::size_t k = 0; k < parts[0].size(); ++k) {
+            Group r;
+            for (const auto& d : parts) r.push_back(d[k]);
+            rails.push_back(std::move(r));
+          }
+        }
+        if (ok) {
+          const double piece = req.bytes / static_cast<double>(p);
+          if (p > 1)
+            ring_phase(net, cfg, intra, p - 1, piece, "reduce-scatter in HB domain", out, acc);
+          if (m > 1)
+            ring_phase(net, cfg, rails, 2 * (m - 1), piece / static_cast<double>(m),
+                       "all-reduce along rails", out, acc);
+          if (p > 1) ring_phase(net, cfg, intra, p - 1, piece, "all-gather in HB domain", out, acc);
+          break;
+        }
+      }
+      ring_collective(net, cfg, req.op, req.groups, req.bytes, out, acc);
+      break;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      ring_collective(net, cfg, req.op, req.groups, req.bytes, out, acc);
+      break;
+  }
+  acc.finish(out, busiest);
+  return out;
+}
+
+std::vector<Group> groups_all(const spec::Cluster& c) {
+  Group g(static_cast<std::size_t>(c.gpus));
+  for (std::int64_t i = 0; i < c.gpus; ++i) g[static_cast<std::size_t>(i)] = i;
+  return {std::move(g)};
+}
+
+std::vector<Group> groups_rails(const spec::Cluster& c) {
+  std::vector<Group> out(static_cast<std::size_t>(c.hb_domain));
+  for (std::int64_t r = 0; r < c.hb_domain; ++r)
+    for (std::int64_t d = 0; d < c.domains(); ++d)
+      out[static_cast<std::size_t>(r)].push_back(c.gpu_at(d, r));
+  return out;
+}
+
+std::vector<Group> groups_domains(const spec::Cluster& c) {
+  std::vector<Group> out(static_cast<std::size_t>(c.domains()));
+  for (std::int64_t d = 0; d < c.domains(); ++d)
+    for (std::int64_t r = 0; r < c.hb_domain; ++r)
+      out[static_cast<std::size_t>(d)].push_back(c.gpu_at(d, r));
+  return out;
+}
+
+std::vector<Group> groups_of_axis(const perf::Placement& p, perf::Axis a) {
+  const std::int64_t n = p.axis_size(a), count = p.group_count(a);
+  std::vector<Group> out(static_cast<std::size_t>(count));
+  for (std::int64_t g = 0; g < count; ++g) {
+    auto& grp = out[static_cast<std::size_t>(g)];
+    grp.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) grp.push_back(p.gpu_of(p.rank_in_group(a, g, i)));
+  }
+  return out;
+}
+
+ScheduleResult simulate_schedule(const SimNetwork& net, const perf::CommSchedule& s,
+                                 const perf::Placement& p, const SimConfig& cfg) {
+  ScheduleResult out;
+  for (const auto& op : s) {
+    ScheduleOpResult r;
+    r.op = op;
+    if (p.axis_size(op.axis) > 1 && op.bytes > 0) {
+      CollectiveRequest req;
+      req.op = op.op;
+      req.algorithm = op.algorithm;
+      req.bytes = op.bytes;
+      req.groups = groups_of_axis(p, op.axis);
+      if (op.op == perf::CollectiveOp::send_recv) {
+        // Consecutive stages exchange activations: the pipeline group's ring order.
+      }
+      r.detail = simulate_collective(net, req, cfg, 3);
+      r.time_s = r.detail.completion_time_s;
+    }
+    r.total_s = r.time_s * op.count;
+    out.total_s += r.total_s;
+    out.ops.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace railsim::sim
