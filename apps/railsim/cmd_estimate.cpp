@@ -1,12 +1,88 @@
+// railsim estimate: the iteration time, memory and MFU of one given strategy.
+#include <fmt/format.h>
+
 #include "commands.hpp"
-#include "railsim/core/error.hpp"
+#include "network_options.hpp"
+#include "railsim/core/units.hpp"
+#include "railsim/perf/search.hpp"
+#include "strategy_options.hpp"
 
 namespace railsim::cli {
 
-// Placeholder until the command lands; registered so that --help lists it.
+namespace {
+struct EstimateArgs {
+  spec::ClusterOptions cluster;
+  NetworkOptions network;
+  StrategyOptions strategy;
+  bool json = false;
+};
+
+std::string describe(const perf::Strategy& s) {
+  return fmt::format(
+      "tp {} pp {} dp {} ep {} micro-batch {} interleave {} recompute {} sp {} dist-opt {} "
+      "dp-overlap {}",
+      s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, perf::to_string(s.recompute),
+      s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off");
+}
+
+void print_human(const perf::Model& m, const spec::Cluster& c, const spec::NetworkDesign& d,
+                 const perf::Strategy& s, const perf::IterationTime& it) {
+  fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name, c.gpus, c.gpu.name,
+             c.hb_domain, units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
+  fmt::print("strategy: {}\n", describe(s));
+  fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {:.4g} tokens/s\n",
+             it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, it.tokens_per_s);
+  fmt::print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
+             c.gpu.hbm_bytes / units::kGiB, it.feasible ? "fits" : "DOES NOT FIT");
+  const perf::Breakdown& b = it.breakdown;
+  const double T = it.iteration_time_s;
+  auto row = [&](const char* name, double v) {
+    fmt::print("  {:<18} {:>10.4g} s {:>6.1f}%\n", name, v, 100 * v / T);
+  };
+  fmt::print("breakdown:\n");
+  row("compute", b.compute_s);
+  row("recompute", b.recompute_s);
+  row("tp/sp comm", b.tp_comm_s);
+  row("ep all-to-all", b.ep_comm_s);
+  row("pp send/recv", b.pp_comm_s);
+  row("dp comm (exposed)", b.dp_comm_s);
+  row("rail forwarding", b.rail_forwarding_s);
+  row("pipeline bubble", b.bubble_s);
+  row("optimizer", b.optimizer_s);
+  if (it.cross_rail)
+    fmt::print("note: some collectives send traffic between rails{}\n",
+               d.kind == spec::DesignKind::rail_only ? " (forwarded through the HB domain)" : "");
+}
+}  // namespace
+
 void add_estimate_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("estimate", "(not yet available)");
-  cmd->callback([] { throw InputError("estimate", "this command is not implemented yet"); });
+  auto args = std::make_shared<EstimateArgs>();
+  auto* cmd = app.add_subcommand("estimate",
+                                 "Iteration time, memory and MFU of one parallelization strategy");
+  add_cluster_options(*cmd, args->cluster);
+  add_network_options(*cmd, args->network);
+  add_strategy_options(*cmd, args->strategy);
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args] {
+    const StrategyInputs in = resolve_strategy_inputs(args->strategy);
+    const spec::Cluster c = spec::make_cluster(args->cluster);
+    const spec::NetworkDesign d = resolve_network(args->network);
+    const perf::Strategy s = resolve_strategy(in, c);
+    const perf::IterationTime it = perf::estimate(in.model, in.training, s, c, d, in.placement);
+    if (args->json) {
+      Json j = perf::to_json(s, it, in.placement);
+      j["model"] = in.model.name;
+      j["gpus"] = c.gpus;
+      j["gpu"] = c.gpu.name;
+      j["hb_domain"] = c.hb_domain;
+      j["design"] = std::string(spec::to_string(d.kind));
+      j["global_batch"] = in.training.global_batch;
+      j["seq_len"] = in.training.seq_len;
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      print_human(in.model, c, d, s, it);
+    }
+  });
 }
 
 }  // namespace railsim::cli

@@ -1,12 +1,96 @@
+// railsim plan: search every valid parallelization and print the best ones.
+#include <fmt/format.h>
+
 #include "commands.hpp"
-#include "railsim/core/error.hpp"
+#include "network_options.hpp"
+#include "railsim/core/units.hpp"
+#include "railsim/perf/search.hpp"
+#include "strategy_options.hpp"
 
 namespace railsim::cli {
 
-// Placeholder until the command lands; registered so that --help lists it.
+namespace {
+struct PlanArgs {
+  spec::ClusterOptions cluster;
+  NetworkOptions network;
+  StrategyOptions strategy;
+  int top = 5;
+  int threads = 0;
+  bool json = false;
+};
+}  // namespace
+
 void add_plan_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("plan", "(not yet available)");
-  cmd->callback([] { throw InputError("plan", "this command is not implemented yet"); });
+  auto args = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand(
+      "plan", "Search all parallelization strategies; print the fastest that fit in memory");
+  add_cluster_options(*cmd, args->cluster);
+  add_network_options(*cmd, args->network);
+  add_strategy_options(*cmd, args->strategy);
+  cmd->add_option("--top", args->top, "Plans to print")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args] {
+    const StrategyInputs in = resolve_strategy_inputs(args->strategy);
+    const spec::Cluster c = spec::make_cluster(args->cluster);
+    const spec::NetworkDesign d = resolve_network(args->network);
+    perf::PlanOptions po;
+    po.pins = in.pins;
+    po.top = static_cast<int>(check_integer("--top", args->top, 1, 100000));
+    po.threads = static_cast<int>(check_integer("--threads", args->threads, 0, 4096));
+    const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
+    const perf::PlanResult res = perf::plan(ctx, po);
+    if (res.evaluated == 0) {
+      // Say which pinned knob is impossible: validate the pinned strategy with defaults.
+      resolve_strategy(in, c);
+      throw InputError("--batch", fmt::format("no valid strategy for {} sequences on {} GPUs with "
+                                              "the pinned knobs",
+                                              in.training.global_batch, c.gpus));
+    }
+    if (res.plans.empty())
+      throw InputError(
+          "--model", fmt::format("no feasible strategy: the smallest memory need is {:.1f} GiB "
+                                 "per GPU, the GPU has {:.1f} GiB",
+                                 res.min_memory_bytes / units::kGiB, res.hbm_bytes / units::kGiB));
+    if (args->json) {
+      Json plans = Json::array();
+      for (const perf::Plan& p : res.plans)
+        plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
+      Json j{{"model", in.model.name},
+             {"gpus", c.gpus},
+             {"gpu", c.gpu.name},
+             {"hb_domain", c.hb_domain},
+             {"design", std::string(spec::to_string(d.kind))},
+             {"global_batch", in.training.global_batch},
+             {"seq_len", in.training.seq_len},
+             {"evaluated", res.evaluated},
+             {"feasible", res.feasible},
+             {"plans", plans}};
+      fmt::print("{}\n", j.dump(2));
+      return;
+    }
+    fmt::print("{} on {} x {} (HB domain {}), {}: {} strategies, {} fit in memory\n", in.model.name,
+               c.gpus, c.gpu.name, c.hb_domain, spec::to_string(d.kind), res.evaluated,
+               res.feasible);
+    fmt::print(
+        "{:>3} {:>4} {:>4} {:>6} {:>4} {:>4} {:>3} {:>9} {:>3} {:>4} {:>4} {:>10} {:>6} {:>7} "
+        "{:>8} {:>8} {:>8} {:>8} {:>8}\n",
+        "#", "tp", "pp", "dp", "ep", "mb", "v", "recompute", "sp", "dopt", "ovl", "time_s", "mfu%",
+        "mem_GiB", "tp_s", "pp_s", "dp_s", "ep_s", "bubble_s");
+    int i = 0;
+    for (const perf::Plan& p : res.plans) {
+      const perf::Strategy& s = p.strategy;
+      const perf::Breakdown& b = p.time.breakdown;
+      fmt::print(
+          "{:>3} {:>4} {:>4} {:>6} {:>4} {:>4} {:>3} {:>9} {:>3} {:>4} {:>4} {:>10.4g} {:>6.1f} "
+          "{:>7.1f} {:>8.3g} {:>8.3g} {:>8.3g} {:>8.3g} {:>8.3g}\n",
+          ++i, s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, perf::to_string(s.recompute),
+          s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off",
+          p.time.iteration_time_s, 100 * p.time.mfu, p.time.memory.total() / units::kGiB,
+          b.tp_comm_s, b.pp_comm_s, b.dp_comm_s, b.ep_comm_s + b.rail_forwarding_s, b.bubble_s);
+    }
+  });
 }
 
 }  // namespace railsim::cli
