@@ -23,5 +23,9 @@ void add_sim_command(CLI::App& app);
 void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt);
 // The network options (--design, --switch, --oversubscription, ...) are declared in
 // network_options.hpp: add_network_options(cmd, opt) and resolve_network(opt).
+// The model/training/strategy options (--model, --batch, --seq, --dtype, --tp, --pp, --dp, --ep,
+// --micro-batch, --interleave, --recompute, --sp, --dist-opt, --dp-overlap, --placement) are in
+// strategy_options.hpp: add_strategy_options(cmd, opt), resolve_strategy_inputs(opt) and
+// resolve_strategy(inputs, cluster).
 
 }  // namespace railsim::cli
