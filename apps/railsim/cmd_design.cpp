@@ -1,12 +1,83 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/cost/cost.hpp"
+#include "railsim/cost/report.hpp"
+#include "railsim/topo/builders.hpp"
+#include "railsim/topo/export.hpp"
 
 namespace railsim::cli {
 
-// Placeholder until the command lands; registered so that --help lists it.
+namespace {
+
+struct DesignOptions {
+  spec::ClusterOptions cluster;
+  NetworkOptions network;
+  std::string catalog = cost::kDefaultCatalog;
+  std::string counting = "whole";
+  bool json = false;
+  bool csv = false;
+  std::vector<std::string> export_args;  // FORMAT FILE
+};
+
+void run_design(const DesignOptions& o) {
+  const spec::Cluster cluster = spec::make_cluster(o.cluster);
+  const spec::NetworkDesign design = resolve_network(o.network);
+  const cost::Catalog cat = cost::load_catalog(o.catalog, "--catalog");
+  const cost::SwitchCounting counting = cost::parse_switch_counting(o.counting);
+  if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
+  std::optional<topo::GraphFormat> export_format;
+  if (!o.export_args.empty())
+    export_format = topo::parse_graph_format(o.export_args[0], "--export");
+
+  const cost::DesignReport r = cost::evaluate(cluster, design, cat, counting);
+  if (export_format) {
+    const topo::Fabric f = topo::build_fabric(cluster, design);
+    std::ofstream out(o.export_args[1]);
+    if (!out) throw InputError("--export", fmt::format("cannot write file '{}'", o.export_args[1]));
+    topo::write_graph(f, *export_format, out);
+    out.flush();
+    if (!out) throw InputError("--export", fmt::format("failed writing '{}'", o.export_args[1]));
+  }
+  if (o.json) {
+    Json j = cost::to_json(r, false);
+    j["gpu"] = cluster.gpu.name;
+    fmt::print("{}\n", j.dump(2));
+  } else if (o.csv) {
+    fmt::print("{}{}", cost::csv_header(), cost::csv_row(cluster, r, false));
+  } else {
+    fmt::print("{}", cost::design_table(cluster, r));
+    if (export_format) fmt::print("graph written to {}\n", o.export_args[1]);
+  }
+}
+
+}  // namespace
+
 void add_design_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("design", "(not yet available)");
-  cmd->callback([] { throw InputError("design", "this command is not implemented yet"); });
+  auto o = std::make_shared<DesignOptions>();
+  auto* cmd = app.add_subcommand(
+      "design", "One network design over one cluster: its full bill of materials, cost and power");
+  add_cluster_options(*cmd, o->cluster);
+  add_network_options(*cmd, o->network);
+  cmd->add_option(
+         "--catalog", o->catalog,
+         "Component price/power catalog: preset name (`railsim presets catalogs`) or JSON file")
+      ->capture_default_str();
+  cmd->add_option("--switch-counting", o->counting,
+                  "whole: buy every switch box; ports: pay for cabled ports only (small rails "
+                  "sharing partitioned switches)")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--csv", o->csv, "Print CSV (a header and one row)");
+  cmd->add_option("--export", o->export_args,
+                  "Write the Fabric graph: --export graphml|dot|json FILE")
+      ->expected(2)
+      ->type_name("FORMAT FILE");
+  cmd->callback([o] { run_design(*o); });
 }
 
 }  // namespace railsim::cli

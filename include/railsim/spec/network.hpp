@@ -30,7 +30,7 @@ struct NetworkDesign {
 // What a user asked for on the command line (or in a sweep); resolved by make_network_design.
 struct NetworkOptions {
   std::string design = "rail_optimized";  // rail_optimized | rail_only | ideal
-  std::string sw = "QM9700";              // switch preset name or JSON file
+  std::string sw = "ETH-51.2T-128x400G";  // switch preset or JSON file (docs/design.md: why)
   double oversubscription = 1.0;          // down:up ratio at oversubscribed_tier, >= 1
   int oversubscribed_tier = 1;            // 1 = leaf uplinks, 2 = spine uplinks, ...
   bool copper_gpu_leaf = false;

@@ -1,0 +1,66 @@
+#pragma once
+// Cost and power of a bill of materials under a catalog, and each design's saving against
+// rail_optimized.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "railsim/core/json.hpp"
+#include "railsim/cost/bill_of_materials.hpp"
+#include "railsim/cost/catalog.hpp"
+
+namespace railsim::cost {
+
+// Whole: every switch box is bought (a rail smaller than a switch still takes one).
+// Ports: only cabled ports are paid for, as when several small rails share one partitioned
+// switch (still no switch path between rails); gives the lower bound.
+enum class SwitchCounting { whole, ports };
+std::string_view to_string(SwitchCounting s);
+SwitchCounting parse_switch_counting(std::string_view s,
+                                     const std::string& option = "--switch-counting");
+
+struct CostPower {
+  double switches = 0;
+  double transceivers = 0;
+  double cables = 0;
+  double total() const { return switches + transceivers + cables; }
+};
+
+struct DesignCost {
+  CostPower usd;       // network cost (switches, transceivers, cables)
+  CostPower watts;     // network power
+  double nic_usd = 0;  // NICs: reported apart, identical in rail_optimized and rail_only
+  double nic_w = 0;
+  double cost_usd() const { return usd.total(); }
+  double power_w() const { return watts.total(); }
+};
+
+DesignCost price(const BillOfMaterials& bom, const Catalog& cat,
+                 SwitchCounting counting = SwitchCounting::whole);
+
+// One evaluated design: what to buy and what it costs.
+struct DesignReport {
+  BillOfMaterials bom;
+  DesignCost cost;
+  std::string switch_name;
+  std::string catalog_name;
+  SwitchCounting counting = SwitchCounting::whole;
+  double cost_saving = 0;  // fraction saved against rail_optimized (filled by compare)
+  double power_saving = 0;
+};
+
+DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& design,
+                      const Catalog& cat, SwitchCounting counting = SwitchCounting::whole);
+
+// rail_optimized, rail_only and ideal over one cluster, with savings against rail_optimized.
+std::vector<DesignReport> compare_designs(const spec::Cluster& cluster,
+                                          const spec::NetworkDesign& base, const Catalog& cat,
+                                          SwitchCounting counting = SwitchCounting::whole);
+
+// 1 - x / reference, 0 when the reference is 0.
+double saving(double x, double reference);
+
+// JSON of one design (docs/cli.md lists the fields).
+Json to_json(const DesignReport& r, bool with_savings);
+
+}  // namespace railsim::cost

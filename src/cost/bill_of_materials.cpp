@@ -1,0 +1,89 @@
+#include "railsim/cost/bill_of_materials.hpp"
+
+#include "railsim/core/units.hpp"
+#include "railsim/topo/builders.hpp"
+
+namespace railsim::cost {
+
+namespace {
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+}  // namespace
+
+BillOfMaterials bill_of_materials(const spec::Cluster& c, const spec::NetworkDesign& d,
+                                  int switch_ports_per_module) {
+  const topo::NetworkPlan np = topo::plan_network(c, d);
+  BillOfMaterials b;
+  b.design = d.kind;
+  b.gpus = c.gpus;
+  b.hb_domain = d.kind == spec::DesignKind::ideal ? c.gpus : c.hb_domain;
+  b.radix = d.sw.radix;
+  b.port_gbps = d.sw.port_gbps;
+  b.nic_gbps = units::Bps_to_gbps(c.nic_bw_Bps);
+  b.switch_ports_per_module = switch_ports_per_module < 1 ? 1 : switch_ports_per_module;
+  b.tiers = np.tiers();
+  b.clos_networks = np.instances;
+  if (np.instances == 0) return b;  // ideal: no scale-out network, no NICs
+
+  const topo::ClosPlan& p = np.plan;
+  const std::int64_t inst = np.instances;
+  const int L = p.tier_count();
+  const int ppm = b.switch_ports_per_module;
+  const bool copper = d.copper_gpu_leaf;
+  b.management_links = d.management_links;
+  b.nics = c.gpus * c.nics_per_gpu;
+
+  // Tier 1: leaves carry the NIC ports (partial leaves at the end of each rail) and all uplinks.
+  const topo::ClosTier& leaf = p.tiers[0];
+  const std::int64_t up1 = L > 1 ? leaf.up_ports : 0;
+  std::int64_t leaf_modules = 0;
+  if (p.leaves_per_rail == 0) {
+    leaf_modules = ceil_div((copper ? 0 : p.endpoints()) + up1, ppm);
+  } else {
+    const std::int64_t full = p.endpoints_per_rail / leaf.down_ports;
+    const std::int64_t rest = p.endpoints_per_rail - full * leaf.down_ports;
+    leaf_modules = full * ceil_div((copper ? 0 : leaf.down_ports) + up1, ppm);
+    if (rest > 0) leaf_modules += ceil_div((copper ? 0 : rest) + up1, ppm);
+    leaf_modules *= p.rails;
+  }
+  std::int64_t switch_modules = inst * leaf_modules;
+  b.switches_per_tier.push_back(inst * leaf.switches());
+  b.ports_used_per_tier.push_back(inst * (p.endpoints() + leaf.switches() * up1) +
+                                  d.management_links);
+
+  // Tiers >= 2: every switch of a block takes c ports of each of its sub-blocks; all its up
+  // ports are cabled.
+  for (int t = 2; t <= L; ++t) {
+    const topo::ClosTier& ct = p.tiers[t - 1];
+    const std::int64_t up = t < L ? ct.up_ports : 0;
+    const std::int64_t full_ports = ct.group * ct.links_per_pair + up;
+    const std::int64_t last_ports = ct.last_block_group * ct.links_per_pair + up;
+    const std::int64_t x = ct.switches_per_block;
+    b.switches_per_tier.push_back(inst * ct.switches());
+    b.ports_used_per_tier.push_back(inst * x * ((ct.blocks - 1) * full_ports + last_ports));
+    switch_modules +=
+        inst * x * ((ct.blocks - 1) * ceil_div(full_ports, ppm) + ceil_div(last_ports, ppm));
+  }
+  // Management links take free leaf ports; their switch-side modules are counted together.
+  if (!copper) switch_modules += ceil_div(d.management_links, ppm);
+
+  for (std::size_t t = 0; t < b.switches_per_tier.size(); ++t) {
+    b.switches += b.switches_per_tier[t];
+    b.switch_ports_used += b.ports_used_per_tier[t];
+  }
+  b.switch_ports = b.switches * b.radix;
+
+  const std::int64_t gpu_leaf = b.nics + d.management_links;
+  b.links_per_tier.push_back(gpu_leaf);
+  for (int t = 1; t < L; ++t) b.links_per_tier.push_back(inst * p.tiers[t - 1].uplinks());
+  for (auto l : b.links_per_tier) b.links += l;
+  b.copper_links = copper ? gpu_leaf : 0;
+  b.optical_links = b.links - b.copper_links;
+  b.transceiver_ends = 2 * b.optical_links;
+  b.nic_side_transceivers = copper ? 0 : gpu_leaf;
+  b.switch_side_transceivers = switch_modules;
+  return b;
+}
+
+}  // namespace railsim::cost

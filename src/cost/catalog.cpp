@@ -1,0 +1,62 @@
+#include "railsim/cost/catalog.hpp"
+
+#include "railsim/spec/preset.hpp"
+
+namespace railsim::cost {
+
+namespace {
+
+std::string source_of(JsonObject& o) {
+  if (!o.has("source")) return "";
+  const Json& s = o.raw("source");
+  if (!s.is_string()) throw InputError(o.field("source"), "expected a string naming the source");
+  return s.get<std::string>();
+}
+
+PricePower item(JsonObject& parent, std::string_view key) {
+  JsonObject o = parent.object(key);
+  PricePower p;
+  p.price_usd = o.number("price_usd", Range::non_negative(1e8));
+  p.power_w = o.number("power_w", Range::non_negative(1e6));
+  p.source = source_of(o);
+  o.finish();
+  return p;
+}
+
+}  // namespace
+
+Catalog catalog_from_json(const Json& j, const std::string& path) {
+  JsonObject o(j, path);
+  Catalog c;
+  c.name = o.string("name");
+  c.about = o.string_or("about", "");
+  {
+    JsonObject s = o.object("switch");
+    c.switch_fixed.price_usd = s.number_or("price_usd_per_switch", 0, Range::between(-1e6, 1e8));
+    c.switch_fixed.power_w = s.number_or("power_w_per_switch", 0, Range::between(-1e5, 1e6));
+    c.switch_port.price_usd = s.number("price_usd_per_port", Range::non_negative(1e7));
+    c.switch_port.power_w = s.number("power_w_per_port", Range::non_negative(1e5));
+    c.switch_port.source = c.switch_fixed.source = source_of(s);
+    s.finish();
+  }
+  c.nic_transceiver = item(o, "nic_transceiver");
+  {
+    JsonObject s = o.object("switch_transceiver");
+    c.switch_transceiver_ports = static_cast<int>(s.integer("ports", 1, 8));
+    c.switch_transceiver.price_usd = s.number("price_usd", Range::non_negative(1e8));
+    c.switch_transceiver.power_w = s.number("power_w", Range::non_negative(1e6));
+    c.switch_transceiver.source = source_of(s);
+    s.finish();
+  }
+  c.optical_cable = item(o, "optical_cable");
+  c.copper_dac = item(o, "copper_dac");
+  c.nic = item(o, "nic");
+  o.finish();
+  return c;
+}
+
+Catalog load_catalog(const std::string& arg, const std::string& option) {
+  return catalog_from_json(spec::load_preset_or_file("catalogs", arg, option), "catalog");
+}
+
+}  // namespace railsim::cost

@@ -1,0 +1,121 @@
+#include "railsim/cost/cost.hpp"
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::cost {
+
+std::string_view to_string(SwitchCounting s) {
+  return s == SwitchCounting::whole ? "whole" : "ports";
+}
+
+SwitchCounting parse_switch_counting(std::string_view s, const std::string& option) {
+  if (s == "whole") return SwitchCounting::whole;
+  if (s == "ports") return SwitchCounting::ports;
+  throw InputError(option, "unknown switch counting '" + std::string(s) + "'; valid: whole, ports");
+}
+
+double saving(double x, double reference) {
+  return reference > 0 ? 1.0 - x / reference : 0.0;
+}
+
+DesignCost price(const BillOfMaterials& b, const Catalog& cat, SwitchCounting counting) {
+  DesignCost r;
+  const double port_scale = b.port_gbps / 400.0;
+  const double nic_scale = std::min(b.nic_gbps, b.port_gbps) / 400.0;
+  const double boxes =
+      counting == SwitchCounting::whole ? double(b.switches) : b.switch_equivalents();
+  const double ports =
+      counting == SwitchCounting::whole ? double(b.switch_ports) : double(b.switch_ports_used);
+  r.usd.switches =
+      boxes * cat.switch_fixed.price_usd + ports * port_scale * cat.switch_port.price_usd;
+  r.watts.switches =
+      boxes * cat.switch_fixed.power_w + ports * port_scale * cat.switch_port.power_w;
+  r.usd.transceivers =
+      double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.price_usd +
+      double(b.switch_side_transceivers) * port_scale * cat.switch_transceiver.price_usd;
+  r.watts.transceivers =
+      double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.power_w +
+      double(b.switch_side_transceivers) * port_scale * cat.switch_transceiver.power_w;
+  r.usd.cables = double(b.optical_links) * cat.optical_cable.price_usd +
+                 double(b.copper_links) * cat.copper_dac.price_usd;
+  r.watts.cables = double(b.optical_links) * cat.optical_cable.power_w +
+                   double(b.copper_links) * cat.copper_dac.power_w;
+  r.nic_usd = double(b.nics) * cat.nic.price_usd;
+  r.nic_w = double(b.nics) * cat.nic.power_w;
+  return r;
+}
+
+DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& design,
+                      const Catalog& cat, SwitchCounting counting) {
+  DesignReport r;
+  r.bom = bill_of_materials(cluster, design, cat.switch_transceiver_ports);
+  r.cost = price(r.bom, cat, counting);
+  r.switch_name = design.sw.name;
+  r.catalog_name = cat.name;
+  r.counting = counting;
+  return r;
+}
+
+std::vector<DesignReport> compare_designs(const spec::Cluster& cluster,
+                                          const spec::NetworkDesign& base, const Catalog& cat,
+                                          SwitchCounting counting) {
+  std::vector<DesignReport> out;
+  for (auto kind :
+       {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only, spec::DesignKind::ideal}) {
+    spec::NetworkDesign d = base;
+    d.kind = kind;
+    out.push_back(evaluate(cluster, d, cat, counting));
+  }
+  for (auto& r : out) {
+    r.cost_saving = saving(r.cost.cost_usd(), out.front().cost.cost_usd());
+    r.power_saving = saving(r.cost.power_w(), out.front().cost.power_w());
+  }
+  return out;
+}
+
+Json to_json(const DesignReport& r, bool with_savings) {
+  const BillOfMaterials& b = r.bom;
+  Json j;
+  j["design"] = std::string(spec::to_string(b.design));
+  j["gpus"] = b.gpus;
+  j["hb_domain"] = b.hb_domain;
+  j["tiers"] = b.tiers;
+  j["clos_networks"] = b.clos_networks;
+  j["switch"] = {{"name", r.switch_name}, {"radix", b.radix}, {"port_gbps", b.port_gbps}};
+  j["catalog"] = r.catalog_name;
+  j["switch_counting"] = std::string(to_string(r.counting));
+  j["switches"] = {{"total", b.switches},
+                   {"per_tier", b.switches_per_tier},
+                   {"ports_total", b.switch_ports},
+                   {"ports_used", b.switch_ports_used},
+                   {"ports_used_per_tier", b.ports_used_per_tier},
+                   {"equivalents", b.switch_equivalents()}};
+  j["links"] = {{"total", b.links},
+                {"per_tier", b.links_per_tier},
+                {"optical", b.optical_links},
+                {"copper", b.copper_links},
+                {"management", b.management_links}};
+  j["transceivers"] = b.transceivers();
+  j["transceiver_ends"] = b.transceiver_ends;
+  j["transceivers_nic_side"] = b.nic_side_transceivers;
+  j["transceivers_switch_side"] = b.switch_side_transceivers;
+  j["cables"] = {{"optical", b.optical_links}, {"copper", b.copper_links}};
+  j["nics"] = b.nics;
+  j["cost_usd"] = r.cost.cost_usd();
+  j["power_w"] = r.cost.power_w();
+  j["cost_breakdown_usd"] = {{"switches", r.cost.usd.switches},
+                             {"transceivers", r.cost.usd.transceivers},
+                             {"cables", r.cost.usd.cables}};
+  j["power_breakdown_w"] = {{"switches", r.cost.watts.switches},
+                            {"transceivers", r.cost.watts.transceivers},
+                            {"cables", r.cost.watts.cables}};
+  j["nic_cost_usd"] = r.cost.nic_usd;
+  j["nic_power_w"] = r.cost.nic_w;
+  if (with_savings) {
+    j["cost_saving"] = r.cost_saving;
+    j["power_saving"] = r.power_saving;
+  }
+  return j;
+}
+
+}  // namespace railsim::cost

@@ -1,0 +1,209 @@
+#include "railsim/cost/report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+#include "railsim/core/units.hpp"
+
+namespace railsim::cost {
+
+std::string with_commas(double v) {
+  const bool neg = v < 0;
+  auto n = static_cast<long long>(std::llround(std::fabs(v)));
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  if (neg) out.insert(out.begin(), '-');
+  return out;
+}
+
+namespace {
+
+std::string join_counts(const std::vector<std::int64_t>& v) {
+  if (v.empty()) return "-";
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " / " : "") + with_commas(double(v[i]));
+  return s;
+}
+
+std::string tier_names(int tiers) {
+  static const char* names[] = {"leaf", "spine", "core"};
+  std::string s;
+  for (int t = 0; t < tiers; ++t) {
+    if (t) s += '/';
+    s += t < 3 ? std::string(names[t]) : fmt::format("tier{}", t + 1);
+  }
+  return s;
+}
+
+std::string money(double usd) {
+  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+  return fmt::format("${}", with_commas(usd));
+}
+
+std::string percent(double f) {
+  return fmt::format("{:.1f}%", 100 * f);
+}
+
+std::string json_cell(const Json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number_float()) return fmt::format("{:.6g}", j.get<double>());
+  return j.dump();
+}
+
+}  // namespace
+
+std::string cluster_line(const spec::Cluster& c) {
+  return fmt::format("{} x {}, HB domain K={} ({} domains), {} x {:g} Gb/s NIC per GPU",
+                     with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
+                     with_commas(double(c.domains())), c.nics_per_gpu,
+                     units::Bps_to_gbps(c.nic_bw_Bps));
+}
+
+std::string design_table(const spec::Cluster& c, const DesignReport& r) {
+  const BillOfMaterials& b = r.bom;
+  std::string s;
+  s += fmt::format("design {}: {}\n", spec::to_string(b.design), cluster_line(c));
+  s += fmt::format("switch {} ({} x {:g}G), catalog {}, {} switch counting\n", r.switch_name,
+                   b.radix, b.port_gbps, r.catalog_name, to_string(r.counting));
+  if (b.tiers == 0) {
+    s += "one HB domain over all GPUs: no scale-out network, no NICs (the performance reference)\n";
+    return s;
+  }
+  s += fmt::format("{} Clos network{} of {} tier{}\n\n", b.clos_networks,
+                   b.clos_networks > 1 ? "s" : "", b.tiers, b.tiers > 1 ? "s" : "");
+  s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n", "tier", "switches", "ports used", "links below");
+  for (int t = 0; t < b.tiers; ++t) {
+    static const char* names[] = {"leaf", "spine", "core"};
+    const std::string name = t < 3 ? names[t] : "tier " + std::to_string(t + 1);
+    s += fmt::format(
+        "{:<8} {:>12} {:>14} {:>16}\n", name, with_commas(double(b.switches_per_tier[t])),
+        with_commas(double(b.ports_used_per_tier[t])), with_commas(double(b.links_per_tier[t])));
+  }
+  s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n\n", "total", with_commas(double(b.switches)),
+                   with_commas(double(b.switch_ports_used)), with_commas(double(b.links)));
+  s +=
+      fmt::format("switch ports       {} of {} used ({:.1f} switch equivalents by port counting)\n",
+                  with_commas(double(b.switch_ports_used)), with_commas(double(b.switch_ports)),
+                  b.switch_equivalents());
+  s += fmt::format(
+      "transceivers       {} modules: {} NIC side, {} switch side ({} ports per module); {} ends\n",
+      with_commas(double(b.transceivers())), with_commas(double(b.nic_side_transceivers)),
+      with_commas(double(b.switch_side_transceivers)), b.switch_ports_per_module,
+      with_commas(double(b.transceiver_ends)));
+  s += fmt::format("cables             {} optical, {} copper DAC",
+                   with_commas(double(b.optical_links)), with_commas(double(b.copper_links)));
+  if (b.management_links > 0) s += fmt::format(" ({} management links)", b.management_links);
+  s += fmt::format("\nNICs               {}\n", with_commas(double(b.nics)));
+  s += fmt::format(
+      "cost               {} (switches {}, transceivers {}, cables {}); NICs apart: {}\n",
+      money(r.cost.cost_usd()), money(r.cost.usd.switches), money(r.cost.usd.transceivers),
+      money(r.cost.usd.cables), money(r.cost.nic_usd));
+  s += fmt::format(
+      "power              {:.1f} kW (switches {:.1f}, transceivers {:.1f}, cables {:.1f})\n",
+      r.cost.power_w() / 1e3, r.cost.watts.switches / 1e3, r.cost.watts.transceivers / 1e3,
+      r.cost.watts.cables / 1e3);
+  return s;
+}
+
+std::string compare_table(const spec::Cluster& c, const std::vector<DesignReport>& rows,
+                          const std::vector<ExtraColumn>& extra) {
+  std::string s = cluster_line(c) + "\n";
+  if (!rows.empty())
+    s += fmt::format("switch {} ({} x {:g}G), catalog {}, {} switch counting\n",
+                     rows[0].switch_name, rows[0].bom.radix, rows[0].bom.port_gbps,
+                     rows[0].catalog_name, to_string(rows[0].counting));
+  auto line = [&](const std::string& label, auto cell) {
+    s += fmt::format("  {:<22}", label);
+    for (std::size_t i = 0; i < rows.size(); ++i) s += fmt::format(" {:>26}", cell(i));
+    s += "\n";
+  };
+  line("", [&](std::size_t i) { return std::string(spec::to_string(rows[i].bom.design)); });
+  line("tiers", [&](std::size_t i) {
+    return rows[i].bom.tiers
+               ? fmt::format("{} ({})", rows[i].bom.tiers, tier_names(rows[i].bom.tiers))
+               : std::string("0 (HB only)");
+  });
+  line("switches", [&](std::size_t i) { return with_commas(double(rows[i].bom.switches)); });
+  line("  per tier", [&](std::size_t i) { return join_counts(rows[i].bom.switches_per_tier); });
+  line("links per tier", [&](std::size_t i) { return join_counts(rows[i].bom.links_per_tier); });
+  line("transceivers",
+       [&](std::size_t i) { return with_commas(double(rows[i].bom.transceivers())); });
+  line("cost", [&](std::size_t i) { return money(rows[i].cost.cost_usd()); });
+  line("power",
+       [&](std::size_t i) { return fmt::format("{:.1f} kW", rows[i].cost.power_w() / 1e3); });
+  line("cost saving",
+       [&](std::size_t i) { return i == 0 ? std::string("-") : percent(rows[i].cost_saving); });
+  line("power saving",
+       [&](std::size_t i) { return i == 0 ? std::string("-") : percent(rows[i].power_saving); });
+  for (const auto& col : extra)
+    line(col.name, [&](std::size_t i) {
+      return i < col.values.size() ? json_cell(col.values[i]) : std::string("-");
+    });
+  const std::string note = saving_note(rows);
+  if (!note.empty()) s += "  note: " + note + "\n";
+  for (const auto& r : rows)
+    if (r.bom.design == spec::DesignKind::ideal)
+      s += "  note: ideal = one HB domain over all GPUs, a performance reference; its HB-domain "
+           "cost "
+           "is not modelled\n";
+  return s;
+}
+
+std::string saving_note(const std::vector<DesignReport>& rows) {
+  const DesignReport* ro = nullptr;
+  const DesignReport* ra = nullptr;
+  for (const auto& r : rows) {
+    if (r.bom.design == spec::DesignKind::rail_optimized) ro = &r;
+    if (r.bom.design == spec::DesignKind::rail_only) ra = &r;
+  }
+  if (!ro || !ra) return "";
+  const std::int64_t rail = ro->bom.gpus / ro->bom.hb_domain;
+  if (ra->bom.tiers == ro->bom.tiers)
+    return fmt::format(
+        "rail_only saves nothing in tiers: a rail of {} GPUs needs {} tier{} of {}-port "
+        "switches, as many as the whole cluster; a larger radix would help",
+        with_commas(double(rail)), ra->bom.tiers, ra->bom.tiers > 1 ? "s" : "", ra->bom.radix);
+  return fmt::format("rail_only removes {} of {} tiers: each rail of {} GPUs fits in {} tier{}",
+                     ro->bom.tiers - ra->bom.tiers, ro->bom.tiers, with_commas(double(rail)),
+                     ra->bom.tiers, ra->bom.tiers > 1 ? "s" : "");
+}
+
+std::string csv_header(const std::vector<ExtraColumn>& extra) {
+  std::string s =
+      "gpu,gpus,hb_domain,design,switch,catalog,tiers,switches,switches_per_tier,links_per_tier,"
+      "switch_ports_used,transceivers,transceiver_ends,optical_links,copper_links,nics,cost_usd,"
+      "power_w,cost_saving,power_saving";
+  for (const auto& c : extra) {
+    s += ',';
+    s += c.name;
+  }
+  return s + "\n";
+}
+
+std::string csv_row(const spec::Cluster& c, const DesignReport& r, bool with_savings,
+                    const std::vector<ExtraColumn>& extra, std::size_t index) {
+  const BillOfMaterials& b = r.bom;
+  auto join = [](const std::vector<std::int64_t>& v) {
+    return fmt::format("{}", fmt::join(v, ";"));
+  };
+  std::string s =
+      fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.2f},", c.gpu.name,
+                  b.gpus, b.hb_domain, spec::to_string(b.design), r.switch_name, r.catalog_name,
+                  b.tiers, b.switches, join(b.switches_per_tier), join(b.links_per_tier),
+                  b.switch_ports_used, b.transceivers(), b.transceiver_ends, b.optical_links,
+                  b.copper_links, b.nics, r.cost.cost_usd(), r.cost.power_w());
+  s +=
+      with_savings ? fmt::format("{:.6f},{:.6f}", r.cost_saving, r.power_saving) : std::string(",");
+  for (const auto& col : extra) {
+    s += ',';
+    if (index < col.values.size()) s += json_cell(col.values[index]);
+  }
+  return s + "\n";
+}
+
+}  // namespace railsim::cost

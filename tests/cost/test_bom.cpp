@@ -1,0 +1,204 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "railsim/cost/bill_of_materials.hpp"
+#include "railsim/cost/catalog.hpp"
+#include "railsim/cost/cost.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/preset.hpp"
+#include "railsim/spec/switch.hpp"
+#include "railsim/topo/builders.hpp"
+
+using namespace railsim;
+using spec::DesignKind;
+
+namespace {
+
+spec::Cluster cluster(std::int64_t n, std::int64_t k, int nics = 1) {
+  return spec::make_cluster(spec::load_gpu("H100-SXM"), n, k, 400, 450, nics);
+}
+
+spec::NetworkDesign design(DesignKind kind, const std::string& sw, double oversub = 1.0,
+                           bool copper = false) {
+  return spec::make_network_design(kind, spec::load_switch(sw), oversub, 1, copper, 0);
+}
+
+// Counts from the built graph, to check the O(tiers) bill of materials against.
+struct GraphCounts {
+  std::vector<std::int64_t> links_per_tier, ports_per_tier;
+  std::int64_t switch_modules = 0;
+};
+
+GraphCounts count_graph(const topo::Fabric& f, int ppm, bool copper) {
+  GraphCounts g;
+  g.links_per_tier.assign(static_cast<std::size_t>(f.tiers), 0);
+  g.ports_per_tier.assign(static_cast<std::size_t>(f.tiers), 0);
+  std::vector<std::int64_t> optical(f.nodes.size(), 0);
+  for (const auto& l : f.links) {
+    if (l.kind == topo::LinkKind::hb) continue;
+    ++g.links_per_tier[static_cast<std::size_t>(l.tier)];
+    for (auto end : {l.a, l.b}) {
+      const auto& n = f.nodes[static_cast<std::size_t>(end)];
+      if (n.kind != topo::NodeKind::network_switch) continue;
+      ++g.ports_per_tier[static_cast<std::size_t>(n.tier - 1)];
+      if (!(copper && l.kind == topo::LinkKind::nic)) ++optical[static_cast<std::size_t>(end)];
+    }
+  }
+  for (auto o : optical) g.switch_modules += (o + ppm - 1) / ppm;
+  return g;
+}
+
+}  // namespace
+
+TEST(BillOfMaterials, AgreesWithTheBuiltGraphOnOddSizes) {
+  struct Case {
+    std::int64_t n, k;
+    int nics;
+    const char* sw;
+    DesignKind kind;
+    double oversub;
+    bool copper;
+  };
+  const Case cases[] = {
+      {8 * 300, 8, 1, "QM9700", DesignKind::rail_optimized, 1.0, false},
+      {8 * 300, 8, 1, "QM9700", DesignKind::rail_only, 1.0, true},
+      {72 * 40, 72, 1, "QM9700", DesignKind::rail_optimized, 1.0, false},
+      {72 * 40, 72, 2, "Q3400", DesignKind::rail_only, 1.0, false},
+      {8 * 1000, 8, 1, "QM9700", DesignKind::rail_optimized, 3.0, false},
+      {256 * 16, 256, 1, "QM9700", DesignKind::rail_only, 1.0, false},
+      {8 * 9000, 8, 1, "QM9700", DesignKind::rail_optimized, 1.0, true},  // 4 tiers
+  };
+  for (const auto& cs : cases) {
+    SCOPED_TRACE(std::to_string(cs.n) + " GPUs, K=" + std::to_string(cs.k));
+    const auto c = cluster(cs.n, cs.k, cs.nics);
+    const auto d = design(cs.kind, cs.sw, cs.oversub, cs.copper);
+    const auto bom = cost::bill_of_materials(c, d, 2);
+    const auto f = topo::build_fabric(c, d);
+    const auto g = count_graph(f, 2, cs.copper);
+    EXPECT_EQ(bom.tiers, f.tiers);
+    EXPECT_EQ(bom.switches_per_tier, f.switches_per_tier);
+    EXPECT_EQ(bom.links_per_tier, g.links_per_tier);
+    EXPECT_EQ(bom.ports_used_per_tier, g.ports_per_tier);
+    EXPECT_EQ(bom.switch_side_transceivers, g.switch_modules);
+    EXPECT_EQ(bom.nics, cs.n * cs.nics);
+    EXPECT_EQ(bom.transceiver_ends, 2 * bom.optical_links);
+    EXPECT_EQ(bom.nic_side_transceivers, cs.copper ? 0 : cs.n * cs.nics);
+  }
+}
+
+TEST(BillOfMaterials, HgxScalableUnitTransceiverOrder) {
+  // NVIDIA's published order for one 256-GPU SU (network-components.md): 256 single-port 400G OSFP
+  // on the NICs, 128 twin-port 800G OSFP in the leaf down-links, 8 leaf + 4 spine switches.
+  const auto bom =
+      cost::bill_of_materials(cluster(256, 8), design(DesignKind::rail_optimized, "QM9700"), 2);
+  EXPECT_EQ(bom.switches_per_tier, (std::vector<std::int64_t>{8, 4}));
+  EXPECT_EQ(bom.nic_side_transceivers, 256);
+  // 128 on leaf down-links + 128 on leaf up-links + 128 on the spines (64 ports each).
+  EXPECT_EQ(bom.switch_side_transceivers, 3 * 128);
+  const auto copper = cost::bill_of_materials(
+      cluster(256, 8), design(DesignKind::rail_optimized, "QM9700", 1.0, true), 2);
+  EXPECT_EQ(copper.switch_side_transceivers, 2 * 128);  // DAC replaces the leaf down-link optics
+  EXPECT_EQ(copper.copper_links, 256);
+}
+
+TEST(Cost, PaperRatioCatalogGivesThePaperRanges) {
+  // 32,768 GPUs on 128-port switches: rail_optimized needs 3 tiers; rail-only 2 for K = 8 (4,096
+  // GPUs per rail) and 1 for K = 256 (128 per rail). With a port at 4x / 2x a transceiver's
+  // price / power: (5N*4 + 6N) vs (3N*4 + 4N) vs (N*4 + 2N) -> 10/26 and 20/26 cost, 6/16 and
+  // 12/16 power. Exact: every tier is full.
+  const auto cat = cost::load_catalog("paper-ratio");
+  const auto sw = "ETH-51.2T-128x400G";
+  auto k8 = cost::compare_designs(cluster(32768, 8), design(DesignKind::rail_optimized, sw), cat);
+  auto k256 =
+      cost::compare_designs(cluster(32768, 256), design(DesignKind::rail_optimized, sw), cat);
+  EXPECT_EQ(k8[0].bom.tiers, 3);
+  EXPECT_EQ(k8[1].bom.tiers, 2);
+  EXPECT_EQ(k256[1].bom.tiers, 1);
+  EXPECT_NEAR(k8[1].cost_saving, 10.0 / 26.0, 1e-12);
+  EXPECT_NEAR(k256[1].cost_saving, 20.0 / 26.0, 1e-12);
+  EXPECT_NEAR(k8[1].power_saving, 6.0 / 16.0, 1e-12);
+  EXPECT_NEAR(k256[1].power_saving, 12.0 / 16.0, 1e-12);
+  EXPECT_DOUBLE_EQ(k8[0].cost.cost_usd(), 32768.0 * 26 * 600);
+  EXPECT_EQ(k8[2].cost.cost_usd(), 0.0);  // ideal: no scale-out network
+  EXPECT_EQ(k8[2].cost_saving, 1.0);
+}
+
+TEST(Cost, SameTierCountSavesNothing) {
+  // 64-port switches, 32,768 GPUs, K = 8: a rail of 4,096 GPUs exceeds the 2-tier limit of 2,048,
+  // so each rail is a 3-tier Clos, like the rail-optimized network: the same switches.
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  auto r =
+      cost::compare_designs(cluster(32768, 8), design(DesignKind::rail_optimized, "QM9700"), cat);
+  EXPECT_EQ(r[0].bom.tiers, 3);
+  EXPECT_EQ(r[1].bom.tiers, 3);
+  EXPECT_EQ(r[0].bom.switches, r[1].bom.switches);
+  EXPECT_NEAR(r[1].cost_saving, 0.0, 1e-12);
+}
+
+TEST(Cost, WholeSwitchVersusPortCountingForSmallRails) {
+  // 4,096 GPUs with K = 256: 256 rails of 16 GPUs each, each on its own 64-port switch using 16
+  // ports. Whole-switch counting buys 256 switches; port counting pays for 256 * 16 / 64 = 64.
+  const auto c = cluster(4096, 256);
+  const auto d = design(DesignKind::rail_only, "QM9700");
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  const auto whole = cost::evaluate(c, d, cat, cost::SwitchCounting::whole);
+  const auto ports = cost::evaluate(c, d, cat, cost::SwitchCounting::ports);
+  EXPECT_EQ(whole.bom.switches, 256);
+  EXPECT_DOUBLE_EQ(whole.bom.switch_equivalents(), 64.0);
+  EXPECT_DOUBLE_EQ(whole.cost.usd.switches, 256 * 36000.0);
+  EXPECT_DOUBLE_EQ(ports.cost.usd.switches, 64 * 36000.0);
+  EXPECT_DOUBLE_EQ(whole.cost.usd.transceivers, ports.cost.usd.transceivers);
+}
+
+TEST(Cost, OversubscriptionCutsSpines) {
+  // 1,024 GPUs, K = 8, 3:1 at the leaf: 48 down, 16 up; a rail of 128 needs 3 leaves; 16 up
+  // ports stripe over 8 spines (24 leaves * 2 links = 48 of 64 ports).
+  const auto bom =
+      cost::bill_of_materials(cluster(1024, 8), design(DesignKind::rail_optimized, "QM9700", 3.0));
+  EXPECT_EQ(bom.switches_per_tier, (std::vector<std::int64_t>{24, 8}));
+  EXPECT_EQ(bom.links_per_tier, (std::vector<std::int64_t>{1024, 24 * 16}));
+}
+
+TEST(Catalog, EveryShippedCatalogLoadsWithSources) {
+  const auto names = spec::preset_names("catalogs");
+  EXPECT_GE(names.size(), 2u);
+  for (const auto& n : names) {
+    const auto c = cost::load_catalog(n);
+    EXPECT_EQ(c.name, n);
+    EXPECT_FALSE(c.switch_port.source.empty()) << n;
+    EXPECT_FALSE(c.nic_transceiver.source.empty()) << n;
+    EXPECT_FALSE(c.switch_transceiver.source.empty()) << n;
+    EXPECT_FALSE(c.copper_dac.source.empty()) << n;
+    EXPECT_GT(c.switch_port.price_usd, 0) << n;
+  }
+}
+
+TEST(Catalog, BadCatalogsNameTheField) {
+  auto field_of = [](const std::string& text) {
+    try {
+      cost::catalog_from_json(parse_json(text, "--catalog"), "catalog");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("no error");
+  };
+  const std::string ok_rest =
+      R"("nic_transceiver":{"price_usd":1,"power_w":1},"switch_transceiver":{"ports":2,"price_usd":1,"power_w":1},)"
+      R"("optical_cable":{"price_usd":0,"power_w":0},"copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})";
+  EXPECT_EQ(
+      field_of(R"({"name":"x","switch":{"price_usd_per_port":-1,"power_w_per_port":1},)" + ok_rest),
+      "catalog.switch.price_usd_per_port");
+  EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":"a"},)" +
+                     ok_rest),
+            "catalog.switch.power_w_per_port");
+  EXPECT_EQ(
+      field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"prise":2},)" +
+               ok_rest),
+      "catalog.switch.prise");
+  EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1}})"),
+            "catalog.nic_transceiver");
+  EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,)"), "--catalog");
+  EXPECT_THROW(cost::load_catalog("no-such-catalog"), InputError);
+}
