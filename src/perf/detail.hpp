@@ -26,9 +26,13 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   st.moe_layers = static_cast<double>(m.moe_layers()) / p;
   st.dense_layers = st.layers - st.moe_layers;
   const double h = static_cast<double>(m.hidden);
+  // The first stage holds the token embedding; with one stage an untied output layer too.
+  const double first_stage_embedding =
+      s.pp == 1 ? m.embedding_params()
+                : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
   const double router = m.is_moe() ? h * static_cast<double>(m.experts) : 0.0;
   st.dense_params = (st.layers * m.attention_params() + st.dense_layers * m.dense_ffn_params() +
-                     st.moe_layers * router + m.embedding_params()) /
+                     st.moe_layers * router + first_stage_embedding) /
                     t;
   st.expert_params = st.moe_layers * (static_cast<double>(m.experts) / static_cast<double>(s.ep)) *
                      m.expert_params() / t;

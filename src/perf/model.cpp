@@ -21,7 +21,7 @@ double Model::attention_params() const {
 
 double Model::dense_ffn_params() const {
   const double h = static_cast<double>(hidden), f = static_cast<double>(ffn_hidden);
-  return (gated_ffn ? 3.0 : 2.0) * h * f + (gated_ffn ? h : f + 2.0 * h);
+  return (gated_ffn ? 3.0 : 2.0) * h * f + (gated_ffn ? h : f + 3.0 * h);
 }
 
 double Model::expert_params() const {
@@ -30,7 +30,7 @@ double Model::expert_params() const {
 }
 
 double Model::embedding_params() const {
-  return static_cast<double>(vocab) * static_cast<double>(hidden);
+  return (tied_embeddings ? 1.0 : 2.0) * static_cast<double>(vocab) * static_cast<double>(hidden);
 }
 
 double Model::total_params() const {
@@ -72,6 +72,7 @@ Model model_from_json(const Json& j, const std::string& path) {
   m.gated_ffn = o.boolean_or("gated_ffn", false);
   m.vocab = o.integer("vocab", 1, kMaxDim);
   m.seq_len = o.integer("seq_len", 1, kMaxDim);
+  m.tied_embeddings = o.boolean_or("tied_embeddings", true);
   m.experts = o.integer_or("experts", 1, 1, 1 << 20);
   if (m.is_moe()) {
     m.top_k = o.integer_or("top_k", 1, 1, m.experts);

@@ -26,6 +26,7 @@ struct Model {
   std::int64_t expert_ffn_hidden = 0;
   std::int64_t moe_every = 1;
   double capacity_factor = 1.0;
+  bool tied_embeddings = true;  // output layer shares the token embedding (GPT); false: Llama
   std::string source;
 
   bool is_moe() const { return experts > 1; }

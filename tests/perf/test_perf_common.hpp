@@ -1,0 +1,20 @@
+#pragma once
+// Helpers shared by the perf tests.
+#include "railsim/perf/iteration.hpp"
+#include "railsim/spec/network.hpp"
+#include "railsim/spec/switch.hpp"
+
+namespace railsim::test {
+
+inline spec::NetworkDesign design(spec::DesignKind kind, double oversubscription = 1.0) {
+  return spec::make_network_design(kind, spec::load_switch("QM9700"), oversubscription);
+}
+
+inline spec::Cluster cluster(const std::string& gpu, std::int64_t n, std::int64_t k,
+                             double nic_gbps = 0) {
+  const spec::GpuSpec g = spec::load_gpu(gpu);
+  return spec::make_cluster(g, n, k, nic_gbps > 0 ? nic_gbps : g.nic_bw_Bps * 8 / 1e9,
+                            g.hb_bw_Bps / 1e9, g.nics_per_gpu);
+}
+
+}  // namespace railsim::test

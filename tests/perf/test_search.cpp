@@ -1,0 +1,70 @@
+// The exhaustive search: deterministic whatever the thread count, pins respected, infeasible
+// strategies dropped, top-k ordered.
+#include <gtest/gtest.h>
+
+#include "railsim/perf/search.hpp"
+#include "test_perf_common.hpp"
+
+using namespace railsim;
+using namespace railsim::perf;
+
+TEST(Search, IdenticalForOneAndTwoThreads) {
+  const Model m = load_model("GPT-1T");
+  const Training tr{4096, 2048, Dtype::bf16};
+  const spec::Cluster c = test::cluster("H100-SXM", 32768, 8);
+  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_only));
+  PlanOptions po;
+  po.top = 20;
+  po.threads = 1;
+  const PlanResult a = plan(ctx, po);
+  po.threads = 2;
+  const PlanResult b = plan(ctx, po);
+  ASSERT_EQ(a.plans.size(), 20u);
+  ASSERT_EQ(a.plans.size(), b.plans.size());
+  EXPECT_EQ(a.evaluated, b.evaluated);
+  EXPECT_EQ(a.feasible, b.feasible);
+  for (std::size_t i = 0; i < a.plans.size(); ++i) {
+    EXPECT_EQ(to_json(a.plans[i].strategy, a.plans[i].time).dump(),
+              to_json(b.plans[i].strategy, b.plans[i].time).dump());
+    if (i > 0) {
+      EXPECT_TRUE(plan_before(a.plans[i - 1], a.plans[i]));
+    }
+    EXPECT_TRUE(a.plans[i].time.feasible);
+  }
+  EXPECT_EQ(count_strategies(ctx, {}), a.evaluated);
+}
+
+TEST(Search, PinsAreRespectedAndBestIsTheMinimum) {
+  const Model m = load_model("Megatron-175B");
+  const Training tr{256, 2048, Dtype::bf16};
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 256, 8);
+  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_optimized));
+  PlanOptions po;
+  po.top = 1000000;
+  po.pins.tp = 8;
+  po.pins.recompute = Recompute::selective;
+  po.pins.sp = true;
+  const PlanResult r = plan(ctx, po);
+  ASSERT_FALSE(r.plans.empty());
+  EXPECT_EQ(static_cast<std::int64_t>(r.plans.size()), r.feasible);
+  for (const Plan& p : r.plans) {
+    EXPECT_EQ(p.strategy.tp, 8);
+    EXPECT_EQ(p.strategy.recompute, Recompute::selective);
+    EXPECT_TRUE(p.strategy.sp);
+    // Each plan re-estimated alone gives the same time (search and estimate agree).
+    EXPECT_DOUBLE_EQ(estimate(ctx, p.strategy).iteration_time_s, p.time.iteration_time_s);
+  }
+}
+
+TEST(Search, NothingFitsReportsTheSmallestNeed) {
+  // GPT-1T on 8 A100: 1T parameters x 6+ bytes cannot fit in 8 x 80 GiB.
+  const Model m = load_model("GPT-1T");
+  const Training tr{8, 2048, Dtype::bf16};
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 8, 8);
+  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_optimized));
+  const PlanResult r = plan(ctx, PlanOptions{});
+  EXPECT_TRUE(r.plans.empty());
+  EXPECT_GT(r.evaluated, 0);
+  // At least the bf16 weights and fp32 grads of 1/8 of the model (6 bytes x 126e9).
+  EXPECT_GT(r.min_memory_bytes, 6.0 * 1.0e12 / 8);
+}
