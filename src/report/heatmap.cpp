@@ -20,7 +20,7 @@ std::array<std::uint8_t, 3> colour(double t) {
   // Anchors (ours): light yellow -> orange -> red -> dark maroon; darker means more bytes, and
   // the lightest colour stays distinct from the white of empty cells.
   static constexpr double kAnchor[][3] = {
-      {250, 222, 110}, {244, 150, 50}, {206, 40, 36}, {90, 0, 48}};
+      {246, 208, 90}, {240, 140, 40}, {200, 38, 38}, {84, 0, 46}};
   t = std::clamp(t, 0.0, 1.0) * 3.0;
   const int i = std::min(2, static_cast<int>(t));
   const double f = t - i;
@@ -59,7 +59,7 @@ namespace {
 
 using Rgb = std::array<std::uint8_t, 3>;
 constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kGrey{120, 120, 120},
-    kSeparator{225, 225, 225};
+    kSeparator{232, 232, 232};
 
 void check(const Heatmap& h, const std::string& option) {
   if (h.rows < 1 || h.cols < 1 || h.values.size() != static_cast<std::size_t>(h.rows * h.cols))
@@ -84,14 +84,14 @@ Scale scale_of(const Heatmap& h) {
   return s;
 }
 
-// Ticks on an axis of `items` items: a 1-2-5 step giving at most about 6 intervals.
-std::vector<std::int64_t> ticks(std::int64_t items) {
+// Ticks on an axis of `items` items: a 1-2-5 step giving at most about `intervals` intervals.
+std::vector<std::int64_t> ticks(std::int64_t items, std::int64_t intervals) {
   std::vector<std::int64_t> out;
   if (items <= 1) return {0};
   std::int64_t step = 1;
   for (std::int64_t base = 1;; base *= 10) {
     for (std::int64_t m : {1, 2, 5})
-      if (items / (m * base) <= 6) {
+      if (items / (m * base) <= intervals) {
         step = m * base;
         goto found;
       }
@@ -101,15 +101,21 @@ found:
   return out;
 }
 
-// Legend entries: decades inside [vmin, vmax] (every other one when there are many).
+// Legend entries: the largest and the smallest value, and the decades between them (every other
+// one when there are many); render() drops a decade label that would touch an end label.
 std::vector<double> legend_values(const Scale& s) {
   std::vector<double> out;
   if (s.vmax <= 0) return out;
-  const int lo = static_cast<int>(std::ceil(std::log10(s.vmin) - 1e-9));
-  const int hi = static_cast<int>(std::floor(std::log10(s.vmax) + 1e-9));
+  out.push_back(s.vmax);
+  if (!(s.vmin < s.vmax)) return out;
+  out.push_back(s.vmin);
+  const int lo = static_cast<int>(std::ceil(std::log10(s.vmin)));
+  const int hi = static_cast<int>(std::floor(std::log10(s.vmax)));
   const int step = hi - lo > 7 ? 2 : 1;
-  for (int e = lo; e <= hi; e += step) out.push_back(std::pow(10.0, e));
-  if (out.size() < 2) out = {s.vmin, s.vmax};
+  for (int e = lo; e <= hi; e += step) {
+    const double v = std::pow(10.0, e);
+    if (v > s.vmin * 1.0001 && v < s.vmax / 1.0001) out.push_back(v);
+  }
   return out;
 }
 
@@ -195,6 +201,7 @@ struct Prepared {
   std::vector<std::string> ytl, xtl;
   std::vector<double> legend;
   std::vector<std::string> legend_labels;
+  bool centred = false;  // ticks at cell centres (few, large cells: one item per cell)
   Layout L;
 };
 
@@ -202,8 +209,9 @@ Prepared prepare(const Heatmap& h) {
   Prepared p;
   p.scale = scale_of(h);
   const std::int64_t xi = h.x_items ? h.x_items : h.cols, yi = h.y_items ? h.y_items : h.rows;
-  p.xt = ticks(xi);
-  p.yt = ticks(yi);
+  p.centred = h.items_per_cell <= 1 && std::max(h.rows, h.cols) <= 64;
+  p.xt = ticks(xi, p.centred ? 16 : 6);
+  p.yt = ticks(yi, p.centred ? 16 : 6);
   for (auto v : p.xt) p.xtl.push_back(std::to_string(v));
   for (auto v : p.yt) p.ytl.push_back(std::to_string(v));
   p.legend = legend_values(p.scale);
@@ -212,9 +220,20 @@ Prepared prepare(const Heatmap& h) {
   return p;
 }
 
-int tick_px(const Layout& L, const Heatmap& h, std::int64_t item) {
+int tick_px(const Prepared& P, const Heatmap& h, std::int64_t item) {
   const double per = static_cast<double>(std::max<std::int64_t>(1, h.items_per_cell));
-  return static_cast<int>(std::lround(static_cast<double>(item) / per * L.cell));
+  return static_cast<int>(std::lround(static_cast<double>(item) / per * P.L.cell)) +
+         (P.centred ? P.L.cell / 2 : 0);
+}
+
+// Whether legend label i is drawn: the end labels always, a decade only clear of both ends.
+bool legend_shown(const Prepared& P, std::size_t i, int line) {
+  if (i < 2) return true;
+  auto y = [&](double v) {
+    return (1.0 - log_position(v, P.scale.vmin, P.scale.vmax)) * (P.L.ph - 1);
+  };
+  const double yi = y(P.legend[i]);
+  return std::fabs(yi - y(P.scale.vmax)) > line + 3 && std::fabs(yi - y(P.scale.vmin)) > line + 3;
 }
 
 // Vertical pixel of value v on the legend bar (top = vmax).
@@ -238,7 +257,7 @@ Image render(const Heatmap& h, PlotArea* area) {
   cv.fill(L.px0 - 1, L.py0 + L.ph, L.pw + 2, 1, kGrey);
   cv.fill(L.px0 - 1, L.py0 - 1, 1, L.ph + 2, kGrey);
   cv.fill(L.px0 + L.pw, L.py0 - 1, 1, L.ph + 2, kGrey);
-  if (h.separator_every > 0 && std::max(h.rows, h.cols) / h.separator_every <= 128) {
+  if (h.separator_every > 0 && h.separator_every * L.cell >= 8) {
     for (std::int64_t c = h.separator_every; c < h.cols; c += h.separator_every)
       cv.fill(L.px0 + static_cast<int>(c) * L.cell, L.py0, 1, L.ph, kSeparator);
     for (std::int64_t r = h.separator_every; r < h.rows; r += h.separator_every)
@@ -254,12 +273,12 @@ Image render(const Heatmap& h, PlotArea* area) {
     }
   // Ticks and labels.
   for (std::size_t i = 0; i < P.xt.size(); ++i) {
-    const int x = L.px0 + tick_px(L, h, P.xt[i]);
+    const int x = L.px0 + tick_px(P, h, P.xt[i]);
     cv.fill(x, L.py0 + L.ph + 1, 1, 4, kBlack);
     cv.text(x - text_width(P.xtl[i], t) / 2, L.py0 + L.ph + 7, P.xtl[i], t, kBlack);
   }
   for (std::size_t i = 0; i < P.yt.size(); ++i) {
-    const int y = L.py0 + tick_px(L, h, P.yt[i]);
+    const int y = L.py0 + tick_px(P, h, P.yt[i]);
     cv.fill(L.px0 - 5, y, 4, 1, kBlack);
     cv.text(L.px0 - 8 - text_width(P.ytl[i], t), y - line / 2, P.ytl[i], t, kBlack);
   }
@@ -276,11 +295,12 @@ Image render(const Heatmap& h, PlotArea* area) {
     cv.fill(L.bar_x - 1, L.py0 - 1, L.bar_w + 2, 1, kGrey);
     cv.fill(L.bar_x - 1, L.py0 + L.ph, L.bar_w + 2, 1, kGrey);
     for (std::size_t i = 0; i < P.legend.size(); ++i) {
+      if (!legend_shown(P, i, line)) continue;
       const int y = legend_y(L, P.scale, P.legend[i]);
       cv.fill(L.bar_x + L.bar_w, y, 4, 1, kBlack);
       cv.text(L.bar_x + L.bar_w + 7, y - line / 2, P.legend_labels[i], t, kBlack);
     }
-    cv.text(L.bar_x, L.py0 + L.ph + 7, "white = 0", t, kGrey);
+    cv.text(L.bar_x, L.py0 + L.ph + line / 2 + 10, "white = 0", t, kGrey);
   } else {
     cv.text(L.bar_x, L.py0, "no traffic", t, kGrey);
   }
@@ -395,14 +415,14 @@ void write_svg(const Heatmap& h, const std::string& path, const std::string& opt
   }
   fmt::print(o, "</g>\n");
   for (std::size_t i = 0; i < P.xt.size(); ++i) {
-    const int x = L.px0 + tick_px(L, h, P.xt[i]);
+    const int x = L.px0 + tick_px(P, h, P.xt[i]);
     fmt::print(o, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\"/>\n", x + 0.5,
                L.py0 + L.ph + 1, L.py0 + L.ph + 5);
     fmt::print(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x,
                L.py0 + L.ph + 7 + line, P.xtl[i]);
   }
   for (std::size_t i = 0; i < P.yt.size(); ++i) {
-    const int y = L.py0 + tick_px(L, h, P.yt[i]);
+    const int y = L.py0 + tick_px(P, h, P.yt[i]);
     fmt::print(o, "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\"/>\n",
                L.px0 - 5, L.px0 - 1, y + 0.5);
     fmt::print(o, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", L.px0 - 8,
@@ -424,6 +444,7 @@ void write_svg(const Heatmap& h, const std::string& path, const std::string& opt
                "stroke=\"#787878\"/>\n",
                L.bar_x, L.py0, L.bar_w, L.ph);
     for (std::size_t i = 0; i < P.legend.size(); ++i) {
+      if (!legend_shown(P, i, line)) continue;
       const int y = legend_y(L, P.scale, P.legend[i]);
       fmt::print(o, "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#000\"/>\n",
                  L.bar_x + L.bar_w, L.bar_x + L.bar_w + 4, y + 0.5);
@@ -431,7 +452,7 @@ void write_svg(const Heatmap& h, const std::string& path, const std::string& opt
                  xml_escape(P.legend_labels[i]));
     }
     fmt::print(o, "<text x=\"{}\" y=\"{}\" fill=\"#787878\">white = 0</text>\n", L.bar_x,
-               L.py0 + L.ph + 7 + line);
+               L.py0 + L.ph + line / 2 + 10 + line);
   } else {
     fmt::print(o, "<text x=\"{}\" y=\"{}\" fill=\"#787878\">no traffic</text>\n", L.bar_x,
                L.py0 + line);

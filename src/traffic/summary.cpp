@@ -102,4 +102,63 @@ TrafficSummary summarize(const TrafficMatrix& tm, const spec::Cluster& c, spec::
   return s;
 }
 
+Json to_json(const TrafficSummary& s, const spec::Cluster& c) {
+  using perf::Parallelism;
+  constexpr Parallelism kPar[] = {Parallelism::tp, Parallelism::sp, Parallelism::pp,
+                                  Parallelism::dp, Parallelism::ep};
+  constexpr Locality kLoc[] = {Locality::same_domain, Locality::same_rail, Locality::cross_rail};
+  auto share = [&](double b) { return s.total_bytes > 0 ? b / s.total_bytes : 0.0; };
+  Json by_loc = Json::object(), share_loc = Json::object(), by_par = Json::object(),
+       share_par = Json::object(), matrix = Json::object();
+  for (Locality l : kLoc) {
+    by_loc[std::string(to_string(l))] = s.bytes_by_locality(l);
+    share_loc[std::string(to_string(l))] = share(s.bytes_by_locality(l));
+  }
+  for (Parallelism p : kPar) {
+    const std::string name(perf::to_string(p));
+    by_par[name] = s.bytes_by_parallelism(p);
+    share_par[name] = share(s.bytes_by_parallelism(p));
+    Json row = Json::object();
+    for (Locality l : kLoc)
+      row[std::string(to_string(l))] =
+          s.bytes[static_cast<std::size_t>(p)][static_cast<std::size_t>(l)];
+    matrix[name] = row;
+  }
+  const double n = static_cast<double>(s.gpus);
+  Json j{{"gpus", s.gpus},
+         {"hb_domain", s.hb_domain},
+         {"domains", c.domains()},
+         {"design", std::string(spec::to_string(s.design))},
+         {"total_bytes", s.total_bytes},
+         {"bytes_by_locality", by_loc},
+         {"share_by_locality", share_loc},
+         {"bytes_by_parallelism", by_par},
+         {"share_by_parallelism", share_par},
+         {"bytes", matrix},
+         {"pairs_with_traffic", s.pairs_with_traffic},
+         {"ordered_pairs", n * (n - 1.0)},
+         {"pair_fraction_with_traffic", s.pair_fraction_with_traffic},
+         {"domain_pairs_with_traffic", s.domain_pairs_with_traffic},
+         {"entries", s.entries},
+         {"forwarded_bytes", s.forwarded_bytes}};
+  if (s.busiest_pair.src >= 0)
+    j["busiest_pair"] = {
+        {"src", s.busiest_pair.src},
+        {"dst", s.busiest_pair.dst},
+        {"bytes", s.busiest_pair.bytes},
+        {"locality",
+         std::string(to_string(locality_of(c, s.busiest_pair.src, s.busiest_pair.dst)))}};
+  else
+    j["busiest_pair"] = nullptr;
+  if (s.busiest_nic.gpu >= 0)
+    j["busiest_nic"] = {{"gpu", s.busiest_nic.gpu},
+                        {"domain", c.domain_of(s.busiest_nic.gpu)},
+                        {"rail", c.rail_of(s.busiest_nic.gpu)},
+                        {"tx_bytes", s.busiest_nic.tx_bytes},
+                        {"rx_bytes", s.busiest_nic.rx_bytes}};
+  else
+    j["busiest_nic"] = nullptr;
+  return j;
+}
+
 }  // namespace railsim::traffic

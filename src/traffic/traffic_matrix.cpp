@@ -69,26 +69,28 @@ std::int64_t max_transfers(const perf::CommOp& op, std::int64_t n) {
     case Algorithm::direct:
       return n * (n - 1);
     case Algorithm::p2p:
-      return n - 1;
+      return n;  // n - 1 stages hand over, plus the wrap of interleaved pipelines
   }
   return 0;
 }
 
 }  // namespace
 
-void expand_group(const perf::CommOp& op, const perf::Placement& pl, std::int64_t group,
-                  std::vector<Transfer>& out, std::vector<std::int64_t>& scratch) {
+namespace {
+
+// Expands one group of `op`; b = B x count (per adjacent pair for p2p), wrap = B x wrap_count.
+void expand(const perf::CommOp& op, const perf::Placement& pl, std::int64_t group, double b,
+            double wrap, std::vector<Transfer>& out, std::vector<std::int64_t>& scratch) {
   const std::int64_t n = pl.axis_size(op.axis);
-  const double b = op.bytes;
   scratch.resize(static_cast<std::size_t>(2 * n));
   std::int64_t* m = scratch.data();
   for (std::int64_t i = 0; i < n; ++i) m[i] = pl.gpu_of(pl.rank_in_group(op.axis, group, i));
-  if (n < 2 || !(b > 0)) return;
+  if (n < 2) return;
   const double nd = static_cast<double>(n);
   switch (op.algorithm) {
     case Algorithm::ring:
       if (op.op == CollectiveOp::all_to_all || op.op == CollectiveOp::send_recv) bad_pair(op);
-      ring(op, m, n, b, out);
+      if (b > 0) ring(op, m, n, b, out);
       return;
     case Algorithm::direct: {
       double per = 0;
@@ -98,12 +100,13 @@ void expand_group(const perf::CommOp& op, const perf::Placement& pl, std::int64_
         case CollectiveOp::reduce_scatter:
           per = b / nd;
           break;
-        case CollectiveOp::all_reduce:
+        case CollectiveOp::all_reduce:  // reduce-scatter then all-gather
           per = 2.0 * b / nd;
-          break;  // reduce-scatter + all-gather
+          break;
         case CollectiveOp::send_recv:
           bad_pair(op);
       }
+      if (!(per > 0)) return;
       for (std::int64_t i = 0; i < n; ++i)
         for (std::int64_t j = 0; j < n; ++j)
           if (i != j) out.push_back({m[i], m[j], per});
@@ -112,44 +115,57 @@ void expand_group(const perf::CommOp& op, const perf::Placement& pl, std::int64_
     case Algorithm::p2p: {
       if (op.op != CollectiveOp::send_recv) bad_pair(op);
       const bool back = op.phase == perf::Phase::backward;
-      for (std::int64_t i = 0; i + 1 < n; ++i)
-        out.push_back(back ? Transfer{m[i + 1], m[i], b} : Transfer{m[i], m[i + 1], b});
+      if (b > 0)
+        for (std::int64_t i = 0; i + 1 < n; ++i)
+          out.push_back(back ? Transfer{m[i + 1], m[i], b} : Transfer{m[i], m[i + 1], b});
+      // Interleaved pipelines: the last stage hands the next model chunk back to the first.
+      if (wrap > 0)
+        out.push_back(back ? Transfer{m[0], m[n - 1], wrap} : Transfer{m[n - 1], m[0], wrap});
       return;
     }
     case Algorithm::hierarchical: {
       if (op.op == CollectiveOp::all_to_all || op.op == CollectiveOp::send_recv) bad_pair(op);
-      // Members ordered by (HB domain, rank in group): key = domain * n + i.
+      if (!(b > 0)) return;
+      // Members ordered by (HB domain, local rank), i.e. by GPU id: the j-th member of each
+      // domain then sits on the same rail whenever the group is rail-aligned.
       const std::int64_t k = pl.hb_domain();
-      std::int64_t* key = m + n;
-      for (std::int64_t i = 0; i < n; ++i) key[i] = (m[i] / k) * n + i;
-      std::sort(key, key + n);
+      std::int64_t* g = m + n;
+      std::copy(m, m + n, g);
+      std::sort(g, g + n);
       // Same number of members p in every touched domain, or no hierarchy to exploit.
       std::int64_t p = 1;
-      while (p < n && key[p] / n == key[0] / n) ++p;
+      while (p < n && g[p] / k == g[0] / k) ++p;
       bool regular = n % p == 0;
       for (std::int64_t s = 0; regular && s < n; s += p)
-        regular = key[s] / n == key[s + p - 1] / n && (s + p == n || key[s + p] / n != key[s] / n);
+        regular = g[s] / k == g[s + p - 1] / k && (s + p == n || g[s + p] / k != g[s] / k);
       if (!regular) {
         ring(op, m, n, b, out);
         return;
       }
-      const std::int64_t d = n / p;
-      auto member = [&](std::int64_t dom, std::int64_t j) { return m[key[dom * p + j] % n]; };
-      if (p > 1) {
+      const std::int64_t q = n / p;
+      auto member = [&](std::int64_t dom, std::int64_t j) { return g[dom * p + j]; };
+      if (p > 1) {  // steps 1 and 3 inside each domain (both send to the same neighbour)
         const double per = ring_bytes(op, p, b);
-        for (std::int64_t dom = 0; dom < d; ++dom)
+        for (std::int64_t dom = 0; dom < q; ++dom)
           for (std::int64_t j = 0; j < p; ++j)
             out.push_back({member(dom, j), member(dom, (j + 1) % p), per});
       }
-      if (d > 1) {
-        const double per = ring_bytes(op, d, b / static_cast<double>(p));
+      if (q > 1) {  // step 2: along each rail on the B/p shard
+        const double per = ring_bytes(op, q, b / static_cast<double>(p));
         for (std::int64_t j = 0; j < p; ++j)
-          for (std::int64_t dom = 0; dom < d; ++dom)
-            out.push_back({member(dom, j), member((dom + 1) % d, j), per});
+          for (std::int64_t dom = 0; dom < q; ++dom)
+            out.push_back({member(dom, j), member((dom + 1) % q, j), per});
       }
       return;
     }
   }
+}
+
+}  // namespace
+
+void expand_group(const perf::CommOp& op, const perf::Placement& pl, std::int64_t group,
+                  std::vector<Transfer>& out, std::vector<std::int64_t>& scratch) {
+  expand(op, pl, group, op.bytes * op.count, op.bytes * op.wrap_count, out, scratch);
 }
 
 namespace {
@@ -161,8 +177,14 @@ struct Record {
 
 // Operations that expand into the same pairs (same collective, algorithm, axis, parallelism and
 // p2p direction) are merged first, their bytes x count summed: the expansion is linear in bytes.
-std::vector<perf::CommOp> coalesce(const perf::CommSchedule& schedule) {
-  std::vector<perf::CommOp> out;
+struct Coalesced {
+  perf::CommOp op;
+  double bytes = 0;  // sum of B x count
+  double wrap = 0;   // sum of B x wrap_count (send_recv)
+};
+
+std::vector<Coalesced> coalesce(const perf::CommSchedule& schedule) {
+  std::vector<Coalesced> out;
   auto same = [](const perf::CommOp& a, const perf::CommOp& b) {
     const bool dir_a = a.algorithm == Algorithm::p2p && a.phase == perf::Phase::backward;
     const bool dir_b = b.algorithm == Algorithm::p2p && b.phase == perf::Phase::backward;
@@ -170,19 +192,19 @@ std::vector<perf::CommOp> coalesce(const perf::CommSchedule& schedule) {
            a.parallelism == b.parallelism && dir_a == dir_b;
   };
   for (const auto& op : schedule) {
-    if (!(op.bytes >= 0) || !(op.count >= 0) || !std::isfinite(op.bytes * op.count))
-      throw std::logic_error(fmt::format("traffic: {} {} has bytes {} x count {}",
+    const double total = op.bytes * op.count, wrap = op.bytes * op.wrap_count;
+    if (!(op.bytes >= 0) || !(op.count >= 0) || !(op.wrap_count >= 0) || !std::isfinite(total) ||
+        !std::isfinite(wrap))
+      throw std::logic_error(fmt::format("traffic: {} {} has bytes {} x count {} (wrap {})",
                                          perf::to_string(op.parallelism), perf::to_string(op.op),
-                                         op.bytes, op.count));
-    const double total = op.bytes * op.count;
-    if (total == 0) continue;
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& o) { return same(o, op); });
+                                         op.bytes, op.count, op.wrap_count));
+    if (total == 0 && wrap == 0) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& o) { return same(o.op, op); });
     if (it == out.end()) {
-      out.push_back(op);
-      out.back().bytes = total;
-      out.back().count = 1;
+      out.push_back({op, total, wrap});
     } else {
       it->bytes += total;
+      it->wrap += wrap;
     }
   }
   return out;
@@ -204,24 +226,25 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
 
   std::vector<std::int64_t> offset(ops.size() + 1, 0), cap(ops.size(), 0);
   for (std::size_t c = 0; c < ops.size(); ++c) {
-    const std::int64_t n = pl.axis_size(ops[c].axis);
-    cap[c] = max_transfers(ops[c], n);
+    const std::int64_t n = pl.axis_size(ops[c].op.axis);
+    cap[c] = max_transfers(ops[c].op, n);
     const double total =
-        static_cast<double>(cap[c]) * static_cast<double>(pl.group_count(ops[c].axis));
+        static_cast<double>(cap[c]) * static_cast<double>(pl.group_count(ops[c].op.axis));
     if (static_cast<double>(offset[c]) + total > static_cast<double>(kMaxRecords))
       throw InputError("strategy", fmt::format("the traffic matrix of this strategy would need "
                                                "more than {} pair records ({} {} over groups of "
                                                "{}); use a smaller group",
-                                               kMaxRecords, perf::to_string(ops[c].parallelism),
-                                               perf::to_string(ops[c].op), n));
-    offset[c + 1] = offset[c] + cap[c] * pl.group_count(ops[c].axis);
+                                               kMaxRecords, perf::to_string(ops[c].op.parallelism),
+                                               perf::to_string(ops[c].op.op), n));
+    offset[c + 1] = offset[c] + cap[c] * pl.group_count(ops[c].op.axis);
   }
   constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
   std::vector<Record> rec(static_cast<std::size_t>(offset.back()));
   tm.build_records_ = rec.size();
 
   for (std::size_t c = 0; c < ops.size(); ++c) {
-    const perf::CommOp& op = ops[c];
+    const perf::CommOp& op = ops[c].op;
+    const double b = ops[c].bytes, wrap = ops[c].wrap;
     const std::int64_t groups = pl.group_count(op.axis);
     const std::uint64_t tag =
         (static_cast<std::uint64_t>(op.parallelism) << 8) | static_cast<std::uint64_t>(c);
@@ -231,7 +254,7 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
                         std::vector<std::int64_t> scratch;
                         for (std::int64_t g = r.begin(); g != r.end(); ++g) {
                           tr.clear();
-                          expand_group(op, pl, g, tr, scratch);
+                          expand(op, pl, g, b, wrap, tr, scratch);
                           Record* slot = rec.data() + offset[c] + g * cap[c];
                           std::size_t i = 0;
                           for (; i < tr.size(); ++i)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "railsim/core/json.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/traffic/traffic_matrix.hpp"
 
@@ -52,5 +53,25 @@ struct TrafficSummary {
 
 TrafficSummary summarize(const TrafficMatrix& tm, const spec::Cluster& cluster,
                          spec::DesignKind design);
+
+// JSON of a summary: bytes_by_locality {same_domain, same_rail, cross_rail},
+// bytes_by_parallelism {tp, sp, pp, dp, ep}, bytes {parallelism: {locality: bytes}}, shares,
+// pairs_with_traffic, ordered_pairs, pair_fraction_with_traffic, busiest_pair, busiest_nic, ...
+Json to_json(const TrafficSummary& s, const spec::Cluster& cluster);
+
+// Calls fn(src, dst, bytes) once per GPU pair with traffic, in (src, dst) order, with the pair's
+// bytes per parallelism (indexed by perf::Parallelism).
+template <class Fn>
+void for_each_pair(const TrafficMatrix& tm, Fn&& fn) {
+  std::array<double, kParallelisms> b{};
+  std::size_t i = 0;
+  while (i < tm.size()) {
+    const TrafficEntry first = tm[i];
+    b.fill(0.0);
+    for (; i < tm.size() && tm[i].src == first.src && tm[i].dst == first.dst; ++i)
+      b[static_cast<std::size_t>(tm[i].parallelism)] += tm[i].bytes;
+    fn(first.src, first.dst, b);
+  }
+}
 
 }  // namespace railsim::traffic

@@ -9,13 +9,16 @@
 //   ring          member i sends to member i+1 (mod n), in group rank order:
 //                 all_reduce 2(n-1)/n B, all_gather and reduce_scatter (n-1)/n B;
 //   hierarchical  the group's members in each HB domain run a ring (reduce-scatter, and all-gather
-//                 for all_reduce) on B, and the j-th members of all the domains a ring along their
-//                 rail on B/p (p members per domain); a group that does not put the same number of
-//                 members in each domain it touches falls back to a flat ring;
+//                 for all_reduce) on B, and the members with the same local rank a ring along
+//                 their rail on B/p (p members per domain); a group that does not put the same
+//                 number of members in each domain it touches falls back to a flat ring (same
+//                 total bytes, only the locality differs);
 //   direct        every member sends B/n to every other member (all_to_all; all_reduce sends 2B/n);
-//   p2p           stage i sends B to stage i+1 (forward and optimizer phases), to stage i-1 in the
-//                 backward phase (activation gradients flow back).
-// Every byte is multiplied by the operation's count.
+//   p2p           stage i sends B to stage i+1 (forward and optimizer phases), stage i+1 to stage
+//                 i in the backward phase (activation gradients flow back); interleaved pipelines
+//                 also wrap from the last stage to the first wrap_count times.
+// Every byte is multiplied by the operation's count. These are the semantics written down in
+// perf/comm_schedule.hpp, which perf::wire_bytes() sums; tests check that the two agree.
 //
 // Storage is sparse: one entry per (src, dst, parallelism) with bytes > 0, sorted by src, dst,
 // parallelism; 16 bytes per entry and nothing proportional to N^2. The build is parallel (oneTBB)
@@ -52,7 +55,7 @@ struct TrafficEntry {
   double bytes = 0;
 };
 
-// One send of an expanded operation: `bytes` from src to dst (GPU ids), before the op's count.
+// One send of an expanded operation: `bytes` from src to dst (GPU ids), count included.
 struct Transfer {
   std::int64_t src = 0, dst = 0;
   double bytes = 0;

@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+using railsim::test::slurp;
+
+namespace {
+std::string tmp(const std::string& name) {
+  return testing::TempDir() + "/railsim_cli_traffic_" + std::to_string(::getpid()) + "_" + name;
+}
+void expect_error(const std::string& args, const std::string& field) {
+  const auto r = run_cli("traffic " + args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos) << args << " -> " << r.err;
+}
+}  // namespace
+
+TEST(CliTraffic, JsonHasTheLocalitySplitAndThePairFraction) {
+  const auto r = run_cli("traffic --gpus 1024 --gpu H100-SXM --design rail_only --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& loc = j.at("bytes_by_locality");
+  const double total = j.at("total_bytes").get<double>();
+  EXPECT_GT(total, 0);
+  EXPECT_EQ(loc.at("cross_rail").get<double>(), 0.0);  // the best dense plan stays on rails
+  EXPECT_GT(loc.at("same_rail").get<double>(), 0.0);
+  EXPECT_NEAR(loc.at("same_domain").get<double>() + loc.at("same_rail").get<double>() +
+                  loc.at("cross_rail").get<double>(),
+              total, 1e-9 * total);
+  double by_par = 0;
+  for (const char* p : {"tp", "sp", "pp", "dp", "ep"})
+    by_par += j.at("bytes_by_parallelism").at(p).get<double>();
+  EXPECT_NEAR(by_par, total, 1e-9 * total);
+  const double pairs = j.at("pairs_with_traffic").get<double>();
+  EXPECT_DOUBLE_EQ(j.at("ordered_pairs").get<double>(), 1024.0 * 1023.0);
+  EXPECT_DOUBLE_EQ(j.at("pair_fraction_with_traffic").get<double>(), pairs / (1024.0 * 1023.0));
+  EXPECT_EQ(j.at("strategy_source").get<std::string>().rfind("best plan", 0), 0u);
+  EXPECT_EQ(j.at("strategy").at("placement").get<std::string>(), "rail_aligned");
+}
+
+TEST(CliTraffic, HumanSummaryNamesEveryFigure) {
+  const auto r = run_cli("traffic --gpus 256 --tp 8 --pp 4 --design rail_only");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"strategy (given): tp 8 pp 4 dp 8", "same_domain", "same_rail",
+                        "cross_rail", "GPU pairs with traffic", "ordered pairs", "busiest pair",
+                        "busiest NIC", "rail-only forwarding"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(CliTraffic, ShuffledPlacementPutsBytesAcrossRails) {
+  const auto r = run_cli("traffic --gpus 256 --tp 8 --pp 4 --placement shuffled --seed 5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j.at("share_by_locality").at("cross_rail").get<double>(), 0.5);
+  EXPECT_EQ(j.at("strategy").at("placement").get<std::string>(), "shuffled");
+}
+
+TEST(CliTraffic, CsvHoldsOneRowPerPairAndTheSameBytes) {
+  const std::string csv = tmp("pairs.csv");
+  const auto r =
+      run_cli("traffic --gpus 128 --tp 4 --pp 2 --model Mixtral-8x7B --ep 4 --json --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::istringstream in(slurp(csv));
+  std::remove(csv.c_str());
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("src,dst,src_domain,src_rail,dst_domain,dst_rail,locality,tp_bytes", 0), 0u);
+  std::int64_t rows = 0;
+  double total = 0, cross = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    const auto last = line.rfind(',');
+    total += std::stod(line.substr(last + 1));
+    if (line.find(",cross_rail,") != std::string::npos) cross += std::stod(line.substr(last + 1));
+  }
+  EXPECT_EQ(rows, j.at("pairs_with_traffic").get<std::int64_t>());
+  const double want = j.at("total_bytes").get<double>();
+  EXPECT_NEAR(total, want, 1e-9 * want);
+  const double want_cross = j.at("bytes_by_locality").at("cross_rail").get<double>();
+  EXPECT_NEAR(cross, want_cross, 1e-9 * want + 1e-9);
+}
+
+TEST(CliTraffic, WritesHeatmapsAsPngAndSvg) {
+  const std::string g = tmp("g.png"), d = tmp("d.svg"), r = tmp("r.png");
+  const auto res = run_cli("traffic --gpus 512 --tp 8 --pp 4 --heatmap-gpu " + g +
+                           " --heatmap-domain " + d + " --heatmap-rail " + r);
+  ASSERT_EQ(res.code, 0) << res.err;
+  const std::string png = slurp(g), svg = slurp(d), rail = slurp(r);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(rail.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("HB domain to HB domain"), std::string::npos);
+  for (const auto& f : {g, d, r}) std::remove(f.c_str());
+}
+
+TEST(CliTraffic, BadInputIsOneLineNamingTheField) {
+  expect_error("--gpus 64 --tp 8 --placement sideways", "--placement");
+  expect_error("--gpus 64 --tp 3", "--tp");
+  expect_error("--gpus 0", "--gpus");
+  expect_error("--gpus 64 --tp 8 --seed -1", "--seed");
+  expect_error("--gpus 64 --tp 8 --heatmap-cells 0", "--heatmap-cells");
+  expect_error("--gpus 64 --tp 8 --heatmap-domain out.jpg", "--heatmap-domain");
+  expect_error("--gpus 64 --tp 8 --csv /nonexistent-dir/x.csv", "--csv");
+  expect_error("--gpus 64 --tp 8 --heatmap-rail /nonexistent-dir/x.png", "--heatmap-rail");
+  expect_error("--gpus 16384 --tp 8 --heatmap-gpu x.png", "--heatmap-gpu");
+  expect_error("--gpus 64 --tp 8 --model NoSuchModel", "--model");
+  expect_error("--gpus 64 --tp 8 --design mesh", "--design");
+  expect_error("--gpus 64 --tp 8 --ep 3 --model Mixtral-8x7B", "--ep");
+  expect_error("--gpus 64 --tp 8 --batch nan", "--batch");
+}
