@@ -78,12 +78,21 @@ perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c
     }
   s.tp = p.tp.value_or(tp_default);
   s.pp = p.pp.value_or(1);
+  // Model-side rules first, so that the error names the knob that is wrong.
+  if (in.model.heads % s.tp != 0)
+    throw InputError("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
+                                         in.model.heads, in.model.name));
+  if (s.pp > in.model.layers || in.model.layers % s.pp != 0)
+    throw InputError("--pp", fmt::format("pp = {} must divide the {} layers of {} (and not exceed "
+                                         "them)",
+                                         s.pp, in.model.layers, in.model.name));
   if (p.dp) {
     s.dp = *p.dp;
   } else {
     if (c.gpus % (s.tp * s.pp) != 0)
-      throw InputError("--tp", fmt::format("tp x pp = {} x {} = {} does not divide the {} GPUs",
-                                           s.tp, s.pp, s.tp * s.pp, c.gpus));
+      throw InputError(p.pp ? "--pp" : "--tp",
+                       fmt::format("tp x pp = {} x {} = {} does not divide the {} GPUs", s.tp, s.pp,
+                                   s.tp * s.pp, c.gpus));
     s.dp = c.gpus / (s.tp * s.pp);
   }
   s.ep = p.ep.value_or(1);

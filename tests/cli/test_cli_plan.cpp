@@ -1,0 +1,155 @@
+// railsim estimate and railsim plan as a user runs them: JSON fields, accuracy on a measured run,
+// and one-line errors naming the field (exit 2) for every kind of bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+
+namespace {
+// Korthikanti et al. 2022: 175B, selective recompute + SP on 64 A100, measured 13.75 s.
+const char* k175 =
+    "--gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Megatron-175B --batch 64 --tp 8 --pp 8 "
+    "--interleave 3 --recompute selective --sp on";
+
+void expect_error(const std::string& args, const std::string& field) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find("railsim: error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos)
+      << args << ": expected '" << field << "' in " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+void expect_result_fields(const nlohmann::json& j) {
+  for (const char* k : {"strategy", "feasible", "iteration_time_s", "memory_gib", "mfu",
+                        "tokens_per_s", "breakdown"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"tp", "pp", "dp", "ep", "micro_batch", "interleave", "recompute", "sp",
+                        "dist_opt", "dp_overlap"})
+    EXPECT_TRUE(j["strategy"].contains(k)) << k;
+  double sum = 0;
+  for (auto& [k, v] : j["breakdown"].items()) sum += v.get<double>();
+  EXPECT_NEAR(sum, j["iteration_time_s"].get<double>(), 1e-6 * sum);
+}
+}  // namespace
+
+TEST(CliEstimate, JsonOfAMeasuredRun) {
+  const auto r = run_cli(std::string("estimate ") + k175 + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  expect_result_fields(j);
+  EXPECT_NEAR(j["iteration_time_s"].get<double>() / 13.75, 1.0, 0.05);
+  EXPECT_TRUE(j["feasible"].get<bool>());
+  EXPECT_EQ(j["strategy"]["interleave"], 3);
+  EXPECT_EQ(j["strategy"]["recompute"], "selective");
+}
+
+TEST(CliEstimate, HumanOutputNamesTheBreakdown) {
+  const auto r = run_cli(std::string("estimate ") + k175);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* w : {"iteration time", "MFU", "pipeline bubble", "tp/sp comm", "memory"})
+    EXPECT_NE(r.out.find(w), std::string::npos) << w;
+}
+
+TEST(CliEstimate, InfeasibleStrategyIsReportedNotAnError) {
+  // 175B without recompute or SP needs ~112 GiB per GPU (Korthikanti et al. Figure 1).
+  const auto r = run_cli(
+      "estimate --gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Megatron-175B --batch 64 "
+      "--tp 8 --pp 8 --recompute none --sp off --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["feasible"].get<bool>());
+  EXPECT_GT(j["memory_gib"].get<double>(), 100.0);
+}
+
+TEST(CliPlan, JsonTopKSortedAndPinned) {
+  const auto r = run_cli("plan --gpus 4096 --model GPT-1T --tp 8 --top 4 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["plans"].size(), 4u);
+  double prev = 0;
+  for (const auto& p : j["plans"]) {
+    expect_result_fields(p);
+    EXPECT_EQ(p["strategy"]["tp"], 8);
+    EXPECT_TRUE(p["feasible"].get<bool>());
+    EXPECT_GE(p["iteration_time_s"].get<double>(), prev);
+    prev = p["iteration_time_s"].get<double>();
+  }
+  EXPECT_GT(j["evaluated"].get<int>(), j["feasible"].get<int>());
+}
+
+TEST(CliPlan, SameOutputForOneAndTwoThreads) {
+  const auto a = run_cli("plan --gpus 32768 --model GPT-1T --top 10 --threads 1 --json");
+  const auto b = run_cli("plan --gpus 32768 --model GPT-1T --top 10 --threads 2 --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(CliPlan, NothingFits) {
+  const auto r = run_cli("plan --model GPT-1T --gpus 8 --gpu A100-SXM-80GB");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no feasible strategy: the smallest memory need is "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("GiB per GPU, the GPU has 80.0 GiB"), std::string::npos) << r.err;
+}
+
+TEST(CliPlanErrors, ImpossibleStrategies) {
+  for (const char* cmd : {"estimate", "plan"}) {
+    const std::string c = cmd;
+    expect_error(c + " --model GPT-1T --tp 3", "--tp");                            // 160 heads
+    expect_error(c + " --model GPT-1T --pp 200", "--pp");                          // 128 layers
+    expect_error(c + " --model GPT-1T --pp 3", "--pp");                            // not a divisor
+    expect_error(c + " --model GPT-1T --gpus 1024 --tp 8 --pp 8 --dp 8", "--dp");  // 512 != 1024
+    expect_error(c + " --model GPT-1T --gpus 1024 --tp 8 --pp 8 --batch 17", "--batch");
+    expect_error(c + " --model GPT-1T --ep 2", "--ep");  // dense model
+    expect_error(c + " --model GPT-1T --pp 1 --interleave 2", "--interleave");
+    expect_error(c + " --model Mixtral-8x7B --gpus 64 --tp 1 --pp 1 --ep 16", "--ep");  // 8 experts
+    expect_error(c + " --gpu A100-SXM-80GB --dtype fp8", "--dtype");
+  }
+}
+
+TEST(CliPlanErrors, ZeroNegativeNanHugeAndUnknown) {
+  for (const char* cmd : {"estimate", "plan"}) {
+    const std::string c = cmd;
+    expect_error(c + " --tp 0", "--tp");
+    expect_error(c + " --pp -2", "--pp");
+    expect_error(c + " --tp nan", "--tp");
+    expect_error(c + " --dp 1e30", "--dp");
+    expect_error(c + " --micro-batch 0", "--micro-batch");
+    expect_error(c + " --batch 0", "--batch");
+    expect_error(c + " --batch -4096", "--batch");
+    expect_error(c + " --batch 99999999999999999999", "--batch");
+    expect_error(c + " --seq 0", "--seq");
+    expect_error(c + " --seq nan", "--seq");
+    expect_error(c + " --gpus 0", "--gpus");
+    expect_error(c + " --gpus 100000000000", "--gpus");
+    expect_error(c + " --nic-gbps nan", "--nic-gbps");
+    expect_error(c + " --nic-gbps -400", "--nic-gbps");
+    expect_error(c + " --nic-gbps 1e300", "--nic-gbps");
+    expect_error(c + " --hb-domain 0", "--hb-domain");
+    expect_error(c + " --recompute sometimes", "--recompute");
+    expect_error(c + " --sp maybe", "--sp");
+    expect_error(c + " --dist-opt 2", "--dist-opt");
+    expect_error(c + " --placement random", "--placement");
+    expect_error(c + " --model no-such-model", "--model");
+    expect_error(c + " --design mesh", "--design");
+  }
+  expect_error("plan --top 0", "--top");
+  expect_error("plan --threads -1", "--threads");
+}
+
+TEST(CliPlanErrors, BadModelFile) {
+  const std::string path = "/tmp/railsim_test_bad_model.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(R"({"name":"x","layers":4,"hidden":64,"heads":4,"vocab":-3,"seq_len":8})", f);
+  std::fclose(f);
+  expect_error("estimate --model " + path, "model.vocab");
+  std::remove(path.c_str());
+}
