@@ -32,7 +32,7 @@ NetworkPlan plan_network(const spec::Cluster& cluster, const spec::NetworkDesign
 
 // Largest graph build_fabric accepts (links); beyond it the counts (plan_network, the bill of
 // materials) still work but the graph would take gigabytes.
-inline constexpr std::int64_t kMaxFabricLinks = std::int64_t{1} << 27;
+inline constexpr std::int64_t kMaxFabricLinks = std::int64_t{1} << 25;
 
 Fabric build_fabric(const spec::Cluster& cluster, const spec::NetworkDesign& design);
 Fabric build_rail_optimized(const spec::Cluster& cluster, const spec::NetworkDesign& design);

@@ -1,0 +1,76 @@
+// Fabric and bill-of-materials build time at 131,072 GPUs (the scale bar: well under a
+// second, memory linear in N), and the cost of one route() call.
+#include <benchmark/benchmark.h>
+
+#include "railsim/cost/cost.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/switch.hpp"
+#include "railsim/topo/builders.hpp"
+
+using namespace railsim;
+
+namespace {
+
+spec::Cluster cluster(std::int64_t n, std::int64_t k) {
+  return spec::make_cluster(spec::load_gpu("H100-SXM"), n, k, 400, 450, 1);
+}
+
+spec::NetworkDesign design(spec::DesignKind kind, const char* sw) {
+  return spec::make_network_design(kind, spec::load_switch(sw));
+}
+
+// args: GPUs, K, design (0 rail_optimized, 1 rail_only, 2 ideal), radix (64 or 128)
+void BM_FabricAndBom(benchmark::State& st) {
+  const auto c = cluster(st.range(0), st.range(1));
+  const auto d = design(static_cast<spec::DesignKind>(st.range(2)),
+                        st.range(3) == 64 ? "QM9700" : "ETH-51.2T-128x400G");
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  std::size_t bytes = 0;
+  for (auto _ : st) {
+    topo::Fabric f = topo::build_fabric(c, d);
+    cost::DesignReport r = cost::evaluate(c, d, cat);
+    benchmark::DoNotOptimize(r.cost.cost_usd());
+    bytes = f.nodes.capacity() * sizeof(topo::Node) + f.links.capacity() * sizeof(topo::Link);
+    benchmark::DoNotOptimize(f.links.data());
+  }
+  st.counters["graph_MB"] = double(bytes) / 1e6;
+  st.counters["bytes_per_gpu"] = double(bytes) / double(c.gpus);
+}
+BENCHMARK(BM_FabricAndBom)
+    ->ArgsProduct({{131072}, {8}, {0, 1}, {64, 128}})
+    ->Args({131072, 256, 1, 128})
+    ->Args({131072, 8, 2, 128})
+    ->Args({16384, 8, 0, 64})
+    ->Unit(benchmark::kMillisecond);
+
+// The bill of materials alone (no graph): O(tiers).
+void BM_BomOnly(benchmark::State& st) {
+  const auto c = cluster(st.range(0), 8);
+  const auto d = design(spec::DesignKind::rail_optimized, "QM9700");
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  for (auto _ : st) benchmark::DoNotOptimize(cost::evaluate(c, d, cat).cost.cost_usd());
+}
+BENCHMARK(BM_BomOnly)->Arg(131072)->Arg(16777216);
+
+void BM_Route(benchmark::State& st) {
+  const auto c = cluster(131072, 8);
+  const auto f =
+      topo::build_fabric(c, design(static_cast<spec::DesignKind>(st.range(0)), "QM9700"));
+  topo::Path p;
+  p.reserve(static_cast<std::size_t>(f.max_path_channels()));
+  std::uint64_t h = 1;
+  for (auto _ : st) {
+    p.clear();
+    h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto s = static_cast<std::int64_t>((h >> 20) % 131072);
+    const auto d = static_cast<std::int64_t>((h >> 40) % 131072);
+    f.route(s, d == s ? (s + 9) % 131072 : d, h, topo::Forwarding::hb_first, p);
+    benchmark::DoNotOptimize(p.data());
+  }
+}
+BENCHMARK(BM_Route)->Arg(0)->Arg(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();

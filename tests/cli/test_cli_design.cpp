@@ -1,0 +1,180 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+using railsim::test::slurp;
+using Json = nlohmann::json;
+
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& content) {
+  const std::string path = "/tmp/railsim_design_test_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+// One line on stderr naming `field`, exit code 2, nothing on stdout.
+void expect_input_error(const std::string& args, const std::string& field) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos) << args << " -> " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+}  // namespace
+
+TEST(CliDesign, JsonHasTheBillOfMaterials) {
+  const auto r = run_cli(
+      "design --gpus 32768 --gpu H100-SXM --hb-domain 8 --switch ETH-51.2T-128x400G --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["design"], "rail_optimized");
+  EXPECT_EQ(j["gpus"], 32768);
+  EXPECT_EQ(j["hb_domain"], 8);
+  EXPECT_EQ(j["tiers"], 3);
+  // 128-port: 4,096 GPUs per rail / 64 = 64 leaves per rail; 8 pods of 64 leaves; 256 cores.
+  EXPECT_EQ(j["switches"]["total"], 1280);
+  EXPECT_EQ(j["switches"]["per_tier"], Json::parse("[512, 512, 256]"));
+  EXPECT_EQ(j["links"]["per_tier"], Json::parse("[32768, 32768, 32768]"));
+  // 32,768 NIC-side modules + 5 x 32,768 switch ports / 2 per twin-port module.
+  EXPECT_EQ(j["transceivers"], 32768 + 5 * 32768 / 2);
+  EXPECT_GT(j["cost_usd"].get<double>(), 0);
+  EXPECT_GT(j["power_w"].get<double>(), 0);
+}
+
+TEST(CliDesign, RailOnlyAndCopperAndCsv) {
+  auto r = run_cli(
+      "design --gpus 4096 --hb-domain 256 --gpu GH200 --design rail_only --switch QM9700 "
+      "--copper-gpu-leaf --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["tiers"], 1);
+  EXPECT_EQ(j["switches"]["total"], 256);  // one 64-port switch per 16-GPU rail
+  EXPECT_EQ(j["switches"]["equivalents"], 64.0);
+  EXPECT_EQ(j["transceivers"], 0);  // all GPU-leaf links are copper
+  EXPECT_EQ(j["links"]["copper"], 4096);
+  r = run_cli("design --gpus 512 --csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(line_count(r.out), 2);
+  EXPECT_EQ(r.out.rfind("gpu,gpus,hb_domain,design", 0), 0u);
+}
+
+TEST(CliCompare, DefaultsAreThePapersTwoClusters) {
+  const auto r = run_cli("compare --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 6u);
+  EXPECT_EQ(j["designs"][0]["gpu"], "GH200");
+  EXPECT_EQ(j["designs"][0]["hb_domain"], 256);
+  EXPECT_EQ(j["designs"][3]["gpu"], "H100-SXM");
+  EXPECT_EQ(j["designs"][3]["hb_domain"], 8);
+  for (const auto& d : j["designs"]) {
+    EXPECT_TRUE(d.contains("cost_saving"));
+    EXPECT_TRUE(d.contains("power_saving"));
+  }
+  EXPECT_EQ(j["designs"][1]["design"], "rail_only");
+  EXPECT_EQ(j["designs"][1]["tiers"], 1);  // 128 GPUs per rail fit one 128-port switch
+  EXPECT_EQ(j["designs"][4]["tiers"], 2);
+  EXPECT_EQ(j["designs"][0]["cost_saving"], 0.0);
+  // Default catalog ib-ndr-thirdparty-2024: docs/design.md derives 72.2% and 36.1%.
+  EXPECT_NEAR(j["designs"][1]["cost_saving"].get<double>(), 0.7221, 5e-4);
+  EXPECT_NEAR(j["designs"][4]["cost_saving"].get<double>(), 0.3611, 5e-4);
+  const auto text = run_cli("compare");
+  ASSERT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("rail_only"), std::string::npos);
+  EXPECT_NE(text.out.find("cost saving"), std::string::npos);
+}
+
+TEST(CliCompare, OneClusterWhenAskedAndPaperRatioCatalog) {
+  const auto r =
+      run_cli("compare --gpus 32768 --gpu H100-SXM --hb-domain 8 --catalog paper-ratio --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 3u);
+  EXPECT_NEAR(j["designs"][1]["cost_saving"].get<double>(), 10.0 / 26.0, 1e-9);
+  EXPECT_NEAR(j["designs"][1]["power_saving"].get<double>(), 6.0 / 16.0, 1e-9);
+  const auto csv = run_cli("compare --gpus 1024 --csv");
+  ASSERT_EQ(csv.code, 0);
+  EXPECT_EQ(line_count(csv.out), 4);
+}
+
+TEST(CliDesign, ExportsTheFabricGraph) {
+  for (const std::string fmt : {"graphml", "dot", "json"}) {
+    const std::string path = "/tmp/railsim_export_" + std::to_string(::getpid()) + "." + fmt;
+    const auto r =
+        run_cli("design --gpus 64 --hb-domain 8 --switch QM9700 --export " + fmt + " " + path);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string g = slurp(path);
+    std::remove(path.c_str());
+    // 64 GPUs + 8 HB switches + 1 switch (64 NICs fit one 64-port switch); 64 HB + 64 NIC links.
+    if (fmt == "json") {
+      const Json j = Json::parse(g);
+      EXPECT_EQ(j["nodes"].size(), 73u);
+      EXPECT_EQ(j["links"].size(), 128u);
+    } else {
+      const std::string node = fmt == "dot" ? "kind=switch" : ">switch<";
+      std::size_t n = 0;
+      for (auto p = g.find(node); p != std::string::npos; p = g.find(node, p + 1)) ++n;
+      EXPECT_EQ(n, 1u) << fmt;
+    }
+  }
+}
+
+TEST(CliDesign, BadInputIsOneLineNamingTheField) {
+  expect_input_error("design --gpus 1001 --hb-domain 8", "--hb-domain");  // N not divisible by K
+  expect_input_error("design --gpus 0", "--gpus");
+  expect_input_error("design --gpus -8", "--gpus");
+  expect_input_error("design --hb-domain 0", "--hb-domain");
+  expect_input_error("design --hb-domain -8", "--hb-domain");
+  expect_input_error("design --gpus 1000000000000", "--gpus");  // 10^12 GPUs
+  expect_input_error("design --gpus 1e12", "--gpus");
+  expect_input_error("design --gpus abc", "--gpus");
+  expect_input_error("design --nic-gbps 0", "--nic-gbps");
+  expect_input_error("design --nics-per-gpu 0", "--nics-per-gpu");
+  expect_input_error("design --switch NoSuchSwitch", "--switch");
+  expect_input_error("design --gpu Z100", "--gpu");
+  expect_input_error("design --catalog no-such-catalog", "--catalog");
+  expect_input_error("design --design spine_free", "--design");
+  expect_input_error("design --oversubscription 0.5", "--oversubscription");
+  expect_input_error("design --oversubscription nan", "--oversubscription");
+  expect_input_error("design --switch-counting half", "--switch-counting");
+  expect_input_error("design --export svg /tmp/x.svg", "--export");
+  expect_input_error("design --json --csv", "--csv");
+  // The bill of materials works at the size limit, but the graph export refuses gigabytes.
+  expect_input_error("design --gpus 16777216 --export json /tmp/railsim_never_written.json",
+                     "--gpus");
+  expect_input_error("compare --gpus 1001 --hb-domain 8", "--hb-domain");
+  expect_input_error("compare --catalog nope", "--catalog");
+}
+
+TEST(CliDesign, BadSwitchAndCatalogFilesNameTheField) {
+  const auto odd = temp_file("odd.json", R"({"name":"odd","radix":63,"port_gbps":400})");
+  expect_input_error("design --switch " + odd, "switch.radix");
+  const auto one = temp_file("one.json", R"({"name":"one","radix":1,"port_gbps":400})");
+  expect_input_error("design --switch " + one, "switch.radix");
+  const auto typo = temp_file("typo.json", R"({"name":"t","radix":64,"port_gbps":400,"radixx":2})");
+  expect_input_error("design --switch " + typo, "switch.radixx");
+  const auto str = temp_file("str.json", R"({"name":"t","radix":"64","port_gbps":400})");
+  expect_input_error("design --switch " + str, "switch.radix");
+  const auto bad = temp_file("bad.json", R"({"name":"t","radix":64,)");
+  expect_input_error("design --switch " + bad, "--switch");
+  expect_input_error("design --switch /nonexistent/sw.json", "--switch");
+  const auto cat = temp_file(
+      "cat.json", R"({"name":"c","switch":{"price_usd_per_port":1,"power_w_per_port":1}})");
+  expect_input_error("design --catalog " + cat, "catalog.nic_transceiver");
+  const auto cat2 = temp_file("cat2.json", "[1,2]");
+  expect_input_error("compare --catalog " + cat2, "catalog");
+  // A 2-port switch cannot grow a Clos past 2 NICs.
+  const auto tiny = temp_file("tiny.json", R"({"name":"tiny","radix":2,"port_gbps":400})");
+  expect_input_error("design --gpus 64 --switch " + tiny, "--switch");
+  for (const auto& p : {odd, one, typo, str, bad, cat, cat2, tiny}) std::remove(p.c_str());
+}
