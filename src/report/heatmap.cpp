@@ -80,7 +80,9 @@ Scale scale_of(const Heatmap& h) {
     if (v > s.vmax) s.vmax = v;
     if (v > 0 && (lo == 0 || v < lo)) lo = v;
   }
-  s.vmin = std::max(lo, s.vmax / std::pow(10.0, h.max_decades));
+  // At most max_decades below the largest value, and at least one decade, so that a matrix of
+  // nearly equal values reads as nearly uniform rather than spread over the whole scale.
+  s.vmin = std::min(std::max(lo, s.vmax / std::pow(10.0, h.max_decades)), s.vmax / 10.0);
   return s;
 }
 
@@ -147,7 +149,8 @@ Layout layout(const Heatmap& h, const std::vector<std::string>& ytick_labels,
   L.py0 = 12 + line + (h.subtitle.empty() ? 0 : line + 6) + 18;
   L.bar_x = L.px0 + L.pw + 24;
   const int title_w = std::max(text_width(h.title, t), text_width(h.subtitle, t));
-  L.width = std::max(L.bar_x + L.bar_w + 8 + lw + 12, 12 + title_w + 12);
+  L.width = std::max({L.bar_x + L.bar_w + 8 + lw + 12, L.bar_x + text_width("white = 0", t) + 12,
+                      12 + title_w + 12});
   L.height = L.py0 + std::max(L.ph, 160) + 8 + line + 10 + line + 12;
   return L;
 }
