@@ -210,8 +210,8 @@ std::vector<Coalesced> coalesce(const perf::CommSchedule& schedule) {
   return out;
 }
 
-// Beyond this many expansion records (16 bytes each) the build would need tens of GB.
-constexpr std::int64_t kMaxRecords = std::int64_t{1} << 30;
+// Beyond this many expansion records (16 bytes each, 4.3 GB) the build would not fit in memory.
+constexpr std::int64_t kMaxRecords = std::int64_t{1} << 28;
 
 }  // namespace
 

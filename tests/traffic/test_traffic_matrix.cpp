@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/traffic/aggregate.hpp"
@@ -294,4 +295,20 @@ TEST(TrafficGrids, DomainAndRailGridsSumTheRightBytes) {
   double gsum = 0;
   for (double v : gg.bytes) gsum += v;
   EXPECT_DOUBLE_EQ(gsum, tm.total_bytes());
+}
+
+TEST(TrafficMatrix, AnAllToAllTooLargeToHoldIsAnInputErrorNotACrash) {
+  // One all-to-all over 32,768 GPUs: 32,768 x 32,767 pairs (1.07e9), beyond the record budget.
+  const auto c = cluster(32768, 8);
+  const perf::Placement pl(c, {.tp = 1, .pp = 1, .dp = 32768, .ep = 32768});
+  perf::CommSchedule s;
+  s.add(op(CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, 1e6));
+  try {
+    traffic::TrafficMatrix::build(s, pl, c);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "strategy");
+    EXPECT_NE(std::string(e.what()).find("ep all_to_all over groups of 32768"), std::string::npos)
+        << e.what();
+  }
 }
