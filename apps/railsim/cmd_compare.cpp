@@ -1,11 +1,15 @@
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/perf/search.hpp"
+#include "strategy_options.hpp"
 
 namespace railsim::cli {
 
@@ -26,12 +30,64 @@ struct CompareOptions {
 // `designs` (rail_optimized, rail_only, ideal); they appear as rows of the table, columns of the
 // CSV and fields of each design's JSON. Register any options it needs in
 // add_performance_options. Nothing here yet: the cost comparison stands alone.
-struct PerformanceOptions {};
-void add_performance_options(CLI::App& /*cmd*/, PerformanceOptions& /*opt*/) {}
+// Each design's best parallelization for a model (issue 3): GPT-1T, 4096 sequences of 2048
+// tokens by default (about 8M tokens per iteration), searched exhaustively by perf::plan.
+struct PerformanceOptions {
+  std::string model = "GPT-1T";
+  std::int64_t batch = kDefaultGlobalBatch;
+  std::optional<std::int64_t> seq;
+  bool skip = false;
+};
+void add_performance_options(CLI::App& cmd, PerformanceOptions& opt) {
+  cmd.add_option("--model", opt.model,
+                 "Model whose best-plan iteration time is compared (preset or JSON file)")
+      ->capture_default_str();
+  cmd.add_option("--batch", opt.batch, "Global batch in sequences for the model")
+      ->capture_default_str();
+  cmd.add_option("--seq", opt.seq, "Sequence length (default: the model's)");
+  cmd.add_flag("--no-perf", opt.skip, "Cost and power only: skip the best-plan search");
+}
 std::vector<cost::ExtraColumn> performance_columns(
-    const PerformanceOptions& /*opt*/, const spec::Cluster& /*cluster*/,
-    const std::vector<spec::NetworkDesign>& /*designs*/) {
-  return {};
+    const PerformanceOptions& opt, const spec::Cluster& cluster,
+    const std::vector<spec::NetworkDesign>& designs) {
+  if (opt.skip) return {};
+  StrategyOptions so;
+  so.model = opt.model;
+  so.batch = opt.batch;
+  so.seq = opt.seq;
+  const StrategyInputs in = resolve_strategy_inputs(so);
+  cost::ExtraColumn model{"perf_model", {}};
+  cost::ExtraColumn time{"best_iteration_time_s", {}};
+  cost::ExtraColumn vs{"vs_rail_optimized", {}};
+  cost::ExtraColumn mfu{"best_plan_mfu", {}};
+  cost::ExtraColumn best{"best_plan", {}};
+  cost::ExtraColumn knobs{"best_plan_knobs", {}};
+  double reference = 0;
+  for (const spec::NetworkDesign& d : designs) {
+    model.values.push_back(
+        fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
+    perf::PlanOptions po;
+    po.top = 1;
+    const perf::PlanResult r =
+        perf::plan(perf::make_context(in.model, in.training, cluster, d), po);
+    if (r.plans.empty()) {
+      for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->values.push_back("no feasible plan");
+      continue;
+    }
+    const perf::Plan& p = r.plans.front();
+    const perf::Strategy& s = p.strategy;
+    const double t = p.time.iteration_time_s;
+    if (d.kind == spec::DesignKind::rail_optimized) reference = t;
+    time.values.push_back(std::round(t * 1e4) / 1e4);
+    vs.values.push_back(reference > 0 ? fmt::format("{:+.2f}%", 100 * (t / reference - 1)) : "-");
+    mfu.values.push_back(std::round(p.time.mfu * 1e4) / 1e4);
+    best.values.push_back(fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
+                                      s.ep > 1 ? fmt::format(" ep{}", s.ep) : ""));
+    knobs.values.push_back(fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave,
+                                       perf::to_string(s.recompute), s.sp ? " sp" : "",
+                                       s.dist_opt ? " dopt" : "", s.dp_overlap ? " ovl" : ""));
+  }
+  return {model, time, vs, mfu, best, knobs};
 }
 // ----------------------------------------------------------------------------------------------
 
