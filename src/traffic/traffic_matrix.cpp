@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -59,7 +59,7 @@ void ring(const perf::CommOp& op, const std::int64_t* m, std::int64_t n, double 
   for (std::int64_t i = 0; i < n; ++i) out.push_back({m[i], m[(i + 1) % n], per});
 }
 
-// Records one group of `op` can produce at most (the build reserves this many slots per group).
+// Records one group of `op` can produce at most (for the memory budget).
 std::int64_t max_transfers(const perf::CommOp& op, std::int64_t n) {
   switch (op.algorithm) {
     case Algorithm::ring:
@@ -224,65 +224,91 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
   tm.hb_domain_ = cluster.hb_domain;
   const auto ops = coalesce(schedule);
 
-  std::vector<std::int64_t> offset(ops.size() + 1, 0), cap(ops.size(), 0);
-  for (std::size_t c = 0; c < ops.size(); ++c) {
-    const std::int64_t n = pl.axis_size(ops[c].op.axis);
-    cap[c] = max_transfers(ops[c].op, n);
-    const double total =
-        static_cast<double>(cap[c]) * static_cast<double>(pl.group_count(ops[c].op.axis));
-    if (static_cast<double>(offset[c]) + total > static_cast<double>(kMaxRecords))
+  // Upper bound of the records before expanding anything, so that a hopeless request is an error.
+  double budget = 0;
+  for (const auto& c : ops) {
+    const std::int64_t n = pl.axis_size(c.op.axis);
+    budget += static_cast<double>(max_transfers(c.op, n)) *
+              static_cast<double>(pl.group_count(c.op.axis));
+    if (budget > static_cast<double>(kMaxRecords))
       throw InputError("strategy", fmt::format("the traffic matrix of this strategy would need "
                                                "more than {} pair records ({} {} over groups of "
                                                "{}); use a smaller group",
-                                               kMaxRecords, perf::to_string(ops[c].op.parallelism),
-                                               perf::to_string(ops[c].op.op), n));
-    offset[c + 1] = offset[c] + cap[c] * pl.group_count(ops[c].op.axis);
+                                               kMaxRecords, perf::to_string(c.op.parallelism),
+                                               perf::to_string(c.op.op), n));
   }
-  constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
-  std::vector<Record> rec(static_cast<std::size_t>(offset.back()));
-  tm.build_records_ = rec.size();
 
-  for (std::size_t c = 0; c < ops.size(); ++c) {
-    const perf::CommOp& op = ops[c].op;
-    const double b = ops[c].bytes, wrap = ops[c].wrap;
-    const std::int64_t groups = pl.group_count(op.axis);
-    const std::uint64_t tag =
-        (static_cast<std::uint64_t>(op.parallelism) << 8) | static_cast<std::uint64_t>(c);
-    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, groups),
-                      [&](const tbb::blocked_range<std::int64_t>& r) {
-                        std::vector<Transfer> tr;
-                        std::vector<std::int64_t> scratch;
-                        for (std::int64_t g = r.begin(); g != r.end(); ++g) {
-                          tr.clear();
-                          expand(op, pl, g, b, wrap, tr, scratch);
-                          Record* slot = rec.data() + offset[c] + g * cap[c];
-                          std::size_t i = 0;
-                          for (; i < tr.size(); ++i)
-                            slot[i] = {(static_cast<std::uint64_t>(tr[i].src) << 40) |
-                                           (static_cast<std::uint64_t>(tr[i].dst) << 16) | tag,
-                                       tr[i].bytes};
-                          for (; i < static_cast<std::size_t>(cap[c]); ++i) slot[i] = {kEmpty, 0};
-                        }
-                      });
-  }
-  // Keys are unique (one op never sends twice between the same ordered pair), so the sorted
-  // order, and with it the order of every sum below, does not depend on the thread count.
-  tbb::parallel_sort(rec.begin(), rec.end(),
-                     [](const Record& a, const Record& b) { return a.key < b.key; });
-  std::size_t unique = 0;
-  for (std::size_t i = 0; i < rec.size() && rec[i].key != kEmpty; ++i)
-    if (i == 0 || (rec[i].key >> 8) != (rec[i - 1].key >> 8)) ++unique;
-  tm.keys_.reserve(unique);
-  tm.bytes_.reserve(unique);
-  for (std::size_t i = 0; i < rec.size() && rec[i].key != kEmpty; ++i) {
-    const std::uint64_t k = rec[i].key & ~std::uint64_t{0xFF};
-    if (!tm.keys_.empty() && tm.keys_.back() == k)
-      tm.bytes_.back() += rec[i].bytes;
-    else {
-      tm.keys_.push_back(k);
-      tm.bytes_.push_back(rec[i].bytes);
+  // Two expansion passes bucket the records by sender without a global sort: the first counts
+  // the sends of each GPU, the second writes each record into its sender's bucket. Positions
+  // inside a bucket depend on thread timing, so each bucket is then sorted by its (unique) keys:
+  // the entries, and the order of every sum, are the same for any thread count.
+  const std::size_t n = static_cast<std::size_t>(cluster.gpus);
+  std::vector<std::atomic<std::uint32_t>> cursor(n);
+  for (auto& x : cursor) x.store(0, std::memory_order_relaxed);
+  auto each_record = [&](auto&& emit) {
+    for (std::size_t c = 0; c < ops.size(); ++c) {
+      const perf::CommOp& op = ops[c].op;
+      const double b = ops[c].bytes, wrap = ops[c].wrap;
+      const std::uint64_t tag =
+          (static_cast<std::uint64_t>(op.parallelism) << 8) | static_cast<std::uint64_t>(c);
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, pl.group_count(op.axis)),
+                        [&](const tbb::blocked_range<std::int64_t>& r) {
+                          std::vector<Transfer> tr;
+                          std::vector<std::int64_t> scratch;
+                          for (std::int64_t g = r.begin(); g != r.end(); ++g) {
+                            tr.clear();
+                            expand(op, pl, g, b, wrap, tr, scratch);
+                            for (const Transfer& t : tr)
+                              emit(t, (static_cast<std::uint64_t>(t.src) << 40) |
+                                          (static_cast<std::uint64_t>(t.dst) << 16) | tag);
+                          }
+                        });
     }
+  };
+  each_record([&](const Transfer& t, std::uint64_t) {
+    cursor[static_cast<std::size_t>(t.src)].fetch_add(1, std::memory_order_relaxed);
+  });
+  std::vector<std::size_t> start(n + 1, 0);
+  for (std::size_t g = 0; g < n; ++g) {
+    start[g + 1] = start[g] + cursor[g].load(std::memory_order_relaxed);
+    cursor[g].store(0, std::memory_order_relaxed);
   }
+  std::vector<Record> rec(start[n]);
+  tm.build_records_ = rec.size();
+  each_record([&](const Transfer& t, std::uint64_t key) {
+    const auto src = static_cast<std::size_t>(t.src);
+    rec[start[src] + cursor[src].fetch_add(1, std::memory_order_relaxed)] = {key, t.bytes};
+  });
+
+  // Sort each bucket, count its distinct (src, dst, parallelism), then merge into place.
+  std::vector<std::size_t> out(n + 1, 0);
+  auto key_of = [](const Record& r) { return r.key >> 8; };
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), [&](const auto& r) {
+    for (std::size_t g = r.begin(); g != r.end(); ++g) {
+      Record* b = rec.data() + start[g];
+      Record* e = rec.data() + start[g + 1];
+      std::sort(b, e, [](const Record& x, const Record& y) { return x.key < y.key; });
+      std::size_t u = 0;
+      for (Record* p = b; p != e; ++p) u += p == b || key_of(*p) != key_of(*(p - 1));
+      out[g + 1] = u;
+    }
+  });
+  for (std::size_t g = 0; g < n; ++g) out[g + 1] += out[g];
+  tm.keys_.resize(out[n]);
+  tm.bytes_.resize(out[n]);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), [&](const auto& r) {
+    for (std::size_t g = r.begin(); g != r.end(); ++g) {
+      std::size_t o = out[g];
+      for (std::size_t i = start[g]; i < start[g + 1]; ++i) {
+        if (i > start[g] && key_of(rec[i]) == key_of(rec[i - 1])) {
+          tm.bytes_[o - 1] += rec[i].bytes;  // sums in key (= operation) order
+        } else {
+          tm.keys_[o] = rec[i].key & ~std::uint64_t{0xFF};
+          tm.bytes_[o++] = rec[i].bytes;
+        }
+      }
+    }
+  });
   return tm;
 }
 
