@@ -11,29 +11,39 @@ namespace railsim::perf {
 
 std::string_view to_string(Axis a) {
   switch (a) {
-    case Axis::tp: return "tp";
-    case Axis::dp: return "dp";
-    case Axis::pp: return "pp";
-    case Axis::ep: return "ep";
-    case Axis::edp: return "edp";
+    case Axis::tp:
+      return "tp";
+    case Axis::dp:
+      return "dp";
+    case Axis::pp:
+      return "pp";
+    case Axis::ep:
+      return "ep";
+    case Axis::edp:
+      return "edp";
   }
   return "?";
 }
 
 std::string_view to_string(PlacementKind k) {
   switch (k) {
-    case PlacementKind::rail_aligned: return "rail_aligned";
-    case PlacementKind::tp_across_domains: return "tp_across_domains";
-    case PlacementKind::shuffled: return "shuffled";
+    case PlacementKind::rail_aligned:
+      return "rail_aligned";
+    case PlacementKind::tp_across_domains:
+      return "tp_across_domains";
+    case PlacementKind::shuffled:
+      return "shuffled";
   }
   return "?";
 }
 
 PlacementKind parse_placement_kind(std::string_view s, const std::string& option) {
-  for (auto k : {PlacementKind::rail_aligned, PlacementKind::tp_across_domains, PlacementKind::shuffled})
+  for (auto k :
+       {PlacementKind::rail_aligned, PlacementKind::tp_across_domains, PlacementKind::shuffled})
     if (s == to_string(k)) return k;
   throw InputError(option, fmt::format("unknown placement '{}'; valid: rail_aligned, "
-                                       "tp_across_domains, shuffled", s));
+                                       "tp_across_domains, shuffled",
+                                       s));
 }
 
 namespace {
@@ -46,16 +56,21 @@ std::uint64_t splitmix(std::uint64_t& x) {
 }
 }  // namespace
 
-Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind, std::uint64_t seed)
+Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind,
+                     std::uint64_t seed)
     : n_(cluster.gpus), k_(cluster.hb_domain), d_(d), kind_(kind) {
   if (d.tp < 1 || d.pp < 1 || d.dp < 1 || d.ep < 1)
     throw InputError("strategy", "parallel degrees must be >= 1");
   if (d.total() != n_)
-    throw InputError("strategy", fmt::format("tp x pp x dp = {} x {} x {} = {} but the cluster has {} "
-                                             "GPUs", d.tp, d.pp, d.dp, d.total(), n_));
+    throw InputError("strategy",
+                     fmt::format("tp x pp x dp = {} x {} x {} = {} but the cluster has {} "
+                                 "GPUs",
+                                 d.tp, d.pp, d.dp, d.total(), n_));
   if (d.dp % d.ep != 0)
-    throw InputError("--ep", fmt::format("ep = {} must divide dp = {} (expert parallelism is carved "
-                                         "out of data parallelism)", d.ep, d.dp));
+    throw InputError("--ep",
+                     fmt::format("ep = {} must divide dp = {} (expert parallelism is carved "
+                                 "out of data parallelism)",
+                                 d.ep, d.dp));
   if (kind == PlacementKind::shuffled) {
     auto perm = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(n_));
     std::iota(perm->begin(), perm->end(), 0);
@@ -70,31 +85,44 @@ Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind
 
 std::int64_t Placement::gpu_of(std::int64_t r) const {
   switch (kind_) {
-    case PlacementKind::rail_aligned: return r;
-    case PlacementKind::tp_across_domains: return (r % d_.tp) * (n_ / d_.tp) + r / d_.tp;
-    case PlacementKind::shuffled: return (*perm_)[static_cast<std::size_t>(r)];
+    case PlacementKind::rail_aligned:
+      return r;
+    case PlacementKind::tp_across_domains:
+      return (r % d_.tp) * (n_ / d_.tp) + r / d_.tp;
+    case PlacementKind::shuffled:
+      return (*perm_)[static_cast<std::size_t>(r)];
   }
   return r;
 }
 
 std::int64_t Placement::axis_size(Axis a) const {
   switch (a) {
-    case Axis::tp: return d_.tp;
-    case Axis::dp: return d_.dp;
-    case Axis::pp: return d_.pp;
-    case Axis::ep: return d_.ep;
-    case Axis::edp: return d_.dp / d_.ep;
+    case Axis::tp:
+      return d_.tp;
+    case Axis::dp:
+      return d_.dp;
+    case Axis::pp:
+      return d_.pp;
+    case Axis::ep:
+      return d_.ep;
+    case Axis::edp:
+      return d_.dp / d_.ep;
   }
   return 1;
 }
 
 std::int64_t Placement::axis_stride(Axis a) const {
   switch (a) {
-    case Axis::tp: return 1;
-    case Axis::dp: return d_.tp;
-    case Axis::ep: return d_.tp;
-    case Axis::edp: return d_.tp * d_.ep;
-    case Axis::pp: return d_.tp * d_.dp;
+    case Axis::tp:
+      return 1;
+    case Axis::dp:
+      return d_.tp;
+    case Axis::ep:
+      return d_.tp;
+    case Axis::edp:
+      return d_.tp * d_.ep;
+    case Axis::pp:
+      return d_.tp * d_.dp;
   }
   return 1;
 }
@@ -143,7 +171,8 @@ GroupShape Placement::shape(Axis a) const {
   }
   // Irregular: look at group 0.
   std::vector<std::int64_t> gpus(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) gpus[static_cast<std::size_t>(i)] = gpu_of(rank_in_group(a, 0, i));
+  for (std::int64_t i = 0; i < n; ++i)
+    gpus[static_cast<std::size_t>(i)] = gpu_of(rank_in_group(a, 0, i));
   std::sort(gpus.begin(), gpus.end(), [&](std::int64_t x, std::int64_t y) {
     return std::pair(x / k_, x % k_) < std::pair(y / k_, y % k_);
   });
@@ -157,9 +186,12 @@ GroupShape Placement::shape(Axis a) const {
     rails.clear();
     while (j < gpus.size() && gpus[j] / k_ == gpus[i] / k_) rails.push_back(gpus[j++] % k_);
     ++out.domains;
-    out.per_domain = std::max<std::int64_t>(out.per_domain, static_cast<std::int64_t>(rails.size()));
-    if (first_rails.empty()) first_rails = rails;
-    else if (rails != first_rails) out.rail_aligned = false;
+    out.per_domain =
+        std::max<std::int64_t>(out.per_domain, static_cast<std::int64_t>(rails.size()));
+    if (first_rails.empty())
+      first_rails = rails;
+    else if (rails != first_rails)
+      out.rail_aligned = false;
     i = j;
   }
   if (out.domains * out.per_domain != n) out.rail_aligned = false;

@@ -2,6 +2,7 @@
 // and one-line errors naming the field (exit 2) for every kind of bad input.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -152,4 +153,38 @@ TEST(CliPlanErrors, BadModelFile) {
   std::fclose(f);
   expect_error("estimate --model " + path, "model.vocab");
   std::remove(path.c_str());
+}
+
+TEST(CliComparePerf, BestPlanTimePerDesign) {
+  // The README's main job: GPT-1T (4096 x 2048 tokens) on 32,768 GH200 (K=256) and H100 (K=8).
+  const auto r = run_cli("compare --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, std::map<std::string, double>> t;  // gpu -> design -> seconds
+  for (const auto& d : j["designs"]) {
+    ASSERT_TRUE(d.contains("best_iteration_time_s")) << d.dump();
+    ASSERT_TRUE(d["best_iteration_time_s"].is_number()) << d.dump();
+    t[d["gpu"].get<std::string>()][d["design"].get<std::string>()] =
+        d["best_iteration_time_s"].get<double>();
+    EXPECT_NE(d["perf_model"].get<std::string>().find("GPT-1T"), std::string::npos);
+  }
+  ASSERT_EQ(t.size(), 2u);
+  for (auto& [gpu, by] : t) {
+    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.01) << gpu;
+    EXPECT_LE(by["ideal"], by["rail_optimized"]) << gpu;
+  }
+}
+
+TEST(CliComparePerf, ModelAndBatchOptions) {
+  const auto r = run_cli("compare --gpus 4096 --model Megatron-175B --batch 1024 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& d : j["designs"])
+    EXPECT_NE(d["perf_model"].get<std::string>().find("Megatron-175B, 1024 x 2048"),
+              std::string::npos);
+  expect_error("compare --batch 0", "--batch");
+  expect_error("compare --model nope", "--model");
+  const auto n = run_cli("compare --no-perf --json");
+  ASSERT_EQ(n.code, 0) << n.err;
+  EXPECT_EQ(n.out.find("best_iteration_time_s"), std::string::npos);
 }

@@ -1,0 +1,56 @@
+// "No allocation in the evaluation": count heap allocations while one strategy is timed.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "railsim/perf/iteration.hpp"
+#include "test_perf_common.hpp"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}
+
+// Replaces the global allocation functions of this test binary to count calls.
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+using namespace railsim;
+using namespace railsim::perf;
+
+TEST(NoAllocation, OneGpt1TStrategyOnEachDesign) {
+  const Model m = load_model("GPT-1T");
+  const Training tr{4096, 2048, Dtype::bf16};
+  for (auto [gpu, k] : {std::pair{"H100-SXM", 8}, std::pair{"GH200", 256}}) {
+    const spec::Cluster c = test::cluster(gpu, 32768, k);
+    for (auto kind :
+         {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only, spec::DesignKind::ideal}) {
+      const EstimateContext ctx = make_context(m, tr, c, test::design(kind));
+      Strategy s;
+      s.tp = 8;
+      s.pp = 32;
+      s.dp = 128;
+      s.interleave = 4;
+      s.recompute = Recompute::selective;
+      s.sp = true;
+      s.dist_opt = true;
+      s.dp_overlap = true;
+      ASSERT_TRUE(is_valid(m, tr, s, c));
+      const long before = g_allocations.load();
+      const IterationTime it = estimate(ctx, s);
+      const long after = g_allocations.load();
+      EXPECT_EQ(after - before, 0) << gpu;
+      EXPECT_GT(it.iteration_time_s, 0.0);
+    }
+  }
+}
