@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
@@ -22,6 +23,7 @@ struct CompareOptions {
   std::string counting = "whole";
   bool json = false;
   bool csv = false;
+  bool savings_table = false;
 };
 
 // ---- Performance hook (issue 3) -------------------------------------------------------------
@@ -104,6 +106,24 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
   const cost::SwitchCounting counting = cost::parse_switch_counting(o.counting);
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
 
+  if (o.savings_table) {  // docs/design.md's table: N from 1k to 128k, K in {8, 72, 256}
+    if (o.json || o.csv) throw InputError("--savings-table", "prints Markdown; drop --json/--csv");
+    spec::ClusterOptions like = o.cluster;
+    like.gpus = 1024;
+    like.hb_domain = 8;
+    const spec::Cluster c = spec::make_cluster(like);
+    const std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+    const std::vector<std::int64_t> ks = {8, 72, 256};
+    fmt::print(
+        "rail_only vs rail_optimized, {} NIC {:g} Gb/s, switch {} ({} x {:g}G), catalog {}, {} "
+        "switch counting\n\n",
+        c.gpu.name, units::Bps_to_gbps(c.nic_bw_Bps), base.sw.name, base.sw.radix,
+        base.sw.port_gbps, cat.name, cost::to_string(counting));
+    fmt::print("{}",
+               cost::savings_markdown(cost::savings_grid(c, sizes, ks, base, cat, counting), ks));
+    return;
+  }
+
   // With no cluster option: the README's main job, the two clusters of the paper's ranges.
   std::vector<spec::Cluster> clusters;
   if (any_cluster_option(cmd)) {
@@ -176,6 +196,10 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON: {\"designs\": [...]}");
   cmd->add_flag("--csv", o->csv, "Print CSV (a header and one row per design)");
+  cmd->add_flag(
+      "--savings-table", o->savings_table,
+      "Print the Markdown table of rail_only savings for 1k..128k GPUs and K = 8, 72, 256 "
+      "(uses --gpu, --nic-gbps, --switch, --catalog; ignores --gpus and --hb-domain)");
   add_performance_options(*cmd, *perf);
   cmd->callback([cmd, o, perf] { run_compare(*cmd, *o, *perf); });
 }

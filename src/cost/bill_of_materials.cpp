@@ -37,16 +37,18 @@ BillOfMaterials bill_of_materials(const spec::Cluster& c, const spec::NetworkDes
   // Tier 1: leaves carry the NIC ports (partial leaves at the end of each rail) and all uplinks.
   const topo::ClosTier& leaf = p.tiers[0];
   const std::int64_t up1 = L > 1 ? leaf.up_ports : 0;
-  std::int64_t leaf_modules = 0;
-  if (p.leaves_per_rail == 0) {
-    leaf_modules = ceil_div((copper ? 0 : p.endpoints()) + up1, ppm);
-  } else {
-    const std::int64_t full = p.endpoints_per_rail / leaf.down_ports;
-    const std::int64_t rest = p.endpoints_per_rail - full * leaf.down_ports;
-    leaf_modules = full * ceil_div((copper ? 0 : leaf.down_ports) + up1, ppm);
-    if (rest > 0) leaf_modules += ceil_div((copper ? 0 : rest) + up1, ppm);
-    leaf_modules *= p.rails;
-  }
+  // A rail group's endpoints fill its leaves in order; only the last leaf may be partial.
+  auto group_modules = [&](std::int64_t endpoints) {
+    const std::int64_t full = endpoints / leaf.down_ports;
+    const std::int64_t rest = endpoints - full * leaf.down_ports;
+    std::int64_t m = full * ceil_div((copper ? 0 : leaf.down_ports) + up1, ppm);
+    if (rest > 0) m += ceil_div((copper ? 0 : rest) + up1, ppm);
+    return m;
+  };
+  const std::int64_t groups = p.groups();
+  std::int64_t leaf_modules =
+      (groups - 1) * group_modules(p.rails_per_leaf * p.endpoints_per_rail) +
+      group_modules(p.rails_in_group(groups - 1) * p.endpoints_per_rail);
   std::int64_t switch_modules = inst * leaf_modules;
   b.switches_per_tier.push_back(inst * leaf.switches());
   b.ports_used_per_tier.push_back(inst * (p.endpoints() + leaf.switches() * up1) +

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "railsim/core/units.hpp"
@@ -204,6 +205,54 @@ std::string csv_row(const spec::Cluster& c, const DesignReport& r, bool with_sav
     if (index < col.values.size()) s += json_cell(col.values[index]);
   }
   return s + "\n";
+}
+
+std::vector<SavingsCell> savings_grid(const spec::Cluster& like,
+                                      const std::vector<std::int64_t>& gpus,
+                                      const std::vector<std::int64_t>& hb_domains,
+                                      const spec::NetworkDesign& base, const Catalog& cat,
+                                      SwitchCounting counting) {
+  std::vector<SavingsCell> out;
+  for (std::int64_t n : gpus) {
+    for (std::int64_t k : hb_domains) {
+      const std::int64_t domains = std::max<std::int64_t>(1, (n + k / 2) / k);
+      const spec::Cluster c =
+          spec::make_cluster(like.gpu, domains * k, k, units::Bps_to_gbps(like.nic_bw_Bps),
+                             like.hb_bw_Bps / 1e9, like.nics_per_gpu);
+      const auto rows = compare_designs(c, base, cat, counting);
+      SavingsCell cell;
+      cell.gpus = c.gpus;
+      cell.hb_domain = k;
+      cell.tiers_rail_optimized = rows[0].bom.tiers;
+      cell.tiers_rail_only = rows[1].bom.tiers;
+      cell.cost_saving = rows[1].cost_saving;
+      cell.power_saving = rows[1].power_saving;
+      out.push_back(cell);
+    }
+  }
+  return out;
+}
+
+std::string savings_markdown(const std::vector<SavingsCell>& grid,
+                             const std::vector<std::int64_t>& hb_domains) {
+  std::string s = "| GPUs (K=8 / K=72 / K=256) |";
+  for (auto k : hb_domains) s += fmt::format(" K={}: tiers, cost saving, power saving |", k);
+  s += "\n|---|";
+  for (std::size_t i = 0; i < hb_domains.size(); ++i) s += "---|";
+  s += "\n";
+  for (std::size_t i = 0; i < grid.size(); i += hb_domains.size()) {
+    std::string sizes;
+    for (std::size_t j = 0; j < hb_domains.size() && i + j < grid.size(); ++j)
+      sizes += (j ? " / " : "") + with_commas(double(grid[i + j].gpus));
+    s += "| " + sizes + " |";
+    for (std::size_t j = 0; j < hb_domains.size() && i + j < grid.size(); ++j) {
+      const SavingsCell& c = grid[i + j];
+      s += fmt::format(" {}->{}: {}, {} |", c.tiers_rail_optimized, c.tiers_rail_only,
+                       percent(c.cost_saving), percent(c.power_saving));
+    }
+    s += "\n";
+  }
+  return s;
 }
 
 }  // namespace railsim::cost

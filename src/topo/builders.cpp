@@ -96,13 +96,11 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& d) {
         std::int32_t rail = -1;
         if (rail_only) {
           rail = static_cast<std::int32_t>(inst);
-        } else if (p.leaves_per_rail > 0) {
+        } else {
           // A switch belongs to a rail when every leaf below it does.
           const std::int64_t first = b * span, last = std::min((b + 1) * span, leaves) - 1;
-          if (first / p.leaves_per_rail == last / p.leaves_per_rail)
-            rail = static_cast<std::int32_t>(first / p.leaves_per_rail);
-        } else if (p.rails == 1) {
-          rail = 0;
+          const std::int64_t r0 = p.rail_of_leaf(first), r1 = p.rail_of_leaf(last);
+          if (r0 >= 0 && r0 == r1) rail = static_cast<std::int32_t>(r0);
         }
         for (std::int64_t x = 0; x < ct.switches_per_block; ++x)
           f.nodes.push_back({NodeKind::network_switch, static_cast<std::int8_t>(t), rail});

@@ -41,13 +41,6 @@ std::int64_t ClosPlan::switches() const {
   return s;
 }
 
-std::int64_t ClosPlan::endpoints_on_leaf(std::int64_t leaf) const {
-  if (leaves_per_rail == 0) return endpoints();
-  const std::int64_t i = leaf % leaves_per_rail;
-  const std::int64_t d = tiers[0].down_ports;
-  return std::min(d, endpoints_per_rail - i * d);
-}
-
 ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radix,
                    double oversubscription, int oversubscribed_tier, const std::string& what) {
   if (radix < 2 || radix % 2 != 0)
@@ -69,15 +62,19 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
     t.up_ports = 0;
     t.blocks = 1;
     p.tiers.push_back(t);
-    p.leaves_per_rail = 0;
+    p.rails_per_leaf = rails;
+    p.leaves_per_group = 1;
     return p;
   }
 
   auto ratio_at = [&](int tier) { return tier == oversubscribed_tier ? oversubscription : 1.0; };
   ClosTier leaf;
   split_ports(radix, ratio_at(1), leaf.down_ports, leaf.up_ports);
-  p.leaves_per_rail = (endpoints_per_rail + leaf.down_ports - 1) / leaf.down_ports;
-  leaf.blocks = rails * p.leaves_per_rail;
+  // Small rails share leaves, whole rails per leaf; large rails get their own leaves.
+  p.rails_per_leaf = std::max<std::int64_t>(1, leaf.down_ports / endpoints_per_rail);
+  p.leaves_per_group =
+      (p.rails_per_leaf * endpoints_per_rail + leaf.down_ports - 1) / leaf.down_ports;
+  leaf.blocks = p.groups() * p.leaves_per_group;
   p.tiers.push_back(leaf);
 
   while (true) {

@@ -5,6 +5,7 @@
 #include "railsim/cost/bill_of_materials.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/cost/cost.hpp"
+#include "railsim/cost/report.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/preset.hpp"
@@ -68,6 +69,8 @@ TEST(BillOfMaterials, AgreesWithTheBuiltGraphOnOddSizes) {
       {72 * 40, 72, 2, "Q3400", DesignKind::rail_only, 1.0, false},
       {8 * 1000, 8, 1, "QM9700", DesignKind::rail_optimized, 3.0, false},
       {256 * 16, 256, 1, "QM9700", DesignKind::rail_only, 1.0, false},
+      {256 * 6, 256, 1, "QM9700", DesignKind::rail_optimized, 1.0, false},  // 5 rails per leaf
+      {72 * 14, 72, 1, "QM9700", DesignKind::rail_optimized, 1.0, true},
       {8 * 9000, 8, 1, "QM9700", DesignKind::rail_optimized, 1.0, true},  // 4 tiers
   };
   for (const auto& cs : cases) {
@@ -201,4 +204,25 @@ TEST(Catalog, BadCatalogsNameTheField) {
             "catalog.nic_transceiver");
   EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,)"), "--catalog");
   EXPECT_THROW(cost::load_catalog("no-such-catalog"), InputError);
+}
+
+TEST(Cost, SavingsGridMatchesTheTierArithmetic) {
+  // docs/design.md section 6, 128-port switches: equal tiers save exactly nothing; 3 -> 1 at
+  // 32,768 GPUs with K = 256 gives the default catalog's 72.2%.
+  spec::SwitchSpec sw = spec::load_switch("ETH-51.2T-128x400G");
+  const auto base = spec::make_network_design(DesignKind::rail_optimized, sw);
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  const std::vector<std::int64_t> ks = {8, 72, 256};
+  const auto grid = cost::savings_grid(cluster(1024, 8), {4096, 32768, 131072}, ks, base, cat,
+                                       cost::SwitchCounting::whole);
+  ASSERT_EQ(grid.size(), 9u);
+  EXPECT_EQ(grid[0].tiers_rail_optimized, grid[0].tiers_rail_only);  // 4,096, K=8: 2 and 2
+  EXPECT_NEAR(grid[0].cost_saving, 0.0, 1e-12);
+  EXPECT_EQ(grid[1].gpus, 4104);  // nearest multiple of 72
+  EXPECT_EQ(grid[5].tiers_rail_only, 1);
+  EXPECT_NEAR(grid[5].cost_saving, 0.7221, 5e-4);
+  EXPECT_EQ(grid[6].tiers_rail_only, 3);  // a rail of 16,384 GPUs needs 3 tiers too
+  EXPECT_NEAR(grid[6].cost_saving, 0.0, 1e-12);
+  const std::string md = cost::savings_markdown(grid, ks);
+  EXPECT_NE(md.find("| 32,768 / 32,760 / 32,768 |"), std::string::npos) << md;
 }

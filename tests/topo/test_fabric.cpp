@@ -137,6 +137,23 @@ TEST(Fabric, RailOnlyForwardsCrossRailThroughTheHbDomain) {
   EXPECT_EQ(walk(f, 1, p), 8 * 127 + 1);
 }
 
+TEST(Fabric, SmallRailsShareLeavesWholeRailsAtATime) {
+  // 1,024 GPUs with K = 256: rails of 4 GPUs; a 64-port leaf (32 down) takes 8 whole rails, so
+  // 32 leaves (not 256 one-rail leaves, which would need a third tier) and 16 spines.
+  const auto c = cluster(1024, 256);
+  const Fabric f = topo::build_fabric(c, design(spec::DesignKind::rail_optimized, 64));
+  ASSERT_EQ(f.tiers, 2);
+  EXPECT_EQ(f.switches_per_tier, (std::vector<std::int64_t>{32, 16}));
+  // Same rail, different domains: one leaf hop.
+  Path p;
+  f.route(5, 256 * 3 + 5, 1, Forwarding::hb_first, p);
+  EXPECT_EQ(p.size(), 2u);
+  EXPECT_EQ(f.leaf_of(5, 0), f.leaf_of(256 * 3 + 5, 0));
+  EXPECT_EQ(f.leaf_of(5, 0), f.leaf_of(7, 0));  // rails 5 and 7 share leaf 0 (rails 0-7)
+  EXPECT_NE(f.leaf_of(5, 0), f.leaf_of(8, 0));
+  EXPECT_EQ(f.nodes[static_cast<std::size_t>(f.leaf_of(5, 0))].rail, -1);
+}
+
 TEST(Fabric, IdealIsOneHbDomain) {
   const Fabric f = topo::build_fabric(cluster(64, 8), design(spec::DesignKind::ideal, 64));
   EXPECT_EQ(f.tiers, 0);
@@ -156,12 +173,14 @@ TEST(Fabric, EveryPairRoutesOnOddSizesSeveralNicsAndFourTiers) {
     double oversub;
   };
   const Case cases[] = {
-      {8 * 37, 8, 1, 8, spec::DesignKind::rail_optimized, 1.0},  // partial leaves and pods
-      {8 * 37, 8, 2, 8, spec::DesignKind::rail_only, 1.0},       // 2 NICs per GPU
-      {8 * 9, 8, 1, 4, spec::DesignKind::rail_optimized, 1.0},   // many tiers
-      {8 * 50, 8, 1, 8, spec::DesignKind::rail_optimized, 3.0},  // oversubscribed leaf
-      {256 * 4, 256, 1, 64, spec::DesignKind::rail_only, 1.0},   // rails smaller than a switch
-      {48, 8, 1, 64, spec::DesignKind::rail_optimized, 1.0},     // one switch for every rail
+      {8 * 37, 8, 1, 8, spec::DesignKind::rail_optimized, 1.0},      // partial leaves and pods
+      {8 * 37, 8, 2, 8, spec::DesignKind::rail_only, 1.0},           // 2 NICs per GPU
+      {8 * 9, 8, 1, 4, spec::DesignKind::rail_optimized, 1.0},       // many tiers
+      {8 * 50, 8, 1, 8, spec::DesignKind::rail_optimized, 3.0},      // oversubscribed leaf
+      {256 * 4, 256, 1, 64, spec::DesignKind::rail_only, 1.0},       // rails smaller than a switch
+      {48, 8, 1, 64, spec::DesignKind::rail_optimized, 1.0},         // one switch for every rail
+      {256 * 4, 256, 1, 64, spec::DesignKind::rail_optimized, 1.0},  // 8 small rails per leaf
+      {72 * 14, 72, 1, 64, spec::DesignKind::rail_optimized, 1.0},   // 4 rails per leaf, 18 leaves
   };
   for (const auto& cs : cases) {
     const auto c = cluster(cs.n, cs.k, cs.nics);

@@ -32,4 +32,20 @@ std::string csv_row(const spec::Cluster& c, const DesignReport& r, bool with_sav
 // Why rail_only saves what it saves (tier counts), one line; empty when nothing to say.
 std::string saving_note(const std::vector<DesignReport>& rows);
 
+// Savings of rail_only against rail_optimized over a grid of cluster sizes and HB-domain sizes
+// (docs/design.md's table). N that K does not divide is rounded to the nearest multiple of K.
+struct SavingsCell {
+  std::int64_t gpus = 0, hb_domain = 0;
+  int tiers_rail_optimized = 0, tiers_rail_only = 0;
+  double cost_saving = 0, power_saving = 0;
+};
+std::vector<SavingsCell> savings_grid(const spec::Cluster& like,
+                                      const std::vector<std::int64_t>& gpus,
+                                      const std::vector<std::int64_t>& hb_domains,
+                                      const spec::NetworkDesign& base, const Catalog& cat,
+                                      SwitchCounting counting);
+// Markdown: one row per N, one column per K; cells "tiers 3->2: cost 36.1%, power 34.6%".
+std::string savings_markdown(const std::vector<SavingsCell>& grid,
+                             const std::vector<std::int64_t>& hb_domains);
+
 }  // namespace railsim::cost

@@ -3,8 +3,10 @@
 //
 // The construction (docs/design.md has the derivation and the NVIDIA tables it reproduces):
 // - Tier 1 (leaves): leaves are grouped by rail (a leaf serves NIC ports of one rail only);
-//   each leaf has d1 down ports and u1 = k - d1 up ports (d1 = k/2 unless oversubscribed), and
-//   every up port is provisioned even when the leaf is not full (NVIDIA sizes SUs whole).
+//   when a rail is smaller than a leaf, whole rails share a leaf (as many as fit: a rail group),
+//   which keeps each rail's traffic on one leaf; each leaf has d1 down ports and u1 = k - d1 up
+//   ports (d1 = k/2 unless oversubscribed), and every up port is provisioned even when the leaf is
+//   not full (NVIDIA sizes SUs whole).
 // - A level-t block (t >= 2) groups n_t consecutive level-(t-1) blocks and owns X_t tier-t
 //   switches; each of them takes c_t up ports of every sub-block (even striping: port p of a
 //   sub-block goes to switch p / c_t), so every tier-t switch of a block reaches every endpoint
@@ -40,19 +42,29 @@ struct ClosPlan {
   int radix = 0;
   std::int64_t rails = 1;               // rail groups of leaves
   std::int64_t endpoints_per_rail = 0;  // NIC ports per rail
-  std::int64_t leaves_per_rail = 0;     // 0 when a single switch serves every rail (1 tier)
+  std::int64_t rails_per_leaf = 1;      // rails in one rail group (> 1 only for small rails)
+  std::int64_t leaves_per_group = 1;    // leaves serving one rail group
   std::vector<ClosTier> tiers;          // [0] = tier 1 (leaves)
 
   int tier_count() const { return static_cast<int>(tiers.size()); }
   std::int64_t endpoints() const { return rails * endpoints_per_rail; }
-  std::int64_t switches() const;
-  // Leaf (tier-1 index) of endpoint `pos` of rail `rail`.
-  std::int64_t leaf_of(std::int64_t rail, std::int64_t pos) const {
-    if (leaves_per_rail == 0) return 0;
-    return rail * leaves_per_rail + pos / tiers[0].down_ports;
+  std::int64_t groups() const { return (rails + rails_per_leaf - 1) / rails_per_leaf; }
+  std::int64_t rails_in_group(std::int64_t g) const {
+    return rails - g * rails_per_leaf < rails_per_leaf ? rails - g * rails_per_leaf
+                                                       : rails_per_leaf;
   }
-  // Endpoints cabled to leaf `leaf` (partial leaves at the end of each rail).
-  std::int64_t endpoints_on_leaf(std::int64_t leaf) const;
+  std::int64_t switches() const;
+  // Leaf (tier-1 index) of endpoint `pos` of rail `rail`: rail groups in order, the group's
+  // endpoints filling its leaves rail by rail.
+  std::int64_t leaf_of(std::int64_t rail, std::int64_t pos) const {
+    return (rail / rails_per_leaf) * leaves_per_group +
+           ((rail % rails_per_leaf) * endpoints_per_rail + pos) / tiers[0].down_ports;
+  }
+  // The rail every endpoint of leaf `leaf` belongs to, or -1 when the leaf serves several.
+  std::int64_t rail_of_leaf(std::int64_t leaf) const {
+    if (rails_per_leaf == 1) return leaf / leaves_per_group;
+    return rails == 1 ? 0 : -1;
+  }
 };
 
 // Plans a Clos over `rails` x `endpoints_per_rail` NIC ports of switches with `radix` ports.
