@@ -118,9 +118,13 @@ std::string compare_table(const spec::Cluster& c, const std::vector<DesignReport
     s += fmt::format("switch {} ({} x {:g}G), catalog {}, {} switch counting\n",
                      rows[0].switch_name, rows[0].bom.radix, rows[0].bom.port_gbps,
                      rows[0].catalog_name, to_string(rows[0].counting));
+  // Columns as wide as their widest cell (extra columns may carry long strategy names).
+  std::size_t width = 26;
+  for (const auto& col : extra)
+    for (const auto& v : col.values) width = std::max(width, json_cell(v).size() + 2);
   auto line = [&](const std::string& label, auto cell) {
     s += fmt::format("  {:<22}", label);
-    for (std::size_t i = 0; i < rows.size(); ++i) s += fmt::format(" {:>26}", cell(i));
+    for (std::size_t i = 0; i < rows.size(); ++i) s += fmt::format(" {:>{}}", cell(i), width);
     s += "\n";
   };
   line("", [&](std::size_t i) { return std::string(spec::to_string(rows[i].bom.design)); });
