@@ -1,10 +1,10 @@
 #pragma once
 // Placement: which GPU holds which logical rank of a strategy.
 //
-// Logical rank order follows Megatron-LM ("tp-ep-dp-pp"): r = tp + t * (ep + e * (edp + (d/e) * pp))
-// where the data-parallel coordinate dp = ep + e * edp (expert parallelism is carved out of data
-// parallelism, as in Megatron-Core). A communication group along an axis is a set of ranks that
-// differ only in that axis's coordinate.
+// Logical rank order follows Megatron-LM ("tp-ep-dp-pp"): r = tp + t * (ep + e * (edp + (d/e) *
+// pp)) where the data-parallel coordinate dp = ep + e * edp (expert parallelism is carved out of
+// data parallelism, as in Megatron-Core). A communication group along an axis is a set of ranks
+// that differ only in that axis's coordinate.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -49,8 +49,8 @@ struct GroupShape {
 
 class Placement {
  public:
-  Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind = PlacementKind::rail_aligned,
-            std::uint64_t seed = 1);
+  Placement(const spec::Cluster& cluster, Degrees d,
+            PlacementKind kind = PlacementKind::rail_aligned, std::uint64_t seed = 1);
 
   const Degrees& degrees() const { return d_; }
   PlacementKind kind() const { return kind_; }
