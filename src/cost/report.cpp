@@ -59,16 +59,18 @@ std::string json_cell(const Json& j) {
 }  // namespace
 
 std::string cluster_line(const spec::Cluster& c) {
-  return fmt::format("{} x {}, HB domain K={} ({} domains), {} x {:g} Gb/s NIC per GPU",
+  return fmt::format("{} x {}, HB domain K={} ({} domain{}), {} x {:g} Gb/s NIC per GPU",
                      with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
-                     with_commas(double(c.domains())), c.nics_per_gpu,
+                     with_commas(double(c.domains())), c.domains() == 1 ? "" : "s", c.nics_per_gpu,
                      units::Bps_to_gbps(c.nic_bw_Bps));
 }
 
 std::string design_table(const spec::Cluster& c, const DesignReport& r) {
   const BillOfMaterials& b = r.bom;
   std::string s;
-  s += fmt::format("design {}: {}\n", spec::to_string(b.design), cluster_line(c));
+  spec::Cluster shown = c;
+  if (b.design == spec::DesignKind::ideal) shown.hb_domain = c.gpus;  // one HB domain over all
+  s += fmt::format("design {}: {}\n", spec::to_string(b.design), cluster_line(shown));
   s += fmt::format("switch {} ({} x {:g}G), catalog {}, {} switch counting\n", r.switch_name,
                    b.radix, b.port_gbps, r.catalog_name, to_string(r.counting));
   if (b.tiers == 0) {

@@ -107,6 +107,18 @@ TEST(CliCompare, OneClusterWhenAskedAndPaperRatioCatalog) {
   EXPECT_EQ(line_count(csv.out), 4);
 }
 
+TEST(CliCompare, SameInputsGiveByteIdenticalOutput) {
+  const auto a = run_cli("compare --gpus 8192 --hb-domain 72 --gpu GB200 --csv");
+  const auto b = run_cli("compare --gpus 8192 --hb-domain 72 --gpu GB200 --csv");
+  // 8,192 is not a multiple of 72: an error, the same both times.
+  EXPECT_EQ(a.code, 2);
+  EXPECT_EQ(a.err, b.err);
+  const auto c = run_cli("design --gpus 8208 --hb-domain 72 --gpu GB200 --json");
+  const auto d = run_cli("design --gpus 8208 --hb-domain 72 --gpu GB200 --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.out, d.out);
+}
+
 TEST(CliDesign, ExportsTheFabricGraph) {
   for (const std::string fmt : {"graphml", "dot", "json"}) {
     const std::string path = "/tmp/railsim_export_" + std::to_string(::getpid()) + "." + fmt;
