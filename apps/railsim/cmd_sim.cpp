@@ -1,12 +1,343 @@
+// railsim sim: flow-level simulation of a collective (or a whole iteration's communication) on
+// the concrete fabric of a design.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <memory>
+#include <string>
+
 #include "commands.hpp"
+#include "network_options.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
+#include "railsim/core/units.hpp"
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "railsim/sim/collective.hpp"
+#include "railsim/topo/builders.hpp"
+#include "strategy_options.hpp"
 
 namespace railsim::cli {
 
-// Placeholder until the command lands; registered so that --help lists it.
+namespace {
+
+struct SimArgs {
+  spec::ClusterOptions cluster;
+  NetworkOptions network;
+  StrategyOptions strategy;
+  std::string collective = "allreduce";
+  std::string algorithm = "ring";
+  std::string group = "all";
+  std::string bytes = "1GB";
+  int chunks = 8;
+  std::string forwarding = "store";
+  std::string forward_via = "hb_first";
+  double hop_latency_us = 0.5;
+  std::string aggregate = "auto";
+  std::int64_t max_flows = 4'000'000;
+  int top = 5;
+  double batch_tolerance = 1e-9;
+  bool schedule = false;
+  bool json = false;
+};
+
+// "1e9", "512MB", "1GiB", "64KiB", "1000B": decimal (KB, MB, GB, TB) and binary (KiB ... TiB)
+// suffixes, case-sensitive as written.
+double parse_bytes(const std::string& s) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    throw InputError("--bytes",
+                     fmt::format("'{}' is not a size; write e.g. 1e9, 512MB or 1GiB", s));
+  }
+  std::string unit = s.substr(pos);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);
+  double mul = 0;
+  if (unit.empty() || unit == "B")
+    mul = 1;
+  else if (unit == "KB")
+    mul = 1e3;
+  else if (unit == "MB")
+    mul = 1e6;
+  else if (unit == "GB")
+    mul = 1e9;
+  else if (unit == "TB")
+    mul = 1e12;
+  else if (unit == "KiB")
+    mul = 1024.0;
+  else if (unit == "MiB")
+    mul = 1024.0 * 1024;
+  else if (unit == "GiB")
+    mul = units::kGiB;
+  else if (unit == "TiB")
+    mul = units::kGiB * 1024;
+  else
+    throw InputError("--bytes", fmt::format("unknown unit '{}' in '{}'; valid: B, KB, MB, GB, TB, "
+                                            "KiB, MiB, GiB, TiB",
+                                            unit, s));
+  const double b = v * mul;
+  if (!std::isfinite(b) || !(b > 0) || b > 1e15)
+    throw InputError("--bytes", fmt::format("'{}' must be a size in (0, 1e15] bytes", s));
+  return b;
+}
+
+perf::CollectiveOp parse_collective(const std::string& s) {
+  if (s == "allreduce") return perf::CollectiveOp::all_reduce;
+  if (s == "allgather") return perf::CollectiveOp::all_gather;
+  if (s == "reducescatter") return perf::CollectiveOp::reduce_scatter;
+  if (s == "alltoall") return perf::CollectiveOp::all_to_all;
+  if (s == "p2p") return perf::CollectiveOp::send_recv;
+  throw InputError("--collective", fmt::format("unknown collective '{}'; valid: allreduce, "
+                                               "allgather, reducescatter, alltoall, p2p",
+                                               s));
+}
+
+perf::Algorithm parse_algorithm(const std::string& s, perf::CollectiveOp op) {
+  if (op == perf::CollectiveOp::all_to_all) return perf::Algorithm::direct;
+  if (op == perf::CollectiveOp::send_recv) return perf::Algorithm::p2p;
+  if (s == "ring") return perf::Algorithm::ring;
+  if (s == "hierarchical") return perf::Algorithm::hierarchical;
+  throw InputError("--algorithm",
+                   fmt::format("unknown algorithm '{}'; valid: ring, hierarchical", s));
+}
+
+std::vector<sim::Group> make_groups(const std::string& g, const spec::Cluster& c) {
+  if (g == "all") return sim::groups_all(c);
+  if (g == "rail") return sim::groups_rails(c);
+  if (g == "domain") return sim::groups_domains(c);
+  if (g == "rail0") return {sim::groups_rails(c).front()};
+  if (g == "domain0") return {sim::groups_domains(c).front()};
+  if (g == "pair") {
+    if (c.gpus < 2) throw InputError("--group", "pair needs at least 2 GPUs");
+    return {{0, c.gpus - 1}};
+  }
+  throw InputError("--group", fmt::format("unknown group '{}'; valid: all, rail, domain, rail0, "
+                                          "domain0, pair",
+                                          g));
+}
+
+sim::Aggregation parse_aggregate(const std::string& s) {
+  if (s == "auto") return sim::Aggregation::automatic;
+  if (s == "on") return sim::Aggregation::on;
+  if (s == "off") return sim::Aggregation::off;
+  throw InputError("--aggregate", fmt::format("unknown value '{}'; valid: auto, on, off", s));
+}
+
+topo::Forwarding parse_forward_via(const std::string& s) {
+  if (s == "hb_first") return topo::Forwarding::hb_first;
+  if (s == "rail_first") return topo::Forwarding::rail_first;
+  throw InputError("--forward-via",
+                   fmt::format("unknown value '{}'; valid: hb_first, rail_first", s));
+}
+
+Json collective_json(const sim::CollectiveResult& r) {
+  Json j;
+  j["completion_time_s"] = r.completion_time_s;
+  j["flows_simulated"] = r.flows_simulated;
+  j["flows_represented"] = r.flows_represented;
+  j["phases"] = Json::array();
+  for (const auto& p : r.phases)
+    j["phases"].push_back({{"name", p.name},
+                           {"time_s", p.time_s},
+                           {"steps", p.steps},
+                           {"step_scaled", p.step_scaled},
+                           {"aggregated", p.aggregated},
+                           {"flows_simulated", p.flows_simulated},
+                           {"events", p.events}});
+  j["tiers"] = Json::array();
+  for (const auto& t : r.tiers)
+    j["tiers"].push_back(
+        {{"name", t.name}, {"peak_utilisation", t.peak_utilisation}, {"bytes", t.bytes}});
+  j["busiest"] = Json::array();
+  for (const auto& b : r.busiest)
+    j["busiest"].push_back(
+        {{"name", b.name}, {"peak_utilisation", b.peak_utilisation}, {"bytes", b.bytes}});
+  return j;
+}
+
+void print_collective(const sim::CollectiveResult& r) {
+  fmt::print("completion time {:.6g} s\n", r.completion_time_s);
+  for (const auto& p : r.phases)
+    fmt::print("  phase {:<28} {:>12.6g} s  steps {:>6}{}{}  flows {} ({} events)\n", p.name,
+               p.time_s, p.steps, p.step_scaled ? " (one step simulated, scaled)" : "",
+               p.aggregated ? " (aggregated by link class)" : "", p.flows_simulated, p.events);
+  fmt::print("flows simulated {} (standing for {:.0f})\n", r.flows_simulated, r.flows_represented);
+  fmt::print("per link tier: {:<18} {:>16} {:>14}\n", "", "peak utilisation", "bytes");
+  for (const auto& t : r.tiers)
+    fmt::print("  {:<30} {:>15.1f}% {:>14.4g}\n", t.name, 100 * t.peak_utilisation, t.bytes);
+  fmt::print("busiest links:\n");
+  for (const auto& b : r.busiest)
+    fmt::print("  {:<44} {:>6.1f}% {:>14.4g} B\n", b.name, 100 * b.peak_utilisation, b.bytes);
+}
+
+void run(const SimArgs& a, const CLI::App& cmd) {
+  const spec::Cluster c = spec::make_cluster(a.cluster);
+  const spec::NetworkDesign d = resolve_network(a.network);
+  sim::SimConfig cfg;
+  cfg.mode = sim::parse_forwarding_mode(a.forwarding);
+  cfg.forwarding = parse_forward_via(a.forward_via);
+  cfg.chunks = static_cast<int>(check_integer("--chunks", a.chunks, 1, 4096));
+  cfg.hop_latency_s =
+      check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
+  cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
+  cfg.aggregate = parse_aggregate(a.aggregate);
+  cfg.batch_tolerance =
+      check_number("--batch-tolerance", a.batch_tolerance, Range::between(0, 0.01));
+  const int top = static_cast<int>(check_integer("--top", a.top, 0, 1000));
+
+  if (a.schedule) {
+    const StrategyInputs in = resolve_strategy_inputs(a.strategy);
+    const perf::Strategy s = resolve_strategy(in, c);
+    const topo::Fabric fabric = topo::build_fabric(c, d);
+    const sim::SimNetwork net = sim::make_sim_network(fabric);
+    const perf::Placement pl(fabric.cluster, s.degrees(), in.placement);
+    const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
+    const sim::ScheduleResult r = sim::simulate_schedule(net, sched, pl, cfg);
+    const perf::NetworkModel nm = perf::make_network_model(fabric.cluster, d);
+    double analytic_total = 0;
+    Json ops = Json::array();
+    if (!a.json)
+      fmt::print(
+          "{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\n"
+          "{:<4} {:<15} {:<5} {:<13} {:>11} {:>8} {:>12} {:>12} {:>7}\n",
+          in.model.name, c.gpus, c.gpu.name, spec::to_string(d.kind), s.tp, s.pp, s.dp, s.ep, "par",
+          "op", "axis", "algorithm", "bytes", "count", "sim s", "analytic s", "ratio");
+    for (const auto& o : r.ops) {
+      const double an = perf::collective_time(o.op, pl.shape(o.op.axis), nm).time_s;
+      analytic_total += an * o.op.count;
+      const double ratio = an > 0 ? o.time_s / an : 0.0;
+      if (a.json) {
+        ops.push_back({{"parallelism", std::string(perf::to_string(o.op.parallelism))},
+                       {"op", std::string(perf::to_string(o.op.op))},
+                       {"axis", std::string(perf::to_string(o.op.axis))},
+                       {"algorithm", std::string(perf::to_string(o.op.algorithm))},
+                       {"phase", std::string(perf::to_string(o.op.phase))},
+                       {"bytes", o.op.bytes},
+                       {"count", o.op.count},
+                       {"sim_time_s", o.time_s},
+                       {"analytic_time_s", an},
+                       {"sim_over_analytic", ratio}});
+      } else {
+        fmt::print("{:<4} {:<15} {:<5} {:<13} {:>11.4g} {:>8.4g} {:>12.5g} {:>12.5g} {:>7.3f}\n",
+                   perf::to_string(o.op.parallelism), perf::to_string(o.op.op),
+                   perf::to_string(o.op.axis), perf::to_string(o.op.algorithm), o.op.bytes,
+                   o.op.count, o.time_s, an, ratio);
+      }
+    }
+    if (a.json) {
+      Json j;
+      j["completion_time_s"] = r.total_s;
+      j["analytic_time_s"] = analytic_total;
+      j["design"] = std::string(spec::to_string(d.kind));
+      j["gpus"] = c.gpus;
+      j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
+      j["ops"] = std::move(ops);
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print(
+          "serialised communication per iteration: simulated {:.5g} s, analytic {:.5g} s "
+          "(ratio {:.3f})\n",
+          r.total_s, analytic_total, analytic_total > 0 ? r.total_s / analytic_total : 0.0);
+    }
+    return;
+  }
+
+  if (cmd.count("--model") + cmd.count("--tp") + cmd.count("--pp") + cmd.count("--dp") +
+          cmd.count("--ep") >
+      0)
+    throw InputError("--schedule", "strategy options (--model, --tp, ...) need --schedule");
+  const perf::CollectiveOp op = parse_collective(a.collective);
+  sim::CollectiveRequest req;
+  req.op = op;
+  req.algorithm = parse_algorithm(a.algorithm, op);
+  req.bytes = parse_bytes(a.bytes);
+  const topo::Fabric fabric = topo::build_fabric(c, d);
+  const sim::SimNetwork net = sim::make_sim_network(fabric);
+  req.groups = make_groups(a.group, fabric.cluster);
+  const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
+  if (a.json) {
+    Json j = collective_json(r);
+    j["collective"] = a.collective;
+    j["algorithm"] = std::string(perf::to_string(req.algorithm));
+    j["group"] = a.group;
+    j["groups"] = req.groups.size();
+    j["bytes"] = req.bytes;
+    j["design"] = std::string(spec::to_string(d.kind));
+    j["gpus"] = c.gpus;
+    j["hb_domain"] = c.hb_domain;
+    j["forwarding"] = std::string(sim::to_string(cfg.mode));
+    j["forward_via"] = a.forward_via;
+    j["chunks"] = cfg.chunks;
+    j["hop_latency_s"] = cfg.hop_latency_s;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print(
+      "{} ({}) of {:.4g} bytes per GPU, group {} ({} groups of {}), on {} x {} (HB domain "
+      "{}, HB {:g} GB/s, NIC {:g} Gb/s), {} ({} tiers)",
+      a.collective, perf::to_string(req.algorithm), req.bytes, a.group, req.groups.size(),
+      req.groups.front().size(), c.gpus, c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9,
+      units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind), fabric.tiers);
+  if (d.kind == spec::DesignKind::rail_only)
+    fmt::print(
+        ", forwarding {} {}{}", a.forward_via, sim::to_string(cfg.mode),
+        cfg.mode == sim::ForwardingMode::pipelined ? fmt::format(" ({} chunks)", cfg.chunks) : "");
+  fmt::print("\n");
+  print_collective(r);
+}
+
+}  // namespace
+
 void add_sim_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("sim", "(not yet available)");
-  cmd->callback([] { throw InputError("sim", "this command is not implemented yet"); });
+  auto args = std::make_shared<SimArgs>();
+  auto* cmd = app.add_subcommand(
+      "sim", "Flow-level simulation of a collective, or of one iteration's communication");
+  add_cluster_options(*cmd, args->cluster);
+  add_network_options(*cmd, args->network);
+  add_strategy_options(*cmd, args->strategy);
+  cmd->add_option("--collective", args->collective,
+                  "allreduce, allgather, reducescatter, alltoall or p2p")
+      ->capture_default_str();
+  cmd->add_option("--algorithm", args->algorithm,
+                  "ring or hierarchical (reductions; hierarchical = HB domain, then rails)")
+      ->capture_default_str();
+  cmd->add_option("--group", args->group,
+                  "all (one group of every GPU), rail (every rail, concurrently), domain (every HB "
+                  "domain), rail0, domain0, pair (first and last GPU)")
+      ->capture_default_str();
+  cmd->add_option("--bytes", args->bytes,
+                  "Buffer per GPU (as in NCCL tests): e.g. 1e9, 512MB, 1GiB")
+      ->capture_default_str();
+  cmd->add_option("--forwarding", args->forwarding,
+                  "Rail-only cross-rail forwarding: store, pipelined or two-phase")
+      ->capture_default_str();
+  cmd->add_option("--forward-via", args->forward_via,
+                  "hb_first (HB hop, then the destination's rail) or rail_first")
+      ->capture_default_str();
+  cmd->add_option("--chunks", args->chunks, "Pieces per forwarded transfer when pipelined")
+      ->capture_default_str();
+  cmd->add_option("--hop-latency-us", args->hop_latency_us,
+                  "Latency per link crossed, microseconds")
+      ->capture_default_str();
+  cmd->add_option("--aggregate", args->aggregate,
+                  "all-to-all over all GPUs by link class: auto (beyond --max-flows), on, off")
+      ->capture_default_str();
+  cmd->add_option("--max-flows", args->max_flows,
+                  "Flows per simulated phase before ring steps are scaled or all-to-all aggregated")
+      ->capture_default_str();
+  cmd->add_option("--batch-tolerance", args->batch_tolerance,
+                  "Flows finishing within this relative time of each other end in one event "
+                  "(speed against accuracy; <= 0.01)")
+      ->capture_default_str();
+  cmd->add_option("--top", args->top, "Busiest links to list")->capture_default_str();
+  cmd->add_flag("--schedule", args->schedule,
+                "Simulate every collective of one iteration of the strategy (--model, --tp, ...) "
+                "and compare with the analytic model");
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args, cmd] { run(*args, *cmd); });
 }
 
 }  // namespace railsim::cli

@@ -257,6 +257,7 @@ struct Accumulator {
 EngineOptions engine_options(const SimConfig& cfg) {
   EngineOptions o;
   o.hop_latency_s = cfg.hop_latency_s;
+  o.batch_tolerance = cfg.batch_tolerance;
   return o;
 }
 

@@ -1,6 +1,5 @@
 #include "railsim/sim/flow_sim.hpp"
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -79,18 +78,32 @@ struct Dsu {
   }
 };
 
-// Buffers a re-fill needs; one per thread, reused across events (no allocation in steady state).
-struct Scratch {
-  std::vector<ChannelId> touched, live;
-  std::vector<std::int64_t> start, fill;
-  std::vector<FlowId> by_channel;
-};
-
+// A component's flows in progress, in local arrays kept across events: a re-fill after flows
+// end reuses the channel -> flow lists (ended flows are skipped) and rebuilds them only when flows
+// were released or more than half have ended. Local copies of paths, rates and remaining bytes
+// keep the filling loops on contiguous memory.
 struct Component {
-  std::vector<FlowId> active;
+  std::vector<FlowId> flows;       // local -> global id
+  std::vector<std::int64_t> poff;  // local path offsets into paths
+  std::vector<ChannelId> paths;
+  std::vector<double> w, rem, rate;  // rate: 0 once ended, -1 while unfrozen during a fill
+  std::vector<std::uint8_t> alive;
+  std::vector<ChannelId> channels;       // channels the flows cross
+  std::vector<std::int64_t> start;       // per channel (local index): its entries in by_channel
+  std::vector<std::int32_t> by_channel;  // local flow indices
+  std::vector<ChannelId> live;           // scratch: channels still loaded during a fill
+  std::vector<FlowId> pending;           // released since the last rebuild
+  // Incremental re-fill: the lowest rate among flows ended since the last fill (see refill).
+  double min_ended_rate = std::numeric_limits<double>::infinity();
+  std::vector<std::int32_t> sel;  // scratch: flows re-filled
+  std::vector<ChannelId> tch;     // scratch: their channels
+  std::vector<std::int64_t> tstart;
+  std::vector<std::int32_t> tby;
+  std::size_t dead = 0;
   double last_t = 0;
   double next_finish = std::numeric_limits<double>::infinity();
   std::uint32_t version = 0;
+  std::uint32_t stamp = 0;
   bool dirty = false;
 };
 
@@ -149,15 +162,14 @@ class Engine {
       comp_of_flow_[static_cast<std::size_t>(f)] = comp_of_root[r];
     }
     comps_.assign(static_cast<std::size_t>(ncomp), Component{});
-    comp_stamp_.assign(static_cast<std::size_t>(ncomp), 0);
 
-    rem_.assign(uF, 0.0);
-    rate_.assign(uF, 0.0);
     ready_.assign(uF, 0.0);
     state_.assign(uF, 0);
     load_.assign(uC, 0.0);
     capr_.assign(uC, 0.0);
     loc_.assign(uC, 0);
+    tloc_.assign(uC, 0);
+    used_.assign(uC, 0.0);
     stamp_.assign(uC, 0);
 
     for (FlowId f = 0; f < F; ++f)
@@ -237,18 +249,24 @@ class Engine {
       return;
     }
     state_[uf] = 1;
-    rem_[uf] = w_.bytes(f);
-    rate_[uf] = 0;
-    comps_[static_cast<std::size_t>(k)].active.push_back(f);
+    comps_[static_cast<std::size_t>(k)].pending.push_back(f);
     mark_dirty(k);
   }
 
   void complete_finished(Component& comp, double horizon) {
-    for (FlowId f : comp.active) {
-      const auto uf = static_cast<std::size_t>(f);
-      if (state_[uf] != 1 || rate_[uf] <= 0) continue;
-      const double t_end = comp.last_t + rem_[uf] / rate_[uf];
-      if (t_end <= horizon) deliver(f, t_end);
+    for (std::size_t i = 0; i < comp.flows.size(); ++i) {
+      if (!comp.alive[i] || comp.rate[i] <= 0) continue;
+      const double t_end = comp.last_t + comp.rem[i] / comp.rate[i];
+      if (t_end <= horizon) {
+        for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q)
+          used_[static_cast<std::size_t>(comp.paths[static_cast<std::size_t>(q)])] -=
+              comp.rate[i] * comp.w[i];
+        comp.min_ended_rate = std::min(comp.min_ended_rate, comp.rate[i]);
+        comp.alive[i] = 0;
+        comp.rate[i] = 0;
+        ++comp.dead;
+        deliver(comp.flows[i], t_end);
+      }
     }
   }
 
@@ -258,141 +276,257 @@ class Engine {
     res_.refills += static_cast<std::int64_t>(dirty_.size());
     if (dirty_.size() >= 4) {
       tbb::parallel_for(std::size_t{0}, dirty_.size(), [&](std::size_t i) {
-        refill(comps_[static_cast<std::size_t>(dirty_[i])], now, scratch_.local(),
-               static_cast<std::uint32_t>(dirty_[i]));
+        refill(comps_[static_cast<std::size_t>(dirty_[i])], now);
       });
     } else {
-      for (auto k : dirty_)
-        refill(comps_[static_cast<std::size_t>(k)], now, scratch_.local(),
-               static_cast<std::uint32_t>(k));
+      for (auto k : dirty_) refill(comps_[static_cast<std::size_t>(k)], now);
     }
     for (auto k : dirty_) {
       auto& c = comps_[static_cast<std::size_t>(k)];
       c.dirty = false;
       ++c.version;
-      if (!c.active.empty()) finishes_.push({c.next_finish, k, c.version});
+      if (c.next_finish < std::numeric_limits<double>::infinity())
+        finishes_.push({c.next_finish, k, c.version});
     }
     dirty_.clear();
   }
 
-  // Progressive filling on one component (exact max-min fairness): raise all unfrozen flows'
-  // rates together; when a channel saturates, freeze the flows crossing it at the fair share.
-  void refill(Component& comp, double now, Scratch& s, std::uint32_t comp_id) {
-    const double dt = now - comp.last_t;
-    std::size_t j = 0;
-    for (FlowId f : comp.active) {
-      const auto uf = static_cast<std::size_t>(f);
-      if (state_[uf] == 2) continue;
-      rem_[uf] = std::max(0.0, rem_[uf] - rate_[uf] * dt);
-      comp.active[j++] = f;
+  // Drops ended flows, appends released ones and rebuilds the channel -> flow lists.
+  void rebuild(Component& k) {
+    std::size_t j = 0, pj = 0;
+    for (std::size_t i = 0; i < k.flows.size(); ++i) {
+      if (!k.alive[i]) continue;
+      const auto b = k.poff[i], e = k.poff[i + 1];
+      k.flows[j] = k.flows[i];
+      k.w[j] = k.w[i];
+      k.rem[j] = k.rem[i];
+      k.rate[j] = k.rate[i];
+      k.poff[j] = static_cast<std::int64_t>(pj);
+      for (auto q = b; q < e; ++q) k.paths[pj++] = k.paths[static_cast<std::size_t>(q)];
+      ++j;
     }
-    comp.active.resize(j);
-    comp.last_t = now;
-    comp.next_finish = std::numeric_limits<double>::infinity();
-    if (comp.active.empty()) return;
-
-    // A channel belongs to one component only, so a per-component counter makes stamps unique
-    // for its channels even when components are filled concurrently.
-    const std::uint32_t cur = ++comp_stamp_[comp_id];
-    s.touched.clear();
-    s.start.clear();
-    for (FlowId f : comp.active) {
-      const double wt = w_.weight(f);
-      for (ChannelId c : w_.path(f)) {
-        const auto uc = static_cast<std::size_t>(c);
-        if (stamp_[uc] != cur) {
-          stamp_[uc] = cur;
-          loc_[uc] = static_cast<std::int32_t>(s.touched.size());
-          s.touched.push_back(c);
-          s.start.push_back(0);
-          load_[uc] = 0;
-        }
-        load_[uc] += wt;
-        ++s.start[static_cast<std::size_t>(loc_[uc])];
+    k.flows.resize(j);
+    k.w.resize(j);
+    k.rem.resize(j);
+    k.rate.resize(j);
+    k.poff.resize(j);
+    k.paths.resize(pj);
+    for (FlowId f : k.pending) {
+      k.flows.push_back(f);
+      k.w.push_back(w_.weight(f));
+      k.rem.push_back(w_.bytes(f));
+      k.rate.push_back(0.0);
+      k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+      auto p = w_.path(f);
+      k.paths.insert(k.paths.end(), p.begin(), p.end());
+    }
+    k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+    k.pending.clear();
+    k.alive.assign(k.flows.size(), 1);
+    k.dead = 0;
+    // Channel -> flows (CSR). A channel belongs to one component only, so the component's own
+    // stamp counter marks its channels even when components are rebuilt concurrently.
+    const std::uint32_t cur = ++k.stamp;
+    k.channels.clear();
+    k.start.clear();
+    for (ChannelId c : k.paths) {
+      const auto uc = static_cast<std::size_t>(c);
+      if (stamp_[uc] != cur) {
+        stamp_[uc] = cur;
+        loc_[uc] = static_cast<std::int32_t>(k.channels.size());
+        k.channels.push_back(c);
+        k.start.push_back(0);
       }
+      ++k.start[static_cast<std::size_t>(loc_[uc])];
     }
-    const std::size_t T = s.touched.size();
-    // Exclusive prefix sum -> offsets; fill the channel -> flows lists.
     std::int64_t acc = 0;
-    s.fill.resize(T + 1);
-    for (std::size_t i = 0; i < T; ++i) {
-      const auto n = s.start[i];
-      s.start[i] = acc;
-      s.fill[i] = acc;
+    for (auto& x : k.start) {
+      const auto n = x;
+      x = acc;
       acc += n;
     }
-    s.start.push_back(acc);
-    s.by_channel.resize(static_cast<std::size_t>(acc));
-    for (FlowId f : comp.active) {
-      rate_[static_cast<std::size_t>(f)] = -1.0;  // unfrozen
-      for (ChannelId c : w_.path(f))
-        s.by_channel[static_cast<std::size_t>(
-            s.fill[static_cast<std::size_t>(loc_[static_cast<std::size_t>(c)])]++)] = f;
-    }
-    for (ChannelId c : s.touched)
-      capr_[static_cast<std::size_t>(c)] = w_.capacity_Bps()[static_cast<std::size_t>(c)];
-    s.live.assign(s.touched.begin(), s.touched.end());
-    std::size_t unfrozen = comp.active.size();
+    k.start.push_back(acc);
+    std::vector<std::int64_t> fill(k.start.begin(), k.start.end() - 1);
+    k.by_channel.resize(static_cast<std::size_t>(acc));
+    for (std::size_t i = 0; i < k.flows.size(); ++i)
+      for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+        k.by_channel[static_cast<std::size_t>(fill[static_cast<std::size_t>(
+            loc_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])])]++)] =
+            static_cast<std::int32_t>(i);
+  }
+
+  // Progressive filling (exact max-min fairness): raise the rates of the unfrozen flows (rate
+  // -1) together; when a channel saturates, freeze the flows crossing it at the fair share.
+  // capr_ and load_ hold each live channel's residual capacity and unfrozen weight; `loc` maps a
+  // channel to its list in (start, by).
+  void fill_levels(Component& k, std::size_t unfrozen, const std::int32_t* loc,
+                   const std::int64_t* start, const std::int32_t* by) {
+    double* rate = k.rate.data();
+    const double* wgt = k.w.data();
+    const std::int64_t* poff = k.poff.data();
+    const ChannelId* paths = k.paths.data();
+    double* capr = capr_.data();
+    double* load = load_.data();
     while (unfrozen > 0) {
       double best = std::numeric_limits<double>::infinity();
       std::size_t m = 0;
-      for (ChannelId c : s.live) {
-        const auto uc = static_cast<std::size_t>(c);
-        if (load_[uc] <= 0) continue;
-        s.live[m++] = c;
-        best = std::min(best, std::max(capr_[uc], 0.0) / load_[uc]);
+      for (ChannelId c : k.live) {
+        if (load[c] <= 0) continue;
+        k.live[m++] = c;
+        best = std::min(best, std::max(capr[c], 0.0) / load[c]);
       }
-      s.live.resize(m);
+      k.live.resize(m);
       if (m == 0) break;  // cannot happen: every unfrozen flow loads a live channel
       const double thr = best * (1 + 1e-12);
-      for (ChannelId c : s.live) {
-        const auto uc = static_cast<std::size_t>(c);
-        if (load_[uc] <= 0 || std::max(capr_[uc], 0.0) / load_[uc] > thr) continue;
-        const auto li = static_cast<std::size_t>(loc_[uc]);
-        for (auto i = s.start[li]; i < s.start[li + 1]; ++i) {
-          const FlowId f = s.by_channel[static_cast<std::size_t>(i)];
-          const auto uf = static_cast<std::size_t>(f);
-          if (rate_[uf] >= 0) continue;
-          rate_[uf] = best;
+      for (ChannelId c : k.live) {
+        if (load[c] <= 0 || std::max(capr[c], 0.0) / load[c] > thr) continue;
+        const auto li = static_cast<std::size_t>(loc[c]);
+        const auto b = start[li], e = start[li + 1];
+        for (auto q = b; q < e; ++q) {
+          if (q + 16 < e) {  // the flows of a list lie anywhere in the local arrays
+            const auto ahead = static_cast<std::size_t>(by[q + 16]);
+            __builtin_prefetch(&rate[ahead]);
+            __builtin_prefetch(&poff[ahead]);
+          }
+          const auto i = static_cast<std::size_t>(by[q]);
+          if (rate[i] >= 0) continue;
+          rate[i] = best;
           --unfrozen;
-          const double wt = w_.weight(f);
-          for (ChannelId c2 : w_.path(f)) {
-            capr_[static_cast<std::size_t>(c2)] -= best * wt;
-            load_[static_cast<std::size_t>(c2)] -= wt;
+          const double wt = wgt[i];
+          for (auto r = poff[i]; r < poff[i + 1]; ++r) {
+            const auto c2 = paths[r];
+            capr[c2] -= best * wt;
+            load[c2] -= wt;
           }
         }
       }
     }
-    for (ChannelId c : s.touched) {
-      const auto uc = static_cast<std::size_t>(c);
-      const double cap = w_.capacity_Bps()[uc];
-      const double util = (cap - std::max(capr_[uc], 0.0)) / cap;
-      res_.channel_peak_utilisation[uc] = std::max(res_.channel_peak_utilisation[uc], util);
+  }
+
+  // Re-fills a component. After flows end, only flows whose rate was at least the lowest rate
+  // among the ended ones (L0) can change: progressive filling below level L0 never saw the
+  // difference (every channel an ended flow crossed saturated at L0 or later), so flows frozen
+  // below L0 keep their rates and the rest is re-filled on the capacity they leave (ours; the
+  // standard argument of water-filling). Releases re-fill the whole component.
+  void refill(Component& k, double now) {
+    const double dt = now - k.last_t;
+    for (std::size_t i = 0; i < k.flows.size(); ++i)
+      if (k.alive[i]) k.rem[i] = std::max(0.0, k.rem[i] - k.rate[i] * dt);
+    k.last_t = now;
+    k.next_finish = std::numeric_limits<double>::infinity();
+    bool full = !opt_.incremental || !k.pending.empty() ||
+                !(k.min_ended_rate < std::numeric_limits<double>::infinity());
+    if (!k.pending.empty() || 2 * k.dead > k.flows.size()) {
+      rebuild(k);
+      full = true;
+    }
+    const std::size_t n = k.flows.size();
+    const auto& cap = w_.capacity_Bps();
+    if (n > k.dead && !full) {
+      const double l0 = k.min_ended_rate * (1 - 1e-9);
+      k.sel.clear();
+      for (std::size_t i = 0; i < n; ++i)
+        if (k.alive[i] && k.rate[i] >= l0) k.sel.push_back(static_cast<std::int32_t>(i));
+      if (2 * k.sel.size() > n - k.dead) full = true;
+    }
+    k.min_ended_rate = std::numeric_limits<double>::infinity();
+    if (n == k.dead) return;
+
+    if (full) {
+      for (ChannelId c : k.channels) {
+        load_[static_cast<std::size_t>(c)] = 0;
+        capr_[static_cast<std::size_t>(c)] = cap[static_cast<std::size_t>(c)];
+      }
+      std::size_t unfrozen = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!k.alive[i]) continue;
+        k.rate[i] = -1.0;
+        ++unfrozen;
+        for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+          load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.w[i];
+      }
+      k.live.assign(k.channels.begin(), k.channels.end());
+      fill_levels(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
+      for (ChannelId c : k.channels) {
+        const auto uc = static_cast<std::size_t>(c);
+        used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
+        res_.channel_peak_utilisation[uc] =
+            std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
+      }
+    } else {
+      // Release the selected flows' allocations; lists over them only.
+      const std::uint32_t cur = ++k.stamp;
+      k.tch.clear();
+      k.tstart.clear();
+      for (auto i : k.sel) {
+        const auto ui = static_cast<std::size_t>(i);
+        for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+          const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
+          used_[uc] -= k.rate[ui] * k.w[ui];
+          if (stamp_[uc] != cur) {
+            stamp_[uc] = cur;
+            tloc_[uc] = static_cast<std::int32_t>(k.tch.size());
+            k.tch.push_back(static_cast<ChannelId>(uc));
+            k.tstart.push_back(0);
+            load_[uc] = 0;
+          }
+          load_[uc] += k.w[ui];
+          ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
+        }
+        k.rate[ui] = -1.0;
+      }
+      std::int64_t acc = 0;
+      for (auto& x : k.tstart) {
+        const auto c = x;
+        x = acc;
+        acc += c;
+      }
+      k.tstart.push_back(acc);
+      k.tby.resize(static_cast<std::size_t>(acc));
+      for (auto i : k.sel) {
+        const auto ui = static_cast<std::size_t>(i);
+        for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+          const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
+          k.tby[static_cast<std::size_t>(k.tstart[static_cast<std::size_t>(tloc_[uc])]++)] = i;
+        }
+      }
+      // tstart[j] now holds the end of list j; shift back to starts.
+      for (std::size_t j = k.tch.size(); j > 0; --j) k.tstart[j] = k.tstart[j - 1];
+      k.tstart[0] = 0;
+      for (ChannelId c : k.tch) {
+        const auto uc = static_cast<std::size_t>(c);
+        capr_[uc] = cap[uc] - used_[uc];
+      }
+      k.live.assign(k.tch.begin(), k.tch.end());
+      fill_levels(k, k.sel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+      for (ChannelId c : k.tch) {
+        const auto uc = static_cast<std::size_t>(c);
+        used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
+        res_.channel_peak_utilisation[uc] =
+            std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
+      }
     }
     double nf = std::numeric_limits<double>::infinity();
-    for (FlowId f : comp.active) {
-      const auto uf = static_cast<std::size_t>(f);
-      if (rate_[uf] > 0) nf = std::min(nf, now + rem_[uf] / rate_[uf]);
-    }
-    comp.next_finish = nf;
+    for (std::size_t i = 0; i < n; ++i)
+      if (k.alive[i] && k.rate[i] > 0) nf = std::min(nf, now + k.rem[i] / k.rate[i]);
+    k.next_finish = nf;
   }
 
   const Workload& w_;
   EngineOptions opt_;
   SimResult res_;
-  std::vector<std::int32_t> npred_, comp_of_flow_, loc_;
+  std::vector<std::int32_t> npred_, comp_of_flow_, loc_, tloc_;
   std::vector<std::int64_t> succ_off_;
   std::vector<FlowId> succ_;
   std::vector<Component> comps_;
-  std::vector<double> rem_, rate_, ready_, load_, capr_;
+  std::vector<double> ready_, load_, capr_, used_;
   std::vector<std::uint8_t> state_;
-  std::vector<std::uint32_t> stamp_, comp_stamp_;
+  std::vector<std::uint32_t> stamp_;
   std::vector<std::int32_t> dirty_;
   std::priority_queue<std::pair<double, FlowId>, std::vector<std::pair<double, FlowId>>,
                       std::greater<>>
       releases_;
   std::priority_queue<FinishEvent, std::vector<FinishEvent>, std::greater<>> finishes_;
-  tbb::enumerable_thread_specific<Scratch> scratch_;
   std::int64_t* delivered_ = nullptr;
 };
 

@@ -50,6 +50,7 @@ struct SimConfig {
   double hop_latency_s = 0.0;          // per channel crossed
   std::int64_t max_flows = 4'000'000;  // per simulated phase, before scaling or aggregating
   Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
+  double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance
 };
 
 using Group = std::vector<std::int64_t>;  // GPU ids in ring (rank) order

@@ -66,6 +66,9 @@ struct EngineOptions {
   // Flows whose finishing times are within this relative distance complete in one event
   // (1e-9: far below any figure reported; merges ties broken only by rounding).
   double batch_tolerance = 1e-9;
+  // Re-fill only the flows whose rate can change after flows end (exact; false re-fills whole
+  // components, for tests).
+  bool incremental = true;
 };
 
 struct SimResult {

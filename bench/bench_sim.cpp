@@ -1,0 +1,79 @@
+// Scale of the flow simulator (issue 5): all-to-all among 1,024 GPUs flow by flow (about one
+// million flows), ring all-reduce over 32,768 GPUs, and the link-class aggregated all-to-all over
+// 32,768 GPUs. Run with --benchmark_min_time=1x: one iteration each is a long simulation.
+#include <benchmark/benchmark.h>
+
+#include "railsim/sim/collective.hpp"
+#include "railsim/spec/preset.hpp"
+#include "railsim/topo/builders.hpp"
+
+using namespace railsim;
+
+namespace {
+
+spec::Cluster cluster(std::int64_t n) {
+  spec::ClusterOptions o;
+  o.gpus = n;
+  return spec::make_cluster(o);
+}
+
+spec::NetworkDesign design(spec::DesignKind k) {
+  spec::NetworkOptions o;
+  o.design = std::string(spec::to_string(k));
+  return spec::make_network_design(o);
+}
+
+void run(benchmark::State& state, std::int64_t n, spec::DesignKind k, perf::CollectiveOp op,
+         sim::Aggregation agg) {
+  const topo::Fabric f = topo::build_fabric(cluster(n), design(k));
+  const sim::SimNetwork net = sim::make_sim_network(f);
+  sim::CollectiveRequest req;
+  req.op = op;
+  req.algorithm =
+      op == perf::CollectiveOp::all_to_all ? perf::Algorithm::direct : perf::Algorithm::ring;
+  req.bytes = 1e9;
+  req.groups = sim::groups_all(f.cluster);
+  sim::SimConfig cfg;
+  cfg.hop_latency_s = 0.5e-6;
+  cfg.aggregate = agg;
+  cfg.max_flows = 4'000'000;
+  double t = 0, flows = 0, events = 0;
+  for (auto _ : state) {
+    auto r = sim::simulate_collective(net, req, cfg);
+    t = r.completion_time_s;
+    flows = r.flows_represented;
+    events = 0;
+    for (auto& p : r.phases) events += static_cast<double>(p.events);
+  }
+  state.counters["completion_s"] = t;
+  state.counters["flows"] = flows;
+  state.counters["events"] = events;
+}
+
+void BM_AllToAll1024_RailOptimized(benchmark::State& s) {
+  run(s, 1024, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_to_all,
+      sim::Aggregation::off);
+}
+void BM_AllToAll1024_RailOnly(benchmark::State& s) {
+  run(s, 1024, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
+}
+void BM_RingAllReduce32768_RailOptimized(benchmark::State& s) {
+  run(s, 32768, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_reduce,
+      sim::Aggregation::off);
+}
+void BM_RingAllReduce32768_RailOnly(benchmark::State& s) {
+  run(s, 32768, spec::DesignKind::rail_only, perf::CollectiveOp::all_reduce, sim::Aggregation::off);
+}
+void BM_AllToAll32768_Aggregated_RailOnly(benchmark::State& s) {
+  run(s, 32768, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::on);
+}
+
+}  // namespace
+
+BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RingAllReduce32768_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RingAllReduce32768_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll32768_Aggregated_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+
+BENCHMARK_MAIN();
