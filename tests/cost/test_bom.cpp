@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "railsim/cost/bill_of_materials.hpp"
 #include "railsim/cost/catalog.hpp"
@@ -225,4 +227,39 @@ TEST(Cost, SavingsGridMatchesTheTierArithmetic) {
   EXPECT_NEAR(grid[6].cost_saving, 0.0, 1e-12);
   const std::string md = cost::savings_markdown(grid, ks);
   EXPECT_NE(md.find("| 32,768 / 32,760 / 32,768 |"), std::string::npos) << md;
+}
+
+TEST(BillOfMaterials, ReproducesEveryNvidiaSuperPodRow) {
+  // Same table as tests/topo/test_superpod.cpp, through the bill of materials: switches per tier
+  // and cables per tier boundary (node-leaf incl. the H100 RA's 4 UFM links, leaf-spine,
+  // spine-core).
+  std::ifstream in(std::string(RAILSIM_TEST_DATA_DIR) + "/nvidia-superpod-compute-fabric.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const Json table = Json::parse(ss.str());
+  int rows = 0;
+  for (const auto& des : table.at("designs")) {
+    const std::string source = des.at("source");
+    const auto sw = spec::load_switch(des.at("switch").get<std::string>());
+    ASSERT_EQ(sw.radix, des.at("radix").get<int>());
+    ASSERT_EQ(sw.port_gbps, des.at("port_gbps").get<double>());
+    const int mgmt = source.find("H100") != std::string::npos ? 4 : 0;
+    for (const auto& row : des.at("rows")) {
+      const std::int64_t gpus = row.at("gpus");
+      SCOPED_TRACE(source + ", " + std::to_string(gpus) + " GPUs");
+      const auto bom = cost::bill_of_materials(
+          cluster(gpus, des.at("gpus_per_node").get<std::int64_t>()),
+          spec::make_network_design(DesignKind::rail_optimized, sw, 1.0, 1, false, mgmt));
+      std::vector<std::int64_t> switches = {row.at("leaf"), row.at("spine")};
+      std::vector<std::int64_t> cables = {row.at("node_cables"), row.at("leaf_spine_cables")};
+      if (row.value("core", 0) > 0) {
+        switches.push_back(row.at("core"));
+        cables.push_back(row.at("spine_core_cables"));
+      }
+      EXPECT_EQ(bom.switches_per_tier, switches);
+      EXPECT_EQ(bom.links_per_tier, cables);
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 15);
 }
