@@ -78,6 +78,8 @@ void add_estimate_command(CLI::App& app) {
       j["design"] = std::string(spec::to_string(d.kind));
       j["global_batch"] = in.training.global_batch;
       j["seq_len"] = in.training.seq_len;
+      j["dtype"] = std::string(perf::to_string(in.training.dtype));
+      j["flash_attention"] = in.training.flash_attention;
       fmt::print("{}\n", j.dump(2));
     } else {
       print_human(in.model, c, d, s, it);

@@ -64,6 +64,8 @@ void add_plan_command(CLI::App& app) {
              {"design", std::string(spec::to_string(d.kind))},
              {"global_batch", in.training.global_batch},
              {"seq_len", in.training.seq_len},
+             {"dtype", std::string(perf::to_string(in.training.dtype))},
+             {"flash_attention", in.training.flash_attention},
              {"evaluated", res.evaluated},
              {"feasible", res.feasible},
              {"plans", plans}};

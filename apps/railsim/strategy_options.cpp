@@ -14,6 +14,9 @@ void add_strategy_options(CLI::App& cmd, StrategyOptions& opt) {
                  fmt::format("Global batch in sequences (default {})", kDefaultGlobalBatch));
   cmd.add_option("--seq", opt.seq, "Sequence length in tokens (default: the model's)");
   cmd.add_option("--dtype", opt.dtype, "GEMM precision: bf16 or fp8")->capture_default_str();
+  cmd.add_option("--flash-attention", opt.flash_attention,
+                 "Fused attention kernels (on) or Megatron-LM 2022's unfused attention (off)")
+      ->capture_default_str();
   cmd.add_option("--tp", opt.tp, "Tensor-parallel degree");
   cmd.add_option("--pp", opt.pp, "Pipeline-parallel degree");
   cmd.add_option("--dp", opt.dp, "Data-parallel degree (tp x pp x dp = GPUs)");
@@ -52,6 +55,7 @@ StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt) {
       check_integer("--batch", opt.batch.value_or(kDefaultGlobalBatch), 1, std::int64_t{1} << 40);
   in.training.seq_len = check_integer("--seq", opt.seq.value_or(in.model.seq_len), 1, 1 << 24);
   in.training.dtype = perf::parse_dtype(opt.dtype, "--dtype");
+  in.training.flash_attention = on_off(opt.flash_attention, "--flash-attention").value_or(false);
   const std::int64_t maxdeg = spec::kMaxGpus;
   in.pins.tp = positive(opt.tp, "--tp", maxdeg);
   in.pins.pp = positive(opt.pp, "--pp", maxdeg);

@@ -1,6 +1,7 @@
 #pragma once
 // The model, training and strategy options shared by `estimate`, `plan` (and `compare`):
-// --model, --batch, --seq, --dtype, --tp, --pp, --dp, --ep, --micro-batch, --interleave,
+// --model, --batch, --seq, --dtype, --flash-attention, --tp, --pp, --dp, --ep, --micro-batch,
+// --interleave,
 // --recompute, --sp, --dist-opt, --dp-overlap, --placement.
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -20,6 +21,7 @@ struct StrategyOptions {
   std::string model = "GPT-1T";
   std::optional<std::int64_t> batch, seq;
   std::string dtype = "bf16";
+  std::string flash_attention = "off";
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave;
   std::optional<std::string> recompute, sp, dist_opt, dp_overlap;
   std::string placement = "rail_aligned";

@@ -185,8 +185,9 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
 
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
-  const LayerActivations la =
+  LayerActivations la =
       layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction);
+  if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
   double per_layer;
   switch (s.recompute) {
@@ -282,8 +283,13 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // Attention core: a batched GEMM over s x s scores per head, bounded by the tensor cores or by
   // HBM traffic of the score matrix (roofline; ours).
   const double S = b * (a / t) * seq * seq * detail::kActBytes;  // one score tensor, bytes
+  // With a fused (flash) attention kernel nothing of size s x s touches HBM, causal masking
+  // skips half the work, and the kernel runs near GEMM efficiency (Dao 2023, FlashAttention-2;
+  // ours: gemm_max of the preset).
+  const bool flash = tr.flash_attention;
   const double attn_core_fwd =
-      std::max(f_attn / (peak * e.attention), 2.0 * S / hbm);  // write scores, read probs
+      flash ? 0.5 * f_attn / (peak * e.gemm_max)
+            : std::max(f_attn / (peak * e.attention), 2.0 * S / hbm);  // write scores, read probs
   // Element-wise kernels (LayerNorm, softmax, dropout, bias-GeLU, bias-dropout-add), bytes moved
   // in the forward pass (ours, counted from Megatron-LM kernels): 11 hidden-sized tensors (split
   // by t with SP), 2 (3 gated) FFN-sized, 4.5 score-sized.
@@ -292,7 +298,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double moe_F =
       moe_tokens * static_cast<double>(m.expert_ffn_hidden) * detail::kActBytes / t;
   const double ew_common = 11.0 * Xs;
-  const double ew_attn = 4.5 * S;
+  const double ew_attn = flash ? 0.0 : 4.5 * S;
   const double ew_dense = (m.gated_ffn ? 3.0 : 2.0) * dense_F;
   const double ew_moe = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
 
@@ -305,9 +311,10 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // Backward: two GEMMs per forward GEMM (weight and input gradients), the same for the attention
   // core; element-wise backward kernels read the saved tensor and the incoming gradient and write
   // one gradient: 1.25 x the forward traffic (ours).
-  const double bwd = 2.0 * (fwd_gemm + fwd_attn) + 1.25 * fwd_ew;
+  // FlashAttention's backward recomputes the scores: 2.5 x its forward (Dao 2023).
+  const double bwd = 2.0 * fwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew;
   double recompute = 0;
-  if (s.recompute == Recompute::selective)
+  if (s.recompute == Recompute::selective && !flash)  // flash keeps no s x s tensor to recompute
     recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
   else if (s.recompute == Recompute::full)
     recompute = fwd;
@@ -409,7 +416,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   double extra = 0;
   if (s.recompute == Recompute::full)
     extra = fwd_total - tokens * 2.0 * h * V;
-  else if (s.recompute == Recompute::selective)
+  else if (s.recompute == Recompute::selective && !tr.flash_attention)
     extra = tokens * static_cast<double>(m.layers) * 4.0 * seq * h;
   it.hardware_flops = it.model_flops + extra;
   const double denom = it.iteration_time_s * static_cast<double>(c.gpus) * peak;

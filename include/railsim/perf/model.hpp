@@ -55,6 +55,9 @@ struct Training {
   std::int64_t global_batch = 0;  // sequences per iteration
   std::int64_t seq_len = 0;       // tokens per sequence
   Dtype dtype = Dtype::bf16;      // GEMM precision; weights, activations, communication in bf16
+  // Fused attention (FlashAttention): no s x s scores in HBM, causal half of the score FLOPs.
+  // Off by default: the validation runs (Megatron-LM 2022) computed attention unfused.
+  bool flash_attention = false;
 };
 
 }  // namespace railsim::perf

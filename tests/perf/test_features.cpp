@@ -1,0 +1,88 @@
+// Model features beyond the validation runs: fused attention, fp8 GEMMs, the pipeline bubble.
+#include <gtest/gtest.h>
+
+#include "railsim/perf/iteration.hpp"
+#include "test_perf_common.hpp"
+
+using namespace railsim;
+using namespace railsim::perf;
+
+namespace {
+Strategy llama8b_strategy() {
+  Strategy s;
+  s.tp = 2;
+  s.pp = 1;
+  s.dp = 512;
+  s.micro_batch = 1;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  return s;
+}
+}  // namespace
+
+TEST(Features, FlashAttentionRemovesTheScoreTraffic) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 1024, 8);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  Training tr{1024, 8192, Dtype::bf16};
+  Strategy s = llama8b_strategy();
+  const IterationTime unfused = estimate(m, tr, s, c, d);
+  tr.flash_attention = true;
+  const IterationTime fused = estimate(m, tr, s, c, d);
+  // At s = 8192 the s x s scores dominate an 8B layer: fused attention is much faster.
+  EXPECT_LT(fused.iteration_time_s, 0.6 * unfused.iteration_time_s);
+  EXPECT_EQ(fused.breakdown.recompute_s, 0.0);  // nothing of size s x s to recompute
+  // Same model FLOPs, so MFU scales with the speed-up.
+  EXPECT_DOUBLE_EQ(fused.model_flops, unfused.model_flops);
+  // Without recompute the unfused run stores 5 a s^2 b / t bytes per layer; fused does not.
+  s.recompute = Recompute::none;
+  const double with = memory_use(m, Training{1024, 8192, Dtype::bf16}, s).activations_bytes;
+  const double without = memory_use(m, tr, s).activations_bytes;
+  const double attn = 5.0 * 32 * 8192.0 * 8192.0 / 2 * 32;  // 5 a s (b s) / t x L layers
+  EXPECT_NEAR(with - without, attn, 1e-6 * attn);
+}
+
+TEST(Features, Fp8UsesTheFp8PeakForGemms) {
+  const Model m = load_model("GPT-3-175B");
+  const spec::Cluster c = test::cluster("H100-SXM", 1024, 8);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  Strategy s;
+  s.tp = 8;
+  s.pp = 8;
+  s.dp = 16;
+  s.interleave = 2;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  const IterationTime bf16 = estimate(m, Training{1024, 2048, Dtype::bf16}, s, c, d);
+  const IterationTime fp8 = estimate(m, Training{1024, 2048, Dtype::fp8}, s, c, d);
+  // GEMMs twice as fast, communication and element-wise work unchanged: between 1x and 2x.
+  EXPECT_LT(fp8.iteration_time_s, 0.8 * bf16.iteration_time_s);
+  EXPECT_GT(fp8.iteration_time_s, 0.5 * bf16.iteration_time_s);
+  EXPECT_DOUBLE_EQ(fp8.breakdown.tp_comm_s, bf16.breakdown.tp_comm_s);
+}
+
+TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
+  // Narayanan et al. SC'21: bubble fraction (p-1)/m, interleaved (p-1)/(v m), relative to the
+  // ideal time; with a vocabulary of 1 the output layer's imbalance between stages (which the
+  // bubble entry also carries) is about 0.1% of the busy time.
+  Model m = load_model("GPT-3-175B");
+  m.vocab = 1;
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  const Training tr{64, 2048, Dtype::bf16};
+  Strategy s;
+  s.tp = 8;
+  s.pp = 8;
+  s.dp = 1;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  for (std::int64_t v : {1, 2, 3, 4}) {
+    s.interleave = v;
+    const IterationTime it = estimate(m, tr, s, c, d);
+    const Breakdown& b = it.breakdown;
+    const double busy = b.compute_s + b.recompute_s + b.tp_comm_s + b.pp_comm_s;
+    EXPECT_NEAR(b.bubble_s / busy, 7.0 / (64.0 * static_cast<double>(v)), 1.5e-3) << v;
+  }
+}
