@@ -67,6 +67,26 @@ BENCHMARK(BM_PlanGpt1T32kGpus)
     ->Args({2, 256})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// A larger space: the trillion-parameter MoE adds expert parallelism (every ep dividing dp and
+// the 64 experts) to every other knob.
+void BM_PlanMoE12T32kGpus(benchmark::State& state) {
+  Setup su;
+  su.model = load_model("MoE-1.2T");
+  su.ctx = make_context(su.model, su.tr, su.cluster, su.design);
+  PlanOptions po;
+  po.top = 10;
+  po.threads = static_cast<int>(state.range(0));
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    PlanResult r = plan(su.ctx, po);
+    n = r.evaluated;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["strategies"] = static_cast<double>(n);
+  state.counters["strategies_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_PlanMoE12T32kGpus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 
 BENCHMARK_MAIN();
