@@ -188,3 +188,12 @@ TEST(CliComparePerf, ModelAndBatchOptions) {
   ASSERT_EQ(n.code, 0) << n.err;
   EXPECT_EQ(n.out.find("best_iteration_time_s"), std::string::npos);
 }
+
+TEST(CliEstimate, ModelPresetsAreListed) {
+  const auto r = run_cli("presets models");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* m :
+       {"Megatron-22B", "Megatron-175B", "Megatron-530B", "Megatron-1T", "GPT-1T", "GPT-3-175B",
+        "Llama-3-8B", "Llama-3-70B", "Llama-3-405B", "Mixtral-8x7B", "MoE-1.2T"})
+    EXPECT_NE(r.out.find(m), std::string::npos) << m;
+}

@@ -100,6 +100,32 @@ TEST(RailOnly, ShuffledPlacementPaysForCrossRailTp) {
   EXPECT_GT(sh_only.iteration_time_s, sh_opt.iteration_time_s);
 }
 
+TEST(RailOnly, TpAcrossDomainsRunsOnTheRailAtNicSpeed) {
+  // The placement that spreads each TP group over HB domains (one member per domain, same rail):
+  // no cross-rail traffic, so both designs agree, but TP runs at NIC instead of NVLink speed.
+  const Model m = load_model("GPT-1T");
+  const Training tr{512, 2048, Dtype::bf16};
+  const spec::Cluster c = test::cluster("H100-SXM", 512, 8);
+  Strategy s;
+  s.tp = 8;
+  s.pp = 64;
+  s.dp = 1;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  const auto ro = test::design(DesignKind::rail_optimized);
+  const auto rl = test::design(DesignKind::rail_only);
+  const IterationTime aligned = estimate(m, tr, s, c, ro);
+  const IterationTime across = estimate(m, tr, s, c, ro, PlacementKind::tp_across_domains);
+  const IterationTime across_rl = estimate(m, tr, s, c, rl, PlacementKind::tp_across_domains);
+  EXPECT_FALSE(across.cross_rail);
+  EXPECT_DOUBLE_EQ(across_rl.iteration_time_s, across.iteration_time_s);
+  // Each SP all-gather / reduce-scatter moves 7/8 of B = s h 2 bytes per GPU plus 7 ring steps of
+  // 8 us: at B_hb = 450 GB/s x 0.75 inside the domain, B_nic = 50 GB/s x 0.85 on the rail.
+  const double B = 2048.0 * 25600 * 2, lat = 7 * 8e-6;
+  const double expected = (0.875 * B / 42.5e9 + lat) / (0.875 * B / 337.5e9 + lat);
+  EXPECT_NEAR(across.breakdown.tp_comm_s / aligned.breakdown.tp_comm_s, expected, 1e-6);
+}
+
 TEST(RailOnly, OversubscriptionSlowsOnlyTrafficThatLeavesTheRail) {
   const NetworkModel n1 = make_network_model(test::cluster("H100-SXM", 4096, 8),
                                              test::design(DesignKind::rail_optimized, 1.0));
