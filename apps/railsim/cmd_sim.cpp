@@ -39,6 +39,7 @@ struct SimArgs {
   int top = 5;
   double batch_tolerance = 1e-9;
   bool schedule = false;
+  bool efficiency = false;
   bool json = false;
 };
 
@@ -192,7 +193,11 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     const StrategyInputs in = resolve_strategy_inputs(a.strategy);
     const perf::Strategy s = resolve_strategy(in, c);
     const topo::Fabric fabric = topo::build_fabric(c, d);
-    const sim::SimNetwork net = sim::make_sim_network(fabric);
+    sim::SimNetwork net = sim::make_sim_network(fabric);
+    // Like for like with the analytic model: its achievable bandwidth fractions and per-step cost.
+    sim::scale_capacities(net, c.gpu.eff.hb, c.gpu.eff.nic);
+    cfg.transfer_latency_s = c.gpu.eff.collective_latency_s;
+    cfg.hop_latency_s = 0;
     const perf::Placement pl(fabric.cluster, s.degrees(), in.placement);
     const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
     const sim::ScheduleResult r = sim::simulate_schedule(net, sched, pl, cfg);
@@ -255,7 +260,11 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   req.algorithm = parse_algorithm(a.algorithm, op);
   req.bytes = parse_bytes(a.bytes);
   const topo::Fabric fabric = topo::build_fabric(c, d);
-  const sim::SimNetwork net = sim::make_sim_network(fabric);
+  sim::SimNetwork net = sim::make_sim_network(fabric);
+  if (a.efficiency) {
+    sim::scale_capacities(net, c.gpu.eff.hb, c.gpu.eff.nic);
+    cfg.transfer_latency_s = c.gpu.eff.collective_latency_s;
+  }
   req.groups = make_groups(a.group, fabric.cluster);
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
   if (a.json) {
@@ -272,6 +281,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     j["forward_via"] = a.forward_via;
     j["chunks"] = cfg.chunks;
     j["hop_latency_s"] = cfg.hop_latency_s;
+    j["efficiency"] = a.efficiency;
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -336,6 +346,9 @@ void add_sim_command(CLI::App& app) {
   cmd->add_flag("--schedule", args->schedule,
                 "Simulate every collective of one iteration of the strategy (--model, --tp, ...) "
                 "and compare with the analytic model");
+  cmd->add_flag("--efficiency", args->efficiency,
+                "Scale HB and network links by the GPU preset's achievable fractions and add its "
+                "per-step collective latency (always on with --schedule)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args, cmd] { run(*args, *cmd); });
 }

@@ -68,6 +68,14 @@ class FlowBuilder {
   // Returns the flow whose delivery completes the transfer (-1 when there is nothing to send).
   FlowId transfer(std::int64_t src, std::int64_t dst, double bytes, std::span<const FlowId> after,
                   double weight = 1.0) {
+    const FlowId f = transfer_impl(src, dst, bytes, after, weight);
+    if (f >= 0 && cfg_.transfer_latency_s > 0) w_.set_latency(f, cfg_.transfer_latency_s);
+    return f;
+  }
+
+ private:
+  FlowId transfer_impl(std::int64_t src, std::int64_t dst, double bytes,
+                       std::span<const FlowId> after, double weight) {
     if (src == dst || bytes <= 0) return -1;
     const auto& c = net_.cluster;
     const std::uint64_t h =
@@ -101,7 +109,6 @@ class FlowBuilder {
     return prev2;
   }
 
- private:
   FlowId transfer_two_phase(std::int64_t src, std::int64_t dst, double bytes, std::uint64_t h,
                             bool fw, double weight) {
     const auto& c = net_.cluster;

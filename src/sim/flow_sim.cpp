@@ -47,6 +47,13 @@ FlowId Workload::add_flow(std::span<const ChannelId> path, double bytes, double 
   return static_cast<FlowId>(bytes_.size() - 1);
 }
 
+void Workload::set_latency(FlowId f, double latency_s) {
+  if (f < 0 || f >= flow_count() || !(latency_s >= 0) || !std::isfinite(latency_s))
+    throw std::logic_error("Workload: bad latency");
+  if (latency_.size() < bytes_.size()) latency_.resize(bytes_.size(), 0.0);
+  latency_[static_cast<std::size_t>(f)] = latency_s;
+}
+
 void Workload::add_dependency(FlowId from, FlowId to) {
   if (from < 0 || from >= flow_count() || to < 0 || to >= flow_count() || from == to)
     throw std::logic_error("Workload: bad dependency");
@@ -177,6 +184,7 @@ class Engine {
 
     std::int64_t delivered = 0;
     delivered_ = &delivered;
+
     while (true) {
       while (!finishes_.empty() &&
              finishes_.top().version !=
@@ -229,7 +237,8 @@ class Engine {
   void deliver(FlowId f, double t_done) {
     const auto uf = static_cast<std::size_t>(f);
     state_[uf] = 2;
-    const double d = t_done + opt_.hop_latency_s * static_cast<double>(w_.path(f).size());
+    const double d =
+        t_done + opt_.hop_latency_s * static_cast<double>(w_.path(f).size()) + w_.latency_s(f);
     res_.finish_s[uf] = d;
     res_.completion_time_s = std::max(res_.completion_time_s, d);
     ++*delivered_;

@@ -20,6 +20,13 @@ std::string tier_name(topo::LinkKind kind, int tier) {
   }
 }
 
+void scale_capacities(SimNetwork& net, double hb, double network) {
+  for (std::size_t c = 0; c < net.capacity_Bps.size(); ++c) {
+    const auto& name = net.class_names[static_cast<std::size_t>(net.channel_class[c])];
+    net.capacity_Bps[c] *= name.rfind("HB", 0) == 0 ? hb : network;
+  }
+}
+
 SimNetwork make_sim_network(const topo::Fabric& fabric, RouteFn route) {
   SimNetwork n;
   n.cluster = fabric.cluster;

@@ -48,6 +48,7 @@ struct SimConfig {
   ForwardingMode mode = ForwardingMode::store;
   int chunks = 8;                      // pipelined forwarding: pieces per forwarded transfer
   double hop_latency_s = 0.0;          // per channel crossed
+  double transfer_latency_s = 0.0;     // per transfer (software and NIC cost of one step)
   std::int64_t max_flows = 4'000'000;  // per simulated phase, before scaling or aggregating
   Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
   double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance

@@ -36,6 +36,13 @@ class Workload {
   // release), released at `release_s` once every dependency has been delivered.
   FlowId add_flow(std::span<const ChannelId> path, double bytes, double weight = 1.0,
                   double release_s = 0.0);
+  // Extra delay between a flow's last byte and its delivery (e.g. a software cost per transfer),
+  // on top of EngineOptions::hop_latency_s per channel.
+  void set_latency(FlowId f, double latency_s);
+  double latency_s(FlowId f) const {
+    const auto u = static_cast<std::size_t>(f);
+    return u < latency_.size() ? latency_[u] : 0.0;
+  }
   // `to` is released only after `from` has been delivered.
   void add_dependency(FlowId from, FlowId to);
   // Adds weight to an existing flow (merging an identical flow into it).
@@ -57,7 +64,7 @@ class Workload {
   std::vector<double> capacity_;
   std::vector<ChannelId> path_;
   std::vector<std::int64_t> path_off_{0};
-  std::vector<double> bytes_, weight_, release_;
+  std::vector<double> bytes_, weight_, release_, latency_;
   std::vector<std::pair<FlowId, FlowId>> deps_;
 };
 

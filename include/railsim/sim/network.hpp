@@ -32,6 +32,10 @@ struct SimNetwork {
   std::int32_t channel_count() const { return static_cast<std::int32_t>(capacity_Bps.size()); }
 };
 
+// Scales capacities: HB-domain channels by `hb`, every other channel by `network` (achievable
+// fractions of line rate, e.g. the GPU preset's efficiency block, as the analytic model uses).
+void scale_capacities(SimNetwork& net, double hb, double network);
+
 // Link tier name for a link of `kind` at `tier` ("HB", "GPU-leaf", "leaf-spine", "spine-core",
 // then "tier-N").
 std::string tier_name(topo::LinkKind kind, int tier);

@@ -1,0 +1,81 @@
+// railsim sim as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+
+TEST(CliSim, RingAllReduceOnOneRailJsonMatchesClosedForm) {
+  // H100 preset: NIC 400 Gb/s = 50 GB/s; 8 GPUs on one leaf; 2 hops of 0.5 us per step.
+  auto r = run_cli("sim --gpus 64 --group rail0 --bytes 1GB --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const double closed = 14 * (1e9 / 8 / 50e9 + 2 * 0.5e-6);
+  EXPECT_NEAR(j["completion_time_s"].get<double>() / closed, 1.0, 0.02);
+  EXPECT_EQ(j["groups"].get<int>(), 1);
+}
+
+TEST(CliSim, HumanOutputShowsTimeTiersAndBusiestLinks) {
+  auto r = run_cli("sim --gpus 128 --collective alltoall --design rail_only --bytes 256MB");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"completion time", "per link tier", "HB up", "GPU-leaf up", "busiest links",
+                        "forwarding hb_first store"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(CliSim, PipelinedForwardingIsNoSlowerThanStoreAndForward) {
+  auto store = run_cli(
+      "sim --gpus 64 --hb-domain 8 --hb-GBps 100 --collective alltoall --design "
+      "rail_only --json --forwarding two-phase");
+  auto piped = run_cli(
+      "sim --gpus 64 --hb-domain 8 --hb-GBps 100 --collective alltoall --design "
+      "rail_only --json --forwarding pipelined --chunks 16");
+  ASSERT_EQ(store.code, 0) << store.err;
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  const double ts = nlohmann::json::parse(store.out)["completion_time_s"].get<double>();
+  const double tp = nlohmann::json::parse(piped.out)["completion_time_s"].get<double>();
+  // Two-phase: (K-1)/K S / B_hb + (N-K)/N S / B_nic with S = 1 GB, plus latency.
+  EXPECT_NEAR(ts / (7.0 / 8.0 * 1e9 / 100e9 + 56.0 / 64.0 * 1e9 / 50e9), 1.0, 0.02);
+  EXPECT_LT(tp, ts);
+}
+
+TEST(CliSim, ScheduleComparesWithTheAnalyticModel) {
+  auto r = run_cli(
+      "sim --schedule --gpus 1024 --model MoE-1.2T --tp 8 --pp 8 --ep 16 --design "
+      "rail_only --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["completion_time_s"].get<double>() / j["analytic_time_s"].get<double>(), 1.0, 0.01);
+  EXPECT_GE(j["ops"].size(), 4u);
+}
+
+TEST(CliSim, BadInputIsOneLineNamingTheFieldExit2) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"sim --gpus 64 --bytes -5", "--bytes"},
+      {"sim --gpus 64 --bytes 1XB", "--bytes"},
+      {"sim --gpus 64 --bytes nan", "--bytes"},
+      {"sim --gpus 64 --bytes 1e30", "--bytes"},
+      {"sim --gpus 64 --collective broadcast", "--collective"},
+      {"sim --gpus 64 --group racks", "--group"},
+      {"sim --gpus 64 --chunks 0", "--chunks"},
+      {"sim --gpus 64 --forwarding fast", "--forwarding"},
+      {"sim --gpus 64 --forward-via spine", "--forward-via"},
+      {"sim --gpus 64 --algorithm tree", "--algorithm"},
+      {"sim --gpus 64 --hop-latency-us -1", "--hop-latency-us"},
+      {"sim --gpus 64 --aggregate maybe", "--aggregate"},
+      {"sim --gpus 0", "--gpus"},
+      {"sim --gpus 64 --design mesh", "--design"},
+      {"sim --gpus 64 --tp 8", "--schedule"},
+      {"sim --gpus 4096 --collective alltoall --group rail --max-flows 1000", "--group"},
+  };
+  for (auto [args, field] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("railsim: error:"), std::string::npos) << args;
+    EXPECT_NE(r.err.find(field), std::string::npos) << args << "\n" << r.err;
+  }
+}
