@@ -21,6 +21,11 @@ void add_sim_command(CLI::App& app);
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.
 void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt);
+
+// Parses an integer option given as text ("32768", or "1e12" which is then out of range) and
+// throws InputError naming `option` and the valid range.
+std::int64_t parse_integer_option(const std::string& option, const std::string& text,
+                                  std::int64_t min, std::int64_t max);
 // The network options (--design, --switch, --oversubscription, ...) are declared in
 // network_options.hpp: add_network_options(cmd, opt) and resolve_network(opt).
 // The model/training/strategy options (--model, --batch, --seq, --dtype, --tp, --pp, --dp, --ep,
