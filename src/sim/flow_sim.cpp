@@ -93,7 +93,11 @@ struct Component {
   std::vector<FlowId> flows;       // local -> global id
   std::vector<std::int64_t> poff;  // local path offsets into paths
   std::vector<ChannelId> paths;
-  std::vector<double> w, rem, rate;  // rate: 0 once ended, -1 while unfrozen during a fill
+  // rem: bytes left at time ts; tfin: finishing time at the current rate (infinite before the
+  // first fill); rate: 0 once ended, -1 while unfrozen during a fill. A flow's state changes
+  // only when its rate does, so events cost what they change, not what is in flight.
+  std::vector<double> w, rem, ts, tfin, rate;
+  std::vector<std::pair<double, std::int32_t>> heap;  // (tfin, local index), min first, lazy
   std::vector<std::uint8_t> alive;
   std::vector<ChannelId> channels;       // channels the flows cross
   std::vector<std::int64_t> start;       // per channel (local index): its entries in by_channel
@@ -262,20 +266,34 @@ class Engine {
     mark_dirty(k);
   }
 
+  static void heap_push(Component& k, double t, std::int32_t i) {
+    k.heap.emplace_back(t, i);
+    std::push_heap(k.heap.begin(), k.heap.end(), std::greater<>());
+  }
+  static void heap_pop(Component& k) {
+    std::pop_heap(k.heap.begin(), k.heap.end(), std::greater<>());
+    k.heap.pop_back();
+  }
+  static bool heap_top_valid(const Component& k) {
+    const auto [t, i] = k.heap.front();
+    const auto ui = static_cast<std::size_t>(i);
+    return k.alive[ui] && k.tfin[ui] == t;
+  }
+
   void complete_finished(Component& comp, double horizon) {
-    for (std::size_t i = 0; i < comp.flows.size(); ++i) {
-      if (!comp.alive[i] || comp.rate[i] <= 0) continue;
-      const double t_end = comp.last_t + comp.rem[i] / comp.rate[i];
-      if (t_end <= horizon) {
-        for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q)
-          used_[static_cast<std::size_t>(comp.paths[static_cast<std::size_t>(q)])] -=
-              comp.rate[i] * comp.w[i];
-        comp.min_ended_rate = std::min(comp.min_ended_rate, comp.rate[i]);
-        comp.alive[i] = 0;
-        comp.rate[i] = 0;
-        ++comp.dead;
-        deliver(comp.flows[i], t_end);
-      }
+    while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
+      const bool valid = heap_top_valid(comp);
+      const auto i = static_cast<std::size_t>(comp.heap.front().second);
+      heap_pop(comp);
+      if (!valid) continue;
+      for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q)
+        used_[static_cast<std::size_t>(comp.paths[static_cast<std::size_t>(q)])] -=
+            comp.rate[i] * comp.w[i];
+      comp.min_ended_rate = std::min(comp.min_ended_rate, comp.rate[i]);
+      comp.alive[i] = 0;
+      comp.rate[i] = 0;
+      ++comp.dead;
+      deliver(comp.flows[i], comp.tfin[i]);
     }
   }
 
@@ -309,6 +327,8 @@ class Engine {
       k.flows[j] = k.flows[i];
       k.w[j] = k.w[i];
       k.rem[j] = k.rem[i];
+      k.ts[j] = k.ts[i];
+      k.tfin[j] = k.tfin[i];
       k.rate[j] = k.rate[i];
       k.poff[j] = static_cast<std::int64_t>(pj);
       for (auto q = b; q < e; ++q) k.paths[pj++] = k.paths[static_cast<std::size_t>(q)];
@@ -317,6 +337,8 @@ class Engine {
     k.flows.resize(j);
     k.w.resize(j);
     k.rem.resize(j);
+    k.ts.resize(j);
+    k.tfin.resize(j);
     k.rate.resize(j);
     k.poff.resize(j);
     k.paths.resize(pj);
@@ -324,6 +346,8 @@ class Engine {
       k.flows.push_back(f);
       k.w.push_back(w_.weight(f));
       k.rem.push_back(w_.bytes(f));
+      k.ts.push_back(0.0);
+      k.tfin.push_back(std::numeric_limits<double>::infinity());
       k.rate.push_back(0.0);
       k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
       auto p = w_.path(f);
@@ -418,9 +442,6 @@ class Engine {
   // below L0 keep their rates and the rest is re-filled on the capacity they leave (ours; the
   // standard argument of water-filling). Releases re-fill the whole component.
   void refill(Component& k, double now) {
-    const double dt = now - k.last_t;
-    for (std::size_t i = 0; i < k.flows.size(); ++i)
-      if (k.alive[i]) k.rem[i] = std::max(0.0, k.rem[i] - k.rate[i] * dt);
     k.last_t = now;
     k.next_finish = std::numeric_limits<double>::infinity();
     bool full = !opt_.incremental || !k.pending.empty() ||
@@ -449,6 +470,8 @@ class Engine {
       std::size_t unfrozen = 0;
       for (std::size_t i = 0; i < n; ++i) {
         if (!k.alive[i]) continue;
+        k.rem[i] = std::max(0.0, k.rem[i] - k.rate[i] * (now - k.ts[i]));
+        k.ts[i] = now;
         k.rate[i] = -1.0;
         ++unfrozen;
         for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
@@ -482,6 +505,8 @@ class Engine {
           load_[uc] += k.w[ui];
           ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
         }
+        k.rem[ui] = std::max(0.0, k.rem[ui] - k.rate[ui] * (now - k.ts[ui]));
+        k.ts[ui] = now;
         k.rate[ui] = -1.0;
       }
       std::int64_t acc = 0;
@@ -515,10 +540,33 @@ class Engine {
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
       }
     }
-    double nf = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < n; ++i)
-      if (k.alive[i] && k.rate[i] > 0) nf = std::min(nf, now + k.rem[i] / k.rate[i]);
-    k.next_finish = nf;
+    // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
+    // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
+    auto finish_at = [now](double rem, double rate) {
+      return rate > 0 ? now + rem / rate : std::numeric_limits<double>::infinity();
+    };
+    const double inf = std::numeric_limits<double>::infinity();
+    if (full) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (k.alive[i]) k.tfin[i] = finish_at(k.rem[i], k.rate[i]);
+    } else {
+      for (auto i : k.sel)
+        k.tfin[static_cast<std::size_t>(i)] =
+            finish_at(k.rem[static_cast<std::size_t>(i)], k.rate[static_cast<std::size_t>(i)]);
+    }
+    if (full || k.heap.size() + k.sel.size() > 4 * (n - k.dead) + 1024) {
+      k.heap.clear();
+      for (std::size_t i = 0; i < n; ++i)
+        if (k.alive[i] && k.tfin[i] < inf)
+          k.heap.emplace_back(k.tfin[i], static_cast<std::int32_t>(i));
+      std::make_heap(k.heap.begin(), k.heap.end(), std::greater<>());
+    } else {
+      for (auto i : k.sel)
+        if (k.tfin[static_cast<std::size_t>(i)] < inf)
+          heap_push(k, k.tfin[static_cast<std::size_t>(i)], i);
+    }
+    while (!k.heap.empty() && !heap_top_valid(k)) heap_pop(k);
+    k.next_finish = k.heap.empty() ? std::numeric_limits<double>::infinity() : k.heap.front().first;
   }
 
   const Workload& w_;
