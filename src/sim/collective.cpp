@@ -288,6 +288,10 @@ void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<G
   for (const auto& g : rings)
     if (g.size() > 1) members += static_cast<std::int64_t>(g.size());
   if (members == 0 || steps <= 0 || bytes_per_step <= 0) return;
+  if (members > cfg.max_flows)
+    throw InputError("--max-flows", fmt::format("one ring step has {} flows, more than --max-flows "
+                                                "{}; raise it (memory grows with it)",
+                                                members, cfg.max_flows));
   const bool scaled = steps > 1 && members * steps > cfg.max_flows;
   const std::int64_t sim_steps = scaled ? 1 : steps;
   FlowBuilder b(net, cfg, false);
@@ -338,6 +342,10 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
                                             "class only over all GPUs (--group all); use smaller "
                                             "groups or fewer GPUs",
                                             flows));
+  if (!by_class && flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--aggregate", fmt::format("an all-to-all of {:.0f} flows exceeds --max-flows "
+                                                "{}; use --aggregate auto/on, or raise --max-flows",
+                                                flows, cfg.max_flows));
   FlowBuilder b(net, cfg, by_class, true);
   if (by_class) {
     const auto& g = groups[0];
@@ -361,6 +369,12 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
 
 void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                double bytes, CollectiveResult& out, Accumulator& acc) {
+  std::int64_t pairs = 0;
+  for (const auto& g : groups)
+    pairs += std::max<std::int64_t>(0, static_cast<std::int64_t>(g.size()) - 1);
+  if (pairs > cfg.max_flows)
+    throw InputError("--max-flows", fmt::format("{} transfers exceed --max-flows {}; raise it",
+                                                pairs, cfg.max_flows));
   FlowBuilder b(net, cfg, false);
   bool any = false;
   for (const auto& g : groups)

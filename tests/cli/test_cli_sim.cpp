@@ -70,6 +70,10 @@ TEST(CliSim, BadInputIsOneLineNamingTheFieldExit2) {
       {"sim --gpus 64 --design mesh", "--design"},
       {"sim --gpus 64 --tp 8", "--schedule"},
       {"sim --gpus 4096 --collective alltoall --group rail --max-flows 1000", "--group"},
+      {"sim --gpus 8192 --collective alltoall --aggregate off", "--aggregate"},
+      {"sim --gpus 8192 --max-flows 1000", "--max-flows"},
+      {"sim --gpus 64 --max-flows 5", "--max-flows"},
+      {"sim --gpus 64 --batch-tolerance 0.5", "--batch-tolerance"},
   };
   for (auto [args, field] : cases) {
     auto r = run_cli(args);

@@ -82,7 +82,7 @@ TEST(Collective, ScaledRingEqualsStepByStep) {
     auto t = make_test_fabric(s);
     SimConfig full, scaled;
     full.hop_latency_s = scaled.hop_latency_s = 0.5e-6;
-    scaled.max_flows = 10;
+    scaled.max_flows = 100;  // one step (64 flows) fits, 126 steps do not
     auto req = request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster));
     auto a = simulate_collective(t.net, req, full), b = simulate_collective(t.net, req, scaled);
     EXPECT_FALSE(a.phases[0].step_scaled);
