@@ -287,10 +287,11 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   }
   fmt::print(
       "{} ({}) of {:.4g} bytes per GPU, group {} ({} groups of {}), on {} x {} (HB domain "
-      "{}, HB {:g} GB/s, NIC {:g} Gb/s), {} ({} tiers)",
+      "{}, HB {:g} GB/s, NIC {:g} Gb/s), {} ({} tier{})",
       a.collective, perf::to_string(req.algorithm), req.bytes, a.group, req.groups.size(),
       req.groups.front().size(), c.gpus, c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9,
-      units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind), fabric.tiers);
+      units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind), fabric.tiers,
+      fabric.tiers == 1 ? "" : "s");
   if (d.kind == spec::DesignKind::rail_only)
     fmt::print(
         ", forwarding {} {}{}", a.forward_via, sim::to_string(cfg.mode),
