@@ -64,6 +64,11 @@ void BM_RingAllReduce32768_RailOptimized(benchmark::State& s) {
 void BM_RingAllReduce32768_RailOnly(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_only, perf::CollectiveOp::all_reduce, sim::Aggregation::off);
 }
+// 1,024 members x 2,046 steps = 2.1M dependent flows, step by step (under --max-flows).
+void BM_RingAllReduce1024_StepByStep_RailOptimized(benchmark::State& s) {
+  run(s, 1024, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_reduce,
+      sim::Aggregation::off);
+}
 void BM_AllToAll32768_Aggregated_RailOnly(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::on);
 }
@@ -74,6 +79,7 @@ BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RingAllReduce1024_StepByStep_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll32768_Aggregated_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 
 BENCHMARK_MAIN();
