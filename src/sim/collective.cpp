@@ -541,9 +541,8 @@ ScheduleResult simulate_schedule(const SimNetwork& net, const perf::CommSchedule
       req.algorithm = op.algorithm;
       req.bytes = op.bytes;
       req.groups = groups_of_axis(p, op.axis);
-      if (op.op == perf::CollectiveOp::send_recv) {
-        // Consecutive stages exchange activations: the pipeline group's ring order.
-      }
+      if (op.op == perf::CollectiveOp::send_recv && op.phase == perf::Phase::backward)
+        for (auto& g : req.groups) std::reverse(g.begin(), g.end());  // gradients flow back
       r.detail = simulate_collective(net, req, cfg, 3);
       r.time_s = r.detail.completion_time_s;
     }

@@ -108,6 +108,8 @@ std::vector<Group> groups_of_axis(const perf::Placement& p, perf::Axis a);
 
 // A whole iteration: each op of the schedule simulated on its placement's groups, one after
 // another (ops within one iteration are serialised; overlap is the analytic model's business).
+// send_recv: forward ops send rank i -> i+1, backward ops i+1 -> i; the interleaving wrap
+// (CommOp::wrap_count) is not simulated.
 struct ScheduleOpResult {
   perf::CommOp op;
   double time_s = 0;   // one occurrence
