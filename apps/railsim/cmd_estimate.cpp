@@ -53,6 +53,27 @@ void print_human(const perf::Model& m, const spec::Cluster& c, const spec::Netwo
     fmt::print("note: some collectives send traffic between rails{}\n",
                d.kind == spec::DesignKind::rail_only ? " (forwarded through the HB domain)" : "");
 }
+void print_comm(const Json& comm) {
+  if (comm.empty()) return;
+  fmt::print("communication (per iteration, first pipeline stage):\n");
+  fmt::print("  {:<4} {:<14} {:<4} {:<12} {:<9} {:>10} {:>8} {:>16} {:>11} {:>11}\n", "par", "op",
+             "axis", "algorithm", "phase", "MB", "count", "group n(p x q)", "each_ms", "fwd_ms");
+  for (const Json& o : comm) {
+    const Json& g = o["group"];
+    fmt::print(
+        "  {:<4} {:<14} {:<4} {:<12} {:<9} {:>10.2f} {:>8.0f} {:>16} {:>11.4f} {:>11.4f}{}\n",
+        o["parallelism"].get<std::string>(), o["op"].get<std::string>(),
+        o["axis"].get<std::string>(), o["algorithm"].get<std::string>(),
+        o["phase"].get<std::string>(), o["bytes"].get<double>() / 1e6, o["count"].get<double>(),
+        fmt::format("{}({}x{}){}", g["size"].get<std::int64_t>(),
+                    g["per_domain"].get<std::int64_t>(), g["domains"].get<std::int64_t>(),
+                    g["rail_aligned"].get<bool>() ? "" : "*"),
+        1e3 * o["time_s"].get<double>(), 1e3 * o["forwarding_s"].get<double>(),
+        o["cross_rail"].get<bool>() ? "  cross-rail" : "");
+  }
+  fmt::print(
+      "  (p x q: members per HB domain x domains; * not rail-aligned; fwd: rail-only HB hop)\n");
+}
 }  // namespace
 
 void add_estimate_command(CLI::App& app) {
@@ -69,6 +90,10 @@ void add_estimate_command(CLI::App& app) {
     const spec::NetworkDesign d = resolve_network(args->network);
     const perf::Strategy s = resolve_strategy(in, c);
     const perf::IterationTime it = perf::estimate(in.model, in.training, s, c, d, in.placement);
+    // The schedule that was timed, op by op (the same as estimate() builds internally).
+    const perf::Placement pl(c, s.degrees(), in.placement);
+    const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
+    const Json comm = perf::comm_to_json(cs, pl, perf::make_network_model(c, d));
     if (args->json) {
       Json j = perf::to_json(s, it, in.placement);
       j["model"] = in.model.name;
@@ -80,9 +105,11 @@ void add_estimate_command(CLI::App& app) {
       j["seq_len"] = in.training.seq_len;
       j["dtype"] = std::string(perf::to_string(in.training.dtype));
       j["flash_attention"] = in.training.flash_attention;
+      j["comm"] = comm;
       fmt::print("{}\n", j.dump(2));
     } else {
       print_human(in.model, c, d, s, it);
+      print_comm(comm);
     }
   });
 }

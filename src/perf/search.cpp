@@ -235,4 +235,30 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
                 {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
 }
 
+Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkModel& net) {
+  Json a = Json::array();
+  for (const CommOp& op : cs) {
+    const GroupShape g = pl.shape(op.axis);
+    const CollectiveTime t = collective_time(op, g, net);
+    a.push_back(Json{{"parallelism", std::string(to_string(op.parallelism))},
+                     {"op", std::string(to_string(op.op))},
+                     {"axis", std::string(to_string(op.axis))},
+                     {"algorithm", std::string(to_string(op.algorithm))},
+                     {"phase", std::string(to_string(op.phase))},
+                     {"bytes", op.bytes},
+                     {"count", op.count},
+                     {"wrap_count", op.wrap_count},
+                     {"overlappable", op.overlappable},
+                     {"group",
+                      {{"size", g.size},
+                       {"per_domain", g.per_domain},
+                       {"domains", g.domains},
+                       {"rail_aligned", g.rail_aligned}}},
+                     {"time_s", t.time_s},
+                     {"forwarding_s", t.forwarding_s},
+                     {"cross_rail", t.cross_rail}});
+  }
+  return a;
+}
+
 }  // namespace railsim::perf

@@ -197,3 +197,28 @@ TEST(CliEstimate, ModelPresetsAreListed) {
         "Llama-3-8B", "Llama-3-70B", "Llama-3-405B", "Mixtral-8x7B", "MoE-1.2T"})
     EXPECT_NE(r.out.find(m), std::string::npos) << m;
 }
+
+TEST(CliEstimate, CommOpsShowWhyRailOnlyIsSlower) {
+  // MoE-1.2T with tp 2, ep 32 on 4096 H100: the expert all-to-all spans 4 rails in 8 domains.
+  const std::string base =
+      "estimate --gpus 4096 --model MoE-1.2T --tp 2 --pp 8 --ep 32 --dist-opt on --json --design ";
+  const auto a = run_cli(base + "rail_optimized");
+  const auto b = run_cli(base + "rail_only");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_GT(jb["iteration_time_s"].get<double>(), ja["iteration_time_s"].get<double>());
+  EXPECT_GT(jb["breakdown"]["rail_forwarding_s"].get<double>(), 0.0);
+  int a2a = 0;
+  for (const auto& op : jb["comm"]) {
+    if (op["op"] != "all_to_all") continue;
+    ++a2a;
+    EXPECT_EQ(op["algorithm"], "direct");
+    EXPECT_TRUE(op["cross_rail"].get<bool>());
+    EXPECT_EQ(op["group"]["per_domain"], 4);
+    EXPECT_EQ(op["group"]["domains"], 8);
+    EXPECT_GT(op["forwarding_s"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(a2a, 2);  // forward and backward
+  for (const auto& op : ja["comm"]) EXPECT_EQ(op["forwarding_s"].get<double>(), 0.0);
+}

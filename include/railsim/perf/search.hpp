@@ -51,5 +51,9 @@ std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pi
 Json to_json(const Strategy& s, PlacementKind placement = PlacementKind::rail_aligned);
 Json to_json(const Strategy& s, const IterationTime& it,
              PlacementKind placement = PlacementKind::rail_aligned);
+// Every op of a schedule with where its groups sit and what one instance costs on this network:
+// an array of {parallelism, op, axis, algorithm, phase, bytes, count, wrap_count, overlappable,
+// group: {size, per_domain, domains, rail_aligned}, time_s, forwarding_s, cross_rail}.
+Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkModel& net);
 
 }  // namespace railsim::perf
