@@ -73,7 +73,8 @@ std::vector<cost::ExtraColumn> performance_columns(
     const perf::PlanResult r =
         perf::plan(perf::make_context(in.model, in.training, cluster, d), po);
     if (r.plans.empty()) {
-      for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->values.push_back("no feasible plan");
+      const char* why = r.evaluated == 0 ? "no valid strategy" : "no feasible plan";
+      for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->values.push_back(why);
       continue;
     }
     const perf::Plan& p = r.plans.front();

@@ -1,6 +1,9 @@
 // railsim plan: search every valid parallelization and print the best ones.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/units.hpp"
@@ -42,11 +45,26 @@ void add_plan_command(CLI::App& app) {
     const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
     const perf::PlanResult res = perf::plan(ctx, po);
     if (res.evaluated == 0) {
+      const perf::StrategyPins& pins = in.pins;
+      const bool pinned =
+          pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch || pins.interleave;
       // Say which pinned knob is impossible: validate the pinned strategy with defaults.
-      resolve_strategy(in, c);
-      throw InputError("--batch", fmt::format("no valid strategy for {} sequences on {} GPUs with "
-                                              "the pinned knobs",
-                                              in.training.global_batch, c.gpus));
+      if (pinned) resolve_strategy(in, c);
+      // Otherwise the batch cannot be split: dp = N / (tp pp) never divides it.
+      std::int64_t min_dp = c.gpus;
+      for (std::int64_t tp = 1; tp <= std::gcd(in.model.heads, c.gpus); ++tp) {
+        if (in.model.heads % tp != 0 || c.gpus % tp != 0) continue;
+        const std::int64_t g = std::gcd(in.model.layers, c.gpus / tp);
+        for (std::int64_t pp = 1; pp <= g; ++pp)
+          if (g % pp == 0) min_dp = std::min(min_dp, c.gpus / (tp * pp));
+      }
+      throw InputError(
+          "--batch",
+          fmt::format("no valid strategy: the global batch of {} sequences is not divisible by "
+                      "any dp = N / (tp x pp) with tp dividing the {} heads and pp the {} layers "
+                      "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
+                      in.training.global_batch, in.model.heads, in.model.layers, c.gpus, min_dp,
+                      pinned ? " or other pinned knobs" : ""));
     }
     if (res.plans.empty())
       throw InputError(

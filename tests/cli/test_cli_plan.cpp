@@ -100,6 +100,20 @@ TEST(CliPlan, NothingFits) {
   EXPECT_NE(r.err.find("GiB per GPU, the GPU has 80.0 GiB"), std::string::npos) << r.err;
 }
 
+TEST(CliPlan, BatchThatNoDpDivides) {
+  // 73,728 GB200 (NVL72): N = 2^13 x 9 while tp | 160 and pp | 128, so dp keeps the factor 9 and
+  // can never divide 4096 sequences.
+  const auto r =
+      run_cli("plan --gpu GB200 --gpus 73728 --hb-domain 72 --model GPT-1T --batch 4096");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--batch: no valid strategy"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("smallest such dp on 73728 GPUs is 18"), std::string::npos) << r.err;
+  const auto ok =
+      run_cli("plan --gpu GB200 --gpus 73728 --hb-domain 72 --model GPT-1T --batch 9216");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 TEST(CliPlanErrors, ImpossibleStrategies) {
   for (const char* cmd : {"estimate", "plan"}) {
     const std::string c = cmd;
