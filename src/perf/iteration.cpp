@@ -44,9 +44,11 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const Netw
     // One transfer per step between neighbouring stages; the slowest pair sets the pace.
     if (ideal || g.domains == 1) {
       r.time_s = B / net.hb_Bps + a;
-    } else if (g.rail_aligned) {
+    } else if (g.rail_aligned && g.per_domain == 1) {
       r.time_s = B / net.nic_Bps + a;
     } else {
+      // Several stages per domain (or scattered GPUs): the pair that crosses a domain boundary
+      // joins the last local rank used in one domain to the first in the next: another rail.
       r.cross_rail = true;
       if (rail_only) {
         r.forwarding_s = B / net.hb_Bps;
