@@ -54,17 +54,18 @@ void add_plan_command(CLI::App& app) {
       std::int64_t min_dp = c.gpus;
       for (std::int64_t tp = 1; tp <= std::gcd(in.model.heads, c.gpus); ++tp) {
         if (in.model.heads % tp != 0 || c.gpus % tp != 0) continue;
-        const std::int64_t g = std::gcd(in.model.layers, c.gpus / tp);
-        for (std::int64_t pp = 1; pp <= g; ++pp)
-          if (g % pp == 0) min_dp = std::min(min_dp, c.gpus / (tp * pp));
+        const std::int64_t rest = c.gpus / tp;
+        for (std::int64_t pp = 1; pp <= std::min(in.model.layers, rest); ++pp)
+          if (rest % pp == 0) min_dp = std::min(min_dp, c.gpus / (tp * pp));
       }
       throw InputError(
           "--batch",
-          fmt::format("no valid strategy: the global batch of {} sequences is not divisible by "
-                      "any dp = N / (tp x pp) with tp dividing the {} heads and pp the {} layers "
-                      "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
-                      in.training.global_batch, in.model.heads, in.model.layers, c.gpus, min_dp,
-                      pinned ? " or other pinned knobs" : ""));
+          fmt::format(
+              "no valid strategy: the global batch of {} sequences is not divisible by "
+              "any dp = N / (tp x pp) with tp dividing the {} heads and pp at most the {} layers "
+              "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
+              in.training.global_batch, in.model.heads, in.model.layers, c.gpus, min_dp,
+              pinned ? " or other pinned knobs" : ""));
     }
     if (res.plans.empty())
       throw InputError(

@@ -10,7 +10,9 @@ inline constexpr double kGradBytes = 4.0;   // fp32 gradient reduction (Megatron
 inline constexpr double kParamBytes = 2.0;  // bf16 weights (all-gathered by the dist. optimizer)
 
 struct StageShape {
-  double layers = 0;      // transformer layers per pipeline stage
+  double layers = 0;       // transformer layers on the first (fullest) pipeline stage
+  double layers_avg = 0;   // L / p
+  double layers_last = 0;  // on the last stage (which also runs the output layer)
   double moe_layers = 0;  // of which MoE (spread evenly over stages)
   double dense_layers = 0;
   double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
@@ -22,8 +24,14 @@ struct StageShape {
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {
   StageShape st;
   const double p = static_cast<double>(s.pp), t = static_cast<double>(s.tp);
-  st.layers = static_cast<double>(m.layers) / p;
-  st.moe_layers = static_cast<double>(m.moe_layers()) / p;
+  // Stages get floor(L/p) or ceil(L/p) layers, the first L mod p stages one more (ours; Megatron-
+  // Core's uneven pipelines put the spare layers where the user says).
+  const std::int64_t lo = m.layers / s.pp, rem = m.layers % s.pp;
+  st.layers = static_cast<double>(rem > 0 ? lo + 1 : lo);
+  st.layers_avg = static_cast<double>(m.layers) / p;
+  st.layers_last = static_cast<double>(lo);
+  const double moe_fraction = static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers);
+  st.moe_layers = st.layers * moe_fraction;
   st.dense_layers = st.layers - st.moe_layers;
   const double h = static_cast<double>(m.hidden);
   // The first stage holds the token embedding; with one stage an untied output layer too.

@@ -211,7 +211,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const double mb = st.micro_batches;
   double layers_held;
   if (s.interleave <= 1)
-    layers_held = L / p * std::min(p, mb);
+    layers_held = st.layers * std::min(p, mb);
   else
     layers_held = L / (p * v) * std::min(p * v + p - 1.0, mb * v);
   double act = per_layer * layers_held;
@@ -324,7 +324,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double logits = 3.0 * gemm_time(f_logits, peak, e) + 3.0 * 12.0 * T * V / t / hbm;
 
   // Communication, per micro-batch per stage (TP, EP, PP) or per iteration (DP).
-  double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0;
+  double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
   double dp_bwd = 0, dp_opt = 0, dp_fw = 0;
   bool dp_bwd_overlap = false, dp_opt_overlap = false;
   for (const CommOp& op : cs) {
@@ -343,7 +343,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
         break;
       case Parallelism::pp:
         pp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
-        fw_mb += ct.forwarding_s * op.count / mb;
+        fw_pp_mb += ct.forwarding_s * op.count / mb;
         break;
       case Parallelism::dp:
         if (op.phase == Phase::optimizer) {
@@ -361,10 +361,15 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // Pipeline (Narayanan et al. SC'21): m micro-batches through p stages of v chunks; the stage
   // time per micro-batch includes its exposed TP/EP/PP communication. The last stage also runs the
   // output layer; the slowest stage paces the steady state (ours): time = m t_max + (p-1)/v t_avg.
-  const double stage_work = fwd + bwd + recompute;
-  const double stage_comm = tp_mb + ep_mb + pp_mb + fw_mb;
-  const double t_avg = stage_work + stage_comm + (s.pp > 1 ? logits / p : logits);
-  const double t_max = stage_work + stage_comm + logits;
+  // With uneven stages the first carries ceil(L/p) layers, the last floor(L/p) plus the output
+  // layer; work that scales with layers is scaled from the first stage's (ours).
+  const double layer_part = fwd + bwd + recompute + tp_mb + ep_mb + fw_mb;  // first stage
+  const double pp_part = pp_mb + fw_pp_mb;
+  const double avg_scale = st.layers_avg / st.layers, last_scale = st.layers_last / st.layers;
+  const double t_first = layer_part + pp_part;
+  const double t_last = layer_part * last_scale + pp_part + logits;
+  const double t_avg = layer_part * avg_scale + pp_part + logits / p;
+  const double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
   const double pipe = mb * t_max + (p - 1.0) / v * t_avg;
 
   // DP: the reduction starts when the first stage's last backward ends; with overlap it hides
@@ -386,12 +391,12 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
 
   it.iteration_time_s = pipe + dp_exposed + optimizer;
   Breakdown& bd = it.breakdown;
-  bd.compute_s = mb * (fwd + bwd + logits / (s.pp > 1 ? p : 1.0));
-  bd.recompute_s = mb * recompute;
-  bd.tp_comm_s = mb * tp_mb;
-  bd.ep_comm_s = mb * ep_mb;
+  bd.compute_s = mb * ((fwd + bwd) * avg_scale + logits / p);
+  bd.recompute_s = mb * recompute * avg_scale;
+  bd.tp_comm_s = mb * tp_mb * avg_scale;
+  bd.ep_comm_s = mb * ep_mb * avg_scale;
   bd.pp_comm_s = mb * pp_mb;
-  bd.rail_forwarding_s = mb * fw_mb;
+  bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb);
   bd.bubble_s = pipe - mb * t_avg;
   const double dp_total = dp_bwd + dp_opt;
   const double fw_share = dp_total > 0 ? dp_fw / dp_total : 0.0;

@@ -53,7 +53,11 @@ std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) 
   };
   pick(pins.tp, std::gcd(m.heads, N), tps);
   for (std::int64_t tp : tps) {
-    pick(pins.pp, std::gcd(m.layers, N / tp), pps);
+    // Any pp dividing N / tp up to the layer count (uneven stages allowed).
+    pick(pins.pp, N / tp, pps);
+    pps.erase(
+        std::remove_if(pps.begin(), pps.end(), [&](std::int64_t pp) { return pp > m.layers; }),
+        pps.end());
     for (std::int64_t pp : pps) {
       const std::int64_t dp = N / (tp * pp);
       if (pins.dp && *pins.dp != dp) continue;
@@ -63,7 +67,7 @@ std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) 
       else
         eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
       pick(pins.micro_batch, B / dp, mbs);
-      if (pp > 1)
+      if (pp > 1 && m.layers % pp == 0)
         pick(pins.interleave, m.layers / pp, vs);
       else
         vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);

@@ -51,15 +51,14 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
   if (s.pp > m.layers)
     return fail("--pp",
                 fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
-  if (m.layers % s.pp != 0)
-    return fail("--pp", fmt::format("pp = {} must divide the {} layers of {} (equal stages)", s.pp,
-                                    m.layers, m.name));
+
   if (s.interleave > 1 && s.pp == 1)
     return fail("--interleave",
                 fmt::format("interleave = {} needs pipeline parallelism (pp > 1)", s.interleave));
-  if ((m.layers / s.pp) % s.interleave != 0)
-    return fail("--interleave", fmt::format("interleave = {} must divide the {} layers per stage",
-                                            s.interleave, m.layers / s.pp));
+  if (s.interleave > 1 && m.layers % (s.pp * s.interleave) != 0)
+    return fail("--interleave", fmt::format("interleave = {} needs pp x interleave = {} to divide "
+                                            "the {} layers (equal model chunks)",
+                                            s.interleave, s.pp * s.interleave, m.layers));
   if (s.tp * s.pp * s.dp != c.gpus || s.tp > c.gpus || s.pp > c.gpus || s.dp > c.gpus)
     return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs", s.tp,
                                     s.pp, s.dp, s.tp * s.pp * s.dp, c.gpus));

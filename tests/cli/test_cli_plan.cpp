@@ -101,10 +101,10 @@ TEST(CliPlan, NothingFits) {
 }
 
 TEST(CliPlan, BatchThatNoDpDivides) {
-  // 73,728 GB200 (NVL72): N = 2^13 x 9 while tp | 160 and pp | 128, so dp keeps the factor 9 and
-  // can never divide 4096 sequences.
+  // 73,728 GB200 (NVL72) = 2^13 x 9 GPUs: every dp = N / (tp pp) is even or a multiple of 3, so
+  // none divides 4097 = 17 x 241 sequences; the smallest is 73728 / (32 x 128) = 18.
   const auto r =
-      run_cli("plan --gpu GB200 --gpus 73728 --hb-domain 72 --model GPT-1T --batch 4096");
+      run_cli("plan --gpu GB200 --gpus 73728 --hb-domain 72 --model GPT-1T --batch 4097");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("--batch: no valid strategy"), std::string::npos) << r.err;

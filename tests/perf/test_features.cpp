@@ -86,3 +86,37 @@ TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
     EXPECT_NEAR(b.bubble_s / busy, 7.0 / (64.0 * static_cast<double>(v)), 1.5e-3) << v;
   }
 }
+
+TEST(Features, UnevenPipelineStages) {
+  // 10 layers on 4 stages: 3, 3, 2, 2 (the first L mod p stages take one more). The first stage
+  // sets the counts of the schedule and the memory; the iteration lies between 8 and 12 layers'.
+  Model m = load_model("GPT-3-175B");
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 32, 8, 200);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  const Training tr{32, 2048, Dtype::bf16};
+  Strategy s;
+  s.tp = 8;
+  s.pp = 4;
+  s.dp = 1;
+  s.recompute = Recompute::full;
+  auto time = [&](std::int64_t layers) {
+    m.layers = layers;
+    return estimate(m, tr, s, c, d).iteration_time_s;
+  };
+  const double t8 = time(8), t10 = time(10), t12 = time(12);
+  EXPECT_LT(t8, t10);
+  EXPECT_LT(t10, t12);
+  m.layers = 10;
+  validate(m, tr, s, c);
+  const Placement pl(c, s.degrees());
+  const CommSchedule cs = build_comm_schedule(m, tr, s, pl);
+  ASSERT_GT(cs.size, 0);
+  EXPECT_EQ(cs.ops[0].axis, Axis::tp);
+  EXPECT_DOUBLE_EQ(cs.ops[0].count, 2.0 * 3 * 32);  // 3 layers x 32 micro-batches, 2 per layer
+  s.interleave = 2;                                 // 10 layers cannot make 8 equal chunks
+  EXPECT_FALSE(is_valid(m, tr, s, c));
+  s.interleave = 1;
+  s.pp = 11;  // above the layer count
+  s.dp = 1;
+  EXPECT_FALSE(is_valid(m, tr, s, c));
+}
