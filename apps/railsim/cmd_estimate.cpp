@@ -17,19 +17,11 @@ struct EstimateArgs {
   bool json = false;
 };
 
-std::string describe(const perf::Strategy& s) {
-  return fmt::format(
-      "tp {} pp {} dp {} ep {} micro-batch {} interleave {} recompute {} sp {} dist-opt {} "
-      "dp-overlap {}",
-      s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, perf::to_string(s.recompute),
-      s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off");
-}
-
 void print_human(const perf::Model& m, const spec::Cluster& c, const spec::NetworkDesign& d,
                  const perf::Strategy& s, const perf::IterationTime& it) {
   fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name, c.gpus, c.gpu.name,
              c.hb_domain, units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
-  fmt::print("strategy: {}\n", describe(s));
+  fmt::print("strategy: {}\n", perf::describe(s));
   fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {:.4g} tokens/s\n",
              it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, it.tokens_per_s);
   fmt::print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,

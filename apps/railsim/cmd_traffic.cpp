@@ -38,14 +38,6 @@ bool degrees_given(const StrategyOptions& o) {
   return o.tp || o.pp || o.dp || o.ep;
 }
 
-std::string strategy_line(const perf::Strategy& s) {
-  return fmt::format(
-      "tp {} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, "
-      "dist-opt {}, dp-overlap {}",
-      s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, perf::to_string(s.recompute),
-      s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off");
-}
-
 // A share as a percentage with enough digits that neither a tiny share nor one just short of
 // 100% rounds to a misleading 0% or 100%.
 std::string pct(double x) {
@@ -191,7 +183,7 @@ void run(const TrafficArgs& a) {
   }
   using perf::Parallelism;
   fmt::print("{}, placement {}\n", who, perf::to_string(in.placement));
-  fmt::print("strategy ({}): {}\n", source, strategy_line(s));
+  fmt::print("strategy ({}): {}\n", source, perf::describe(s));
   fmt::print("iteration time {:.4g} s{}; {} on the wire per iteration\n", it.iteration_time_s,
              it.feasible ? "" : " (does not fit in memory)", report::si(sum.total_bytes, "B"));
   fmt::print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "", "same_domain", "same_rail",

@@ -98,4 +98,12 @@ bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec:
   return check(m, tr, s, c, [](const char*, const std::string&) { return false; });
 }
 
+std::string describe(const Strategy& s) {
+  return fmt::format(
+      "tp {} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
+      "dp-overlap {}",
+      s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, to_string(s.recompute),
+      s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off");
+}
+
 }  // namespace railsim::perf

@@ -2,6 +2,7 @@
 // Strategy: how one iteration is parallelised. Degrees multiply to the GPU count:
 // tp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism).
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "railsim/perf/model.hpp"
@@ -36,6 +37,9 @@ struct Strategy {
     return tr.global_batch / (dp * micro_batch);
   }
 };
+
+// One line naming every knob ("tp 8 pp 32 dp 128 ep 1, micro-batch 1, ..."), for human output.
+std::string describe(const Strategy& s);
 
 // Checks that a strategy can run this model and batch on this cluster; throws InputError naming
 // the knob ("--tp", "--pp", "--batch", ...) with the value and what would be valid. Memory is not
