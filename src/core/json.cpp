@@ -13,12 +13,18 @@ namespace {
 
 std::string type_name(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
-    default: return "a number";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "a number";
   }
 }
 
@@ -34,7 +40,8 @@ bool is_doc_key(std::string_view k) {
 }
 
 std::string fmt_num(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    return fmt::format("{}", static_cast<long long>(v));
   return fmt::format("{:g}", v);
 }
 
@@ -89,7 +96,8 @@ double check_number(const std::string& field, double value, Range r) {
 std::int64_t check_integer(const std::string& field, std::int64_t value, std::int64_t min,
                            std::int64_t max) {
   if (value < min || value > max)
-    throw InputError(field, fmt::format("got {}, expected an integer from {} to {}", value, min, max));
+    throw InputError(field,
+                     fmt::format("got {}, expected an integer from {} to {}", value, min, max));
   return value;
 }
 
@@ -103,7 +111,9 @@ std::string JsonObject::field(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-bool JsonObject::has(std::string_view key) const { return j_->contains(key); }
+bool JsonObject::has(std::string_view key) const {
+  return j_->contains(key);
+}
 
 const Json& JsonObject::get(std::string_view key) {
   auto it = j_->find(key);
@@ -112,13 +122,15 @@ const Json& JsonObject::get(std::string_view key) {
   return *it;
 }
 
-const Json& JsonObject::raw(std::string_view key) { return get(key); }
+const Json& JsonObject::raw(std::string_view key) {
+  return get(key);
+}
 
 double JsonObject::number(std::string_view key, Range r) {
   const Json& v = get(key);
   if (!v.is_number())
-    throw InputError(field(key), fmt::format("expected {}, got {} ({})", r.describe(),
-                                             type_name(v), show(v)));
+    throw InputError(field(key),
+                     fmt::format("expected {}, got {} ({})", r.describe(), type_name(v), show(v)));
   return check_number(field(key), v.get<double>(), r);
 }
 
@@ -130,7 +142,8 @@ std::int64_t JsonObject::integer(std::string_view key, std::int64_t min, std::in
   const Json& v = get(key);
   const std::string what = fmt::format("an integer from {} to {}", min, max);
   if (!v.is_number())
-    throw InputError(field(key), fmt::format("expected {}, got {} ({})", what, type_name(v), show(v)));
+    throw InputError(field(key),
+                     fmt::format("expected {}, got {} ({})", what, type_name(v), show(v)));
   const double d = v.get<double>();
   if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9e15)
     throw InputError(field(key), fmt::format("expected {}, got {}", what, show(v)));
@@ -145,7 +158,8 @@ std::int64_t JsonObject::integer_or(std::string_view key, std::int64_t fallback,
 std::string JsonObject::string(std::string_view key) {
   const Json& v = get(key);
   if (!v.is_string())
-    throw InputError(field(key), fmt::format("expected a string, got {} ({})", type_name(v), show(v)));
+    throw InputError(field(key),
+                     fmt::format("expected a string, got {} ({})", type_name(v), show(v)));
   return v.get<std::string>();
 }
 
@@ -157,11 +171,14 @@ bool JsonObject::boolean_or(std::string_view key, bool fallback) {
   if (!has(key)) return fallback;
   const Json& v = get(key);
   if (!v.is_boolean())
-    throw InputError(field(key), fmt::format("expected true or false, got {} ({})", type_name(v), show(v)));
+    throw InputError(field(key),
+                     fmt::format("expected true or false, got {} ({})", type_name(v), show(v)));
   return v.get<bool>();
 }
 
-JsonObject JsonObject::object(std::string_view key) { return JsonObject(get(key), field(key)); }
+JsonObject JsonObject::object(std::string_view key) {
+  return JsonObject(get(key), field(key));
+}
 
 std::optional<JsonObject> JsonObject::object_opt(std::string_view key) {
   if (!has(key)) return std::nullopt;
@@ -174,7 +191,8 @@ void JsonObject::finish() const {
     if (is_doc_key(k)) continue;
     if (std::find(used_.begin(), used_.end(), k) == used_.end()) {
       std::string known;
-      throw InputError(field(k), "unknown field (check its spelling; see docs/cli.md for the schema)");
+      throw InputError(field(k),
+                       "unknown field (check its spelling; see docs/cli.md for the schema)");
     }
   }
 }

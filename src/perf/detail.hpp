@@ -13,7 +13,7 @@ struct StageShape {
   double layers = 0;       // transformer layers on the first (fullest) pipeline stage
   double layers_avg = 0;   // L / p
   double layers_last = 0;  // on the last stage (which also runs the output layer)
-  double moe_layers = 0;  // of which MoE (spread evenly over stages)
+  double moe_layers = 0;   // of which MoE (spread evenly over stages)
   double dense_layers = 0;
   double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
   double expert_params = 0;  // expert weights per GPU

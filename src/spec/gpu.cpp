@@ -10,7 +10,8 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   GpuSpec g;
   g.name = o.string("name");
   g.peak_bf16_flops = units::tflops_to_flops(o.number("peak_bf16_tflops", Range::positive(1e6)));
-  g.peak_fp8_flops = units::tflops_to_flops(o.number_or("peak_fp8_tflops", 0, Range::non_negative(1e6)));
+  g.peak_fp8_flops =
+      units::tflops_to_flops(o.number_or("peak_fp8_tflops", 0, Range::non_negative(1e6)));
   g.hbm_bytes = o.number("hbm_gib", Range::positive(1e5)) * units::kGiB;
   g.hbm_bw_Bps = units::GBps_to_Bps(o.number("hbm_gbytes_per_s", Range::positive(1e6)));
   g.hb_bw_Bps = units::GBps_to_Bps(o.number("hb_gbytes_per_s_per_direction", Range::positive(1e6)));
@@ -19,15 +20,18 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   g.nics_per_gpu = static_cast<int>(o.integer_or("nics_per_gpu", 1, 1, 64));
   if (auto e = o.object_opt("efficiency")) {
     g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, Range{0.0, 1.0, true});
-    g.eff.gemm_half_flops = e->number_or("gemm_half_flops", g.eff.gemm_half_flops, Range::non_negative(1e18));
+    g.eff.gemm_half_flops =
+        e->number_or("gemm_half_flops", g.eff.gemm_half_flops, Range::non_negative(1e18));
     g.eff.attention = e->number_or("attention", g.eff.attention, Range{0.0, 1.0, true});
     g.eff.hbm = e->number_or("hbm", g.eff.hbm, Range{0.0, 1.0, true});
-    g.eff.collective_latency_s = e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));
+    g.eff.collective_latency_s =
+        e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));
     g.eff.nic = e->number_or("nic", g.eff.nic, Range{0.0, 1.0, true});
     g.eff.hb = e->number_or("hb", g.eff.hb, Range{0.0, 1.0, true});
     e->finish();
   }
-  if (o.has("source")) g.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
+  if (o.has("source"))
+    g.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
   o.finish();
   return g;
 }

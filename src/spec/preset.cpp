@@ -32,7 +32,8 @@ std::vector<std::string> preset_names(std::string_view folder) {
   return out;
 }
 
-Json load_preset_or_file(std::string_view folder, const std::string& arg, const std::string& option) {
+Json load_preset_or_file(std::string_view folder, const std::string& arg,
+                         const std::string& option) {
   if (arg.empty()) throw InputError(option, "empty value; give a preset name or a JSON file path");
   if (looks_like_file(arg)) return read_json_file(arg, option);
   for (const auto& p : embedded_presets()) {

@@ -19,7 +19,8 @@ SwitchSpec switch_from_json(const Json& j, const std::string& path) {
   s.radix = static_cast<int>(radix);
   s.port_gbps = o.number("port_gbps", Range::positive(1e6));
   s.family = o.string_or("family", "");
-  if (o.has("source")) s.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
+  if (o.has("source"))
+    s.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
   o.finish();
   return s;
 }

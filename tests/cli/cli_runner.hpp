@@ -1,13 +1,13 @@
 #pragma once
 // Runs the railsim binary as a user would and captures exit code, stdout and stderr.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace railsim::test {
 
@@ -27,8 +27,8 @@ inline std::string slurp(const std::string& path) {
 // `args` is appended to the binary path as shell words (quote them yourself when needed).
 inline CliResult run_cli(const std::string& args) {
   static int counter = 0;
-  const std::string base = "/tmp/railsim_cli_test_" + std::to_string(::getpid()) + "_" +
-                           std::to_string(counter++);
+  const std::string base =
+      "/tmp/railsim_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string cmd = std::string(RAILSIM_CLI_PATH) + " " + args + " >" + base + ".out 2>" +
                           base + ".err </dev/null";
   const int status = std::system(cmd.c_str());

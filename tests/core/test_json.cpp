@@ -35,7 +35,9 @@ TEST(Json, MissingFieldIsNamedWithItsPath) {
 TEST(Json, WrongTypeAndRangeAreRejected) {
   Json j = Json::parse(R"({"a": "big", "b": -3, "c": 2.5, "d": 1e300})");
   JsonObject o(j, "m");
-  EXPECT_NE(error_of([&] { o.number("a", Range::positive()); }).find("m.a: expected a number > 0, got a string"),
+  EXPECT_NE(error_of([&] {
+              o.number("a", Range::positive());
+            }).find("m.a: expected a number > 0, got a string"),
             std::string::npos);
   EXPECT_NE(error_of([&] { o.number("b", Range::positive()); }).find("got -3"), std::string::npos);
   EXPECT_NE(error_of([&] { o.integer("c", 1, 10); }).find("m.c"), std::string::npos);
@@ -50,7 +52,8 @@ TEST(Json, UnknownFieldIsRejectedButDocumentationIsAllowed) {
 }
 
 TEST(Json, CheckNumberRejectsNanAndInfinity) {
-  EXPECT_FALSE(error_of([] { railsim::check_number("--x", std::nan(""), Range::positive()); }).empty());
+  EXPECT_FALSE(
+      error_of([] { railsim::check_number("--x", std::nan(""), Range::positive()); }).empty());
   EXPECT_FALSE(error_of([] { railsim::check_number("--x", INFINITY, Range::positive()); }).empty());
   EXPECT_EQ(railsim::check_number("--x", 2.0, Range::positive()), 2.0);
 }

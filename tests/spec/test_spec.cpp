@@ -13,7 +13,8 @@ TEST(Presets, EveryShippedGpuAndSwitchLoads) {
     EXPECT_GT(g.peak_bf16_flops, 0) << name;
     EXPECT_GT(g.hb_bw_Bps, g.nic_bw_Bps) << name;  // the HB domain is faster than the NIC
   }
-  for (const auto& name : spec::preset_names("switches")) EXPECT_GE(spec::load_switch(name).radix, 2);
+  for (const auto& name : spec::preset_names("switches"))
+    EXPECT_GE(spec::load_switch(name).radix, 2);
   EXPECT_GE(spec::preset_names("gpus").size(), 6u);
 }
 
@@ -37,12 +38,15 @@ TEST(Presets, UnknownPresetListsTheValidOnes) {
 }
 
 TEST(Switch, OddOrTinyRadixIsRejected) {
-  EXPECT_THROW(spec::switch_from_json(Json::parse(R"({"name":"x","radix":63,"port_gbps":400})"), "switch"),
-               InputError);
-  EXPECT_THROW(spec::switch_from_json(Json::parse(R"({"name":"x","radix":1,"port_gbps":400})"), "switch"),
-               InputError);
-  EXPECT_THROW(spec::switch_from_json(Json::parse(R"({"name":"x","radix":"64","port_gbps":400})"), "switch"),
-               InputError);
+  EXPECT_THROW(
+      spec::switch_from_json(Json::parse(R"({"name":"x","radix":63,"port_gbps":400})"), "switch"),
+      InputError);
+  EXPECT_THROW(
+      spec::switch_from_json(Json::parse(R"({"name":"x","radix":1,"port_gbps":400})"), "switch"),
+      InputError);
+  EXPECT_THROW(
+      spec::switch_from_json(Json::parse(R"({"name":"x","radix":"64","port_gbps":400})"), "switch"),
+      InputError);
 }
 
 TEST(Cluster, ValidatesSizes) {

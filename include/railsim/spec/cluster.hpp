@@ -14,16 +14,18 @@ inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;  // 16,777,216
 
 struct Cluster {
   GpuSpec gpu;
-  std::int64_t gpus = 0;      // N
-  std::int64_t hb_domain = 8; // K
-  double hb_bw_Bps = 0;       // per GPU per direction inside the HB domain
-  double nic_bw_Bps = 0;      // per NIC per direction
+  std::int64_t gpus = 0;       // N
+  std::int64_t hb_domain = 8;  // K
+  double hb_bw_Bps = 0;        // per GPU per direction inside the HB domain
+  double nic_bw_Bps = 0;       // per NIC per direction
   int nics_per_gpu = 1;
 
   std::int64_t domains() const { return gpus / hb_domain; }
   std::int64_t domain_of(std::int64_t g) const { return g / hb_domain; }
   std::int64_t rail_of(std::int64_t g) const { return g % hb_domain; }
-  std::int64_t gpu_at(std::int64_t domain, std::int64_t rail) const { return domain * hb_domain + rail; }
+  std::int64_t gpu_at(std::int64_t domain, std::int64_t rail) const {
+    return domain * hb_domain + rail;
+  }
   double nic_bw_per_gpu_Bps() const { return nic_bw_Bps * nics_per_gpu; }
 };
 

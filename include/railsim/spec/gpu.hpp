@@ -9,24 +9,24 @@ namespace railsim::spec {
 // Efficiency constants of the iteration-time model, set once per GPU preset (never per case);
 // see docs/model.md for what each one means and where it comes from.
 struct GpuEfficiency {
-  double gemm_max = 0.80;          // fraction of peak reached by large GEMMs
-  double gemm_half_flops = 2e9;    // GEMM size (FLOP) at which efficiency is half of gemm_max
-  double attention = 0.50;         // fraction of peak reached by attention score/context GEMMs
-  double hbm = 0.80;               // fraction of HBM bandwidth reached by element-wise kernels
+  double gemm_max = 0.80;              // fraction of peak reached by large GEMMs
+  double gemm_half_flops = 2e9;        // GEMM size (FLOP) at which efficiency is half of gemm_max
+  double attention = 0.50;             // fraction of peak reached by attention score/context GEMMs
+  double hbm = 0.80;                   // fraction of HBM bandwidth reached by element-wise kernels
   double collective_latency_s = 8e-6;  // fixed cost per collective step
-  double nic = 0.85;               // fraction of NIC line rate a collective reaches
-  double hb = 0.80;                // fraction of HB-domain bandwidth a collective reaches
+  double nic = 0.85;                   // fraction of NIC line rate a collective reaches
+  double hb = 0.80;                    // fraction of HB-domain bandwidth a collective reaches
 };
 
 struct GpuSpec {
   std::string name;
-  double peak_bf16_flops = 0;    // dense
-  double peak_fp8_flops = 0;     // dense; 0 when the GPU has no fp8 tensor cores
+  double peak_bf16_flops = 0;  // dense
+  double peak_fp8_flops = 0;   // dense; 0 when the GPU has no fp8 tensor cores
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
-  double hb_bw_Bps = 0;          // HB-domain (NVLink) bandwidth per GPU per direction
-  int default_hb_domain = 8;     // GPUs per HB domain in the reference system
-  double nic_bw_Bps = 0;         // per NIC, per direction
+  double hb_bw_Bps = 0;       // HB-domain (NVLink) bandwidth per GPU per direction
+  int default_hb_domain = 8;  // GPUs per HB domain in the reference system
+  double nic_bw_Bps = 0;      // per NIC, per direction
   int nics_per_gpu = 1;
   GpuEfficiency eff;
   std::string source;

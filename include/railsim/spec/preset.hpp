@@ -20,6 +20,7 @@ std::vector<std::string> preset_names(std::string_view folder);
 
 // Resolves `arg` (a preset name or a file path) to parsed JSON. `option` names the CLI option
 // or field for errors, e.g. "--gpu". A value that contains '/' or ends in ".json" is a file.
-Json load_preset_or_file(std::string_view folder, const std::string& arg, const std::string& option);
+Json load_preset_or_file(std::string_view folder, const std::string& arg,
+                         const std::string& option);
 
 }  // namespace railsim::spec

@@ -8,9 +8,9 @@ namespace railsim::spec {
 
 struct SwitchSpec {
   std::string name;
-  int radix = 64;            // ports at port_gbps
-  double port_gbps = 400;    // per port, per direction
-  std::string family;        // "infiniband" or "ethernet"; informational
+  int radix = 64;          // ports at port_gbps
+  double port_gbps = 400;  // per port, per direction
+  std::string family;      // "infiniband" or "ethernet"; informational
   std::string source;
 };
 
