@@ -26,6 +26,19 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
+  } catch (const CLI::ConversionError& e) {
+    // CLI11 says "Could not convert: --seq = 1e300"; name the option first, like every other error.
+    std::string msg = e.what();
+    const std::string prefix = "Could not convert: ";
+    if (msg.rfind(prefix, 0) == 0) {
+      const std::string rest = msg.substr(prefix.size());
+      const auto eq = rest.find(" = ");
+      if (eq != std::string::npos)
+        msg = rest.substr(0, eq) + ": cannot read '" + rest.substr(eq + 3) +
+              "' as the expected type (see --help; integers must be written in full, in range)";
+    }
+    fmt::print(stderr, "railsim: error: {}\n", msg);
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     for (char& c : msg)

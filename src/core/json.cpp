@@ -50,7 +50,8 @@ std::string fmt_num(double v) {
 Json parse_json(std::string_view text, const std::string& what) {
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // parse_error for syntax; out_of_range for numbers beyond double (1e400).
     std::string msg = e.what();
     // nlohmann prefixes "[json.exception.parse_error.101] "; keep the human part.
     if (auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "cli_runner.hpp"
 
 using railsim::test::line_count;
@@ -31,4 +34,25 @@ TEST(Cli, PresetsRejectsUnknownKind) {
   auto r = run_cli("presets widgets");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(line_count(r.err), 1) << r.err;
+}
+
+TEST(Cli, NumberBeyondDoubleInAJsonFileIsAnInputError) {
+  const std::string path = "/tmp/railsim_test_overflow_gpu.json";
+  {
+    std::ofstream f(path);
+    f << R"({"name": "x", "peak_bf16_tflops": 1e400})";
+  }
+  auto r = run_cli("design --gpu " + path);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--gpu"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("malformed JSON"), std::string::npos) << r.err;
+  std::remove(path.c_str());
+}
+
+TEST(Cli, UnconvertibleOptionValueNamesTheOptionFirst) {
+  auto r = run_cli("plan --gpus 512 --seq 1e300");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: --seq: cannot read '1e300'", 0), 0u) << r.err;
 }

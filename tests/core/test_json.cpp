@@ -57,3 +57,8 @@ TEST(Json, CheckNumberRejectsNanAndInfinity) {
   EXPECT_FALSE(error_of([] { railsim::check_number("--x", INFINITY, Range::positive()); }).empty());
   EXPECT_EQ(railsim::check_number("--x", 2.0, Range::positive()), 2.0);
 }
+
+TEST(Json, NumberBeyondDoubleIsMalformedInput) {
+  auto msg = error_of([] { railsim::parse_json(R"({"a": 1e400})", "--model"); });
+  EXPECT_EQ(msg.rfind("--model: malformed JSON", 0), 0u) << msg;
+}
