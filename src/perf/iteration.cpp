@@ -205,15 +205,16 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       break;
   }
   // Layers whose activations the first stage holds at the peak of 1F1B: p micro-batches of L/p
-  // layers; interleaved: L (1 + (p - 1) / (p v)) (Korthikanti et al. 2022, Sec. 4.2.3), never
-  // more micro-batches than there are.
-  const double L = static_cast<double>(m.layers);
+  // layers; interleaved: p v + p - 1 chunk-micro-batches in flight (Megatron's warm-up of
+  // 2 (p - 1) + (v - 1) p plus one), i.e. L (1 + (p - 1) / (p v)) (Korthikanti et al. 2022,
+  // Sec. 4.2.3), never more micro-batches than there are. With uneven stages the first stage's
+  // chunks hold ceil(L/p) / v layers on average (ours; = L / (p v) when p v divides L).
   const double mb = st.micro_batches;
   double layers_held;
   if (s.interleave <= 1)
     layers_held = st.layers * std::min(p, mb);
   else
-    layers_held = L / (p * v) * std::min(p * v + p - 1.0, mb * v);
+    layers_held = st.layers / v * std::min(p * v + p - 1.0, mb * v);
   double act = per_layer * layers_held;
   // Full recompute rebuilds one layer's activations at a time during the backward pass.
   if (s.recompute == Recompute::full) act += full_layer;
@@ -362,7 +363,10 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // time per micro-batch includes its exposed TP/EP/PP communication. The last stage also runs the
   // output layer; the slowest stage paces the steady state (ours): time = m t_max + (p-1)/v t_avg.
   // With uneven stages the first carries ceil(L/p) layers, the last floor(L/p) plus the output
-  // layer; work that scales with layers is scaled from the first stage's (ours).
+  // layer; work that scales with layers is scaled from the first stage's (ours). Interleaved
+  // chunks of floor or ceil L/(p v) layers, dealt so that a stage holds floor or ceil L/p, keep
+  // these stage totals; the bubble stays (p - 1)/v of the average stage time (Narayanan et al.
+  // SC'21, Sec. 2.2.2).
   const double layer_part = fwd + bwd + recompute + tp_mb + ep_mb + fw_mb;  // first stage
   const double pp_part = pp_mb + fw_pp_mb;
   const double avg_scale = st.layers_avg / st.layers, last_scale = st.layers_last / st.layers;

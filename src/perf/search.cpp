@@ -67,9 +67,12 @@ std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) 
       else
         eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
       pick(pins.micro_batch, B / dp, mbs);
-      if (pp > 1 && m.layers % pp == 0)
-        pick(pins.interleave, m.layers / pp, vs);
-      else
+      if (pp > 1) {
+        // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
+        vs.clear();
+        for (std::int64_t v = 1; v <= m.layers / pp; ++v)
+          if (!pins.interleave || *pins.interleave == v) vs.push_back(v);
+      } else
         vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
       for (std::int64_t ep : eps)
         for (std::int64_t mb : mbs)

@@ -55,10 +55,11 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
   if (s.interleave > 1 && s.pp == 1)
     return fail("--interleave",
                 fmt::format("interleave = {} needs pipeline parallelism (pp > 1)", s.interleave));
-  if (s.interleave > 1 && m.layers % (s.pp * s.interleave) != 0)
-    return fail("--interleave", fmt::format("interleave = {} needs pp x interleave = {} to divide "
-                                            "the {} layers (equal model chunks)",
-                                            s.interleave, s.pp * s.interleave, m.layers));
+  // Model chunks get floor or ceil of L / (pp v) layers, so every chunk needs one layer.
+  if (s.interleave > 1 && s.pp * s.interleave > m.layers)
+    return fail("--interleave", fmt::format("interleave = {} makes pp x interleave = {} model "
+                                            "chunks, more than the {} layers of {}",
+                                            s.interleave, s.pp * s.interleave, m.layers, m.name));
   if (s.tp * s.pp * s.dp != c.gpus || s.tp > c.gpus || s.pp > c.gpus || s.dp > c.gpus)
     return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs", s.tp,
                                     s.pp, s.dp, s.tp * s.pp * s.dp, c.gpus));

@@ -113,7 +113,9 @@ TEST(Features, UnevenPipelineStages) {
   ASSERT_GT(cs.size, 0);
   EXPECT_EQ(cs.ops[0].axis, Axis::tp);
   EXPECT_DOUBLE_EQ(cs.ops[0].count, 2.0 * 3 * 32);  // 3 layers x 32 micro-batches, 2 per layer
-  s.interleave = 2;                                 // 10 layers cannot make 8 equal chunks
+  s.interleave = 2;  // 8 chunks of 1 or 2 layers: uneven chunks are allowed
+  EXPECT_TRUE(is_valid(m, tr, s, c));
+  s.interleave = 3;  // 12 chunks cannot each get one of the 10 layers
   EXPECT_FALSE(is_valid(m, tr, s, c));
   s.interleave = 1;
   s.pp = 11;  // above the layer count
