@@ -1,0 +1,107 @@
+// Hold-out check against Meta's Llama 3 405B pre-training throughput (Dubey et al. 2024, Table 4;
+// tests/data/llama3-405b-meta-2024.json): TP 8, PP 16, DP 64 / 128 on 8,192 / 16,384 H100,
+// 8,192-token sequences, 2,048 sequences per batch, micro-batch 1, interleaved 1F1B over 126
+// layers (uneven model chunks). No constant was set on these points: the H100 preset carries the
+// A100 constants over (data/gpus/H100-SXM.json). Knobs Meta does not publish are set to what
+// its stack did or what Megatron does: selective recompute (flash attention keeps no s x s
+// tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
+//
+// Meta does not publish the number of virtual stages v; railsim's answer moves by 6-11% from
+// v = 2 to v = 3 (bubble (p-1)/(v m) with m = 16 or 32), so no tolerance tighter than that is
+// meaningful. The test pins v = 2 (the least interleaving; more costs activation memory) and
+// asserts each point within 12% (measured: -8.4% at 16,384 GPUs, +2.6% at 8,192; see
+// docs/validation.md), and that without interleaving railsim is far below Meta (the bubble of
+// 15/16 of the work at m = 16 is why interleaving was needed).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "railsim/core/json.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "test_perf_common.hpp"
+
+using namespace railsim;
+using namespace railsim::perf;
+
+namespace {
+struct Point {
+  double tflops_railsim = 0, tflops_meta = 0;
+};
+
+Point run(const Json& common, const Json& row, std::int64_t v) {
+  const Model m = load_model(common["model"].get<std::string>());
+  Training tr{common["global_batch"].get<std::int64_t>(), common["seq_len"].get<std::int64_t>(),
+              Dtype::bf16};
+  tr.flash_attention = true;
+  const spec::Cluster c =
+      test::cluster(common["gpu"].get<std::string>(), row["gpus"].get<std::int64_t>(),
+                    common["gpus_per_node"].get<std::int64_t>(), common["nic_gbps"].get<double>());
+  Strategy s;
+  s.tp = common["tp"].get<std::int64_t>();
+  s.pp = common["pp"].get<std::int64_t>();
+  s.dp = row["dp"].get<std::int64_t>();
+  s.micro_batch = common["micro_batch"].get<std::int64_t>();
+  s.interleave = v;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const IterationTime it = estimate(m, tr, s, c, test::design(spec::DesignKind::rail_optimized));
+  Point p;
+  p.tflops_railsim = it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
+  p.tflops_meta = row["tflops_per_gpu"].get<double>();
+  return p;
+}
+
+Json data() {
+  return read_json_file(std::string(RAILSIM_TEST_DATA_DIR) + "/llama3-405b-meta-2024.json", "data");
+}
+}  // namespace
+
+TEST(ValidationLlama3, InterleavedThroughputWithinTolerance) {
+  const Json d = data();
+  int n = 0;
+  for (const Json& row : d["rows"]) {
+    const Point p = run(d["common"], row, 2);
+    EXPECT_NEAR(p.tflops_railsim / p.tflops_meta, 1.0, 0.12)
+        << row["gpus"].get<std::int64_t>() << " GPUs: railsim " << p.tflops_railsim
+        << " TFLOP/s vs Meta " << p.tflops_meta;
+    ++n;
+  }
+  EXPECT_EQ(n, 2);
+}
+
+TEST(ValidationLlama3, WithoutInterleavingTheBubbleDominates) {
+  // 16 micro-batches through 16 stages: the plain 1F1B bubble (p-1)/m is ~48% of the iteration.
+  const Json d = data();
+  for (const Json& row : d["rows"]) {
+    if (row["gpus"].get<std::int64_t>() != 16384) continue;
+    const Point plain = run(d["common"], row, 1), inter = run(d["common"], row, 2);
+    EXPECT_LT(plain.tflops_railsim / plain.tflops_meta, 0.75);
+    EXPECT_GT(inter.tflops_railsim, 1.2 * plain.tflops_railsim);
+  }
+}
+
+TEST(ValidationLlama3, UnevenChunksAreValidAndMonotone) {
+  // 126 layers over 16 x v chunks: v = 2..7 all valid (chunks of floor/ceil 126 / (16 v) layers);
+  // v = 8 would need 128 chunks. More chunks shrink the bubble: throughput rises with v.
+  const Json d = data();
+  const Json& row = d["rows"][1];
+  double prev = 0;
+  for (std::int64_t v = 1; v <= 7; ++v) {
+    const double t = run(d["common"], row, v).tflops_railsim;
+    EXPECT_GT(t, prev) << "v = " << v;
+    prev = t;
+  }
+  const Model m = load_model("Llama-3-405B");
+  Training tr{2048, 8192, Dtype::bf16};
+  const spec::Cluster c = test::cluster("H100-SXM", 16384, 8, 400);
+  Strategy s;
+  s.tp = 8;
+  s.pp = 16;
+  s.dp = 128;
+  s.interleave = 8;
+  EXPECT_FALSE(is_valid(m, tr, s, c));
+  s.interleave = 7;
+  EXPECT_TRUE(is_valid(m, tr, s, c));
+}
