@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+#include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "test_perf_common.hpp"
@@ -102,6 +103,13 @@ TEST(ValidationLlama3, UnevenChunksAreValidAndMonotone) {
   s.dp = 128;
   s.interleave = 8;
   EXPECT_FALSE(is_valid(m, tr, s, c));
+  try {
+    validate(m, tr, s, c);
+    ADD_FAILURE() << "v = 8 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--interleave"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("128"), std::string::npos) << e.what();
+  }
   s.interleave = 7;
   EXPECT_TRUE(is_valid(m, tr, s, c));
 }
