@@ -160,11 +160,13 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
                          m.capacity_factor * static_cast<double>(m.expert_ffn_hidden);
   const double ffn = moe_fraction * moe_ffn + (1.0 - moe_fraction) * dense_ffn;
   LayerActivations la;
-  la.shared = 10.0 * tokens * h;
+  // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8.
+  la.shared = (m.dropout ? 10.0 : 8.0) * tokens * h;
   // Q (2sbh), K and V (4 s b kvd) for Q K^T and A V, the projection input (2sbh), the FFN's
   // intermediate tensors, the FC1 output side (sbh bias-dropout): 24 s b h for a GPT layer.
   la.split = 4.0 * tokens * h + 4.0 * tokens * kvd + ffn;
-  la.attn = 5.0 * a * seq * tokens;
+  // QK^T and softmax outputs (2 + 2 bytes per score) and the attention-dropout mask (1).
+  la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
   return la;
 }
 }  // namespace

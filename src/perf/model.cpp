@@ -73,6 +73,7 @@ Model model_from_json(const Json& j, const std::string& path) {
   m.vocab = o.integer("vocab", 1, kMaxDim);
   m.seq_len = o.integer("seq_len", 1, kMaxDim);
   m.tied_embeddings = o.boolean_or("tied_embeddings", true);
+  m.dropout = o.boolean_or("dropout", true);
   m.experts = o.integer_or("experts", 1, 1, 1 << 20);
   if (m.is_moe()) {
     m.top_k = o.integer_or("top_k", 1, 1, m.experts);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "railsim/core/error.hpp"
+#include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
 
 using namespace railsim;
@@ -48,4 +49,24 @@ TEST(ModelPresets, BadFieldsAreNamed) {
       "model.hiden");
   EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":1e300,"heads":4,"vocab":10,"seq_len":8})"),
             "model.hidden");
+}
+
+TEST(Model, NoDropoutStoresTwoFewerHiddenMasksAndNoAttentionMask) {
+  // Korthikanti et al. 2022 Sec. 4.1: per layer s b h (34 + 5 a s / h) bytes without
+  // parallelism, of which the two hidden dropout masks are 2 s b h and the attention-dropout mask
+  // a s^2 b. Without dropout: s b h (32 + 4 a s / h).
+  Model m = load_model("Megatron-22B");
+  const Training tr{4, 2048, Dtype::bf16};
+  Strategy s;
+  s.tp = 1;
+  s.pp = 1;
+  s.dp = 1;
+  s.micro_batch = 1;
+  const MemoryUse with = memory_use(m, tr, s);
+  m.dropout = false;
+  const MemoryUse without = memory_use(m, tr, s);
+  const double sbh = 2048.0 * 1.0 * static_cast<double>(m.hidden);
+  const double expected_per_layer = 2.0 * sbh + static_cast<double>(m.heads) * 2048.0 * 2048.0;
+  EXPECT_NEAR((with.activations_bytes - without.activations_bytes) / static_cast<double>(m.layers),
+              expected_per_layer, 1e-6 * expected_per_layer);
 }

@@ -27,6 +27,8 @@ struct Model {
   std::int64_t moe_every = 1;
   double capacity_factor = 1.0;
   bool tied_embeddings = true;  // output layer shares the token embedding (GPT); false: Llama
+  bool dropout =
+      true;  // dropout masks are stored (GPT-3/Megatron); Llama and Mixtral train without
   std::string source;
 
   bool is_moe() const { return experts > 1; }
