@@ -19,8 +19,7 @@ namespace {
 struct CompareOptions {
   spec::ClusterOptions cluster;
   NetworkOptions network;
-  std::string catalog = cost::kDefaultCatalog;
-  std::string counting = "whole";
+  CostOptions cost;
   bool json = false;
   bool csv = false;
   bool savings_table = false;
@@ -103,8 +102,7 @@ bool any_cluster_option(const CLI::App& cmd) {
 
 void run_compare(const CLI::App& cmd, const CompareOptions& o, const PerformanceOptions& perf) {
   const spec::NetworkDesign base = resolve_network(o.network);
-  const cost::Catalog cat = cost::load_catalog(o.catalog, "--catalog");
-  const cost::SwitchCounting counting = cost::parse_switch_counting(o.counting);
+  const auto [cat, counting] = resolve_cost(o.cost);
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
 
   if (o.savings_table) {  // docs/design.md's table: N from 1k to 128k, K in {8, 72, 256}
@@ -188,13 +186,7 @@ void add_compare_command(CLI::App& app) {
       "savings. With no cluster option: 32,768 GH200 (K=256) and 32,768 H100 (K=8)");
   add_cluster_options(*cmd, o->cluster);
   add_network_options(*cmd, o->network, /*with_design=*/false);
-  cmd->add_option(
-         "--catalog", o->catalog,
-         "Component price/power catalog: preset name (`railsim presets catalogs`) or JSON file")
-      ->capture_default_str();
-  cmd->add_option("--switch-counting", o->counting,
-                  "whole: buy every switch box; ports: pay for cabled ports only")
-      ->capture_default_str();
+  add_cost_options(*cmd, o->cost);
   cmd->add_flag("--json", o->json, "Print JSON: {\"designs\": [...]}");
   cmd->add_flag("--csv", o->csv, "Print CSV (a header and one row per design)");
   cmd->add_flag(

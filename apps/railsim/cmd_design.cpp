@@ -17,8 +17,7 @@ namespace {
 struct DesignOptions {
   spec::ClusterOptions cluster;
   NetworkOptions network;
-  std::string catalog = cost::kDefaultCatalog;
-  std::string counting = "whole";
+  CostOptions cost;
   bool json = false;
   bool csv = false;
   std::vector<std::string> export_args;  // FORMAT FILE
@@ -27,8 +26,7 @@ struct DesignOptions {
 void run_design(const DesignOptions& o) {
   const spec::Cluster cluster = spec::make_cluster(o.cluster);
   const spec::NetworkDesign design = resolve_network(o.network);
-  const cost::Catalog cat = cost::load_catalog(o.catalog, "--catalog");
-  const cost::SwitchCounting counting = cost::parse_switch_counting(o.counting);
+  const auto [cat, counting] = resolve_cost(o.cost);
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
   std::optional<topo::GraphFormat> export_format;
   if (!o.export_args.empty())
@@ -63,14 +61,7 @@ void add_design_command(CLI::App& app) {
       "design", "One network design over one cluster: its full bill of materials, cost and power");
   add_cluster_options(*cmd, o->cluster);
   add_network_options(*cmd, o->network);
-  cmd->add_option(
-         "--catalog", o->catalog,
-         "Component price/power catalog: preset name (`railsim presets catalogs`) or JSON file")
-      ->capture_default_str();
-  cmd->add_option("--switch-counting", o->counting,
-                  "whole: buy every switch box; ports: pay for cabled ports only (small rails "
-                  "sharing partitioned switches)")
-      ->capture_default_str();
+  add_cost_options(*cmd, o->cost);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--csv", o->csv, "Print CSV (a header and one row)");
   cmd->add_option("--export", o->export_args,

@@ -19,6 +19,25 @@ PlanResult best(const char* gpu, std::int64_t k, DesignKind kind) {
   po.top = 3;
   return plan(make_context(m, tr, c, d), po);
 }
+
+// GPT-1T on 512 H100 with Korthikanti et al.'s strategy (tp 8, pp 64, selective + SP), the case
+// the placement tests move around the cluster.
+struct Gpt1tOn512 {
+  Model m = load_model("GPT-1T");
+  Training tr{512, 2048, Dtype::bf16};
+  spec::Cluster c = test::cluster("H100-SXM", 512, 8);
+  Strategy s = [] {
+    Strategy x;
+    x.tp = 8;
+    x.pp = 64;
+    x.dp = 1;
+    x.recompute = Recompute::selective;
+    x.sp = true;
+    return x;
+  }();
+  spec::NetworkDesign ro = test::design(DesignKind::rail_optimized);
+  spec::NetworkDesign rl = test::design(DesignKind::rail_only);
+};
 }  // namespace
 
 TEST(RailOnly, SameBestPlanTimeForGpt1TOn32kGpus) {
@@ -80,17 +99,13 @@ TEST(RailOnly, CrossRailExpertAllToAllIsSlowerAndTheBreakdownSaysWhy) {
 TEST(RailOnly, ShuffledPlacementPaysForCrossRailTp) {
   // TP spanning HB domains on scattered GPUs (a shuffled placement): rail-optimized crosses the
   // spine at NIC speed, rail-only adds the HB hop; both far slower than rail-aligned TP.
-  const Model m = load_model("GPT-1T");
-  const Training tr{512, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster("H100-SXM", 512, 8);
-  Strategy s;
-  s.tp = 8;
-  s.pp = 64;
-  s.dp = 1;
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  const auto ro = test::design(DesignKind::rail_optimized);
-  const auto rl = test::design(DesignKind::rail_only);
+  const Gpt1tOn512 g;
+  const Model& m = g.m;
+  const Training& tr = g.tr;
+  const spec::Cluster& c = g.c;
+  const Strategy& s = g.s;
+  const auto& ro = g.ro;
+  const auto& rl = g.rl;
   const IterationTime aligned = estimate(m, tr, s, c, ro);
   const IterationTime sh_opt = estimate(m, tr, s, c, ro, PlacementKind::shuffled);
   const IterationTime sh_only = estimate(m, tr, s, c, rl, PlacementKind::shuffled);
@@ -105,17 +120,13 @@ TEST(RailOnly, TpAcrossDomainsRunsOnTheRailAtNicSpeed) {
   // TP runs at NIC instead of NVLink speed on both designs. It packs consecutive pipeline stages
   // into one domain instead, so every 8th stage boundary changes rail: rail-only forwards that
   // send through NVLink (shown as rail_forwarding_s), rail-optimized crosses the spine.
-  const Model m = load_model("GPT-1T");
-  const Training tr{512, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster("H100-SXM", 512, 8);
-  Strategy s;
-  s.tp = 8;
-  s.pp = 64;
-  s.dp = 1;
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  const auto ro = test::design(DesignKind::rail_optimized);
-  const auto rl = test::design(DesignKind::rail_only);
+  const Gpt1tOn512 g;
+  const Model& m = g.m;
+  const Training& tr = g.tr;
+  const spec::Cluster& c = g.c;
+  const Strategy& s = g.s;
+  const auto& ro = g.ro;
+  const auto& rl = g.rl;
   const IterationTime aligned = estimate(m, tr, s, c, ro);
   const IterationTime across = estimate(m, tr, s, c, ro, PlacementKind::tp_across_domains);
   const IterationTime across_rl = estimate(m, tr, s, c, rl, PlacementKind::tp_across_domains);
