@@ -25,13 +25,13 @@ struct CompareOptions {
   bool savings_table = false;
 };
 
-// ---- Performance hook (issue 3) -------------------------------------------------------------
+// ---- Performance hook (each design's best plan) ---------------------------------------------
 // Per-design figures from the performance model, e.g. each design's best-plan iteration time
 // for a model. Return one ExtraColumn per figure with one value per design, in the order of
 // `designs` (rail_optimized, rail_only, ideal); they appear as rows of the table, columns of the
 // CSV and fields of each design's JSON. Register any options it needs in
 // add_performance_options. Nothing here yet: the cost comparison stands alone.
-// Each design's best parallelization for a model (issue 3): GPT-1T, 4096 sequences of 2048
+// Each design's best parallelization for a model: GPT-1T, 4096 sequences of 2048
 // tokens by default (about 8M tokens per iteration), searched exhaustively by perf::plan.
 struct PerformanceOptions {
   std::string model = "GPT-1T";
