@@ -1,4 +1,4 @@
-// Speed of the iteration-time model and of the exhaustive strategy search (issue 3):
+// Speed of the iteration-time model and of the exhaustive strategy search:
 // one GPT-1T strategy in <= 2 us on one core; every strategy of GPT-1T on 32,768 GPUs in < 5 s
 // on 2 cores.
 #include <benchmark/benchmark.h>

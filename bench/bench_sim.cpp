@@ -1,4 +1,4 @@
-// Scale of the flow simulator (issue 5): all-to-all among 1,024 GPUs flow by flow (about one
+// Scale of the flow simulator: all-to-all among 1,024 GPUs flow by flow (about one
 // million flows), ring all-reduce over 32,768 GPUs, and the link-class aggregated all-to-all over
 // 32,768 GPUs. Run with --benchmark_min_time=1x: one iteration each is a long simulation.
 #include <benchmark/benchmark.h>

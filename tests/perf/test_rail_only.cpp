@@ -62,7 +62,7 @@ TEST(RailOnly, CrossRailExpertAllToAllIsSlowerAndTheBreakdownSaysWhy) {
   // MoE-1.2T on 4096 H100 (K = 8), tp = 2, ep = 32: each expert group has 4 members in each of 8
   // HB domains, on 4 different rails, so most of the all-to-all goes between rails. Rail-only
   // forwards it through NVLink: the all-to-all takes about (K-1)/K x B_nic / B_hb longer
-  // (BRIEF.md item 5: 8.2%-11.2% in the paper), and the iteration is measurably slower.
+  // (8.2%-11.2% in the paper's abstract, arXiv 2307.12169), and the iteration is measurably slower.
   const Model m = load_model("MoE-1.2T");
   const Training tr{4096, 2048, Dtype::bf16};
   const spec::Cluster c = test::cluster("H100-SXM", 4096, 8);

@@ -1,6 +1,6 @@
-// Reproduces every row of NVIDIA's DGX SuperPOD compute-fabric tables
-// (tests/data/nvidia-superpod-compute-fabric.json, copied from ../shared/data) from only the GPU
-// count, 8 GPUs per node, the switch radix and the port speed.
+// Reproduces every row of NVIDIA's DGX SuperPOD compute-fabric tables (NVIDIA DGX SuperPOD
+// reference architectures, copied to tests/data/nvidia-superpod-compute-fabric.json) from only the
+// GPU count, 8 GPUs per node, the switch radix and the port speed.
 #include <gtest/gtest.h>
 
 #include <fstream>
