@@ -14,7 +14,7 @@
 #include "railsim/core/units.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
-#include "railsim/sim/collective.hpp"
+#include "railsim/sim/check.hpp"
 #include "railsim/topo/builders.hpp"
 #include "strategy_options.hpp"
 
@@ -26,7 +26,7 @@ struct SimArgs {
   spec::ClusterOptions cluster;
   NetworkOptions network;
   StrategyOptions strategy;
-  std::string collective = "allreduce";
+  std::string collective = "all_reduce";
   std::string algorithm = "ring";
   std::string group = "all";
   std::string bytes = "1GB";
@@ -85,24 +85,16 @@ double parse_bytes(const std::string& s) {
   return b;
 }
 
-perf::CollectiveOp parse_collective(const std::string& s) {
-  if (s == "allreduce") return perf::CollectiveOp::all_reduce;
-  if (s == "allgather") return perf::CollectiveOp::all_gather;
-  if (s == "reducescatter") return perf::CollectiveOp::reduce_scatter;
-  if (s == "alltoall") return perf::CollectiveOp::all_to_all;
-  if (s == "p2p") return perf::CollectiveOp::send_recv;
-  throw InputError("--collective", fmt::format("unknown collective '{}'; valid: allreduce, "
-                                               "allgather, reducescatter, alltoall, p2p",
-                                               s));
-}
-
 perf::Algorithm parse_algorithm(const std::string& s, perf::CollectiveOp op) {
   if (op == perf::CollectiveOp::all_to_all) return perf::Algorithm::direct;
   if (op == perf::CollectiveOp::send_recv) return perf::Algorithm::p2p;
-  if (s == "ring") return perf::Algorithm::ring;
-  if (s == "hierarchical") return perf::Algorithm::hierarchical;
-  throw InputError("--algorithm",
-                   fmt::format("unknown algorithm '{}'; valid: ring, hierarchical", s));
+  const perf::Algorithm a = perf::parse_algorithm(s, "--algorithm");
+  if (a != perf::Algorithm::ring && a != perf::Algorithm::hierarchical)
+    throw InputError("--algorithm", fmt::format("{} is for {}; reductions run ring or "
+                                                "hierarchical",
+                                                s, a == perf::Algorithm::direct ? "all_to_all"
+                                                                                : "send_recv"));
+  return a;
 }
 
 std::vector<sim::Group> make_groups(const std::string& g, const spec::Cluster& c) {
@@ -132,31 +124,6 @@ topo::Forwarding parse_forward_via(const std::string& s) {
   if (s == "rail_first") return topo::Forwarding::rail_first;
   throw InputError("--forward-via",
                    fmt::format("unknown value '{}'; valid: hb_first, rail_first", s));
-}
-
-Json collective_json(const sim::CollectiveResult& r) {
-  Json j;
-  j["completion_time_s"] = r.completion_time_s;
-  j["flows_simulated"] = r.flows_simulated;
-  j["flows_represented"] = r.flows_represented;
-  j["phases"] = Json::array();
-  for (const auto& p : r.phases)
-    j["phases"].push_back({{"name", p.name},
-                           {"time_s", p.time_s},
-                           {"steps", p.steps},
-                           {"step_scaled", p.step_scaled},
-                           {"aggregated", p.aggregated},
-                           {"flows_simulated", p.flows_simulated},
-                           {"events", p.events}});
-  j["tiers"] = Json::array();
-  for (const auto& t : r.tiers)
-    j["tiers"].push_back(
-        {{"name", t.name}, {"peak_utilisation", t.peak_utilisation}, {"bytes", t.bytes}});
-  j["busiest"] = Json::array();
-  for (const auto& b : r.busiest)
-    j["busiest"].push_back(
-        {{"name", b.name}, {"peak_utilisation", b.peak_utilisation}, {"bytes", b.bytes}});
-  return j;
 }
 
 void print_collective(const sim::CollectiveResult& r) {
@@ -193,53 +160,31 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     const StrategyInputs in = resolve_strategy_inputs(a.strategy);
     const perf::Strategy s = resolve_strategy(in, c);
     const topo::Fabric fabric = topo::build_fabric(c, d);
-    sim::SimNetwork net = sim::make_sim_network(fabric);
-    // Like for like with the analytic model: its achievable bandwidth fractions and per-step cost.
-    sim::scale_capacities(net, c.gpu.eff.hb, c.gpu.eff.nic);
-    cfg.transfer_latency_s = c.gpu.eff.collective_latency_s;
-    cfg.hop_latency_s = 0;
     const perf::Placement pl(fabric.cluster, s.degrees(), in.placement);
     const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
-    const sim::ScheduleResult r = sim::simulate_schedule(net, sched, pl, cfg);
-    const perf::NetworkModel nm = perf::make_network_model(fabric.cluster, d);
-    double analytic_total = 0;
-    Json ops = Json::array();
-    if (!a.json)
+    const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
+    const sim::ScheduleResult& r = chk.sim;
+    const double analytic_total = chk.analytic_total_s;
+    if (!a.json) {
       fmt::print(
           "{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\n"
           "{:<4} {:<15} {:<5} {:<13} {:>11} {:>8} {:>12} {:>12} {:>7}\n",
           in.model.name, c.gpus, c.gpu.name, spec::to_string(d.kind), s.tp, s.pp, s.dp, s.ep, "par",
           "op", "axis", "algorithm", "bytes", "count", "sim s", "analytic s", "ratio");
-    for (const auto& o : r.ops) {
-      const double an = perf::collective_time(o.op, pl.shape(o.op.axis), nm).time_s;
-      analytic_total += an * o.op.count;
-      const double ratio = an > 0 ? o.time_s / an : 0.0;
-      if (a.json) {
-        ops.push_back({{"parallelism", std::string(perf::to_string(o.op.parallelism))},
-                       {"op", std::string(perf::to_string(o.op.op))},
-                       {"axis", std::string(perf::to_string(o.op.axis))},
-                       {"algorithm", std::string(perf::to_string(o.op.algorithm))},
-                       {"phase", std::string(perf::to_string(o.op.phase))},
-                       {"bytes", o.op.bytes},
-                       {"count", o.op.count},
-                       {"sim_time_s", o.time_s},
-                       {"analytic_time_s", an},
-                       {"sim_over_analytic", ratio}});
-      } else {
+      for (std::size_t i = 0; i < r.ops.size(); ++i) {
+        const auto& o = r.ops[i];
+        const double an = chk.analytic_s[i];
         fmt::print("{:<4} {:<15} {:<5} {:<13} {:>11.4g} {:>8.4g} {:>12.5g} {:>12.5g} {:>7.3f}\n",
                    perf::to_string(o.op.parallelism), perf::to_string(o.op.op),
                    perf::to_string(o.op.axis), perf::to_string(o.op.algorithm), o.op.bytes,
-                   o.op.count, o.time_s, an, ratio);
+                   o.op.count, o.time_s, an, an > 0 ? o.time_s / an : 0.0);
       }
     }
     if (a.json) {
-      Json j;
-      j["completion_time_s"] = r.total_s;
-      j["analytic_time_s"] = analytic_total;
+      Json j = sim::to_json(chk);
       j["design"] = std::string(spec::to_string(d.kind));
       j["gpus"] = c.gpus;
       j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
-      j["ops"] = std::move(ops);
       fmt::print("{}\n", j.dump(2));
     } else {
       fmt::print(
@@ -254,22 +199,19 @@ void run(const SimArgs& a, const CLI::App& cmd) {
           cmd.count("--ep") >
       0)
     throw InputError("--schedule", "strategy options (--model, --tp, ...) need --schedule");
-  const perf::CollectiveOp op = parse_collective(a.collective);
+  const perf::CollectiveOp op = perf::parse_collective_op(a.collective, "--collective");
   sim::CollectiveRequest req;
   req.op = op;
   req.algorithm = parse_algorithm(a.algorithm, op);
   req.bytes = parse_bytes(a.bytes);
   const topo::Fabric fabric = topo::build_fabric(c, d);
-  sim::SimNetwork net = sim::make_sim_network(fabric);
-  if (a.efficiency) {
-    sim::scale_capacities(net, c.gpu.eff.hb, c.gpu.eff.nic);
-    cfg.transfer_latency_s = c.gpu.eff.collective_latency_s;
-  }
+  const sim::SimNetwork net =
+      a.efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);
   req.groups = make_groups(a.group, fabric.cluster);
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
   if (a.json) {
-    Json j = collective_json(r);
-    j["collective"] = a.collective;
+    Json j = sim::to_json(r);
+    j["collective"] = std::string(perf::to_string(op));
     j["algorithm"] = std::string(perf::to_string(req.algorithm));
     j["group"] = a.group;
     j["groups"] = req.groups.size();
@@ -288,7 +230,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   fmt::print(
       "{} ({}) of {:.4g} bytes per GPU, group {} ({} groups of {}), on {} x {} (HB domain "
       "{}, HB {:g} GB/s, NIC {:g} Gb/s), {} ({} tier{})",
-      a.collective, perf::to_string(req.algorithm), req.bytes, a.group, req.groups.size(),
+      perf::to_string(op), perf::to_string(req.algorithm), req.bytes, a.group, req.groups.size(),
       req.groups.front().size(), c.gpus, c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9,
       units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind), fabric.tiers,
       fabric.tiers == 1 ? "" : "s");
@@ -310,7 +252,8 @@ void add_sim_command(CLI::App& app) {
   add_network_options(*cmd, args->network);
   add_strategy_options(*cmd, args->strategy);
   cmd->add_option("--collective", args->collective,
-                  "allreduce, allgather, reducescatter, alltoall or p2p")
+                  "all_reduce, all_gather, reduce_scatter, all_to_all or send_recv (NCCL test "
+                  "names allreduce, allgather, reducescatter, alltoall, p2p also accepted)")
       ->capture_default_str();
   cmd->add_option("--algorithm", args->algorithm,
                   "ring or hierarchical (reductions; hierarchical = HB domain, then rails)")

@@ -72,41 +72,7 @@ StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt) {
 }
 
 perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c) {
-  const perf::StrategyPins& p = in.pins;
-  perf::Strategy s;
-  std::int64_t tp_default = 1;
-  for (std::int64_t t = std::min<std::int64_t>(8, c.hb_domain); t >= 1; --t)
-    if (in.model.heads % t == 0 && c.gpus % t == 0) {
-      tp_default = t;
-      break;
-    }
-  s.tp = p.tp.value_or(tp_default);
-  s.pp = p.pp.value_or(1);
-  // Model-side rules first, so that the error names the knob that is wrong.
-  if (in.model.heads % s.tp != 0)
-    throw InputError("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
-                                         in.model.heads, in.model.name));
-  if (s.pp > in.model.layers)
-    throw InputError("--pp", fmt::format("pp = {} is above the {} layers of {}", s.pp,
-                                         in.model.layers, in.model.name));
-  if (p.dp) {
-    s.dp = *p.dp;
-  } else {
-    if (c.gpus % (s.tp * s.pp) != 0)
-      throw InputError(p.pp ? "--pp" : "--tp",
-                       fmt::format("tp x pp = {} x {} = {} does not divide the {} GPUs", s.tp, s.pp,
-                                   s.tp * s.pp, c.gpus));
-    s.dp = c.gpus / (s.tp * s.pp);
-  }
-  s.ep = p.ep.value_or(1);
-  s.micro_batch = p.micro_batch.value_or(1);
-  s.interleave = p.interleave.value_or(1);
-  s.recompute = p.recompute.value_or(perf::Recompute::selective);
-  s.sp = p.sp.value_or(s.tp > 1);
-  s.dist_opt = p.dist_opt.value_or(false);
-  s.dp_overlap = p.dp_overlap.value_or(true);
-  perf::validate(in.model, in.training, s, c);
-  return s;
+  return perf::default_strategy(in.model, in.training, in.pins, c);
 }
 
 }  // namespace railsim::cli

@@ -38,9 +38,7 @@ struct StrategyInputs {
 // Loads the model, checks every value (zero, negative, out of range: InputError naming the option).
 StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt);
 
-// One concrete strategy for `estimate`: the pinned knobs, the rest defaulted (tp = min(8, K) when
-// it divides the heads, pp = 1, dp = N / (tp pp), ep = 1, micro-batch 1, interleave 1, selective
-// recompute, SP on when tp > 1, no distributed optimizer, DP overlap on). Validated.
+// One concrete strategy for `estimate`: perf::default_strategy of the pinned knobs.
 perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c);
 
 }  // namespace railsim::cli

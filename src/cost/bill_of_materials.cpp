@@ -11,8 +11,9 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 }
 }  // namespace
 
-BillOfMaterials bill_of_materials(const spec::Cluster& c, const spec::NetworkDesign& d,
+BillOfMaterials bill_of_materials(const spec::Cluster& c, const spec::NetworkDesign& design,
                                   int switch_ports_per_module) {
+  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
   const topo::NetworkPlan np = topo::plan_network(c, d);
   BillOfMaterials b;
   b.design = d.kind;
@@ -54,18 +55,26 @@ BillOfMaterials bill_of_materials(const spec::Cluster& c, const spec::NetworkDes
   b.ports_used_per_tier.push_back(inst * (p.endpoints() + leaf.switches() * up1) +
                                   d.management_links);
 
-  // Tiers >= 2: every switch of a block takes c ports of each of its sub-blocks; all its up
-  // ports are cabled.
+  // Tiers >= 2: a block's switches share its sub-blocks' uplinks (evenly, or round-robin so that
+  // they differ by at most one link: topo::ClosTier::down_links); all up ports are cabled.
   for (int t = 2; t <= L; ++t) {
     const topo::ClosTier& ct = p.tiers[t - 1];
     const std::int64_t up = t < L ? ct.up_ports : 0;
-    const std::int64_t full_ports = ct.group * ct.links_per_pair + up;
-    const std::int64_t last_ports = ct.last_block_group * ct.links_per_pair + up;
     const std::int64_t x = ct.switches_per_block;
+    std::int64_t ports = 0, modules = 0;
+    auto add_block = [&](std::int64_t blocks, std::int64_t g) {
+      // The first `more` switches of a block take one down link more than the others.
+      const std::int64_t low = ct.down_links(g, x - 1);
+      const std::int64_t more = ct.even() ? 0 : g * ct.sub_ports % x;
+      ports += blocks * (x * (low + up) + more);
+      modules +=
+          blocks * ((x - more) * ceil_div(low + up, ppm) + more * ceil_div(low + 1 + up, ppm));
+    };
+    add_block(ct.blocks - 1, ct.group);
+    add_block(1, ct.last_block_group);
     b.switches_per_tier.push_back(inst * ct.switches());
-    b.ports_used_per_tier.push_back(inst * x * ((ct.blocks - 1) * full_ports + last_ports));
-    switch_modules +=
-        inst * x * ((ct.blocks - 1) * ceil_div(full_ports, ppm) + ceil_div(last_ports, ppm));
+    b.ports_used_per_tier.push_back(inst * ports);
+    switch_modules += inst * modules;
   }
   // Management links take free leaf ports; their switch-side modules are counted together.
   if (!copper) switch_modules += ceil_div(d.management_links, ppm);

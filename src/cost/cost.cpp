@@ -1,17 +1,21 @@
 #include "railsim/cost/cost.hpp"
 
+#include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 
 namespace railsim::cost {
 
+namespace {
+constexpr EnumNames<SwitchCounting, 2> kCountingNames{
+    {{{SwitchCounting::whole, "whole"}, {SwitchCounting::ports, "ports"}}}};
+}  // namespace
+
 std::string_view to_string(SwitchCounting s) {
-  return s == SwitchCounting::whole ? "whole" : "ports";
+  return kCountingNames.name(s);
 }
 
 SwitchCounting parse_switch_counting(std::string_view s, const std::string& option) {
-  if (s == "whole") return SwitchCounting::whole;
-  if (s == "ports") return SwitchCounting::ports;
-  throw InputError(option, "unknown switch counting '" + std::string(s) + "'; valid: whole, ports");
+  return kCountingNames.parse(s, option, "switch counting");
 }
 
 double saving(double x, double reference) {
@@ -50,7 +54,7 @@ DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& d
   DesignReport r;
   r.bom = bill_of_materials(cluster, design, cat.switch_transceiver_ports);
   r.cost = price(r.bom, cat, counting);
-  r.switch_name = design.sw.name;
+  r.switch_name = spec::fit_to_cluster(cluster, design).sw.describe();
   r.catalog_name = cat.name;
   r.counting = counting;
   return r;

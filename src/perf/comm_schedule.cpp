@@ -2,64 +2,59 @@
 
 #include <stdexcept>
 
+#include "railsim/core/enum.hpp"
+
 namespace railsim::perf {
 
+namespace {
+constexpr EnumNames<Parallelism, 5> kParallelismNames{{{{Parallelism::tp, "tp"},
+                                                        {Parallelism::sp, "sp"},
+                                                        {Parallelism::pp, "pp"},
+                                                        {Parallelism::dp, "dp"},
+                                                        {Parallelism::ep, "ep"}}}};
+constexpr EnumNames<CollectiveOp, 5> kOpNames{{{{CollectiveOp::all_reduce, "all_reduce"},
+                                                {CollectiveOp::all_gather, "all_gather"},
+                                                {CollectiveOp::reduce_scatter, "reduce_scatter"},
+                                                {CollectiveOp::all_to_all, "all_to_all"},
+                                                {CollectiveOp::send_recv, "send_recv"}}}};
+constexpr EnumNames<Algorithm, 4> kAlgorithmNames{{{{Algorithm::ring, "ring"},
+                                                    {Algorithm::hierarchical, "hierarchical"},
+                                                    {Algorithm::direct, "direct"},
+                                                    {Algorithm::p2p, "p2p"}}}};
+constexpr EnumNames<Phase, 3> kPhaseNames{
+    {{{Phase::forward, "forward"}, {Phase::backward, "backward"}, {Phase::optimizer, "optimizer"}}}};
+}  // namespace
+
 std::string_view to_string(Parallelism p) {
-  switch (p) {
-    case Parallelism::tp:
-      return "tp";
-    case Parallelism::sp:
-      return "sp";
-    case Parallelism::pp:
-      return "pp";
-    case Parallelism::dp:
-      return "dp";
-    case Parallelism::ep:
-      return "ep";
-  }
-  return "?";
+  return kParallelismNames.name(p);
 }
 
 std::string_view to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::all_reduce:
-      return "all_reduce";
-    case CollectiveOp::all_gather:
-      return "all_gather";
-    case CollectiveOp::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveOp::all_to_all:
-      return "all_to_all";
-    case CollectiveOp::send_recv:
-      return "send_recv";
-  }
-  return "?";
+  return kOpNames.name(op);
+}
+
+CollectiveOp parse_collective_op(std::string_view s, const std::string& option) {
+  static constexpr EnumNames<CollectiveOp, 5> kNcclNames{
+      {{{CollectiveOp::all_reduce, "allreduce"},
+        {CollectiveOp::all_gather, "allgather"},
+        {CollectiveOp::reduce_scatter, "reducescatter"},
+        {CollectiveOp::all_to_all, "alltoall"},
+        {CollectiveOp::send_recv, "p2p"}}}};
+  for (const auto& [op, name] : kNcclNames.entries)
+    if (name == s) return op;
+  return kOpNames.parse(s, option, "collective");
+}
+
+Algorithm parse_algorithm(std::string_view s, const std::string& option) {
+  return kAlgorithmNames.parse(s, option, "algorithm");
 }
 
 std::string_view to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::ring:
-      return "ring";
-    case Algorithm::hierarchical:
-      return "hierarchical";
-    case Algorithm::direct:
-      return "direct";
-    case Algorithm::p2p:
-      return "p2p";
-  }
-  return "?";
+  return kAlgorithmNames.name(a);
 }
 
 std::string_view to_string(Phase p) {
-  switch (p) {
-    case Phase::forward:
-      return "forward";
-    case Phase::backward:
-      return "backward";
-    case Phase::optimizer:
-      return "optimizer";
-  }
-  return "?";
+  return kPhaseNames.name(p);
 }
 
 void CommSchedule::add(const CommOp& op) {

@@ -8,6 +8,7 @@
 #include "detail.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/perf/expansion.hpp"
 
 namespace railsim::perf {
 
@@ -15,22 +16,66 @@ using spec::DesignKind;
 
 // ---- network ------------------------------------------------------------------------------------
 
-NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d) {
+NetworkModel make_network_model(const topo::NetworkView& v, const spec::GpuEfficiency& e) {
   NetworkModel n;
-  n.kind = d.kind;
-  n.hb_Bps = c.hb_bw_Bps * c.gpu.eff.hb;
-  n.nic_Bps = c.nic_bw_per_gpu_Bps() * c.gpu.eff.nic;
-  n.latency_s = c.gpu.eff.collective_latency_s;
-  n.oversubscription = std::max(1.0, d.oversubscription);
-  // A leaf of radix R gives R o / (1 + o) ports to GPUs (R / 2 when non-blocking).
-  const double down =
-      static_cast<double>(d.sw.radix) * n.oversubscription / (1.0 + n.oversubscription);
-  n.leaf_domains =
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(down / std::max(1, c.nics_per_gpu)));
+  n.kind = v.kind;
+  n.hb_Bps = v.hb_Bps * e.hb;
+  n.nic_Bps = v.nic_Bps() * e.nic;
+  n.latency_s = e.collective_latency_s;
+  n.view = v;
   return n;
 }
 
-CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const NetworkModel& net) {
+NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d) {
+  return make_network_model(topo::make_network_view(c, d), c.gpu.eff);
+}
+
+namespace {
+
+// One ring phase of the expansion (perf/expansion.hpp) on a group of shape g.
+CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
+                               const NetworkModel& net) {
+  CollectiveTime r;
+  const double n = static_cast<double>(ph.members);
+  const double steps = static_cast<double>(ring_steps(ph));
+  const double vol = ring_bytes_per_member(ph);
+  const double a = net.latency_s;
+  switch (ph.scope) {
+    case Scope::in_domain:  // inside the domain at HB bandwidth
+      r.time_s = vol / net.hb_Bps + steps * a;
+      return r;
+    case Scope::along_rail:  // every member's NIC works in parallel on its rail
+      r.time_s = vol / net.nic_Bps + steps * a;
+      return r;
+    case Scope::group:
+      break;
+  }
+  if (net.kind == DesignKind::ideal || g.domains == 1) {
+    r.time_s = vol / net.hb_Bps + steps * a;
+    return r;
+  }
+  // Flat ring: its slowest edge crosses HB domains through a NIC.
+  (void)n;
+  const bool cross = !g.rail_aligned;
+  r.cross_rail = cross;
+  if (!cross) {
+    r.time_s = vol / net.nic_Bps + steps * a;
+  } else if (net.kind == DesignKind::rail_only) {
+    r.forwarding_s = vol / net.hb_Bps;
+    r.time_s = vol / net.nic_Bps + r.forwarding_s + steps * a;
+  } else {
+    r.time_s = vol * net.view.cross_rail_oversubscription(g.domains) / net.nic_Bps + steps * a;
+  }
+  return r;
+}
+
+}  // namespace
+
+CollectiveTime collective_time(const CommOp& op, const GroupShape& shape,
+                               const NetworkModel& net) {
+  // ideal: one HB domain over every GPU, whatever the cluster's K.
+  const GroupShape g = net.kind == DesignKind::ideal ? GroupShape{shape.size, shape.size, 1, true}
+                                                     : shape;
   CollectiveTime r;
   const double n = static_cast<double>(g.size);
   if (g.size <= 1 || op.bytes <= 0) return r;
@@ -54,15 +99,15 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const Netw
         r.forwarding_s = B / net.hb_Bps;
         r.time_s = B / net.nic_Bps + r.forwarding_s + a;
       } else {
-        r.time_s = B * net.oversubscription / net.nic_Bps + a;
+        r.time_s = B * net.view.cross_rail_oversubscription(2) / net.nic_Bps + a;
       }
     }
     return r;
   }
 
   if (op.op == CollectiveOp::all_to_all) {
-    // Each member sends B/n to every member (ours; the two-phase forwarding model is our reading
-    // of the 8.2%-11.2% all-to-all overhead in the paper's abstract, arXiv 2307.12169).
+    // Each member sends B/n to every member (ours; the two-phase forwarding model follows the
+    // paper's all-to-all analysis: the NVLink shuffle does not overlap the rail phase).
     if (ideal || g.domains == 1) {
       r.time_s = (n - 1.0) / n * B / net.hb_Bps + a;
       return r;
@@ -72,14 +117,14 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const Netw
     const double inter = (n - p) / n * B;
     const double cross = inter - same_rail;
     r.cross_rail = cross > 0;
-    const bool beyond_leaf = g.domains > net.leaf_domains;
-    // Traffic that leaves a leaf crosses the oversubscribed tier.
-    const double o = net.oversubscription;
+    // Traffic that leaves a leaf crosses the tiers above it, oversubscribed or not.
+    const double o_rail = net.view.same_rail_oversubscription(g.domains);
     double nic_time;
     if (rail_only)
-      nic_time = inter * (beyond_leaf ? o : 1.0) / net.nic_Bps;
+      nic_time = inter * o_rail / net.nic_Bps;
     else
-      nic_time = (same_rail * (beyond_leaf ? o : 1.0) + cross * o) / net.nic_Bps;
+      nic_time = (same_rail * o_rail + cross * net.view.cross_rail_oversubscription(g.domains)) /
+                 net.nic_Bps;
     r.time_s = std::max(intra / net.hb_Bps, nic_time) + a;
     if (rail_only && cross > 0) {
       r.forwarding_s = cross / net.hb_Bps;
@@ -88,31 +133,12 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const Netw
     return r;
   }
 
-  // Reductions and gathers: f = 2 for all-reduce (reduce-scatter + all-gather), 1 otherwise.
-  const double f = op.op == CollectiveOp::all_reduce ? 2.0 : 1.0;
-  if (ideal || g.domains == 1) {
-    r.time_s = f * (n - 1.0) / n * B / net.hb_Bps + f * (n - 1.0) * a;
-    return r;
-  }
-  if (op.algorithm == Algorithm::hierarchical && g.per_domain > 1 && g.rail_aligned) {
-    // Inside the domain at HB bandwidth, then rings along the rails on B / p (every member's NIC
-    // works in parallel), then inside the domain again (Patarasuk & Yuan 2009 ring per level).
-    const double intra_passes = f;  // all-reduce: RS + AG inside; RS or AG: one pass
-    r.time_s = intra_passes * (p - 1.0) / p * B / net.hb_Bps +
-               f * (q - 1.0) / q * (B / p) / net.nic_Bps + (f * (p - 1.0) + f * (q - 1.0)) * a;
-    return r;
-  }
-  // Flat ring: its slowest edge crosses HB domains through a NIC.
-  const double vol = f * (n - 1.0) / n * B;
-  const bool cross = !g.rail_aligned;
-  r.cross_rail = cross;
-  if (!cross) {
-    r.time_s = vol / net.nic_Bps + f * (n - 1.0) * a;
-  } else if (rail_only) {
-    r.forwarding_s = vol / net.hb_Bps;
-    r.time_s = vol / net.nic_Bps + r.forwarding_s + f * (n - 1.0) * a;
-  } else {
-    r.time_s = vol * net.oversubscription / net.nic_Bps + f * (n - 1.0) * a;
+  // Reductions and gathers: the phases of the algorithm, one after another.
+  for (const CollectivePhase& ph : phase_plan(op, g)) {
+    const CollectiveTime t = ring_phase_time(ph, g, net);
+    r.time_s += t.time_s;
+    r.forwarding_s += t.forwarding_s;
+    r.cross_rail = r.cross_rail || t.cross_rail;
   }
   return r;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "railsim/core/enum.hpp"
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::perf {
@@ -95,14 +96,16 @@ Model load_model(const std::string& arg, const std::string& option) {
   return model_from_json(spec::load_preset_or_file("models", arg, option), "model");
 }
 
+namespace {
+constexpr EnumNames<Dtype, 2> kDtypeNames{{{{Dtype::bf16, "bf16"}, {Dtype::fp8, "fp8"}}}};
+}  // namespace
+
 std::string_view to_string(Dtype d) {
-  return d == Dtype::bf16 ? "bf16" : "fp8";
+  return kDtypeNames.name(d);
 }
 
 Dtype parse_dtype(std::string_view s, const std::string& option) {
-  if (s == "bf16") return Dtype::bf16;
-  if (s == "fp8") return Dtype::fp8;
-  throw InputError(option, fmt::format("unknown dtype '{}'; valid: bf16, fp8", s));
+  return kDtypeNames.parse(s, option, "dtype");
 }
 
 }  // namespace railsim::perf

@@ -3,47 +3,36 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
+#include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 
 namespace railsim::perf {
 
+namespace {
+constexpr EnumNames<Axis, 5> kAxisNames{{{{Axis::tp, "tp"},
+                                          {Axis::dp, "dp"},
+                                          {Axis::pp, "pp"},
+                                          {Axis::ep, "ep"},
+                                          {Axis::edp, "edp"}}}};
+constexpr EnumNames<PlacementKind, 3> kPlacementNames{
+    {{{PlacementKind::rail_aligned, "rail_aligned"},
+      {PlacementKind::tp_across_domains, "tp_across_domains"},
+      {PlacementKind::shuffled, "shuffled"}}}};
+}  // namespace
+
 std::string_view to_string(Axis a) {
-  switch (a) {
-    case Axis::tp:
-      return "tp";
-    case Axis::dp:
-      return "dp";
-    case Axis::pp:
-      return "pp";
-    case Axis::ep:
-      return "ep";
-    case Axis::edp:
-      return "edp";
-  }
-  return "?";
+  return kAxisNames.name(a);
 }
 
 std::string_view to_string(PlacementKind k) {
-  switch (k) {
-    case PlacementKind::rail_aligned:
-      return "rail_aligned";
-    case PlacementKind::tp_across_domains:
-      return "tp_across_domains";
-    case PlacementKind::shuffled:
-      return "shuffled";
-  }
-  return "?";
+  return kPlacementNames.name(k);
 }
 
 PlacementKind parse_placement_kind(std::string_view s, const std::string& option) {
-  for (auto k :
-       {PlacementKind::rail_aligned, PlacementKind::tp_across_domains, PlacementKind::shuffled})
-    if (s == to_string(k)) return k;
-  throw InputError(option, fmt::format("unknown placement '{}'; valid: rail_aligned, "
-                                       "tp_across_domains, shuffled",
-                                       s));
+  return kPlacementNames.parse(s, option, "placement");
 }
 
 namespace {
@@ -169,32 +158,58 @@ GroupShape Placement::shape(Axis a) const {
     const std::int64_t gs = a == Axis::tp ? n_ / d_.tp : s / d_.tp;
     if (regular_shape(gs, n, k_, out)) return out;
   }
-  // Irregular: look at group 0.
-  std::vector<std::int64_t> gpus(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i)
-    gpus[static_cast<std::size_t>(i)] = gpu_of(rank_in_group(a, 0, i));
-  std::sort(gpus.begin(), gpus.end(), [&](std::int64_t x, std::int64_t y) {
-    return std::pair(x / k_, x % k_) < std::pair(y / k_, y % k_);
-  });
+  // Irregular: the groups of one axis sit differently (e.g. groups of 3 on domains of 4). A
+  // synchronous collective is paced by its slowest group, so the shape is the least local over
+  // every group: most domains, most members in one domain, rail-aligned only if every group is.
+  // Memoised per thread (the search meets the same irregular axes again and again).
+  struct Entry {
+    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0;
+    PlacementKind kind = PlacementKind::rail_aligned;
+    Axis axis = Axis::tp;
+    const void* perm = nullptr;
+    GroupShape shape;
+  };
+  thread_local std::array<Entry, 32> cache;
+  const void* perm = perm_ ? static_cast<const void*>(perm_.get()) : nullptr;
+  Entry& e = cache[static_cast<std::size_t>(
+      (static_cast<std::uint64_t>(d_.tp) * 31 + static_cast<std::uint64_t>(d_.pp) * 7 +
+       static_cast<std::uint64_t>(d_.dp) * 3 + static_cast<std::uint64_t>(a) +
+       static_cast<std::uint64_t>(kind_) * 5) %
+      cache.size())];
+  if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp &&
+      e.ep == d_.ep && e.kind == kind_ && e.axis == a && e.perm == perm)
+    return e.shape;
   out.size = n;
   out.domains = 0;
   out.per_domain = 0;
   out.rail_aligned = true;
+  std::vector<std::int64_t> gpus(static_cast<std::size_t>(n));
   std::vector<std::int64_t> first_rails, rails;
-  for (std::size_t i = 0; i < gpus.size();) {
-    std::size_t j = i;
-    rails.clear();
-    while (j < gpus.size() && gpus[j] / k_ == gpus[i] / k_) rails.push_back(gpus[j++] % k_);
-    ++out.domains;
-    out.per_domain =
-        std::max<std::int64_t>(out.per_domain, static_cast<std::int64_t>(rails.size()));
-    if (first_rails.empty())
-      first_rails = rails;
-    else if (rails != first_rails)
-      out.rail_aligned = false;
-    i = j;
+  for (std::int64_t g = 0; g < group_count(a); ++g) {
+    for (std::int64_t i = 0; i < n; ++i)
+      gpus[static_cast<std::size_t>(i)] = gpu_of(rank_in_group(a, g, i));
+    std::sort(gpus.begin(), gpus.end());  // by (domain, local rank)
+    std::int64_t domains = 0, per_domain = 0;
+    first_rails.clear();
+    bool aligned = true;
+    for (std::size_t i = 0; i < gpus.size();) {
+      std::size_t j = i;
+      rails.clear();
+      while (j < gpus.size() && gpus[j] / k_ == gpus[i] / k_) rails.push_back(gpus[j++] % k_);
+      ++domains;
+      per_domain = std::max<std::int64_t>(per_domain, static_cast<std::int64_t>(rails.size()));
+      if (first_rails.empty())
+        first_rails = rails;
+      else if (rails != first_rails)
+        aligned = false;
+      i = j;
+    }
+    if (domains * per_domain != n) aligned = false;
+    out.domains = std::max(out.domains, domains);
+    out.per_domain = std::max(out.per_domain, per_domain);
+    out.rail_aligned = out.rail_aligned && aligned;
   }
-  if (out.domains * out.per_domain != n) out.rail_aligned = false;
+  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, kind_, a, perm, out};
   return out;
 }
 

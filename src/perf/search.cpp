@@ -1,5 +1,6 @@
 #include "railsim/perf/search.hpp"
 
+#include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/task_arena.h>
@@ -9,6 +10,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 
 namespace railsim::perf {
@@ -266,6 +268,44 @@ Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkMode
                      {"cross_rail", t.cross_rail}});
   }
   return a;
+}
+
+Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& p,
+                          const spec::Cluster& c) {
+  Strategy s;
+  std::int64_t tp_default = 1;
+  for (std::int64_t t = std::min<std::int64_t>(8, c.hb_domain); t >= 1; --t)
+    if (m.heads % t == 0 && c.gpus % t == 0) {
+      tp_default = t;
+      break;
+    }
+  s.tp = p.tp.value_or(tp_default);
+  s.pp = p.pp.value_or(1);
+  // Model-side rules first, so that the error names the knob that is wrong.
+  if (m.heads % s.tp != 0)
+    throw InputError("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
+                                         m.heads, m.name));
+  if (s.pp > m.layers)
+    throw InputError("--pp",
+                     fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
+  if (p.dp) {
+    s.dp = *p.dp;
+  } else {
+    if (c.gpus % (s.tp * s.pp) != 0)
+      throw InputError(p.pp ? "--pp" : "--tp",
+                       fmt::format("tp x pp = {} x {} = {} does not divide the {} GPUs", s.tp, s.pp,
+                                   s.tp * s.pp, c.gpus));
+    s.dp = c.gpus / (s.tp * s.pp);
+  }
+  s.ep = p.ep.value_or(1);
+  s.micro_batch = p.micro_batch.value_or(1);
+  s.interleave = p.interleave.value_or(1);
+  s.recompute = p.recompute.value_or(Recompute::selective);
+  s.sp = p.sp.value_or(s.tp > 1);
+  s.dist_opt = p.dist_opt.value_or(false);
+  s.dp_overlap = p.dp_overlap.value_or(true);
+  validate(m, tr, s, c);
+  return s;
 }
 
 }  // namespace railsim::perf

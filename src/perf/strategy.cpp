@@ -1,28 +1,25 @@
 #include "railsim/perf/strategy.hpp"
 
+#include "railsim/core/enum.hpp"
+
 #include <fmt/format.h>
 
 #include "railsim/core/error.hpp"
 
 namespace railsim::perf {
 
+namespace {
+constexpr EnumNames<Recompute, 3> kRecomputeNames{{{{Recompute::none, "none"},
+                                                    {Recompute::selective, "selective"},
+                                                    {Recompute::full, "full"}}}};
+}  // namespace
+
 std::string_view to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
-  }
-  return "?";
+  return kRecomputeNames.name(r);
 }
 
 Recompute parse_recompute(std::string_view s, const std::string& option) {
-  for (auto r : {Recompute::none, Recompute::selective, Recompute::full})
-    if (s == to_string(r)) return r;
-  throw InputError(option,
-                   fmt::format("unknown recompute mode '{}'; valid: none, selective, full", s));
+  return kRecomputeNames.parse(s, option, "recompute mode");
 }
 
 namespace {

@@ -8,28 +8,24 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/perf/expansion.hpp"
 
 namespace railsim::sim {
 
+namespace {
+constexpr EnumNames<ForwardingMode, 3> kForwardingNames{{{{ForwardingMode::store, "store"},
+                                                          {ForwardingMode::pipelined, "pipelined"},
+                                                          {ForwardingMode::two_phase, "two-phase"}}}};
+}  // namespace
+
 std::string_view to_string(ForwardingMode m) {
-  switch (m) {
-    case ForwardingMode::store:
-      return "store";
-    case ForwardingMode::pipelined:
-      return "pipelined";
-    case ForwardingMode::two_phase:
-      return "two-phase";
-  }
-  return "?";
+  return kForwardingNames.name(m);
 }
 
 ForwardingMode parse_forwarding_mode(std::string_view s, const std::string& option) {
-  if (s == "store") return ForwardingMode::store;
-  if (s == "pipelined") return ForwardingMode::pipelined;
-  if (s == "two-phase") return ForwardingMode::two_phase;
-  throw InputError(
-      option, fmt::format("unknown forwarding mode '{}'; valid: store, pipelined, two-phase", s));
+  return kForwardingNames.parse(s, option, "forwarding mode");
 }
 
 namespace {
@@ -64,10 +60,13 @@ class FlowBuilder {
   }
 
   Workload& workload() { return w_; }
+  // Bytes handed to the network by the senders of every transfer (forwarding legs once).
+  double sent() const { return sent_; }
 
   // Returns the flow whose delivery completes the transfer (-1 when there is nothing to send).
   FlowId transfer(std::int64_t src, std::int64_t dst, double bytes, std::span<const FlowId> after,
                   double weight = 1.0) {
+    if (src != dst && bytes > 0) sent_ += bytes * weight;
     const FlowId f = transfer_impl(src, dst, bytes, after, weight);
     if (f >= 0 && cfg_.transfer_latency_s > 0) w_.set_latency(f, cfg_.transfer_latency_s);
     return f;
@@ -92,7 +91,7 @@ class FlowBuilder {
                                  : c.gpu_at(c.domain_of(dst), c.rail_of(src));
     route(src, mid, h, p1_);
     route(mid, dst, mix(h), p2_);
-    if (cfg_.mode == ForwardingMode::store || cfg_.chunks <= 1) {
+    if (cfg_.mode != ForwardingMode::pipelined || cfg_.chunks <= 1) {  // two-phase: store here
       const FlowId f1 = add(p1_, bytes, weight, after);
       const FlowId d1[1] = {f1};
       return add(p2_, bytes, weight, d1);
@@ -130,8 +129,11 @@ class FlowBuilder {
     };
     if (!fw) {
       route(src, dst, h, p1_);
+      // hb_first: the first phase is the NVLink shuffle of what changes rails; transfers inside
+      // the domain run with the NIC phase (as the analytic model's max(intra / B_hb,
+      // inter / B_nic) + cross / B_hb has it). rail_first: the rail transfers go first.
       const bool same_domain = c.domain_of(src) == c.domain_of(dst);
-      return same_domain == hb_first ? first(p1_) : add(p1_, bytes, weight, bar);
+      return !hb_first && !same_domain ? first(p1_) : add(p1_, bytes, weight, bar);
     }
     const std::int64_t mid = hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
                                       : c.gpu_at(c.domain_of(dst), c.rail_of(src));
@@ -182,6 +184,7 @@ class FlowBuilder {
   const SimConfig& cfg_;
   bool by_class_, two_phase_;
   FlowId barrier_ = -1;
+  double sent_ = 0;
   std::vector<std::uint8_t> linked_;
   Workload w_;
   std::unordered_map<std::uint64_t, FlowId> index_;
@@ -274,6 +277,7 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
   ph.flows_represented = r.flows_represented * scale;
   ph.events = r.events;
   out.completion_time_s += ph.time_s;
+  out.bytes_sent += ph.bytes_sent;
   out.flows_simulated += ph.flows_simulated;
   out.flows_represented += ph.flows_represented;
   acc.add(r, by_class, scale);
@@ -317,6 +321,7 @@ void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<G
   ph.step_scaled = scaled;
   const double scale = scaled ? static_cast<double>(steps) : 1.0;
   ph.time_s = r.completion_time_s * scale;
+  ph.bytes_sent = b.sent() * scale;
   record(out, acc, std::move(ph), r, false, scale);
 }
 
@@ -364,6 +369,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
   ph.name = "all-to-all";
   ph.aggregated = by_class;
   ph.time_s = r.completion_time_s;
+  ph.bytes_sent = b.sent();
   record(out, acc, std::move(ph), r, by_class, 1.0);
 }
 
@@ -387,48 +393,75 @@ void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Gr
   PhaseResult ph;
   ph.name = "send-recv";
   ph.time_s = r.completion_time_s;
+  ph.bytes_sent = b.sent();
   record(out, acc, std::move(ph), r, false, 1.0);
 }
 
-// Splits a group by HB domain; false when the domains hold different counts or different local
-// positions (then the hierarchical algorithm's rail phase would not stay on rails).
-bool split_by_domain(const spec::Cluster& c, const Group& g, std::vector<Group>& per_domain) {
-  per_domain.clear();
-  std::unordered_map<std::int64_t, std::size_t> slot;
-  for (auto gpu : g) {
-    auto [it, fresh] = slot.try_emplace(c.domain_of(gpu), per_domain.size());
-    if (fresh) per_domain.emplace_back();
-    per_domain[it->second].push_back(gpu);
-  }
-  for (const auto& d : per_domain) {
-    if (d.size() != per_domain[0].size()) return false;
-    for (std::size_t k = 0; k < d.size(); ++k)
-      if (c.rail_of(d[k]) != c.rail_of(per_domain[0][k])) return false;
-  }
-  return true;
-}
-
-void ring_collective(const SimNetwork& net, const SimConfig& cfg, perf::CollectiveOp op,
-                     const std::vector<Group>& groups, double bytes, CollectiveResult& out,
-                     Accumulator& acc) {
-  // All groups have the same size in every use here; rings of different sizes get their own
-  // step counts from the largest (the smaller finish early and idle).
-  std::int64_t n = 0;
-  for (const auto& g : groups) n = std::max<std::int64_t>(n, static_cast<std::int64_t>(g.size()));
-  if (n < 2) return;
-  const double piece = bytes / static_cast<double>(n);
+std::string_view op_words(perf::CollectiveOp op) {
   switch (op) {
     case perf::CollectiveOp::all_reduce:
-      ring_phase(net, cfg, groups, 2 * (n - 1), piece, "ring all-reduce", out, acc);
-      break;
+      return "all-reduce";
     case perf::CollectiveOp::all_gather:
-      ring_phase(net, cfg, groups, n - 1, piece, "ring all-gather", out, acc);
-      break;
+      return "all-gather";
     case perf::CollectiveOp::reduce_scatter:
-      ring_phase(net, cfg, groups, n - 1, piece, "ring reduce-scatter", out, acc);
-      break;
+      return "reduce-scatter";
     default:
-      throw std::logic_error("ring_collective: not a ring op");
+      return perf::to_string(op);
+  }
+}
+
+std::string phase_name(const perf::CollectivePhase& ph) {
+  switch (ph.scope) {
+    case perf::Scope::in_domain:
+      return fmt::format("{} in HB domain", op_words(ph.op));
+    case perf::Scope::along_rail:
+      return fmt::format("{} along rails", op_words(ph.op));
+    case perf::Scope::group:
+      break;
+  }
+  return fmt::format("ring {}", op_words(ph.op));
+}
+
+// Reductions and gathers: perf's expansion of every group (perf/expansion.hpp), its phases run
+// one after another, each phase's rings of every group concurrently.
+void reduction_collective(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,
+                          CollectiveResult& out, Accumulator& acc) {
+  if (req.algorithm != perf::Algorithm::ring && req.algorithm != perf::Algorithm::hierarchical)
+    throw InputError("--algorithm",
+                     fmt::format("{} cannot run with the {} algorithm; valid: "
+                                 "ring, hierarchical",
+                                 perf::to_string(req.op), perf::to_string(req.algorithm)));
+  perf::CommOp op;
+  op.op = req.op;
+  op.algorithm = req.algorithm;
+  op.bytes = req.bytes;
+  std::vector<perf::GroupExpansion> ex(req.groups.size());
+  std::vector<std::int64_t> scratch;
+  int phases = 0;
+  for (std::size_t i = 0; i < req.groups.size(); ++i) {
+    perf::expand_members(op, req.groups[i], net.cluster.hb_domain, ex[i], scratch);
+    phases = std::max(phases, ex[i].plan.size);
+  }
+  std::vector<Group> rings;
+  for (int ph = 0; ph < phases; ++ph) {
+    rings.clear();
+    const perf::CollectivePhase* first = nullptr;
+    for (const auto& e : ex) {
+      if (e.plan.size <= ph) continue;
+      if (!first) first = &e.plan.phases[static_cast<std::size_t>(ph)];
+      for (std::int64_t r = 0; r < e.rings[static_cast<std::size_t>(ph)]; ++r) {
+        const auto m = e.ring(ph, r);
+        rings.emplace_back(m.begin(), m.end());
+      }
+    }
+    // Groups of different sizes get the step count of the largest ring (the smaller idle).
+    std::int64_t n = 0;
+    for (const auto& g : rings) n = std::max<std::int64_t>(n, static_cast<std::int64_t>(g.size()));
+    if (!first || n < 2) continue;
+    perf::CollectivePhase widest = *first;
+    widest.members = n;
+    ring_phase(net, cfg, rings, perf::ring_steps(widest),
+               first->bytes / static_cast<double>(first->members), phase_name(*first), out, acc);
   }
 }
 
@@ -456,40 +489,9 @@ CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequ
       p2p_phase(net, cfg, req.groups, req.bytes, out, acc);
       break;
     case CollectiveOp::all_reduce:
-      if (req.algorithm == perf::Algorithm::hierarchical) {
-        std::vector<Group> intra, rails, parts;
-        bool ok = true;
-        std::int64_t p = 0, m = 0;
-        for (const auto& g : req.groups) {
-          if (!split_by_domain(net.cluster, g, parts)) {
-            ok = false;
-            break;
-          }
-          p = std::max<std::int64_t>(p, static_cast<std::int64_t>(parts[0].size()));
-          m = std::max<std::int64_t>(m, static_cast<std::int64_t>(parts.size()));
-          for (const auto& d : parts) intra.push_back(d);
-          for (std::size_t k = 0; k < parts[0].size(); ++k) {
-            Group r;
-            for (const auto& d : parts) r.push_back(d[k]);
-            rails.push_back(std::move(r));
-          }
-        }
-        if (ok) {
-          const double piece = req.bytes / static_cast<double>(p);
-          if (p > 1)
-            ring_phase(net, cfg, intra, p - 1, piece, "reduce-scatter in HB domain", out, acc);
-          if (m > 1)
-            ring_phase(net, cfg, rails, 2 * (m - 1), piece / static_cast<double>(m),
-                       "all-reduce along rails", out, acc);
-          if (p > 1) ring_phase(net, cfg, intra, p - 1, piece, "all-gather in HB domain", out, acc);
-          break;
-        }
-      }
-      ring_collective(net, cfg, req.op, req.groups, req.bytes, out, acc);
-      break;
     case CollectiveOp::all_gather:
     case CollectiveOp::reduce_scatter:
-      ring_collective(net, cfg, req.op, req.groups, req.bytes, out, acc);
+      reduction_collective(net, cfg, req, out, acc);
       break;
   }
   acc.finish(out, busiest);

@@ -2,25 +2,23 @@
 
 #include <fmt/format.h>
 
+#include "railsim/core/enum.hpp"
+#include "railsim/core/units.hpp"
+
 namespace railsim::spec {
 
+namespace {
+constexpr EnumNames<DesignKind, 3> kDesignNames{{{{DesignKind::rail_optimized, "rail_optimized"},
+                                                  {DesignKind::rail_only, "rail_only"},
+                                                  {DesignKind::ideal, "ideal"}}}};
+}  // namespace
+
 std::string_view to_string(DesignKind k) {
-  switch (k) {
-    case DesignKind::rail_optimized:
-      return "rail_optimized";
-    case DesignKind::rail_only:
-      return "rail_only";
-    case DesignKind::ideal:
-      return "ideal";
-  }
-  return "?";
+  return kDesignNames.name(k);
 }
 
 DesignKind parse_design_kind(std::string_view s, const std::string& option) {
-  for (DesignKind k : {DesignKind::rail_optimized, DesignKind::rail_only, DesignKind::ideal})
-    if (s == to_string(k)) return k;
-  throw InputError(
-      option, "unknown design '" + std::string(s) + "'; valid: rail_optimized, rail_only, ideal");
+  return kDesignNames.parse(s, option, "design");
 }
 
 NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw, double oversubscription,
@@ -48,6 +46,13 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
   const DesignKind kind = parse_design_kind(opt.design, "--design");
   return make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
                              opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
+}
+
+NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {
+  if (design.kind == DesignKind::ideal) return design;  // no scale-out network to fit
+  NetworkDesign d = design;
+  d.sw = fit_to_nics(design.sw, units::Bps_to_gbps(cluster.nic_bw_Bps), "--nic-gbps");
+  return d;
 }
 
 }  // namespace railsim::spec

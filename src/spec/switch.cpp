@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::spec {
@@ -19,10 +21,66 @@ SwitchSpec switch_from_json(const Json& j, const std::string& path) {
   s.radix = static_cast<int>(radix);
   s.port_gbps = o.number("port_gbps", Range::positive(1e6));
   s.family = o.string_or("family", "");
+  s.modes.push_back({s.radix, s.port_gbps});
+  if (o.has("port_modes")) {
+    const Json& arr = o.raw("port_modes");
+    const std::string f = o.field("port_modes");
+    if (!arr.is_array())
+      throw InputError(f, "expected an array of {\"radix\": R, \"port_gbps\": G} objects");
+    const double capacity = s.radix * s.port_gbps;
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      JsonObject m(arr[i], fmt::format("{}[{}]", f, i));
+      PortMode pm;
+      const auto r = m.integer("radix", 2, 1 << 16);
+      if (r % 2 != 0)
+        throw InputError(m.field("radix"), fmt::format("got {}, expected an even number >= 2", r));
+      pm.radix = static_cast<int>(r);
+      pm.port_gbps = m.number("port_gbps", Range::positive(1e6));
+      m.finish();
+      // A mode splits or joins the same lanes: the switching capacity does not change.
+      if (std::abs(pm.radix * pm.port_gbps - capacity) > 1e-9 * capacity)
+        throw InputError(m.path(), fmt::format("{} x {:g}G is {:g} Gb/s but the switch has {} x "
+                                               "{:g}G = {:g} Gb/s; a port mode keeps the capacity",
+                                               pm.radix, pm.port_gbps, pm.radix * pm.port_gbps,
+                                               s.radix, s.port_gbps, capacity));
+      bool dup = false;
+      for (const PortMode& x : s.modes) dup = dup || x.port_gbps == pm.port_gbps;
+      if (!dup) s.modes.push_back(pm);
+    }
+  }
   if (o.has("source"))
     s.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
   o.finish();
   return s;
+}
+
+std::string SwitchSpec::describe() const {
+  if (remoded()) return fmt::format("{} in {} x {:g}G mode", name, radix, port_gbps);
+  return name;
+}
+
+SwitchSpec fit_to_nics(const SwitchSpec& sw, double nic_gbps, const std::string& option) {
+  auto same = [nic_gbps](double g) { return std::abs(g - nic_gbps) <= 1e-9 * nic_gbps; };
+  if (same(sw.port_gbps)) return sw;
+  for (const PortMode& m : sw.modes) {
+    if (!same(m.port_gbps)) continue;
+    SwitchSpec out = sw;
+    if (!out.remoded()) out.preset_mode = {sw.radix, sw.port_gbps};
+    out.radix = m.radix;
+    out.port_gbps = m.port_gbps;
+    if (out.preset_mode.radix == out.radix) out.preset_mode = {};  // back to the preset's mode
+    return out;
+  }
+  if (nic_gbps < sw.port_gbps) return sw;  // the port runs the link at the NIC's speed
+  std::string modes;
+  for (const PortMode& m : sw.modes)
+    modes += fmt::format("{}{} x {:g}G", modes.empty() ? "" : ", ", m.radix, m.port_gbps);
+  throw InputError(option,
+                   fmt::format("{:g} Gb/s NICs are faster than the {:g} Gb/s ports of "
+                               "switch {} (its port modes: {}); use a switch with {:g}G "
+                               "ports (e.g. --switch ETH-51.2T-64x800G for 800G) or "
+                               "NICs of at most {:g} Gb/s",
+                               nic_gbps, sw.port_gbps, sw.name, modes, nic_gbps, sw.port_gbps));
 }
 
 SwitchSpec load_switch(const std::string& arg, const std::string& option) {

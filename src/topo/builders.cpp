@@ -9,7 +9,8 @@
 
 namespace railsim::topo {
 
-NetworkPlan plan_network(const spec::Cluster& c, const spec::NetworkDesign& d) {
+NetworkPlan plan_network(const spec::Cluster& c, const spec::NetworkDesign& design) {
+  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
   NetworkPlan np;
   np.kind = d.kind;
   const std::int64_t ports_per_rail = c.domains() * c.nics_per_gpu;
@@ -61,7 +62,8 @@ std::int64_t planned_links(const spec::Cluster& c, const NetworkPlan& np) {
   return l;
 }
 
-Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& d) {
+Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
+  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
   const NetworkPlan np = plan_network(c, d);
   const std::int64_t total_links = planned_links(c, np);
   if (total_links > kMaxFabricLinks)

@@ -10,54 +10,26 @@
 #include <limits>
 #include <stdexcept>
 
+#include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/perf/expansion.hpp"
 
 namespace railsim::traffic {
 
+namespace {
+constexpr EnumNames<Locality, 3> kLocalityNames{{{{Locality::same_domain, "same_domain"},
+                                                  {Locality::same_rail, "same_rail"},
+                                                  {Locality::cross_rail, "cross_rail"}}}};
+}  // namespace
+
 std::string_view to_string(Locality l) {
-  switch (l) {
-    case Locality::same_domain:
-      return "same_domain";
-    case Locality::same_rail:
-      return "same_rail";
-    case Locality::cross_rail:
-      return "cross_rail";
-  }
-  return "?";
+  return kLocalityNames.name(l);
 }
 
 namespace {
 
 using perf::Algorithm;
 using perf::CollectiveOp;
-
-[[noreturn]] void bad_pair(const perf::CommOp& op) {
-  // A schedule that pairs an operation with an algorithm that cannot carry it is a bug in its
-  // producer, not bad user input.
-  throw std::logic_error(fmt::format("traffic: {} cannot run with the {} algorithm",
-                                     perf::to_string(op.op), perf::to_string(op.algorithm)));
-}
-
-// Bytes each member sends to its ring neighbour for a ring of n members on a buffer of b bytes.
-double ring_bytes(const perf::CommOp& op, std::int64_t n, double b) {
-  const double nd = static_cast<double>(n);
-  switch (op.op) {
-    case CollectiveOp::all_reduce:
-      return 2.0 * (nd - 1.0) / nd * b;
-    case CollectiveOp::all_gather:
-    case CollectiveOp::reduce_scatter:
-      return (nd - 1.0) / nd * b;
-    default:
-      bad_pair(op);
-  }
-}
-
-void ring(const perf::CommOp& op, const std::int64_t* m, std::int64_t n, double b,
-          std::vector<Transfer>& out) {
-  if (n < 2) return;
-  const double per = ring_bytes(op, n, b);
-  for (std::int64_t i = 0; i < n; ++i) out.push_back({m[i], m[(i + 1) % n], per});
-}
 
 // Records one group of `op` can produce at most (for the memory budget).
 std::int64_t max_transfers(const perf::CommOp& op, std::int64_t n) {
@@ -74,89 +46,52 @@ std::int64_t max_transfers(const perf::CommOp& op, std::int64_t n) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
-// Expands one group of `op`; b = B x count (per adjacent pair for p2p), wrap = B x wrap_count.
+// Expands one group of `op` with perf's expansion (the phases every consumer shares);
+// b = B x count (per adjacent pair for p2p), wrap = B x wrap_count.
 void expand(const perf::CommOp& op, const perf::Placement& pl, std::int64_t group, double b,
-            double wrap, std::vector<Transfer>& out, std::vector<std::int64_t>& scratch) {
-  const std::int64_t n = pl.axis_size(op.axis);
-  scratch.resize(static_cast<std::size_t>(2 * n));
-  std::int64_t* m = scratch.data();
-  for (std::int64_t i = 0; i < n; ++i) m[i] = pl.gpu_of(pl.rank_in_group(op.axis, group, i));
-  if (n < 2) return;
-  const double nd = static_cast<double>(n);
-  switch (op.algorithm) {
-    case Algorithm::ring:
-      if (op.op == CollectiveOp::all_to_all || op.op == CollectiveOp::send_recv) bad_pair(op);
-      if (b > 0) ring(op, m, n, b, out);
-      return;
-    case Algorithm::direct: {
-      double per = 0;
-      switch (op.op) {
-        case CollectiveOp::all_to_all:
-        case CollectiveOp::all_gather:
-        case CollectiveOp::reduce_scatter:
-          per = b / nd;
+            double wrap, std::vector<Transfer>& out, perf::GroupExpansion& ex,
+            std::vector<std::int64_t>& scratch) {
+  perf::CommOp unit = op;
+  unit.bytes = b;  // the expansion is linear in bytes: count folded in
+  perf::expand_group(unit, pl, group, ex, scratch);
+  for (int i = 0; i < ex.plan.size; ++i) {
+    const perf::CollectivePhase& ph = ex.plan.phases[static_cast<std::size_t>(i)];
+    const std::int64_t n = ph.members;
+    const double nd = static_cast<double>(n);
+    for (std::int64_t r = 0; r < ex.rings[static_cast<std::size_t>(i)]; ++r) {
+      const auto m = ex.ring(i, r);
+      switch (ph.algorithm) {
+        case Algorithm::ring:
+        case Algorithm::hierarchical: {
+          const double per = perf::ring_bytes_per_member(ph);
+          if (per > 0)
+            for (std::int64_t j = 0; j < n; ++j)
+              out.push_back(
+                  {m[static_cast<std::size_t>(j)], m[static_cast<std::size_t>((j + 1) % n)], per});
           break;
-        case CollectiveOp::all_reduce:  // reduce-scatter then all-gather
-          per = 2.0 * b / nd;
+        }
+        case Algorithm::direct: {
+          const double per = (ph.op == CollectiveOp::all_reduce ? 2.0 : 1.0) * ph.bytes / nd;
+          if (per > 0)
+            for (std::int64_t x = 0; x < n; ++x)
+              for (std::int64_t y = 0; y < n; ++y)
+                if (x != y)
+                  out.push_back(
+                      {m[static_cast<std::size_t>(x)], m[static_cast<std::size_t>(y)], per});
           break;
-        case CollectiveOp::send_recv:
-          bad_pair(op);
+        }
+        case Algorithm::p2p: {
+          const bool back = op.phase == perf::Phase::backward;
+          if (b > 0)
+            for (std::size_t j = 0; j + 1 < m.size(); ++j)
+              out.push_back(back ? Transfer{m[j + 1], m[j], b} : Transfer{m[j], m[j + 1], b});
+          // Interleaved pipelines: the last stage hands the next model chunk back to the first.
+          if (wrap > 0)
+            out.push_back(back ? Transfer{m.front(), m.back(), wrap}
+                               : Transfer{m.back(), m.front(), wrap});
+          break;
+        }
       }
-      if (!(per > 0)) return;
-      for (std::int64_t i = 0; i < n; ++i)
-        for (std::int64_t j = 0; j < n; ++j)
-          if (i != j) out.push_back({m[i], m[j], per});
-      return;
-    }
-    case Algorithm::p2p: {
-      if (op.op != CollectiveOp::send_recv) bad_pair(op);
-      const bool back = op.phase == perf::Phase::backward;
-      if (b > 0)
-        for (std::int64_t i = 0; i + 1 < n; ++i)
-          out.push_back(back ? Transfer{m[i + 1], m[i], b} : Transfer{m[i], m[i + 1], b});
-      // Interleaved pipelines: the last stage hands the next model chunk back to the first.
-      if (wrap > 0)
-        out.push_back(back ? Transfer{m[0], m[n - 1], wrap} : Transfer{m[n - 1], m[0], wrap});
-      return;
-    }
-    case Algorithm::hierarchical: {
-      if (op.op == CollectiveOp::all_to_all || op.op == CollectiveOp::send_recv) bad_pair(op);
-      if (!(b > 0)) return;
-      // Members ordered by (HB domain, local rank), i.e. by GPU id: the j-th member of each
-      // domain then sits on the same rail whenever the group is rail-aligned.
-      const std::int64_t k = pl.hb_domain();
-      std::int64_t* g = m + n;
-      std::copy(m, m + n, g);
-      std::sort(g, g + n);
-      // Same number of members p in every touched domain, or no hierarchy to exploit.
-      std::int64_t p = 1;
-      while (p < n && g[p] / k == g[0] / k) ++p;
-      bool regular = n % p == 0;
-      for (std::int64_t s = 0; regular && s < n; s += p)
-        regular = g[s] / k == g[s + p - 1] / k && (s + p == n || g[s + p] / k != g[s] / k);
-      if (!regular) {
-        ring(op, m, n, b, out);
-        return;
-      }
-      const std::int64_t q = n / p;
-      auto member = [&](std::int64_t dom, std::int64_t j) { return g[dom * p + j]; };
-      if (p > 1) {  // steps 1 and 3 inside each domain (both send to the same neighbour)
-        const double per = ring_bytes(op, p, b);
-        for (std::int64_t dom = 0; dom < q; ++dom)
-          for (std::int64_t j = 0; j < p; ++j)
-            out.push_back({member(dom, j), member(dom, (j + 1) % p), per});
-      }
-      if (q > 1) {  // step 2: along each rail on the B/p shard
-        const double per = ring_bytes(op, q, b / static_cast<double>(p));
-        for (std::int64_t j = 0; j < p; ++j)
-          for (std::int64_t dom = 0; dom < q; ++dom)
-            out.push_back({member(dom, j), member((dom + 1) % q, j), per});
-      }
-      return;
     }
   }
 }
@@ -165,7 +100,8 @@ void expand(const perf::CommOp& op, const perf::Placement& pl, std::int64_t grou
 
 void expand_group(const perf::CommOp& op, const perf::Placement& pl, std::int64_t group,
                   std::vector<Transfer>& out, std::vector<std::int64_t>& scratch) {
-  expand(op, pl, group, op.bytes * op.count, op.bytes * op.wrap_count, out, scratch);
+  perf::GroupExpansion ex;
+  expand(op, pl, group, op.bytes * op.count, op.bytes * op.wrap_count, out, ex, scratch);
 }
 
 namespace {
@@ -255,9 +191,10 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
                         [&](const tbb::blocked_range<std::int64_t>& r) {
                           std::vector<Transfer> tr;
                           std::vector<std::int64_t> scratch;
+                          perf::GroupExpansion ex;
                           for (std::int64_t g = r.begin(); g != r.end(); ++g) {
                             tr.clear();
-                            expand(op, pl, g, b, wrap, tr, scratch);
+                            expand(op, pl, g, b, wrap, tr, ex, scratch);
                             for (const Transfer& t : tr)
                               emit(t, (static_cast<std::uint64_t>(t.src) << 40) |
                                           (static_cast<std::uint64_t>(t.dst) << 16) | tag);

@@ -31,6 +31,7 @@
 // Bytes inside an HB domain are included (they are "on the wire" of the HB domain).
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "railsim/perf/placement.hpp"
@@ -48,6 +49,9 @@ enum class CollectiveOp : std::uint8_t {
   send_recv
 };
 std::string_view to_string(CollectiveOp op);
+// all_reduce, all_gather, reduce_scatter, all_to_all, send_recv (also allreduce, allgather,
+// reducescatter, alltoall, p2p, as NCCL's tests name them). InputError(option, ...) otherwise.
+CollectiveOp parse_collective_op(std::string_view s, const std::string& option);
 
 // How the collective is carried out; the time model and the traffic matrix both follow it.
 enum class Algorithm : std::uint8_t {
@@ -57,6 +61,7 @@ enum class Algorithm : std::uint8_t {
   p2p,           // send_recv: rank i of the group sends to rank i + 1 (pipeline next stage)
 };
 std::string_view to_string(Algorithm a);
+Algorithm parse_algorithm(std::string_view s, const std::string& option);
 
 enum class Phase : std::uint8_t { forward, backward, optimizer };
 std::string_view to_string(Phase p);

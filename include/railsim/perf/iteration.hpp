@@ -9,18 +9,21 @@
 #include "railsim/perf/strategy.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
+#include "railsim/topo/network_view.hpp"
 
 namespace railsim::perf {
 
-// The network as the collective model sees it (precomputed once per cluster and design).
+// The network as the collective model sees it: the Fabric's view (topo::NetworkView) with the
+// GPU preset's achievable fractions of line rate and per-step latency. Built once per cluster
+// and design.
 struct NetworkModel {
   spec::DesignKind kind = spec::DesignKind::rail_optimized;
   double hb_Bps = 0;     // HB-domain bandwidth per GPU per direction a collective reaches
   double nic_Bps = 0;    // NIC bandwidth per GPU per direction a collective reaches
   double latency_s = 0;  // per collective step
-  double oversubscription = 1;
-  std::int64_t leaf_domains = 1;  // HB domains whose GPUs of one rail share one leaf switch
+  topo::NetworkView view;
 };
+NetworkModel make_network_model(const topo::NetworkView& view, const spec::GpuEfficiency& eff);
 NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d);
 
 // Time of one instance of a collective over a group of this shape.

@@ -65,8 +65,9 @@ class Placement {
   std::int64_t group_count(Axis a) const { return n_ / axis_size(a); }
   // Logical rank of member i of group g along axis a (g in [0, group_count(a))).
   std::int64_t rank_in_group(Axis a, std::int64_t g, std::int64_t i) const;
-  // Shape of the groups of an axis (O(1) for structured placements; for shuffled, the shape
-  // of group 0 with rail_aligned = false when ranks are scattered).
+  // Shape of the groups of an axis: O(1) when the structured placements tile HB domains
+  // regularly; otherwise the least local shape over every group (most domains, most members per
+  // domain, rail-aligned only if every group is), since the slowest group paces a collective.
   GroupShape shape(Axis a) const;
 
  private:

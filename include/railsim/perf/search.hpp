@@ -19,6 +19,13 @@ struct StrategyPins {
   std::optional<bool> sp, dist_opt, dp_overlap;
 };
 
+// One concrete strategy from the pinned knobs, the rest defaulted: tp = the largest of min(8, K)
+// and below that divides the heads and N, pp = 1, dp = N / (tp pp), ep = 1, micro-batch 1,
+// interleave 1, selective recompute, SP on when tp > 1, no distributed optimizer, DP overlap on.
+// Validated (InputError naming the knob that is wrong).
+Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& pins,
+                          const spec::Cluster& c);
+
 struct PlanOptions {
   StrategyPins pins;
   int top = 10;     // plans to keep

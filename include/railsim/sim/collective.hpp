@@ -1,10 +1,12 @@
 #pragma once
 // Collectives turned into flows and simulated on a SimNetwork.
 //
-// Ring all-reduce / all-gather / reduce-scatter run step by step: in step s member i sends one
-// 1/n piece to member i+1 once it has received step s-1's piece from member i-1 (and has sent
-// its own). Hierarchical all-reduce is three barrier-separated phases: reduce-scatter in each
-// HB domain, all-reduce along rails (one ring per local position), all-gather in the domain.
+// Reductions and gathers run the phases of perf's expansion (perf/expansion.hpp: the same that
+// the analytic model times and traffic/ counts), one after another: each ring phase step by
+// step, in step s member i sending one 1/n piece to member i+1 once it has received step s-1's
+// piece from member i-1 (and has sent its own). Hierarchical = reduce-scatter in each HB domain,
+// then along rails (one ring per local position), then all-gather in the domain, as the
+// operation needs.
 // Direct all-to-all: every member sends bytes/n to every other member at once. p2p: member i
 // sends `bytes` to member i+1 (pipeline stages).
 //
@@ -34,8 +36,10 @@
 namespace railsim::sim {
 
 // two_phase (all-to-all on rail-only only): every GPU first finishes all its first legs (the HB
-// shuffle for hb_first), then, after a barrier, all second legs and the direct rail transfers:
-// the non-overlapped reading behind the paper's 8.2-11.2% (DESIGN BRIEF item 5).
+// shuffle for hb_first; the rail legs and the same-rail transfers for rail_first), then, after a
+// barrier, everything else (second legs, and for hb_first the transfers inside the domain and
+// along the rail): the non-overlapped reading behind the paper's 8.2-11.2% (Wang et al., arXiv
+// 2307.12169), which the analytic model assumes.
 enum class ForwardingMode : std::uint8_t { store, pipelined, two_phase };
 std::string_view to_string(ForwardingMode m);
 ForwardingMode parse_forwarding_mode(std::string_view s,
@@ -85,6 +89,7 @@ struct PhaseResult {
   std::int64_t flows_simulated = 0;
   double flows_represented = 0;
   std::int64_t events = 0;
+  double bytes_sent = 0;  // bytes the senders hand to the network (forwarded bytes once)
 };
 
 struct CollectiveResult {
@@ -94,6 +99,7 @@ struct CollectiveResult {
   std::vector<BusyChannel> busiest;  // channels (or classes when aggregated), busiest first
   std::int64_t flows_simulated = 0;
   double flows_represented = 0;
+  double bytes_sent = 0;  // over all phases (scaled phases included)
 };
 
 CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequest& req,

@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "railsim/spec/cluster.hpp"
 #include "railsim/spec/switch.hpp"
 
 namespace railsim::spec {
@@ -44,5 +45,11 @@ NetworkDesign make_network_design(const NetworkOptions& opt);
 NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
                                   double oversubscription = 1.0, int oversubscribed_tier = 1,
                                   bool copper_gpu_leaf = false, int management_links = 0);
+
+// The design as built for this cluster: the switch in the port mode that serves its NICs
+// (spec::fit_to_nics). Every consumer of a design over a cluster (topo's sizing and graph, the
+// bill of materials and its price, perf's network view, sim) goes through this, so an 800G NIC
+// is priced, sized, simulated and timed on the same 800G ports. Idempotent.
+NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design);
 
 }  // namespace railsim::spec

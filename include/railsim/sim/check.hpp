@@ -1,0 +1,35 @@
+#pragma once
+// The flow simulation of a whole iteration next to the analytic model, like for like: the
+// simulated links run at the GPU preset's achievable fractions of line rate and every transfer
+// pays its per-step latency, as perf::collective_time assumes; per op the simulated and the
+// analytic time of one occurrence. And the JSON of simulation results.
+#include <vector>
+
+#include "railsim/core/json.hpp"
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/placement.hpp"
+#include "railsim/sim/collective.hpp"
+#include "railsim/topo/fabric.hpp"
+
+namespace railsim::sim {
+
+struct ScheduleCheck {
+  ScheduleResult sim;
+  std::vector<double> analytic_s;  // per op of the schedule, one occurrence
+  double analytic_total_s = 0;     // sum of analytic_s x count
+};
+
+// `cfg`'s forwarding options are used; its latencies are replaced by the like-for-like ones.
+// The placement must have been built on fabric.cluster.
+ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedule& schedule,
+                             const perf::Placement& placement, SimConfig cfg);
+
+// SimNetwork of a fabric scaled like for like with the analytic model (the GPU preset's
+// achievable fractions of HB and NIC line rate), and cfg's transfer latency set to the GPU's
+// per-step collective latency.
+SimNetwork like_for_like(const topo::Fabric& fabric, SimConfig& cfg);
+
+Json to_json(const CollectiveResult& r);
+Json to_json(const ScheduleCheck& r);  // {"ops": [...], "completion_time_s", "analytic_time_s"}
+
+}  // namespace railsim::sim

@@ -1,0 +1,78 @@
+#include "railsim/sim/check.hpp"
+
+#include "railsim/perf/iteration.hpp"
+
+namespace railsim::sim {
+
+SimNetwork like_for_like(const topo::Fabric& fabric, SimConfig& cfg) {
+  SimNetwork net = make_sim_network(fabric);
+  scale_capacities(net, fabric.cluster.gpu.eff.hb, fabric.cluster.gpu.eff.nic);
+  cfg.transfer_latency_s = fabric.cluster.gpu.eff.collective_latency_s;
+  return net;
+}
+
+ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedule& schedule,
+                             const perf::Placement& placement, SimConfig cfg) {
+  const SimNetwork net = like_for_like(fabric, cfg);
+  cfg.hop_latency_s = 0;  // the analytic model's per-step latency stands for it
+  ScheduleCheck out;
+  out.sim = simulate_schedule(net, schedule, placement, cfg);
+  const perf::NetworkModel nm = perf::make_network_model(fabric.cluster, fabric.design);
+  for (const perf::CommOp& op : schedule) {
+    const double t = perf::collective_time(op, placement.shape(op.axis), nm).time_s;
+    out.analytic_s.push_back(t);
+    out.analytic_total_s += t * op.count;
+  }
+  return out;
+}
+
+Json to_json(const CollectiveResult& r) {
+  Json j;
+  j["completion_time_s"] = r.completion_time_s;
+  j["flows_simulated"] = r.flows_simulated;
+  j["flows_represented"] = r.flows_represented;
+  j["bytes_sent"] = r.bytes_sent;
+  j["phases"] = Json::array();
+  for (const auto& p : r.phases)
+    j["phases"].push_back({{"name", p.name},
+                           {"time_s", p.time_s},
+                           {"steps", p.steps},
+                           {"step_scaled", p.step_scaled},
+                           {"aggregated", p.aggregated},
+                           {"flows_simulated", p.flows_simulated},
+                           {"events", p.events}});
+  j["tiers"] = Json::array();
+  for (const auto& t : r.tiers)
+    j["tiers"].push_back(
+        {{"name", t.name}, {"peak_utilisation", t.peak_utilisation}, {"bytes", t.bytes}});
+  j["busiest"] = Json::array();
+  for (const auto& b : r.busiest)
+    j["busiest"].push_back(
+        {{"name", b.name}, {"peak_utilisation", b.peak_utilisation}, {"bytes", b.bytes}});
+  return j;
+}
+
+Json to_json(const ScheduleCheck& r) {
+  Json ops = Json::array();
+  for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
+    const auto& o = r.sim.ops[i];
+    const double an = r.analytic_s[i];
+    ops.push_back({{"parallelism", std::string(perf::to_string(o.op.parallelism))},
+                   {"op", std::string(perf::to_string(o.op.op))},
+                   {"axis", std::string(perf::to_string(o.op.axis))},
+                   {"algorithm", std::string(perf::to_string(o.op.algorithm))},
+                   {"phase", std::string(perf::to_string(o.op.phase))},
+                   {"bytes", o.op.bytes},
+                   {"count", o.op.count},
+                   {"sim_time_s", o.time_s},
+                   {"analytic_time_s", an},
+                   {"sim_over_analytic", an > 0 ? o.time_s / an : 0.0}});
+  }
+  Json j;
+  j["completion_time_s"] = r.sim.total_s;
+  j["analytic_time_s"] = r.analytic_total_s;
+  j["ops"] = std::move(ops);
+  return j;
+}
+
+}  // namespace railsim::sim
