@@ -117,7 +117,7 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
       f.links.push_back({static_cast<std::int32_t>(g), f.leaf_of(g, n), nic_cap, LinkKind::nic, 0});
 
   // Switch-switch links, boundary by boundary: sub-block s's up port p goes from its switch
-  // p / u_t to switch p / c_{t+1} of its parent block s / n_{t+1}.
+  // p / u_t to switch switch_of(s mod n_{t+1}, p) of its parent block s / n_{t+1} (ClosTier).
   const double port_cap = units::gbps_to_Bps(d.sw.port_gbps);
   f.link_base.assign(static_cast<std::size_t>(std::max(L, 1)), 0);
   for (int t = 1; t < L; ++t) {
@@ -134,7 +134,7 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
           const auto a =
               static_cast<std::int32_t>(lo_base + s * lo.switches_per_block + q / lo.up_ports);
           const auto b = static_cast<std::int32_t>(hi_base + parent * hi.switches_per_block +
-                                                   q / hi.links_per_pair);
+                                                   hi.switch_of(s % hi.group, q));
           f.links.push_back({a, b, port_cap, LinkKind::switch_switch, static_cast<std::int8_t>(t)});
         }
       }

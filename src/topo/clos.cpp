@@ -25,12 +25,36 @@ void split_ports(int radix, double r, int& down, int& up) {
   up = radix - down;
 }
 
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
 // Largest divisor c of p with n * c <= cap (>= 1 because n <= cap is checked by the caller).
 std::int64_t largest_fitting_divisor(std::int64_t p, std::int64_t n, std::int64_t cap) {
   const std::int64_t limit = std::min(p, cap / n);
   for (std::int64_t c = limit; c > 1; --c)
     if (p % c == 0) return c;
   return 1;
+}
+
+// Switches of one block over n sub-blocks of p up ports each, each switch taking at most cap
+// down links (n <= cap), and their wiring (clos.hpp). Even striping, NVIDIA's rule, unless it
+// wastes switches: through divisibility (43 uplinks per leaf, a prime, give one link per spine and
+// 43 spines), or through switches left more than a quarter empty; then the fewest switches that
+// terminate the n p uplinks, dealt round-robin.
+void size_block(ClosTier& t, std::int64_t p, std::int64_t n, std::int64_t cap) {
+  const std::int64_t c = largest_fitting_divisor(p, n, cap);
+  const std::int64_t even = p / c;
+  const std::int64_t equal_links = ceil_div(p, cap / n);  // at most cap / n links per pair
+  const std::int64_t fewest = ceil_div(n * p, cap);       // <= p since n <= cap
+  t.sub_ports = p;
+  if (even == equal_links && 3 * even <= 4 * fewest) {
+    t.links_per_pair = c;
+    t.switches_per_block = even;
+  } else {
+    t.links_per_pair = 1;
+    t.switches_per_block = fewest;
+  }
 }
 
 }  // namespace
@@ -94,8 +118,7 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
       t.group = sub;
       t.blocks = 1;
       t.last_block_group = sub;
-      t.links_per_pair = largest_fitting_divisor(ports, sub, radix);
-      t.switches_per_block = ports / t.links_per_pair;
+      size_block(t, ports, sub, radix);
       p.tiers.push_back(t);
       return p;
     }
@@ -109,8 +132,7 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
     t.blocks = (sub + t.down_ports - 1) / t.down_ports;
     t.group = (sub + t.blocks - 1) / t.blocks;
     t.last_block_group = sub - (t.blocks - 1) * t.group;
-    t.links_per_pair = largest_fitting_divisor(ports, t.group, t.down_ports);
-    t.switches_per_block = ports / t.links_per_pair;
+    size_block(t, ports, t.group, t.down_ports);
     p.tiers.push_back(t);
   }
 }

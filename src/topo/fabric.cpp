@@ -63,15 +63,16 @@ void clos_route(const Fabric& f, std::int64_t s, std::int64_t d, int nic, std::u
     const std::int64_t link =
         f.link_base[t] + inst * lo.uplinks() + bs[t] * lo.up_ports_per_block() + port;
     out.push_back(static_cast<std::int32_t>(2 * link));
-    j = port / hi.links_per_pair;
+    j = hi.switch_of(bs[t] % hi.group, port);
   }
   for (int t = top - 1; t >= 1; --t) {
     const ClosTier& lo = p.tiers[t - 1];
     const ClosTier& hi = p.tiers[t];
     h = mix(h + 0x100u + static_cast<std::uint64_t>(t));
-    const std::int64_t port =
-        j * hi.links_per_pair +
-        static_cast<std::int64_t>(h % static_cast<std::uint64_t>(hi.links_per_pair));
+    // One of the links between switch j and sub-block bd[t] (every switch has at least one).
+    const std::int64_t i = bd[t] % hi.group;
+    const auto n = static_cast<std::uint64_t>(hi.links_between(i, j));
+    const std::int64_t port = hi.port_between(i, j, static_cast<std::int64_t>(h % n));
     const std::int64_t link =
         f.link_base[t] + inst * lo.uplinks() + bd[t] * lo.up_ports_per_block() + port;
     out.push_back(static_cast<std::int32_t>(2 * link + 1));

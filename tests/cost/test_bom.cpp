@@ -93,6 +93,51 @@ TEST(BillOfMaterials, AgreesWithTheBuiltGraphOnOddSizes) {
   }
 }
 
+TEST(BillOfMaterials, AgreesWithTheBuiltGraphWhereUplinksAreDealtUnevenly) {
+  // Upper tiers sized to their uplinks (round-robin wiring): switches of one block carry one link
+  // more or less, so ports and modules per switch differ; the O(tiers) counts must still match.
+  struct Case {
+    std::int64_t n, k;
+    int radix;
+    DesignKind kind;
+    double oversub;
+    int tier;
+    bool copper;
+  };
+  const Case cases[] = {
+      {15, 1, 8, DesignKind::rail_optimized, 5.0 / 3.0, 1, false},  // 3 leaves, 2 spines (5 + 4)
+      {201, 1, 20, DesignKind::rail_optimized, 1.0, 1, false},      // spines and cores uneven
+      {32768, 8, 128, DesignKind::rail_only, 2.0, 1, false},        // 49 leaves, 17 spines a rail
+      {32768, 8, 128, DesignKind::rail_only, 1.5, 1, true},
+      {32768, 8, 128, DesignKind::rail_only, 3.0, 1, false},
+      {32768, 8, 128, DesignKind::rail_optimized, 2.0, 1, false},  // even spines, uneven cores
+      {18432, 72, 64, DesignKind::rail_optimized, 1.0, 1, false},  // 288 cores
+      {8192, 8, 64, DesignKind::rail_optimized, 7.0, 2, false},    // 7:1 between pods
+  };
+  for (const auto& cs : cases) {
+    SCOPED_TRACE(std::to_string(cs.n) + " GPUs, K=" + std::to_string(cs.k) + ", radix " +
+                 std::to_string(cs.radix) + ", " + std::to_string(cs.oversub) + ":1");
+    spec::SwitchSpec sw;
+    sw.name = "test";
+    sw.radix = cs.radix;
+    sw.port_gbps = 400;
+    const auto c = cluster(cs.n, cs.k);
+    const auto d = spec::make_network_design(cs.kind, sw, cs.oversub, cs.tier, cs.copper, 0);
+    const auto f = topo::build_fabric(c, d);
+    bool uneven = false;
+    for (int t = 2; t <= f.plan.tier_count(); ++t) uneven = uneven || !f.plan.tiers[t - 1].even();
+    EXPECT_TRUE(uneven);
+    for (const int ppm : {1, 2, 3}) {
+      const auto bom = cost::bill_of_materials(c, d, ppm);
+      const auto g = count_graph(f, ppm, cs.copper);
+      EXPECT_EQ(bom.switches_per_tier, f.switches_per_tier);
+      EXPECT_EQ(bom.links_per_tier, g.links_per_tier);
+      EXPECT_EQ(bom.ports_used_per_tier, g.ports_per_tier);
+      EXPECT_EQ(bom.switch_side_transceivers, g.switch_modules) << ppm << " ports per module";
+    }
+  }
+}
+
 TEST(BillOfMaterials, HgxScalableUnitTransceiverOrder) {
   // NVIDIA's published order for one 256-GPU SU (network-components.md): 256 single-port 400G OSFP
   // on the NICs, 128 twin-port 800G OSFP in the leaf down-links, 8 leaf + 4 spine switches.

@@ -8,14 +8,23 @@
 //   ports (d1 = k/2 unless oversubscribed), and every up port is provisioned even when the leaf is
 //   not full (NVIDIA sizes SUs whole).
 // - A level-t block (t >= 2) groups n_t consecutive level-(t-1) blocks and owns X_t tier-t
-//   switches; each of them takes c_t up ports of every sub-block (even striping: port p of a
-//   sub-block goes to switch p / c_t), so every tier-t switch of a block reaches every endpoint
-//   below the block. A sub-block's up ports p belong to its tier-(t-1) switch p / u_{t-1}.
-// - Intermediate tiers have n_t * c_t <= d_t down ports (d_t = k/2 non-blocking) and u_t up;
-//   the top tier is one block whose switches use up to all k ports down.
-// - c_t is the largest divisor of the sub-block's up-port count P_{t-1} that fits, which gives
-//   NVIDIA's spine rule: the spine count S is the smallest >= ceil(up ports / k) such that each
-//   leaf's uplinks stripe evenly over the spines.
+//   switches, each of which has at least one link to every sub-block, so every tier-t switch of a
+//   block reaches every endpoint below the block. A sub-block's up ports p belong to its
+//   tier-(t-1) switch p / u_{t-1}.
+// - Intermediate tiers take at most d_t down links per switch (d_t = k/2 non-blocking) and have
+//   u_t up ports; the top tier is one block whose switches use up to all k ports down.
+// - X_t and the wiring (ClosTier::switch_of), with P = P_{t-1} up ports per sub-block, n = n_t
+//   and cap = d_t (k at the top):
+//   * even striping: c_t = the largest divisor of P with n c_t <= cap, X_even = P / c_t, every
+//     switch takes c_t links of every sub-block (NVIDIA's spine rule: the spine count is the
+//     smallest >= ceil(up ports / k) over which each leaf's uplinks stripe evenly);
+//   * sized to the uplinks: X_min = ceil(n P / cap), the fewest switches that can terminate the
+//     block's uplinks, dealt round-robin (each switch-sub-block pair gets floor(P / X_min) or one
+//     more link, each switch floor(n P / X_min) or one more in all).
+//   Even striping is kept when it costs no switch for divisibility (X_even = ceil(P / floor(cap /
+//   n)), the fewest any equal-links-per-pair wiring allows) and at most a third more than the
+//   minimum (3 X_even <= 4 X_min: its switches are on average at least 3/4 cabled, the bound of
+//   NVIDIA's 3-SU H100 spine layer); otherwise the tier has X_min switches.
 // - The fewest tiers whose top block can hold all level-(t-1) blocks (<= k of them).
 #include <cstdint>
 #include <string>
@@ -27,7 +36,8 @@ struct ClosTier {
   int down_ports = 0;                   // d_t: ports per switch that may face down
   int up_ports = 0;                     // u_t: ports per switch facing up (0 on the top tier)
   std::int64_t group = 1;               // n_t: sub-blocks per block (t >= 2); unused for t = 1
-  std::int64_t links_per_pair = 1;      // c_t: links between one tier-t switch and one sub-block
+  std::int64_t sub_ports = 0;           // P_{t-1}: up ports of one sub-block (t >= 2)
+  std::int64_t links_per_pair = 1;      // c_t: links of each sub-block per switch (1: round-robin)
   std::int64_t switches_per_block = 1;  // X_t
   std::int64_t blocks = 0;              // B_t: level-t blocks (B_1 = leaves)
   std::int64_t last_block_group = 1;    // sub-blocks in the last block (<= group)
@@ -36,6 +46,39 @@ struct ClosTier {
   std::int64_t up_ports_per_block() const { return switches_per_block * up_ports; }  // P_t
   // Links from the level-t blocks to tier t+1 (every up port is cabled).
   std::int64_t uplinks() const { return blocks * up_ports_per_block(); }
+
+  // Wiring of a block (t >= 2), P = sub_ports, X = switches_per_block, c = links_per_pair:
+  // - even striping (c divides P, X = P / c): switch j takes ports [j c, j c + c) of every
+  //   sub-block;
+  // - round-robin (c = 1): the block's uplinks in order (port q of its sub-block i, i < group, is
+  //   uplink i P + q) are dealt to the switches in turn, uplink g to switch g mod X, so that each
+  //   switch-sub-block pair has floor(P / X) or ceil(P / X) links (>= 1 since X <= P).
+  bool even() const { return switches_per_block * links_per_pair == sub_ports; }
+  // The switch (of the block) that port q of sub-block i is cabled to.
+  std::int64_t switch_of(std::int64_t i, std::int64_t q) const {
+    return even() ? q / links_per_pair : (i * sub_ports + q) % switches_per_block;
+  }
+  // Links between switch j and sub-block i (>= 1), and the sub-block port of the m-th of them.
+  std::int64_t links_between(std::int64_t i, std::int64_t j) const {
+    return even() ? links_per_pair : (sub_ports - 1 - first_port(i, j)) / switches_per_block + 1;
+  }
+  std::int64_t port_between(std::int64_t i, std::int64_t j, std::int64_t m) const {
+    return even() ? j * links_per_pair + m : first_port(i, j) + m * switches_per_block;
+  }
+  // Down links of switch j of a block of g sub-blocks (the first g P mod X switches of a
+  // round-robin block take one more).
+  std::int64_t down_links(std::int64_t g, std::int64_t j) const {
+    if (even()) return g * links_per_pair;
+    const std::int64_t n = g * sub_ports;
+    return n / switches_per_block + (j < n % switches_per_block ? 1 : 0);
+  }
+
+ private:
+  // Round-robin: the first port of sub-block i cabled to switch j.
+  std::int64_t first_port(std::int64_t i, std::int64_t j) const {
+    const std::int64_t x = switches_per_block;
+    return ((j - i * sub_ports) % x + x) % x;
+  }
 };
 
 struct ClosPlan {
