@@ -1,4 +1,4 @@
-// Fabric and bill-of-materials build time at 131,072 GPUs (the scale bar: well under a
+// Fabric and bill-of-materials build time at 131,072 GPUs (the target: well under a
 // second, memory linear in N), and the cost of one route() call.
 #include <benchmark/benchmark.h>
 

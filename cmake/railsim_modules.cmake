@@ -1,0 +1,36 @@
+# The module graph: the one place that says which railsim module may use which.
+#
+# RAILSIM_MODULES lists the modules in dependency order; RAILSIM_MODULE_DEPS_<m> lists the modules
+# <m> builds on directly. A module may use those and, transitively, everything they use (topo may
+# include core/ headers because spec does). CMakeLists.txt links each railsim_<m> library to its
+# direct dependencies from here, and cmake/check_layering.cmake (the `layering` test) fails when a
+# file of src/<m>/, include/railsim/<m>/ or tests/<m>/ includes "railsim/<x>/..." for a module <x>
+# outside that set. ARCHITECTURE.md describes the graph.
+#
+#   core <- spec <- topo <- cost
+#                   topo <- perf <- traffic
+#                           perf <- sim
+#   core <- report
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report)
+set(RAILSIM_MODULE_DEPS_core "")
+set(RAILSIM_MODULE_DEPS_spec core)
+set(RAILSIM_MODULE_DEPS_topo spec)
+set(RAILSIM_MODULE_DEPS_cost topo)
+set(RAILSIM_MODULE_DEPS_perf topo)
+set(RAILSIM_MODULE_DEPS_traffic perf)
+set(RAILSIM_MODULE_DEPS_sim perf)
+set(RAILSIM_MODULE_DEPS_report core)
+
+# Sets <out> to every module <module> may use: itself and its dependencies, transitively.
+function(railsim_module_closure module out)
+  set(result ${module})
+  set(todo ${RAILSIM_MODULE_DEPS_${module}})
+  while(todo)
+    list(POP_FRONT todo m)
+    if(NOT m IN_LIST result)
+      list(APPEND result ${m})
+      list(APPEND todo ${RAILSIM_MODULE_DEPS_${m}})
+    endif()
+  endwhile()
+  set(${out} ${result} PARENT_SCOPE)
+endfunction()
