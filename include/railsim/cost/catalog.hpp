@@ -1,38 +1,12 @@
 #pragma once
-// Component catalog: price and watts of each thing a bill of materials counts. A catalog is a
-// named scenario with a source for each figure (presets in data/catalogs/, or a user's JSON file).
-//
-// Switch and transceiver figures are per 400G-equivalent port and scale linearly with the port
-// speed (an 800G port costs twice a 400G one; ours, docs/design.md).
-#include <string>
-
-#include "railsim/core/json.hpp"
+// The component catalog is a spec (spec::Catalog, spec/catalog.hpp); cost prices with it under
+// these names.
+#include "railsim/spec/catalog.hpp"
 
 namespace railsim::cost {
-
-struct PricePower {
-  double price_usd = 0;
-  double power_w = 0;
-  std::string source;
-};
-
-struct Catalog {
-  std::string name;
-  std::string about;
-  PricePower switch_fixed;           // per switch box, whatever its radix
-  PricePower switch_port;            // per 400G-equivalent port
-  PricePower nic_transceiver;        // per single-port module on the NIC side, 400G-equivalent
-  PricePower switch_transceiver;     // per module on the switch side, 400G-equivalent per port
-  int switch_transceiver_ports = 2;  // switch ports one module serves (twin-port OSFP: 2)
-  PricePower optical_cable;          // fibre per optical link
-  PricePower copper_dac;             // passive DAC per copper link
-  PricePower nic;  // per NIC (reported apart: equal in rail_optimized and rail_only)
-};
-
-Catalog catalog_from_json(const Json& j, const std::string& path);
-// arg: preset name (data/catalogs/) or JSON file; option names the CLI option for errors.
-Catalog load_catalog(const std::string& arg, const std::string& option = "--catalog");
-
-inline constexpr const char* kDefaultCatalog = "ib-ndr-thirdparty-2024";
-
+using spec::Catalog;
+using spec::catalog_from_json;
+using spec::kDefaultCatalog;
+using spec::load_catalog;
+using spec::PricePower;
 }  // namespace railsim::cost

@@ -36,6 +36,11 @@
 
 #include "railsim/perf/placement.hpp"
 
+namespace railsim::spec {
+struct Model;
+struct Training;
+}  // namespace railsim::spec
+
 namespace railsim::perf {
 
 enum class Parallelism : std::uint8_t { tp, sp, pp, dp, ep };
@@ -93,8 +98,8 @@ struct CommSchedule {
   const CommOp* end() const { return ops.data() + size; }
 };
 
-struct Model;
-struct Training;
+using spec::Model;
+using spec::Training;
 struct Strategy;
 
 // The communication of one iteration of `s` on `pl` (which must have been built with

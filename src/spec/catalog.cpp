@@ -1,8 +1,8 @@
-#include "railsim/cost/catalog.hpp"
+#include "railsim/spec/catalog.hpp"
 
 #include "railsim/spec/preset.hpp"
 
-namespace railsim::cost {
+namespace railsim::spec {
 
 namespace {
 
@@ -59,4 +59,4 @@ Catalog load_catalog(const std::string& arg, const std::string& option) {
   return catalog_from_json(spec::load_preset_or_file("catalogs", arg, option), "catalog");
 }
 
-}  // namespace railsim::cost
+}  // namespace railsim::spec

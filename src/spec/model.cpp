@@ -1,11 +1,11 @@
-#include "railsim/perf/model.hpp"
+#include "railsim/spec/model.hpp"
 
 #include <fmt/format.h>
 
 #include "railsim/core/enum.hpp"
 #include "railsim/spec/preset.hpp"
 
-namespace railsim::perf {
+namespace railsim::spec {
 
 namespace {
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // 16M: beyond it a value is a typo
@@ -108,4 +108,4 @@ Dtype parse_dtype(std::string_view s, const std::string& option) {
   return kDtypeNames.parse(s, option, "dtype");
 }
 
-}  // namespace railsim::perf
+}  // namespace railsim::spec

@@ -1,0 +1,65 @@
+#pragma once
+// The transformer being trained (Model) and what one iteration processes (Training).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "railsim/core/json.hpp"
+
+namespace railsim::spec {
+
+// A decoder-only transformer. Dense when experts <= 1; otherwise every `moe_every`-th layer
+// (layers moe_every-1, 2*moe_every-1, ...) replaces its FFN with `experts` experts of
+// `expert_ffn_hidden`, each token routed to `top_k` of them.
+struct Model {
+  std::string name;
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;    // grouped-query attention; = heads for multi-head attention
+  std::int64_t ffn_hidden = 0;  // dense FFN width (4 x hidden by default)
+  bool gated_ffn = false;       // SwiGLU: three FFN matrices instead of two
+  std::int64_t vocab = 0;
+  std::int64_t seq_len = 0;  // default training sequence length
+  std::int64_t experts = 1;
+  std::int64_t top_k = 1;
+  std::int64_t expert_ffn_hidden = 0;
+  std::int64_t moe_every = 1;
+  double capacity_factor = 1.0;
+  bool tied_embeddings = true;  // output layer shares the token embedding (GPT); false: Llama
+  bool dropout =
+      true;  // dropout masks are stored (GPT-3/Megatron); Llama and Mixtral train without
+  std::string source;
+
+  bool is_moe() const { return experts > 1; }
+  std::int64_t moe_layers() const { return is_moe() ? layers / moe_every : 0; }
+  std::int64_t dense_layers() const { return layers - moe_layers(); }
+  std::int64_t head_dim() const { return hidden / heads; }
+
+  // Parameter counts (weights and biases; LayerNorm included), see docs/model.md.
+  double attention_params() const;  // per layer
+  double dense_ffn_params() const;  // per dense layer
+  double expert_params() const;     // per expert
+  double embedding_params() const;  // token embedding (tied with the output layer)
+  double total_params() const;      // all weights, every expert
+  double active_params() const;     // weights one token touches (top_k experts)
+};
+
+Model model_from_json(const Json& j, const std::string& path);
+// arg: preset name (data/models/) or JSON file; option names the CLI option for errors.
+Model load_model(const std::string& arg, const std::string& option = "--model");
+
+enum class Dtype : std::uint8_t { bf16, fp8 };
+std::string_view to_string(Dtype d);
+Dtype parse_dtype(std::string_view s, const std::string& option = "--dtype");
+
+struct Training {
+  std::int64_t global_batch = 0;  // sequences per iteration
+  std::int64_t seq_len = 0;       // tokens per sequence
+  Dtype dtype = Dtype::bf16;      // GEMM precision; weights, activations, communication in bf16
+  // Fused attention (FlashAttention): no s x s scores in HBM, causal half of the score FLOPs.
+  // Off by default: the validation runs (Megatron-LM 2022) computed attention unfused.
+  bool flash_attention = false;
+};
+
+}  // namespace railsim::spec
