@@ -139,7 +139,7 @@ TEST(BillOfMaterials, AgreesWithTheBuiltGraphWhereUplinksAreDealtUnevenly) {
 }
 
 TEST(BillOfMaterials, HgxScalableUnitTransceiverOrder) {
-  // NVIDIA's published order for one 256-GPU SU (network-components.md): 256 single-port 400G OSFP
+  // A published order for one 256-GPU HGX H100 scalable unit (SU): 256 single-port 400G OSFP
   // on the NICs, 128 twin-port 800G OSFP in the leaf down-links, 8 leaf + 4 spine switches.
   const auto bom =
       cost::bill_of_materials(cluster(256, 8), design(DesignKind::rail_optimized, "QM9700"), 2);
