@@ -88,8 +88,8 @@ TEST(ScheduleCrossCheck, RailOptimizedIterationMatchesExceptEcmpCollisions) {
 }
 
 // The analytic EP all-to-all on rail-only (perf: max(intra/B_hb, inter/B_nic) + cross/B_hb, the
-// non-overlapped forwarding behind the paper's 8.2-11.2%) against the simulated two-phase forwarding, which
-// also serialises the intra-domain share ((K-1)/N S / B_hb, under 1% here).
+// non-overlapped forwarding behind the paper's 8.2-11.2%) against the simulated two-phase
+// forwarding, which also serialises the intra-domain share ((K-1)/N S / B_hb, under 1% here).
 TEST(ScheduleCrossCheck, AnalyticRailOnlyAllToAllMatchesTwoPhaseSimulation) {
   spec::ClusterOptions co;
   co.gpus = 1024;
