@@ -11,6 +11,7 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
 #include "strategy_options.hpp"
+#include "tables.hpp"
 
 namespace railsim::cli {
 
@@ -25,14 +26,8 @@ struct CompareOptions {
   bool savings_table = false;
 };
 
-// ---- Performance hook (each design's best plan) ---------------------------------------------
-// Per-design figures from the performance model, e.g. each design's best-plan iteration time
-// for a model. Return one ExtraColumn per figure with one value per design, in the order of
-// `designs` (rail_optimized, rail_only, ideal); they appear as rows of the table, columns of the
-// CSV and fields of each design's JSON. Register any options it needs in
-// add_performance_options. Nothing here yet: the cost comparison stands alone.
-// Each design's best parallelization for a model: GPT-1T, 4096 sequences of 2048
-// tokens by default (about 8M tokens per iteration), searched exhaustively by perf::plan.
+// Each design's best parallelization for a model: GPT-1T, 4096 sequences of 2048 tokens by
+// default (about 8M tokens per iteration), searched exhaustively by perf::plan.
 struct PerformanceOptions {
   std::string model = "GPT-1T";
   std::int64_t batch = kDefaultGlobalBatch;
@@ -48,50 +43,86 @@ void add_performance_options(CLI::App& cmd, PerformanceOptions& opt) {
   cmd.add_option("--seq", opt.seq, "Sequence length (default: the model's)");
   cmd.add_flag("--no-perf", opt.skip, "Cost and power only: skip the best-plan search");
 }
-std::vector<cost::ExtraColumn> performance_columns(
-    const PerformanceOptions& opt, const spec::Cluster& cluster,
-    const std::vector<spec::NetworkDesign>& designs) {
-  if (opt.skip) return {};
+// Adds the best plan of each design as columns of `t`, whose rows are `designs` in order. A
+// design without a plan has missing figures and says why in no_plan_reason.
+void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
+                             const spec::Cluster& cluster,
+                             const std::vector<spec::NetworkDesign>& designs) {
+  if (opt.skip) return;
+  using report::Cell;
+  using report::Style;
+  using report::Type;
   StrategyOptions so;
   so.model = opt.model;
   so.batch = opt.batch;
   so.seq = opt.seq;
   const StrategyInputs in = resolve_strategy_inputs(so);
-  cost::ExtraColumn model{"perf_model", {}};
-  cost::ExtraColumn time{"best_iteration_time_s", {}};
-  cost::ExtraColumn vs{"vs_rail_optimized", {}};
-  cost::ExtraColumn mfu{"best_plan_mfu", {}};
-  cost::ExtraColumn best{"best_plan", {}};
-  cost::ExtraColumn knobs{"best_plan_knobs", {}};
+  std::vector<Cell> model, batch, seq, time, vs, mfu, best, knobs, reason;
   double reference = 0;
   for (const spec::NetworkDesign& d : designs) {
-    model.values.push_back(
+    model.push_back(
         fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
+    batch.push_back(in.training.global_batch);
+    seq.push_back(in.training.seq_len);
     perf::PlanOptions po;
     po.top = 1;
     const perf::PlanResult r =
         perf::plan(perf::make_context(in.model, in.training, cluster, d), po);
     if (r.plans.empty()) {
-      const char* why = r.evaluated == 0 ? "no valid strategy" : "no feasible plan";
-      for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->values.push_back(why);
+      for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->push_back(report::Missing{});
+      reason.push_back(r.evaluated == 0 ? "no valid strategy" : "no feasible plan");
       continue;
     }
     const perf::Plan& p = r.plans.front();
     const perf::Strategy& s = p.strategy;
-    const double t = p.time.iteration_time_s;
-    if (d.kind == spec::DesignKind::rail_optimized) reference = t;
-    time.values.push_back(std::round(t * 1e4) / 1e4);
-    vs.values.push_back(reference > 0 ? fmt::format("{:+.2f}%", 100 * (t / reference - 1)) : "-");
-    mfu.values.push_back(std::round(p.time.mfu * 1e4) / 1e4);
-    best.values.push_back(fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
-                                      s.ep > 1 ? fmt::format(" ep{}", s.ep) : ""));
-    knobs.values.push_back(fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave,
-                                       perf::to_string(s.recompute), s.sp ? " sp" : "",
-                                       s.dist_opt ? " dopt" : "", s.dp_overlap ? " ovl" : ""));
+    const double seconds = p.time.iteration_time_s;
+    if (d.kind == spec::DesignKind::rail_optimized) reference = seconds;
+    time.push_back(seconds);
+    vs.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : report::Missing{});
+    mfu.push_back(p.time.mfu);
+    best.push_back(fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
+                               s.ep > 1 ? fmt::format(" ep{}", s.ep) : ""));
+    knobs.push_back(fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave,
+                                perf::to_string(s.recompute), s.sp ? " sp" : "",
+                                s.dist_opt ? " dopt" : "", s.dp_overlap ? " ovl" : ""));
+    reason.push_back(report::Missing{});
   }
-  return {model, time, vs, mfu, best, knobs};
+  t.add_column({.name = "perf_model", .label = "model"}, model);
+  t.add_column({.name = "perf_global_batch",
+                .label = "global batch",
+                .type = Type::integer,
+                .unit = "sequences",
+                .human = false},
+               batch);
+  t.add_column({.name = "perf_seq_len",
+                .label = "sequence length",
+                .type = Type::integer,
+                .unit = "tokens",
+                .human = false},
+               seq);
+  t.add_column({.name = "best_iteration_time_s",
+                .label = "best iteration time",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 3},
+               time);
+  t.add_column({.name = "vs_rail_optimized_pct",
+                .label = "vs rail_optimized",
+                .type = Type::real,
+                .unit = "%",
+                .precision = 2,
+                .style = Style::signed_},
+               vs);
+  t.add_column({.name = "best_plan_mfu",
+                .label = "best plan MFU",
+                .type = Type::real,
+                .precision = 1,
+                .style = Style::fraction},
+               mfu);
+  t.add_column({.name = "best_plan", .label = "best plan"}, best);
+  t.add_column({.name = "best_plan_knobs", .label = "best plan knobs"}, knobs);
+  t.add_column({.name = "no_plan_reason", .label = "no plan"}, reason);
 }
-// ----------------------------------------------------------------------------------------------
 
 bool any_cluster_option(const CLI::App& cmd) {
   for (const char* opt :
@@ -140,9 +171,8 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
     clusters.push_back(spec::make_cluster(h100));
   }
 
-  Json all = Json::array();
-  std::string text, csv = o.csv ? cost::csv_header() : "";
-  bool header_done = false;
+  report::Table all;
+  std::string text;
   for (std::size_t ci = 0; ci < clusters.size(); ++ci) {
     const spec::Cluster& c = clusters[ci];
     const auto rows = cost::compare_designs(c, base, cat, counting);
@@ -152,24 +182,20 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
       d.kind = r.bom.design;
       designs.push_back(d);
     }
-    const auto extra = performance_columns(perf, c, designs);
-    if (o.csv && !extra.empty() && !header_done) csv = cost::csv_header(extra);
-    header_done = true;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      Json j = cost::to_json(rows[i], true);
-      j["gpu"] = c.gpu.name;
-      for (const auto& col : extra)
-        if (i < col.values.size()) j[col.name] = col.values[i];
-      all.push_back(std::move(j));
-      if (o.csv) csv += cost::csv_row(c, rows[i], true, extra, i);
-    }
+    report::Table t = designs_table(c, rows, /*with_savings=*/true);
+    add_performance_columns(t, perf, c, designs);
     if (ci) text += "\n";
-    text += cost::compare_table(c, rows, extra);
+    text += cost::compare_heading(c, rows) + report::to_text_by_column(t, "design") +
+            cost::compare_notes(rows);
+    if (ci == 0)
+      all = std::move(t);
+    else
+      report::append(all, t);
   }
   if (o.json) {
-    fmt::print("{}\n", Json{{"designs", all}}.dump(2));
+    fmt::print("{}\n", Json{{"designs", report::to_json(all)}}.dump(2));
   } else if (o.csv) {
-    fmt::print("{}", csv);
+    fmt::print("{}", report::to_csv(all));
   } else {
     fmt::print("{}", text);
   }

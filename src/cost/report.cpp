@@ -1,7 +1,6 @@
 #include "railsim/cost/report.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +23,29 @@ std::string with_commas(double v) {
 
 namespace {
 
-std::string join_counts(const std::vector<std::int64_t>& v) {
-  if (v.empty()) return "-";
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " / " : "") + with_commas(double(v[i]));
-  return s;
+std::string money(double usd) {
+  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+  return fmt::format("${}", with_commas(usd));
 }
+
+// Watts as the designs table shows them: "599.7 kW", "1.950 MW" (four significant digits).
+std::string watts(double w) {
+  if (w == 0) return "0 W";
+  static const char* kPrefix[] = {"", "k", "M", "G"};
+  int p = 0;
+  while (std::fabs(w) >= 1000 && p < 3) {
+    w /= 1000;
+    ++p;
+  }
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(w))));
+  return fmt::format("{:.{}f} {}W", w, std::max(0, 3 - magnitude), kPrefix[p]);
+}
+
+std::string percent(double f) {
+  return fmt::format("{:.1f}%", 100 * f);
+}
+
+}  // namespace
 
 std::string tier_names(int tiers) {
   static const char* names[] = {"leaf", "spine", "core"};
@@ -40,23 +56,6 @@ std::string tier_names(int tiers) {
   }
   return s;
 }
-
-std::string money(double usd) {
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  return fmt::format("${}", with_commas(usd));
-}
-
-std::string percent(double f) {
-  return fmt::format("{:.1f}%", 100 * f);
-}
-
-std::string json_cell(const Json& j) {
-  if (j.is_string()) return j.get<std::string>();
-  if (j.is_number_float()) return fmt::format("{:.6g}", j.get<double>());
-  return j.dump();
-}
-
-}  // namespace
 
 std::string cluster_line(const spec::Cluster& c) {
   return fmt::format("{} x {}, HB domain K={} ({} domain{}), {} x {:g} Gb/s NIC per GPU",
@@ -106,58 +105,29 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
       "cost               {} (switches {}, transceivers {}, cables {}); NICs apart: {}\n",
       money(r.cost.cost_usd()), money(r.cost.usd.switches), money(r.cost.usd.transceivers),
       money(r.cost.usd.cables), money(r.cost.nic_usd));
-  s += fmt::format(
-      "power              {:.1f} kW (switches {:.1f}, transceivers {:.1f}, cables {:.1f})\n",
-      r.cost.power_w() / 1e3, r.cost.watts.switches / 1e3, r.cost.watts.transceivers / 1e3,
-      r.cost.watts.cables / 1e3);
+  s += fmt::format("power              {} (switches {}, transceivers {}, cables {})\n",
+                   watts(r.cost.power_w()), watts(r.cost.watts.switches),
+                   watts(r.cost.watts.transceivers), watts(r.cost.watts.cables));
   return s;
 }
 
-std::string compare_table(const spec::Cluster& c, const std::vector<DesignReport>& rows,
-                          const std::vector<ExtraColumn>& extra) {
+std::string compare_heading(const spec::Cluster& c, const std::vector<DesignReport>& rows) {
   std::string s = cluster_line(c) + "\n";
   if (!rows.empty())
     s += fmt::format("switch {} ({} x {:g}G), catalog {}, {} switch counting\n",
                      rows[0].switch_name, rows[0].bom.radix, rows[0].bom.port_gbps,
                      rows[0].catalog_name, to_string(rows[0].counting));
-  // Columns as wide as their widest cell (extra columns may carry long strategy names).
-  std::size_t width = 26;
-  for (const auto& col : extra)
-    for (const auto& v : col.values) width = std::max(width, json_cell(v).size() + 2);
-  auto line = [&](const std::string& label, auto cell) {
-    s += fmt::format("  {:<22}", label);
-    for (std::size_t i = 0; i < rows.size(); ++i) s += fmt::format(" {:>{}}", cell(i), width);
-    s += "\n";
-  };
-  line("", [&](std::size_t i) { return std::string(spec::to_string(rows[i].bom.design)); });
-  line("tiers", [&](std::size_t i) {
-    return rows[i].bom.tiers
-               ? fmt::format("{} ({})", rows[i].bom.tiers, tier_names(rows[i].bom.tiers))
-               : std::string("0 (HB only)");
-  });
-  line("switches", [&](std::size_t i) { return with_commas(double(rows[i].bom.switches)); });
-  line("  per tier", [&](std::size_t i) { return join_counts(rows[i].bom.switches_per_tier); });
-  line("links per tier", [&](std::size_t i) { return join_counts(rows[i].bom.links_per_tier); });
-  line("transceivers",
-       [&](std::size_t i) { return with_commas(double(rows[i].bom.transceivers())); });
-  line("cost", [&](std::size_t i) { return money(rows[i].cost.cost_usd()); });
-  line("power",
-       [&](std::size_t i) { return fmt::format("{:.1f} kW", rows[i].cost.power_w() / 1e3); });
-  line("cost saving",
-       [&](std::size_t i) { return i == 0 ? std::string("-") : percent(rows[i].cost_saving); });
-  line("power saving",
-       [&](std::size_t i) { return i == 0 ? std::string("-") : percent(rows[i].power_saving); });
-  for (const auto& col : extra)
-    line(col.name, [&](std::size_t i) {
-      return i < col.values.size() ? json_cell(col.values[i]) : std::string("-");
-    });
+  return s;
+}
+
+std::string compare_notes(const std::vector<DesignReport>& rows) {
+  std::string s;
   const std::string note = saving_note(rows);
   if (!note.empty()) s += "  note: " + note + "\n";
   for (const auto& r : rows)
     if (r.bom.design == spec::DesignKind::ideal)
       s += "  note: ideal = one HB domain over all GPUs, a performance reference; its HB-domain "
-           "cost "
-           "is not modelled\n";
+           "cost is not modelled\n";
   return s;
 }
 
@@ -178,39 +148,6 @@ std::string saving_note(const std::vector<DesignReport>& rows) {
   return fmt::format("rail_only removes {} of {} tiers: each rail of {} GPUs fits in {} tier{}",
                      ro->bom.tiers - ra->bom.tiers, ro->bom.tiers, with_commas(double(rail)),
                      ra->bom.tiers, ra->bom.tiers > 1 ? "s" : "");
-}
-
-std::string csv_header(const std::vector<ExtraColumn>& extra) {
-  std::string s =
-      "gpu,gpus,hb_domain,design,switch,catalog,tiers,switches,switches_per_tier,links_per_tier,"
-      "switch_ports_used,transceivers,transceiver_ends,optical_links,copper_links,nics,cost_usd,"
-      "power_w,cost_saving,power_saving";
-  for (const auto& c : extra) {
-    s += ',';
-    s += c.name;
-  }
-  return s + "\n";
-}
-
-std::string csv_row(const spec::Cluster& c, const DesignReport& r, bool with_savings,
-                    const std::vector<ExtraColumn>& extra, std::size_t index) {
-  const BillOfMaterials& b = r.bom;
-  auto join = [](const std::vector<std::int64_t>& v) {
-    return fmt::format("{}", fmt::join(v, ";"));
-  };
-  std::string s =
-      fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.2f},", c.gpu.name,
-                  b.gpus, b.hb_domain, spec::to_string(b.design), r.switch_name, r.catalog_name,
-                  b.tiers, b.switches, join(b.switches_per_tier), join(b.links_per_tier),
-                  b.switch_ports_used, b.transceivers(), b.transceiver_ends, b.optical_links,
-                  b.copper_links, b.nics, r.cost.cost_usd(), r.cost.power_w());
-  s +=
-      with_savings ? fmt::format("{:.6f},{:.6f}", r.cost_saving, r.power_saving) : std::string(",");
-  for (const auto& col : extra) {
-    s += ',';
-    if (index < col.values.size()) s += json_cell(col.values[index]);
-  }
-  return s + "\n";
 }
 
 std::vector<SavingsCell> savings_grid(const spec::Cluster& like,

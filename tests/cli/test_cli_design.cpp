@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "cli_runner.hpp"
 
 using railsim::test::line_count;
+using railsim::test::read_csv;
 using railsim::test::run_cli;
 using railsim::test::slurp;
 using Json = nlohmann::json;
@@ -66,6 +68,11 @@ TEST(CliDesign, RailOnlyAndCopperAndCsv) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(line_count(r.out), 2);
   EXPECT_EQ(r.out.rfind("gpu,gpus,hb_domain,design", 0), 0u);
+  const auto rows = read_csv(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].size(), rows[0].size());
+  EXPECT_EQ(rows[0].back(), "power_saving");
+  EXPECT_EQ(rows[1].back(), "");  // no saving without a comparison
 }
 
 TEST(CliCompare, DefaultsAreThePapersTwoClusters) {
@@ -105,6 +112,79 @@ TEST(CliCompare, OneClusterWhenAskedAndPaperRatioCatalog) {
   const auto csv = run_cli("compare --gpus 1024 --csv");
   ASSERT_EQ(csv.code, 0);
   EXPECT_EQ(line_count(csv.out), 4);
+}
+
+TEST(CliCompare, CsvRowsHaveTheHeadersFieldCount) {
+  // perf_model ("GPT-1T, 4096 x 2048") holds a comma: unquoted, it shifted every later column.
+  const auto r = run_cli("compare --csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = read_csv(r.out);
+  ASSERT_EQ(rows.size(), 7u);  // header + 2 clusters x 3 designs
+  const auto& header = rows[0];
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    EXPECT_EQ(rows[i].size(), header.size()) << "row " << i << " of\n" << r.out;
+  auto column = [&](const std::string& name) {
+    for (std::size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return i;
+    ADD_FAILURE() << "no column " << name;
+    return std::size_t{0};
+  };
+  const Json j = Json::parse(run_cli("compare --json").out);
+  ASSERT_EQ(j["designs"].size(), rows.size() - 1);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const Json& d = j["designs"][i - 1];
+    EXPECT_EQ(row[column("perf_model")], "GPT-1T, 4096 x 2048");
+    // Numbers, not "+0.00%": the unit is in the column name.
+    const double vs = std::stod(row[column("vs_rail_optimized_pct")]);
+    EXPECT_NEAR(vs, d["vs_rail_optimized_pct"].get<double>(), 1e-9 * (1 + std::fabs(vs)));
+    EXPECT_NEAR(std::stod(row[column("best_iteration_time_s")]),
+                d["best_iteration_time_s"].get<double>(), 1e-9);
+    EXPECT_NEAR(std::stod(row[column("best_plan_mfu")]), d["best_plan_mfu"].get<double>(), 1e-12);
+    EXPECT_EQ(row[column("best_plan")], d["best_plan"].get<std::string>());
+    EXPECT_EQ(row[column("design")], d["design"].get<std::string>());
+    EXPECT_EQ(row[column("no_plan_reason")], "");
+    EXPECT_TRUE(d["no_plan_reason"].is_null());
+  }
+  EXPECT_EQ(j["designs"][0]["vs_rail_optimized_pct"], 0.0);
+  EXPECT_LT(j["designs"][5]["vs_rail_optimized_pct"].get<double>(), -20.0);  // H100 ideal
+}
+
+TEST(CliCompare, NoPlanIsAMissingValueAndAReason) {
+  // 4097 = 17 x 241 sequences on 8,192 GPUs: tp <= 32 and pp <= 128 leave dp = 8192 / (tp pp) a
+  // power of two above 1, which never divides the batch.
+  const auto csv = run_cli("compare --gpus 8192 --batch 4097 --csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  const auto rows = read_csv(csv.out);
+  ASSERT_EQ(rows.size(), 4u);
+  std::size_t time = 0, reason = 0;
+  for (std::size_t i = 0; i < rows[0].size(); ++i) {
+    if (rows[0][i] == "best_iteration_time_s") time = i;
+    if (rows[0][i] == "no_plan_reason") reason = i;
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), rows[0].size());
+    EXPECT_EQ(rows[i][time], "");
+    EXPECT_EQ(rows[i][reason], "no valid strategy");
+  }
+  const auto json = run_cli("compare --gpus 8192 --batch 4097 --json");
+  const Json j = Json::parse(json.out);
+  for (const auto& d : j["designs"]) {
+    EXPECT_TRUE(d["best_iteration_time_s"].is_null());
+    EXPECT_EQ(d["no_plan_reason"], "no valid strategy");
+  }
+  const auto text = run_cli("compare --gpus 8192 --batch 4097");
+  EXPECT_NE(text.out.find("no valid strategy"), std::string::npos) << text.out;
+}
+
+TEST(CliCompare, HumanTableUsesLabelsSeparatorsAndMegawatts) {
+  const auto r = run_cli("compare --no-perf");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"switches per tier", "512 / 512 / 256", "32,768 / 32,768 / 32,768",
+                        "114,688", "$201.93M", "1.950 MW", "599.7 kW", "72.2%", "cost saving"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  for (const char* s : {"_usd", "power_w", "best_iteration_time_s", "e+"})
+    EXPECT_EQ(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
 TEST(CliCompare, SameInputsGiveByteIdenticalOutput) {

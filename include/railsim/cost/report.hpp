@@ -1,6 +1,6 @@
 #pragma once
-// Human tables and CSV of designs (the CLI prints these; the library formats them so that the
-// command files stay free of logic).
+// Human text about designs (the CLI prints these; the library formats them so that the command
+// files stay free of logic).
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,24 +11,18 @@
 
 namespace railsim::cost {
 
-// Extra per-design figures added by other modules (e.g. the best plan's iteration time): a name
-// and one value per design, in the order of the designs.
-struct ExtraColumn {
-  std::string name;
-  std::vector<Json> values;
-};
-
 std::string cluster_line(const spec::Cluster& c);
 // "1,234,567"
 std::string with_commas(double v);
 
 std::string design_table(const spec::Cluster& c, const DesignReport& r);
-std::string compare_table(const spec::Cluster& c, const std::vector<DesignReport>& rows,
-                          const std::vector<ExtraColumn>& extra = {});
-// One header line and one line per design.
-std::string csv_header(const std::vector<ExtraColumn>& extra = {});
-std::string csv_row(const spec::Cluster& c, const DesignReport& r, bool with_savings,
-                    const std::vector<ExtraColumn>& extra = {}, std::size_t index = 0);
+
+// "leaf/spine/core"
+std::string tier_names(int tiers);
+// The two lines above a human comparison: the cluster, then switch, catalog and counting.
+std::string compare_heading(const spec::Cluster& c, const std::vector<DesignReport>& rows);
+// The lines under it: why rail_only saves what it saves, what ideal stands for.
+std::string compare_notes(const std::vector<DesignReport>& rows);
 // Why rail_only saves what it saves (tier counts), one line; empty when nothing to say.
 std::string saving_note(const std::vector<DesignReport>& rows);
 

@@ -1,0 +1,257 @@
+#include "tables.hpp"
+
+#include <string>
+
+#include "railsim/core/units.hpp"
+#include "railsim/cost/report.hpp"
+
+namespace railsim::cli {
+
+using report::Column;
+using report::Style;
+using report::Type;
+
+namespace {
+
+Column text(const char* name, const char* label, bool human = true) {
+  return {.name = name, .label = label, .human = human};
+}
+Column count(const char* name, const char* label, bool human = true) {
+  return {.name = name, .label = label, .type = Type::integer, .human = human};
+}
+Column counts(const char* name, const char* label, bool human = true) {
+  return {.name = name, .label = label, .type = Type::integers, .human = human};
+}
+Column usd(const char* name, const char* label, bool human = true) {
+  return {.name = name, .label = label, .type = Type::real, .style = Style::usd, .human = human};
+}
+Column watts(const char* name, const char* label, bool human = true) {
+  return {.name = name,
+          .label = label,
+          .type = Type::real,
+          .unit = "W",
+          .precision = 4,
+          .style = Style::si,
+          .human = human};
+}
+Column real(const char* name, const char* label, const char* unit, int precision,
+            bool human = true) {
+  return {.name = name,
+          .label = label,
+          .type = Type::real,
+          .unit = unit,
+          .precision = precision,
+          .human = human};
+}
+Column fraction(const char* name, const char* label, bool human = true) {
+  return {.name = name,
+          .label = label,
+          .type = Type::real,
+          .precision = 1,
+          .style = Style::fraction,
+          .human = human};
+}
+Column flag(const char* name, const char* label, bool human = true) {
+  return {.name = name, .label = label, .type = Type::boolean, .human = human};
+}
+
+}  // namespace
+
+report::Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport>& rows,
+                            bool with_savings) {
+  report::Table t;
+  t.columns = {
+      text("gpu", "GPU", false),
+      count("gpus", "GPUs", false),
+      count("hb_domain", "HB domain", false),
+      text("design", "design"),
+      text("switch", "switch", false),
+      count("switch_radix", "switch radix", false),
+      real("switch_port_gbps", "switch port", "Gb/s", 0, false),
+      text("catalog", "catalog", false),
+      text("switch_counting", "switch counting", false),
+      count("tiers", "tiers"),
+      text("tier_names", "tier names"),
+      count("clos_networks", "Clos networks", false),
+      count("switches", "switches"),
+      counts("switches_per_tier", "switches per tier"),
+      count("switch_ports", "switch ports", false),
+      count("switch_ports_used", "switch ports used", false),
+      counts("switch_ports_used_per_tier", "ports used per tier", false),
+      real("switch_equivalents", "switch equivalents", "", 1, false),
+      count("links", "links", false),
+      counts("links_per_tier", "links per tier"),
+      count("optical_links", "optical links", false),
+      count("copper_links", "copper links", false),
+      count("management_links", "management links", false),
+      count("transceivers", "transceivers"),
+      count("transceivers_nic_side", "transceivers NIC side", false),
+      count("transceivers_switch_side", "transceivers switch side", false),
+      count("transceiver_ends", "transceiver ends", false),
+      count("nics", "NICs", false),
+      usd("cost_usd", "cost"),
+      usd("switch_cost_usd", "switch cost", false),
+      usd("transceiver_cost_usd", "transceiver cost", false),
+      usd("cable_cost_usd", "cable cost", false),
+      watts("power_w", "power"),
+      watts("switch_power_w", "switch power", false),
+      watts("transceiver_power_w", "transceiver power", false),
+      watts("cable_power_w", "cable power", false),
+      usd("nic_cost_usd", "NIC cost", false),
+      watts("nic_power_w", "NIC power", false),
+      fraction("cost_saving", "cost saving"),
+      fraction("power_saving", "power saving"),
+  };
+  for (const cost::DesignReport& r : rows) {
+    const cost::BillOfMaterials& b = r.bom;
+    auto saving = [&](double v) { return with_savings ? report::Cell(v) : report::Missing{}; };
+    t.add_row({c.gpu.name,
+               b.gpus,
+               b.hb_domain,
+               std::string(spec::to_string(b.design)),
+               r.switch_name,
+               std::int64_t{b.radix},
+               b.port_gbps,
+               r.catalog_name,
+               std::string(cost::to_string(r.counting)),
+               std::int64_t{b.tiers},
+               b.tiers ? cost::tier_names(b.tiers) : std::string("HB only"),
+               b.clos_networks,
+               b.switches,
+               b.switches_per_tier,
+               b.switch_ports,
+               b.switch_ports_used,
+               b.ports_used_per_tier,
+               b.switch_equivalents(),
+               b.links,
+               b.links_per_tier,
+               b.optical_links,
+               b.copper_links,
+               b.management_links,
+               b.transceivers(),
+               b.nic_side_transceivers,
+               b.switch_side_transceivers,
+               b.transceiver_ends,
+               b.nics,
+               r.cost.cost_usd(),
+               r.cost.usd.switches,
+               r.cost.usd.transceivers,
+               r.cost.usd.cables,
+               r.cost.power_w(),
+               r.cost.watts.switches,
+               r.cost.watts.transceivers,
+               r.cost.watts.cables,
+               r.cost.nic_usd,
+               r.cost.nic_w,
+               saving(r.cost_saving),
+               saving(r.power_saving)});
+  }
+  return t;
+}
+
+report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement) {
+  report::Table t;
+  t.columns = {
+      count("rank", "#"),
+      count("tp", "tp"),
+      count("pp", "pp"),
+      count("dp", "dp"),
+      count("ep", "ep"),
+      count("micro_batch", "mb"),
+      count("interleave", "v"),
+      text("recompute", "recompute"),
+      flag("sp", "sp"),
+      flag("dist_opt", "dopt"),
+      flag("dp_overlap", "ovl"),
+      text("placement", "placement", false),
+      flag("feasible", "fits", false),
+      real("iteration_time_s", "time", "s", 3),
+      fraction("mfu", "MFU"),
+      fraction("hfu", "HFU", false),
+      real("tokens_per_s", "tokens/s", "", 0, false),
+      real("memory_gib", "memory", "GiB", 1),
+      flag("cross_rail", "cross rail", false),
+      real("compute_s", "compute", "s", 3, false),
+      real("recompute_s", "recompute time", "s", 3, false),
+      real("tp_comm_s", "tp comm", "s", 3),
+      real("pp_comm_s", "pp comm", "s", 3),
+      real("dp_comm_s", "dp comm", "s", 3),
+      real("ep_comm_s", "ep comm", "s", 3),
+      real("rail_forwarding_s", "rail fwd", "s", 3),
+      real("bubble_s", "bubble", "s", 3),
+      real("optimizer_s", "optimizer", "s", 3, false),
+      real("weights_gib", "weights", "GiB", 1, false),
+      real("gradients_gib", "gradients", "GiB", 1, false),
+      real("optimizer_gib", "optimizer state", "GiB", 1, false),
+      real("activations_gib", "activations", "GiB", 1, false),
+      real("reserved_gib", "reserved", "GiB", 1, false),
+  };
+  std::int64_t rank = 0;
+  for (const perf::Plan& p : plans) {
+    const perf::Strategy& s = p.strategy;
+    const perf::IterationTime& it = p.time;
+    const perf::Breakdown& b = it.breakdown;
+    const perf::MemoryUse& m = it.memory;
+    t.add_row({++rank,
+               s.tp,
+               s.pp,
+               s.dp,
+               s.ep,
+               s.micro_batch,
+               s.interleave,
+               std::string(perf::to_string(s.recompute)),
+               s.sp,
+               s.dist_opt,
+               s.dp_overlap,
+               std::string(perf::to_string(placement)),
+               it.feasible,
+               it.iteration_time_s,
+               it.mfu,
+               it.hfu,
+               it.tokens_per_s,
+               m.total() / units::kGiB,
+               it.cross_rail,
+               b.compute_s,
+               b.recompute_s,
+               b.tp_comm_s,
+               b.pp_comm_s,
+               b.dp_comm_s,
+               b.ep_comm_s,
+               b.rail_forwarding_s,
+               b.bubble_s,
+               b.optimizer_s,
+               m.weights_bytes / units::kGiB,
+               m.gradients_bytes / units::kGiB,
+               m.optimizer_bytes / units::kGiB,
+               m.activations_bytes / units::kGiB,
+               m.reserved_bytes / units::kGiB});
+  }
+  return t;
+}
+
+std::vector<report::Column> traffic_pair_columns() {
+  std::vector<Column> c = {count("src", "source GPU"),
+                           count("dst", "destination GPU"),
+                           count("src_domain", "source domain"),
+                           count("src_rail", "source rail"),
+                           count("dst_domain", "destination domain"),
+                           count("dst_rail", "destination rail"),
+                           text("locality", "locality")};
+  for (const char* p : {"tp", "sp", "pp", "dp", "ep"}) {
+    c.push_back({.name = std::string(p) + "_bytes",
+                 .label = std::string(p) + " bytes",
+                 .type = Type::real,
+                 .unit = "B",
+                 .precision = 3,
+                 .style = Style::si});
+  }
+  c.push_back({.name = "total_bytes",
+               .label = "total bytes",
+               .type = Type::real,
+               .unit = "B",
+               .precision = 3,
+               .style = Style::si});
+  return c;
+}
+
+}  // namespace railsim::cli
