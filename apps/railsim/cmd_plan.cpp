@@ -6,9 +6,13 @@
 
 #include "commands.hpp"
 #include "network_options.hpp"
+#include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/report/table.hpp"
 #include "strategy_options.hpp"
+#include "tables.hpp"
 
 namespace railsim::cli {
 
@@ -20,6 +24,7 @@ struct PlanArgs {
   int top = 5;
   int threads = 0;
   bool json = false;
+  bool csv = false;
 };
 }  // namespace
 
@@ -34,7 +39,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_flag("--csv", args->csv, "Print CSV (a header and one row per plan)");
   cmd->callback([args] {
+    if (args->json && args->csv) throw InputError("--csv", "choose one of --json and --csv");
     const StrategyInputs in = resolve_strategy_inputs(args->strategy);
     const spec::Cluster c = spec::make_cluster(args->cluster);
     const spec::NetworkDesign d = resolve_network(args->network);
@@ -74,8 +81,10 @@ void add_plan_command(CLI::App& app) {
                                  res.min_memory_bytes / units::kGiB, res.hbm_bytes / units::kGiB));
     if (args->json) {
       Json plans = Json::array();
-      for (const perf::Plan& p : res.plans)
+      for (const perf::Plan& p : res.plans) {
         plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
+        plans.back()["rank"] = plans.size();
+      }
       Json j{{"model", in.model.name},
              {"gpus", c.gpus},
              {"gpu", c.gpu.name},
@@ -91,26 +100,15 @@ void add_plan_command(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
       return;
     }
-    fmt::print("{} on {} x {} (HB domain {}), {}: {} strategies, {} fit in memory\n", in.model.name,
-               c.gpus, c.gpu.name, c.hb_domain, spec::to_string(d.kind), res.evaluated,
-               res.feasible);
-    fmt::print(
-        "{:>3} {:>4} {:>4} {:>6} {:>4} {:>4} {:>3} {:>9} {:>3} {:>4} {:>4} {:>10} {:>6} {:>7} "
-        "{:>8} {:>8} {:>8} {:>8} {:>8}\n",
-        "#", "tp", "pp", "dp", "ep", "mb", "v", "recompute", "sp", "dopt", "ovl", "time_s", "mfu%",
-        "mem_GiB", "tp_s", "pp_s", "dp_s", "ep_s", "bubble_s");
-    int i = 0;
-    for (const perf::Plan& p : res.plans) {
-      const perf::Strategy& s = p.strategy;
-      const perf::Breakdown& b = p.time.breakdown;
-      fmt::print(
-          "{:>3} {:>4} {:>4} {:>6} {:>4} {:>4} {:>3} {:>9} {:>3} {:>4} {:>4} {:>10.4g} {:>6.1f} "
-          "{:>7.1f} {:>8.3g} {:>8.3g} {:>8.3g} {:>8.3g} {:>8.3g}\n",
-          ++i, s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, perf::to_string(s.recompute),
-          s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off",
-          p.time.iteration_time_s, 100 * p.time.mfu, p.time.memory.total() / units::kGiB,
-          b.tp_comm_s, b.pp_comm_s, b.dp_comm_s, b.ep_comm_s + b.rail_forwarding_s, b.bubble_s);
+    const report::Table table = plans_table(res.plans, in.placement);
+    if (args->csv) {
+      fmt::print("{}", report::to_csv(table));
+      return;
     }
+    fmt::print("{} on {} x {} (HB domain {}), {}: {} strategies, {} fit in memory\n", in.model.name,
+               cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain, spec::to_string(d.kind),
+               cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
+    fmt::print("{}", report::to_text(table));
   });
 }
 

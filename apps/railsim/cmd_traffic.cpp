@@ -12,9 +12,11 @@
 #include "railsim/perf/search.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/heatmap.hpp"
+#include "railsim/report/table.hpp"
 #include "railsim/traffic/aggregate.hpp"
 #include "railsim/traffic/summary.hpp"
 #include "strategy_options.hpp"
+#include "tables.hpp"
 
 namespace railsim::cli {
 
@@ -131,16 +133,17 @@ void run(const TrafficArgs& a) {
       fmt::format("tp{} pp{} dp{} ep{}, {}", s.tp, s.pp, s.dp, s.ep, perf::to_string(in.placement));
   if (!a.csv.empty()) {
     report::CsvFile f(a.csv, "--csv");
-    f.line(
-        "src,dst,src_domain,src_rail,dst_domain,dst_rail,locality,tp_bytes,sp_bytes,pp_bytes,"
-        "dp_bytes,ep_bytes,total_bytes");
-    std::string line;
+    // Streamed (millions of pairs): the header and the text field go through the table's CSV
+    // functions; the numbers are written as report::csv_cell writes them.
+    std::string line = report::csv_header(traffic_pair_columns());
+    line.pop_back();
+    f.line(line);
     traffic::for_each_pair(tm, [&](std::int64_t src, std::int64_t dst, const auto& b) {
       line.clear();
       fmt::format_to(std::back_inserter(line), "{},{},{},{},{},{},{},{},{},{},{},{},{}", src, dst,
                      c.domain_of(src), c.rail_of(src), c.domain_of(dst), c.rail_of(dst),
-                     traffic::to_string(traffic::locality_of(c, src, dst)), b[0], b[1], b[2], b[3],
-                     b[4], b[0] + b[1] + b[2] + b[3] + b[4]);
+                     report::csv_field(traffic::to_string(traffic::locality_of(c, src, dst))), b[0],
+                     b[1], b[2], b[3], b[4], b[0] + b[1] + b[2] + b[3] + b[4]);
       f.line(line);
     });
     f.close();

@@ -84,6 +84,46 @@ TEST(CliPlan, JsonTopKSortedAndPinned) {
   EXPECT_GT(j["evaluated"].get<int>(), j["feasible"].get<int>());
 }
 
+TEST(CliPlan, CsvHasOneRowPerPlanWithTheJsonValues) {
+  const auto csv = run_cli("plan --gpus 4096 --model GPT-1T --top 4 --csv");
+  const auto json = run_cli("plan --gpus 4096 --model GPT-1T --top 4 --json");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto rows = railsim::test::read_csv(csv.out);
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(rows.size(), 5u);
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  for (const char* k : {"rank", "tp", "pp", "dp", "iteration_time_s", "mfu", "memory_gib",
+                        "tp_comm_s", "bubble_s", "recompute", "sp"})
+    EXPECT_EQ(col.count(k), 1u) << k;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), rows[0].size());
+    const auto& p = j["plans"][i - 1];
+    EXPECT_EQ(p["rank"], i);
+    EXPECT_EQ(std::stoll(rows[i][col["rank"]]), static_cast<long long>(i));
+    EXPECT_EQ(std::stoll(rows[i][col["pp"]]), p["strategy"]["pp"].get<long long>());
+    EXPECT_EQ(rows[i][col["recompute"]], p["strategy"]["recompute"].get<std::string>());
+    EXPECT_EQ(rows[i][col["sp"]], p["strategy"]["sp"].get<bool>() ? "true" : "false");
+    const double t = p["iteration_time_s"].get<double>();
+    EXPECT_NEAR(std::stod(rows[i][col["iteration_time_s"]]), t, 1e-9 * t);
+    const double tp = p["breakdown"]["tp_comm_s"].get<double>();
+    EXPECT_NEAR(std::stod(rows[i][col["tp_comm_s"]]), tp, 1e-9 * tp);
+  }
+  expect_error("plan --gpus 4096 --json --csv", "--csv");
+}
+
+TEST(CliPlan, HumanTableHasLabelsAndUnits) {
+  const auto r = run_cli("plan --gpus 4096 --model GPT-1T --top 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(line_count(r.out), 5);  // summary, header, 3 plans
+  for (const char* s : {"strategies", "fit in memory", "recompute", "MFU", "memory", "tp comm",
+                        "bubble", " GiB", " s", "%"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  for (const char* s : {"iteration_time_s", "tp_comm_s", "e-0", "e+"})
+    EXPECT_EQ(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
 TEST(CliPlan, SameOutputForOneAndTwoThreads) {
   const auto a = run_cli("plan --gpus 32768 --model GPT-1T --top 10 --threads 1 --json");
   const auto b = run_cli("plan --gpus 32768 --model GPT-1T --top 10 --threads 2 --json");
