@@ -10,8 +10,8 @@
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/report/tables.hpp"
 #include "strategy_options.hpp"
-#include "tables.hpp"
 
 namespace railsim::cli {
 
@@ -70,7 +70,8 @@ void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
         perf::plan(perf::make_context(in.model, in.training, cluster, d), po);
     if (r.plans.empty()) {
       for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->push_back(report::Missing{});
-      reason.push_back(r.evaluated == 0 ? "no valid strategy" : "no feasible plan");
+      const InputError why = perf::explain_no_plan(r, in.model, in.training, {}, cluster);
+      reason.push_back(std::string(why.what()).substr(why.field().size() + 2));
       continue;
     }
     const perf::Plan& p = r.plans.front();
@@ -182,7 +183,7 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
       d.kind = r.bom.design;
       designs.push_back(d);
     }
-    report::Table t = designs_table(c, rows, /*with_savings=*/true);
+    report::Table t = report::designs_table(c, rows, /*with_savings=*/true);
     add_performance_columns(t, perf, c, designs);
     if (ci) text += "\n";
     text += cost::compare_heading(c, rows) + report::to_text_by_column(t, "design") +

@@ -10,7 +10,7 @@
 #include "railsim/report/table.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/export.hpp"
-#include "tables.hpp"
+#include "railsim/report/tables.hpp"
 
 namespace railsim::cli {
 
@@ -48,7 +48,7 @@ void run_design(const DesignOptions& o) {
     j["gpu"] = cluster.gpu.name;
     fmt::print("{}\n", j.dump(2));
   } else if (o.csv) {
-    fmt::print("{}", report::to_csv(designs_table(cluster, {r}, /*with_savings=*/false)));
+    fmt::print("{}", report::to_csv(report::designs_table(cluster, {r}, /*with_savings=*/false)));
   } else {
     fmt::print("{}", cost::design_table(cluster, r));
     if (export_format) fmt::print("graph written to {}\n", o.export_args[1]);

@@ -11,8 +11,8 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/report/tables.hpp"
 #include "strategy_options.hpp"
-#include "tables.hpp"
 
 namespace railsim::cli {
 
@@ -51,34 +51,7 @@ void add_plan_command(CLI::App& app) {
     po.threads = static_cast<int>(check_integer("--threads", args->threads, 0, 4096));
     const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
     const perf::PlanResult res = perf::plan(ctx, po);
-    if (res.evaluated == 0) {
-      const perf::StrategyPins& pins = in.pins;
-      const bool pinned =
-          pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch || pins.interleave;
-      // Say which pinned knob is impossible: validate the pinned strategy with defaults.
-      if (pinned) resolve_strategy(in, c);
-      // Otherwise the batch cannot be split: dp = N / (tp pp) never divides it.
-      std::int64_t min_dp = c.gpus;
-      for (std::int64_t tp = 1; tp <= std::gcd(in.model.heads, c.gpus); ++tp) {
-        if (in.model.heads % tp != 0 || c.gpus % tp != 0) continue;
-        const std::int64_t rest = c.gpus / tp;
-        for (std::int64_t pp = 1; pp <= std::min(in.model.layers, rest); ++pp)
-          if (rest % pp == 0) min_dp = std::min(min_dp, c.gpus / (tp * pp));
-      }
-      throw InputError(
-          "--batch",
-          fmt::format(
-              "no valid strategy: the global batch of {} sequences is not divisible by "
-              "any dp = N / (tp x pp) with tp dividing the {} heads and pp at most the {} layers "
-              "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
-              in.training.global_batch, in.model.heads, in.model.layers, c.gpus, min_dp,
-              pinned ? " or other pinned knobs" : ""));
-    }
-    if (res.plans.empty())
-      throw InputError(
-          "--model", fmt::format("no feasible strategy: the smallest memory need is {:.1f} GiB "
-                                 "per GPU, the GPU has {:.1f} GiB",
-                                 res.min_memory_bytes / units::kGiB, res.hbm_bytes / units::kGiB));
+    if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
     if (args->json) {
       Json plans = Json::array();
       for (const perf::Plan& p : res.plans) {
@@ -100,7 +73,7 @@ void add_plan_command(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
       return;
     }
-    const report::Table table = plans_table(res.plans, in.placement);
+    const report::Table table = report::plans_table(res.plans, in.placement);
     if (args->csv) {
       fmt::print("{}", report::to_csv(table));
       return;

@@ -13,10 +13,10 @@
 #include "railsim/report/csv.hpp"
 #include "railsim/report/heatmap.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/report/tables.hpp"
 #include "railsim/traffic/aggregate.hpp"
 #include "railsim/traffic/summary.hpp"
 #include "strategy_options.hpp"
-#include "tables.hpp"
 
 namespace railsim::cli {
 
@@ -93,19 +93,13 @@ void run(const TrafficArgs& a) {
     po.top = 1;
     const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d);
     const perf::PlanResult res = perf::plan(ctx, po);
-    if (res.evaluated == 0) {
-      resolve_strategy(in, c);  // names the impossible knob
-      throw InputError("--batch", fmt::format("no valid strategy for {} sequences on {} GPUs with "
-                                              "the pinned knobs",
-                                              in.training.global_batch, c.gpus));
+    if (res.plans.empty()) {
+      const InputError e = perf::explain_no_plan(res, in.model, in.training, in.pins, c);
+      if (res.evaluated == 0) throw e;
+      throw InputError(e.field(), std::string(e.what()).substr(e.field().size() + 2) +
+                                      "; give --tp/--pp/--dp to see the traffic of a strategy "
+                                      "anyway");
     }
-    if (res.plans.empty())
-      throw InputError(
-          "--model", fmt::format("no feasible strategy: the smallest memory need is {:.1f} GiB "
-                                 "per GPU, the GPU has {:.1f} GiB; give --tp/--pp/--dp to see the "
-                                 "traffic of a strategy anyway",
-                                 res.min_memory_bytes / (1024.0 * 1024 * 1024),
-                                 res.hbm_bytes / (1024.0 * 1024 * 1024)));
     s = res.plans.front().strategy;
     source = fmt::format("best plan of {} strategies", res.evaluated);
   }
@@ -135,7 +129,7 @@ void run(const TrafficArgs& a) {
     report::CsvFile f(a.csv, "--csv");
     // Streamed (millions of pairs): the header and the text field go through the table's CSV
     // functions; the numbers are written as report::csv_cell writes them.
-    std::string line = report::csv_header(traffic_pair_columns());
+    std::string line = report::csv_header(report::traffic_pair_columns());
     line.pop_back();
     f.line(line);
     traffic::for_each_pair(tm, [&](std::int64_t src, std::int64_t dst, const auto& b) {

@@ -308,4 +308,37 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   return s;
 }
 
+InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& tr,
+                           const StrategyPins& pins, const spec::Cluster& c) {
+  if (r.evaluated > 0)
+    return InputError("--model",
+                      fmt::format("no feasible strategy: the smallest memory need is {:.1f} GiB "
+                                  "per GPU, the GPU has {:.1f} GiB",
+                                  r.min_memory_bytes / units::kGiB, r.hbm_bytes / units::kGiB));
+  const bool pinned =
+      pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch || pins.interleave;
+  if (pinned) {
+    try {
+      (void)default_strategy(m, tr, pins, c);  // names the pinned knob that cannot work
+    } catch (const InputError& e) {
+      return e;
+    }
+  }
+  // Otherwise the batch cannot be split: dp = N / (tp pp) never divides it.
+  std::int64_t min_dp = c.gpus;
+  for (std::int64_t tp = 1; tp <= std::gcd(m.heads, c.gpus); ++tp) {
+    if (m.heads % tp != 0 || c.gpus % tp != 0) continue;
+    const std::int64_t rest = c.gpus / tp;
+    for (std::int64_t pp = 1; pp <= std::min(m.layers, rest); ++pp)
+      if (rest % pp == 0) min_dp = std::min(min_dp, c.gpus / (tp * pp));
+  }
+  return InputError(
+      "--batch",
+      fmt::format("no valid strategy: the global batch of {} sequences is not divisible by any "
+                  "dp = N / (tp x pp) with tp dividing the {} heads and pp at most the {} layers "
+                  "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
+                  tr.global_batch, m.heads, m.layers, c.gpus, min_dp,
+                  pinned ? " or other pinned knobs" : ""));
+}
+
 }  // namespace railsim::perf

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
 
@@ -49,6 +50,12 @@ struct PlanResult {
 bool plan_before(const Plan& a, const Plan& b);
 
 PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt);
+
+// Why a search found no plan (r.plans empty), as the InputError to report: a pinned knob that
+// cannot work (named by default_strategy's checks), a global batch that no dp = N / (tp x pp)
+// divides (with the smallest dp that would), or the smallest memory need against the HBM.
+InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& tr,
+                           const StrategyPins& pins, const spec::Cluster& c);
 
 // Number of strategies the search would visit (valid ones), for benchmarks and progress.
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins);

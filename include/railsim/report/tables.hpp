@@ -1,6 +1,6 @@
 #pragma once
-// The tables the commands print (report::Table: aligned text, CSV and JSON from the same columns).
-// docs/cli.md lists their columns.
+// The tables of designs, plans and traffic pairs that the commands print (Table: aligned text, CSV
+// and JSON from the same columns). docs/cli.md lists their columns.
 #include <vector>
 
 #include "railsim/cost/cost.hpp"
@@ -8,18 +8,18 @@
 #include "railsim/report/table.hpp"
 #include "railsim/spec/cluster.hpp"
 
-namespace railsim::cli {
+namespace railsim::report {
 
 // One row per design: design --csv, compare --csv and --json, and the human compare. cost_saving
 // and power_saving are missing unless `with_savings`.
-report::Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport>& rows,
-                            bool with_savings);
+Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport>& rows,
+                    bool with_savings);
 
 // One row per plan, fastest first (plan's human table and --csv; plan --json carries the same
 // values in estimate's layout).
-report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement);
+Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement);
 
 // The columns of traffic --csv: one row per GPU pair with traffic.
-std::vector<report::Column> traffic_pair_columns();
+std::vector<Column> traffic_pair_columns();
 
-}  // namespace railsim::cli
+}  // namespace railsim::report

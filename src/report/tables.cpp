@@ -1,15 +1,11 @@
-#include "tables.hpp"
+#include "railsim/report/tables.hpp"
 
 #include <string>
 
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 
-namespace railsim::cli {
-
-using report::Column;
-using report::Style;
-using report::Type;
+namespace railsim::report {
 
 namespace {
 
@@ -254,4 +250,4 @@ std::vector<report::Column> traffic_pair_columns() {
   return c;
 }
 
-}  // namespace railsim::cli
+}  // namespace railsim::report
