@@ -10,7 +10,7 @@
 #   core <- spec <- topo <- cost
 #                   topo <- perf <- traffic
 #                           perf <- sim
-#   cost, perf <- report  (output formats and the tables of designs and plans)
+#   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
 set(RAILSIM_MODULES core spec topo cost perf traffic sim report)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
@@ -19,7 +19,7 @@ set(RAILSIM_MODULE_DEPS_cost topo)
 set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
-set(RAILSIM_MODULE_DEPS_report cost perf)
+set(RAILSIM_MODULE_DEPS_report cost sim)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)

@@ -12,8 +12,10 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/cost/report.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/report/tables.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/topo/builders.hpp"
 #include "strategy_options.hpp"
@@ -41,6 +43,7 @@ struct SimArgs {
   bool schedule = false;
   bool efficiency = false;
   bool json = false;
+  bool csv = false;
 };
 
 // "1e9", "512MB", "1GiB", "64KiB", "1000B": decimal (KB, MB, GB, TB) and binary (KiB ... TiB)
@@ -90,10 +93,10 @@ perf::Algorithm parse_algorithm(const std::string& s, perf::CollectiveOp op) {
   if (op == perf::CollectiveOp::send_recv) return perf::Algorithm::p2p;
   const perf::Algorithm a = perf::parse_algorithm(s, "--algorithm");
   if (a != perf::Algorithm::ring && a != perf::Algorithm::hierarchical)
-    throw InputError("--algorithm", fmt::format("{} is for {}; reductions run ring or "
-                                                "hierarchical",
-                                                s, a == perf::Algorithm::direct ? "all_to_all"
-                                                                                : "send_recv"));
+    throw InputError("--algorithm",
+                     fmt::format("{} is for {}; reductions run ring or "
+                                 "hierarchical",
+                                 s, a == perf::Algorithm::direct ? "all_to_all" : "send_recv"));
   return a;
 }
 
@@ -127,21 +130,19 @@ topo::Forwarding parse_forward_via(const std::string& s) {
 }
 
 void print_collective(const sim::CollectiveResult& r) {
-  fmt::print("completion time {:.6g} s\n", r.completion_time_s);
-  for (const auto& p : r.phases)
-    fmt::print("  phase {:<28} {:>12.6g} s  steps {:>6}{}{}  flows {} ({} events)\n", p.name,
-               p.time_s, p.steps, p.step_scaled ? " (one step simulated, scaled)" : "",
-               p.aggregated ? " (aggregated by link class)" : "", p.flows_simulated, p.events);
-  fmt::print("flows simulated {} (standing for {:.0f})\n", r.flows_simulated, r.flows_represented);
-  fmt::print("per link tier: {:<18} {:>16} {:>14}\n", "", "peak utilisation", "bytes");
-  for (const auto& t : r.tiers)
-    fmt::print("  {:<30} {:>15.1f}% {:>14.4g}\n", t.name, 100 * t.peak_utilisation, t.bytes);
-  fmt::print("busiest links:\n");
-  for (const auto& b : r.busiest)
-    fmt::print("  {:<44} {:>6.1f}% {:>14.4g} B\n", b.name, 100 * b.peak_utilisation, b.bytes);
+  const report::Column t{
+      .type = report::Type::real, .unit = "s", .precision = 6, .style = report::Style::si};
+  fmt::print("completion time {}\n", report::human_cell(t, r.completion_time_s));
+  fmt::print("{}", report::to_text(report::sim_phases_table(r), "  "));
+  fmt::print("flows simulated {} (standing for {})\n", cost::with_commas(double(r.flows_simulated)),
+             cost::with_commas(r.flows_represented));
+  fmt::print("per link class:\n{}", report::to_text(report::sim_links_table(r.tiers), "  "));
+  fmt::print("busiest links:\n{}", report::to_text(report::sim_links_table(r.busiest), "  "));
 }
 
 void run(const SimArgs& a, const CLI::App& cmd) {
+  if (a.csv && a.json) throw InputError("--csv", "choose one of --json and --csv");
+  if (a.csv && !a.schedule) throw InputError("--csv", "CSV is printed for --schedule only");
   const spec::Cluster c = spec::make_cluster(a.cluster);
   const spec::NetworkDesign d = resolve_network(a.network);
   sim::SimConfig cfg;
@@ -165,21 +166,15 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
     const sim::ScheduleResult& r = chk.sim;
     const double analytic_total = chk.analytic_total_s;
-    if (!a.json) {
-      fmt::print(
-          "{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\n"
-          "{:<4} {:<15} {:<5} {:<13} {:>11} {:>8} {:>12} {:>12} {:>7}\n",
-          in.model.name, c.gpus, c.gpu.name, spec::to_string(d.kind), s.tp, s.pp, s.dp, s.ep, "par",
-          "op", "axis", "algorithm", "bytes", "count", "sim s", "analytic s", "ratio");
-      for (std::size_t i = 0; i < r.ops.size(); ++i) {
-        const auto& o = r.ops[i];
-        const double an = chk.analytic_s[i];
-        fmt::print("{:<4} {:<15} {:<5} {:<13} {:>11.4g} {:>8.4g} {:>12.5g} {:>12.5g} {:>7.3f}\n",
-                   perf::to_string(o.op.parallelism), perf::to_string(o.op.op),
-                   perf::to_string(o.op.axis), perf::to_string(o.op.algorithm), o.op.bytes,
-                   o.op.count, o.time_s, an, an > 0 ? o.time_s / an : 0.0);
-      }
+    const report::Table table = report::schedule_check_table(chk);
+    if (a.csv) {
+      fmt::print("{}", report::to_csv(table));
+      return;
     }
+    if (!a.json)
+      fmt::print("{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\n{}",
+                 in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name,
+                 spec::to_string(d.kind), s.tp, s.pp, s.dp, s.ep, report::to_text(table));
     if (a.json) {
       Json j = sim::to_json(chk);
       j["design"] = std::string(spec::to_string(d.kind));
@@ -187,10 +182,12 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
       fmt::print("{}\n", j.dump(2));
     } else {
+      const report::Column t{
+          .type = report::Type::real, .unit = "s", .precision = 5, .style = report::Style::si};
       fmt::print(
-          "serialised communication per iteration: simulated {:.5g} s, analytic {:.5g} s "
-          "(ratio {:.3f})\n",
-          r.total_s, analytic_total, analytic_total > 0 ? r.total_s / analytic_total : 0.0);
+          "serialised communication per iteration: simulated {}, analytic {} (ratio {:.3f})\n",
+          report::human_cell(t, r.total_s), report::human_cell(t, analytic_total),
+          analytic_total > 0 ? r.total_s / analytic_total : 0.0);
     }
     return;
   }
@@ -228,12 +225,16 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     return;
   }
   fmt::print(
-      "{} ({}) of {:.4g} bytes per GPU, group {} ({} groups of {}), on {} x {} (HB domain "
+      "{} ({}) of {} per GPU, group {} ({} group{} of {}), on {} x {} (HB domain "
       "{}, HB {:g} GB/s, NIC {:g} Gb/s), {} ({} tier{})",
-      perf::to_string(op), perf::to_string(req.algorithm), req.bytes, a.group, req.groups.size(),
-      req.groups.front().size(), c.gpus, c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9,
-      units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind), fabric.tiers,
-      fabric.tiers == 1 ? "" : "s");
+      perf::to_string(op), perf::to_string(req.algorithm),
+      report::human_cell(
+          {.type = report::Type::real, .unit = "B", .precision = 4, .style = report::Style::si},
+          req.bytes),
+      a.group, cost::with_commas(double(req.groups.size())), req.groups.size() == 1 ? "" : "s",
+      cost::with_commas(double(req.groups.front().size())), cost::with_commas(double(c.gpus)),
+      c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9, units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()),
+      spec::to_string(d.kind), fabric.tiers, fabric.tiers == 1 ? "" : "s");
   if (d.kind == spec::DesignKind::rail_only)
     fmt::print(
         ", forwarding {} {}{}", a.forward_via, sim::to_string(cfg.mode),
@@ -294,6 +295,9 @@ void add_sim_command(CLI::App& app) {
                 "Scale HB and network links by the GPU preset's achievable fractions and add its "
                 "per-step collective latency (always on with --schedule)");
   cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->add_flag("--csv", args->csv,
+                "With --schedule: print CSV (a header and one row per op, the columns of the "
+                "JSON's ops)");
   cmd->callback([args, cmd] { run(*args, *cmd); });
 }
 

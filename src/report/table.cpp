@@ -60,12 +60,17 @@ std::string human_real(const Column& c, double v) {
     }
     case Style::si: {
       if (v == 0) return with_unit("0", c.unit);
-      static const char* kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
-      int p = 0;
+      // n, µ, m below 1 (times in seconds), k ... E above.
+      static const char* kPrefix[] = {"n", "µ", "m", "", "k", "M", "G", "T", "P", "E"};
+      int p = 3;
       double x = v;
-      while (std::fabs(x) >= 1000 && p < 6) {
+      while (std::fabs(x) >= 1000 && p < 9) {
         x /= 1000;
         ++p;
+      }
+      while (std::fabs(x) < 1 && p > 0) {
+        x *= 1000;
+        --p;
       }
       const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(x))));
       const int decimals = std::max(0, std::max(1, c.precision) - 1 - magnitude);

@@ -250,4 +250,91 @@ std::vector<report::Column> traffic_pair_columns() {
   return c;
 }
 
+Table schedule_check_table(const sim::ScheduleCheck& r) {
+  Table t;
+  t.columns = {text("parallelism", "par"),
+               text("op", "op"),
+               text("axis", "axis"),
+               text("algorithm", "algorithm"),
+               text("phase", "phase"),
+               {.name = "bytes",
+                .label = "bytes",
+                .type = Type::real,
+                .unit = "B",
+                .precision = 4,
+                .style = Style::si},
+               {.name = "count", .label = "count", .type = Type::real, .precision = 0},
+               {.name = "sim_time_s",
+                .label = "simulated",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 5,
+                .style = Style::si},
+               {.name = "analytic_time_s",
+                .label = "analytic",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 5,
+                .style = Style::si},
+               {.name = "sim_over_analytic", .label = "ratio", .type = Type::real, .precision = 3}};
+  for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
+    const auto& o = r.sim.ops[i];
+    const double an = r.analytic_s[i];
+    t.add_row({std::string(perf::to_string(o.op.parallelism)),
+               std::string(perf::to_string(o.op.op)), std::string(perf::to_string(o.op.axis)),
+               std::string(perf::to_string(o.op.algorithm)),
+               std::string(perf::to_string(o.op.phase)), o.op.bytes, o.op.count, o.time_s, an,
+               an > 0 ? Cell(o.time_s / an) : Cell(Missing{})});
+  }
+  return t;
+}
+
+Table sim_phases_table(const sim::CollectiveResult& r) {
+  Table t;
+  t.columns = {text("phase", "phase"),
+               {.name = "time_s",
+                .label = "time",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 5,
+                .style = Style::si},
+               {.name = "steps", .label = "steps", .type = Type::integer},
+               {.name = "step_scaled", .label = "one step scaled", .type = Type::boolean},
+               {.name = "aggregated", .label = "by link class", .type = Type::boolean},
+               {.name = "flows_simulated", .label = "flows", .type = Type::integer},
+               {.name = "events", .label = "events", .type = Type::integer}};
+  for (const auto& p : r.phases)
+    t.add_row(
+        {p.name, p.time_s, p.steps, p.step_scaled, p.aggregated, p.flows_simulated, p.events});
+  return t;
+}
+
+namespace {
+template <class Row>
+Table links_table(const std::vector<Row>& rows) {
+  Table t;
+  t.columns = {text("name", "link"),
+               {.name = "peak_utilisation",
+                .label = "peak utilisation",
+                .type = Type::real,
+                .precision = 1,
+                .style = Style::fraction},
+               {.name = "bytes",
+                .label = "bytes",
+                .type = Type::real,
+                .unit = "B",
+                .precision = 4,
+                .style = Style::si}};
+  for (const auto& x : rows) t.add_row({x.name, x.peak_utilisation, x.bytes});
+  return t;
+}
+}  // namespace
+
+Table sim_links_table(const std::vector<sim::TierStat>& tiers) {
+  return links_table(tiers);
+}
+Table sim_links_table(const std::vector<sim::BusyChannel>& links) {
+  return links_table(links);
+}
+
 }  // namespace railsim::report

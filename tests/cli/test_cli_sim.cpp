@@ -21,7 +21,7 @@ TEST(CliSim, RingAllReduceOnOneRailJsonMatchesClosedForm) {
 TEST(CliSim, HumanOutputShowsTimeTiersAndBusiestLinks) {
   auto r = run_cli("sim --gpus 128 --collective alltoall --design rail_only --bytes 256MB");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"completion time", "per link tier", "HB up", "GPU-leaf up", "busiest links",
+  for (const char* s : {"completion time", "per link class", "HB up", "GPU-leaf up", "busiest links",
                         "forwarding hb_first store"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
@@ -41,6 +41,31 @@ TEST(CliSim, PipelinedForwardingIsNoSlowerThanStoreAndForward) {
   // with S = 1 GB, plus latency.
   EXPECT_NEAR(ts / (49.0 / 64.0 * 1e9 / 100e9 + 56.0 / 64.0 * 1e9 / 50e9), 1.0, 0.02);
   EXPECT_LT(tp, ts);
+}
+
+TEST(CliSim, ScheduleCsvHasTheJsonOpsValues) {
+  const char* cmd =
+      "sim --schedule --gpus 64 --model Megatron-22B --tp 4 --dp 16 --dist-opt on --sp on "
+      "--batch 64";
+  auto csv = run_cli(std::string(cmd) + " --csv");
+  auto json = run_cli(std::string(cmd) + " --json");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto rows = railsim::test::read_csv(csv.out);
+  const auto ops = nlohmann::json::parse(json.out)["ops"];
+  ASSERT_EQ(rows.size(), ops.size() + 1);
+  std::size_t ratio = rows[0].size();
+  for (std::size_t i = 0; i < rows[0].size(); ++i)
+    if (rows[0][i] == "sim_over_analytic") ratio = i;
+  ASSERT_LT(ratio, rows[0].size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ASSERT_EQ(rows[i + 1].size(), rows[0].size());
+    EXPECT_DOUBLE_EQ(std::stod(rows[i + 1][ratio]), ops[i]["sim_over_analytic"].get<double>());
+    // Hierarchical reduce-scatter and all-gather are simulated as such: like the model.
+    EXPECT_NEAR(std::stod(rows[i + 1][ratio]), 1.0, 0.01) << rows[i + 1][1];
+  }
+  EXPECT_EQ(run_cli(std::string(cmd) + " --csv --json").code, 2);
+  EXPECT_EQ(run_cli("sim --gpus 64 --csv").code, 2);
 }
 
 TEST(CliSim, ScheduleComparesWithTheAnalyticModel) {

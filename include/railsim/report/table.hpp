@@ -20,7 +20,7 @@ enum class Type { text, integer, real, boolean, integers };
 enum class Style {
   plain,     // 1,234.5 with `precision` decimals; integers 1,234
   signed_,   // +0.00, -22.68
-  si,        // 1.950 MW, 599.7 kW: an SI prefix and `precision` significant digits
+  si,        // 1.950 MW, 599.7 kW, 142.99 µs: an SI prefix and `precision` significant digits
   usd,       // $201.93M from a million up, $56,120 below
   fraction,  // a fraction shown as a percentage with `precision` decimals: 0.722 -> 72.2%
 };

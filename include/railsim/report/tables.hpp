@@ -6,6 +6,7 @@
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/sim/check.hpp"
 #include "railsim/spec/cluster.hpp"
 
 namespace railsim::report {
@@ -21,5 +22,13 @@ Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind plac
 
 // The columns of traffic --csv: one row per GPU pair with traffic.
 std::vector<Column> traffic_pair_columns();
+
+// sim --schedule: one row per op of the schedule, simulated and analytic time of one occurrence.
+Table schedule_check_table(const sim::ScheduleCheck& r);
+// sim: the phases of one simulated collective, its link classes (peak utilisation and bytes) and
+// its busiest links.
+Table sim_phases_table(const sim::CollectiveResult& r);
+Table sim_links_table(const std::vector<sim::TierStat>& tiers);
+Table sim_links_table(const std::vector<sim::BusyChannel>& links);
 
 }  // namespace railsim::report
