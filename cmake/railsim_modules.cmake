@@ -11,7 +11,8 @@
 #                   topo <- perf <- traffic
 #                           perf <- sim
 #   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report)
+#                   topo <- fail  (goodput under failures)
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
 set(RAILSIM_MODULE_DEPS_topo spec)
@@ -20,6 +21,7 @@ set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
 set(RAILSIM_MODULE_DEPS_report cost sim)
+set(RAILSIM_MODULE_DEPS_fail topo)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)

@@ -1,0 +1,353 @@
+#include "railsim/fail/monte_carlo.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "railsim/fail/rng.hpp"
+
+namespace railsim::fail {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kHoursPerYear = 8766.0;  // 365.25 days
+}  // namespace
+
+TrialWorkspace::TrialWorkspace(const FailureModel& m) {
+  double c = 0;
+  cumulative_rate_.reserve(m.streams.size());
+  for (const EventStream& s : m.streams) cumulative_rate_.push_back(c += s.rate_per_s);
+  events_.assign(m.streams.size(), 0);
+  // Domains out at once stay near mean_domains_in_repair (within the spares, by their sizing);
+  // beyond this capacity the queue grows (allocates) and the trial is still right.
+  const double mean = m.mean_domains_in_repair();
+  repairs_.reserve(static_cast<std::size_t>(
+      std::min(1e7, 4.0 * (mean + static_cast<double>(m.spare_domains)) + 256.0)));
+  degraded_.reserve(256);
+}
+
+TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint64_t trial,
+                           TrialWorkspace& ws) {
+  TrialRng rng(seed, trial);
+  const double W = m.run_s;
+  const double tau = m.checkpoint_interval_s;
+  const double C = m.checkpoint_write_s;
+  const double cycle = tau + C;
+  const double R = m.restart_s;
+  const std::int64_t S = m.spare_domains;
+  const bool swap = m.policy == DegradedPolicy::swap_at_checkpoint;
+  const double total_rate = ws.cumulative_rate_.empty() ? 0.0 : ws.cumulative_rate_.back();
+
+  std::vector<double>& repairs = ws.repairs_;  // min-heap
+  auto& degraded = ws.degraded_;
+  repairs.clear();
+  degraded.clear();
+  std::fill(ws.events_.begin(), ws.events_.end(), 0);
+
+  TrialResult r;
+  r.wall_s = W;
+  enum class State { run, restart, wait };
+  State st = State::run;
+  double t = 0;
+  double phase = 0;    // position in the run-then-checkpoint cycle, [0, cycle)
+  double pending = 0;  // work since the last completed checkpoint (full-speed seconds)
+  double restart_left = 0;
+  double slowdown = 1.0;
+  double degraded_end = kInf;
+  std::int64_t swappable = 0;  // degraded records holding domains
+  double next_fail = total_rate > 0 ? rng.exponential(total_rate) : kInf;
+
+  const auto later = std::greater<double>();
+  auto pop_repairs = [&](double now) {
+    while (!repairs.empty() && repairs.front() <= now) {
+      std::pop_heap(repairs.begin(), repairs.end(), later);
+      repairs.pop_back();
+    }
+  };
+  auto free_spares = [&] { return S - static_cast<std::int64_t>(repairs.size()); };
+  auto send_to_repair = [&](std::int64_t domains, double until) {
+    for (std::int64_t k = 0; k < domains; ++k) {
+      repairs.push_back(until);
+      std::push_heap(repairs.begin(), repairs.end(), later);
+    }
+  };
+  auto refresh_degraded = [&] {
+    slowdown = 1.0;
+    degraded_end = kInf;
+    swappable = 0;
+    for (const auto& d : degraded) {
+      slowdown = std::max(slowdown, d.slowdown);
+      degraded_end = std::min(degraded_end, d.end_s);
+      swappable += d.domains > 0 ? 1 : 0;
+    }
+  };
+  // Degraded domains go to repair while spares allow; true when any did.
+  auto swap_degraded = [&](double now) {
+    pop_repairs(now);
+    bool any = false;
+    for (std::size_t i = 0; i < degraded.size();) {
+      if (degraded[i].domains > 0 && degraded[i].domains <= free_spares()) {
+        send_to_repair(degraded[i].domains, degraded[i].end_s);
+        degraded[i] = degraded.back();
+        degraded.pop_back();
+        any = true;
+      } else {
+        ++i;
+      }
+    }
+    if (any) refresh_degraded();
+    return any;
+  };
+  auto begin_restart = [&](double now) {
+    if (swap) swap_degraded(now);
+    pop_repairs(now);
+    if (free_spares() >= 0) {
+      st = State::restart;
+      restart_left = R;
+    } else {
+      st = State::wait;
+      ++r.waits;
+    }
+  };
+  // Running-and-checkpointing for dt at the current speed, across any number of cycles.
+  auto advance_cycles = [&](double dt) {
+    const double s = 1.0 / slowdown;
+    const double ran_before = std::min(phase, tau);
+    const double total = phase + dt;
+    const double n = std::floor(total / cycle);
+    const double rem = std::max(0.0, total - n * cycle);
+    const double ran = n * tau + std::min(rem, tau) - ran_before;
+    r.checkpoint_s += dt - ran;
+    r.degraded_s += ran * (1.0 - s);
+    if (n >= 1) {
+      r.productive_s += pending + s * (n * tau - ran_before);
+      pending = s * std::min(rem, tau);
+      r.checkpoints += static_cast<std::int64_t>(n);
+    } else {
+      pending += s * ran;
+    }
+    phase = rem;
+  };
+  // The rest of the current cycle, ending exactly at its checkpoint's completion.
+  auto complete_cycle = [&] {
+    const double s = 1.0 / slowdown;
+    const double ran = tau - std::min(phase, tau);
+    r.checkpoint_s += (cycle - phase) - ran;
+    r.degraded_s += ran * (1.0 - s);
+    r.productive_s += pending + s * ran;
+    pending = 0;
+    phase = 0;
+    ++r.checkpoints;
+  };
+
+  enum class Next { end, state, degraded_end, failure };
+  while (true) {
+    double d_state = kInf;
+    if (st == State::run) {
+      if (swap && swappable > 0) d_state = cycle - phase;
+    } else if (st == State::restart) {
+      d_state = restart_left;
+    } else {
+      d_state = repairs.empty() ? 0.0 : repairs.front() - t;  // waiting: domains out > spares
+    }
+    double d = W - t;
+    Next what = Next::end;
+    if (d_state < d) d = d_state, what = Next::state;
+    if (degraded_end - t < d) d = degraded_end - t, what = Next::degraded_end;
+    if (next_fail - t < d) d = next_fail - t, what = Next::failure;
+    d = std::max(d, 0.0);
+
+    if (st == State::run) {
+      if (what == Next::state)
+        complete_cycle();
+      else
+        advance_cycles(d);
+    } else if (st == State::restart) {
+      r.restart_s += d;
+      restart_left -= d;
+    } else {
+      r.wait_s += d;
+    }
+    t = what == Next::end ? W : t + d;
+    if (what == Next::end) break;
+
+    if (what == Next::state) {
+      if (st == State::run) {  // a checkpoint completed with degraded domains to swap
+        if (swap_degraded(t)) {
+          ++r.planned_restarts;
+          st = State::restart;
+          restart_left = R;
+        }
+      } else if (st == State::restart) {
+        st = State::run;
+        phase = 0;
+        pending = 0;
+      } else {
+        pop_repairs(t);
+        if (free_spares() >= 0) {
+          st = State::restart;
+          restart_left = R;
+        }
+      }
+    } else if (what == Next::degraded_end) {
+      for (std::size_t i = 0; i < degraded.size();) {
+        if (degraded[i].end_s <= t) {
+          degraded[i] = degraded.back();
+          degraded.pop_back();
+        } else {
+          ++i;
+        }
+      }
+      refresh_degraded();
+    } else {
+      const double u = rng.uniform_open0() * total_rate;
+      const auto it = std::lower_bound(ws.cumulative_rate_.begin(), ws.cumulative_rate_.end(), u);
+      const std::size_t k = std::min<std::size_t>(
+          static_cast<std::size_t>(it - ws.cumulative_rate_.begin()), m.streams.size() - 1);
+      ++ws.events_[k];
+      const FailureEffect& e = m.streams[k].effect;
+      if (e.interrupts) {
+        send_to_repair(e.domains_lost, t + e.repair_s);
+        if (st != State::wait) {
+          ++r.interruptions;
+          if (st == State::run) {
+            r.rework_s += pending;
+            pending = 0;
+            phase = 0;
+          }
+          begin_restart(t);
+        }
+      } else {
+        ++r.degradations;
+        if (e.repair_s > 0) {
+          degraded.push_back({t + e.repair_s, e.slowdown, e.domains_lost});
+          refresh_degraded();
+        }
+      }
+      next_fail = t + rng.exponential(total_rate);
+    }
+  }
+  // The run ends with the state of its last step saved (a final checkpoint not charged).
+  r.productive_s += pending;
+  return r;
+}
+
+void validate(const MonteCarloOptions& o) {
+  check_integer("--trials", o.trials, 1, 10'000'000);
+  check_integer("--threads", o.threads, 0, 1024);
+}
+
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  const double n = static_cast<double>(v.size());
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / n;
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(ss / (n - 1)) : 0.0;
+  std::sort(v.begin(), v.end());
+  auto q = [&](double p) {
+    const double pos = p * (n - 1);
+    const auto i = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t j = std::min(i + 1, v.size() - 1);
+    return v[i] + (pos - static_cast<double>(i)) * (v[j] - v[i]);
+  };
+  s.p5 = q(0.05);
+  s.p50 = q(0.50);
+  s.p95 = q(0.95);
+  return s;
+}
+
+double GoodputResult::ettr_standard_error() const {
+  return trials > 0 ? ettr.stddev / std::sqrt(static_cast<double>(trials)) : 0.0;
+}
+
+GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o) {
+  validate(o);
+  const auto n = static_cast<std::size_t>(o.trials);
+  const std::size_t ns = m.streams.size();
+  std::vector<TrialResult> trials(n);
+  std::vector<std::int64_t> events(n * ns);
+  auto body = [&](const tbb::blocked_range<std::size_t>& range) {
+    TrialWorkspace ws(m);
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      trials[i] = simulate_trial(m, o.seed, i, ws);
+      std::copy(ws.events().begin(), ws.events().end(),
+                events.begin() + static_cast<std::ptrdiff_t>(i * ns));
+    }
+  };
+  const tbb::blocked_range<std::size_t> all(0, n, 16);
+  if (o.threads > 0) {
+    tbb::task_arena arena(o.threads);
+    arena.execute([&] { tbb::parallel_for(all, body); });
+  } else {
+    tbb::parallel_for(all, body);
+  }
+
+  // Aggregated in trial order: the same sums whatever ran where.
+  GoodputResult g;
+  g.model = m;
+  g.trials = o.trials;
+  g.seed = o.seed;
+  std::vector<double> v(n);
+  auto stats = [&](auto field) {
+    for (std::size_t i = 0; i < n; ++i) v[i] = field(trials[i]);
+    return stats_of(v);
+  };
+  g.ettr = stats([](const TrialResult& t) { return t.ettr(); });
+  g.interruptions = stats([](const TrialResult& t) { return double(t.interruptions); });
+  g.planned_restarts = stats([](const TrialResult& t) { return double(t.planned_restarts); });
+  g.degradations = stats([](const TrialResult& t) { return double(t.degradations); });
+  const double gpus = static_cast<double>(m.gpus);
+  auto mean_gpu_h = [&](auto field) {
+    double s = 0;
+    for (const TrialResult& t : trials) s += field(t);
+    return s / static_cast<double>(n) * gpus / 3600.0;
+  };
+  std::int64_t waits = 0;
+  for (const TrialResult& t : trials) waits += t.waits;
+  g.waits_mean = static_cast<double>(waits) / static_cast<double>(n);
+  g.wall_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.wall_s; });
+  g.productive_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.productive_s; });
+  g.checkpoint_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.checkpoint_s; });
+  g.rework_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.rework_s; });
+  g.restart_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.restart_s; });
+  g.wait_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.wait_s; });
+  g.degraded_gpu_h = mean_gpu_h([](const TrialResult& t) { return t.degraded_s; });
+  g.mean_events.assign(ns, 0.0);
+  for (std::size_t k = 0; k < ns; ++k) {
+    std::int64_t sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += events[i * ns + k];
+    g.mean_events[k] = static_cast<double>(sum) / static_cast<double>(n);
+  }
+  return g;
+}
+
+TimeToTrain time_to_train(const GoodputResult& r, double tokens, double tokens_per_s) {
+  check_number("--tokens", tokens, Range::positive(1e30));
+  check_number("--tokens-per-s", tokens_per_s, Range::positive(1e30));
+  TimeToTrain t;
+  const double ideal_s = tokens / tokens_per_s;
+  auto days = [&](double ettr) { return ettr > 0 ? ideal_s / ettr / 86400.0 : kInf; };
+  t.ideal_days = ideal_s / 86400.0;
+  t.days_mean = days(r.ettr.mean);
+  t.days_fast = days(r.ettr.p95);
+  t.days_slow = days(r.ettr.p5);
+  return t;
+}
+
+double network_cost_per_effective_gpu_hour(const GoodputResult& r, double network_cost_usd,
+                                           double years) {
+  check_number("--amortize-years", years, Range::positive(100));
+  const double gpu_h = static_cast<double>(r.model.gpus) * r.ettr.mean * years * kHoursPerYear;
+  return gpu_h > 0 ? network_cost_usd / gpu_h : kInf;
+}
+
+}  // namespace railsim::fail
