@@ -17,6 +17,7 @@ void add_estimate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_fail_command(CLI::App& app);  // `fail goodput`
 
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   railsim::cli::add_plan_command(app);
   railsim::cli::add_traffic_command(app);
   railsim::cli::add_sim_command(app);
+  railsim::cli::add_fail_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

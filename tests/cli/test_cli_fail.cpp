@@ -1,0 +1,120 @@
+// railsim fail goodput as a user runs it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+
+TEST(CliFail, GoodputJsonOfBothDesigns) {
+  auto r = run_cli("fail goodput --gpus 16384 --days 54 --trials 200 --seed 3 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"].get<int>(), 16384);
+  EXPECT_EQ(j["hb_domain"].get<int>(), 8);
+  EXPECT_EQ(j["rates"].get<std::string>(), "llama3-meta-2024");
+  ASSERT_EQ(j["designs"].size(), 2u);
+  const auto& opt = j["designs"][0];
+  const auto& only = j["designs"][1];
+  EXPECT_EQ(opt["design"].get<std::string>(), "rail_optimized");
+  EXPECT_EQ(only["design"].get<std::string>(), "rail_only");
+  // Meta's 419 interruptions in 54 days, and more than 90% effective training time.
+  EXPECT_NEAR(opt["interruptions"]["mean"].get<double>(), 419, 3 * std::sqrt(419.0 / 200) + 0.5);
+  EXPECT_GT(opt["ettr"]["mean"].get<double>(), 0.9);
+  EXPECT_NEAR(opt["checkpoint_interval_min"].get<double>(), 7.86, 0.01);
+  EXPECT_TRUE(opt["checkpoint_interval_auto"].get<bool>());
+  EXPECT_LT(only["interruptions"]["mean"].get<double>(),
+            opt["interruptions"]["mean"].get<double>());
+  EXPECT_GT(only["degradations"]["mean"].get<double>(), 30);
+  EXPECT_LT(only["network_cost_usd"].get<double>(), opt["network_cost_usd"].get<double>());
+  EXPECT_EQ(opt["streams"].size(), 18u);
+  const auto& h = opt["gpu_hours"];
+  const double sum = h["productive"].get<double>() + h["checkpoint"].get<double>() +
+                     h["rework"].get<double>() + h["restart"].get<double>() +
+                     h["wait_for_repair"].get<double>() + h["degraded"].get<double>();
+  EXPECT_NEAR(sum / h["wall"].get<double>(), 1.0, 1e-9);
+}
+
+TEST(CliFail, HumanTableAndTheSameResultsWithOneThread) {
+  auto r = run_cli("fail goodput --gpus 4096 --trials 100 --tokens 1e12 --tokens-per-s 2e6");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"rail_optimized", "rail_only", "ETTR mean", "interruptions mean", "rework",
+                        "waiting for repair", "degraded slowdown", "network cost",
+                        "per effective GPU-hour", "days to train", "Young/Daly"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  auto a = run_cli("fail goodput --gpus 4096 --trials 100 --json --threads 1");
+  auto b = run_cli("fail goodput --gpus 4096 --trials 100 --json --threads 2");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(CliFail, UserRatesFileAndFixedRunParameters) {
+  const std::string path = "/tmp/railsim_fail_rates_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(path);
+    f << R"({"name": "mine", "classes": [
+          {"name": "software", "scope": "job", "rate_per_unit_hour": 1e-5}]})";
+  }
+  auto r = run_cli("fail goodput --gpus 1024 --design rail_only --trials 50 --json --rates " +
+                   path + " --checkpoint-interval-min 30 --restart-min 10 --detect-min 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 1u);
+  const auto& d = j["designs"][0];
+  EXPECT_DOUBLE_EQ(d["checkpoint_interval_min"].get<double>(), 30);
+  EXPECT_FALSE(d["checkpoint_interval_auto"].get<bool>());
+  EXPECT_DOUBLE_EQ(d["restart_min"].get<double>(), 10);
+  EXPECT_EQ(d["spare_domains"].get<int>(), 0);  // software takes no domain
+  {
+    std::ofstream f(path);
+    f << R"({"name": "mine", "classes": [
+          {"name": "software", "scope": "job", "rate_per_unit_hour": 1e-5, "mtbf_h": 3}]})";
+  }
+  auto bad = run_cli("fail goodput --gpus 1024 --rates " + path);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("rates.classes[0].mtbf_h"), std::string::npos) << bad.err;
+  std::remove(path.c_str());
+}
+
+TEST(CliFail, BadInputIsOneLineNamingTheOptionExit2) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"fail goodput --trials 0", "--trials"},
+      {"fail goodput --trials -5", "--trials"},
+      {"fail goodput --days 0", "--days"},
+      {"fail goodput --days nan", "--days"},
+      {"fail goodput --days -3", "--days"},
+      {"fail goodput --checkpoint-interval-min 0", "--checkpoint-interval-min"},
+      {"fail goodput --checkpoint-write-s -1", "--checkpoint-write-s"},
+      {"fail goodput --restart-min 0", "--restart-min"},
+      {"fail goodput --detect-min nan", "--detect-min"},
+      {"fail goodput --repair-h 0", "--repair-h"},
+      {"fail goodput --spare-domains -1", "--spare-domains"},
+      {"fail goodput --rates no-such-preset", "--rates"},
+      {"fail goodput --design ideal", "--design"},
+      {"fail goodput --design mesh", "--design"},
+      {"fail goodput --degraded sometimes", "--degraded"},
+      {"fail goodput --degraded-slowdown 0.5", "--degraded-slowdown"},
+      {"fail goodput --comm-fraction -1", "--comm-fraction"},
+      {"fail goodput --tokens 1e12", "--tokens-per-s"},
+      {"fail goodput --tokens 1e12 --tokens-per-s 0", "--tokens-per-s"},
+      {"fail goodput --amortize-years 0", "--amortize-years"},
+      {"fail goodput --gpus 0", "--gpus"},
+      {"fail goodput --gpus 1001", "--hb-domain"},
+  };
+  for (auto [args, field] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
+        << args << "\n"
+        << r.err;
+  }
+  auto none = run_cli("fail");
+  EXPECT_EQ(none.code, 2);
+}
