@@ -4,7 +4,9 @@
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/report/tables.hpp"
 #include "strategy_options.hpp"
 
 namespace railsim::cli {
@@ -18,53 +20,23 @@ struct EstimateArgs {
 };
 
 void print_human(const perf::Model& m, const spec::Cluster& c, const spec::NetworkDesign& d,
-                 const perf::Strategy& s, const perf::IterationTime& it) {
-  fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name, c.gpus, c.gpu.name,
-             c.hb_domain, units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
+                 const perf::Strategy& s, const perf::IterationTime& it,
+                 const report::Table& comm) {
+  fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name,
+             cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
+             units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
   fmt::print("strategy: {}\n", perf::describe(s));
-  fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {:.4g} tokens/s\n",
-             it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, it.tokens_per_s);
+  fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {} tokens/s\n",
+             it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, cost::with_commas(it.tokens_per_s));
   fmt::print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
              c.gpu.hbm_bytes / units::kGiB, it.feasible ? "fits" : "DOES NOT FIT");
-  const perf::Breakdown& b = it.breakdown;
-  const double T = it.iteration_time_s;
-  auto row = [&](const char* name, double v) {
-    fmt::print("  {:<18} {:>10.4g} s {:>6.1f}%\n", name, v, 100 * v / T);
-  };
-  fmt::print("breakdown:\n");
-  row("compute", b.compute_s);
-  row("recompute", b.recompute_s);
-  row("tp/sp comm", b.tp_comm_s);
-  row("ep all-to-all", b.ep_comm_s);
-  row("pp send/recv", b.pp_comm_s);
-  row("dp comm (exposed)", b.dp_comm_s);
-  row("rail forwarding", b.rail_forwarding_s);
-  row("pipeline bubble", b.bubble_s);
-  row("optimizer", b.optimizer_s);
+  fmt::print("breakdown:\n{}", report::to_text(report::breakdown_table(it), "  "));
   if (it.cross_rail)
     fmt::print("note: some collectives send traffic between rails{}\n",
                d.kind == spec::DesignKind::rail_only ? " (forwarded through the HB domain)" : "");
-}
-void print_comm(const Json& comm) {
-  if (comm.empty()) return;
-  fmt::print("communication (per iteration, first pipeline stage):\n");
-  fmt::print("  {:<4} {:<14} {:<4} {:<12} {:<9} {:>10} {:>8} {:>16} {:>11} {:>11}\n", "par", "op",
-             "axis", "algorithm", "phase", "MB", "count", "group n(p x q)", "each_ms", "fwd_ms");
-  for (const Json& o : comm) {
-    const Json& g = o["group"];
-    fmt::print(
-        "  {:<4} {:<14} {:<4} {:<12} {:<9} {:>10.2f} {:>8.0f} {:>16} {:>11.4f} {:>11.4f}{}\n",
-        o["parallelism"].get<std::string>(), o["op"].get<std::string>(),
-        o["axis"].get<std::string>(), o["algorithm"].get<std::string>(),
-        o["phase"].get<std::string>(), o["bytes"].get<double>() / 1e6, o["count"].get<double>(),
-        fmt::format("{}({}x{}){}", g["size"].get<std::int64_t>(),
-                    g["per_domain"].get<std::int64_t>(), g["domains"].get<std::int64_t>(),
-                    g["rail_aligned"].get<bool>() ? "" : "*"),
-        1e3 * o["time_s"].get<double>(), 1e3 * o["forwarding_s"].get<double>(),
-        o["cross_rail"].get<bool>() ? "  cross-rail" : "");
-  }
-  fmt::print(
-      "  (p x q: members per HB domain x domains; * not rail-aligned; fwd: rail-only HB hop)\n");
+  if (comm.rows.empty()) return;
+  fmt::print("communication (per iteration, first pipeline stage; each = one occurrence):\n{}",
+             report::to_text(comm, "  "));
 }
 }  // namespace
 
@@ -85,7 +57,8 @@ void add_estimate_command(CLI::App& app) {
     // The schedule that was timed, op by op (the same as estimate() builds internally).
     const perf::Placement pl(c, s.degrees(), in.placement);
     const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
-    const Json comm = perf::comm_to_json(cs, pl, perf::make_network_model(c, d));
+    const perf::NetworkModel nm = perf::make_network_model(c, d);
+    const Json comm = perf::comm_to_json(cs, pl, nm);
     if (args->json) {
       Json j = perf::to_json(s, it, in.placement);
       j["model"] = in.model.name;
@@ -100,8 +73,7 @@ void add_estimate_command(CLI::App& app) {
       j["comm"] = comm;
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_human(in.model, c, d, s, it);
-      print_comm(comm);
+      print_human(in.model, c, d, s, it, report::comm_table(cs, pl, nm));
     }
   });
 }

@@ -337,4 +337,76 @@ Table sim_links_table(const std::vector<sim::BusyChannel>& links) {
   return links_table(links);
 }
 
+Table breakdown_table(const perf::IterationTime& it) {
+  Table t;
+  t.columns = {text("part", "part"),
+               {.name = "time_s",
+                .label = "time",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 4,
+                .style = Style::si},
+               {.name = "share",
+                .label = "share",
+                .type = Type::real,
+                .precision = 1,
+                .style = Style::fraction}};
+  const perf::Breakdown& b = it.breakdown;
+  const double T = it.iteration_time_s;
+  const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},
+                                                  {"recompute", b.recompute_s},
+                                                  {"tp/sp comm", b.tp_comm_s},
+                                                  {"ep all-to-all", b.ep_comm_s},
+                                                  {"pp send/recv", b.pp_comm_s},
+                                                  {"dp comm (exposed)", b.dp_comm_s},
+                                                  {"rail forwarding", b.rail_forwarding_s},
+                                                  {"pipeline bubble", b.bubble_s},
+                                                  {"optimizer", b.optimizer_s}};
+  for (const auto& [name, v] : parts)
+    t.add_row({std::string(name), v, T > 0 ? Cell(v / T) : Cell(Missing{})});
+  return t;
+}
+
+Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
+                 const perf::NetworkModel& net) {
+  Table t;
+  t.columns = {text("parallelism", "par"),
+               text("op", "op"),
+               text("axis", "axis"),
+               text("algorithm", "algorithm"),
+               text("phase", "phase"),
+               {.name = "bytes",
+                .label = "bytes",
+                .type = Type::real,
+                .unit = "B",
+                .precision = 4,
+                .style = Style::si},
+               {.name = "count", .label = "count", .type = Type::real, .precision = 0},
+               {.name = "group_size", .label = "group", .type = Type::integer},
+               {.name = "per_domain", .label = "per domain", .type = Type::integer},
+               {.name = "domains", .label = "domains", .type = Type::integer},
+               {.name = "rail_aligned", .label = "rail-aligned", .type = Type::boolean},
+               {.name = "time_s",
+                .label = "each",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 4,
+                .style = Style::si},
+               {.name = "forwarding_s",
+                .label = "forwarding",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 4,
+                .style = Style::si}};
+  for (const perf::CommOp& op : cs) {
+    const perf::GroupShape g = pl.shape(op.axis);
+    const perf::CollectiveTime ct = perf::collective_time(op, g, net);
+    t.add_row({std::string(perf::to_string(op.parallelism)), std::string(perf::to_string(op.op)),
+               std::string(perf::to_string(op.axis)), std::string(perf::to_string(op.algorithm)),
+               std::string(perf::to_string(op.phase)), op.bytes, op.count, g.size, g.per_domain,
+               g.domains, g.rail_aligned, ct.time_s, ct.forwarding_s});
+  }
+  return t;
+}
+
 }  // namespace railsim::report

@@ -31,4 +31,10 @@ Table sim_phases_table(const sim::CollectiveResult& r);
 Table sim_links_table(const std::vector<sim::TierStat>& tiers);
 Table sim_links_table(const std::vector<sim::BusyChannel>& links);
 
+// estimate: where the iteration time goes (one row per part, with its share), and the
+// communication schedule op by op (group shape, time of one occurrence, rail-only forwarding).
+Table breakdown_table(const perf::IterationTime& it);
+Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
+                 const perf::NetworkModel& net);
+
 }  // namespace railsim::report
