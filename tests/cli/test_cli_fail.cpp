@@ -118,3 +118,13 @@ TEST(CliFail, BadInputIsOneLineNamingTheOptionExit2) {
   auto none = run_cli("fail");
   EXPECT_EQ(none.code, 2);
 }
+
+TEST(CliFail, ListedInHelpAndPresets) {
+  auto help = run_cli("--help");
+  EXPECT_NE(help.out.find("fail"), std::string::npos) << help.out;
+  auto r = run_cli("presets failures");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "failures: llama3-meta-2024\n");
+  auto all = run_cli("presets");
+  EXPECT_NE(all.out.find("failures: llama3-meta-2024"), std::string::npos) << all.out;
+}
