@@ -250,41 +250,55 @@ std::vector<report::Column> traffic_pair_columns() {
   return c;
 }
 
+namespace {
+// The columns and cells naming one CommOp (schedule tables of estimate and sim).
+std::vector<Column> op_columns() {
+  return {text("parallelism", "par"),
+          text("op", "op"),
+          text("axis", "axis"),
+          text("algorithm", "algorithm"),
+          text("phase", "phase"),
+          {.name = "bytes",
+           .label = "bytes",
+           .type = Type::real,
+           .unit = "B",
+           .precision = 4,
+           .style = Style::si},
+          {.name = "count", .label = "count", .type = Type::real, .precision = 0}};
+}
+std::vector<Cell> op_cells(const perf::CommOp& op) {
+  return {std::string(perf::to_string(op.parallelism)),
+          std::string(perf::to_string(op.op)),
+          std::string(perf::to_string(op.axis)),
+          std::string(perf::to_string(op.algorithm)),
+          std::string(perf::to_string(op.phase)),
+          op.bytes,
+          op.count};
+}
+Column seconds(const char* name, const char* label, int digits) {
+  return {.name = name,
+          .label = label,
+          .type = Type::real,
+          .unit = "s",
+          .precision = digits,
+          .style = Style::si};
+}
+}  // namespace
+
 Table schedule_check_table(const sim::ScheduleCheck& r) {
   Table t;
-  t.columns = {text("parallelism", "par"),
-               text("op", "op"),
-               text("axis", "axis"),
-               text("algorithm", "algorithm"),
-               text("phase", "phase"),
-               {.name = "bytes",
-                .label = "bytes",
-                .type = Type::real,
-                .unit = "B",
-                .precision = 4,
-                .style = Style::si},
-               {.name = "count", .label = "count", .type = Type::real, .precision = 0},
-               {.name = "sim_time_s",
-                .label = "simulated",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 5,
-                .style = Style::si},
-               {.name = "analytic_time_s",
-                .label = "analytic",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 5,
-                .style = Style::si},
-               {.name = "sim_over_analytic", .label = "ratio", .type = Type::real, .precision = 3}};
+  t.columns = op_columns();
+  t.columns.insert(
+      t.columns.end(),
+      {seconds("sim_time_s", "simulated", 5),
+       seconds("analytic_time_s", "analytic", 5),
+       {.name = "sim_over_analytic", .label = "ratio", .type = Type::real, .precision = 3}});
   for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
     const auto& o = r.sim.ops[i];
     const double an = r.analytic_s[i];
-    t.add_row({std::string(perf::to_string(o.op.parallelism)),
-               std::string(perf::to_string(o.op.op)), std::string(perf::to_string(o.op.axis)),
-               std::string(perf::to_string(o.op.algorithm)),
-               std::string(perf::to_string(o.op.phase)), o.op.bytes, o.op.count, o.time_s, an,
-               an > 0 ? Cell(o.time_s / an) : Cell(Missing{})});
+    std::vector<Cell> row = op_cells(o.op);
+    row.insert(row.end(), {o.time_s, an, an > 0 ? Cell(o.time_s / an) : Cell(Missing{})});
+    t.add_row(std::move(row));
   }
   return t;
 }
@@ -370,41 +384,21 @@ Table breakdown_table(const perf::IterationTime& it) {
 Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
                  const perf::NetworkModel& net) {
   Table t;
-  t.columns = {text("parallelism", "par"),
-               text("op", "op"),
-               text("axis", "axis"),
-               text("algorithm", "algorithm"),
-               text("phase", "phase"),
-               {.name = "bytes",
-                .label = "bytes",
-                .type = Type::real,
-                .unit = "B",
-                .precision = 4,
-                .style = Style::si},
-               {.name = "count", .label = "count", .type = Type::real, .precision = 0},
-               {.name = "group_size", .label = "group", .type = Type::integer},
-               {.name = "per_domain", .label = "per domain", .type = Type::integer},
-               {.name = "domains", .label = "domains", .type = Type::integer},
-               {.name = "rail_aligned", .label = "rail-aligned", .type = Type::boolean},
-               {.name = "time_s",
-                .label = "each",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 4,
-                .style = Style::si},
-               {.name = "forwarding_s",
-                .label = "forwarding",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 4,
-                .style = Style::si}};
+  t.columns = op_columns();
+  t.columns.insert(t.columns.end(),
+                   {{.name = "group_size", .label = "group", .type = Type::integer},
+                    {.name = "per_domain", .label = "per domain", .type = Type::integer},
+                    {.name = "domains", .label = "domains", .type = Type::integer},
+                    {.name = "rail_aligned", .label = "rail-aligned", .type = Type::boolean},
+                    seconds("time_s", "each", 4),
+                    seconds("forwarding_s", "forwarding", 4)});
   for (const perf::CommOp& op : cs) {
     const perf::GroupShape g = pl.shape(op.axis);
     const perf::CollectiveTime ct = perf::collective_time(op, g, net);
-    t.add_row({std::string(perf::to_string(op.parallelism)), std::string(perf::to_string(op.op)),
-               std::string(perf::to_string(op.axis)), std::string(perf::to_string(op.algorithm)),
-               std::string(perf::to_string(op.phase)), op.bytes, op.count, g.size, g.per_domain,
-               g.domains, g.rail_aligned, ct.time_s, ct.forwarding_s});
+    std::vector<Cell> row = op_cells(op);
+    row.insert(row.end(),
+               {g.size, g.per_domain, g.domains, g.rail_aligned, ct.time_s, ct.forwarding_s});
+    t.add_row(std::move(row));
   }
   return t;
 }
