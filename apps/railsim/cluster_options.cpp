@@ -30,7 +30,8 @@ void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt) {
       [&opt](const std::string& s) {
         opt.gpus = parse_integer_option("--gpus", s, 1, spec::kMaxGpus);
       },
-      "Number of GPUs N (default 32768)");
+      "Number of GPUs N (default 32768, rounded down to a multiple of the HB-domain size K: "
+      "32760 for K = 72)");
   cmd.add_option("--gpu", opt.gpu, "GPU preset name or JSON file (see `railsim presets`)")
       ->capture_default_str();
   cmd.add_option_function<std::string>(

@@ -6,17 +6,33 @@
 
 namespace railsim::spec {
 
+namespace {
+std::string with_thousands(std::int64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+}  // namespace
+
 Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpus, std::int64_t hb_domain, double nic_gbps,
                      double hb_gbytes_per_s, int nics_per_gpu) {
   Cluster c;
   c.gpu = gpu;
   c.gpus = check_integer("--gpus", gpus, 1, kMaxGpus);
   c.hb_domain = check_integer("--hb-domain", hb_domain, 1, c.gpus);
-  if (c.gpus % c.hb_domain != 0)
+  if (c.gpus % c.hb_domain != 0) {
+    const std::int64_t below = c.gpus / c.hb_domain, above = below + 1;
+    std::string near = below > 0
+                           ? fmt::format("{} ({} x {}) or ", with_thousands(below * c.hb_domain),
+                                         below, c.hb_domain)
+                           : "";
     throw InputError("--hb-domain",
                      fmt::format("{} GPUs cannot be split into HB domains of {}: --gpus must be a "
-                                 "multiple of --hb-domain",
-                                 c.gpus, c.hb_domain));
+                                 "multiple of --hb-domain; the nearest are {}{} ({} x {})",
+                                 with_thousands(c.gpus), c.hb_domain, near,
+                                 with_thousands(above * c.hb_domain), above, c.hb_domain));
+  }
   c.nic_bw_Bps = units::gbps_to_Bps(check_number("--nic-gbps", nic_gbps, Range::positive(1e6)));
   c.hb_bw_Bps =
       units::GBps_to_Bps(check_number("--hb-GBps", hb_gbytes_per_s, Range::positive(1e6)));
@@ -28,8 +44,12 @@ Cluster make_cluster(const ClusterOptions& opt) {
   const GpuSpec gpu = load_gpu(opt.gpu, "--gpu");
   const std::int64_t nics =
       check_integer("--nics-per-gpu", opt.nics_per_gpu.value_or(gpu.nics_per_gpu), 1, 64);
-  return make_cluster(gpu, opt.gpus, opt.hb_domain.value_or(gpu.default_hb_domain),
-                      opt.nic_gbps.value_or(units::Bps_to_gbps(gpu.nic_bw_Bps)),
+  const std::int64_t k = opt.hb_domain.value_or(gpu.default_hb_domain);
+  // Unset: the paper's 32,768 GPUs, in whole HB domains of the GPU's K.
+  const std::int64_t gpus =
+      opt.gpus != 0 ? opt.gpus
+                    : (k >= 1 && k <= kDefaultGpus ? kDefaultGpus / k * k : kDefaultGpus);
+  return make_cluster(gpu, gpus, k, opt.nic_gbps.value_or(units::Bps_to_gbps(gpu.nic_bw_Bps)),
                       opt.hb_gbytes_per_s.value_or(gpu.hb_bw_Bps / 1e9), static_cast<int>(nics));
 }
 

@@ -69,3 +69,35 @@ TEST(Cluster, ValidatesSizes) {
   o.nic_gbps = -400;
   EXPECT_THROW(spec::make_cluster(o), InputError);
 }
+
+// The default size follows the GPU's HB domain, and a size that K does not divide is refused with
+// the nearest valid ones.
+TEST(Cluster, DefaultSizeIsAWholeNumberOfHbDomainsAndBadSizesSuggestTheNearest) {
+  spec::ClusterOptions gb200;
+  gb200.gpu = "GB200";
+  const spec::Cluster c = spec::make_cluster(gb200);
+  EXPECT_EQ(c.hb_domain, 72);
+  EXPECT_EQ(c.gpus, 32760);  // 455 racks
+  spec::ClusterOptions h100;
+  EXPECT_EQ(spec::make_cluster(h100).gpus, 32768);
+  gb200.gpus = 16384;
+  try {
+    (void)spec::make_cluster(gb200);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--hb-domain");
+    EXPECT_NE(std::string(e.what()).find("16,344 (227 x 72) or 16,416 (228 x 72)"),
+              std::string::npos)
+        << e.what();
+  }
+  gb200.gpus = 100;
+  gb200.hb_domain = 72;
+  try {
+    (void)spec::make_cluster(gb200);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the nearest are 72 (1 x 72) or 144 (2 x 72)"),
+              std::string::npos)
+        << e.what();
+  }
+}

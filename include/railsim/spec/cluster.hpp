@@ -11,6 +11,7 @@ namespace railsim::spec {
 
 // Largest cluster accepted; beyond it inputs are treated as a typo (10^12 GPUs), not a design.
 inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;  // 16,777,216
+inline constexpr std::int64_t kDefaultGpus = 32768;              // the paper's cluster size
 
 struct Cluster {
   GpuSpec gpu;
@@ -32,15 +33,17 @@ struct Cluster {
 // What the user asked for; an unset field takes the GPU preset's default.
 struct ClusterOptions {
   std::string gpu = "H100-SXM";
-  std::int64_t gpus = 32768;
+  // 0: about kDefaultGpus, rounded down to a whole number of HB domains (32,768 GPUs for K = 8 or
+  // 256; 32,760 = 455 NVL72 racks for K = 72).
+  std::int64_t gpus = 0;
   std::optional<std::int64_t> hb_domain;
   std::optional<double> nic_gbps;
   std::optional<double> hb_gbytes_per_s;
   std::optional<std::int64_t> nics_per_gpu;
 };
 
-// Validates: N in [1, kMaxGpus], K in [1, N] dividing N, bandwidths > 0. Errors name the option
-// ("--gpus", "--hb-domain", ...).
+// Validates: N in [1, kMaxGpus], K in [1, N] dividing N (else the error names the nearest
+// multiples of K), bandwidths > 0. Errors name the option ("--gpus", "--hb-domain", ...).
 Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpus, std::int64_t hb_domain, double nic_gbps,
                      double hb_gbytes_per_s, int nics_per_gpu);
 // Resolves the GPU preset, then calls make_cluster. Unset fields (0) take the preset's values.
