@@ -12,11 +12,8 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Axis, 5> kAxisNames{{{{Axis::tp, "tp"},
-                                          {Axis::dp, "dp"},
-                                          {Axis::pp, "pp"},
-                                          {Axis::ep, "ep"},
-                                          {Axis::edp, "edp"}}}};
+constexpr EnumNames<Axis, 5> kAxisNames{
+    {{{Axis::tp, "tp"}, {Axis::dp, "dp"}, {Axis::pp, "pp"}, {Axis::ep, "ep"}, {Axis::edp, "edp"}}}};
 constexpr EnumNames<PlacementKind, 3> kPlacementNames{
     {{{PlacementKind::rail_aligned, "rail_aligned"},
       {PlacementKind::tp_across_domains, "tp_across_domains"},
@@ -69,6 +66,7 @@ Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind
       std::swap((*perm)[i], (*perm)[j]);
     }
     perm_ = std::move(perm);
+    seed_ = seed;
   }
 }
 
@@ -166,18 +164,17 @@ GroupShape Placement::shape(Axis a) const {
     std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0;
     PlacementKind kind = PlacementKind::rail_aligned;
     Axis axis = Axis::tp;
-    const void* perm = nullptr;
+    std::uint64_t seed = 0;  // a shuffled placement is a function of N and its seed
     GroupShape shape;
   };
   thread_local std::array<Entry, 32> cache;
-  const void* perm = perm_ ? static_cast<const void*>(perm_.get()) : nullptr;
   Entry& e = cache[static_cast<std::size_t>(
       (static_cast<std::uint64_t>(d_.tp) * 31 + static_cast<std::uint64_t>(d_.pp) * 7 +
        static_cast<std::uint64_t>(d_.dp) * 3 + static_cast<std::uint64_t>(a) +
        static_cast<std::uint64_t>(kind_) * 5) %
       cache.size())];
-  if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp &&
-      e.ep == d_.ep && e.kind == kind_ && e.axis == a && e.perm == perm)
+  if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp && e.ep == d_.ep &&
+      e.kind == kind_ && e.axis == a && e.seed == seed_)
     return e.shape;
   out.size = n;
   out.domains = 0;
@@ -209,7 +206,7 @@ GroupShape Placement::shape(Axis a) const {
     out.per_domain = std::max(out.per_domain, per_domain);
     out.rail_aligned = out.rail_aligned && aligned;
   }
-  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, kind_, a, perm, out};
+  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, kind_, a, seed_, out};
   return out;
 }
 

@@ -74,6 +74,7 @@ class Placement {
   std::int64_t n_, k_;
   Degrees d_;
   PlacementKind kind_;
+  std::uint64_t seed_ = 0;                                 // shuffled only: its seed
   std::shared_ptr<const std::vector<std::int64_t>> perm_;  // shuffled only
 };
 
