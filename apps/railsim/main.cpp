@@ -40,6 +40,20 @@ int main(int argc, char** argv) {
     }
     fmt::print(stderr, "railsim: error: {}\n", msg);
     return 2;
+  } catch (const CLI::RequiredError& e) {
+    // No subcommand, or an unknown one (CLI11 says only "A subcommand is required"): name what
+    // was given and list the commands.
+    std::string commands;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      commands += (commands.empty() ? "" : ", ") + sub->get_name();
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
+      fmt::print(stderr, "railsim: error: unknown command '{}'; valid: {}\n", argv[1], commands);
+    else if (app.get_subcommands().empty())
+      fmt::print(stderr, "railsim: error: a command is required; valid: {} (railsim --help)\n",
+                 commands);
+    else
+      fmt::print(stderr, "railsim: error: {}\n", e.what());
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     for (char& c : msg)

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -55,4 +56,19 @@ TEST(Cli, UnconvertibleOptionValueNamesTheOptionFirst) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_EQ(r.err.rfind("railsim: error: --seq: cannot read '1e300'", 0), 0u) << r.err;
+}
+
+// No command, or an unknown one, names what was given and lists the commands (CLI11 alone says
+// only "A subcommand is required").
+TEST(CliBasics, UnknownOrMissingCommandListsTheCommands) {
+  const auto unknown = run_cli("foo");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown command 'foo'; valid: presets, design, compare, estimate, "
+                             "plan, traffic, sim, fail"),
+            std::string::npos)
+      << unknown.err;
+  const auto none = run_cli("");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("a command is required; valid: presets,"), std::string::npos) << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1);
 }
