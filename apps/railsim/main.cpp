@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <system_error>
 
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
@@ -23,6 +25,19 @@ int main(int argc, char** argv) {
   railsim::cli::add_traffic_command(app);
   railsim::cli::add_sim_command(app);
   railsim::cli::add_fail_command(app);
+  // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
+  // default used instead: refuse it for every option at once.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool empty_after_eq = arg.rfind("--", 0) == 0 && !arg.empty() && arg.back() == '=';
+    if (arg.empty() || empty_after_eq) {
+      const std::string option =
+          empty_after_eq ? arg.substr(0, arg.size() - 1) : (i > 1 ? argv[i - 1] : "argument");
+      fmt::print(stderr, "railsim: error: {}: empty value; give a value or leave the option out\n",
+                 option);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -63,9 +78,18 @@ int main(int argc, char** argv) {
   } catch (const railsim::InputError& e) {
     fmt::print(stderr, "railsim: error: {}\n", e.what());
     return 2;
+  } catch (const std::system_error& e) {
+    // fmt reports a failed write to stdout (a full disk, a closed pipe) this way.
+    fmt::print(stderr, "railsim: error: stdout: cannot write the output ({})\n",
+               e.code().message());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "railsim: internal error: {}\n", e.what());
     return 1;
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    fmt::print(stderr, "railsim: error: stdout: cannot write the output\n");
+    return 2;
   }
   return 0;
 }

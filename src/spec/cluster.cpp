@@ -33,9 +33,9 @@ Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpus, std::int64_t hb_doma
                                  with_thousands(c.gpus), c.hb_domain, near,
                                  with_thousands(above * c.hb_domain), above, c.hb_domain));
   }
-  c.nic_bw_Bps = units::gbps_to_Bps(check_number("--nic-gbps", nic_gbps, Range::positive(1e6)));
+  c.nic_bw_Bps = units::gbps_to_Bps(check_number("--nic-gbps", nic_gbps, Range::between(1.0, 1e6)));
   c.hb_bw_Bps =
-      units::GBps_to_Bps(check_number("--hb-GBps", hb_gbytes_per_s, Range::positive(1e6)));
+      units::GBps_to_Bps(check_number("--hb-GBps", hb_gbytes_per_s, Range::between(1.0, 1e6)));
   c.nics_per_gpu = static_cast<int>(check_integer("--nics-per-gpu", nics_per_gpu, 1, 64));
   return c;
 }

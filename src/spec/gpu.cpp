@@ -5,18 +5,24 @@
 
 namespace railsim::spec {
 
+namespace {
+// Rates (TFLOP/s, GB/s, Gb/s) from 1 to 10^6: below 1 a figure is a typo or a unit mix-up and
+// would only turn into infinite times downstream.
+const Range kRate = Range::between(1.0, 1e6);
+}  // namespace
+
 GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   GpuSpec g;
   g.name = o.string("name");
-  g.peak_bf16_flops = units::tflops_to_flops(o.number("peak_bf16_tflops", Range::positive(1e6)));
+  g.peak_bf16_flops = units::tflops_to_flops(o.number("peak_bf16_tflops", kRate));
   g.peak_fp8_flops =
       units::tflops_to_flops(o.number_or("peak_fp8_tflops", 0, Range::non_negative(1e6)));
-  g.hbm_bytes = o.number("hbm_gib", Range::positive(1e5)) * units::kGiB;
-  g.hbm_bw_Bps = units::GBps_to_Bps(o.number("hbm_gbytes_per_s", Range::positive(1e6)));
-  g.hb_bw_Bps = units::GBps_to_Bps(o.number("hb_gbytes_per_s_per_direction", Range::positive(1e6)));
+  g.hbm_bytes = o.number("hbm_gib", Range::between(1.0, 1e5)) * units::kGiB;
+  g.hbm_bw_Bps = units::GBps_to_Bps(o.number("hbm_gbytes_per_s", kRate));
+  g.hb_bw_Bps = units::GBps_to_Bps(o.number("hb_gbytes_per_s_per_direction", kRate));
   g.default_hb_domain = static_cast<int>(o.integer("default_hb_domain", 1, 1 << 20));
-  g.nic_bw_Bps = units::gbps_to_Bps(o.number("nic_gbps", Range::positive(1e6)));
+  g.nic_bw_Bps = units::gbps_to_Bps(o.number("nic_gbps", kRate));
   g.nics_per_gpu = static_cast<int>(o.integer_or("nics_per_gpu", 1, 1, 64));
   if (auto e = o.object_opt("efficiency")) {
     g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, Range{0.0, 1.0, true});

@@ -19,7 +19,7 @@ SwitchSpec switch_from_json(const Json& j, const std::string& path) {
                                  "half down, half up)",
                                  radix));
   s.radix = static_cast<int>(radix);
-  s.port_gbps = o.number("port_gbps", Range::positive(1e6));
+  s.port_gbps = o.number("port_gbps", Range::between(1.0, 1e6));
   s.family = o.string_or("family", "");
   s.modes.push_back({s.radix, s.port_gbps});
   if (o.has("port_modes")) {
@@ -35,7 +35,7 @@ SwitchSpec switch_from_json(const Json& j, const std::string& path) {
       if (r % 2 != 0)
         throw InputError(m.field("radix"), fmt::format("got {}, expected an even number >= 2", r));
       pm.radix = static_cast<int>(r);
-      pm.port_gbps = m.number("port_gbps", Range::positive(1e6));
+      pm.port_gbps = m.number("port_gbps", Range::between(1.0, 1e6));
       m.finish();
       // A mode splits or joins the same lanes: the switching capacity does not change.
       if (std::abs(pm.radix * pm.port_gbps - capacity) > 1e-9 * capacity)

@@ -72,3 +72,50 @@ TEST(CliBasics, UnknownOrMissingCommandListsTheCommands) {
   EXPECT_NE(none.err.find("a command is required; valid: presets,"), std::string::npos) << none.err;
   EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1);
 }
+
+// Empty values are refused for every option (an optional option would otherwise drop them and run
+// on its default), on one line naming the option.
+TEST(CliBasics, EmptyOptionValuesAreRefusedByName) {
+  for (const char* args : {"estimate --gpus 64 --tp ''", "estimate --gpus 64 --tp=",
+                           "design --nic-gbps ''", "plan --model ''"}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("empty value"), std::string::npos) << args << "\n" << r.err;
+  }
+}
+
+// Bandwidths below the documented floor (1 Gb/s, 1 GB/s) would turn into infinite times: refused.
+TEST(CliBasics, BandwidthsBelowTheFloorAreRefused) {
+  const auto hb = run_cli("estimate --gpus 64 --hb-GBps 1e-308");
+  EXPECT_EQ(hb.code, 2);
+  EXPECT_NE(hb.err.find("--hb-GBps: got 1e-308, expected a number >= 1"), std::string::npos)
+      << hb.err;
+  EXPECT_EQ(run_cli("plan --gpus 64 --nic-gbps 5e-324").code, 2);
+}
+
+// A failed write of the output (a full disk) is exit 2 with one line naming stdout, not an
+// internal error.
+TEST(CliBasics, OutputToAFullDeviceIsAnErrorNamingStdout) {
+  if (std::FILE* f = std::fopen("/dev/full", "w")) {
+    std::fclose(f);
+  } else {
+    GTEST_SKIP() << "no /dev/full";
+  }
+  const std::string err = "/tmp/railsim_full_" + std::to_string(::getpid()) + ".err";
+  const std::string cmd =
+      std::string(RAILSIM_CLI_PATH) + " compare --gpus 64 --no-perf >/dev/full 2>" + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  std::ifstream in(err);
+  std::string line, all;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    all += line;
+    ++lines;
+  }
+  std::remove(err.c_str());
+  EXPECT_EQ(lines, 1) << all;
+  EXPECT_NE(all.find("stdout: cannot write the output"), std::string::npos) << all;
+}
