@@ -1,29 +1,9 @@
 // The Monte Carlo's inner loop does not allocate: count heap allocations over whole trials.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+#include "../common/count_allocations.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "test_fail_common.hpp"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}
-
-// Replaces the global allocation functions of this test binary to count calls.
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 using namespace railsim;
 using namespace railsim::fail;
@@ -37,10 +17,10 @@ TEST(NoAllocation, TrialsOnBothDesignsAndPolicies) {
       p.policy = policy;
       const FailureModel m = make_failure_model(c, test::fail_design(kind), rates, p);
       TrialWorkspace ws(m);
-      const long before = g_allocations.load();
+      const long before = test::allocation_count();
       std::int64_t events = 0;
       for (std::uint64_t t = 0; t < 20; ++t) events += simulate_trial(m, 1, t, ws).interruptions;
-      EXPECT_EQ(g_allocations.load() - before, 0) << spec::to_string(kind);
+      EXPECT_EQ(test::allocation_count() - before, 0) << spec::to_string(kind);
       EXPECT_GT(events, 0);
     }
   }

@@ -1,29 +1,9 @@
 // "No allocation in the evaluation": count heap allocations while one strategy is timed.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+#include "../common/count_allocations.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "test_perf_common.hpp"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}
-
-// Replaces the global allocation functions of this test binary to count calls.
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 using namespace railsim;
 using namespace railsim::perf;
@@ -46,9 +26,9 @@ TEST(NoAllocation, OneGpt1TStrategyOnEachDesign) {
       s.dist_opt = true;
       s.dp_overlap = true;
       ASSERT_TRUE(is_valid(m, tr, s, c));
-      const long before = g_allocations.load();
+      const long before = test::allocation_count();
       const IterationTime it = estimate(ctx, s);
-      const long after = g_allocations.load();
+      const long after = test::allocation_count();
       EXPECT_EQ(after - before, 0) << gpu;
       EXPECT_GT(it.iteration_time_s, 0.0);
     }
