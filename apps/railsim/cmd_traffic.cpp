@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/cost/report.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/report/csv.hpp"
@@ -101,7 +102,7 @@ void run(const TrafficArgs& a) {
                                       "anyway");
     }
     s = res.plans.front().strategy;
-    source = fmt::format("best plan of {} strategies", res.evaluated);
+    source = fmt::format("best plan of {} strategies", cost::with_commas(double(res.evaluated)));
   }
 
   const perf::Placement pl(c, s.degrees(), in.placement, static_cast<std::uint64_t>(seed));
@@ -121,8 +122,9 @@ void run(const TrafficArgs& a) {
   const perf::EstimateContext ectx = perf::make_context(in.model, in.training, c, d, in.placement);
   const perf::IterationTime it = perf::estimate(ectx, s, pl, cs);
 
-  const std::string who = fmt::format("{}, {} x {} (K={}), {}", in.model.name, c.gpus, c.gpu.name,
-                                      c.hb_domain, spec::to_string(d.kind));
+  const std::string who =
+      fmt::format("{}, {} x {} (K={}), {}", in.model.name, cost::with_commas(double(c.gpus)),
+                  c.gpu.name, c.hb_domain, spec::to_string(d.kind));
   const std::string strat =
       fmt::format("tp{} pp{} dp{} ep{}, {}", s.tp, s.pp, s.dp, s.ep, perf::to_string(in.placement));
   if (!a.csv.empty()) {
@@ -206,13 +208,14 @@ void run(const TrafficArgs& a) {
                pct(loc(traffic::Locality::cross_rail) / sum.total_bytes));
   const double n = static_cast<double>(c.gpus);
   fmt::print(
-      "\nGPU pairs with traffic: {} of {:.0f} ordered pairs (src != dst): {}; {} exchange "
+      "\nGPU pairs with traffic: {} of {} ordered pairs (src != dst): {}; {} exchange "
       "nothing\n",
-      sum.pairs_with_traffic, n * (n - 1), pct(sum.pair_fraction_with_traffic),
-      pct(1.0 - sum.pair_fraction_with_traffic));
-  fmt::print("HB-domain pairs with inter-domain traffic: {} of {:.0f}\n",
-             sum.domain_pairs_with_traffic,
-             static_cast<double>(c.domains()) * static_cast<double>(c.domains() - 1));
+      cost::with_commas(double(sum.pairs_with_traffic)), cost::with_commas(n * (n - 1)),
+      pct(sum.pair_fraction_with_traffic), pct(1.0 - sum.pair_fraction_with_traffic));
+  fmt::print(
+      "HB-domain pairs with inter-domain traffic: {} of {}\n",
+      cost::with_commas(double(sum.domain_pairs_with_traffic)),
+      cost::with_commas(static_cast<double>(c.domains()) * static_cast<double>(c.domains() - 1)));
   if (sum.busiest_pair.src >= 0)
     fmt::print(
         "busiest pair: GPU {} -> GPU {} ({}), {}\n", sum.busiest_pair.src, sum.busiest_pair.dst,
