@@ -17,6 +17,12 @@
 namespace railsim::cli {
 
 namespace {
+// What MFU and HFU are measured against: the dense peak at the training precision.
+std::string mfu_basis(const spec::Cluster& c, const perf::Training& tr) {
+  const bool fp8 = tr.dtype == perf::Dtype::fp8;
+  return fmt::format("dense {} peak of the {}, {:g} TFLOP/s per GPU", fp8 ? "fp8" : "bf16",
+                     c.gpu.name, (fp8 ? c.gpu.peak_fp8_flops : c.gpu.peak_bf16_flops) / 1e12);
+}
 struct PlanArgs {
   spec::ClusterOptions cluster;
   NetworkOptions network;
@@ -25,6 +31,7 @@ struct PlanArgs {
   int threads = 0;
   bool json = false;
   bool csv = false;
+  bool explain = false;
 };
 }  // namespace
 
@@ -40,6 +47,9 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->add_flag("--csv", args->csv, "Print CSV (a header and one row per plan)");
+  cmd->add_flag("--explain", args->explain,
+                "Also show the model's size and FLOPs, the MFU basis, and the winner against the "
+                "runner-up part by part (time and memory); with --json: an \"explain\" object");
   cmd->callback([args] {
     if (args->json && args->csv) throw InputError("--csv", "choose one of --json and --csv");
     const StrategyInputs in = resolve_strategy_inputs(args->strategy);
@@ -70,6 +80,16 @@ void add_plan_command(CLI::App& app) {
              {"evaluated", res.evaluated},
              {"feasible", res.feasible},
              {"plans", plans}};
+      if (args->explain) {
+        const std::vector<perf::Plan> two(
+            res.plans.begin(), res.plans.begin() + std::min<std::ptrdiff_t>(2, res.plans.size()));
+        j["explain"] = {{"total_params", in.model.total_params()},
+                        {"active_params", in.model.active_params()},
+                        {"model_flops_per_iteration", res.plans.front().time.model_flops},
+                        {"mfu_basis", mfu_basis(c, in.training)},
+                        {"peak_flops_per_gpu", ctx.peak_flops},
+                        {"parts", report::to_json(report::explain_table(two))}};
+      }
       fmt::print("{}\n", j.dump(2));
       return;
     }
@@ -82,6 +102,22 @@ void add_plan_command(CLI::App& app) {
                cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain, spec::to_string(d.kind),
                cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
     fmt::print("{}", report::to_text(table));
+    if (!args->explain) return;
+    const perf::Plan& w = res.plans.front();
+    fmt::print(
+        "\n{}: {:.4g}B parameters ({:.4g}B active per token), {} PFLOP per iteration "
+        "(model FLOPs, no recomputation); MFU is against the {}\n",
+        in.model.name, in.model.total_params() / 1e9, in.model.active_params() / 1e9,
+        cost::with_commas(w.time.model_flops / 1e15), mfu_basis(c, in.training));
+    if (res.plans.size() < 2) {
+      fmt::print("only one plan fits: nothing to compare it with\n");
+      return;
+    }
+    const std::vector<perf::Plan> two(res.plans.begin(), res.plans.begin() + 2);
+    fmt::print(
+        "why #1 beats #2, part by part (time of one iteration; memory of the fullest "
+        "stage):\n{}",
+        report::to_text_by_column(report::explain_table(two), "plan"));
   });
 }
 

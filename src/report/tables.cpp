@@ -1,5 +1,8 @@
 #include "railsim/report/tables.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
 #include <string>
 
 #include "railsim/core/units.hpp"
@@ -398,6 +401,69 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
     std::vector<Cell> row = op_cells(op);
     row.insert(row.end(),
                {g.size, g.per_domain, g.domains, g.rail_aligned, ct.time_s, ct.forwarding_s});
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+Table explain_table(const std::vector<perf::Plan>& plans) {
+  auto sec = [](const char* name, const char* label) {
+    return Column{.name = name,
+                  .label = label,
+                  .type = Type::real,
+                  .unit = "s",
+                  .precision = 4,
+                  .style = Style::si};
+  };
+  auto gib = [](const char* name, const char* label) {
+    return Column{.name = name, .label = label, .type = Type::real, .unit = "GiB", .precision = 1};
+  };
+  Table t;
+  t.columns = {text("plan", "plan"),
+               text("strategy", "strategy", false),
+               sec("iteration_time_s", "iteration"),
+               sec("compute_s", "compute"),
+               sec("recompute_s", "recompute"),
+               sec("tp_comm_s", "tp/sp comm"),
+               sec("ep_comm_s", "ep all-to-all"),
+               sec("pp_comm_s", "pp send/recv"),
+               sec("dp_comm_s", "dp comm (exposed)"),
+               sec("rail_forwarding_s", "rail forwarding"),
+               sec("bubble_s", "pipeline bubble"),
+               sec("optimizer_s", "optimizer step"),
+               gib("memory_gib", "memory per GPU"),
+               gib("weights_gib", "  weights"),
+               gib("gradients_gib", "  gradients"),
+               gib("optimizer_gib", "  optimizer state"),
+               gib("activations_gib", "  activations"),
+               gib("reserved_gib", "  reserved")};
+  auto values = [](const perf::IterationTime& it) {
+    const perf::Breakdown& b = it.breakdown;
+    const perf::MemoryUse& m = it.memory;
+    const double g = units::kGiB;
+    return std::array<double, 16>{
+        it.iteration_time_s,   b.compute_s,           b.recompute_s,
+        b.tp_comm_s,           b.ep_comm_s,           b.pp_comm_s,
+        b.dp_comm_s,           b.rail_forwarding_s,   b.bubble_s,
+        b.optimizer_s,         m.total() / g,         m.weights_bytes / g,
+        m.gradients_bytes / g, m.optimizer_bytes / g, m.activations_bytes / g,
+        m.reserved_bytes / g};
+  };
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const perf::Strategy& s = plans[i].strategy;
+    std::vector<Cell> row{
+        fmt::format("#{} tp{} pp{} dp{}{} mb{} v{} {}{}", i + 1, s.tp, s.pp, s.dp,
+                    s.ep > 1 ? fmt::format(" ep{}", s.ep) : std::string(), s.micro_batch,
+                    s.interleave, perf::to_string(s.recompute), s.sp ? " sp" : ""),
+        perf::describe(s)};
+    for (double v : values(plans[i].time)) row.push_back(v);
+    t.add_row(std::move(row));
+  }
+  // The difference of each later plan against the winner, part by part.
+  for (std::size_t i = 1; i < plans.size(); ++i) {
+    std::vector<Cell> row{fmt::format("#{} - #1", i + 1), std::string()};
+    const auto a = values(plans[i].time), w = values(plans.front().time);
+    for (std::size_t k = 0; k < a.size(); ++k) row.push_back(a[k] - w[k]);
     t.add_row(std::move(row));
   }
   return t;

@@ -276,3 +276,41 @@ TEST(CliEstimate, CommOpsShowWhyRailOnlyIsSlower) {
   EXPECT_EQ(a2a, 2);  // forward and backward
   for (const auto& op : ja["comm"]) EXPECT_EQ(op["forwarding_s"].get<double>(), 0.0);
 }
+
+// plan --explain: the model's size and FLOPs, the MFU basis, and the winner against the
+// runner-up part by part; every row's parts add up to its iteration time and memory.
+TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
+  const auto text = run_cli("plan --gpus 4096 --model MoE-1.2T --top 2 --explain");
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* s : {"B parameters", "active per token", "PFLOP per iteration",
+                        "dense bf16 peak of the H100-SXM, 989 TFLOP/s", "why #1 beats #2",
+                        "pipeline bubble", "#2 - #1", "optimizer state"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
+  const auto json = run_cli("plan --gpus 4096 --model MoE-1.2T --top 2 --explain --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json& e = j["explain"];
+  EXPECT_GT(e["total_params"].get<double>(), e["active_params"].get<double>());  // MoE
+  // MFU = model FLOPs / (time x N x peak), the basis stated.
+  EXPECT_NEAR(e["model_flops_per_iteration"].get<double>() /
+                  (j["plans"][0]["iteration_time_s"].get<double>() * j["gpus"].get<double>() *
+                   e["peak_flops_per_gpu"].get<double>()),
+              j["plans"][0]["mfu"].get<double>(), 1e-12);
+  ASSERT_EQ(e["parts"].size(), 3u);  // #1, #2, #2 - #1
+  for (const nlohmann::json& row : e["parts"]) {
+    double time = 0, memory = 0;
+    for (const char* k : {"compute_s", "recompute_s", "tp_comm_s", "ep_comm_s", "pp_comm_s",
+                          "dp_comm_s", "rail_forwarding_s", "bubble_s", "optimizer_s"})
+      time += row[k].get<double>();
+    for (const char* k :
+         {"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "reserved_gib"})
+      memory += row[k].get<double>();
+    EXPECT_NEAR(time, row["iteration_time_s"].get<double>(), 1e-9) << row["plan"];
+    EXPECT_NEAR(memory, row["memory_gib"].get<double>(), 1e-9) << row["plan"];
+  }
+  EXPECT_NEAR(e["parts"][2]["iteration_time_s"].get<double>(),
+              j["plans"][1]["iteration_time_s"].get<double>() -
+                  j["plans"][0]["iteration_time_s"].get<double>(),
+              1e-12);
+  EXPECT_GE(e["parts"][2]["iteration_time_s"].get<double>(), 0.0);  // #1 is the faster
+}

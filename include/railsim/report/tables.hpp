@@ -37,4 +37,9 @@ Table breakdown_table(const perf::IterationTime& it);
 Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
                  const perf::NetworkModel& net);
 
+// plan --explain: one row per plan (the winner first), then one row per later plan with its
+// difference from the winner: where the iteration time goes (seconds per part) and the memory of
+// the fullest stage by part (GiB). Printed transposed for people (a line per part).
+Table explain_table(const std::vector<perf::Plan>& plans);
+
 }  // namespace railsim::report
