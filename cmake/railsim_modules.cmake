@@ -12,7 +12,8 @@
 #                           perf <- sim
 #   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
 #                   topo <- fail  (goodput under failures)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail)
+#                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
 set(RAILSIM_MODULE_DEPS_topo spec)
@@ -22,6 +23,7 @@ set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
 set(RAILSIM_MODULE_DEPS_report cost sim)
 set(RAILSIM_MODULE_DEPS_fail topo)
+set(RAILSIM_MODULE_DEPS_sweep report)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)

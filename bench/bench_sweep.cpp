@@ -1,0 +1,54 @@
+// Speed of `railsim sweep`: 100,000 design+cost points (cost and power of the three designs,
+// no plan search; target under 5 s on 2 cores) and 1,000 points with each design's best plan
+// (GPT-1T on 32,768 GPUs over 1,000 global batches; target under 10 s on 2 cores), each with
+// its tidy table, per thread count.
+#include <benchmark/benchmark.h>
+
+#include "railsim/report/table.hpp"
+#include "railsim/sweep/sweep.hpp"
+
+using namespace railsim;
+
+namespace {
+
+// 100,000 cluster sizes (8 to 800,000 GPUs in steps of 8) on H100 (K = 8).
+void BM_Sweep100kDesignPoints(benchmark::State& state) {
+  sweep::SweepOptions o;
+  o.axes.gpus = sweep::parse_integers("--gpus", "8:800000:8", 100'000);
+  o.perf = false;
+  o.max_points = 100'000;
+  o.threads = static_cast<int>(state.range(0));
+  std::size_t rows = 0;
+  for (auto _ : state) {
+    const report::Table t = sweep::sweep_table(sweep::run_sweep(o));
+    rows = t.rows.size();
+    benchmark::DoNotOptimize(t);
+  }
+  state.counters["rows"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_Sweep100kDesignPoints)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// GPT-1T on 32,768 H100 with 1,000 global batches (1,024 to 1,024,000 sequences): 3,000 searches.
+void BM_Sweep1kPlanPointsGpt1t32k(benchmark::State& state) {
+  sweep::SweepOptions o;
+  o.axes.gpus = {32768};
+  o.axes.batch = sweep::parse_integers("--batch", "1024:1024000:1024");
+  o.threads = static_cast<int>(state.range(0));
+  std::size_t rows = 0;
+  for (auto _ : state) {
+    const report::Table t = sweep::sweep_table(sweep::run_sweep(o));
+    rows = t.rows.size();
+    benchmark::DoNotOptimize(t);
+  }
+  state.counters["rows"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_Sweep1kPlanPointsGpt1t32k)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();

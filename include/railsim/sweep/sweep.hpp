@@ -1,0 +1,106 @@
+#pragma once
+// A parameter study as one call: lists of cluster, network, cost and model inputs, expanded as a
+// cartesian product (or zipped), each point's three designs priced (cost::compare_designs) and,
+// optionally, each design's best parallelization found (perf::plan, top 1). Points are evaluated
+// in parallel (oneTBB) and kept in input order: the result is the same for any thread count.
+// sweep_table turns the result into one tidy row per (point, design).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "railsim/cost/cost.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/spec/network.hpp"
+#include "railsim/sweep/values.hpp"
+
+namespace railsim::sweep {
+
+// The values of each swept input. An empty list means the one default value: the GPU preset's
+// (hb_domain, nic_gbps, hb_GBps, nics_per_gpu), 32,768 GPUs rounded down to whole HB domains
+// (gpus), the model's (seq).
+struct SweepAxes {
+  std::vector<std::string> gpu = {"H100-SXM"};
+  std::vector<std::int64_t> gpus;
+  std::vector<std::int64_t> hb_domain;
+  std::vector<double> nic_gbps;
+  std::vector<double> hb_GBps;
+  std::vector<std::int64_t> nics_per_gpu;
+  std::vector<std::string> sw = {"ETH-51.2T-128x400G"};
+  std::vector<std::string> catalog = {"ib-ndr-thirdparty-2024"};
+  std::vector<double> oversubscription = {1.0};
+  std::vector<std::string> model = {"GPT-1T"};
+  std::vector<std::int64_t> batch = {4096};
+  std::vector<std::int64_t> seq;
+};
+
+struct SweepOptions {
+  SweepAxes axes;
+  // false: the cartesian product (the last input varies fastest: gpu, gpus, hb_domain, nic_gbps,
+  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq). true: the
+  // lists taken together, point i from item i of each; every list with more than one value must
+  // have the same length (one-value lists apply to every point).
+  bool zip = false;
+  bool perf = true;  // false: cost and power only
+  std::int64_t max_points = kDefaultMaxPoints;
+  int threads = 0;               // 0: oneTBB's default
+  spec::NetworkOptions network;  // the other network options (tier, copper, management links)
+  cost::SwitchCounting counting = cost::SwitchCounting::whole;
+};
+
+// One point's inputs as requested (unset optionals take the defaults above).
+struct SweepPoint {
+  std::string gpu;
+  std::int64_t gpus = 0;  // 0: the default
+  std::optional<std::int64_t> hb_domain;
+  std::optional<double> nic_gbps, hb_GBps;
+  std::optional<std::int64_t> nics_per_gpu;
+  std::string sw, catalog;
+  double oversubscription = 1.0;
+  std::string model;
+  std::int64_t batch = 0;
+  std::optional<std::int64_t> seq;
+};
+
+// Expands the axes into points, in order. Throws InputError: --zip with lists of different
+// lengths (naming the option), more points than max_points (--max-points, with the count).
+std::vector<SweepPoint> expand_points(const SweepOptions& opt);
+
+// The best plan of one design, or why there is none.
+struct DesignPlan {
+  std::optional<perf::Plan> best;
+  std::string no_plan_reason;
+};
+
+// One evaluated point: its resolved inputs, and either the three designs (rail_optimized,
+// rail_only, ideal) with their plans, or why the point is invalid (e.g. N not a multiple of K).
+struct PointResult {
+  SweepPoint point;
+  // Resolved inputs (the defaults filled in; as requested when the cluster is invalid).
+  std::int64_t gpus = 0, hb_domain = 0, nics_per_gpu = 0, seq = 0;
+  double nic_gbps = 0, hb_GBps = 0;
+  std::string model_name;
+  std::vector<cost::DesignReport> designs;
+  std::vector<DesignPlan> plans;  // empty without perf
+  std::optional<InputError> invalid;
+};
+
+struct SweepResult {
+  std::vector<PointResult> points;  // in the order of expand_points
+  bool perf = true;
+  std::int64_t valid_points() const;
+};
+
+// Loads every preset named (an unknown GPU, switch, catalog or model is an InputError naming its
+// option, before any point is evaluated), then evaluates the points in parallel.
+SweepResult run_sweep(const SweepOptions& opt);
+
+// One row per (point, design); an invalid point has one row per design with only its inputs, the
+// design and the reason. Columns: gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
+// catalog, oversubscription, model, batch, seq, design, tiers, switches, cost_usd, power_w,
+// cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
+// best_plan, best_plan_knobs, reason (the perf columns only with perf).
+report::Table sweep_table(const SweepResult& r);
+
+}  // namespace railsim::sweep

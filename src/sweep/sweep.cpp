@@ -1,0 +1,378 @@
+#include "railsim/sweep/sweep.hpp"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <map>
+
+#include "railsim/core/json.hpp"
+#include "railsim/core/units.hpp"
+#include "railsim/spec/catalog.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/model.hpp"
+#include "railsim/spec/switch.hpp"
+
+namespace railsim::sweep {
+
+namespace {
+
+// One axis of the sweep: its option and how many values it has (0: the default alone).
+struct Axis {
+  const char* option;
+  std::size_t size;
+};
+
+std::vector<Axis> axes_of(const SweepAxes& a) {
+  return {{"--gpu", a.gpu.size()},
+          {"--gpus", a.gpus.size()},
+          {"--hb-domain", a.hb_domain.size()},
+          {"--nic-gbps", a.nic_gbps.size()},
+          {"--hb-GBps", a.hb_GBps.size()},
+          {"--nics-per-gpu", a.nics_per_gpu.size()},
+          {"--switch", a.sw.size()},
+          {"--catalog", a.catalog.size()},
+          {"--oversubscription", a.oversubscription.size()},
+          {"--model", a.model.size()},
+          {"--batch", a.batch.size()},
+          {"--seq", a.seq.size()}};
+}
+
+template <typename T>
+T pick(const std::vector<T>& v, std::size_t i, T fallback) {
+  return v.empty() ? fallback : v[i];
+}
+template <typename T>
+std::optional<T> pick_opt(const std::vector<T>& v, std::size_t i) {
+  if (v.empty()) return std::nullopt;
+  return v[i];
+}
+
+SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
+  SweepPoint p;
+  p.gpu = pick(a.gpu, idx[0], std::string("H100-SXM"));
+  p.gpus = pick(a.gpus, idx[1], std::int64_t{0});
+  p.hb_domain = pick_opt(a.hb_domain, idx[2]);
+  p.nic_gbps = pick_opt(a.nic_gbps, idx[3]);
+  p.hb_GBps = pick_opt(a.hb_GBps, idx[4]);
+  p.nics_per_gpu = pick_opt(a.nics_per_gpu, idx[5]);
+  p.sw = pick(a.sw, idx[6], std::string(spec::NetworkOptions{}.sw));
+  p.catalog = pick(a.catalog, idx[7], std::string(spec::kDefaultCatalog));
+  p.oversubscription = pick(a.oversubscription, idx[8], 1.0);
+  p.model = pick(a.model, idx[9], std::string("GPT-1T"));
+  p.batch = pick(a.batch, idx[10], std::int64_t{4096});
+  p.seq = pick_opt(a.seq, idx[11]);
+  return p;
+}
+
+constexpr std::size_t kInputColumns = 12;  // gpu ... seq, first in every row
+
+std::string plan_text(const perf::Strategy& s) {
+  return fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
+                     s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
+}
+std::string knobs_text(const perf::Strategy& s) {
+  return fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave, perf::to_string(s.recompute),
+                     s.sp ? " sp" : "", s.dist_opt ? " dopt" : "", s.dp_overlap ? " ovl" : "");
+}
+
+// The message of an InputError without its "field: " prefix.
+std::string message_of(const InputError& e) {
+  return std::string(e.what()).substr(e.field().size() + 2);
+}
+
+struct Presets {
+  std::map<std::string, spec::GpuSpec> gpus;
+  std::map<std::string, spec::SwitchSpec> switches;
+  std::map<std::string, spec::Catalog> catalogs;
+  std::map<std::string, spec::Model> models;
+};
+
+PointResult evaluate_point(const SweepPoint& p, const Presets& presets, const SweepOptions& opt) {
+  PointResult r;
+  r.point = p;
+  const spec::GpuSpec& g = presets.gpus.at(p.gpu);
+  const spec::Model& m = presets.models.at(p.model);
+  // The defaults of spec::make_cluster(ClusterOptions), resolved here so that an invalid point
+  // still shows what it asked for.
+  r.nics_per_gpu = p.nics_per_gpu.value_or(g.nics_per_gpu);
+  r.hb_domain = p.hb_domain.value_or(g.default_hb_domain);
+  r.gpus = p.gpus != 0 ? p.gpus
+                       : (r.hb_domain >= 1 && r.hb_domain <= spec::kDefaultGpus
+                              ? spec::kDefaultGpus / r.hb_domain * r.hb_domain
+                              : spec::kDefaultGpus);
+  r.nic_gbps = p.nic_gbps.value_or(units::Bps_to_gbps(g.nic_bw_Bps));
+  r.hb_GBps = p.hb_GBps.value_or(g.hb_bw_Bps / 1e9);
+  r.seq = p.seq.value_or(m.seq_len);
+  r.model_name = m.name;
+  spec::Cluster cluster;
+  spec::NetworkDesign base;
+  perf::Training tr;
+  try {
+    const auto nics = check_integer("--nics-per-gpu", r.nics_per_gpu, 1, 64);
+    cluster =
+        spec::make_cluster(g, r.gpus, r.hb_domain, r.nic_gbps, r.hb_GBps, static_cast<int>(nics));
+    base = spec::make_network_design(spec::DesignKind::rail_optimized, presets.switches.at(p.sw),
+                                     p.oversubscription, opt.network.oversubscribed_tier,
+                                     opt.network.copper_gpu_leaf, opt.network.management_links);
+    tr.global_batch = check_integer("--batch", p.batch, 1, std::int64_t{1} << 40);
+    tr.seq_len = check_integer("--seq", r.seq, 1, 1 << 24);
+    r.designs = cost::compare_designs(cluster, base, presets.catalogs.at(p.catalog), opt.counting);
+  } catch (const InputError& e) {
+    r.invalid = e;
+    r.designs.clear();
+    return r;
+  }
+  if (!opt.perf) return r;
+  for (const cost::DesignReport& dr : r.designs) {
+    spec::NetworkDesign d = base;
+    d.kind = dr.bom.design;
+    DesignPlan dp;
+    try {
+      perf::PlanOptions po;
+      po.top = 1;
+      const perf::PlanResult pr = perf::plan(perf::make_context(m, tr, cluster, d), po);
+      if (pr.plans.empty())
+        dp.no_plan_reason = message_of(perf::explain_no_plan(pr, m, tr, {}, cluster));
+      else
+        dp.best = pr.plans.front();
+    } catch (const InputError& e) {
+      dp.no_plan_reason = e.what();
+    }
+    r.plans.push_back(std::move(dp));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<SweepPoint> expand_points(const SweepOptions& opt) {
+  const std::vector<Axis> axes = axes_of(opt.axes);
+  std::vector<std::size_t> idx(axes.size(), 0);
+  std::vector<SweepPoint> points;
+  if (opt.zip) {
+    std::size_t n = 1;
+    const char* first = nullptr;
+    for (const Axis& a : axes) {
+      if (a.size <= 1) continue;
+      if (first && a.size != n)
+        throw InputError(a.option, fmt::format("--zip takes the lists together: {} has {} values, "
+                                               "{} has {}; give them the same length (or one "
+                                               "value)",
+                                               a.option, a.size, first, n));
+      first = first ? first : a.option;
+      n = a.size;
+    }
+    if (static_cast<std::int64_t>(n) > opt.max_points)
+      throw InputError("--max-points",
+                       fmt::format("the sweep has {} points, more than {}", n, opt.max_points));
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t k = 0; k < axes.size(); ++k) idx[k] = axes[k].size > 1 ? i : 0;
+      points.push_back(point_at(opt.axes, idx));
+    }
+    return points;
+  }
+  double total = 1;
+  std::string product;
+  for (const Axis& a : axes) {
+    total *= static_cast<double>(std::max<std::size_t>(a.size, 1));
+    if (a.size > 1)
+      product += fmt::format("{}{} {}", product.empty() ? "" : " x ", a.size, a.option);
+  }
+  if (total > static_cast<double>(opt.max_points))
+    throw InputError("--max-points", fmt::format("the sweep has {:.0f} points ({}), more than {}",
+                                                 total, product, opt.max_points));
+  const auto n = static_cast<std::size_t>(total);
+  points.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    points.push_back(point_at(opt.axes, idx));
+    for (std::size_t k = axes.size(); k-- > 0;) {  // the last axis varies fastest
+      if (++idx[k] < std::max<std::size_t>(axes[k].size, 1)) break;
+      idx[k] = 0;
+    }
+  }
+  return points;
+}
+
+std::int64_t SweepResult::valid_points() const {
+  std::int64_t n = 0;
+  for (const PointResult& p : points) n += !p.invalid;
+  return n;
+}
+
+SweepResult run_sweep(const SweepOptions& opt) {
+  const std::vector<SweepPoint> points = expand_points(opt);
+  Presets presets;
+  for (const std::string& s : opt.axes.gpu)
+    if (!presets.gpus.count(s)) presets.gpus.emplace(s, spec::load_gpu(s, "--gpu"));
+  for (const std::string& s : opt.axes.sw)
+    if (!presets.switches.count(s)) presets.switches.emplace(s, spec::load_switch(s, "--switch"));
+  for (const std::string& s : opt.axes.catalog)
+    if (!presets.catalogs.count(s)) presets.catalogs.emplace(s, spec::load_catalog(s, "--catalog"));
+  for (const std::string& s : opt.axes.model)
+    if (!presets.models.count(s)) presets.models.emplace(s, spec::load_model(s, "--model"));
+  for (const SweepPoint& p : points) {  // the defaults of axes left empty
+    if (!presets.gpus.count(p.gpu)) presets.gpus.emplace(p.gpu, spec::load_gpu(p.gpu, "--gpu"));
+    if (!presets.switches.count(p.sw))
+      presets.switches.emplace(p.sw, spec::load_switch(p.sw, "--switch"));
+    if (!presets.catalogs.count(p.catalog))
+      presets.catalogs.emplace(p.catalog, spec::load_catalog(p.catalog, "--catalog"));
+    if (!presets.models.count(p.model))
+      presets.models.emplace(p.model, spec::load_model(p.model, "--model"));
+    break;  // every point names the same defaults
+  }
+
+  SweepResult res;
+  res.perf = opt.perf;
+  res.points.resize(points.size());
+  auto run = [&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size()),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        for (std::size_t i = range.begin(); i != range.end(); ++i)
+                          res.points[i] = evaluate_point(points[i], presets, opt);
+                      });
+  };
+  if (opt.threads > 0) {
+    tbb::task_arena arena(opt.threads);
+    arena.execute(run);
+  } else {
+    run();
+  }
+  return res;
+}
+
+report::Table sweep_table(const SweepResult& r) {
+  using report::Cell;
+  using report::Column;
+  using report::Missing;
+  using report::Style;
+  using report::Type;
+  report::Table t;
+  t.columns = {
+      {.name = "gpu", .label = "GPU"},
+      {.name = "gpus", .label = "GPUs", .type = Type::integer},
+      {.name = "hb_domain", .label = "HB domain", .type = Type::integer},
+      {.name = "nic_gbps", .label = "NIC", .type = Type::real, .unit = "Gb/s"},
+      {.name = "hb_GBps", .label = "HB", .type = Type::real, .unit = "GB/s"},
+      {.name = "nics_per_gpu", .label = "NICs per GPU", .type = Type::integer},
+      {.name = "switch", .label = "switch"},
+      {.name = "catalog", .label = "catalog"},
+      {.name = "oversubscription", .label = "oversubscription", .type = Type::real, .precision = 1},
+      {.name = "model", .label = "model"},
+      {.name = "batch", .label = "batch", .type = Type::integer, .unit = "seq"},
+      {.name = "seq", .label = "seq", .type = Type::integer, .unit = "tokens"},
+      {.name = "design", .label = "design"},
+      {.name = "tiers", .label = "tiers", .type = Type::integer},
+      {.name = "switches", .label = "switches", .type = Type::integer},
+      {.name = "cost_usd", .label = "cost", .type = Type::real, .style = Style::usd},
+      {.name = "power_w",
+       .label = "power",
+       .type = Type::real,
+       .unit = "W",
+       .precision = 4,
+       .style = Style::si},
+      {.name = "cost_saving",
+       .label = "cost saving",
+       .type = Type::real,
+       .precision = 1,
+       .style = Style::fraction},
+      {.name = "power_saving",
+       .label = "power saving",
+       .type = Type::real,
+       .precision = 1,
+       .style = Style::fraction},
+  };
+  if (r.perf) {
+    t.columns.push_back({.name = "best_iteration_time_s",
+                         .label = "best iteration time",
+                         .type = Type::real,
+                         .unit = "s",
+                         .precision = 3});
+    t.columns.push_back({.name = "vs_rail_optimized_pct",
+                         .label = "vs rail_optimized",
+                         .type = Type::real,
+                         .unit = "%",
+                         .precision = 2,
+                         .style = Style::signed_});
+    t.columns.push_back({.name = "best_plan_mfu",
+                         .label = "best plan MFU",
+                         .type = Type::real,
+                         .precision = 1,
+                         .style = Style::fraction});
+    t.columns.push_back({.name = "best_plan", .label = "best plan"});
+    t.columns.push_back({.name = "best_plan_knobs", .label = "best plan knobs"});
+  }
+  t.columns.push_back({.name = "reason", .label = "reason"});
+
+  t.rows.reserve(r.points.size() * 3);
+  for (const PointResult& p : r.points) {
+    auto inputs = [&] {
+      std::vector<Cell> row;
+      row.reserve(t.columns.size());
+      row.emplace_back(p.point.gpu);
+      row.emplace_back(p.gpus);
+      row.emplace_back(p.hb_domain);
+      row.emplace_back(p.nic_gbps);
+      row.emplace_back(p.hb_GBps);
+      row.emplace_back(p.nics_per_gpu);
+      row.emplace_back(p.point.sw);
+      row.emplace_back(p.point.catalog);
+      row.emplace_back(p.point.oversubscription);
+      row.emplace_back(p.model_name);
+      row.emplace_back(p.point.batch);
+      row.emplace_back(p.seq);
+      return row;
+    };
+    if (p.invalid) {
+      for (spec::DesignKind k : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only,
+                                 spec::DesignKind::ideal}) {
+        std::vector<Cell> row = inputs();
+        row.push_back(std::string(spec::to_string(k)));
+        while (row.size() + 1 < t.columns.size()) row.push_back(Missing{});
+        row.push_back(std::string(p.invalid->what()));
+        t.add_row(std::move(row));
+      }
+      continue;
+    }
+    double reference = 0;
+    for (std::size_t d = 0; d < p.designs.size(); ++d) {
+      const cost::DesignReport& dr = p.designs[d];
+      std::vector<Cell> row = inputs();
+      row.push_back(std::string(spec::to_string(dr.bom.design)));
+      row.push_back(std::int64_t{dr.bom.tiers});
+      row.push_back(dr.bom.switches);
+      row.push_back(dr.cost.cost_usd());
+      row.push_back(dr.cost.power_w());
+      row.push_back(dr.cost_saving);
+      row.push_back(dr.power_saving);
+      Cell reason = Missing{};
+      if (r.perf) {
+        const DesignPlan& dp = p.plans[d];
+        if (dp.best) {
+          const double seconds = dp.best->time.iteration_time_s;
+          if (dr.bom.design == spec::DesignKind::rail_optimized) reference = seconds;
+          row.push_back(seconds);
+          row.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : Missing{});
+          row.push_back(dp.best->time.mfu);
+          row.push_back(plan_text(dp.best->strategy));
+          row.push_back(knobs_text(dp.best->strategy));
+        } else {
+          for (int i = 0; i < 5; ++i) row.push_back(Missing{});
+          reason = dp.no_plan_reason;
+        }
+      }
+      row.push_back(reason);
+      t.add_row(std::move(row));
+    }
+  }
+  // People see the inputs that vary (all of them are in CSV and JSON).
+  for (std::size_t c = 0; c < kInputColumns; ++c) {
+    bool varies = false;
+    for (const auto& row : t.rows) varies = varies || row[c] != t.rows.front()[c];
+    t.columns[c].human = varies;
+  }
+  return t;
+}
+
+}  // namespace railsim::sweep

@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "railsim/core/error.hpp"
+#include "railsim/cost/catalog.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/spec/switch.hpp"
+#include "railsim/sweep/sweep.hpp"
+
+namespace railsim::sweep {
+namespace {
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Sweep, CartesianProductInOrderWithTheLastInputFastest) {
+  SweepOptions o;
+  o.axes.gpus = {1024, 2048};
+  o.axes.hb_domain = {8, 16, 32};
+  const std::vector<SweepPoint> p = expand_points(o);
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p[0].gpus, 1024);
+  EXPECT_EQ(*p[0].hb_domain, 8);
+  EXPECT_EQ(*p[1].hb_domain, 16);
+  EXPECT_EQ(*p[2].hb_domain, 32);
+  EXPECT_EQ(p[3].gpus, 2048);
+  EXPECT_EQ(*p[3].hb_domain, 8);
+  EXPECT_EQ(p[5].model, "GPT-1T");
+  EXPECT_FALSE(p[5].seq.has_value());
+}
+
+TEST(Sweep, ZipTakesTheListsTogether) {
+  SweepOptions o;
+  o.zip = true;
+  o.axes.gpus = {1024, 2048, 4096};
+  o.axes.hb_domain = {8, 16, 32};
+  o.axes.model = {"GPT-1T"};
+  const std::vector<SweepPoint> p = expand_points(o);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[2].gpus, 4096);
+  EXPECT_EQ(*p[2].hb_domain, 32);
+  o.axes.batch = {1, 2};
+  EXPECT_EQ(error_of([&] { expand_points(o); }),
+            "--batch: --zip takes the lists together: --batch has 2 values, --gpus has 3; give "
+            "them the same length (or one value)");
+}
+
+TEST(Sweep, MorePointsThanTheLimitIsRefusedWithTheCount) {
+  SweepOptions o;
+  o.axes.gpus = {1024, 2048, 4096};
+  o.axes.hb_domain = {8, 16};
+  o.max_points = 5;
+  EXPECT_EQ(error_of([&] { expand_points(o); }),
+            "--max-points: the sweep has 6 points (3 --gpus x 2 --hb-domain), more than 5");
+}
+
+TEST(Sweep, RowsAreTheDesignsOfEachPointAndAnInvalidPointSaysWhy) {
+  SweepOptions o;
+  o.perf = false;
+  o.axes.gpus = {1001, 1024};
+  const SweepResult r = run_sweep(o);
+  ASSERT_EQ(r.points.size(), 2u);
+  EXPECT_EQ(r.valid_points(), 1);
+  ASSERT_TRUE(r.points[0].invalid.has_value());
+  EXPECT_EQ(r.points[0].invalid->field(), "--hb-domain");
+
+  spec::ClusterOptions co;
+  co.gpus = 1024;
+  const spec::Cluster c = spec::make_cluster(co);
+  const auto designs = cost::compare_designs(c, spec::make_network_design(spec::NetworkOptions{}),
+                                             cost::load_catalog(cost::kDefaultCatalog));
+  const report::Table t = sweep_table(r);
+  ASSERT_EQ(t.rows.size(), 6u);
+  auto col = [&](const std::string& name) {
+    for (std::size_t i = 0; i < t.columns.size(); ++i)
+      if (t.columns[i].name == name) return i;
+    ADD_FAILURE() << name;
+    return std::size_t{0};
+  };
+  EXPECT_EQ(t.rows[0][col("gpus")], report::Cell(std::int64_t{1001}));
+  EXPECT_EQ(t.rows[0][col("cost_usd")], report::Cell(report::Missing{}));
+  EXPECT_NE(std::get<std::string>(t.rows[0][col("reason")]).find("--hb-domain"), std::string::npos);
+  for (std::size_t d = 0; d < 3; ++d) {
+    const auto& row = t.rows[3 + d];
+    EXPECT_EQ(row[col("design")],
+              report::Cell(std::string(spec::to_string(designs[d].bom.design))));
+    EXPECT_EQ(row[col("cost_usd")], report::Cell(designs[d].cost.cost_usd()));
+    EXPECT_EQ(row[col("power_w")], report::Cell(designs[d].cost.power_w()));
+    EXPECT_EQ(row[col("cost_saving")], report::Cell(designs[d].cost_saving));
+    EXPECT_EQ(row[col("switches")], report::Cell(designs[d].bom.switches));
+    EXPECT_EQ(row[col("reason")], report::Cell(report::Missing{}));
+  }
+  for (const char* perf : {"best_iteration_time_s", "best_plan"})
+    for (const auto& c2 : t.columns) EXPECT_NE(c2.name, perf);
+}
+
+TEST(Sweep, UnknownPresetIsAnErrorBeforeAnyPoint) {
+  SweepOptions o;
+  o.axes.model = {"GPT-1T", "no-such-model"};
+  EXPECT_NE(error_of([&] { run_sweep(o); }).rfind("--model: ", 0), std::string::npos);
+}
+
+TEST(Sweep, SameOutputForAnyThreadCount) {
+  SweepOptions o;
+  o.axes.gpus = {512, 1024, 8192};
+  o.axes.model = {"GPT-1T", "MoE-1.2T"};
+  o.axes.batch = {4097, 2048};
+  o.threads = 1;
+  const std::string one = report::to_csv(sweep_table(run_sweep(o)));
+  o.threads = 2;
+  const std::string two = report::to_csv(sweep_table(run_sweep(o)));
+  EXPECT_EQ(one, two);
+  EXPECT_NE(one.find("no valid strategy"), std::string::npos);  // a batch of 4097 sequences
+}
+
+}  // namespace
+}  // namespace railsim::sweep
