@@ -111,6 +111,13 @@ def check_plan(args):
     check_rows(what, header, body, plans, exact_keys=False)
 
 
+def check_sweep(args):
+    what = "sweep " + " ".join(args)
+    header, body = read_csv(run(["sweep", "--csv"] + args), what)
+    rows = json.loads(run(["sweep", "--json"] + args))["rows"]
+    check_rows(what, header, body, rows, exact_keys=True)
+
+
 def check_traffic(args):
     what = "traffic " + " ".join(args)
     with tempfile.TemporaryDirectory() as d:
@@ -156,6 +163,8 @@ def main():
     check_compare(["--gpus", "4096", "--no-perf", "--copper-gpu-leaf"])
     check_plan(["--gpus", "4096", "--top", "5"])
     check_plan(["--gpus", "1024", "--model", "MoE-1.2T", "--top", "3"])
+    check_sweep(["--gpus", "1001,4096", "--batch", "4097,4096", "--model", "GPT-1T,MoE-1.2T"])
+    check_sweep(["--gpus", "1024..8192x2", "--nic-gbps", "400,800", "--no-perf"])
     check_traffic(["--gpus", "128", "--tp", "4", "--pp", "2", "--model", "Mixtral-8x7B", "--ep", "4"])
     check_traffic(["--gpus", "256", "--tp", "8", "--pp", "4", "--placement", "shuffled"])
     if failures:

@@ -1,0 +1,110 @@
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "railsim/core/error.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/sweep/sweep.hpp"
+
+namespace railsim::cli {
+
+namespace {
+
+// Every swept option as written ("8,16,32", "200:800:200", "1024..8192x2"); parsed once
+// --max-points is known.
+struct SweepCliOptions {
+  std::optional<std::string> gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, gpu, sw, catalog,
+      oversubscription, model, batch, seq;
+  std::string counting = "whole";
+  bool zip = false;
+  bool no_perf = false;
+  std::int64_t max_points = sweep::kDefaultMaxPoints;
+  int threads = 0;
+  bool json = false;
+  bool csv = false;
+};
+
+void run_sweep(const SweepCliOptions& o) {
+  if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
+  if (o.max_points < 1)
+    throw InputError("--max-points", fmt::format("got {}, expected at least 1", o.max_points));
+  if (o.threads < 0)
+    throw InputError("--threads", fmt::format("got {}, expected 0 (all cores) or more", o.threads));
+  const std::int64_t m = o.max_points;
+  sweep::SweepOptions s;
+  sweep::SweepAxes& a = s.axes;
+  if (o.gpu) a.gpu = sweep::parse_names("--gpu", *o.gpu, m);
+  if (o.gpus) a.gpus = sweep::parse_integers("--gpus", *o.gpus, m);
+  if (o.hb_domain) a.hb_domain = sweep::parse_integers("--hb-domain", *o.hb_domain, m);
+  if (o.nic_gbps) a.nic_gbps = sweep::parse_reals("--nic-gbps", *o.nic_gbps, m);
+  if (o.hb_GBps) a.hb_GBps = sweep::parse_reals("--hb-GBps", *o.hb_GBps, m);
+  if (o.nics_per_gpu) a.nics_per_gpu = sweep::parse_integers("--nics-per-gpu", *o.nics_per_gpu, m);
+  if (o.sw) a.sw = sweep::parse_names("--switch", *o.sw, m);
+  if (o.catalog) a.catalog = sweep::parse_names("--catalog", *o.catalog, m);
+  if (o.oversubscription)
+    a.oversubscription = sweep::parse_reals("--oversubscription", *o.oversubscription, m);
+  if (o.model) a.model = sweep::parse_names("--model", *o.model, m);
+  if (o.batch) a.batch = sweep::parse_integers("--batch", *o.batch, m);
+  if (o.seq) a.seq = sweep::parse_integers("--seq", *o.seq, m);
+  s.zip = o.zip;
+  s.perf = !o.no_perf;
+  s.max_points = m;
+  s.threads = o.threads;
+  s.counting = cost::parse_switch_counting(o.counting);
+
+  const sweep::SweepResult r = sweep::run_sweep(s);
+  if (r.valid_points() == 0) {  // nothing to show: the first point's reason, exit 2
+    const InputError& e = *r.points.front().invalid;
+    throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
+                                            std::string(e.what()).substr(e.field().size() + 2)));
+  }
+  const report::Table t = sweep::sweep_table(r);
+  if (o.json)
+    fmt::print("{}\n", Json{{"rows", report::to_json(t)}}.dump(2));
+  else if (o.csv)
+    fmt::print("{}", report::to_csv(t));
+  else
+    fmt::print("{}", report::to_text(t));
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "sweep",
+      "A parameter study: each option takes a list (8,16,32), a range (200:800:200, inclusive) or "
+      "a geometric series (1024..8192x2); every point's three designs are priced and (unless "
+      "--no-perf) get their best plan. One row per point and design");
+  cmd->add_option("--gpus", o->gpus, "GPU counts N (default 32768 in whole HB domains)");
+  cmd->add_option("--gpu", o->gpu, "GPU presets or JSON files (default H100-SXM)");
+  cmd->add_option("--hb-domain", o->hb_domain, "HB-domain sizes K (default: the GPU preset's)");
+  cmd->add_option("--nic-gbps", o->nic_gbps, "NIC speeds, Gb/s (default: the GPU preset's)");
+  cmd->add_option("--hb-GBps", o->hb_GBps,
+                  "HB bandwidths per GPU per direction, GB/s (default: the GPU preset's)");
+  cmd->add_option("--nics-per-gpu", o->nics_per_gpu, "NICs per GPU (default: the GPU preset's)");
+  cmd->add_option("--switch", o->sw, "Switch presets or JSON files (default ETH-51.2T-128x400G)");
+  cmd->add_option("--catalog", o->catalog, "Price/power catalogs (default ib-ndr-thirdparty-2024)");
+  cmd->add_option("--oversubscription", o->oversubscription, "Leaf down:up ratios R (default 1)");
+  cmd->add_option("--model", o->model, "Models: presets or JSON files (default GPT-1T)");
+  cmd->add_option("--batch", o->batch, "Global batches in sequences (default 4096)");
+  cmd->add_option("--seq", o->seq, "Sequence lengths in tokens (default: the model's)");
+  cmd->add_option("--switch-counting", o->counting, "whole or ports (one value)")
+      ->capture_default_str();
+  cmd->add_flag("--zip", o->zip,
+                "Take the lists together (point i from item i of each; lists of one value apply "
+                "to every point) instead of their cartesian product");
+  cmd->add_flag("--no-perf", o->no_perf, "Cost and power only: skip the best-plan search");
+  cmd->add_option("--max-points", o->max_points, "Refuse sweeps of more points")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Threads (0: all cores); the output is the same")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print JSON: {\"rows\": [...]}");
+  cmd->add_flag("--csv", o->csv, "Print CSV: a header and one row per point and design");
+  cmd->callback([o] { run_sweep(*o); });
+}
+
+}  // namespace railsim::cli

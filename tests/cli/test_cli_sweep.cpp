@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::read_csv;
+using railsim::test::run_cli;
+using Json = nlohmann::json;
+
+namespace {
+
+void expect_input_error(const std::string& args, const std::string& field) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: " + field + ": ", 0), 0u) << args << " -> " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+Json rows_of(const std::string& args) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  return Json::parse(r.out);
+}
+
+}  // namespace
+
+// Every row of a 2 x 3 sweep holds exactly what `compare --json` says of that point and design.
+TEST(CliSweep, RowsEqualCompareRunPointByPoint) {
+  const Json rows = rows_of("sweep --gpus 1024,2048 --batch 1024,2048,4096 --json")["rows"];
+  ASSERT_EQ(rows.size(), 18u);
+  std::size_t i = 0;
+  for (int gpus : {1024, 2048}) {
+    for (int batch : {1024, 2048, 4096}) {
+      const Json designs = rows_of("compare --gpus " + std::to_string(gpus) + " --batch " +
+                                   std::to_string(batch) + " --json")["designs"];
+      ASSERT_EQ(designs.size(), 3u);
+      for (const Json& d : designs) {
+        const Json& row = rows[i++];
+        EXPECT_EQ(row["gpus"], gpus);
+        EXPECT_EQ(row["batch"], batch);
+        EXPECT_EQ(row["seq"], 2048);
+        EXPECT_EQ(row["gpu"], "H100-SXM");
+        for (const char* key :
+             {"design", "switch", "catalog", "tiers", "switches", "cost_usd", "power_w",
+              "cost_saving", "power_saving", "best_iteration_time_s", "vs_rail_optimized_pct",
+              "best_plan_mfu", "best_plan", "best_plan_knobs"})
+          EXPECT_EQ(row[key], d[key]) << key << " at " << gpus << " GPUs, batch " << batch;
+        EXPECT_EQ(row["reason"], d["no_plan_reason"]);
+        // The sweep's hb_domain is the cluster's K; compare's ideal row has one domain of N.
+        EXPECT_EQ(row["hb_domain"], 8);
+        if (d["design"] != "ideal") {
+          EXPECT_EQ(row["hb_domain"], d["hb_domain"]);
+        }
+      }
+    }
+  }
+}
+
+TEST(CliSweep, SameBytesForOneAndTwoThreads) {
+  const std::string args =
+      "sweep --gpus 512..2048x2 --model GPT-1T,MoE-1.2T --hb-domain 8,16 --csv --threads ";
+  const auto one = run_cli(args + "1");
+  const auto two = run_cli(args + "2");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_EQ(line_count(one.out), 1 + 3 * 2 * 2 * 3);
+}
+
+// The CSV read back has the header's field count on every row and the JSON's values.
+TEST(CliSweep, CsvReadsBackAsTheJson) {
+  const std::string args = "sweep --gpus 1001,8192 --nic-gbps 400,800 --batch 4097 ";
+  const auto csv = run_cli(args + "--csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  const Json rows = rows_of(args + "--json")["rows"];
+  const auto records = read_csv(csv.out);
+  ASSERT_EQ(records.size(), rows.size() + 1);
+  const auto& header = records.front();
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    ASSERT_EQ(records[r].size(), header.size()) << "row " << r;
+    const Json& obj = rows[r - 1];
+    ASSERT_EQ(obj.size(), header.size());
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      const std::string& field = records[r][c];
+      const Json& v = obj.at(header[c]);
+      if (v.is_null())
+        EXPECT_EQ(field, "") << header[c];
+      else if (v.is_string())
+        EXPECT_EQ(field, v.get<std::string>()) << header[c];
+      else
+        EXPECT_EQ(std::strtod(field.c_str(), nullptr), v.get<double>()) << header[c];
+    }
+  }
+  // The invalid point (1001 GPUs) and the batch no dp divides both say why.
+  EXPECT_NE(csv.out.find("--hb-domain: 1,001 GPUs"), std::string::npos);
+  EXPECT_NE(csv.out.find("no valid strategy"), std::string::npos);
+}
+
+TEST(CliSweep, HumanTableShowsTheInputsThatVary) {
+  const auto r = run_cli("sweep --gpus 1024,2048 --no-perf");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(line_count(r.out), 1 + 6);
+  EXPECT_NE(r.out.find("GPUs"), std::string::npos);
+  EXPECT_EQ(r.out.find("catalog"), std::string::npos);
+  EXPECT_EQ(r.out.find("best iteration time"), std::string::npos);
+}
+
+TEST(CliSweep, BadInputIsOneLineNamingTheOption) {
+  expect_input_error("sweep --gpus 800:200:200", "--gpus");
+  expect_input_error("sweep --gpus 8,,16", "--gpus");
+  expect_input_error("sweep --hb-domain 8,7.5", "--hb-domain");
+  expect_input_error("sweep --batch 1024..8192x1", "--batch");
+  expect_input_error("sweep --seq 1:10:0", "--seq");
+  expect_input_error("sweep --model GPT-1T,no-such-model", "--model");
+  expect_input_error("sweep --gpus 1024,2048 --batch 1,2,3 --zip", "--batch");
+  expect_input_error("sweep --gpus 1:100:1 --batch 1:200:1 --no-perf", "--max-points");
+  expect_input_error("sweep --gpus 1:20:1 --max-points 10", "--gpus");
+  expect_input_error("sweep --gpus 1001,1003 --no-perf", "--hb-domain");  // every point invalid
+  expect_input_error("sweep --json --csv", "--csv");
+}
