@@ -44,6 +44,8 @@ struct SimArgs {
   bool efficiency = false;
   bool json = false;
   bool csv = false;
+  std::string routing = "ecmp";
+  std::int64_t seed = 0;
 };
 
 // "1e9", "512MB", "1GiB", "64KiB", "1000B": decimal (KB, MB, GB, TB) and binary (KiB ... TiB)
@@ -153,6 +155,8 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
   cfg.aggregate = parse_aggregate(a.aggregate);
+  cfg.routing = sim::parse_routing(a.routing, "--routing");
+  cfg.seed = static_cast<std::uint64_t>(check_integer("--seed", a.seed, 0, std::int64_t{1} << 62));
   cfg.batch_tolerance =
       check_number("--batch-tolerance", a.batch_tolerance, Range::between(0, 0.01));
   const int top = static_cast<int>(check_integer("--top", a.top, 0, 1000));
@@ -216,6 +220,8 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     j["design"] = std::string(spec::to_string(d.kind));
     j["gpus"] = c.gpus;
     j["hb_domain"] = c.hb_domain;
+    j["routing"] = std::string(sim::to_string(cfg.routing));
+    j["seed"] = cfg.seed;
     j["forwarding"] = std::string(sim::to_string(cfg.mode));
     j["forward_via"] = a.forward_via;
     j["chunks"] = cfg.chunks;
@@ -288,6 +294,13 @@ void add_sim_command(CLI::App& app) {
                   "(speed against accuracy; <= 0.01)")
       ->capture_default_str();
   cmd->add_option("--top", args->top, "Busiest links to list")->capture_default_str();
+  cmd->add_option("--routing", args->routing,
+                  "Path choice above the leaf: ecmp (hashed per flow; flows may collide) or "
+                  "adaptive (the least-loaded of 16 hashed candidates, as adaptive routing "
+                  "spreads load)")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Salt of the ECMP hash (0: the default hash)")
+      ->capture_default_str();
   cmd->add_flag("--schedule", args->schedule,
                 "Simulate every collective of one iteration of the strategy (--model, --tp, ...) "
                 "and compare with the analytic model");

@@ -15,13 +15,27 @@
 namespace railsim::sim {
 
 namespace {
-constexpr EnumNames<ForwardingMode, 3> kForwardingNames{{{{ForwardingMode::store, "store"},
-                                                          {ForwardingMode::pipelined, "pipelined"},
-                                                          {ForwardingMode::two_phase, "two-phase"}}}};
+constexpr EnumNames<ForwardingMode, 3> kForwardingNames{
+    {{{ForwardingMode::store, "store"},
+      {ForwardingMode::pipelined, "pipelined"},
+      {ForwardingMode::two_phase, "two-phase"}}}};
 }  // namespace
 
 std::string_view to_string(ForwardingMode m) {
   return kForwardingNames.name(m);
+}
+
+namespace {
+constexpr EnumNames<Routing, 2> kRoutingNames{
+    {{{Routing::ecmp, "ecmp"}, {Routing::adaptive, "adaptive"}}}};
+}  // namespace
+
+std::string_view to_string(Routing r) {
+  return kRoutingNames.name(r);
+}
+
+Routing parse_routing(std::string_view s, const std::string& option) {
+  return kRoutingNames.parse(s, option, "routing");
 }
 
 ForwardingMode parse_forwarding_mode(std::string_view s, const std::string& option) {
@@ -78,19 +92,20 @@ class FlowBuilder {
     if (src == dst || bytes <= 0) return -1;
     const auto& c = net_.cluster;
     const std::uint64_t h =
-        mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst));
+        mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst) ^
+            (cfg_.seed != 0 ? mix(cfg_.seed) : 0));
     const bool fw =
         net_.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
     if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
     if (!fw) {
-      route(src, dst, h, p1_);
+      route(src, dst, h, p1_, bytes * weight);
       return add(p1_, bytes, weight, after);
     }
     const std::int64_t mid = cfg_.forwarding == topo::Forwarding::hb_first
                                  ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
                                  : c.gpu_at(c.domain_of(dst), c.rail_of(src));
-    route(src, mid, h, p1_);
-    route(mid, dst, mix(h), p2_);
+    route(src, mid, h, p1_, bytes * weight);
+    route(mid, dst, mix(h), p2_, bytes * weight);
     if (cfg_.mode != ForwardingMode::pipelined || cfg_.chunks <= 1) {  // two-phase: store here
       const FlowId f1 = add(p1_, bytes, weight, after);
       const FlowId d1[1] = {f1};
@@ -128,7 +143,7 @@ class FlowBuilder {
       return f;
     };
     if (!fw) {
-      route(src, dst, h, p1_);
+      route(src, dst, h, p1_, bytes * weight);
       // hb_first: the first phase is the NVLink shuffle of what changes rails; transfers inside
       // the domain run with the NIC phase (as the analytic model's max(intra / B_hb,
       // inter / B_nic) + cross / B_hb has it). rail_first: the rail transfers go first.
@@ -137,17 +152,38 @@ class FlowBuilder {
     }
     const std::int64_t mid = hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
                                       : c.gpu_at(c.domain_of(dst), c.rail_of(src));
-    route(src, mid, h, p1_);
-    route(mid, dst, mix(h), p2_);
+    route(src, mid, h, p1_, bytes * weight);
+    route(mid, dst, mix(h), p2_, bytes * weight);
     first(p1_);
     return add(p2_, bytes, weight, bar);
   }
 
-  void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out) {
+  void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out, double bytes) {
     out.clear();
     net_.route(s, d, h, out);
-    if (by_class_)
+    if (by_class_) {
       for (auto& ch : out) ch = net_.channel_class[static_cast<std::size_t>(ch)];
+      return;
+    }
+    if (cfg_.routing != Routing::adaptive) return;
+    // Of the candidate paths, the one whose busiest channel carries the fewest bytes so far.
+    if (load_.empty()) load_.assign(net_.capacity_Bps.size(), 0.0);
+    auto busiest = [this](const topo::Path& p) {
+      double m = 0;
+      for (auto ch : p) m = std::max(m, load_[static_cast<std::size_t>(ch)]);
+      return m;
+    };
+    double best = busiest(out);
+    for (int c = 1; c < cfg_.adaptive_choices; ++c) {
+      alt_.clear();
+      net_.route(s, d, mix(h + static_cast<std::uint64_t>(c) * 0x9E3779B97F4A7C15ull), alt_);
+      const double b = busiest(alt_);
+      if (b < best) {
+        best = b;
+        std::swap(out, alt_);
+      }
+    }
+    for (auto ch : out) load_[static_cast<std::size_t>(ch)] += bytes;
   }
 
   FlowId add(const topo::Path& p, double bytes, double weight, std::span<const FlowId> after) {
@@ -190,7 +226,8 @@ class FlowBuilder {
   std::unordered_map<std::uint64_t, FlowId> index_;
   std::vector<std::int64_t> dep_off_{0};
   std::vector<FlowId> dep_ids_, deps_;
-  topo::Path p1_, p2_;
+  topo::Path p1_, p2_, alt_;
+  std::vector<double> load_;  // bytes given to each channel so far (adaptive routing)
 };
 
 // Per-channel (or per-class) statistics accumulated over the phases of a collective.

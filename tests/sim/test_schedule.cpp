@@ -8,7 +8,7 @@
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/strategy.hpp"
-#include "railsim/sim/collective.hpp"
+#include "railsim/sim/check.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/topo/builders.hpp"
 
@@ -119,4 +119,40 @@ TEST(ScheduleCrossCheck, AnalyticRailOnlyAllToAllMatchesTwoPhaseSimulation) {
           .time_s;
   EXPECT_NEAR(r.total_s / an, 1.0, 0.01);
   EXPECT_GE(r.total_s, an);
+}
+
+// Routing modes: the pipeline sends that collide under hashed ECMP on rail_optimized (above) are
+// spread by load-aware (adaptive) path choice and then take what the model says; another ECMP
+// seed gives another set of collisions, never a faster one than the model.
+TEST(ScheduleCrossCheck, AdaptiveRoutingRemovesTheEcmpCollisionsOfPipelineSends) {
+  spec::ClusterOptions co;
+  co.gpus = 1024;
+  const spec::Cluster c = spec::make_cluster(co);
+  spec::NetworkOptions no;
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  const topo::Fabric f = topo::build_fabric(c, d);
+  const perf::Model m = perf::load_model("MoE-1.2T");
+  perf::Training tr;
+  tr.global_batch = 1024;
+  tr.seq_len = m.seq_len;
+  const perf::Strategy s = strategy();
+  const perf::Placement pl(f.cluster, s.degrees());
+  const perf::CommSchedule sched = perf::build_comm_schedule(m, tr, s, pl);
+  sim::SimConfig cfg;
+  cfg.routing = sim::Routing::adaptive;
+  const sim::ScheduleCheck adaptive = sim::check_schedule(f, sched, pl, cfg);
+  cfg.routing = sim::Routing::ecmp;
+  const sim::ScheduleCheck ecmp = sim::check_schedule(f, sched, pl, cfg);
+  cfg.seed = 7;
+  const sim::ScheduleCheck seeded = sim::check_schedule(f, sched, pl, cfg);
+  bool ecmp_collides = false;
+  for (std::size_t i = 0; i < sched.size; ++i) {
+    const double an = adaptive.analytic_s[i];
+    EXPECT_NEAR(adaptive.sim.ops[i].time_s / an, 1.0, 0.01)
+        << perf::to_string(adaptive.sim.ops[i].op.op);
+    EXPECT_GE(seeded.sim.ops[i].time_s, an * 0.99);
+    ecmp_collides = ecmp_collides || ecmp.sim.ops[i].time_s > 1.5 * an;
+  }
+  EXPECT_TRUE(ecmp_collides);
+  EXPECT_NE(seeded.sim.total_s, ecmp.sim.total_s);  // another seed, other collisions
 }

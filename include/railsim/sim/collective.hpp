@@ -47,6 +47,15 @@ ForwardingMode parse_forwarding_mode(std::string_view s,
 
 enum class Aggregation : std::uint8_t { automatic, off, on };
 
+// How a flow picks among equal-cost paths above its leaf. ecmp: a hash of (source, destination,
+// seed), as switches hash a flow's headers; flows can collide on one uplink. adaptive: each
+// transfer takes, of `adaptive_choices` hashed candidates, the path whose busiest channel has
+// been given the fewest bytes so far (in the order transfers are issued): load-aware path choice
+// as adaptive routing (InfiniBand AR, Spectrum-X, Tomahawk-5 DLB) approximates it; ours.
+enum class Routing : std::uint8_t { ecmp, adaptive };
+std::string_view to_string(Routing r);
+Routing parse_routing(std::string_view s, const std::string& option = "--routing");
+
 struct SimConfig {
   topo::Forwarding forwarding = topo::Forwarding::hb_first;
   ForwardingMode mode = ForwardingMode::store;
@@ -56,6 +65,9 @@ struct SimConfig {
   std::int64_t max_flows = 4'000'000;  // per simulated phase, before scaling or aggregating
   Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
   double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance
+  Routing routing = Routing::ecmp;
+  std::uint64_t seed = 0;     // salts the ECMP hash (another seed, another set of collisions)
+  int adaptive_choices = 16;  // candidate paths per transfer with Routing::adaptive
 };
 
 using Group = std::vector<std::int64_t>;  // GPU ids in ring (rank) order
