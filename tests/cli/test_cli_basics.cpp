@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
 
@@ -76,8 +77,8 @@ TEST(CliBasics, UnknownOrMissingCommandListsTheCommands) {
 // Empty values are refused for every option (an optional option would otherwise drop them and run
 // on its default), on one line naming the option.
 TEST(CliBasics, EmptyOptionValuesAreRefusedByName) {
-  for (const char* args : {"estimate --gpus 64 --tp ''", "estimate --gpus 64 --tp=",
-                           "design --nic-gbps ''", "plan --model ''"}) {
+  for (const char* args : {"estimate --gpus 64 --tp ''",
+                           "estimate --gpus 64 --tp=", "design --nic-gbps ''", "plan --model ''"}) {
     const auto r = run_cli(args);
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
@@ -118,4 +119,33 @@ TEST(CliBasics, OutputToAFullDeviceIsAnErrorNamingStdout) {
   std::remove(err.c_str());
   EXPECT_EQ(lines, 1) << all;
   EXPECT_NE(all.find("stdout: cannot write the output"), std::string::npos) << all;
+}
+
+// A preset's JSON can be printed as shipped and loaded back as a user file with the same figures.
+TEST(Cli, PresetsShowsAPresetsJsonAndItLoadsAsAUserFile) {
+  const auto shown = run_cli("presets gpus gb200");
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  const auto j = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(j["name"], "GB200");
+  EXPECT_EQ(j["default_hb_domain"], 72);
+  const std::string path = "/tmp/railsim_preset_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream out(path);
+    out << shown.out;
+  }
+  const auto from_file = run_cli("design --gpu " + path + " --gpus 1152 --json");
+  const auto from_preset = run_cli("design --gpu GB200 --gpus 1152 --json");
+  std::remove(path.c_str());
+  ASSERT_EQ(from_preset.code, 0) << from_preset.err;
+  EXPECT_EQ(from_file.code, from_preset.code) << from_file.err;
+  EXPECT_GT(nlohmann::json::parse(from_preset.out)["cost_usd"].get<double>(), 0.0);
+  EXPECT_EQ(nlohmann::json::parse(from_file.out)["cost_usd"],
+            nlohmann::json::parse(from_preset.out)["cost_usd"]);
+  const auto listed = run_cli("presets --json");
+  ASSERT_EQ(listed.code, 0);
+  EXPECT_EQ(nlohmann::json::parse(listed.out)["switches"].size(), 5u);
+  const auto unknown = run_cli("presets switches QM9701");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("valid: ETH-51.2T-128x400G"), std::string::npos) << unknown.err;
+  EXPECT_EQ(run_cli("presets all GB200").code, 2);
 }
