@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/read_csv.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/table.hpp"
 
@@ -14,46 +15,9 @@ using report::Column;
 using report::Missing;
 using report::Style;
 using report::Type;
+using test::read_csv;
 
 namespace {
-
-// A small reader of RFC 4180 records (quoted fields, doubled quotes, CR/LF inside quotes).
-std::vector<std::vector<std::string>> read_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = any = true;
-    } else if (c == ',') {
-      row.push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      row.push_back(field);
-      rows.push_back(row);
-      row.clear();
-      field.clear();
-    } else {
-      field += c;
-    }
-  }
-  if (!field.empty() || !row.empty()) {
-    row.push_back(field);
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 report::Table sample() {
   report::Table t;

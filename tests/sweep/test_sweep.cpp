@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/report/table.hpp"
@@ -11,15 +12,7 @@
 namespace railsim::sweep {
 namespace {
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(Sweep, CartesianProductInOrderWithTheLastInputFastest) {
   SweepOptions o;

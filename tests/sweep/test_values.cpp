@@ -2,22 +2,14 @@
 
 #include <string>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/sweep/values.hpp"
 
 namespace railsim::sweep {
 namespace {
 
-// The message of the InputError that `f` throws, or "" when it throws none.
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(SweepValues, ListRangeAndGeometricSeries) {
   EXPECT_EQ(parse_integers("--gpus", "8,16,32"), (std::vector<std::int64_t>{8, 16, 32}));
