@@ -5,19 +5,12 @@
 #include <map>
 #include <utility>
 
+#include "railsim/topo/failures.hpp"
+
 namespace railsim::sim {
 
 std::string tier_name(topo::LinkKind kind, int tier) {
-  if (kind == topo::LinkKind::hb) return "HB";
-  if (kind == topo::LinkKind::nic) return "GPU-leaf";
-  switch (tier) {
-    case 1:
-      return "leaf-spine";
-    case 2:
-      return "spine-core";
-    default:
-      return fmt::format("tier-{}", tier);
-  }
+  return topo::link_tier_name(kind, tier);
 }
 
 void scale_capacities(SimNetwork& net, double hb, double network) {

@@ -1,0 +1,576 @@
+#include "railsim/topo/failures.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "railsim/core/error.hpp"
+
+namespace railsim::topo {
+
+namespace {
+
+// splitmix64 finalizer: the same per-hop mixing as Fabric::route, so that a live healthy choice
+// is the first one tried.
+inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr int kMaxLevels = 16;
+
+const char* tier_word(int tier) {
+  switch (tier) {
+    case 1:
+      return "leaf";
+    case 2:
+      return "spine";
+    case 3:
+      return "core";
+    default:
+      return nullptr;
+  }
+}
+
+std::int64_t switches_at(const Fabric& f, int tier) {
+  if (tier < 1 || tier > f.tiers) return 0;
+  return f.instances * f.plan.tiers[static_cast<std::size_t>(tier - 1)].switches();
+}
+
+std::int64_t uplinks_at(const Fabric& f, int boundary) {
+  if (boundary < 1 || boundary >= f.tiers) return 0;
+  return f.instances * f.plan.tiers[static_cast<std::size_t>(boundary - 1)].uplinks();
+}
+
+}  // namespace
+
+std::string link_tier_name(LinkKind kind, int tier) {
+  if (kind == LinkKind::hb) return "HB";
+  if (kind == LinkKind::nic) return "GPU-leaf";
+  switch (tier) {
+    case 1:
+      return "leaf-spine";
+    case 2:
+      return "spine-core";
+    default:
+      return fmt::format("tier-{}", tier);
+  }
+}
+
+std::string to_string(const Failure& f) {
+  switch (f.kind) {
+    case FailureKind::gpu:
+      return fmt::format("gpu:{}", f.index);
+    case FailureKind::nic:
+      return f.nic == 0 ? fmt::format("nic:{}", f.index) : fmt::format("nic:{}.{}", f.index, f.nic);
+    case FailureKind::link:
+      return f.nic == 0 ? fmt::format("link:{}", f.index)
+                        : fmt::format("link:{}.{}", f.index, f.nic);
+    case FailureKind::switch_:
+      if (const char* w = tier_word(f.tier)) return fmt::format("{}:{}", w, f.index);
+      return fmt::format("switch:{}:{}", f.tier, f.index);
+    case FailureKind::uplink:
+      return fmt::format("uplink:{}:{}", f.tier, f.index);
+    case FailureKind::domain:
+      return fmt::format("domain:{}", f.index);
+  }
+  return "?";
+}
+
+namespace {
+
+std::int64_t parse_index(std::string_view s, std::string_view spec, const std::string& option,
+                         std::int64_t count, const std::string& what) {
+  std::int64_t v = -1;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0)
+    throw InputError(
+        option, fmt::format("'{}': {} index '{}' is not a non-negative integer", spec, what, s));
+  if (count <= 0) throw InputError(option, fmt::format("'{}': this network has no {}", spec, what));
+  if (v >= count)
+    throw InputError(option, fmt::format("'{}': {} index {} is out of range (0 to {})", spec, what,
+                                         v, count - 1));
+  return v;
+}
+
+void check_failure(const Failure& x, const Fabric& f, const std::string& option) {
+  const std::string spec = to_string(x);
+  auto range = [&](std::int64_t count, const std::string& what) {
+    if (count <= 0)
+      throw InputError(option, fmt::format("'{}': this network has no {}", spec, what));
+    if (x.index < 0 || x.index >= count)
+      throw InputError(option, fmt::format("'{}': {} index {} is out of range (0 to {})", spec,
+                                           what, x.index, count - 1));
+  };
+  switch (x.kind) {
+    case FailureKind::gpu:
+      range(f.cluster.gpus, "GPU");
+      return;
+    case FailureKind::nic:
+    case FailureKind::link:
+      if (f.instances == 0) range(0, "NICs (ideal has no scale-out network)");
+      range(f.cluster.gpus, "GPU");
+      if (x.nic < 0 || x.nic >= f.cluster.nics_per_gpu)
+        throw InputError(option, fmt::format("'{}': NIC {} is out of range (0 to {})", spec, x.nic,
+                                             f.cluster.nics_per_gpu - 1));
+      return;
+    case FailureKind::switch_:
+      if (x.tier < 1 || x.tier > f.tiers)
+        throw InputError(option, f.tiers == 0
+                                     ? fmt::format("'{}': this network has no switches", spec)
+                                     : fmt::format("'{}': tier {} is out of range (1 to {})", spec,
+                                                   x.tier, f.tiers));
+      range(switches_at(f, x.tier), fmt::format("tier-{} switch", x.tier));
+      return;
+    case FailureKind::uplink:
+      if (x.tier < 1 || x.tier >= f.tiers)
+        throw InputError(option,
+                         f.tiers <= 1
+                             ? fmt::format("'{}': this network has no switch-switch links", spec)
+                             : fmt::format("'{}': tier boundary {} is out of range (1 to {})", spec,
+                                           x.tier, f.tiers - 1));
+      range(uplinks_at(f, x.tier), "switch-switch link");
+      return;
+    case FailureKind::domain:
+      range(f.cluster.domains(), "HB domain");
+      return;
+  }
+}
+
+}  // namespace
+
+Failure parse_failure(std::string_view spec, const Fabric& f, const std::string& option) {
+  const auto colon = spec.find(':');
+  if (colon == std::string_view::npos)
+    throw InputError(option, fmt::format("'{}': expected KIND:INDEX with KIND one of gpu, nic, "
+                                         "link, leaf, spine, core, switch, uplink, domain",
+                                         spec));
+  const std::string_view kind = spec.substr(0, colon);
+  std::string_view rest = spec.substr(colon + 1);
+  Failure x;
+  auto tier_and_index = [&](FailureKind k, const std::string& what, std::int64_t tiers) {
+    x.kind = k;
+    const auto c2 = rest.find(':');
+    if (c2 == std::string_view::npos)
+      throw InputError(option, fmt::format("'{}': expected {}:TIER:INDEX", spec, kind));
+    x.tier = static_cast<int>(parse_index(rest.substr(0, c2), spec, option, tiers + 1, what));
+    rest = rest.substr(c2 + 1);
+  };
+  if (kind == "gpu") {
+    x.kind = FailureKind::gpu;
+  } else if (kind == "nic" || kind == "link") {
+    x.kind = kind == "nic" ? FailureKind::nic : FailureKind::link;
+    const auto dot = rest.find('.');
+    if (dot != std::string_view::npos) {
+      x.nic = static_cast<int>(
+          parse_index(rest.substr(dot + 1), spec, option, f.cluster.nics_per_gpu, "NIC"));
+      rest = rest.substr(0, dot);
+    }
+  } else if (kind == "leaf" || kind == "spine" || kind == "core") {
+    x.kind = FailureKind::switch_;
+    x.tier = kind == "leaf" ? 1 : kind == "spine" ? 2 : 3;
+  } else if (kind == "switch") {
+    tier_and_index(FailureKind::switch_, "tier", f.tiers);
+  } else if (kind == "uplink") {
+    tier_and_index(FailureKind::uplink, "tier boundary", f.tiers);
+  } else if (kind == "domain") {
+    x.kind = FailureKind::domain;
+  } else {
+    throw InputError(option, fmt::format("'{}': unknown component '{}'; valid: gpu, nic, link, "
+                                         "leaf, spine, core, switch, uplink, domain",
+                                         spec, kind));
+  }
+  x.index = parse_index(rest, spec, option, std::numeric_limits<std::int64_t>::max(), "component");
+  check_failure(x, f, option);
+  return x;
+}
+
+FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t seed,
+                           const std::string& option) {
+  const std::int64_t N = f.cluster.gpus, M = f.instances > 0 ? f.cluster.nics_per_gpu : 0;
+  std::int64_t sw = 0, up = 0;
+  for (int t = 1; t <= f.tiers; ++t) sw += switches_at(f, t);
+  for (int t = 1; t < f.tiers; ++t) up += uplinks_at(f, t);
+  const std::int64_t pool[5] = {N, N * M, N * M, sw, up};
+  std::int64_t total = 0;
+  for (auto p : pool) total += p;
+  if (count < 0 || count > total)
+    throw InputError(option,
+                     fmt::format("{} failures asked of a network of {} components", count, total));
+  std::set<std::tuple<int, std::int64_t, int, int>> seen;
+  FailureSet out;
+  std::uint64_t state = mix(seed ^ 0x5eedf00dULL);
+  auto next = [&state](std::uint64_t n) {
+    state += 0x9e3779b97f4a7c15ULL;
+    return mix(state) % n;
+  };
+  while (static_cast<std::int64_t>(out.size()) < count) {
+    auto r = static_cast<std::int64_t>(next(static_cast<std::uint64_t>(total)));
+    int k = 0;
+    while (r >= pool[k]) r -= pool[k++];
+    Failure x;
+    switch (k) {
+      case 0:
+        x = {FailureKind::gpu, r, 0, 0};
+        break;
+      case 1:
+      case 2:
+        x = {k == 1 ? FailureKind::nic : FailureKind::link, r / M, static_cast<int>(r % M), 0};
+        break;
+      case 3: {
+        int t = 1;
+        while (r >= switches_at(f, t)) r -= switches_at(f, t++);
+        x = {FailureKind::switch_, r, 0, t};
+        break;
+      }
+      default: {
+        int t = 1;
+        while (r >= uplinks_at(f, t)) r -= uplinks_at(f, t++);
+        x = {FailureKind::uplink, r, 0, t};
+        break;
+      }
+    }
+    if (seen.insert({static_cast<int>(x.kind), x.index, x.nic, x.tier}).second) out.push_back(x);
+  }
+  return out;
+}
+
+DegradedFabric::DegradedFabric(const Fabric& f, const FailureSet& failures, bool pxn)
+    : f_(&f),
+      failures_(failures),
+      pxn_(pxn),
+      link_dead_(f.links.size(), 0),
+      node_dead_(f.nodes.size(), 0) {
+  const spec::Cluster& c = f.cluster;
+  auto kill_gpu = [&](std::int64_t g) { node_dead_[static_cast<std::size_t>(g)] = 1; };
+  for (const Failure& x : failures_) {
+    check_failure(x, f, "--fail");
+    switch (x.kind) {
+      case FailureKind::gpu:
+        kill_gpu(x.index);
+        break;
+      case FailureKind::nic:
+      case FailureKind::link:
+        link_dead_[static_cast<std::size_t>(f.nic_link(x.index, x.nic))] = 1;
+        break;
+      case FailureKind::switch_:
+        node_dead_[static_cast<std::size_t>(f.tier_node_base[static_cast<std::size_t>(x.tier)] +
+                                            x.index)] = 1;
+        break;
+      case FailureKind::uplink:
+        link_dead_[static_cast<std::size_t>(f.link_base[static_cast<std::size_t>(x.tier)] +
+                                            x.index)] = 1;
+        break;
+      case FailureKind::domain:
+        for (std::int64_t r = 0; r < c.hb_domain; ++r) kill_gpu(c.gpu_at(x.index, r));
+        node_dead_[static_cast<std::size_t>(c.gpus + x.index)] = 1;
+        break;
+    }
+  }
+  for (std::size_t l = 0; l < f.links.size(); ++l)
+    if (node_dead_[static_cast<std::size_t>(f.links[l].a)] ||
+        node_dead_[static_cast<std::size_t>(f.links[l].b)])
+      link_dead_[l] = 1;
+}
+
+bool DegradedFabric::edge_alive(std::int64_t g, int nic) const {
+  if (f_->instances == 0 || !gpu_alive(g)) return false;
+  return link_alive(f_->nic_link(g, nic)) && node_alive(f_->leaf_of(g, nic));
+}
+
+bool DegradedFabric::any_edge_alive(std::int64_t g) const {
+  for (int n = 0; n < f_->cluster.nics_per_gpu; ++n)
+    if (edge_alive(g, n)) return true;
+  return false;
+}
+
+bool DegradedFabric::hb_alive(std::int64_t g) const {
+  return gpu_alive(g) && link_alive(f_->hb_link(g)) && node_alive(f_->hb_switch_of(g));
+}
+
+bool DegradedFabric::cut_off(std::int64_t g) const {
+  if (!gpu_alive(g)) return true;
+  if (f_->instances == 0) return !hb_alive(g);
+  if (any_edge_alive(g)) return false;
+  if (!pxn_ || !hb_alive(g)) return true;
+  const spec::Cluster& c = f_->cluster;
+  const std::int64_t dom = c.domain_of(g);
+  for (std::int64_t r = 0; r < c.hb_domain; ++r) {
+    const std::int64_t p = c.gpu_at(dom, r);
+    if (p != g && hb_alive(p) && any_edge_alive(p)) return false;
+  }
+  return true;
+}
+
+std::int64_t DegradedFabric::switch_node(int tier, std::int64_t inst, std::int64_t block,
+                                         std::int64_t j) const {
+  const ClosTier& ct = f_->plan.tiers[static_cast<std::size_t>(tier - 1)];
+  return f_->tier_node_base[static_cast<std::size_t>(tier)] + inst * ct.switches() +
+         block * ct.switches_per_block + j;
+}
+
+// Down from switch j of tier t+1 (block bd[t+1]) to the destination's level-t sub-block bd[t],
+// and on to its leaf.
+bool DegradedFabric::down(int t, const std::int64_t* bd, std::int64_t j, std::int64_t inst,
+                          std::uint64_t h, Path& out) const {
+  const ClosPlan& p = f_->plan;
+  const ClosTier& lo = p.tiers[static_cast<std::size_t>(t - 1)];
+  const ClosTier& hi = p.tiers[static_cast<std::size_t>(t)];
+  h = mix(h + 0x100u + static_cast<std::uint64_t>(t));
+  const std::int64_t i = bd[t] % hi.group;
+  const std::int64_t n = hi.links_between(i, j);
+  const std::int64_t first = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(n));
+  const std::size_t mark = out.size();
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::int64_t port = hi.port_between(i, j, (first + k) % n);
+    const std::int64_t link = f_->link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
+                              bd[t] * lo.up_ports_per_block() + port;
+    const std::int64_t j2 = port / lo.up_ports;
+    if (!link_alive(link) || !node_alive(switch_node(t, inst, bd[t], j2))) continue;
+    out.push_back(static_cast<std::int32_t>(2 * link + 1));
+    if (t == 1 || down(t - 1, bd, j2, inst, h, out)) return true;
+    out.resize(mark);
+  }
+  return false;
+}
+
+// Up from switch j of tier t (block bs[t]) to tier t+1, and on to the top, then down.
+bool DegradedFabric::up(int t, const std::int64_t* bs, const std::int64_t* bd, int top,
+                        std::int64_t j, std::int64_t inst, std::uint64_t h, Path& out) const {
+  const ClosPlan& p = f_->plan;
+  const ClosTier& lo = p.tiers[static_cast<std::size_t>(t - 1)];
+  const ClosTier& hi = p.tiers[static_cast<std::size_t>(t)];
+  h = mix(h + static_cast<std::uint64_t>(t));
+  const std::int64_t u = lo.up_ports;
+  const std::int64_t first = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(u));
+  const std::size_t mark = out.size();
+  for (std::int64_t k = 0; k < u; ++k) {
+    const std::int64_t port = j * u + (first + k) % u;
+    const std::int64_t link = f_->link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
+                              bs[t] * lo.up_ports_per_block() + port;
+    const std::int64_t j2 = hi.switch_of(bs[t] % hi.group, port);
+    if (!link_alive(link) || !node_alive(switch_node(t + 1, inst, bs[t + 1], j2))) continue;
+    out.push_back(static_cast<std::int32_t>(2 * link));
+    const bool ok =
+        t + 1 == top ? down(t, bd, j2, inst, h, out) : up(t + 1, bs, bd, top, j2, inst, h, out);
+    if (ok) return true;
+    out.resize(mark);
+  }
+  return false;
+}
+
+bool DegradedFabric::clos_live(std::int64_t s, std::int64_t d, int nic, std::uint64_t h,
+                               Path& out) const {
+  if (!edge_alive(s, nic) || !edge_alive(d, nic)) return false;
+  const Fabric& f = *f_;
+  const ClosPlan& p = f.plan;
+  const std::int64_t inst = f.instances == 1 ? 0 : f.cluster.rail_of(s);
+  if (f.instances > 1 && f.cluster.rail_of(d) != inst) return false;
+  const std::int64_t leaf_base = f.tier_node_base[1] + inst * p.tiers[0].switches();
+  const std::int64_t ls = f.leaf_of(s, nic) - leaf_base;
+  const std::int64_t ld = f.leaf_of(d, nic) - leaf_base;
+  const std::size_t mark = out.size();
+  out.push_back(2 * f.nic_link(s, nic));
+  if (ls != ld) {
+    std::int64_t bs[kMaxLevels], bd[kMaxLevels];
+    bs[1] = ls;
+    bd[1] = ld;
+    int top = p.tier_count();
+    for (int t = 2; t <= p.tier_count(); ++t) {
+      bs[t] = bs[t - 1] / p.tiers[static_cast<std::size_t>(t - 1)].group;
+      bd[t] = bd[t - 1] / p.tiers[static_cast<std::size_t>(t - 1)].group;
+      if (bs[t] == bd[t]) {
+        top = t;
+        break;
+      }
+    }
+    if (!up(1, bs, bd, top, 0, inst, h, out)) {
+      out.resize(mark);
+      return false;
+    }
+  }
+  out.push_back(2 * f.nic_link(d, nic) + 1);
+  return true;
+}
+
+namespace {
+
+// The NIC a pair uses: the hashed one, else the first whose edges are alive at both ends.
+template <class Live>
+int pick_nic(int nics, std::uint64_t h, Live live) {
+  const int first = nics > 1 ? static_cast<int>(mix(h) % static_cast<std::uint64_t>(nics)) : 0;
+  for (int k = 0; k < nics; ++k) {
+    const int n = (first + k) % nics;
+    if (live(n)) return n;
+  }
+  return first;
+}
+
+}  // namespace
+
+bool DegradedFabric::detour_ends(std::int64_t src, std::int64_t dst, std::int64_t r,
+                                 std::int64_t& x, std::int64_t& y) const {
+  const spec::Cluster& c = f_->cluster;
+  const bool rail_only = f_->instances > 1;
+  const bool src_edge = any_edge_alive(src), dst_edge = any_edge_alive(dst);
+  // rail_only: the detour rides rail r between the two domains. rail_optimized: a dead end
+  // leaves through (or enters by) the peer on rail r; with both ends alive (the pair is cut
+  // above its leaves) both ends move to rail r.
+  const bool both = rail_only || (src_edge && dst_edge);
+  x = both || !src_edge ? c.gpu_at(c.domain_of(src), r) : src;
+  y = both || !dst_edge ? c.gpu_at(c.domain_of(dst), r) : dst;
+  if (x == src && y == dst) return false;  // the direct route, which failed
+  if (x != src && (!hb_alive(src) || !hb_alive(x))) return false;
+  if (y != dst && (!hb_alive(dst) || !hb_alive(y))) return false;
+  return true;
+}
+
+RouteStatus DegradedFabric::route(std::int64_t src, std::int64_t dst, std::uint64_t h, int choice,
+                                  Path& out) const {
+  if (src == dst) return RouteStatus::direct;
+  const Fabric& f = *f_;
+  const spec::Cluster& c = f.cluster;
+  if (!gpu_alive(src) || !gpu_alive(dst)) return RouteStatus::none;
+  auto hb = [&](std::int64_t a, std::int64_t b) {
+    out.push_back(2 * f.hb_link(a));
+    out.push_back(2 * f.hb_link(b) + 1);
+  };
+  const std::int64_t ds = c.domain_of(src), dd = c.domain_of(dst);
+  if (ds == dd) {
+    if (!hb_alive(src) || !hb_alive(dst)) return RouteStatus::none;
+    hb(src, dst);
+    return RouteStatus::direct;
+  }
+  if (f.instances == 0) return RouteStatus::none;
+  const int M = c.nics_per_gpu;
+  const bool rail_only = f.instances > 1;
+  auto clos = [&](std::int64_t a, std::int64_t b) {
+    const int n = pick_nic(M, h, [&](int k) { return edge_alive(a, k) && edge_alive(b, k); });
+    return clos_live(a, b, n, h, out);
+  };
+  // The design's own route: rail_only forwards a cross-rail pair through the source's domain
+  // (the GPU on the destination's rail), as Fabric::route with Forwarding::hb_first.
+  const std::size_t mark = out.size();
+  if (rail_only && c.rail_of(src) != c.rail_of(dst)) {
+    const std::int64_t w = c.gpu_at(ds, c.rail_of(dst));
+    if (hb_alive(src) && hb_alive(w)) {
+      hb(src, w);
+      if (clos(w, dst)) return RouteStatus::direct;
+      out.resize(mark);
+    }
+  } else if (clos(src, dst)) {
+    return RouteStatus::direct;
+  }
+  out.resize(mark);
+  if (!pxn_) return RouteStatus::none;
+  const int n = peer_choices(src, dst);
+  if (n == 0) return RouteStatus::none;
+  int want = ((choice % n) + n) % n;
+  // Peers in rail order: the want-th rail whose detour is alive.
+  for (std::int64_t r = 0; r < c.hb_domain; ++r) {
+    std::int64_t x = 0, y = 0;
+    if (!detour_ends(src, dst, r, x, y)) continue;
+    if (x != src) hb(src, x);
+    if (clos(x, y)) {
+      if (want-- == 0) {
+        if (y != dst) hb(y, dst);
+        return RouteStatus::forwarded;
+      }
+    }
+    out.resize(mark);
+  }
+  return RouteStatus::none;
+}
+
+int DegradedFabric::peer_choices(std::int64_t src, std::int64_t dst) const {
+  if (!pxn_ || src == dst) return 0;
+  const Fabric& f = *f_;
+  const spec::Cluster& c = f.cluster;
+  if (f.instances == 0 || !gpu_alive(src) || !gpu_alive(dst)) return 0;
+  const std::int64_t ds = c.domain_of(src), dd = c.domain_of(dst);
+  if (ds == dd) return 0;
+  const bool rail_only = f.instances > 1;
+  thread_local Path scratch;
+  scratch.reserve(static_cast<std::size_t>(max_path_channels()));
+  const int M = c.nics_per_gpu;
+  std::uint64_t h = 0;
+  // Not forwarded when the design's own route is alive.
+  {
+    scratch.clear();
+    const std::int64_t a = rail_only ? c.gpu_at(ds, c.rail_of(dst)) : src;
+    const bool hb_ok = a == src || (hb_alive(src) && hb_alive(a));
+    const int n = pick_nic(M, h, [&](int k) { return edge_alive(a, k) && edge_alive(dst, k); });
+    if (hb_ok && clos_live(a, dst, n, h, scratch)) return 0;
+  }
+  int count = 0;
+  for (std::int64_t r = 0; r < c.hb_domain; ++r) {
+    std::int64_t x = 0, y = 0;
+    if (!detour_ends(src, dst, r, x, y)) continue;
+    scratch.clear();
+    const int n = pick_nic(M, h, [&](int k) { return edge_alive(x, k) && edge_alive(y, k); });
+    if (clos_live(x, y, n, h, scratch)) ++count;
+  }
+  return count;
+}
+
+std::vector<TierCapacity> capacity_by_tier(const DegradedFabric& d) {
+  const Fabric& f = d.fabric();
+  std::vector<TierCapacity> out;
+  std::map<std::pair<int, int>, std::size_t> at;  // (kind order, tier) -> index
+  for (std::size_t l = 0; l < f.links.size(); ++l) {
+    const Link& k = f.links[l];
+    const int order = k.kind == LinkKind::hb ? 0 : k.kind == LinkKind::nic ? 1 : 2;
+    const auto key = std::make_pair(order, order == 2 ? static_cast<int>(k.tier) : 0);
+    auto [it, fresh] = at.try_emplace(key, out.size());
+    if (fresh) out.push_back({link_tier_name(k.kind, k.tier)});
+    TierCapacity& t = out[it->second];
+    ++t.links;
+    t.capacity_Bps += k.capacity_Bps;
+    if (!d.link_alive(static_cast<std::int64_t>(l))) {
+      ++t.links_lost;
+      t.lost_Bps += k.capacity_Bps;
+    }
+  }
+  std::vector<TierCapacity> sorted;
+  for (const auto& [key, i] : at) sorted.push_back(out[i]);
+  return sorted;
+}
+
+std::vector<double> degraded_uplink_ratio(const DegradedFabric& d,
+                                          const std::vector<double>& healthy) {
+  const Fabric& f = d.fabric();
+  std::vector<double> r = healthy;
+  for (int t = 1; t < f.tiers && static_cast<std::size_t>(t) < r.size(); ++t) {
+    const ClosTier& lo = f.plan.tiers[static_cast<std::size_t>(t - 1)];
+    const std::int64_t P = lo.up_ports_per_block();
+    for (std::int64_t inst = 0; inst < f.instances; ++inst) {
+      const std::int64_t base = f.link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks();
+      for (std::int64_t b = 0; b < lo.blocks; ++b) {
+        std::int64_t live = 0;
+        bool any_switch = false;
+        for (std::int64_t j = 0; j < lo.switches_per_block; ++j) {
+          const std::int64_t node = f.tier_node_base[static_cast<std::size_t>(t)] +
+                                    inst * lo.switches() + b * lo.switches_per_block + j;
+          any_switch = any_switch || d.node_alive(node);
+        }
+        if (!any_switch) continue;
+        for (std::int64_t q = 0; q < P; ++q) live += d.link_alive(base + b * P + q) ? 1 : 0;
+        if (live == P) continue;
+        const double ratio = live == 0 ? std::numeric_limits<double>::infinity()
+                                       : healthy[static_cast<std::size_t>(t)] *
+                                             static_cast<double>(P) / static_cast<double>(live);
+        r[static_cast<std::size_t>(t)] = std::max(r[static_cast<std::size_t>(t)], ratio);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace railsim::topo
