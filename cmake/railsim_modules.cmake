@@ -11,7 +11,7 @@
 #                   topo <- perf <- traffic
 #                           perf <- sim
 #   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
-#                   topo <- fail  (goodput under failures)
+#                    sim <- fail  (failure what-ifs on the Fabric, goodput under failures)
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
 set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep)
 set(RAILSIM_MODULE_DEPS_core "")
@@ -22,7 +22,7 @@ set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
 set(RAILSIM_MODULE_DEPS_report cost sim)
-set(RAILSIM_MODULE_DEPS_fail topo)
+set(RAILSIM_MODULE_DEPS_fail sim)
 set(RAILSIM_MODULE_DEPS_sweep report)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.

@@ -6,12 +6,15 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "network_options.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/report.hpp"
+#include "railsim/fail/whatif.hpp"
 #include "railsim/spec/failure_rates.hpp"
+#include "strategy_options.hpp"
 
 namespace railsim::cli {
 
@@ -31,6 +34,16 @@ struct GoodputOptions {
   bool json = false;
 };
 
+// --design: one design, or "both" (rail_optimized and rail_only).
+std::vector<spec::DesignKind> design_kinds(const std::string& design) {
+  if (design == "both") return {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
+  if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
+    return {spec::parse_design_kind(design, "--design")};  // ideal: the library says why not
+  throw InputError("--design", fmt::format("unknown design '{}'; valid: rail_optimized, "
+                                           "rail_only, both",
+                                           design));
+}
+
 void run_goodput(const GoodputOptions& o) {
   const spec::Cluster cluster = spec::make_cluster(o.cluster);
   fail::validate(o.run);
@@ -41,15 +54,7 @@ void run_goodput(const GoodputOptions& o) {
                      "give both --tokens and --tokens-per-s for the time to train");
   if (o.tokens) check_number("--tokens", *o.tokens, Range::positive(1e30));
   if (o.tokens_per_s) check_number("--tokens-per-s", *o.tokens_per_s, Range::positive(1e30));
-  std::vector<spec::DesignKind> kinds;
-  if (o.design == "both")
-    kinds = {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
-  else if (o.design == "rail_optimized" || o.design == "rail_only" || o.design == "ideal")
-    kinds = {spec::parse_design_kind(o.design, "--design")};  // ideal: the library says why not
-  else
-    throw InputError("--design", fmt::format("unknown design '{}'; valid: rail_optimized, "
-                                             "rail_only, both",
-                                             o.design));
+  const std::vector<spec::DesignKind> kinds = design_kinds(o.design);
   const spec::SwitchSpec sw = spec::load_switch(o.sw, "--switch");
   const spec::FailureRates rates = spec::load_failure_rates(o.rates, "--rates");
   const cost::Catalog catalog = cost::load_catalog(o.catalog, "--catalog");
@@ -81,12 +86,93 @@ void scaled(CLI::App& cmd, const std::string& name, T& target, double factor,
       name, [&target, factor](double v) { target = v * factor; }, help);
 }
 
+struct WhatIfArgs {
+  spec::ClusterOptions cluster;
+  NetworkOptions network;
+  StrategyOptions strategy;
+  std::string design = "both";
+  std::vector<std::string> fail;
+  std::int64_t random = 0;
+  std::int64_t seed = 1;
+  std::string pxn = "auto";
+  std::string sim = "auto";
+  std::int64_t spare_domains = 0;
+  std::int64_t examples = 5;
+  std::int64_t threads = 0;
+  bool json = false;
+};
+
+void run_whatif(const WhatIfArgs& a) {
+  const StrategyInputs in = resolve_strategy_inputs(a.strategy);
+  const spec::Cluster c = spec::make_cluster(a.cluster);
+  fail::WhatIfOptions o;
+  o.fail = a.fail;
+  o.random = check_integer("--fail-random", a.random, 0, 1'000'000);
+  o.seed = static_cast<std::uint64_t>(check_integer("--seed", a.seed, 0, std::int64_t{1} << 53));
+  o.pxn = fail::parse_pxn_mode(a.pxn, "--pxn");
+  o.sim = fail::parse_sim_mode(a.sim, "--sim");
+  o.spare_domains = check_integer("--spare-domains", a.spare_domains, 0, spec::kMaxGpus);
+  o.examples = static_cast<int>(check_integer("--examples", a.examples, 0, 1000));
+  o.plan.pins = in.pins;
+  o.plan.top = 1;
+  o.plan.threads = static_cast<int>(check_integer("--threads", a.threads, 0, 4096));
+  std::vector<spec::NetworkDesign> designs;
+  for (spec::DesignKind k : design_kinds(a.design)) {
+    NetworkOptions n = a.network;
+    n.design = std::string(spec::to_string(k));
+    designs.push_back(resolve_network(n));
+  }
+  const fail::WhatIfReport r = fail::what_if(c, designs, in.model, in.training, o);
+  if (a.json)
+    fmt::print("{}\n", fail::to_json(r).dump(2));
+  else
+    fmt::print("{}", fail::to_text(r));
+}
+
+void add_whatif_command(CLI::App& fail_cmd) {
+  auto a = std::make_shared<WhatIfArgs>();
+  auto* cmd = fail_cmd.add_subcommand(
+      "whatif",
+      "What a set of failed components cuts off and slows on each design, and the job's options");
+  add_cluster_options(*cmd, a->cluster);
+  add_network_options(*cmd, a->network, /*with_design=*/false);
+  add_strategy_options(*cmd, a->strategy);
+  cmd->add_option("--design", a->design, "rail_optimized, rail_only or both")
+      ->capture_default_str();
+  cmd->add_option("--fail", a->fail,
+                  "Failed component, repeatable: gpu:G, nic:G[.n], link:G[.n] (NIC-leaf link), "
+                  "leaf:I, spine:I, core:I, switch:T:I, uplink:T:I (T = 1 leaf-spine), "
+                  "domain:D");
+  cmd->add_option("--fail-random", a->random,
+                  "Also fail this many components drawn at random in each design");
+  cmd->add_option("--seed", a->seed, "Seed of --fail-random")->capture_default_str();
+  cmd->add_option("--pxn", a->pxn,
+                  "Forward through HB-domain peers around a dead NIC, link or leaf: auto (on for "
+                  "rail_only, off for rail_optimized), on, off")
+      ->capture_default_str();
+  cmd->add_option("--sim", a->sim,
+                  "Flow-simulate the plan's schedule on the degraded network: auto (up to 4,096 "
+                  "GPUs), on, off")
+      ->capture_default_str();
+  cmd->add_option("--spare-domains", a->spare_domains, "Spare HB domains the job can swap in")
+      ->capture_default_str();
+  cmd->add_option("--examples", a->examples, "Rerouted pairs shown per design")
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads of the plan search (0 = all cores)")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->callback([a] { run_whatif(*a); });
+}
+
 }  // namespace
 
 void add_fail_command(CLI::App& app) {
   auto* fail_cmd = app.add_subcommand(
-      "fail", "Training under failures: `railsim fail goodput` (see docs/failures.md)");
+      "fail",
+      "Training under failures: `railsim fail whatif` and `railsim fail goodput` (see "
+      "docs/failures.md)");
   fail_cmd->require_subcommand(1);
+  add_whatif_command(*fail_cmd);
   auto o = std::make_shared<GoodputOptions>();
   auto* cmd = fail_cmd->add_subcommand(
       "goodput",

@@ -11,6 +11,14 @@ SimNetwork like_for_like(const topo::Fabric& fabric, SimConfig& cfg) {
   return net;
 }
 
+SimNetwork like_for_like(const topo::DegradedFabric& degraded, SimConfig& cfg) {
+  SimNetwork net = make_sim_network(degraded);
+  const spec::GpuEfficiency& e = degraded.fabric().cluster.gpu.eff;
+  scale_capacities(net, e.hb, e.nic);
+  cfg.transfer_latency_s = e.collective_latency_s;
+  return net;
+}
+
 ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedule& schedule,
                              const perf::Placement& placement, SimConfig cfg) {
   const SimNetwork net = like_for_like(fabric, cfg);

@@ -97,20 +97,17 @@ class FlowBuilder {
     const bool fw =
         net_.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
     if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
-    if (!fw) {
-      route(src, dst, h, p1_, bytes * weight);
-      return add(p1_, bytes, weight, after);
-    }
+    if (!fw) return leg(src, dst, h, bytes, weight, after);
     const std::int64_t mid = cfg_.forwarding == topo::Forwarding::hb_first
                                  ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
                                  : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+    if (cfg_.mode != ForwardingMode::pipelined || cfg_.chunks <= 1) {  // two-phase: store here
+      const FlowId f1 = leg(src, mid, h, bytes, weight, after);
+      const FlowId d1[1] = {f1};
+      return leg(mid, dst, mix(h), bytes, weight, d1);
+    }
     route(src, mid, h, p1_, bytes * weight);
     route(mid, dst, mix(h), p2_, bytes * weight);
-    if (cfg_.mode != ForwardingMode::pipelined || cfg_.chunks <= 1) {  // two-phase: store here
-      const FlowId f1 = add(p1_, bytes, weight, after);
-      const FlowId d1[1] = {f1};
-      return add(p2_, bytes, weight, d1);
-    }
     const double piece = bytes / cfg_.chunks;
     FlowId prev1 = -1, prev2 = -1;
     for (int j = 0; j < cfg_.chunks; ++j) {
@@ -156,6 +153,26 @@ class FlowBuilder {
     route(mid, dst, mix(h), p2_, bytes * weight);
     first(p1_);
     return add(p2_, bytes, weight, bar);
+  }
+
+  // One transfer from s to d: one flow on its route or, when the network spreads the pair over
+  // several detours (failures), an equal share on each and an empty flow that joins them.
+  FlowId leg(std::int64_t s, std::int64_t d, std::uint64_t h, double bytes, double weight,
+             std::span<const FlowId> after) {
+    const int k = net_.spread && !by_class_ ? net_.spread(s, d) : 0;
+    if (k <= 1) {
+      route(s, d, h, p1_, bytes * weight);
+      return add(p1_, bytes, weight, after);
+    }
+    std::vector<FlowId> parts;
+    parts.reserve(static_cast<std::size_t>(k));
+    for (int j = 0; j < k; ++j) {
+      p1_.clear();
+      net_.route_part(s, d, h, j, p1_);
+      parts.push_back(add(p1_, bytes / k, weight, after));
+    }
+    p1_.clear();
+    return add(p1_, 0.0, weight, parts);
   }
 
   void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out, double bytes) {

@@ -26,6 +26,18 @@ inline std::uint64_t mix(std::uint64_t x) {
 
 constexpr int kMaxLevels = 16;
 
+// The k-th of n equal-cost choices a flow tries: its hashed choice first, then the others in an
+// order that starts at a second hash of the flow, so that the flows of a dead member spread over
+// the live ones (as ECMP re-hashes over a group's live members) instead of all moving to the
+// next member.
+inline std::int64_t nth_choice(std::int64_t first, std::int64_t k, std::int64_t n,
+                               std::uint64_t h) {
+  if (k == 0 || n <= 1) return first;
+  const auto off = static_cast<std::int64_t>(mix(h ^ 0xa5a5a5a5ULL) %
+                                             static_cast<std::uint64_t>(n - 1));
+  return (first + 1 + (off + k - 1) % (n - 1)) % n;
+}
+
 const char* tier_word(int tier) {
   switch (tier) {
     case 1:
@@ -329,7 +341,7 @@ bool DegradedFabric::down(int t, const std::int64_t* bd, std::int64_t j, std::in
   const std::int64_t first = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(n));
   const std::size_t mark = out.size();
   for (std::int64_t k = 0; k < n; ++k) {
-    const std::int64_t port = hi.port_between(i, j, (first + k) % n);
+    const std::int64_t port = hi.port_between(i, j, nth_choice(first, k, n, h));
     const std::int64_t link = f_->link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
                               bd[t] * lo.up_ports_per_block() + port;
     const std::int64_t j2 = port / lo.up_ports;
@@ -352,7 +364,7 @@ bool DegradedFabric::up(int t, const std::int64_t* bs, const std::int64_t* bd, i
   const std::int64_t first = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(u));
   const std::size_t mark = out.size();
   for (std::int64_t k = 0; k < u; ++k) {
-    const std::int64_t port = j * u + (first + k) % u;
+    const std::int64_t port = j * u + nth_choice(first, k, u, h);
     const std::int64_t link = f_->link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
                               bs[t] * lo.up_ports_per_block() + port;
     const std::int64_t j2 = hi.switch_of(bs[t] % hi.group, port);

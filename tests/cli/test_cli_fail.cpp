@@ -128,3 +128,67 @@ TEST(CliFail, ListedInHelpAndPresets) {
   auto all = run_cli("presets");
   EXPECT_NE(all.out.find("failures: llama3-meta-2024"), std::string::npos) << all.out;
 }
+
+TEST(CliFail, WhatIfLeafOnBothDesigns) {
+  // 1,024 H100 in domains of 8: rail_optimized is two tiers with 64-port leaves, each serving one
+  // rail of 64 domains; rail_only is one 128-port switch per rail.
+  auto r = run_cli("fail whatif --gpus 1024 --fail leaf:3 --sim off --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& opt = j["designs"][0];
+  const auto& only = j["designs"][1];
+  EXPECT_EQ(opt["design"].get<std::string>(), "rail_optimized");
+  EXPECT_EQ(opt["tiers"].get<int>(), 2);
+  EXPECT_FALSE(opt["pxn"].get<bool>());
+  EXPECT_EQ(opt["gpus_cut_off"].get<int>(), 64);
+  EXPECT_EQ(opt["domains_lost"].get<int>(), 64);
+  EXPECT_FALSE(opt["runnable"].get<bool>());
+  EXPECT_TRUE(opt["degraded_s"].is_null());
+  EXPECT_EQ(only["design"].get<std::string>(), "rail_only");
+  EXPECT_EQ(only["tiers"].get<int>(), 1);
+  EXPECT_EQ(only["gpus_cut_off"].get<int>(), 0);
+  EXPECT_EQ(only["domains_forwarding"].get<int>(), 128);  // rail 3 of every domain
+  EXPECT_DOUBLE_EQ(only["nic_load_factor"].get<double>(), 8.0 / 7.0);
+  EXPECT_EQ(only["pairs"]["unreachable"].get<int>(), 0);
+  EXPECT_GT(only["degraded_s"].get<double>(), only["healthy_s"].get<double>());
+  EXPECT_EQ(only["capacity"][1]["tier"].get<std::string>(), "GPU-leaf");
+  EXPECT_EQ(only["capacity"][1]["links_lost"].get<int>(), 128);
+  EXPECT_TRUE(only["options"][0]["possible"].get<bool>());
+
+  auto text = run_cli("fail whatif --gpus 1024 --fail leaf:3 --sim off");
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* s : {"GPUs dead / cut off", "0 / 64", "NIC load factor, worst domain", "1.1429",
+                        "option: run degraded", "forwarded through"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
+  auto a = run_cli("fail whatif --gpus 1024 --fail-random 5 --seed 3 --sim off --json");
+  auto b = run_cli("fail whatif --gpus 1024 --fail-random 5 --seed 3 --sim off --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(nlohmann::json::parse(a.out)["designs"][0]["failures"].size(), 5u);
+}
+
+TEST(CliFail, WhatIfBadInput) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"fail whatif --gpus 1024", "--fail"},
+      {"fail whatif --gpus 1024 --fail leaf:99999", "--fail"},
+      {"fail whatif --gpus 1024 --fail fan:1", "--fail"},
+      {"fail whatif --gpus 1024 --fail gpu:-3", "--fail"},
+      {"fail whatif --gpus 1024 --fail nic:1.7", "--fail"},
+      {"fail whatif --gpus 16 --fail domain:0 --fail domain:1", "--fail"},
+      {"fail whatif --gpus 1024 --fail leaf:1 --pxn maybe", "--pxn"},
+      {"fail whatif --gpus 1024 --fail leaf:1 --sim sometimes", "--sim"},
+      {"fail whatif --gpus 1024 --fail-random -1", "--fail-random"},
+      {"fail whatif --gpus 1024 --fail-random 99999999", "--fail-random"},
+      {"fail whatif --gpus 1024 --fail leaf:1 --spare-domains -2", "--spare-domains"},
+      {"fail whatif --gpus 1024 --fail leaf:1 --design mesh", "--design"},
+      {"fail whatif --gpus 1024 --fail leaf:1 --model nope", "--model"},
+  };
+  for (auto [args, field] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
+        << args << "\n"
+        << r.err;
+  }
+}

@@ -146,7 +146,7 @@ TEST(ScheduleCrossCheck, AdaptiveRoutingRemovesTheEcmpCollisionsOfPipelineSends)
   cfg.seed = 7;
   const sim::ScheduleCheck seeded = sim::check_schedule(f, sched, pl, cfg);
   bool ecmp_collides = false;
-  for (std::size_t i = 0; i < sched.size; ++i) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(sched.size); ++i) {
     const double an = adaptive.analytic_s[i];
     EXPECT_NEAR(adaptive.sim.ops[i].time_s / an, 1.0, 0.01)
         << perf::to_string(adaptive.sim.ops[i].op.op);

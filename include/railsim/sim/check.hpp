@@ -10,6 +10,7 @@
 #include "railsim/perf/placement.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/topo/fabric.hpp"
+#include "railsim/topo/failures.hpp"
 
 namespace railsim::sim {
 
@@ -28,6 +29,8 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
 // achievable fractions of HB and NIC line rate), and cfg's transfer latency set to the GPU's
 // per-step collective latency.
 SimNetwork like_for_like(const topo::Fabric& fabric, SimConfig& cfg);
+// The same on a degraded fabric (live routing; it must outlive the result).
+SimNetwork like_for_like(const topo::DegradedFabric& degraded, SimConfig& cfg);
 
 Json to_json(const CollectiveResult& r);
 Json to_json(const ScheduleCheck& r);  // {"ops": [...], "completion_time_s", "analytic_time_s"}

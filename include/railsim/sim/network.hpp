@@ -9,6 +9,7 @@
 #include "railsim/sim/flow_sim.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/topo/fabric.hpp"
+#include "railsim/topo/failures.hpp"
 
 namespace railsim::sim {
 
@@ -26,6 +27,13 @@ struct SimNetwork {
   // Routes a pair that needs no forwarding (same rail or same HB domain, or any pair when the
   // design is not rail-only); appends channel ids to `out`.
   RouteFn route;
+  // Optional (failures): a transfer that detours around dead components through HB-domain
+  // peers splits evenly over spread(src, dst) > 1 routes, route k given by route_part; when
+  // spread is empty or returns 0 or 1 the transfer takes `route`.
+  std::function<int(std::int64_t src, std::int64_t dst)> spread;
+  std::function<void(std::int64_t src, std::int64_t dst, std::uint64_t hash, int part,
+                     topo::Path& out)>
+      route_part;
   // A channel in words ("link 12 (GPU-leaf) node 3 -> node 1030").
   std::function<std::string(ChannelId)> describe;
 
@@ -45,5 +53,9 @@ std::string tier_name(topo::LinkKind kind, int tier);
 SimNetwork make_sim_network(const topo::Fabric& fabric, RouteFn route);
 // Same, routing with Fabric::route (the fabric must outlive the result).
 SimNetwork make_sim_network(const topo::Fabric& fabric);
+// The degraded fabric (it must outlive the result): live routing, and transfers forwarded through
+// HB-domain peers spread over every live peer route. A pair with no live path throws
+// InputError("--fail") when routed.
+SimNetwork make_sim_network(const topo::DegradedFabric& degraded);
 
 }  // namespace railsim::sim

@@ -1,0 +1,119 @@
+#pragma once
+// `railsim fail whatif`: what one failure set does to a training job, per design, on the real
+// Fabric (topo/failures.hpp routes around it). For each design:
+// - what is cut off (dead GPUs, GPUs alive with no way out of their HB domain, the HB domains
+//   the job loses) and the capacity lost per link tier;
+// - the job's communicating pairs (consecutive members of every group of the chosen plan, and
+//   every pair of its all-to-all groups) routed on the degraded Fabric: direct, rerouted by ECMP
+//   (the healthy path crossed a dead component), forwarded through HB-domain peers (PXN), or
+//   with no live path;
+// - the chosen plan's iteration time on the degraded network by the analytic model, where the
+//   slowest group paces every synchronous collective: the NIC bandwidth is divided by the worst
+//   domain's NIC load factor (K M / live NICs, a dead NIC's traffic spread over the live ones)
+//   and each tier's oversubscription is the worst block's after its dead uplinks (ours); and by
+//   the flow simulator (the plan's schedule on the healthy and the degraded Fabric, like for
+//   like), each parallelism's exposed communication scaled by its simulated slowdown;
+// - the job's options: run degraded, drop the affected HB domains and re-plan on the GPUs left,
+//   or swap spare domains in; the throughput of each relative to the healthy job.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "railsim/core/json.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/spec/network.hpp"
+#include "railsim/topo/failures.hpp"
+
+namespace railsim::fail {
+
+// Forwarding through HB-domain peers: automatic = on for rail_only (it is how the design carries
+// cross-rail traffic), off for rail_optimized (as in today's practice, where a dead NIC stops the
+// job; Meta's Llama 3 run counts NIC failures as interruptions).
+enum class PxnMode : std::uint8_t { automatic, on, off };
+std::string_view to_string(PxnMode m);
+PxnMode parse_pxn_mode(std::string_view s, const std::string& option = "--pxn");
+
+// Flow simulation of the schedule: automatic = when the cluster has at most kSimAutoGpus GPUs.
+enum class SimMode : std::uint8_t { automatic, on, off };
+SimMode parse_sim_mode(std::string_view s, const std::string& option = "--sim");
+inline constexpr std::int64_t kSimAutoGpus = 4096;
+
+struct WhatIfOptions {
+  std::vector<std::string> fail;  // component specs (topo::parse_failure), applied to each design
+  std::int64_t random = 0;        // plus this many drawn at random per design
+  std::uint64_t seed = 1;
+  PxnMode pxn = PxnMode::automatic;
+  SimMode sim = SimMode::automatic;
+  std::int64_t spare_domains = 0;
+  int examples = 5;  // rerouted pairs shown per design
+  perf::PlanOptions plan;
+};
+
+struct JobOption {
+  std::string name;  // "run degraded", "drop domains and re-plan", "swap in spares"
+  bool possible = false;
+  double throughput = 0;  // relative to the healthy job (tokens per second)
+  bool restart = false;   // needs a restart from the last checkpoint
+  std::string detail;     // the plan, or why the option is not possible
+};
+
+struct TierLoss {
+  std::string name;
+  std::int64_t links = 0, links_lost = 0;
+  double capacity_Bps = 0, lost_Bps = 0;
+};
+
+struct DesignWhatIf {
+  spec::DesignKind design = spec::DesignKind::rail_only;
+  int tiers = 0;
+  bool pxn = false;
+  std::vector<std::string> failures;     // applied, as written back (leaf:3, ...)
+  std::vector<std::string> not_present;  // specs that name nothing in this design, with why
+  std::int64_t gpus_dead = 0;
+  std::int64_t gpus_cut_off = 0;        // alive, but no way out of their HB domain
+  std::int64_t domains_lost = 0;        // holding a dead or cut-off GPU: out of the job
+  std::int64_t domains_forwarding = 0;  // a GPU of theirs sends through a peer's NIC
+  std::vector<TierLoss> tiers_lost;
+  double nic_load_factor = 1;        // worst domain: K M / live NICs
+  std::vector<double> uplink_ratio;  // [t]: worst block down:up after failures (healthy >= 1)
+  std::vector<double> healthy_uplink_ratio;
+
+  std::int64_t pairs = 0, pairs_direct = 0, pairs_rerouted = 0, pairs_forwarded = 0,
+               pairs_unreachable = 0;
+  std::vector<std::string> examples;  // a few rerouted, forwarded or unreachable pairs
+
+  std::optional<perf::Plan> plan;  // the chosen plan on the healthy network
+  std::string no_plan_reason;
+  bool runnable = false;  // every GPU of the job alive and every pair routed
+  double healthy_s = 0;
+  double degraded_s = 0;  // analytic; 0 when not runnable
+  bool simulated = false;
+  double sim_healthy_comm_s = 0, sim_degraded_comm_s = 0;  // serialised, like for like
+  double sim_degraded_s = 0;                               // iteration, from the simulation
+  std::vector<JobOption> options;
+};
+
+struct WhatIfReport {
+  std::string model, gpu;
+  std::int64_t gpus = 0, hb_domain = 0;
+  std::vector<DesignWhatIf> designs;
+};
+
+// One design. Throws InputError("--fail") when a spec is malformed or names nothing in any design
+// (what_if checks that across designs; here a spec absent from this design is listed in
+// not_present).
+DesignWhatIf what_if_design(const spec::Cluster& cluster, const spec::NetworkDesign& design,
+                            const perf::Model& model, const perf::Training& training,
+                            const WhatIfOptions& opt);
+
+// Each design in turn (rail_optimized, rail_only by default).
+WhatIfReport what_if(const spec::Cluster& cluster, const std::vector<spec::NetworkDesign>& designs,
+                     const perf::Model& model, const perf::Training& training,
+                     const WhatIfOptions& opt);
+
+Json to_json(const WhatIfReport& r);
+std::string to_text(const WhatIfReport& r);
+
+}  // namespace railsim::fail

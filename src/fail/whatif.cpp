@@ -1,0 +1,572 @@
+#include "railsim/fail/whatif.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+
+#include "railsim/core/enum.hpp"
+#include "railsim/core/error.hpp"
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "railsim/sim/check.hpp"
+#include "railsim/sim/collective.hpp"
+#include "railsim/topo/builders.hpp"
+#include "railsim/topo/network_view.hpp"
+#include "text.hpp"
+
+namespace railsim::fail {
+
+namespace {
+
+constexpr EnumNames<PxnMode, 3> kPxnNames{{{
+    {PxnMode::automatic, "auto"},
+    {PxnMode::on, "on"},
+    {PxnMode::off, "off"},
+}}};
+constexpr EnumNames<SimMode, 3> kSimNames{{{
+    {SimMode::automatic, "auto"},
+    {SimMode::on, "on"},
+    {SimMode::off, "off"},
+}}};
+
+inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The GPUs a forwarded path passes through (the far ends of its HB hops), for the examples.
+std::string via(const topo::Fabric& f, std::int64_t src, std::int64_t dst, const topo::Path& p) {
+  std::vector<std::string> peers;
+  for (std::int32_t ch : p) {
+    const topo::Link& l = f.links[static_cast<std::size_t>(ch / 2)];
+    if (l.kind != topo::LinkKind::hb) continue;
+    const std::int64_t g = l.a;
+    if (g == src || g == dst) continue;
+    peers.push_back(fmt::format("GPU {} (rail {})", g, f.cluster.rail_of(g)));
+  }
+  if (peers.empty()) return "";
+  std::string out = peers[0];
+  for (std::size_t i = 1; i < peers.size(); ++i) out += " and " + peers[i];
+  return out;
+}
+
+// Which parallelism's exposed time a schedule op's slowdown scales.
+double exposed_of(const perf::Breakdown& b, perf::Parallelism p) {
+  switch (p) {
+    case perf::Parallelism::tp:
+    case perf::Parallelism::sp:
+      return b.tp_comm_s;
+    case perf::Parallelism::pp:
+      return b.pp_comm_s;
+    case perf::Parallelism::dp:
+      return b.dp_comm_s;
+    case perf::Parallelism::ep:
+      return b.ep_comm_s + b.rail_forwarding_s;
+  }
+  return 0;
+}
+
+void apply_network(perf::EstimateContext& ctx, double nic_factor,
+                   const std::vector<double>& uplink_ratio) {
+  ctx.net.nic_Bps /= nic_factor;
+  for (std::size_t t = 1; t < uplink_ratio.size() && t <= topo::NetworkView::kMaxTiers; ++t)
+    ctx.net.view.uplink_ratio[t] = uplink_ratio[t];
+}
+
+bool finite_ratios(const std::vector<double>& r) {
+  return std::all_of(r.begin(), r.end(), [](double x) { return std::isfinite(x); });
+}
+
+void check_pairs(const topo::Fabric& f, const topo::DegradedFabric& d, const perf::Placement& pl,
+                 const perf::CommSchedule& cs, int examples, DesignWhatIf& out) {
+  std::set<std::pair<int, bool>> seen;
+  topo::Path healthy, live;
+  healthy.reserve(static_cast<std::size_t>(d.max_path_channels()));
+  live.reserve(static_cast<std::size_t>(d.max_path_channels()));
+  auto check = [&](std::int64_t a, std::int64_t b) {
+    if (a == b) return;
+    const std::uint64_t h =
+        mix(static_cast<std::uint64_t>(a) * 0x100000001B3ull ^ static_cast<std::uint64_t>(b));
+    ++out.pairs;
+    live.clear();
+    const topo::RouteStatus st = d.route(a, b, h, 0, live);
+    std::string note;
+    if (st == topo::RouteStatus::none) {
+      ++out.pairs_unreachable;
+      note = "no live path";
+    } else if (st == topo::RouteStatus::forwarded) {
+      ++out.pairs_forwarded;
+      note = fmt::format("forwarded through {} ({} peer routes)", via(f, a, b, live),
+                         d.peer_choices(a, b));
+    } else {
+      healthy.clear();
+      f.route(a, b, h, topo::Forwarding::hb_first, healthy);
+      if (healthy == live) {
+        ++out.pairs_direct;
+        return;
+      }
+      ++out.pairs_rerouted;
+      note = "rerouted by ECMP around a dead link or switch";
+    }
+    if (static_cast<int>(out.examples.size()) < examples)
+      out.examples.push_back(fmt::format("GPU {} -> GPU {}: {}", a, b, note));
+  };
+  for (const perf::CommOp& op : cs) {
+    const bool a2a = op.op == perf::CollectiveOp::all_to_all;
+    if (!seen.insert({static_cast<int>(op.axis), a2a}).second) continue;
+    for (const sim::Group& g : sim::groups_of_axis(pl, op.axis)) {
+      const auto n = static_cast<std::int64_t>(g.size());
+      if (n < 2) continue;
+      if (a2a && n <= 64) {
+        for (std::int64_t i = 0; i < n; ++i)
+          for (std::int64_t j = 0; j < n; ++j) check(g[i], g[j]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) {
+          check(g[i], g[(i + 1) % n]);
+          check(g[(i + 1) % n], g[i]);
+        }
+      }
+    }
+  }
+}
+
+// The flow simulation of the plan's schedule on the healthy and the degraded fabric.
+void simulate(const topo::Fabric& f, const topo::DegradedFabric& d, const perf::Placement& pl,
+              const perf::CommSchedule& cs, const perf::Breakdown& b, DesignWhatIf& out) {
+  sim::SimConfig cfg;
+  cfg.aggregate = sim::Aggregation::off;  // failures break the symmetry aggregation needs
+  const sim::ScheduleCheck healthy = sim::check_schedule(f, cs, pl, cfg);
+  sim::SimConfig dcfg = cfg;
+  const sim::SimNetwork net = sim::like_for_like(d, dcfg);
+  dcfg.hop_latency_s = 0;
+  const sim::ScheduleResult degraded = sim::simulate_schedule(net, cs, pl, dcfg);
+  std::array<double, 5> h{}, g{};
+  for (std::size_t i = 0; i < healthy.sim.ops.size(); ++i) {
+    const auto p = static_cast<std::size_t>(healthy.sim.ops[i].op.parallelism);
+    h[p] += healthy.sim.ops[i].total_s;
+    g[p] += degraded.ops[i].total_s;
+  }
+  out.simulated = true;
+  out.sim_healthy_comm_s = healthy.sim.total_s;
+  out.sim_degraded_comm_s = degraded.total_s;
+  out.sim_degraded_s = out.healthy_s;
+  // Each parallelism's exposed time, once (tp and sp share tp_comm_s).
+  std::array<double, 5> hp{}, gp{};
+  for (std::size_t p = 0; p < 5; ++p) {
+    const std::size_t q = p == static_cast<std::size_t>(perf::Parallelism::sp)
+                              ? static_cast<std::size_t>(perf::Parallelism::tp)
+                              : p;
+    hp[q] += h[p];
+    gp[q] += g[p];
+  }
+  for (std::size_t p = 0; p < 5; ++p)
+    if (hp[p] > 0)
+      out.sim_degraded_s +=
+          exposed_of(b, static_cast<perf::Parallelism>(p)) * (gp[p] / hp[p] - 1.0);
+}
+
+}  // namespace
+
+std::string_view to_string(PxnMode m) {
+  return kPxnNames.name(m);
+}
+PxnMode parse_pxn_mode(std::string_view s, const std::string& option) {
+  return kPxnNames.parse(s, option, "forwarding mode");
+}
+SimMode parse_sim_mode(std::string_view s, const std::string& option) {
+  return kSimNames.parse(s, option, "simulation mode");
+}
+
+DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& design,
+                            const perf::Model& model, const perf::Training& training,
+                            const WhatIfOptions& opt) {
+  DesignWhatIf out;
+  out.design = design.kind;
+  const topo::Fabric f = topo::build_fabric(c, design);
+  out.tiers = f.tiers;
+  topo::FailureSet set;
+  for (const std::string& spec : opt.fail) {
+    try {
+      set.push_back(topo::parse_failure(spec, f, "--fail"));
+    } catch (const InputError& e) {
+      out.not_present.push_back(e.what());
+    }
+  }
+  if (opt.random > 0) {
+    const topo::FailureSet r = topo::random_failures(f, opt.random, opt.seed);
+    set.insert(set.end(), r.begin(), r.end());
+  }
+  for (const auto& x : set) out.failures.push_back(topo::to_string(x));
+  out.pxn = opt.pxn == PxnMode::automatic ? design.kind == spec::DesignKind::rail_only
+                                          : opt.pxn == PxnMode::on;
+  const topo::DegradedFabric d(f, set, out.pxn);
+
+  // What is cut off, and how much NIC capacity each domain keeps.
+  const std::int64_t K = c.hb_domain, M = c.nics_per_gpu;
+  for (std::int64_t dom = 0; dom < c.domains(); ++dom) {
+    bool lost = !d.node_alive(c.gpus + dom), forwarding = false;
+    std::int64_t live = 0;
+    for (std::int64_t r = 0; r < K; ++r) {
+      const std::int64_t g = c.gpu_at(dom, r);
+      if (!d.gpu_alive(g)) {
+        ++out.gpus_dead;
+        lost = true;
+        continue;
+      }
+      if (d.cut_off(g)) {
+        ++out.gpus_cut_off;
+        lost = true;
+        continue;
+      }
+      if (f.instances > 0 && !d.any_edge_alive(g)) forwarding = true;
+      for (int n = 0; n < M; ++n) live += d.edge_alive(g, n) ? 1 : 0;
+    }
+    if (lost) {
+      ++out.domains_lost;
+    } else if (f.instances > 0) {
+      if (forwarding) ++out.domains_forwarding;
+      if (live > 0 && live < K * M)
+        out.nic_load_factor = std::max(out.nic_load_factor, static_cast<double>(K * M) / live);
+    }
+  }
+  for (const auto& t : topo::capacity_by_tier(d))
+    out.tiers_lost.push_back({t.name, t.links, t.links_lost, t.capacity_Bps, t.lost_Bps});
+  const topo::NetworkView view = topo::make_network_view(f);
+  out.healthy_uplink_ratio.assign(static_cast<std::size_t>(std::max(f.tiers, 1)), 1.0);
+  for (int t = 1; t < f.tiers; ++t)
+    out.healthy_uplink_ratio[static_cast<std::size_t>(t)] =
+        view.uplink_ratio[static_cast<std::size_t>(t)];
+  out.uplink_ratio = topo::degraded_uplink_ratio(d, out.healthy_uplink_ratio);
+
+  // The chosen plan on the healthy network, and its communicating pairs on the degraded one.
+  const perf::EstimateContext ctx = perf::make_context(model, training, c, design);
+  const perf::PlanResult res = perf::plan(ctx, opt.plan);
+  if (res.plans.empty()) {
+    out.no_plan_reason = perf::explain_no_plan(res, model, training, opt.plan.pins, c).what();
+    return out;
+  }
+  out.plan = res.plans.front();
+  const perf::Strategy& s = out.plan->strategy;
+  out.healthy_s = out.plan->time.iteration_time_s;
+  const perf::Placement pl(c, s.degrees(), ctx.placement);
+  const perf::CommSchedule cs = perf::build_comm_schedule(model, training, s, pl);
+  check_pairs(f, d, pl, cs, opt.examples, out);
+  out.runnable = out.gpus_dead == 0 && out.gpus_cut_off == 0 && out.pairs_unreachable == 0 &&
+                 finite_ratios(out.uplink_ratio);
+
+  if (out.runnable) {
+    perf::EstimateContext dctx = ctx;
+    apply_network(dctx, out.nic_load_factor, out.uplink_ratio);
+    out.degraded_s = perf::estimate(dctx, s).iteration_time_s;
+    const bool sim =
+        opt.sim == SimMode::on || (opt.sim == SimMode::automatic && c.gpus <= kSimAutoGpus);
+    if (sim) simulate(f, d, pl, cs, out.plan->time.breakdown, out);
+  }
+
+  // The job's options.
+  JobOption run;
+  run.name = "run degraded";
+  if (out.runnable) {
+    run.possible = true;
+    run.throughput = out.healthy_s / out.degraded_s;
+    run.detail = out.simulated ? fmt::format("analytic {:.4f}, simulated {:.4f}", run.throughput,
+                                             out.healthy_s / out.sim_degraded_s)
+                               : "analytic model (not simulated: --sim)";
+  } else {
+    run.detail = out.gpus_dead + out.gpus_cut_off > 0
+                     ? fmt::format("{} GPUs dead or cut off", out.gpus_dead + out.gpus_cut_off)
+                 : out.pairs_unreachable > 0
+                     ? fmt::format("{} pairs of the plan have no live path", out.pairs_unreachable)
+                     : "a switch block has no live uplink";
+  }
+  const std::int64_t affected = out.domains_lost + out.domains_forwarding;
+  JobOption drop;
+  drop.name = "drop domains and re-plan";
+  drop.restart = true;
+  if (affected == 0) {
+    drop.detail = "no HB domain to drop (the failures are above the leaves)";
+  } else if (affected >= c.domains()) {
+    drop.detail = "every HB domain is affected";
+  } else {
+    // The job may use fewer GPUs than are left when that lets its batch split better: the best
+    // throughput over the whole domains left and a few smaller sizes (ours).
+    const std::int64_t left_domains = c.domains() - affected;
+    std::vector<std::int64_t> sizes;
+    for (std::int64_t j = 0; j < 16 && left_domains - j >= 1; ++j)
+      sizes.push_back(left_domains - j);
+    for (std::int64_t p = 2; p < left_domains; p *= 2) {
+      sizes.push_back(left_domains / p * p);
+      if (p > 1 << 20) break;
+    }
+    std::sort(sizes.begin(), sizes.end(), std::greater<>());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    std::string first_reason;
+    for (std::int64_t dom : sizes) {
+      if (dom < 1) continue;
+      try {
+        spec::Cluster left = c;  // the same GPUs and HB domains, fewer of them
+        left.gpus = dom * K;
+        perf::EstimateContext lctx = perf::make_context(model, training, left, design);
+        if (topo::make_network_view(left, design).tiers == f.tiers &&
+            finite_ratios(out.uplink_ratio))
+          apply_network(lctx, 1.0, out.uplink_ratio);
+        const perf::PlanResult lr = perf::plan(lctx, opt.plan);
+        if (lr.plans.empty()) {
+          if (first_reason.empty())
+            first_reason =
+                fmt::format("no plan on {} GPUs: {}", left.gpus,
+                            perf::explain_no_plan(lr, model, training, opt.plan.pins, left).what());
+          continue;
+        }
+        const double tput = out.healthy_s / lr.plans.front().time.iteration_time_s;
+        if (!drop.possible || tput > drop.throughput) {
+          drop.possible = true;
+          drop.throughput = tput;
+          drop.detail = fmt::format("{} of the {} GPUs left (global batch kept): {}",
+                                    text::grouped(static_cast<double>(left.gpus)),
+                                    text::grouped(static_cast<double>(left_domains * K)),
+                                    perf::describe(lr.plans.front().strategy));
+        }
+      } catch (const InputError& e) {
+        if (first_reason.empty()) first_reason = e.what();
+      }
+    }
+    if (!drop.possible) drop.detail = first_reason;
+  }
+  JobOption swap;
+  swap.name = "swap in spares";
+  swap.restart = true;
+  if (affected == 0) {
+    swap.detail = "no HB domain to swap (the failures are above the leaves)";
+  } else if (affected > opt.spare_domains) {
+    swap.detail = fmt::format("{} domains affected, {} spare", affected, opt.spare_domains);
+  } else if (!finite_ratios(out.uplink_ratio)) {
+    swap.detail = "a switch block has no live uplink";
+  } else {
+    perf::EstimateContext sctx = ctx;
+    apply_network(sctx, 1.0, out.uplink_ratio);
+    swap.possible = true;
+    swap.throughput = out.healthy_s / perf::estimate(sctx, s).iteration_time_s;
+    swap.detail = fmt::format("{} of {} spare domains", affected, opt.spare_domains);
+  }
+  out.options = {run, drop, swap};
+  return out;
+}
+
+WhatIfReport what_if(const spec::Cluster& c, const std::vector<spec::NetworkDesign>& designs,
+                     const perf::Model& model, const perf::Training& training,
+                     const WhatIfOptions& opt) {
+  if (opt.fail.empty() && opt.random == 0)
+    throw InputError("--fail", "give at least one component (--fail KIND:INDEX) or --fail-random");
+  WhatIfReport r;
+  r.model = model.name;
+  r.gpu = c.gpu.name;
+  r.gpus = c.gpus;
+  r.hb_domain = c.hb_domain;
+  for (const auto& d : designs) r.designs.push_back(what_if_design(c, d, model, training, opt));
+  // A spec that names nothing in any design is a typo, not a what-if.
+  for (std::size_t i = 0; i < opt.fail.size(); ++i) {
+    bool anywhere = false;
+    std::string why;
+    for (const auto& d : r.designs) {
+      const std::string prefix = "--fail: '" + opt.fail[i] + "'";
+      const auto it = std::find_if(d.not_present.begin(), d.not_present.end(),
+                                   [&](const std::string& m) { return m.rfind(prefix, 0) == 0; });
+      if (it == d.not_present.end())
+        anywhere = true;
+      else if (why.empty())
+        why = it->substr(std::string("--fail: ").size());
+    }
+    if (!anywhere) throw InputError("--fail", why.empty() ? opt.fail[i] : why);
+  }
+  if (!r.designs.empty() && std::all_of(r.designs.begin(), r.designs.end(), [&](const auto& d) {
+        return d.gpus_dead + d.gpus_cut_off == c.gpus;
+      }))
+    throw InputError("--fail", fmt::format("the failures cut off every one of the {} GPUs",
+                                           text::grouped(static_cast<double>(c.gpus))));
+  return r;
+}
+
+Json to_json(const WhatIfReport& r) {
+  Json j{{"model", r.model}, {"gpu", r.gpu}, {"gpus", r.gpus}, {"hb_domain", r.hb_domain}};
+  j["designs"] = Json::array();
+  for (const auto& d : r.designs) {
+    Json x{{"design", std::string(spec::to_string(d.design))},
+           {"tiers", d.tiers},
+           {"pxn", d.pxn},
+           {"failures", d.failures},
+           {"not_present", d.not_present},
+           {"gpus_dead", d.gpus_dead},
+           {"gpus_cut_off", d.gpus_cut_off},
+           {"domains_lost", d.domains_lost},
+           {"domains_forwarding", d.domains_forwarding},
+           {"nic_load_factor", d.nic_load_factor},
+           {"pairs",
+            {{"checked", d.pairs},
+             {"direct", d.pairs_direct},
+             {"rerouted", d.pairs_rerouted},
+             {"forwarded", d.pairs_forwarded},
+             {"unreachable", d.pairs_unreachable}}},
+           {"examples", d.examples},
+           {"runnable", d.runnable}};
+    x["capacity"] = Json::array();
+    for (const auto& t : d.tiers_lost)
+      x["capacity"].push_back({{"tier", t.name},
+                               {"links", t.links},
+                               {"links_lost", t.links_lost},
+                               {"capacity_Bps", t.capacity_Bps},
+                               {"lost_Bps", t.lost_Bps}});
+    x["uplink_ratio"] = Json::array();
+    for (std::size_t t = 1; t < d.uplink_ratio.size(); ++t)
+      x["uplink_ratio"].push_back(
+          {{"tier", t},
+           {"healthy", d.healthy_uplink_ratio[t]},
+           {"degraded",
+            std::isfinite(d.uplink_ratio[t]) ? Json(d.uplink_ratio[t]) : Json(nullptr)}});
+    if (d.plan) {
+      x["plan"] = perf::to_json(d.plan->strategy, d.plan->time);
+      x["healthy_s"] = d.healthy_s;
+      x["degraded_s"] = d.runnable ? Json(d.degraded_s) : Json(nullptr);
+      if (d.simulated)
+        x["simulated"] = {{"healthy_comm_s", d.sim_healthy_comm_s},
+                          {"degraded_comm_s", d.sim_degraded_comm_s},
+                          {"degraded_s", d.sim_degraded_s}};
+    } else {
+      x["no_plan_reason"] = d.no_plan_reason;
+    }
+    x["options"] = Json::array();
+    for (const auto& o : d.options)
+      x["options"].push_back({{"name", o.name},
+                              {"possible", o.possible},
+                              {"throughput", o.possible ? Json(o.throughput) : Json(nullptr)},
+                              {"restart", o.restart},
+                              {"detail", o.detail}});
+    j["designs"].push_back(std::move(x));
+  }
+  return j;
+}
+
+std::string to_text(const WhatIfReport& r) {
+  using text::grouped;
+  using text::pct;
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+  auto row = [&](std::string label, auto cell) {
+    std::vector<std::string> v;
+    for (const auto& d : r.designs) v.push_back(cell(d));
+    rows.emplace_back(std::move(label), std::move(v));
+  };
+  auto join = [](const std::vector<std::string>& v) {
+    if (v.empty()) return std::string("none");
+    std::string s = v[0];
+    for (std::size_t i = 1; i < v.size() && i < 6; ++i) s += ", " + v[i];
+    if (v.size() > 6) s += fmt::format(", ... ({} in all)", v.size());
+    return s;
+  };
+  auto n = [](std::int64_t x) { return grouped(static_cast<double>(x)); };
+  row("design", [](const DesignWhatIf& d) {
+    return fmt::format("{} ({} tier{})", spec::to_string(d.design), d.tiers,
+                       d.tiers == 1 ? "" : "s");
+  });
+  row("failures", [&](const DesignWhatIf& d) { return join(d.failures); });
+  row("forwarding through HB peers", [](const DesignWhatIf& d) { return d.pxn ? "on" : "off"; });
+  row("GPUs dead / cut off",
+      [&](const DesignWhatIf& d) { return n(d.gpus_dead) + " / " + n(d.gpus_cut_off); });
+  row("HB domains lost / forwarding",
+      [&](const DesignWhatIf& d) { return n(d.domains_lost) + " / " + n(d.domains_forwarding); });
+  std::vector<std::string> tier_names;
+  for (const auto& d : r.designs)
+    for (const auto& t : d.tiers_lost)
+      if (std::find(tier_names.begin(), tier_names.end(), t.name) == tier_names.end())
+        tier_names.push_back(t.name);
+  for (const auto& name : tier_names)
+    row("links lost, " + name, [&](const DesignWhatIf& d) {
+      for (const auto& t : d.tiers_lost)
+        if (t.name == name)
+          return fmt::format("{} of {} ({})", n(t.links_lost), n(t.links),
+                             pct(t.capacity_Bps > 0 ? t.lost_Bps / t.capacity_Bps : 0.0));
+      return std::string("-");
+    });
+  row("NIC load factor, worst domain",
+      [](const DesignWhatIf& d) { return fmt::format("{:.4f}", d.nic_load_factor); });
+  row("oversubscription, worst block", [&](const DesignWhatIf& d) {
+    std::vector<std::string> v;
+    for (std::size_t t = 1; t < d.uplink_ratio.size(); ++t)
+      v.push_back(fmt::format("t{} {:.3g} -> {}", t, d.healthy_uplink_ratio[t],
+                              std::isfinite(d.uplink_ratio[t])
+                                  ? fmt::format("{:.3g}", d.uplink_ratio[t])
+                                  : std::string("cut")));
+    return v.empty() ? std::string("-") : join(v);
+  });
+  row("plan pairs direct / rerouted",
+      [&](const DesignWhatIf& d) { return n(d.pairs_direct) + " / " + n(d.pairs_rerouted); });
+  row("plan pairs forwarded / no path",
+      [&](const DesignWhatIf& d) { return n(d.pairs_forwarded) + " / " + n(d.pairs_unreachable); });
+  row("plan (healthy network)", [](const DesignWhatIf& d) {
+    return d.plan ? fmt::format("tp {} pp {} dp {} ep {}", d.plan->strategy.tp, d.plan->strategy.pp,
+                                d.plan->strategy.dp, d.plan->strategy.ep)
+                  : std::string("none");
+  });
+  row("iteration, healthy", [](const DesignWhatIf& d) {
+    return d.plan ? fmt::format("{:.4f} s", d.healthy_s) : std::string("-");
+  });
+  row("iteration, degraded (analytic)", [](const DesignWhatIf& d) {
+    if (!d.plan) return std::string("-");
+    if (!d.runnable) return std::string("cannot run");
+    return fmt::format("{:.4f} s ({:+.2f}%)", d.degraded_s, 100 * (d.degraded_s / d.healthy_s - 1));
+  });
+  row("iteration, degraded (simulated)", [](const DesignWhatIf& d) {
+    if (!d.simulated) return std::string("-");
+    return fmt::format("{:.4f} s ({:+.2f}%)", d.sim_degraded_s,
+                       100 * (d.sim_degraded_s / d.healthy_s - 1));
+  });
+  row("communication, simulated", [](const DesignWhatIf& d) {
+    if (!d.simulated) return std::string("-");
+    return fmt::format("{:.4f} -> {:.4f} s", d.sim_healthy_comm_s, d.sim_degraded_comm_s);
+  });
+  for (std::size_t o = 0; o < 3; ++o) {
+    const std::string name = r.designs.empty() || r.designs[0].options.size() <= o
+                                 ? std::string()
+                                 : r.designs[0].options[o].name;
+    if (name.empty()) continue;
+    row("option: " + name, [&](const DesignWhatIf& d) {
+      if (d.options.size() <= o) return std::string("-");
+      const JobOption& x = d.options[o];
+      return x.possible ? fmt::format("{:.2f}% of healthy{}", 100 * x.throughput,
+                                      x.restart ? " after a restart" : "")
+                        : "no: " + x.detail;
+    });
+  }
+  std::size_t w0 = 0;
+  std::vector<std::size_t> w(r.designs.size(), 0);
+  for (const auto& [label, cells] : rows) {
+    w0 = std::max(w0, label.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) w[i] = std::max(w[i], cells[i].size());
+  }
+  std::string out = fmt::format("Failure what-if: {} on {} x {} (HB domain {})\n\n", r.model,
+                                n(r.gpus), r.gpu, r.hb_domain);
+  for (const auto& [label, cells] : rows) {
+    std::string line = fmt::format("{:<{}}", label, w0);
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      line += fmt::format("  {:<{}}", cells[i], i + 1 < cells.size() ? w[i] : 0);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  for (const auto& d : r.designs) {
+    for (const auto& m : d.not_present)
+      out += fmt::format("{}: not in this design: {}\n", spec::to_string(d.design), m);
+    if (!d.no_plan_reason.empty())
+      out += fmt::format("{}: no plan: {}\n", spec::to_string(d.design), d.no_plan_reason);
+    for (const auto& o : d.options)
+      if (o.possible)
+        out += fmt::format("{}: {}: {}\n", spec::to_string(d.design), o.name, o.detail);
+    for (const auto& e : d.examples) out += fmt::format("{}: {}\n", spec::to_string(d.design), e);
+  }
+  return out;
+}
+
+}  // namespace railsim::fail
