@@ -32,6 +32,9 @@ struct GoodputOptions {
   std::optional<double> tokens;
   std::optional<double> tokens_per_s;
   bool json = false;
+  StrategyOptions strategy;
+  bool from_fabric = false;  // --model given: network failure effects from the Fabric
+  std::string pxn = "auto";
 };
 
 // --design: one design, or "both" (rail_optimized and rail_only).
@@ -58,6 +61,8 @@ void run_goodput(const GoodputOptions& o) {
   const spec::SwitchSpec sw = spec::load_switch(o.sw, "--switch");
   const spec::FailureRates rates = spec::load_failure_rates(o.rates, "--rates");
   const cost::Catalog catalog = cost::load_catalog(o.catalog, "--catalog");
+  std::optional<StrategyInputs> in;
+  if (o.from_fabric) in = resolve_strategy_inputs(o.strategy);
 
   fail::GoodputReport rep;
   rep.gpu = cluster.gpu.name;
@@ -65,9 +70,20 @@ void run_goodput(const GoodputOptions& o) {
   rep.amortize_years = o.amortize_years;
   rep.tokens = o.tokens;
   rep.tokens_per_s = o.tokens_per_s;
+  if (o.from_fabric)
+    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
+                              in->model.name);
   for (spec::DesignKind kind : kinds) {
     const spec::NetworkDesign design = spec::make_network_design(kind, sw);
-    const fail::FailureModel m = fail::make_failure_model(cluster, design, rates, o.run);
+    fail::FailureModel m = fail::make_failure_model(cluster, design, rates, o.run);
+    if (o.from_fabric) {
+      fail::WhatIfOptions w;
+      w.pxn = fail::parse_pxn_mode(o.pxn, "--pxn");
+      w.plan.pins = in->pins;
+      rep.effect_notes.push_back(
+          fail::fabric_effects(m, cluster, design, in->model, in->training, w));
+      fail::resolve_run(m, o.run);
+    }
     rep.designs.push_back(fail::run_goodput(m, o.mc));
     rep.network_cost_usd.push_back(cost::evaluate(cluster, design, catalog).cost.cost_usd());
   }
@@ -252,8 +268,18 @@ void add_fail_command(CLI::App& app) {
   cmd->add_option("--amortize-years", o->amortize_years,
                   "Years the network cost is spread over per effective GPU-hour")
       ->capture_default_str();
+  add_strategy_options(*cmd, o->strategy);
+  cmd->add_option("--pxn", o->pxn,
+                  "With --model: forwarding through HB-domain peers (auto, on, off), as in "
+                  "`fail whatif`")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->callback([o] { run_goodput(*o); });
+  cmd->callback([o, cmd] {
+    o->from_fabric = cmd->count("--model") > 0;
+    if (!o->from_fabric && cmd->count("--pxn") > 0)
+      throw InputError("--pxn", "--pxn needs --model (network failure effects from the Fabric)");
+    run_goodput(*o);
+  });
 }
 
 }  // namespace railsim::cli

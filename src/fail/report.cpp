@@ -32,6 +32,7 @@ Json to_json(const GoodputReport& rep) {
   const GoodputResult* first = rep.designs.empty() ? nullptr : &rep.designs.front();
   out["gpu"] = rep.gpu;
   out["rates"] = rep.rates;
+  out["effects"] = rep.effects;
   if (first) {
     out["gpus"] = first->model.gpus;
     out["hb_domain"] = first->model.hb_domain;
@@ -88,6 +89,7 @@ Json to_json(const GoodputReport& rep) {
                              {"mean_events", g.mean_events[k]}});
     }
     d["streams"] = streams;
+    if (i < rep.effect_notes.size()) d["effect_notes"] = rep.effect_notes[i];
     if (i < rep.network_cost_usd.size() && rep.network_cost_usd[i]) {
       d["network_cost_usd"] = *rep.network_cost_usd[i];
       d["amortize_years"] = rep.amortize_years;
@@ -116,8 +118,13 @@ std::string to_text(const GoodputReport& rep) {
       "seed {}\n",
       grouped(double(m0.gpus)), rep.gpu, m0.hb_domain, grouped(double(m0.domains)),
       fmt::format("{:g}", m0.run_s / 86400.0), rep.rates, grouped(double(g0.trials)), g0.seed);
-  s += fmt::format("checkpoint write {}, restart {} (detection + restart), degraded policy {}\n\n",
+  s += fmt::format("checkpoint write {}, restart {} (detection + restart), degraded policy {}\n",
                    duration(m0.checkpoint_write_s), duration(m0.restart_s), to_string(m0.policy));
+  s += fmt::format("network failure effects from {}\n", rep.effects);
+  for (std::size_t i = 0; i < rep.effect_notes.size() && i < rep.designs.size(); ++i)
+    for (const auto& n : rep.effect_notes[i])
+      s += fmt::format("  {}: {}\n", spec::to_string(rep.designs[i].model.design), n);
+  s += "\n";
 
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   auto row = [&](std::string label, auto cell) {

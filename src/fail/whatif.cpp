@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "railsim/core/enum.hpp"
@@ -269,6 +270,7 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
   }
 
   // The job's options.
+  if (!opt.job_options) return out;
   JobOption run;
   run.name = "run degraded";
   if (out.runnable) {
@@ -390,6 +392,59 @@ WhatIfReport what_if(const spec::Cluster& c, const std::vector<spec::NetworkDesi
     throw InputError("--fail", fmt::format("the failures cut off every one of the {} GPUs",
                                            text::grouped(static_cast<double>(c.gpus))));
   return r;
+}
+
+std::vector<std::string> fabric_effects(FailureModel& m, const spec::Cluster& c,
+                                        const spec::NetworkDesign& design, const perf::Model& model,
+                                        const perf::Training& training, const WhatIfOptions& base) {
+  std::vector<std::string> notes;
+  std::map<std::string, DesignWhatIf> done;
+  for (EventStream& s : m.streams) {
+    std::string spec;
+    switch (s.scope) {
+      case spec::FailureScope::nic:
+        spec = "nic:0";
+        break;
+      case spec::FailureScope::link:
+        spec = s.tier <= 1 ? "link:0" : fmt::format("uplink:{}:0", s.tier - 1);
+        break;
+      case spec::FailureScope::network_switch:
+        spec = fmt::format("switch:{}:0", std::max(1, s.tier));
+        break;
+      default:
+        continue;
+    }
+    auto it = done.find(spec);
+    if (it == done.end()) {
+      WhatIfOptions o = base;
+      o.fail = {spec};
+      o.random = 0;
+      o.sim = SimMode::off;
+      o.examples = 0;
+      o.job_options = false;
+      o.plan.top = 1;
+      it = done.emplace(spec, what_if_design(c, design, model, training, o)).first;
+    }
+    const DesignWhatIf& w = it->second;
+    if (!w.plan) continue;
+    FailureEffect& e = s.effect;
+    if (w.runnable) {
+      e.interrupts = false;
+      e.domains_lost = w.domains_forwarding;
+      e.slowdown = std::max(1.0, w.degraded_s / w.healthy_s);
+      notes.push_back(fmt::format(
+          "{}: {} runs degraded x{:.4f}{}", s.name, spec, e.slowdown,
+          w.domains_forwarding > 0 ? fmt::format(" ({} domains forwarding)", w.domains_forwarding)
+                                   : std::string()));
+    } else if (w.domains_lost > 0) {
+      e.interrupts = true;
+      e.domains_lost = w.domains_lost;
+      e.slowdown = 1.0;
+      notes.push_back(
+          fmt::format("{}: {} stops the job, {} domains out", s.name, spec, w.domains_lost));
+    }
+  }
+  return notes;
 }
 
 Json to_json(const WhatIfReport& r) {

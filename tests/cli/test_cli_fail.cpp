@@ -192,3 +192,27 @@ TEST(CliFail, WhatIfBadInput) {
         << r.err;
   }
 }
+
+TEST(CliFail, GoodputEffectsFromTheFabricWithModel) {
+  auto r = run_cli("fail goodput --gpus 1024 --trials 50 --model GPT-1T --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["effects"].get<std::string>().find("the Fabric"), std::string::npos);
+  const auto& only = j["designs"][1];
+  ASSERT_EQ(only["design"].get<std::string>(), "rail_only");
+  bool nic = false;
+  for (const auto& s : only["streams"])
+    if (s["name"].get<std::string>() == "nic") {
+      nic = true;
+      EXPECT_FALSE(s["interrupts"].get<bool>());
+      EXPECT_GT(s["slowdown"].get<double>(), 1.0);
+      EXPECT_LT(s["slowdown"].get<double>(), 1.15);
+    }
+  EXPECT_TRUE(nic);
+  EXPECT_FALSE(only["effect_notes"].empty());
+  auto plain = run_cli("fail goodput --gpus 1024 --trials 50 --json");
+  EXPECT_EQ(nlohmann::json::parse(plain.out)["effects"].get<std::string>(), "inputs");
+  auto bad = run_cli("fail goodput --gpus 1024 --pxn on");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("railsim: error: --pxn"), std::string::npos) << bad.err;
+}

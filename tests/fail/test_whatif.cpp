@@ -164,3 +164,35 @@ TEST(WhatIf, BadFailureSets) {
   EXPECT_NE(message(every).find("cut off every one of the 128 GPUs"), std::string::npos)
       << message(every);
 }
+
+TEST(WhatIf, GoodputEffectsFromTheFabric) {
+  const spec::Cluster c = test::fail_cluster("H100-SXM", 128, 8);
+  const Job job;
+  const auto rates = test::one_class(spec::FailureScope::nic, 1e-5);
+  fail::RunParams p;
+  fail::WhatIfOptions o;
+  o.plan.top = 1;
+  for (auto kind : {spec::DesignKind::rail_only, spec::DesignKind::rail_optimized}) {
+    const spec::NetworkDesign d = small_switch(kind, 8);
+    fail::FailureModel m = fail::make_failure_model(c, d, rates, p);
+    ASSERT_EQ(m.streams.size(), 1u);
+    const auto notes = fail::fabric_effects(m, c, d, job.model, job.training, o);
+    EXPECT_EQ(notes.size(), 1u);
+    auto w = o;
+    w.fail = {"nic:0"};
+    w.sim = fail::SimMode::off;
+    const fail::DesignWhatIf ref = fail::what_if_design(c, d, job.model, job.training, w);
+    const fail::FailureEffect& e = m.streams[0].effect;
+    if (kind == spec::DesignKind::rail_only) {
+      EXPECT_FALSE(e.interrupts);
+      EXPECT_EQ(e.domains_lost, 1);
+      EXPECT_DOUBLE_EQ(e.slowdown, ref.degraded_s / ref.healthy_s);
+      EXPECT_GT(e.slowdown, 1.0);
+      EXPECT_LT(e.slowdown, 1.15);  // the input default 1 + f it replaces
+    } else {
+      EXPECT_TRUE(e.interrupts);
+      EXPECT_EQ(e.domains_lost, 1);
+      EXPECT_DOUBLE_EQ(e.slowdown, 1.0);
+    }
+  }
+}

@@ -18,6 +18,10 @@ struct GoodputReport {
   double amortize_years = 4;
   std::optional<double> tokens;  // with tokens_per_s: the time to train them
   std::optional<double> tokens_per_s;
+  // Where the degraded slowdowns come from: the inputs (--comm-fraction, --degraded-slowdown), or
+  // the Fabric (fabric_effects: one line per stream changed, per design).
+  std::string effects = "inputs";
+  std::vector<std::vector<std::string>> effect_notes;  // per design
 };
 
 Json to_json(const GoodputReport& r);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "railsim/core/json.hpp"
+#include "railsim/fail/model.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
@@ -47,7 +48,8 @@ struct WhatIfOptions {
   PxnMode pxn = PxnMode::automatic;
   SimMode sim = SimMode::automatic;
   std::int64_t spare_domains = 0;
-  int examples = 5;  // rerouted pairs shown per design
+  int examples = 5;         // rerouted pairs shown per design
+  bool job_options = true;  // false: skip the options (and their re-plan searches)
   perf::PlanOptions plan;
 };
 
@@ -112,6 +114,18 @@ DesignWhatIf what_if_design(const spec::Cluster& cluster, const spec::NetworkDes
 WhatIfReport what_if(const spec::Cluster& cluster, const std::vector<spec::NetworkDesign>& designs,
                      const perf::Model& model, const perf::Training& training,
                      const WhatIfOptions& opt);
+
+// The effects of a goodput model's network streams from the Fabric: for each stream of a NIC, a
+// NIC-leaf link, a switch or a switch-switch link, the what-if of one such component (NIC 0 of
+// GPU 0, switch 0 of the tier, uplink 0 of the boundary) on this design with the model's best
+// plan: a job that can run degraded (interrupts = false, the HB domains forwarding, slowdown =
+// degraded / healthy iteration time by the analytic model), or one that stops and loses the
+// domains cut off. Streams of GPUs, hosts and software keep theirs; so does a stream whose
+// failure stops the job without cutting off a domain (a switch block cut off above the leaf).
+// Returns one line per stream changed ("nic: runs degraded x1.0222"). Call resolve_run after.
+std::vector<std::string> fabric_effects(FailureModel& m, const spec::Cluster& cluster,
+                                        const spec::NetworkDesign& design, const perf::Model& model,
+                                        const perf::Training& training, const WhatIfOptions& opt);
 
 Json to_json(const WhatIfReport& r);
 std::string to_text(const WhatIfReport& r);
