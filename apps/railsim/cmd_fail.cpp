@@ -158,7 +158,7 @@ void add_whatif_command(CLI::App& fail_cmd) {
   cmd->add_option("--fail", a->fail,
                   "Failed component, repeatable: gpu:G, nic:G[.n], link:G[.n] (NIC-leaf link), "
                   "leaf:I, spine:I, core:I, switch:T:I, uplink:T:I (T = 1 leaf-spine), "
-                  "domain:D");
+                  "domain:D, nvswitch:D[.p] (a switch plane of an HB domain)");
   cmd->add_option("--fail-random", a->random,
                   "Also fail this many components drawn at random in each design");
   cmd->add_option("--seed", a->seed, "Seed of --fail-random")->capture_default_str();

@@ -73,8 +73,9 @@ double exposed_of(const perf::Breakdown& b, perf::Parallelism p) {
 }
 
 void apply_network(perf::EstimateContext& ctx, double nic_factor,
-                   const std::vector<double>& uplink_ratio) {
+                   const std::vector<double>& uplink_ratio, double hb_factor = 1.0) {
   ctx.net.nic_Bps /= nic_factor;
+  ctx.net.hb_Bps *= hb_factor;
   for (std::size_t t = 1; t < uplink_ratio.size() && t <= topo::NetworkView::kMaxTiers; ++t)
     ctx.net.view.uplink_ratio[t] = uplink_ratio[t];
 }
@@ -227,6 +228,10 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
       if (f.instances > 0 && !d.any_edge_alive(g)) forwarding = true;
       for (int n = 0; n < M; ++n) live += d.edge_alive(g, n) ? 1 : 0;
     }
+    if (!lost && d.hb_factor(dom) < 1.0) {
+      ++out.domains_hb_degraded;
+      out.hb_factor = std::min(out.hb_factor, d.hb_factor(dom));
+    }
     if (lost) {
       ++out.domains_lost;
     } else if (f.instances > 0) {
@@ -262,7 +267,7 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
 
   if (out.runnable) {
     perf::EstimateContext dctx = ctx;
-    apply_network(dctx, out.nic_load_factor, out.uplink_ratio);
+    apply_network(dctx, out.nic_load_factor, out.uplink_ratio, out.hb_factor);
     out.degraded_s = perf::estimate(dctx, s).iteration_time_s;
     const bool sim =
         opt.sim == SimMode::on || (opt.sim == SimMode::automatic && c.gpus <= kSimAutoGpus);
@@ -286,7 +291,9 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
                      ? fmt::format("{} pairs of the plan have no live path", out.pairs_unreachable)
                      : "a switch block has no live uplink";
   }
-  const std::int64_t affected = out.domains_lost + out.domains_forwarding;
+  // Domains forwarding or with a dead HB plane are not lost, but dropping or swapping them
+  // removes their slowdown (a domain may count twice here only in the rare case of both).
+  const std::int64_t affected = out.domains_lost + out.domains_forwarding + out.domains_hb_degraded;
   JobOption drop;
   drop.name = "drop domains and re-plan";
   drop.restart = true;
@@ -460,6 +467,8 @@ Json to_json(const WhatIfReport& r) {
            {"gpus_cut_off", d.gpus_cut_off},
            {"domains_lost", d.domains_lost},
            {"domains_forwarding", d.domains_forwarding},
+           {"domains_hb_degraded", d.domains_hb_degraded},
+           {"hb_factor", d.hb_factor},
            {"nic_load_factor", d.nic_load_factor},
            {"pairs",
             {{"checked", d.pairs},
@@ -546,6 +555,11 @@ std::string to_text(const WhatIfReport& r) {
                              pct(t.capacity_Bps > 0 ? t.lost_Bps / t.capacity_Bps : 0.0));
       return std::string("-");
     });
+  row("HB domains with a dead switch plane", [&](const DesignWhatIf& d) {
+    return d.domains_hb_degraded == 0
+               ? std::string("0")
+               : fmt::format("{} (HB bandwidth x{:.4f})", n(d.domains_hb_degraded), d.hb_factor);
+  });
   row("NIC load factor, worst domain",
       [](const DesignWhatIf& d) { return fmt::format("{:.4f}", d.nic_load_factor); });
   row("oversubscription, worst block", [&](const DesignWhatIf& d) {

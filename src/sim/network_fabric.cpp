@@ -32,6 +32,15 @@ SimNetwork make_sim_network(const topo::DegradedFabric& degraded) {
         // One peer route per flow, picked by the hash (pipelined and two-phase forwarding).
         live_route(*d, s, t, h, static_cast<int>(h >> 40), out);
       });
+  // A dead HB switch plane: the domain's HB links keep live planes / planes of their capacity.
+  const topo::Fabric& f = degraded.fabric();
+  for (std::int64_t g = 0; g < f.cluster.gpus; ++g) {
+    const double k = degraded.hb_factor(f.cluster.domain_of(g));
+    if (k >= 1.0) continue;
+    const auto l = static_cast<std::size_t>(f.hb_link(g));
+    n.capacity_Bps[2 * l] *= k;
+    n.capacity_Bps[2 * l + 1] *= k;
+  }
   n.spread = [d](std::int64_t s, std::int64_t t) { return d->peer_choices(s, t); };
   n.route_part = [d](std::int64_t s, std::int64_t t, std::uint64_t h, int part, topo::Path& out) {
     live_route(*d, s, t, h, part, out);

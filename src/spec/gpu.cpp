@@ -24,6 +24,7 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   g.default_hb_domain = static_cast<int>(o.integer("default_hb_domain", 1, 1 << 20));
   g.nic_bw_Bps = units::gbps_to_Bps(o.number("nic_gbps", kRate));
   g.nics_per_gpu = static_cast<int>(o.integer_or("nics_per_gpu", 1, 1, 64));
+  g.hb_planes = static_cast<int>(o.integer_or("hb_planes", 0, 0, 1024));
   if (auto e = o.object_opt("efficiency")) {
     g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, Range{0.0, 1.0, true});
     g.eff.gemm_half_flops =

@@ -33,8 +33,8 @@ constexpr int kMaxLevels = 16;
 inline std::int64_t nth_choice(std::int64_t first, std::int64_t k, std::int64_t n,
                                std::uint64_t h) {
   if (k == 0 || n <= 1) return first;
-  const auto off = static_cast<std::int64_t>(mix(h ^ 0xa5a5a5a5ULL) %
-                                             static_cast<std::uint64_t>(n - 1));
+  const auto off =
+      static_cast<std::int64_t>(mix(h ^ 0xa5a5a5a5ULL) % static_cast<std::uint64_t>(n - 1));
   return (first + 1 + (off + k - 1) % (n - 1)) % n;
 }
 
@@ -92,6 +92,9 @@ std::string to_string(const Failure& f) {
       return fmt::format("uplink:{}:{}", f.tier, f.index);
     case FailureKind::domain:
       return fmt::format("domain:{}", f.index);
+    case FailureKind::hb_plane:
+      return f.nic == 0 ? fmt::format("nvswitch:{}", f.index)
+                        : fmt::format("nvswitch:{}.{}", f.index, f.nic);
   }
   return "?";
 }
@@ -153,6 +156,16 @@ void check_failure(const Failure& x, const Fabric& f, const std::string& option)
     case FailureKind::domain:
       range(f.cluster.domains(), "HB domain");
       return;
+    case FailureKind::hb_plane:
+      if (f.cluster.gpu.hb_planes <= 0)
+        throw InputError(option, fmt::format("'{}': the GPU preset {} does not give hb_planes (the "
+                                             "switch planes of its HB domain)",
+                                             spec, f.cluster.gpu.name));
+      range(f.cluster.domains(), "HB domain");
+      if (x.nic < 0 || x.nic >= f.cluster.gpu.hb_planes)
+        throw InputError(option, fmt::format("'{}': plane {} is out of range (0 to {})", spec,
+                                             x.nic, f.cluster.gpu.hb_planes - 1));
+      return;
   }
 }
 
@@ -162,7 +175,8 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
   const auto colon = spec.find(':');
   if (colon == std::string_view::npos)
     throw InputError(option, fmt::format("'{}': expected KIND:INDEX with KIND one of gpu, nic, "
-                                         "link, leaf, spine, core, switch, uplink, domain",
+                                         "link, leaf, spine, core, switch, uplink, domain, "
+                                         "nvswitch",
                                          spec));
   const std::string_view kind = spec.substr(0, colon);
   std::string_view rest = spec.substr(colon + 1);
@@ -177,12 +191,18 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
   };
   if (kind == "gpu") {
     x.kind = FailureKind::gpu;
-  } else if (kind == "nic" || kind == "link") {
-    x.kind = kind == "nic" ? FailureKind::nic : FailureKind::link;
+  } else if (kind == "nic" || kind == "link" || kind == "nvswitch") {
+    x.kind = kind == "nic"    ? FailureKind::nic
+             : kind == "link" ? FailureKind::link
+                              : FailureKind::hb_plane;
     const auto dot = rest.find('.');
     if (dot != std::string_view::npos) {
+      const bool plane = x.kind == FailureKind::hb_plane;
       x.nic = static_cast<int>(
-          parse_index(rest.substr(dot + 1), spec, option, f.cluster.nics_per_gpu, "NIC"));
+          parse_index(rest.substr(dot + 1), spec, option,
+                      plane ? (f.cluster.gpu.hb_planes > 0 ? f.cluster.gpu.hb_planes : 1 << 30)
+                            : f.cluster.nics_per_gpu,
+                      plane ? "plane" : "NIC"));
       rest = rest.substr(0, dot);
     }
   } else if (kind == "leaf" || kind == "spine" || kind == "core") {
@@ -196,7 +216,7 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
     x.kind = FailureKind::domain;
   } else {
     throw InputError(option, fmt::format("'{}': unknown component '{}'; valid: gpu, nic, link, "
-                                         "leaf, spine, core, switch, uplink, domain",
+                                         "leaf, spine, core, switch, uplink, domain, nvswitch",
                                          spec, kind));
   }
   x.index = parse_index(rest, spec, option, std::numeric_limits<std::int64_t>::max(), "component");
@@ -210,7 +230,8 @@ FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t se
   std::int64_t sw = 0, up = 0;
   for (int t = 1; t <= f.tiers; ++t) sw += switches_at(f, t);
   for (int t = 1; t < f.tiers; ++t) up += uplinks_at(f, t);
-  const std::int64_t pool[5] = {N, N * M, N * M, sw, up};
+  const std::int64_t planes = f.cluster.domains() * std::max(0, f.cluster.gpu.hb_planes);
+  const std::int64_t pool[6] = {N, N * M, N * M, sw, up, planes};
   std::int64_t total = 0;
   for (auto p : pool) total += p;
   if (count < 0 || count > total)
@@ -242,12 +263,16 @@ FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t se
         x = {FailureKind::switch_, r, 0, t};
         break;
       }
-      default: {
+      case 4: {
         int t = 1;
         while (r >= uplinks_at(f, t)) r -= uplinks_at(f, t++);
         x = {FailureKind::uplink, r, 0, t};
         break;
       }
+      default:
+        x = {FailureKind::hb_plane, r / f.cluster.gpu.hb_planes,
+             static_cast<int>(r % f.cluster.gpu.hb_planes), 0};
+        break;
     }
     if (seen.insert({static_cast<int>(x.kind), x.index, x.nic, x.tier}).second) out.push_back(x);
   }
@@ -262,6 +287,7 @@ DegradedFabric::DegradedFabric(const Fabric& f, const FailureSet& failures, bool
       node_dead_(f.nodes.size(), 0) {
   const spec::Cluster& c = f.cluster;
   auto kill_gpu = [&](std::int64_t g) { node_dead_[static_cast<std::size_t>(g)] = 1; };
+  std::set<std::pair<std::int64_t, int>> planes_dead;
   for (const Failure& x : failures_) {
     check_failure(x, f, "--fail");
     switch (x.kind) {
@@ -284,7 +310,21 @@ DegradedFabric::DegradedFabric(const Fabric& f, const FailureSet& failures, bool
         for (std::int64_t r = 0; r < c.hb_domain; ++r) kill_gpu(c.gpu_at(x.index, r));
         node_dead_[static_cast<std::size_t>(c.gpus + x.index)] = 1;
         break;
+      case FailureKind::hb_plane:
+        planes_dead.insert({x.index, x.nic});
+        break;
     }
+  }
+  if (!planes_dead.empty()) {
+    hb_factor_.assign(static_cast<std::size_t>(c.domains()), 1.0);
+    const double P = c.gpu.hb_planes;
+    for (const auto& [dom, plane] : planes_dead)
+      hb_factor_[static_cast<std::size_t>(dom)] -= 1.0 / P;
+    for (std::int64_t dom = 0; dom < c.domains(); ++dom)
+      if (hb_factor_[static_cast<std::size_t>(dom)] < 0.5 / P) {
+        hb_factor_[static_cast<std::size_t>(dom)] = 0;
+        node_dead_[static_cast<std::size_t>(c.gpus + dom)] = 1;  // no plane left
+      }
   }
   for (std::size_t l = 0; l < f.links.size(); ++l)
     if (node_dead_[static_cast<std::size_t>(f.links[l].a)] ||
@@ -548,6 +588,8 @@ std::vector<TierCapacity> capacity_by_tier(const DegradedFabric& d) {
     if (!d.link_alive(static_cast<std::int64_t>(l))) {
       ++t.links_lost;
       t.lost_Bps += k.capacity_Bps;
+    } else if (k.kind == LinkKind::hb) {
+      t.lost_Bps += k.capacity_Bps * (1.0 - d.hb_factor(f.cluster.domain_of(k.a)));
     }
   }
   std::vector<TierCapacity> sorted;

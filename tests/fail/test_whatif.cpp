@@ -196,3 +196,16 @@ TEST(WhatIf, GoodputEffectsFromTheFabric) {
     }
   }
 }
+
+TEST(WhatIf, DeadNvSwitchPlaneSlowsTheDomainsHbTraffic) {
+  const spec::Cluster c = test::fail_cluster("H100-SXM", 128, 8);
+  const Job job;
+  const fail::DesignWhatIf d = fail::what_if_design(c, small_switch(spec::DesignKind::rail_only, 8),
+                                                    job.model, job.training, with({"nvswitch:1"}));
+  EXPECT_EQ(d.domains_hb_degraded, 1);
+  EXPECT_DOUBLE_EQ(d.hb_factor, 0.75);
+  EXPECT_TRUE(d.runnable);
+  EXPECT_GT(d.degraded_s, d.healthy_s);  // TP inside the domain at 3/4 of the HB bandwidth
+  ASSERT_TRUE(d.simulated);
+  EXPECT_GT(d.sim_degraded_comm_s, d.sim_healthy_comm_s);
+}

@@ -279,7 +279,50 @@ TEST(Failures, ParseAndRandom) {
   EXPECT_NE(topo::to_string(topo::random_failures(f, 1, 8)[0]) +
                 topo::to_string(topo::random_failures(f, 2, 9)[1]),
             topo::to_string(a[0]) + topo::to_string(a[1]));
-  // 128 GPUs + 128 NICs + 128 links + 48 switches + 128 switch-switch links.
-  EXPECT_EQ(topo::random_failures(f, 560, 1).size(), 560u);
-  EXPECT_THROW(topo::random_failures(f, 561, 1), InputError);
+  // 128 GPUs + 128 NICs + 128 links + 48 switches + 128 switch-switch links + 16 domains x 4
+  // NVSwitch planes (H100).
+  EXPECT_EQ(topo::random_failures(f, 624, 1).size(), 624u);
+  EXPECT_THROW(topo::random_failures(f, 625, 1), InputError);
+}
+
+TEST(Failures, DeadNvSwitchPlanes) {
+  const Fabric f = small_rail_only();  // H100: 4 NVSwitch planes per domain
+  ASSERT_EQ(f.cluster.gpu.hb_planes, 4);
+  EXPECT_EQ(topo::to_string(topo::parse_failure("nvswitch:2.3", f)), "nvswitch:2.3");
+  const DegradedFabric one(f, parse(f, {"nvswitch:2"}), true);
+  EXPECT_DOUBLE_EQ(one.hb_factor(2), 0.75);
+  EXPECT_DOUBLE_EQ(one.hb_factor(1), 1.0);
+  EXPECT_EQ(cut_off(one), 0);
+  const auto cap = topo::capacity_by_tier(one);
+  EXPECT_EQ(tier(cap, "HB").links_lost, 0);
+  EXPECT_NEAR(tier(cap, "HB").lost_Bps / tier(cap, "HB").capacity_Bps, 0.25 / 16, 1e-12);
+  // The same plane twice is one plane; all four: the domain's HB switch is dead, but its GPUs
+  // still reach the network through their own NICs.
+  EXPECT_DOUBLE_EQ(DegradedFabric(f, parse(f, {"nvswitch:2", "nvswitch:2.0"}), true).hb_factor(2),
+                   0.75);
+  const DegradedFabric all(
+      f, parse(f, {"nvswitch:2", "nvswitch:2.1", "nvswitch:2.2", "nvswitch:2.3"}), true);
+  EXPECT_FALSE(all.hb_alive(16));
+  EXPECT_FALSE(all.cut_off(16));
+  Path p;
+  EXPECT_EQ(all.route(16, 17, 1, 0, p), RouteStatus::none);  // no HB path inside the domain
+  auto err = [&](const char* s) {
+    try {
+      topo::parse_failure(s, f);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(err("nvswitch:2.4").find("out of range (0 to 3)"), std::string::npos);
+  const Fabric gh =
+      topo::build_fabric(spec::make_cluster(spec::load_gpu("GH200"), 512, 256, 400, 450, 1),
+                         spec::make_network_design(spec::DesignKind::rail_only,
+                                                   spec::load_switch("ETH-51.2T-128x400G")));
+  try {
+    topo::parse_failure("nvswitch:0", gh);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not give hb_planes"), std::string::npos) << e.what();
+  }
 }

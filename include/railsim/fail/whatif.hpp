@@ -9,8 +9,9 @@
 //   with no live path;
 // - the chosen plan's iteration time on the degraded network by the analytic model, where the
 //   slowest group paces every synchronous collective: the NIC bandwidth is divided by the worst
-//   domain's NIC load factor (K M / live NICs, a dead NIC's traffic spread over the live ones)
-//   and each tier's oversubscription is the worst block's after its dead uplinks (ours); and by
+//   domain's NIC load factor (K M / live NICs, a dead NIC's traffic spread over the live ones),
+//   the HB bandwidth scaled by the worst domain's live switch planes, and each tier's
+//   oversubscription is the worst block's after its dead uplinks (ours); and by
 //   the flow simulator (the plan's schedule on the healthy and the degraded Fabric, like for
 //   like), each parallelism's exposed communication scaled by its simulated slowdown;
 // - the job's options: run degraded, drop the affected HB domains and re-plan on the GPUs left,
@@ -74,9 +75,11 @@ struct DesignWhatIf {
   std::vector<std::string> failures;     // applied, as written back (leaf:3, ...)
   std::vector<std::string> not_present;  // specs that name nothing in this design, with why
   std::int64_t gpus_dead = 0;
-  std::int64_t gpus_cut_off = 0;        // alive, but no way out of their HB domain
-  std::int64_t domains_lost = 0;        // holding a dead or cut-off GPU: out of the job
-  std::int64_t domains_forwarding = 0;  // a GPU of theirs sends through a peer's NIC
+  std::int64_t gpus_cut_off = 0;         // alive, but no way out of their HB domain
+  std::int64_t domains_lost = 0;         // holding a dead or cut-off GPU: out of the job
+  std::int64_t domains_forwarding = 0;   // a GPU of theirs sends through a peer's NIC
+  std::int64_t domains_hb_degraded = 0;  // running with a dead HB switch plane
+  double hb_factor = 1;                  // worst such domain: live planes / planes
   std::vector<TierLoss> tiers_lost;
   double nic_load_factor = 1;        // worst domain: K M / live NICs
   std::vector<double> uplink_ratio;  // [t]: worst block down:up after failures (healthy >= 1)

@@ -28,6 +28,10 @@ struct GpuSpec {
   int default_hb_domain = 8;  // GPUs per HB domain in the reference system
   double nic_bw_Bps = 0;      // per NIC, per direction
   int nics_per_gpu = 1;
+  // Switch planes of the HB domain of the reference system (NVSwitch chips of an HGX board, NVLink
+  // switch trays of an NVL72 rack), each GPU's links spread over them; 0 when not given. A dead
+  // plane takes 1/hb_planes of every GPU's HB bandwidth in its domain.
+  int hb_planes = 0;
   GpuEfficiency eff;
   std::string source;
 };

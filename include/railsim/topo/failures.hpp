@@ -22,23 +22,25 @@
 namespace railsim::topo {
 
 enum class FailureKind : std::uint8_t {
-  gpu,      // a GPU (its HB link and NICs go with it)
-  nic,      // one NIC of a GPU
-  link,     // one NIC-leaf link (cable or transceivers): the same effect on the graph as the NIC
-  switch_,  // a scale-out switch of a tier (leaf = tier 1, spine = 2, core = 3)
-  uplink,   // a switch-switch link at a tier boundary (1 = leaf-spine, 2 = spine-core)
-  domain,   // a whole HB domain (its GPUs and its HB switch)
+  gpu,       // a GPU (its HB link and NICs go with it)
+  nic,       // one NIC of a GPU
+  link,      // one NIC-leaf link (cable or transceivers): the same effect on the graph as the NIC
+  switch_,   // a scale-out switch of a tier (leaf = tier 1, spine = 2, core = 3)
+  uplink,    // a switch-switch link at a tier boundary (1 = leaf-spine, 2 = spine-core)
+  domain,    // a whole HB domain (its GPUs and its HB switch)
+  hb_plane,  // one switch plane of an HB domain (an NVSwitch chip or tray): 1/planes of its HB
+             // bandwidth (GpuSpec::hb_planes); every plane dead = the HB switch dead
 };
 
 struct Failure {
   FailureKind kind = FailureKind::gpu;
   std::int64_t index = 0;  // GPU, switch (over every instance of the tier), link or domain
-  int nic = 0;             // nic, link: which of the GPU's NICs
+  int nic = 0;             // nic, link: which of the GPU's NICs; hb_plane: which plane
   int tier = 0;            // switch_: tier (1 = leaf); uplink: boundary (1 = leaf-spine)
 };
 
 // "gpu:12", "nic:12" (NIC 0) or "nic:12.1", "link:12[.1]", "leaf:3", "spine:3", "core:3",
-// "switch:T:I", "uplink:T:I", "domain:5".
+// "switch:T:I", "uplink:T:I", "domain:5", "nvswitch:5" (plane 0) or "nvswitch:5.2".
 std::string to_string(const Failure& f);
 
 using FailureSet = std::vector<Failure>;
@@ -49,8 +51,8 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
 
 // `count` distinct components drawn at random (deterministic for a seed): each draw picks a kind
 // with probability proportional to how many components of that kind the fabric has (GPUs, NICs,
-// NIC-leaf links, switches, switch-switch links), then one of them uniformly. Throws InputError
-// (option) when count exceeds the components there are.
+// NIC-leaf links, switches, switch-switch links, HB switch planes), then one of them uniformly.
+// Throws InputError (option) when count exceeds the components there are.
 FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t seed,
                            const std::string& option = "--fail-random");
 
@@ -76,6 +78,10 @@ class DegradedFabric {
   bool edge_alive(std::int64_t g, int nic) const;
   bool any_edge_alive(std::int64_t g) const;
   bool hb_alive(std::int64_t g) const;  // the GPU's HB link and its domain's HB switch
+  // Share of its HB bandwidth a domain keeps: live planes / planes (1 when none failed).
+  double hb_factor(std::int64_t domain) const {
+    return hb_factor_.empty() ? 1.0 : hb_factor_[static_cast<std::size_t>(domain)];
+  }
 
   // Routes src -> dst (src != dst) like Fabric::route, around the dead components; `choice`
   // picks among the HB-domain peers when the pair is forwarded (peer_choices of them, in
@@ -108,6 +114,7 @@ class DegradedFabric {
   FailureSet failures_;
   bool pxn_;
   std::vector<std::uint8_t> link_dead_, node_dead_;
+  std::vector<double> hb_factor_;  // per domain; empty when no plane failed
 };
 
 // Capacity of each link tier, healthy and lost (links dead or with a dead end).
