@@ -32,6 +32,7 @@ struct PerformanceOptions {
   std::string model = "GPT-1T";
   std::int64_t batch = kDefaultGlobalBatch;
   std::optional<std::int64_t> seq;
+  SoftwareOptions software;
   bool skip = false;
 };
 void add_performance_options(CLI::App& cmd, PerformanceOptions& opt) {
@@ -41,6 +42,7 @@ void add_performance_options(CLI::App& cmd, PerformanceOptions& opt) {
   cmd.add_option("--batch", opt.batch, "Global batch in sequences for the model")
       ->capture_default_str();
   cmd.add_option("--seq", opt.seq, "Sequence length (default: the model's)");
+  add_software_options(cmd, opt.software);
   cmd.add_flag("--no-perf", opt.skip, "Cost and power only: skip the best-plan search");
 }
 // Adds the best plan of each design as columns of `t`, whose rows are `designs` in order. A
@@ -56,14 +58,18 @@ void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
   so.model = opt.model;
   so.batch = opt.batch;
   so.seq = opt.seq;
+  so.software = opt.software;
   const StrategyInputs in = resolve_strategy_inputs(so);
-  std::vector<Cell> model, batch, seq, time, vs, mfu, best, knobs, reason;
+  std::vector<Cell> model, batch, seq, stack, time, vs, mfu, best, knobs, reason;
   double reference = 0;
   for (const spec::NetworkDesign& d : designs) {
     model.push_back(
         fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
     batch.push_back(in.training.global_batch);
     seq.push_back(in.training.seq_len);
+    stack.push_back(fmt::format("{}, {}{}", in.training.stack.name,
+                                perf::to_string(in.training.dtype),
+                                in.training.flash_attention ? ", flash attention" : ""));
     perf::PlanOptions po;
     po.top = 1;
     const perf::PlanResult r =
@@ -101,6 +107,7 @@ void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
                 .unit = "tokens",
                 .human = false},
                seq);
+  t.add_column({.name = "perf_stack", .label = "software"}, stack);
   t.add_column({.name = "best_iteration_time_s",
                 .label = "best iteration time",
                 .type = Type::real,
@@ -136,6 +143,7 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
   const spec::NetworkDesign base = resolve_network(o.network);
   const auto [cat, counting] = resolve_cost(o.cost);
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
+  (void)resolve_software(perf.software);  // a bad --stack is refused even with --no-perf
 
   if (o.savings_table) {  // docs/design.md's table: N from 1k to 128k, K in {8, 72, 256}
     if (o.json || o.csv) throw InputError("--savings-table", "prints Markdown; drop --json/--csv");

@@ -19,13 +19,15 @@ struct EstimateArgs {
   bool json = false;
 };
 
-void print_human(const perf::Model& m, const spec::Cluster& c, const spec::NetworkDesign& d,
-                 const perf::Strategy& s, const perf::IterationTime& it,
-                 const report::Table& comm) {
+void print_human(const perf::Model& m, const perf::Training& tr, const spec::Cluster& c,
+                 const spec::NetworkDesign& d, const perf::Strategy& s,
+                 const perf::IterationTime& it, const report::Table& comm) {
   fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name,
              cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
              units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
   fmt::print("strategy: {}\n", perf::describe(s));
+  fmt::print("software: stack {}, {}, flash attention {}\n", tr.stack.name,
+             perf::to_string(tr.dtype), tr.flash_attention ? "on" : "off");
   fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {} tokens/s\n",
              it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, cost::with_commas(it.tokens_per_s));
   fmt::print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
@@ -68,12 +70,13 @@ void add_estimate_command(CLI::App& app) {
       j["design"] = std::string(spec::to_string(d.kind));
       j["global_batch"] = in.training.global_batch;
       j["seq_len"] = in.training.seq_len;
+      j["stack"] = in.training.stack.name;
       j["dtype"] = std::string(perf::to_string(in.training.dtype));
       j["flash_attention"] = in.training.flash_attention;
       j["comm"] = comm;
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_human(in.model, c, d, s, it, report::comm_table(cs, pl, nm));
+      print_human(in.model, in.training, c, d, s, it, report::comm_table(cs, pl, nm));
     }
   });
 }

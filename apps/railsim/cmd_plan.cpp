@@ -75,6 +75,7 @@ void add_plan_command(CLI::App& app) {
              {"design", std::string(spec::to_string(d.kind))},
              {"global_batch", in.training.global_batch},
              {"seq_len", in.training.seq_len},
+             {"stack", in.training.stack.name},
              {"dtype", std::string(perf::to_string(in.training.dtype))},
              {"flash_attention", in.training.flash_attention},
              {"evaluated", res.evaluated},
@@ -98,9 +99,13 @@ void add_plan_command(CLI::App& app) {
       fmt::print("{}", report::to_csv(table));
       return;
     }
-    fmt::print("{} on {} x {} (HB domain {}), {}: {} strategies, {} fit in memory\n", in.model.name,
-               cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain, spec::to_string(d.kind),
-               cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
+    fmt::print(
+        "{} on {} x {} (HB domain {}), {}, stack {} ({}{}): {} strategies, {} fit in "
+        "memory\n",
+        in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
+        spec::to_string(d.kind), in.training.stack.name, perf::to_string(in.training.dtype),
+        in.training.flash_attention ? ", flash attention" : "",
+        cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
     fmt::print("{}", report::to_text(table));
     if (!args->explain) return;
     const perf::Plan& w = res.plans.front();

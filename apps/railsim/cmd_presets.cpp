@@ -22,8 +22,9 @@ void add_presets_command(CLI::App& app) {
     bool json = false;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("kind", a->kind, "gpus, switches, catalogs, models, failures or all")
-      ->check(CLI::IsMember({"all", "gpus", "switches", "catalogs", "models", "failures"}));
+  cmd->add_option("kind", a->kind, "gpus, switches, catalogs, models, stacks, failures or all")
+      ->check(
+          CLI::IsMember({"all", "gpus", "switches", "catalogs", "models", "stacks", "failures"}));
   cmd->add_option("name", a->name, "A preset of that kind: print its JSON");
   cmd->add_flag("--json", a->json, "List as JSON: {\"gpus\": [...], ...}");
   cmd->callback([a] {
@@ -46,7 +47,7 @@ void add_presets_command(CLI::App& app) {
       return;
     }
     Json all = Json::object();
-    for (const char* folder : {"gpus", "switches", "catalogs", "models", "failures"}) {
+    for (const char* folder : {"gpus", "switches", "catalogs", "models", "stacks", "failures"}) {
       if (a->kind != "all" && a->kind != folder) continue;
       if (a->json)
         all[folder] = spec::preset_names(folder);

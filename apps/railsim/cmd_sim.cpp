@@ -197,7 +197,8 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   }
 
   if (cmd.count("--model") + cmd.count("--tp") + cmd.count("--pp") + cmd.count("--dp") +
-          cmd.count("--ep") >
+          cmd.count("--ep") + cmd.count("--stack") + cmd.count("--dtype") +
+          cmd.count("--flash-attention") >
       0)
     throw InputError("--schedule", "strategy options (--model, --tp, ...) need --schedule");
   const perf::CollectiveOp op = perf::parse_collective_op(a.collective, "--collective");

@@ -8,6 +8,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sweep/sweep.hpp"
+#include "strategy_options.hpp"
 
 namespace railsim::cli {
 
@@ -18,6 +19,7 @@ namespace {
 struct SweepCliOptions {
   std::optional<std::string> gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, gpu, sw, catalog,
       oversubscription, model, batch, seq;
+  SoftwareOptions software;
   std::string counting = "whole";
   bool zip = false;
   bool no_perf = false;
@@ -54,6 +56,10 @@ void run_sweep(const SweepCliOptions& o) {
   s.max_points = m;
   s.threads = o.threads;
   s.counting = cost::parse_switch_counting(o.counting);
+  const Software sw = resolve_software(o.software);
+  s.stack = sw.stack;
+  s.dtype = sw.dtype;
+  s.flash_attention = sw.flash_attention;
 
   const sweep::SweepResult r = sweep::run_sweep(s);
   if (r.valid_points() == 0) {  // nothing to show: the first point's reason, exit 2
@@ -92,6 +98,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--model", o->model, "Models: presets or JSON files (default GPT-1T)");
   cmd->add_option("--batch", o->batch, "Global batches in sequences (default 4096)");
   cmd->add_option("--seq", o->seq, "Sequence lengths in tokens (default: the model's)");
+  add_software_options(*cmd, o->software);  // one value each, for every point
   cmd->add_option("--switch-counting", o->counting, "whole or ports (one value)")
       ->capture_default_str();
   cmd->add_flag("--zip", o->zip,

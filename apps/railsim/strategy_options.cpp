@@ -6,6 +6,17 @@
 
 namespace railsim::cli {
 
+void add_software_options(CLI::App& cmd, SoftwareOptions& opt) {
+  cmd.add_option("--stack", opt.stack,
+                 "Training software: which knobs exist, their defaults and constraints (preset or "
+                 "JSON file, see `railsim presets stacks`)")
+      ->capture_default_str();
+  cmd.add_option("--dtype", opt.dtype,
+                 "GEMM precision: bf16 (default) or fp8 (if the stack has it)");
+  cmd.add_option("--flash-attention", opt.flash_attention,
+                 "Fused attention kernels: on or off (default: the stack's)");
+}
+
 void add_strategy_options(CLI::App& cmd, StrategyOptions& opt) {
   cmd.add_option("--model", opt.model,
                  "Model preset name or JSON file (see `railsim presets models`)")
@@ -13,10 +24,7 @@ void add_strategy_options(CLI::App& cmd, StrategyOptions& opt) {
   cmd.add_option("--batch", opt.batch,
                  fmt::format("Global batch in sequences (default {})", kDefaultGlobalBatch));
   cmd.add_option("--seq", opt.seq, "Sequence length in tokens (default: the model's)");
-  cmd.add_option("--dtype", opt.dtype, "GEMM precision: bf16 or fp8")->capture_default_str();
-  cmd.add_option("--flash-attention", opt.flash_attention,
-                 "Fused attention kernels (on) or Megatron-LM 2022's unfused attention (off)")
-      ->capture_default_str();
+  add_software_options(cmd, opt.software);
   cmd.add_option("--tp", opt.tp, "Tensor-parallel degree");
   cmd.add_option("--pp", opt.pp, "Pipeline-parallel degree");
   cmd.add_option("--dp", opt.dp, "Data-parallel degree (tp x pp x dp = GPUs)");
@@ -48,14 +56,23 @@ std::optional<std::int64_t> positive(const std::optional<std::int64_t>& v,
 }
 }  // namespace
 
+Software resolve_software(const SoftwareOptions& opt) {
+  Software sw;
+  sw.stack = spec::load_stack(opt.stack, "--stack");
+  if (opt.dtype) sw.dtype = spec::parse_dtype(*opt.dtype, "--dtype");
+  sw.flash_attention = on_off(opt.flash_attention, "--flash-attention");
+  (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention);  // checks them
+  return sw;
+}
+
 StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt) {
   StrategyInputs in;
   in.model = perf::load_model(opt.model, "--model");
-  in.training.global_batch =
-      check_integer("--batch", opt.batch.value_or(kDefaultGlobalBatch), 1, std::int64_t{1} << 40);
-  in.training.seq_len = check_integer("--seq", opt.seq.value_or(in.model.seq_len), 1, 1 << 24);
-  in.training.dtype = perf::parse_dtype(opt.dtype, "--dtype");
-  in.training.flash_attention = on_off(opt.flash_attention, "--flash-attention").value_or(false);
+  const Software sw = resolve_software(opt.software);
+  in.training = spec::make_training(
+      check_integer("--batch", opt.batch.value_or(kDefaultGlobalBatch), 1, std::int64_t{1} << 40),
+      check_integer("--seq", opt.seq.value_or(in.model.seq_len), 1, 1 << 24), sw.stack, sw.dtype,
+      sw.flash_attention);
   const std::int64_t maxdeg = spec::kMaxGpus;
   in.pins.tp = positive(opt.tp, "--tp", maxdeg);
   in.pins.pp = positive(opt.pp, "--pp", maxdeg);
@@ -68,6 +85,7 @@ StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt) {
   in.pins.dist_opt = on_off(opt.dist_opt, "--dist-opt");
   in.pins.dp_overlap = on_off(opt.dp_overlap, "--dp-overlap");
   in.placement = perf::parse_placement_kind(opt.placement, "--placement");
+  perf::check_pins(in.model, in.training, in.pins);
   return in;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// The model, training and strategy options shared by `estimate`, `plan` (and `compare`):
-// --model, --batch, --seq, --dtype, --flash-attention, --tp, --pp, --dp, --ep, --micro-batch,
-// --interleave,
-// --recompute, --sp, --dist-opt, --dp-overlap, --placement.
+// The model, training and strategy options shared by `estimate`, `plan`, `traffic` and `sim`
+// (`compare` and `sweep` take the model and software ones): --model, --batch, --seq, --stack,
+// --dtype, --flash-attention, --tp, --pp, --dp, --ep, --micro-batch, --interleave, --recompute,
+// --sp, --dist-opt, --dp-overlap, --placement.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
@@ -17,11 +17,26 @@ namespace railsim::cli {
 // about 8M tokens, a GPT-1T-class batch (docs/cli.md).
 inline constexpr std::int64_t kDefaultGlobalBatch = 4096;
 
+// The training software: --stack, --dtype, --flash-attention (every command that times a model:
+// estimate, plan, compare, traffic, sim --schedule, sweep).
+struct SoftwareOptions {
+  std::string stack{spec::kDefaultStack};
+  std::optional<std::string> dtype, flash_attention;
+};
+void add_software_options(CLI::App& cmd, SoftwareOptions& opt);
+struct Software {
+  spec::Stack stack;
+  std::optional<spec::Dtype> dtype;
+  std::optional<bool> flash_attention;
+};
+// Loads the stack and parses the values; a dtype or flash attention the stack lacks is an
+// InputError naming the option (spec::make_training).
+Software resolve_software(const SoftwareOptions& opt);
+
 struct StrategyOptions {
   std::string model = "GPT-1T";
   std::optional<std::int64_t> batch, seq;
-  std::string dtype = "bf16";
-  std::string flash_attention = "off";
+  SoftwareOptions software;
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave;
   std::optional<std::string> recompute, sp, dist_opt, dp_overlap;
   std::string placement = "rail_aligned";
@@ -35,7 +50,8 @@ struct StrategyInputs {
   perf::StrategyPins pins;  // the knobs given on the command line
   perf::PlacementKind placement = perf::PlacementKind::rail_aligned;
 };
-// Loads the model, checks every value (zero, negative, out of range: InputError naming the option).
+// Loads the model and the stack, checks every value (zero, negative, out of range, a knob the stack
+// lacks: InputError naming the option).
 StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt);
 
 // One concrete strategy for `estimate`: perf::default_strategy of the pinned knobs.

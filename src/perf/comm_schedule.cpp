@@ -21,8 +21,9 @@ constexpr EnumNames<Algorithm, 4> kAlgorithmNames{{{{Algorithm::ring, "ring"},
                                                     {Algorithm::hierarchical, "hierarchical"},
                                                     {Algorithm::direct, "direct"},
                                                     {Algorithm::p2p, "p2p"}}}};
-constexpr EnumNames<Phase, 3> kPhaseNames{
-    {{{Phase::forward, "forward"}, {Phase::backward, "backward"}, {Phase::optimizer, "optimizer"}}}};
+constexpr EnumNames<Phase, 3> kPhaseNames{{{{Phase::forward, "forward"},
+                                            {Phase::backward, "backward"},
+                                            {Phase::optimizer, "optimizer"}}}};
 }  // namespace
 
 std::string_view to_string(Parallelism p) {
@@ -126,7 +127,31 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   auto add_dp = [&](Axis axis, double params) {
     if (pl.axis_size(axis) <= 1 || params <= 0) return;
     const Algorithm alg = reduction_algorithm(pl.shape(axis));
-    if (!s.dist_opt) {
+    if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
+      // ZeRO-3 / FSDP (Zhao et al. 2023, Sec. 3): for every micro-batch each layer's bf16 weights
+      // are all-gathered before its forward and again before its backward, and its fp32
+      // gradients reduce-scattered after the backward.
+      for (Phase ph : {Phase::forward, Phase::backward}) {
+        CommOp ag{CollectiveOp::all_gather,
+                  Parallelism::dp,
+                  axis,
+                  alg,
+                  ph,
+                  params * detail::kParamBytes,
+                  mb};
+        ag.overlappable = s.dp_overlap;
+        cs.add(ag);
+      }
+      CommOp rs{CollectiveOp::reduce_scatter,
+                Parallelism::dp,
+                axis,
+                alg,
+                Phase::backward,
+                params * detail::kGradBytes,
+                mb};
+      rs.overlappable = s.dp_overlap;
+      cs.add(rs);
+    } else if (!s.dist_opt) {
       CommOp op{CollectiveOp::all_reduce,
                 Parallelism::dp,
                 axis,

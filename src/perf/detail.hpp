@@ -17,6 +17,7 @@ struct StageShape {
   double dense_layers = 0;
   double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
   double expert_params = 0;  // expert weights per GPU
+  double embedding_params = 0;  // of dense_params: the embedding (and untied output layer)
   double tokens_mb = 0;      // tokens per micro-batch: b s
   double micro_batches = 0;  // m
 };
@@ -42,6 +43,7 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   st.dense_params = (st.layers * m.attention_params() + st.dense_layers * m.dense_ffn_params() +
                      st.moe_layers * router + first_stage_embedding) /
                     t;
+  st.embedding_params = first_stage_embedding / t;
   st.expert_params = st.moe_layers * (static_cast<double>(m.experts) / static_cast<double>(s.ep)) *
                      m.expert_params() / t;
   st.tokens_mb = static_cast<double>(s.micro_batch) * static_cast<double>(tr.seq_len);

@@ -71,11 +71,10 @@ CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
 
 }  // namespace
 
-CollectiveTime collective_time(const CommOp& op, const GroupShape& shape,
-                               const NetworkModel& net) {
+CollectiveTime collective_time(const CommOp& op, const GroupShape& shape, const NetworkModel& net) {
   // ideal: one HB domain over every GPU, whatever the cluster's K.
-  const GroupShape g = net.kind == DesignKind::ideal ? GroupShape{shape.size, shape.size, 1, true}
-                                                     : shape;
+  const GroupShape g =
+      net.kind == DesignKind::ideal ? GroupShape{shape.size, shape.size, 1, true} : shape;
   CollectiveTime r;
   const double n = static_cast<double>(g.size);
   if (g.size <= 1 || op.bytes <= 0) return r;
@@ -212,6 +211,17 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   mem.gradients_bytes = 4.0 * params;
   mem.optimizer_bytes =
       s.dist_opt ? 12.0 * (st.dense_params / dp + st.expert_params / edp) : 12.0 * params;
+  if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
+    // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3), plus
+    // the unit in use and the one prefetched, gathered: bf16 weights and fp32 gradients of two
+    // units, a unit being one layer or the embedding (ours, after Zhao et al. 2023's one-unit
+    // prefetch).
+    const double sharded = st.dense_params / dp + st.expert_params / edp;
+    const double layer = st.layers > 0 ? (params - st.embedding_params) / st.layers : 0.0;
+    const double unit = std::max(layer, st.embedding_params);
+    mem.weights_bytes = 2.0 * sharded + 2.0 * 2.0 * unit;
+    mem.gradients_bytes = 4.0 * sharded + 2.0 * 4.0 * unit;
+  }
 
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
@@ -354,8 +364,9 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
 
   // Communication, per micro-batch per stage (TP, EP, PP) or per iteration (DP).
   double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
-  double dp_bwd = 0, dp_opt = 0, dp_fw = 0;
-  bool dp_bwd_overlap = false, dp_opt_overlap = false;
+  double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
+  double dp_fwd_n = 1, dp_bwd_n = 1;  // instances (FSDP: one per micro-batch)
+  bool dp_fwd_overlap = false, dp_bwd_overlap = false, dp_opt_overlap = false;
   for (const CommOp& op : cs) {
     const GroupShape g = pl.shape(op.axis);
     const CollectiveTime ct = collective_time(op, g, ctx.net);
@@ -378,8 +389,13 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
         if (op.phase == Phase::optimizer) {
           dp_opt += ct.time_s * op.count;
           dp_opt_overlap = op.overlappable;
+        } else if (op.phase == Phase::forward) {
+          dp_fwd += ct.time_s * op.count;
+          dp_fwd_n = std::max(1.0, op.count);
+          dp_fwd_overlap = op.overlappable;
         } else {
           dp_bwd += ct.time_s * op.count;
+          dp_bwd_n = std::max(1.0, op.count);
           dp_bwd_overlap = op.overlappable;
         }
         dp_fw += ct.forwarding_s * op.count;
@@ -411,8 +427,10 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     if (!overlap) return time;
     return std::max(time - window, time / std::max(1.0, st.layers));
   };
-  const double dp_exposed =
-      exposed(dp_bwd, dp_bwd_overlap, last_bwd) + exposed(dp_opt, dp_opt_overlap, fwd);
+  // Reductions repeated per micro-batch (FSDP) hide each behind that micro-batch's pass (ours).
+  const double dp_exposed = dp_bwd_n * exposed(dp_bwd / dp_bwd_n, dp_bwd_overlap, last_bwd) +
+                            dp_fwd_n * exposed(dp_fwd / dp_fwd_n, dp_fwd_overlap, fwd) +
+                            exposed(dp_opt, dp_opt_overlap, fwd);
   // Adam step: read fp32 gradient, read and write master weights, momentum, variance, write bf16
   // weights (30), plus the gradient-norm read (4), zeroing the gradient buffer (4) and the bf16
   // copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's step).
@@ -430,7 +448,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.pp_comm_s = mb * pp_mb;
   bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb);
   bd.bubble_s = pipe - mb * t_avg;
-  const double dp_total = dp_bwd + dp_opt;
+  const double dp_total = dp_fwd + dp_bwd + dp_opt;
   const double fw_share = dp_total > 0 ? dp_fw / dp_total : 0.0;
   bd.rail_forwarding_s += dp_exposed * fw_share;
   bd.dp_comm_s = dp_exposed * (1.0 - fw_share);

@@ -53,13 +53,18 @@ std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) 
       v.assign(ok ? 1 : 0, *pin);
     }
   };
+  const spec::StackKnobs& knobs = ctx.training.stack.knobs;
   pick(pins.tp, std::gcd(m.heads, N), tps);
   for (std::int64_t tp : tps) {
-    // Any pp dividing N / tp up to the layer count (uneven stages allowed).
+    // Any pp dividing N / tp up to the layer count (uneven stages where the stack has them; pp = 1
+    // on a stack without pipelines).
     pick(pins.pp, N / tp, pps);
-    pps.erase(
-        std::remove_if(pps.begin(), pps.end(), [&](std::int64_t pp) { return pp > m.layers; }),
-        pps.end());
+    pps.erase(std::remove_if(pps.begin(), pps.end(),
+                             [&](std::int64_t pp) {
+                               return pp > m.layers || (pp > 1 && !knobs.pipeline) ||
+                                      (!knobs.uneven_stages && m.layers % pp != 0);
+                             }),
+              pps.end());
     for (std::int64_t pp : pps) {
       const std::int64_t dp = N / (tp * pp);
       if (pins.dp && *pins.dp != dp) continue;
@@ -72,8 +77,12 @@ std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) 
       if (pp > 1) {
         // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
         vs.clear();
-        for (std::int64_t v = 1; v <= m.layers / pp; ++v)
-          if (!pins.interleave || *pins.interleave == v) vs.push_back(v);
+        // Without uneven stages pp x v must divide the layers; without interleaving v = 1.
+        const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+        for (std::int64_t v = 1; v <= vmax; ++v)
+          if ((!pins.interleave || *pins.interleave == v) &&
+              (knobs.uneven_stages || m.layers % (pp * v) == 0))
+            vs.push_back(v);
       } else
         vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
       for (std::int64_t ep : eps)
@@ -100,8 +109,10 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
   if (top.size() > k) top.pop_back();
 }
 
+// The boolean knobs of one shape: every one the stack has (pins fix them).
 template <class Visit>
-void visit_knobs(const Shape& sh, const StrategyPins& pins, Visit&& visit) {
+void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
+                 Visit&& visit) {
   Strategy s;
   s.tp = sh.tp;
   s.pp = sh.pp;
@@ -111,15 +122,19 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, Visit&& visit) {
   s.interleave = sh.v;
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
+    if (r == Recompute::selective && !knobs.selective_recompute) continue;
     s.recompute = r;
     for (int sp = 0; sp < 2; ++sp) {
       if (pins.sp ? (*pins.sp != (sp == 1)) : (sp == 1 && sh.tp == 1)) continue;
+      if (sp == 1 && !knobs.sequence_parallel) continue;
       s.sp = sp == 1;
       for (int dopt = 0; dopt < 2; ++dopt) {
         if (pins.dist_opt ? (*pins.dist_opt != (dopt == 1)) : (dopt == 1 && sh.dp == 1)) continue;
+        if (dopt == 1 && knobs.distributed_optimizer == spec::Sharding::none) continue;
         s.dist_opt = dopt == 1;
         for (int ov = 0; ov < 2; ++ov) {
           if (pins.dp_overlap ? (*pins.dp_overlap != (ov == 1)) : (ov == 1 && sh.dp == 1)) continue;
+          if (ov == 1 && !knobs.dp_overlap) continue;
           s.dp_overlap = ov == 1;
           visit(s);
         }
@@ -139,7 +154,7 @@ bool plan_before(const Plan& a, const Plan& b) {
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins) {
   std::int64_t n = 0;
   for (const Shape& sh : shapes(ctx, pins))
-    visit_knobs(sh, pins, [&](const Strategy& s) {
+    visit_knobs(sh, pins, ctx.training.stack.knobs, [&](const Strategy& s) {
       n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster);
     });
   return n;
@@ -161,7 +176,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
                     *ctx.cluster))
         continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
-      visit_knobs(sh, opt.pins, [&](const Strategy& s) {
+      visit_knobs(sh, opt.pins, ctx.training.stack.knobs, [&](const Strategy& s) {
         ++acc.evaluated;
         const double mem = memory_use(*ctx.model, ctx.training, s).total();
         acc.min_mem = std::min(acc.min_mem, mem);
@@ -270,8 +285,22 @@ Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkMode
   return a;
 }
 
+void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
+  // Only the pinned knobs (the others at values every stack runs), through validate_stack.
+  Strategy s;
+  s.pp = p.pp.value_or(1);
+  s.interleave = p.interleave.value_or(1);
+  s.recompute = p.recompute.value_or(Recompute::none);
+  s.sp = p.sp.value_or(false);
+  s.dist_opt = p.dist_opt.value_or(false);
+  s.dp_overlap = p.dp_overlap.value_or(false);
+  if (s.pp > m.layers) return;  // default_strategy names it
+  validate_stack(m, tr, s);
+}
+
 Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& p,
                           const spec::Cluster& c) {
+  check_pins(m, tr, p);
   Strategy s;
   std::int64_t tp_default = 1;
   for (std::int64_t t = std::min<std::int64_t>(8, c.hb_domain); t >= 1; --t)
@@ -300,16 +329,23 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.ep = p.ep.value_or(1);
   s.micro_batch = p.micro_batch.value_or(1);
   s.interleave = p.interleave.value_or(1);
-  s.recompute = p.recompute.value_or(Recompute::selective);
-  s.sp = p.sp.value_or(s.tp > 1);
-  s.dist_opt = p.dist_opt.value_or(false);
-  s.dp_overlap = p.dp_overlap.value_or(true);
+  // The stack's defaults for the knobs not given.
+  const spec::StackDefaults& def = tr.stack.defaults;
+  s.recompute = p.recompute.value_or(def.recompute);
+  s.sp = p.sp.value_or(def.sp && s.tp > 1);
+  s.dist_opt = p.dist_opt.value_or(def.dist_opt && s.dp > 1);
+  s.dp_overlap = p.dp_overlap.value_or(def.dp_overlap);
   validate(m, tr, s, c);
   return s;
 }
 
 InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& tr,
                            const StrategyPins& pins, const spec::Cluster& c) {
+  try {
+    check_pins(m, tr, pins);  // a knob the stack lacks
+  } catch (const InputError& e) {
+    return e;
+  }
   if (r.evaluated > 0)
     return InputError("--model",
                       fmt::format("no feasible strategy: the smallest memory need is {:.1f} GiB "

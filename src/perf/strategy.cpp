@@ -1,7 +1,5 @@
 #include "railsim/perf/strategy.hpp"
 
-#include "railsim/core/enum.hpp"
-
 #include <fmt/format.h>
 
 #include "railsim/core/error.hpp"
@@ -9,21 +7,50 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Recompute, 3> kRecomputeNames{{{{Recompute::none, "none"},
-                                                    {Recompute::selective, "selective"},
-                                                    {Recompute::full, "full"}}}};
-}  // namespace
-
-std::string_view to_string(Recompute r) {
-  return kRecomputeNames.name(r);
-}
-
-Recompute parse_recompute(std::string_view s, const std::string& option) {
-  return kRecomputeNames.parse(s, option, "recompute mode");
-}
-
-namespace {
 constexpr std::int64_t kMaxDegree = spec::kMaxGpus;
+
+// What the software stack can run (spec/stack.hpp): the first knob it lacks.
+template <class Fail>
+bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& fail) {
+  if (s.pp < 1 || s.interleave < 1) return true;  // check() names the bad degree
+  const spec::Stack& st = tr.stack;
+  if (s.pp > 1 && !st.knobs.pipeline)
+    return fail("--pp", fmt::format("stack {} has no pipeline parallelism (pp = {}; use pp = 1)",
+                                    st.name, s.pp));
+  if (s.interleave > 1 && !st.knobs.interleave)
+    return fail("--interleave",
+                fmt::format("stack {} has no interleaved schedule (interleave = {}; use 1)",
+                            st.name, s.interleave));
+  if (!st.knobs.uneven_stages && m.layers % s.pp != 0)
+    return fail("--pp", fmt::format("stack {} has no uneven stages: pp = {} must divide the {} "
+                                    "layers of {}",
+                                    st.name, s.pp, m.layers, m.name));
+  if (!st.knobs.uneven_stages && s.interleave > 1 && m.layers % (s.pp * s.interleave) != 0)
+    return fail("--interleave",
+                fmt::format("stack {} has no uneven stages: pp x interleave = {} x {} = {} must "
+                            "divide the {} layers of {}",
+                            st.name, s.pp, s.interleave, s.pp * s.interleave, m.layers, m.name));
+  if (s.sp && !st.knobs.sequence_parallel)
+    return fail("--sp", fmt::format("stack {} has no sequence parallelism (use off)", st.name));
+  if (s.recompute == Recompute::selective && !st.knobs.selective_recompute)
+    return fail("--recompute",
+                fmt::format("stack {} has no selective recompute (use none or full)", st.name));
+  if (s.dist_opt && st.knobs.distributed_optimizer == spec::Sharding::none)
+    return fail("--dist-opt",
+                fmt::format("stack {} has no distributed optimizer (use off)", st.name));
+  if (s.dp_overlap && !st.knobs.dp_overlap)
+    return fail("--dp-overlap",
+                fmt::format("stack {} does not overlap the DP reduction with the backward pass "
+                            "(use off)",
+                            st.name));
+  if (tr.flash_attention && !st.knobs.flash_attention)
+    return fail("--flash-attention",
+                fmt::format("stack {} has no flash attention (use off)", st.name));
+  if (tr.dtype == Dtype::fp8 && !st.knobs.fp8)
+    return fail("--dtype", fmt::format("stack {} has no fp8 training (use bf16)", st.name));
+
+  return true;
+}
 
 // One check, shared by validate() (which throws) and is_valid() (which does not): returns the
 // first violated rule, or nullptr. `fail` builds the error only when asked to.
@@ -49,6 +76,7 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
     return fail("--pp",
                 fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
 
+  if (!check_stack(m, tr, s, fail)) return false;
   if (s.interleave > 1 && s.pp == 1)
     return fail("--interleave",
                 fmt::format("interleave = {} needs pipeline parallelism (pp > 1)", s.interleave));
@@ -88,6 +116,11 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
 void validate(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c) {
   check(m, tr, s, c,
         [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
+}
+
+void validate_stack(const Model& m, const Training& tr, const Strategy& s) {
+  check_stack(m, tr, s,
+              [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
 }
 
 bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c) {

@@ -116,8 +116,9 @@ PointResult evaluate_point(const SweepPoint& p, const Presets& presets, const Sw
     base = spec::make_network_design(spec::DesignKind::rail_optimized, presets.switches.at(p.sw),
                                      p.oversubscription, opt.network.oversubscribed_tier,
                                      opt.network.copper_gpu_leaf, opt.network.management_links);
-    tr.global_batch = check_integer("--batch", p.batch, 1, std::int64_t{1} << 40);
-    tr.seq_len = check_integer("--seq", r.seq, 1, 1 << 24);
+    tr = spec::make_training(check_integer("--batch", p.batch, 1, std::int64_t{1} << 40),
+                             check_integer("--seq", r.seq, 1, 1 << 24), opt.stack, opt.dtype,
+                             opt.flash_attention);
     r.designs = cost::compare_designs(cluster, base, presets.catalogs.at(p.catalog), opt.counting);
   } catch (const InputError& e) {
     r.invalid = e;

@@ -45,7 +45,9 @@ MeasuredRun make_run(const Json& common, const Json& row, bool selective_sp) {
   r.model.ffn_hidden = 4 * r.model.hidden;
   r.model.vocab = common["vocab"].get<std::int64_t>();
   r.model.seq_len = common["seq_len"].get<std::int64_t>();
-  r.tr = Training{row["global_batch"].get<std::int64_t>(), r.model.seq_len, Dtype::bf16};
+  // The software of the runs: Megatron-LM of 2022 (SP, selective recompute, unfused attention).
+  r.tr = make_training(row["global_batch"].get<std::int64_t>(), r.model.seq_len,
+                       load_stack("megatron-lm-2022"));
   r.cluster = test::cluster(common["gpu"].get<std::string>(), row["gpus"].get<std::int64_t>(),
                             common["gpus_per_node"].get<std::int64_t>(), 200);
   r.s.tp = row["tp"].get<std::int64_t>();

@@ -31,9 +31,12 @@ struct Point {
 
 Point run(const Json& common, const Json& row, std::int64_t v) {
   const Model m = load_model(common["model"].get<std::string>());
-  Training tr{common["global_batch"].get<std::int64_t>(), common["seq_len"].get<std::int64_t>(),
-              Dtype::bf16};
-  tr.flash_attention = true;
+  // Uneven interleaved stages, flash attention, SP, the distributed optimizer, DP overlap: the
+  // megatron-core-2024 stack (with its default flash attention on).
+  const Training tr =
+      make_training(common["global_batch"].get<std::int64_t>(),
+                    common["seq_len"].get<std::int64_t>(), load_stack("megatron-core-2024"));
+  EXPECT_TRUE(tr.flash_attention);
   const spec::Cluster c =
       test::cluster(common["gpu"].get<std::string>(), row["gpus"].get<std::int64_t>(),
                     common["gpus_per_node"].get<std::int64_t>(), common["nic_gbps"].get<double>());
@@ -95,7 +98,7 @@ TEST(ValidationLlama3, UnevenChunksAreValidAndMonotone) {
     prev = t;
   }
   const Model m = load_model("Llama-3-405B");
-  Training tr{2048, 8192, Dtype::bf16};
+  const Training tr = make_training(2048, 8192, load_stack("megatron-core-2024"));
   const spec::Cluster c = test::cluster("H100-SXM", 16384, 8, 400);
   Strategy s;
   s.tp = 8;

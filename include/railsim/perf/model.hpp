@@ -6,9 +6,13 @@
 namespace railsim::perf {
 using spec::Dtype;
 using spec::load_model;
+using spec::load_stack;
+using spec::make_training;
 using spec::Model;
 using spec::model_from_json;
 using spec::parse_dtype;
-using spec::Training;
+using spec::Sharding;
+using spec::Stack;
 using spec::to_string;
+using spec::Training;
 }  // namespace railsim::perf

@@ -20,9 +20,14 @@ struct StrategyPins {
   std::optional<bool> sp, dist_opt, dp_overlap;
 };
 
+// Throws InputError naming the option when a pinned knob, the dtype or flash attention is one
+// the training's software stack (tr.stack) lacks.
+void check_pins(const Model& m, const Training& tr, const StrategyPins& pins);
+
 // One concrete strategy from the pinned knobs, the rest defaulted: tp = the largest of min(8, K)
 // and below that divides the heads and N, pp = 1, dp = N / (tp pp), ep = 1, micro-batch 1,
-// interleave 1, selective recompute, SP on when tp > 1, no distributed optimizer, DP overlap on.
+// interleave 1, and the stack's defaults: its recompute mode, SP when tp > 1, the distributed
+// optimizer when dp > 1, DP overlap (megatron-core-2024: selective, on, on, on).
 // Validated (InputError naming the knob that is wrong).
 Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& pins,
                           const spec::Cluster& c);

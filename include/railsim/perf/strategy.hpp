@@ -11,13 +11,9 @@
 
 namespace railsim::perf {
 
-enum class Recompute : std::uint8_t {
-  none,       // keep every activation
-  selective,  // recompute the attention core (Korthikanti et al. 2022)
-  full,       // keep only each layer's input, recompute the whole forward
-};
-std::string_view to_string(Recompute r);
-Recompute parse_recompute(std::string_view s, const std::string& option = "--recompute");
+// Recomputation modes live with the software stacks (spec/stack.hpp).
+using spec::parse_recompute;
+using spec::Recompute;
 
 struct Strategy {
   std::int64_t tp = 1;
@@ -27,8 +23,10 @@ struct Strategy {
   std::int64_t micro_batch = 1;  // sequences per micro-batch
   std::int64_t interleave = 1;   // virtual pipeline stages per GPU (1 = plain 1F1B)
   Recompute recompute = Recompute::none;
-  bool sp = false;          // sequence parallelism (needs tp > 1 to matter)
-  bool dist_opt = false;    // distributed optimizer: optimizer state and fp32 grads sharded over DP
+  bool sp = false;  // sequence parallelism (needs tp > 1 to matter)
+  // Distributed optimizer; what it shards over DP is the stack's (Training::stack): the optimizer
+  // state (Megatron, ZeRO-1) or weights, gradients and optimizer state (FSDP, ZeRO-3).
+  bool dist_opt = false;
   bool dp_overlap = false;  // overlap the DP gradient reduction with the backward pass
 
   Degrees degrees() const { return Degrees{tp, pp, dp, ep}; }
@@ -45,6 +43,10 @@ std::string describe(const Strategy& s);
 // the knob ("--tp", "--pp", "--batch", ...) with the value and what would be valid. Memory is not
 // checked here (an over-full strategy is valid but infeasible; see IterationTime::feasible).
 void validate(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
+// Only the checks of the training's software stack (tr.stack): a knob it lacks (sp, selective
+// recompute, pp > 1, interleave > 1, the distributed optimizer, DP overlap, flash attention, fp8)
+// or a pp / pp x interleave that does not divide the layers on a stack without uneven stages.
+void validate_stack(const Model& m, const Training& tr, const Strategy& s);
 // The same checks without throwing, for the search (allocation-free).
 bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
 

@@ -1,10 +1,12 @@
 #pragma once
 // The transformer being trained (Model) and what one iteration processes (Training).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "railsim/core/json.hpp"
+#include "railsim/spec/stack.hpp"
 
 namespace railsim::spec {
 
@@ -58,8 +60,17 @@ struct Training {
   std::int64_t seq_len = 0;       // tokens per sequence
   Dtype dtype = Dtype::bf16;      // GEMM precision; weights, activations, communication in bf16
   // Fused attention (FlashAttention): no s x s scores in HBM, causal half of the score FLOPs.
-  // Off by default: the validation runs (Megatron-LM 2022) computed attention unfused.
+  // Off in a Training built in code; make_training takes the stack's default.
   bool flash_attention = false;
+  // The software that runs it: which strategy knobs exist (perf::validate checks them).
+  Stack stack{};
 };
+
+// A training under a stack: a dtype or flash attention given must be one the stack has
+// (InputError "--dtype" / "--flash-attention" naming the stack); not given, bf16 and the stack's
+// default.
+Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,
+                       std::optional<Dtype> dtype = std::nullopt,
+                       std::optional<bool> flash_attention = std::nullopt);
 
 }  // namespace railsim::spec

@@ -46,6 +46,11 @@ struct SweepOptions {
   std::int64_t max_points = kDefaultMaxPoints;
   int threads = 0;               // 0: oneTBB's default
   spec::NetworkOptions network;  // the other network options (tier, copper, management links)
+  // The training software of every point (spec::make_training): the stack, and the dtype and
+  // flash attention when given (otherwise bf16 and the stack's default).
+  spec::Stack stack;
+  std::optional<spec::Dtype> dtype;
+  std::optional<bool> flash_attention;
   cost::SwitchCounting counting = cost::SwitchCounting::whole;
 };
 

@@ -1,0 +1,67 @@
+#pragma once
+// A software stack (data/stacks/): which parallelization knobs the training software has, their
+// defaults, and the constraints a strategy must respect to run on it. perf::validate and the
+// strategy search read it from spec::Training, so the planner never returns a strategy that the
+// stack cannot run; docs/model.md has the presets and their sources.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "railsim/core/json.hpp"
+
+namespace railsim::spec {
+
+enum class Recompute : std::uint8_t {
+  none,       // keep every activation
+  selective,  // recompute the attention core (Korthikanti et al. 2022)
+  full,       // keep only each layer's input, recompute the whole forward
+};
+std::string_view to_string(Recompute r);
+Recompute parse_recompute(std::string_view s, const std::string& option = "--recompute");
+
+// What the distributed-optimizer knob (--dist-opt) shards over the data-parallel group.
+enum class Sharding : std::uint8_t {
+  none,       // the stack has no such knob
+  optimizer,  // ZeRO-1 (Megatron's distributed optimizer): the fp32 optimizer state
+  full,       // ZeRO-3 / FSDP: weights, gradients and optimizer state, weights gathered per use
+};
+std::string_view to_string(Sharding s);
+
+// The knobs a strategy may turn on under this stack.
+struct StackKnobs {
+  bool pipeline = true;       // pp > 1
+  bool interleave = true;     // interleaved 1F1B (virtual stages, v > 1)
+  bool uneven_stages = true;  // pp and pp x v need not divide the layers
+  bool sequence_parallel = true;
+  bool selective_recompute = true;
+  bool flash_attention = true;
+  Sharding distributed_optimizer = Sharding::optimizer;
+  bool dp_overlap = true;  // the DP reduction overlapped with the backward pass
+  bool fp8 = true;         // fp8 GEMMs (Transformer Engine)
+};
+
+// What a knob not given is (estimate's strategy; the search tries every knob the stack has).
+struct StackDefaults {
+  Recompute recompute = Recompute::selective;
+  bool sp = true;  // when tp > 1
+  bool flash_attention = true;
+  bool dist_opt = true;    // when dp > 1
+  bool dp_overlap = true;  // when dp > 1
+};
+
+// Default-constructed: megatron-core-2024, the default stack (a test checks that it equals the
+// preset).
+struct Stack {
+  std::string name = "megatron-core-2024";
+  StackKnobs knobs;
+  StackDefaults defaults;
+  std::string source;
+};
+
+// Checks every field (present, typed, known) and that no default turns on a knob the stack lacks.
+Stack stack_from_json(const Json& j, const std::string& path);
+// arg: preset name (data/stacks/) or JSON file; option names the CLI option for errors.
+Stack load_stack(const std::string& arg, const std::string& option = "--stack");
+inline constexpr std::string_view kDefaultStack = "megatron-core-2024";
+
+}  // namespace railsim::spec

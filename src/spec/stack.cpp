@@ -1,0 +1,118 @@
+#include "railsim/spec/stack.hpp"
+
+#include <fmt/format.h>
+
+#include "railsim/core/enum.hpp"
+#include "railsim/spec/model.hpp"
+#include "railsim/spec/preset.hpp"
+
+namespace railsim::spec {
+
+namespace {
+constexpr EnumNames<Recompute, 3> kRecomputeNames{
+    {{{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}}};
+constexpr EnumNames<Sharding, 3> kShardingNames{
+    {{{Sharding::none, "none"}, {Sharding::optimizer, "optimizer"}, {Sharding::full, "full"}}}};
+
+// A required boolean (a stack file must say what it has; a missing knob is an error).
+bool flag(JsonObject& o, std::string_view key) {
+  if (!o.has(key)) throw InputError(o.field(key), "missing required field (true or false)");
+  return o.boolean_or(key, false);
+}
+}  // namespace
+
+std::string_view to_string(Recompute r) {
+  return kRecomputeNames.name(r);
+}
+
+Recompute parse_recompute(std::string_view s, const std::string& option) {
+  return kRecomputeNames.parse(s, option, "recompute mode");
+}
+
+std::string_view to_string(Sharding s) {
+  return kShardingNames.name(s);
+}
+
+Stack stack_from_json(const Json& j, const std::string& path) {
+  JsonObject o(j, path);
+  Stack st;
+  st.name = o.string("name");
+  if (st.name.empty()) throw InputError(o.field("name"), "empty; give the stack a name");
+  {
+    JsonObject k = o.object("knobs");
+    st.knobs.pipeline = flag(k, "pipeline");
+    st.knobs.interleave = flag(k, "interleave");
+    st.knobs.uneven_stages = flag(k, "uneven_stages");
+    st.knobs.sequence_parallel = flag(k, "sequence_parallel");
+    st.knobs.selective_recompute = flag(k, "selective_recompute");
+    st.knobs.flash_attention = flag(k, "flash_attention");
+    st.knobs.distributed_optimizer = kShardingNames.parse(
+        k.string("distributed_optimizer"), k.field("distributed_optimizer"), "sharding");
+    st.knobs.dp_overlap = flag(k, "dp_overlap");
+    st.knobs.fp8 = flag(k, "fp8");
+    if (st.knobs.interleave && !st.knobs.pipeline)
+      throw InputError(k.field("interleave"),
+                       "true needs pipeline: true (interleaving splits "
+                       "pipeline stages)");
+    k.finish();
+  }
+  {
+    JsonObject d = o.object("defaults");
+    st.defaults.recompute = parse_recompute(d.string("recompute"), d.field("recompute"));
+    st.defaults.sp = flag(d, "sp");
+    st.defaults.flash_attention = flag(d, "flash_attention");
+    st.defaults.dist_opt = flag(d, "dist_opt");
+    st.defaults.dp_overlap = flag(d, "dp_overlap");
+    auto needs = [&](bool on, bool has, std::string_view key, std::string_view knob) {
+      if (on && !has)
+        throw InputError(d.field(key), fmt::format("a default the stack cannot run: knobs.{} is "
+                                                   "false",
+                                                   knob));
+    };
+    needs(st.defaults.recompute == Recompute::selective, st.knobs.selective_recompute, "recompute",
+          "selective_recompute");
+    needs(st.defaults.sp, st.knobs.sequence_parallel, "sp", "sequence_parallel");
+    needs(st.defaults.flash_attention, st.knobs.flash_attention, "flash_attention",
+          "flash_attention");
+    needs(st.defaults.dist_opt, st.knobs.distributed_optimizer != Sharding::none, "dist_opt",
+          "distributed_optimizer (none)");
+    needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
+    d.finish();
+  }
+  if (o.has("source")) {
+    const Json& s = o.raw("source");
+    if (!s.is_string())
+      throw InputError(o.field("source"),
+                       "expected a string naming where the stack's knobs are "
+                       "documented");
+    st.source = s.get<std::string>();
+  }
+  o.finish();
+  return st;
+}
+
+Stack load_stack(const std::string& arg, const std::string& option) {
+  return stack_from_json(load_preset_or_file("stacks", arg, option), "stack");
+}
+
+Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,
+                       std::optional<Dtype> dtype, std::optional<bool> flash_attention) {
+  Training tr;
+  tr.global_batch = global_batch;
+  tr.seq_len = seq_len;
+  tr.stack = st;
+  tr.dtype = dtype.value_or(Dtype::bf16);
+  if (tr.dtype == Dtype::fp8 && !st.knobs.fp8)
+    throw InputError("--dtype", fmt::format("stack {} has no fp8 training (use bf16, or a stack "
+                                            "with fp8: see `railsim presets stacks`)",
+                                            st.name));
+  tr.flash_attention = flash_attention.value_or(st.defaults.flash_attention);
+  if (tr.flash_attention && !st.knobs.flash_attention)
+    throw InputError("--flash-attention",
+                     fmt::format("stack {} has no flash attention (use off, or a stack with it: "
+                                 "see `railsim presets stacks`)",
+                                 st.name));
+  return tr;
+}
+
+}  // namespace railsim::spec

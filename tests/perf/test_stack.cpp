@@ -1,0 +1,230 @@
+// Software stacks in the planner: validate() names a knob the stack lacks, the search never
+// returns a strategy its stack cannot run (property test over random models and clusters), and
+// the FSDP stack's full sharding has the schedule and memory of ZeRO-3.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/preset.hpp"
+#include "test_perf_common.hpp"
+
+using namespace railsim;
+using namespace railsim::perf;
+
+namespace {
+std::string field_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+
+// What each stack can run, written out here independently of perf::validate.
+bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
+  const spec::StackKnobs& k = tr.stack.knobs;
+  if (s.pp > 1 && !k.pipeline) return false;
+  if (s.interleave > 1 && !k.interleave) return false;
+  if (!k.uneven_stages && (m.layers % s.pp != 0 || m.layers % (s.pp * s.interleave) != 0))
+    return false;
+  if (s.sp && !k.sequence_parallel) return false;
+  if (s.recompute == Recompute::selective && !k.selective_recompute) return false;
+  if (s.dist_opt && k.distributed_optimizer == spec::Sharding::none) return false;
+  if (s.dp_overlap && !k.dp_overlap) return false;
+  if (tr.flash_attention && !k.flash_attention) return false;
+  if (tr.dtype == Dtype::fp8 && !k.fp8) return false;
+  return true;
+}
+}  // namespace
+
+TEST(Stack, ValidateNamesTheKnobTheStackLacks) {
+  const Model m175 = load_model("Megatron-175B");  // 96 layers
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
+  const Training y21 = make_training(64, 2048, load_stack("megatron-lm-2021"));
+  Strategy s;
+  s.tp = 8;
+  s.pp = 8;
+  s.dp = 1;
+  s.recompute = Recompute::full;
+  s.interleave = 3;  // 96 = 8 x 3 x 4: runs
+  EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "(no error)");
+  s.interleave = 5;  // 40 does not divide 96
+  EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "--interleave");
+  s.interleave = 1;
+  s.sp = true;
+  EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "--sp");
+  s.sp = false;
+  s.recompute = Recompute::selective;
+  EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "--recompute");
+  s.recompute = Recompute::full;
+  s.dp_overlap = true;
+  EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "--dp-overlap");
+  s.dp_overlap = false;
+  s.dist_opt = true;
+  EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "--dist-opt");
+  // 126 layers on 16 stages: uneven, which megatron-core-2024 runs and megatron-lm-2022 does not.
+  const Model l405 = load_model("Llama-3-405B");
+  const spec::Cluster h = test::cluster("H100-SXM", 2048, 8);
+  Strategy u;
+  u.tp = 8;
+  u.pp = 16;
+  u.dp = 16;
+  u.interleave = 2;
+  u.recompute = Recompute::selective;
+  EXPECT_EQ(field_of([&] { validate(l405, make_training(2048, 8192, Stack{}), u, h); }),
+            "(no error)");
+  EXPECT_EQ(field_of([&] {
+              validate(l405, make_training(2048, 8192, load_stack("megatron-lm-2022")), u, h);
+            }),
+            "--pp");
+  EXPECT_EQ(
+      field_of([&] { validate(l405, make_training(2048, 8192, load_stack("fsdp-2024")), u, h); }),
+      "--pp");
+  // A pinned knob the stack lacks is named before any search.
+  StrategyPins pins;
+  pins.sp = true;
+  EXPECT_EQ(field_of([&] { check_pins(m175, y21, pins); }), "--sp");
+  EXPECT_EQ(field_of([&] { (void)default_strategy(m175, y21, pins, c); }), "--sp");
+  const PlanResult none =
+      plan(make_context(m175, y21, c, test::design(spec::DesignKind::rail_only)),
+           PlanOptions{pins, 1, 1});
+  EXPECT_TRUE(none.plans.empty());
+  EXPECT_EQ(explain_no_plan(none, m175, y21, pins, c).field(), "--sp");
+}
+
+TEST(Stack, DefaultStrategyTakesTheStackDefaults) {
+  const Model m = load_model("GPT-3-175B");
+  const spec::Cluster c = test::cluster("H100-SXM", 1024, 8);
+  const Strategy core = default_strategy(m, make_training(1024, 2048, Stack{}), {}, c);
+  EXPECT_EQ(core.recompute, Recompute::selective);
+  EXPECT_TRUE(core.sp && core.dist_opt && core.dp_overlap);
+  const Strategy y21 =
+      default_strategy(m, make_training(1024, 2048, load_stack("megatron-lm-2021")), {}, c);
+  EXPECT_EQ(y21.recompute, Recompute::full);
+  EXPECT_FALSE(y21.sp || y21.dist_opt || y21.dp_overlap);
+}
+
+TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
+  std::mt19937_64 rng(20240613);
+  const std::vector<std::string> stacks = spec::preset_names("stacks");
+  const std::vector<std::int64_t> heads = {8, 12, 16, 24, 32, 48, 64, 96};
+  auto pick = [&](auto lo, auto hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  std::int64_t returned = 0, pipelined = 0, interleaved = 0;
+  for (int trial = 0; trial < 160; ++trial) {
+    Model m;
+    m.name = "random";
+    m.layers = pick(1, 100);
+    m.heads = heads[static_cast<std::size_t>(pick(0, 7))];
+    m.kv_heads = m.heads;
+    m.hidden = m.heads * 128;
+    m.ffn_hidden = 4 * m.hidden;
+    m.vocab = 51200;
+    m.seq_len = 2048;
+    if (pick(0, 3) == 0) {
+      m.experts = 8;
+      m.top_k = 2;
+      m.expert_ffn_hidden = m.ffn_hidden;
+      m.moe_every = 2;
+      if (m.layers < 2) m.layers = 2;
+    }
+    const std::int64_t k = pick(0, 1) ? 8 : 4;
+    const spec::Cluster c = test::cluster("H100-SXM", k * pick(1, 64), k);
+    const spec::Stack st = load_stack(stacks[static_cast<std::size_t>(pick(0, 3))]);
+    const std::optional<Dtype> dtype =
+        st.knobs.fp8 && pick(0, 1) ? std::optional(Dtype::fp8) : std::nullopt;
+    const Training tr = make_training(std::int64_t{64} << pick(0, 5), 2048, st, dtype);
+    const auto kind = static_cast<spec::DesignKind>(pick(0, 2));
+    PlanOptions po;
+    po.top = 25;
+    po.threads = 1;
+    const PlanResult r = plan(make_context(m, tr, c, test::design(kind)), po);
+    for (const Plan& p : r.plans) {
+      ++returned;
+      pipelined += p.strategy.pp > 1;
+      interleaved += p.strategy.interleave > 1;
+      EXPECT_TRUE(runs_on(m, tr, p.strategy))
+          << st.name << ": " << describe(p.strategy) << " (" << m.layers << " layers)";
+      EXPECT_NO_THROW(validate(m, tr, p.strategy, c));
+      EXPECT_FALSE(std::isnan(p.time.iteration_time_s));
+    }
+  }
+  // Not vacuous: plans came back, some of them pipelined and interleaved.
+  EXPECT_GT(returned, 1000);
+  EXPECT_GT(pipelined, 50);
+  EXPECT_GT(interleaved, 10);
+}
+
+TEST(Stack, FsdpShardsEverythingAndGathersPerMicroBatch) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  const Training fsdp = make_training(256, 8192, load_stack("fsdp-2024"));
+  const Training core = make_training(256, 8192, Stack{});
+  Strategy s;
+  s.tp = 8;
+  s.dp = 8;
+  s.micro_batch = 2;  // m = 256 / (8 x 2) = 16 micro-batches
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  validate(m, fsdp, s, c);
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  const CommSchedule zero3 = build_comm_schedule(m, fsdp, s, pl);
+  const CommSchedule zero1 = build_comm_schedule(m, core, s, pl);
+  // ZeRO-1's reduce-scatter carries the fp32 gradients of this GPU's weights: 4 P bytes.
+  double p_gpu = 0;
+  for (const CommOp& op : zero1)
+    if (op.parallelism == Parallelism::dp && op.op == CollectiveOp::reduce_scatter)
+      p_gpu = op.bytes / 4.0;
+  ASSERT_GT(p_gpu, 0);
+  int gathers = 0, scatters = 0;
+  for (const CommOp& op : zero3) {
+    if (op.parallelism != Parallelism::dp) continue;
+    EXPECT_DOUBLE_EQ(op.count, 16.0);
+    if (op.op == CollectiveOp::all_gather) {
+      ++gathers;
+      EXPECT_DOUBLE_EQ(op.bytes, 2.0 * p_gpu);
+    } else {
+      ++scatters;
+      EXPECT_EQ(op.op, CollectiveOp::reduce_scatter);
+      EXPECT_EQ(op.phase, Phase::backward);
+      EXPECT_DOUBLE_EQ(op.bytes, 4.0 * p_gpu);
+    }
+  }
+  EXPECT_EQ(gathers, 2);  // before the forward and before the backward
+  EXPECT_EQ(scatters, 1);
+  // Memory: 18 bytes per parameter over dp, plus two gathered units (bf16 weights and fp32
+  // gradients, 6 bytes per parameter) of the largest of a layer and the embedding.
+  const double emb = static_cast<double>(m.vocab * m.hidden) * 2 / 8;  // untied: 2 V h / t
+  const double layer = (p_gpu - emb) / static_cast<double>(m.layers);
+  const double unit = std::max(layer, emb);
+  const MemoryUse mem = memory_use(m, fsdp, s);
+  EXPECT_NEAR(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes,
+              18.0 * p_gpu / 8.0 + 12.0 * unit, 1e-6 * p_gpu);
+  const MemoryUse mem1 = memory_use(m, core, s);
+  EXPECT_NEAR(mem1.weights_bytes + mem1.gradients_bytes + mem1.optimizer_bytes,
+              6.0 * p_gpu + 12.0 * p_gpu / 8.0, 1e-6 * p_gpu);
+  // The time model sees the per-micro-batch gathers: more DP bytes than ZeRO-1.
+  EXPECT_GT(wire_bytes(zero3, pl).total(), wire_bytes(zero1, pl).total());
+  const IterationTime it = estimate(m, fsdp, s, c, test::design(spec::DesignKind::rail_only));
+  EXPECT_NEAR(it.breakdown.total(), it.iteration_time_s, 1e-9 * it.iteration_time_s);
+}
+
+TEST(Stack, FsdpSearchKeepsOneStage) {
+  const Model m = load_model("Llama-3-70B");
+  const spec::Cluster c = test::cluster("H100-SXM", 256, 8);
+  const Training tr = make_training(512, 8192, load_stack("fsdp-2024"));
+  PlanOptions po;
+  po.top = 20;
+  const PlanResult r = plan(make_context(m, tr, c, test::design(spec::DesignKind::rail_only)), po);
+  ASSERT_FALSE(r.plans.empty());
+  for (const Plan& p : r.plans) EXPECT_EQ(p.strategy.pp, 1);
+  // 70B with 18 bytes per parameter is 1.26 TB: only full sharding fits it on one stage.
+  EXPECT_TRUE(r.plans.front().strategy.dist_opt);
+}

@@ -1,0 +1,132 @@
+// Software-stack profiles (data/stacks/): every preset loads, the default-constructed Stack is
+// megatron-core-2024, each preset has the knobs its source says, and a malformed file is refused
+// naming the field.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "railsim/spec/model.hpp"
+#include "railsim/spec/preset.hpp"
+#include "railsim/spec/stack.hpp"
+
+using namespace railsim;
+
+namespace {
+std::string field_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+
+Json core_json() {
+  return parse_json(
+      [] {
+        for (const auto& p : spec::embedded_presets())
+          if (p.key == "stacks/megatron-core-2024") return std::string(p.json);
+        return std::string("{}");
+      }(),
+      "test");
+}
+}  // namespace
+
+TEST(Stack, PresetsAreTheFourProfiles) {
+  EXPECT_EQ(spec::preset_names("stacks"),
+            (std::vector<std::string>{"fsdp-2024", "megatron-core-2024", "megatron-lm-2021",
+                                      "megatron-lm-2022"}));
+  for (const auto& n : spec::preset_names("stacks")) {
+    const spec::Stack s = spec::load_stack(n);
+    EXPECT_EQ(s.name, n);
+    EXPECT_FALSE(s.source.empty()) << n;
+  }
+}
+
+TEST(Stack, DefaultConstructedIsMegatronCore2024) {
+  const spec::Stack d;
+  const spec::Stack p = spec::load_stack(std::string(spec::kDefaultStack));
+  EXPECT_EQ(d.name, p.name);
+  const auto& a = d.knobs;
+  const auto& b = p.knobs;
+  EXPECT_EQ(a.pipeline, b.pipeline);
+  EXPECT_EQ(a.interleave, b.interleave);
+  EXPECT_EQ(a.uneven_stages, b.uneven_stages);
+  EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
+  EXPECT_EQ(a.selective_recompute, b.selective_recompute);
+  EXPECT_EQ(a.flash_attention, b.flash_attention);
+  EXPECT_EQ(a.distributed_optimizer, b.distributed_optimizer);
+  EXPECT_EQ(a.dp_overlap, b.dp_overlap);
+  EXPECT_EQ(a.fp8, b.fp8);
+  EXPECT_EQ(d.defaults.recompute, p.defaults.recompute);
+  EXPECT_EQ(d.defaults.sp, p.defaults.sp);
+  EXPECT_EQ(d.defaults.flash_attention, p.defaults.flash_attention);
+  EXPECT_EQ(d.defaults.dist_opt, p.defaults.dist_opt);
+  EXPECT_EQ(d.defaults.dp_overlap, p.defaults.dp_overlap);
+}
+
+TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
+  const spec::Stack y21 = spec::load_stack("megatron-lm-2021");
+  EXPECT_FALSE(y21.knobs.sequence_parallel);
+  EXPECT_FALSE(y21.knobs.selective_recompute);
+  EXPECT_FALSE(y21.knobs.flash_attention);
+  EXPECT_FALSE(y21.knobs.uneven_stages);
+  EXPECT_TRUE(y21.knobs.interleave);
+  EXPECT_EQ(y21.knobs.distributed_optimizer, spec::Sharding::none);
+  EXPECT_EQ(y21.defaults.recompute, spec::Recompute::full);
+  const spec::Stack y22 = spec::load_stack("megatron-lm-2022");
+  EXPECT_TRUE(y22.knobs.sequence_parallel);
+  EXPECT_TRUE(y22.knobs.selective_recompute);
+  EXPECT_FALSE(y22.knobs.flash_attention);
+  EXPECT_FALSE(y22.knobs.fp8);
+  const spec::Stack core = spec::load_stack("Megatron-Core-2024");  // case-insensitive
+  EXPECT_TRUE(core.knobs.flash_attention && core.defaults.flash_attention);
+  EXPECT_EQ(core.knobs.distributed_optimizer, spec::Sharding::optimizer);
+  EXPECT_TRUE(core.knobs.fp8 && core.knobs.uneven_stages);
+  const spec::Stack fsdp = spec::load_stack("fsdp-2024");
+  EXPECT_EQ(fsdp.knobs.distributed_optimizer, spec::Sharding::full);
+  EXPECT_FALSE(fsdp.knobs.pipeline);
+  EXPECT_FALSE(fsdp.knobs.interleave);
+  EXPECT_TRUE(fsdp.defaults.flash_attention);
+}
+
+TEST(Stack, MalformedFilesNameTheField) {
+  auto with = [](const std::function<void(Json&)>& edit) {
+    Json j = core_json();
+    edit(j);
+    return field_of([&] { spec::stack_from_json(j, "stack"); });
+  };
+  EXPECT_EQ(with([](Json&) {}), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"].erase("fp8"); }), "stack.knobs.fp8");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["sequence_parallel"] = "yes"; }),
+            "stack.knobs.sequence_parallel");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["distributed_optimizer"] = "zero2"; }),
+            "stack.knobs.distributed_optimizer");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["context_parallel"] = true; }),
+            "stack.knobs.context_parallel");
+  EXPECT_EQ(with([](Json& j) { j.erase("defaults"); }), "stack.defaults");
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["recompute"] = 1; }), "stack.defaults.recompute");
+  EXPECT_EQ(with([](Json& j) { j["name"] = 3; }), "stack.name");
+  // A default the stack cannot run.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["sequence_parallel"] = false; }), "stack.defaults.sp");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["selective_recompute"] = false; }),
+            "stack.defaults.recompute");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline"] = false; }), "stack.knobs.interleave");
+  EXPECT_EQ(field_of([] { spec::load_stack("megatron-9000"); }), "--stack");
+}
+
+TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {
+  const spec::Training core = spec::make_training(64, 2048, spec::load_stack("megatron-core-2024"));
+  EXPECT_TRUE(core.flash_attention);
+  EXPECT_EQ(core.dtype, spec::Dtype::bf16);
+  EXPECT_EQ(core.stack.name, "megatron-core-2024");
+  const spec::Stack y22 = spec::load_stack("megatron-lm-2022");
+  EXPECT_FALSE(spec::make_training(64, 2048, y22).flash_attention);
+  EXPECT_FALSE(spec::make_training(64, 2048, y22, std::nullopt, false).flash_attention);
+  EXPECT_EQ(field_of([&] { spec::make_training(64, 2048, y22, std::nullopt, true); }),
+            "--flash-attention");
+  EXPECT_EQ(field_of([&] { spec::make_training(64, 2048, y22, spec::Dtype::fp8); }), "--dtype");
+  EXPECT_EQ(spec::make_training(64, 2048, spec::load_stack("fsdp-2024"), spec::Dtype::fp8).dtype,
+            spec::Dtype::fp8);
+}
