@@ -13,7 +13,8 @@
 #   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
 #                    sim <- fail  (failure what-ifs on the Fabric, goodput under failures)
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep)
+#                 report <- optimize  (the cheapest network that trains the models fast enough)
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep optimize)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
 set(RAILSIM_MODULE_DEPS_topo spec)
@@ -24,6 +25,7 @@ set(RAILSIM_MODULE_DEPS_sim perf)
 set(RAILSIM_MODULE_DEPS_report cost sim)
 set(RAILSIM_MODULE_DEPS_fail sim)
 set(RAILSIM_MODULE_DEPS_sweep report)
+set(RAILSIM_MODULE_DEPS_optimize report)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)

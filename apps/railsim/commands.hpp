@@ -19,6 +19,7 @@ void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
 
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.

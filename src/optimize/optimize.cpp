@@ -1,0 +1,464 @@
+#include "railsim/optimize/optimize.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "railsim/core/error.hpp"
+#include "railsim/core/units.hpp"
+#include "railsim/cost/cost.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "railsim/spec/catalog.hpp"
+#include "railsim/spec/preset.hpp"
+#include "railsim/spec/switch.hpp"
+#include "railsim/topo/network_view.hpp"
+
+namespace railsim::optimize {
+
+namespace {
+
+std::string money(double usd) {
+  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+  return fmt::format("${:.0f}", usd);
+}
+
+// Everything perf sees of a candidate: two candidates with the same key get the same plans.
+std::string plan_key(const spec::Cluster& c, const topo::NetworkView& v) {
+  std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.gpu.name, c.gpus, c.hb_domain,
+                              c.hb_bw_Bps, c.nic_bw_Bps, c.nics_per_gpu, static_cast<int>(v.kind),
+                              v.tiers, v.nic_link_Bps, v.port_Bps, v.rail_join_tier);
+  for (int t = 1; t <= v.tiers && t <= topo::NetworkView::kMaxTiers; ++t)
+    k += fmt::format("|{}:{}", v.rail_domains_under[static_cast<std::size_t>(t)],
+                     v.uplink_ratio[static_cast<std::size_t>(t)]);
+  return k;
+}
+
+struct PlanCache {
+  std::map<std::string, std::vector<ModelOutcome>> by_key;
+  std::int64_t computed = 0;
+};
+
+std::vector<ModelOutcome> plans_for(const Candidate& cand, const std::vector<ModelSpec>& models,
+                                    const Options& opt, PlanCache& cache) {
+  const topo::NetworkView v = topo::make_network_view(cand.cluster, cand.design);
+  const std::string key = plan_key(cand.cluster, v);
+  auto it = cache.by_key.find(key);
+  if (it != cache.by_key.end()) return it->second;
+  std::vector<ModelOutcome> out;
+  for (const ModelSpec& m : models) {
+    ModelOutcome o;
+    const perf::EstimateContext ctx =
+        perf::make_context(m.model, m.training, cand.cluster, cand.design);
+    perf::PlanOptions po;
+    po.pins = m.pins;
+    po.top = 1;
+    po.threads = opt.threads;
+    const perf::PlanResult r = perf::plan(ctx, po);
+    ++cache.computed;
+    if (r.plans.empty())
+      o.no_plan_reason = perf::explain_no_plan(r, m.model, m.training, m.pins, cand.cluster).what();
+    else
+      o.best = r.plans.front();
+    out.push_back(std::move(o));
+  }
+  cache.by_key.emplace(key, out);
+  return out;
+}
+
+// The iteration time the target allows each model (infinity when only an MFU bound is set).
+double limit_s(const Target& t, const ModelSpec& m, double reference) {
+  double lim = std::numeric_limits<double>::infinity();
+  if (t.max_iteration_s) lim = std::min(lim, *t.max_iteration_s);
+  if (t.within) lim = std::min(lim, (1.0 + *t.within) * reference);
+  if (t.tokens && t.days) {
+    const double per_iter =
+        static_cast<double>(m.training.global_batch) * static_cast<double>(m.training.seq_len);
+    lim = std::min(lim, *t.days * 86400.0 / (*t.tokens / per_iter));
+  }
+  return lim;
+}
+
+void judge(Candidate& c, const std::vector<ModelSpec>& models, const Target& t,
+           const std::vector<double>& reference, const std::vector<double>& ideal) {
+  c.meets = true;
+  c.binding = -1;
+  c.worst_relative = 0;
+  double least = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < c.models.size(); ++i) {
+    ModelOutcome& o = c.models[i];
+    o.limit_s = limit_s(t, models[i], reference[i]);
+    if (!o.best) {
+      o.meets = false;
+      o.slack = -std::numeric_limits<double>::infinity();
+      c.meets = false;
+      c.worst_relative = std::numeric_limits<double>::infinity();
+      if (least > o.slack || c.binding < 0) {
+        least = o.slack;
+        c.binding = static_cast<int>(i);
+      }
+      continue;
+    }
+    const double time = o.best->time.iteration_time_s;
+    double slack =
+        std::isfinite(o.limit_s) ? o.limit_s / time - 1.0 : std::numeric_limits<double>::infinity();
+    if (t.min_mfu) slack = std::min(slack, o.best->time.mfu / *t.min_mfu - 1.0);
+    o.slack = slack;
+    o.meets = slack >= -1e-12;
+    c.meets = c.meets && o.meets;
+    c.worst_relative = std::max(c.worst_relative, time / ideal[i]);
+    if (slack < least || c.binding < 0) {
+      least = slack;
+      c.binding = static_cast<int>(i);
+    }
+  }
+}
+
+}  // namespace
+
+std::string Candidate::name() const {
+  std::string d(spec::to_string(design.kind));
+  if (design.oversubscription > 1.0) d += fmt::format(" {:g}:1", design.oversubscription);
+  return fmt::format("{} K={} {:g}G x{} {}{} {}", d, cluster.hb_domain,
+                     units::Bps_to_gbps(cluster.nic_bw_Bps), cluster.nics_per_gpu, design.sw.name,
+                     design.copper_gpu_leaf ? " copper" : "", catalog);
+}
+
+Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<ModelSpec>& models,
+                const Space& space, const Target& target, const Budget& budget,
+                const Options& options) {
+  if (models.empty()) throw InputError("--model", "give at least one model");
+  if (!target.max_iteration_s && !target.min_mfu && !target.within && !target.tokens)
+    throw InputError("--within",
+                     "give a target: --max-iteration-time, --min-mfu, --within, or "
+                     "--tokens with --days");
+  if (target.tokens.has_value() != target.days.has_value())
+    throw InputError(target.tokens ? "--days" : "--tokens",
+                     "--tokens and --days go together (the time to train that many tokens)");
+  auto nonempty = [](bool empty, const char* option) {
+    if (empty) throw InputError(option, "the list of candidates is empty");
+  };
+  nonempty(space.designs.empty(), "--design");
+  nonempty(space.oversubscription.empty(), "--oversubscription");
+  nonempty(space.copper.empty(), "--copper-gpu-leaf");
+  const std::vector<std::int64_t> ks =
+      space.hb_domain.empty() ? std::vector<std::int64_t>{gpu.default_hb_domain} : space.hb_domain;
+  const std::vector<double> nics = space.nic_gbps.empty()
+                                       ? std::vector<double>{units::Bps_to_gbps(gpu.nic_bw_Bps)}
+                                       : space.nic_gbps;
+  const std::vector<std::int64_t> nic_counts =
+      space.nics_per_gpu.empty() ? std::vector<std::int64_t>{gpu.nics_per_gpu} : space.nics_per_gpu;
+  const std::vector<std::string> sw_names =
+      space.switches.empty() ? spec::preset_names("switches") : space.switches;
+  const std::vector<std::string> cat_names =
+      space.catalogs.empty() ? std::vector<std::string>{spec::kDefaultCatalog} : space.catalogs;
+  std::vector<spec::SwitchSpec> sws;
+  for (const auto& s : sw_names) sws.push_back(spec::load_switch(s, "--switch"));
+  std::vector<spec::Catalog> cats;
+  for (const auto& s : cat_names) cats.push_back(spec::load_catalog(s, "--catalog"));
+
+  Result r;
+  for (const auto& m : models) r.model_names.push_back(m.model.name);
+  auto invalid = [&r](const std::string& what) {
+    ++r.invalid;
+    if (r.invalid_examples.size() < 3) r.invalid_examples.push_back(what);
+  };
+  for (std::int64_t k : ks)
+    for (double nic : nics)
+      for (std::int64_t m : nic_counts) {
+        spec::Cluster c;
+        try {
+          c = spec::make_cluster(gpu, gpus, k, nic, gpu.hb_bw_Bps / units::kGB,
+                                 static_cast<int>(m));
+        } catch (const InputError& e) {
+          invalid(fmt::format("K={} {:g}G x{}: {}", k, nic, m, e.what()));
+          continue;
+        }
+        for (spec::DesignKind kind : space.designs)
+          for (double o : space.oversubscription)
+            for (const auto& sw : sws)
+              for (bool copper : space.copper)
+                for (const auto& cat : cats) {
+                  Candidate cand;
+                  cand.cluster = c;
+                  cand.catalog = cat.name;
+                  try {
+                    cand.design = spec::fit_to_cluster(
+                        c, spec::make_network_design(kind, sw, o, 1, copper, 0));
+                    const cost::DesignReport rep = cost::evaluate(c, cand.design, cat);
+                    // Oversubscription needs a tier above the leaf: a one-tier network with a
+                    // ratio is the same network as without (kept once).
+                    if (rep.bom.tiers <= 1 && o > 1.0) continue;
+                    cand.tiers = rep.bom.tiers;
+                    cand.switches = rep.bom.switches;
+                    cand.cost_usd = rep.cost.cost_usd();
+                    cand.power_w = rep.cost.power_w();
+                  } catch (const InputError& e) {
+                    invalid(fmt::format("{} {} K={} {:g}G: {}", spec::to_string(kind), sw.name, k,
+                                        nic, e.what()));
+                    continue;
+                  }
+                  cand.within_budget =
+                      (!budget.max_cost_usd || cand.cost_usd <= *budget.max_cost_usd) &&
+                      (!budget.max_power_w || cand.power_w <= *budget.max_power_w);
+                  r.candidates.push_back(std::move(cand));
+                }
+      }
+  if (r.candidates.empty())
+    throw InputError("--switch", fmt::format("no valid network among {} combinations{}", r.invalid,
+                                             r.invalid_examples.empty()
+                                                 ? std::string()
+                                                 : ": e.g. " + r.invalid_examples.front()));
+  std::stable_sort(r.candidates.begin(), r.candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     if (a.cost_usd != b.cost_usd) return a.cost_usd < b.cost_usd;
+                     if (a.power_w != b.power_w) return a.power_w < b.power_w;
+                     return a.name() < b.name();
+                   });
+  if (std::none_of(r.candidates.begin(), r.candidates.end(),
+                   [](const Candidate& c) { return c.within_budget; })) {
+    const Candidate& c0 = r.candidates.front();
+    if (budget.max_cost_usd && c0.cost_usd > *budget.max_cost_usd)
+      throw InputError(
+          "--max-network-cost",
+          fmt::format("no candidate network costs at most {}: the cheapest ({}) costs {}",
+                      money(*budget.max_cost_usd), c0.name(), money(c0.cost_usd)));
+    double least_power = std::numeric_limits<double>::infinity();
+    for (const auto& c : r.candidates)
+      if (!budget.max_cost_usd || c.cost_usd <= *budget.max_cost_usd)
+        least_power = std::min(least_power, c.power_w);
+    throw InputError("--max-power",
+                     fmt::format("no candidate network within the cost budget draws at most {:.0f} "
+                                 "W: the least draws {:.0f} W",
+                                 budget.max_power_w.value_or(0), least_power));
+  }
+
+  // References: the ideal cluster (one HB domain over every GPU) for each model, and the target's.
+  PlanCache cache;
+  std::vector<double> ideal(models.size(), 0.0);
+  {
+    Candidate ic;
+    ic.cluster = r.candidates.front().cluster;
+    ic.design = spec::make_network_design(spec::DesignKind::ideal, sws.front());
+    const auto out = plans_for(ic, models, options, cache);
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      if (!out[i].best)
+        throw InputError("--model", fmt::format("{}: no plan even on the ideal cluster: {}",
+                                                models[i].model.name, out[i].no_plan_reason));
+      ideal[i] = out[i].best->time.iteration_time_s;
+    }
+  }
+  r.reference_s = ideal;
+  if (target.within && target.within_of == spec::DesignKind::rail_optimized) {
+    std::fill(r.reference_s.begin(), r.reference_s.end(), std::numeric_limits<double>::infinity());
+    for (Candidate& c : r.candidates) {
+      if (c.design.kind != spec::DesignKind::rail_optimized || c.design.oversubscription > 1.0)
+        continue;
+      c.models = plans_for(c, models, options, cache);
+      for (std::size_t i = 0; i < models.size(); ++i)
+        if (c.models[i].best)
+          r.reference_s[i] = std::min(r.reference_s[i], c.models[i].best->time.iteration_time_s);
+    }
+    for (std::size_t i = 0; i < models.size(); ++i)
+      if (!std::isfinite(r.reference_s[i]))
+        throw InputError("--within", fmt::format("no non-oversubscribed rail_optimized candidate "
+                                                 "has a plan for {} to compare with",
+                                                 models[i].model.name));
+  }
+
+  // Candidates in cost order; plans shared through the cache.
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    Candidate& c = r.candidates[i];
+    if (c.models.empty()) c.models = plans_for(c, models, options, cache);
+    c.evaluated = true;
+    ++r.evaluated;
+    judge(c, models, target, r.reference_s, ideal);
+    if (c.meets && c.within_budget && !r.cheapest) {
+      r.cheapest = i;
+      if (!options.frontier) break;
+    }
+  }
+  r.plans_computed = cache.computed;
+
+  // The frontier among the candidates within budget.
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    if (!c.evaluated || !c.within_budget || !std::isfinite(c.worst_relative)) continue;
+    if (c.worst_relative < best * (1 - 1e-12)) {
+      r.frontier.push_back(i);
+      best = c.worst_relative;
+    }
+  }
+
+  if (!r.cheapest) {
+    // Say which model binds and by how much the closest candidate misses.
+    const Candidate* closest = nullptr;
+    for (const auto& c : r.candidates)
+      if (c.evaluated && c.within_budget && c.binding >= 0 &&
+          (!closest || c.models[static_cast<std::size_t>(c.binding)].slack >
+                           closest->models[static_cast<std::size_t>(closest->binding)].slack))
+        closest = &c;
+    const std::string option = target.within            ? "--within"
+                               : target.max_iteration_s ? "--max-iteration-time"
+                               : target.min_mfu         ? "--min-mfu"
+                                                        : "--tokens";
+    if (!closest) throw InputError(option, "no candidate network within budget has a plan");
+    const auto b = static_cast<std::size_t>(closest->binding);
+    const ModelOutcome& o = closest->models[b];
+    if (!o.best)
+      throw InputError(option, fmt::format("no network meets the target: {} has no plan ({})",
+                                           r.model_names[b], o.no_plan_reason));
+    throw InputError(
+        option,
+        fmt::format("no network meets the target: the closest, {}, runs {} in {:.4g} s{}, {:.2f}% "
+                    "short",
+                    closest->name(), r.model_names[b], o.best->time.iteration_time_s,
+                    std::isfinite(o.limit_s)
+                        ? fmt::format(" against {:.4g} s", o.limit_s)
+                        : fmt::format(" at MFU {:.1f}%", 100 * o.best->time.mfu),
+                    -100 * o.slack));
+  }
+  for (std::size_t i = *r.cheapest; i-- > 0;)
+    if (r.candidates[i].within_budget && r.candidates[i].evaluated) {
+      r.next_cheaper = i;
+      break;
+    }
+  return r;
+}
+
+report::Table candidates_table(const Result& r, bool all) {
+  using report::Column;
+  using report::Style;
+  using report::Type;
+  report::Table t;
+  t.columns = {
+      Column{"rank", "#", Type::integer},
+      Column{"design", "design", Type::text},
+      Column{"oversubscription", "oversub", Type::real, "", 0},
+      Column{"hb_domain", "K", Type::integer},
+      Column{"nic_gbps", "NIC", Type::real, "G", 0},
+      Column{"nics_per_gpu", "NICs", Type::integer},
+      Column{"switch", "switch", Type::text},
+      Column{"copper_gpu_leaf", "copper", Type::boolean},
+      Column{"catalog", "catalog", Type::text, "", 0, Style::plain, false},
+      Column{"tiers", "tiers", Type::integer},
+      Column{"switches", "switches", Type::integer},
+      Column{"cost_usd", "cost", Type::real, "", 2, Style::usd},
+      Column{"power_w", "power", Type::real, "W", 4, Style::si},
+  };
+  for (const auto& m : r.model_names) {
+    t.columns.push_back(
+        Column{m + "_iteration_time_s", m + " time", Type::real, "s", 4, Style::si});
+    t.columns.push_back(Column{m + "_plan", m + " plan", Type::text, "", 0, Style::plain, false});
+  }
+  t.columns.push_back(Column{"meets_target", "meets", Type::boolean});
+  t.columns.push_back(Column{"within_budget", "budget", Type::boolean});
+  t.columns.push_back(Column{"binding_model", "binds", Type::text});
+  t.columns.push_back(Column{"on_frontier", "frontier", Type::boolean, "", 0, Style::plain, false});
+  std::vector<std::size_t> rows;
+  if (all) {
+    for (std::size_t i = 0; i < r.candidates.size(); ++i)
+      if (r.candidates[i].evaluated) rows.push_back(i);
+  } else {
+    rows = r.frontier;
+  }
+  std::int64_t rank = 0;
+  for (std::size_t i : rows) {
+    const Candidate& c = r.candidates[i];
+    std::vector<report::Cell> cells = {
+        ++rank,
+        std::string(spec::to_string(c.design.kind)),
+        c.design.oversubscription,
+        c.cluster.hb_domain,
+        units::Bps_to_gbps(c.cluster.nic_bw_Bps),
+        static_cast<std::int64_t>(c.cluster.nics_per_gpu),
+        c.design.sw.name,
+        c.design.copper_gpu_leaf,
+        c.catalog,
+        static_cast<std::int64_t>(c.tiers),
+        c.switches,
+        c.cost_usd,
+        c.power_w,
+    };
+    for (const auto& o : c.models) {
+      if (o.best) {
+        cells.emplace_back(o.best->time.iteration_time_s);
+        cells.emplace_back(perf::describe(o.best->strategy));
+      } else {
+        cells.emplace_back(report::Missing{});
+        cells.emplace_back(o.no_plan_reason);
+      }
+    }
+    cells.emplace_back(c.meets);
+    cells.emplace_back(c.within_budget);
+    cells.emplace_back(c.binding >= 0 ? r.model_names[static_cast<std::size_t>(c.binding)]
+                                      : std::string());
+    cells.emplace_back(std::find(r.frontier.begin(), r.frontier.end(), i) != r.frontier.end());
+    t.add_row(std::move(cells));
+  }
+  return t;
+}
+
+std::string explain(const Result& r) {
+  if (!r.cheapest) return "";
+  const Candidate& c = r.candidates[*r.cheapest];
+  std::string s = fmt::format(
+      "cheapest network meeting the target: {}\n  {} tier{}, {} switches, "
+      "{}, {:.1f} kW\n",
+      c.name(), c.tiers, c.tiers == 1 ? "" : "s", c.switches, money(c.cost_usd), c.power_w / 1e3);
+  for (std::size_t i = 0; i < c.models.size(); ++i) {
+    const ModelOutcome& o = c.models[i];
+    s += fmt::format("  {}: {:.4f} s ({}), limit {}, slack {:+.2f}%{}\n", r.model_names[i],
+                     o.best->time.iteration_time_s, perf::describe(o.best->strategy),
+                     std::isfinite(o.limit_s) ? fmt::format("{:.4f} s", o.limit_s) : "none",
+                     100 * o.slack, static_cast<int>(i) == c.binding ? " (binds)" : "");
+  }
+  if (r.next_cheaper) {
+    const Candidate& n = r.candidates[*r.next_cheaper];
+    const auto b = static_cast<std::size_t>(std::max(0, n.binding));
+    const ModelOutcome& o = n.models[b];
+    s += fmt::format("the next cheaper, {} ({}), misses: ", n.name(), money(n.cost_usd));
+    if (!o.best)
+      s += fmt::format("{} has no plan ({})\n", r.model_names[b], o.no_plan_reason);
+    else
+      s += fmt::format("{} takes {:.4f} s, {:.2f}% over its limit\n", r.model_names[b],
+                       o.best->time.iteration_time_s, -100 * o.slack);
+  } else {
+    s += "no cheaper candidate network\n";
+  }
+  s += fmt::format("{} candidate networks ({} combinations invalid), {} plan searches\n",
+                   r.candidates.size(), r.invalid, r.plans_computed);
+  return s;
+}
+
+Json to_json(const Result& r) {
+  Json j;
+  j["models"] = r.model_names;
+  j["reference_s"] = Json::array();
+  for (double x : r.reference_s) j["reference_s"].push_back(std::isfinite(x) ? Json(x) : Json());
+  j["candidates"] = r.candidates.size();
+  j["invalid"] = r.invalid;
+  j["plans_computed"] = r.plans_computed;
+  j["frontier"] = report::to_json(candidates_table(r, false));
+  if (r.cheapest) {
+    report::Table all = candidates_table(r, true);
+    const Json rows = report::to_json(all);
+    std::size_t idx = 0;
+    for (std::size_t i = 0; i < r.candidates.size() && i < *r.cheapest; ++i)
+      idx += r.candidates[i].evaluated ? 1 : 0;
+    j["cheapest"] = rows.at(idx);
+    if (r.next_cheaper) {
+      std::size_t n = 0;
+      for (std::size_t i = 0; i < *r.next_cheaper; ++i) n += r.candidates[i].evaluated ? 1 : 0;
+      j["next_cheaper"] = rows.at(n);
+    }
+  }
+  j["explain"] = explain(r);
+  return j;
+}
+
+}  // namespace railsim::optimize

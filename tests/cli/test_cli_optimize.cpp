@@ -1,0 +1,66 @@
+// railsim optimize as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using railsim::test::line_count;
+using railsim::test::run_cli;
+
+TEST(CliOptimize, PaperSettingsPickRailOnlyWithTheFewestTiers) {
+  // GPT-1T on 32,768 GPUs, within 1% of rail-optimized, no oversubscription: rail-only, with 2
+  // tiers on H100 (K=8) and 1 on GH200 (K=256).
+  for (auto [gpu, tiers] : {std::pair{"H100-SXM", 2}, std::pair{"GH200", 1}}) {
+    auto r = run_cli(std::string("optimize --gpu ") + gpu +
+                     " --within 1 --of rail_optimized --oversubscription 1 --json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    const auto& c = j["cheapest"];
+    EXPECT_EQ(c["design"].get<std::string>(), "rail_only") << gpu;
+    EXPECT_EQ(c["tiers"].get<int>(), tiers) << gpu;
+    EXPECT_TRUE(c["meets_target"].get<bool>());
+    EXPECT_EQ(c["binding_model"].get<std::string>(), "GPT-1T");
+    EXPECT_NE(j["explain"].get<std::string>().find("cheapest network meeting the target"),
+              std::string::npos);
+  }
+}
+
+TEST(CliOptimize, HumanAndCsv) {
+  auto r = run_cli("optimize --gpus 1024 --within 10 --switch ETH-51.2T-128x400G,QM9700");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"cheapest network meeting the target", "frontier", "GPT-1T time"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  auto csv = run_cli("optimize --gpus 1024 --within 10 --all --csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  const auto rows = railsim::test::read_csv(csv.out);
+  ASSERT_GT(rows.size(), 5u);
+  EXPECT_EQ(rows[0][0], "rank");
+}
+
+TEST(CliOptimize, BadInputIsOneLineExit2) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"optimize --gpus 1024", "--within"},
+      {"optimize --gpus 1024 --max-iteration-time 0.001", "--max-iteration-time"},
+      {"optimize --gpus 1024 --within 5 --max-network-cost 1", "--max-network-cost"},
+      {"optimize --gpus 1024 --within 5 --max-power 10", "--max-power"},
+      {"optimize --gpus 1024 --within -1", "--within"},
+      {"optimize --gpus 1024 --within 5 --of rail_only", "--of"},
+      {"optimize --gpus 1024 --within 5 --design ideal", "--design"},
+      {"optimize --gpus 1024 --within 5 --oversubscription 0.5", "--oversubscription"},
+      {"optimize --gpus 1024 --within 5 --copper-gpu-leaf maybe", "--copper-gpu-leaf"},
+      {"optimize --gpus 1024 --within 5 --hb-domain 7", "--switch"},
+      {"optimize --gpus 1024 --within 5 --switch nope", "--switch"},
+      {"optimize --gpus 1024 --within 5 --model nope", "--model"},
+      {"optimize --gpus 1024 --tokens 1e12", "--days"},
+      {"optimize --gpus 1024 --within 5 --json --csv", "--csv"},
+  };
+  for (auto [args, field] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
+        << args << "\n"
+        << r.err;
+  }
+}

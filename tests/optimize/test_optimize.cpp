@@ -1,0 +1,181 @@
+// railsim optimize: every candidate checked against separate pricing and plan searches, the
+// frontier's definition, the early stop against the exhaustive search, and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "railsim/core/error.hpp"
+#include "railsim/cost/cost.hpp"
+#include "railsim/optimize/optimize.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/catalog.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/model.hpp"
+#include "railsim/spec/stack.hpp"
+
+using namespace railsim;
+
+namespace {
+
+optimize::ModelSpec model(const char* name, std::int64_t batch = 1024) {
+  const perf::Model m = spec::load_model(name);
+  return {m, spec::make_training(batch, m.seq_len, spec::Stack{}, std::nullopt, std::nullopt), {}};
+}
+
+// The hand-checked setting: 1,024 H100, two switch presets, two NIC speeds.
+optimize::Space small_space() {
+  optimize::Space s;
+  s.nic_gbps = {200, 400};
+  s.switches = {"ETH-51.2T-128x400G", "QM9700"};
+  s.oversubscription = {1, 2};
+  return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(Optimize, EveryCandidateEqualsSeparatePricingAndPlanning) {
+  const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
+  const std::vector<optimize::ModelSpec> models = {model("Megatron-22B")};
+  optimize::Target t;
+  t.within = 0.10;
+  const optimize::Result r = optimize::optimize(gpu, 1024, models, small_space(), t, {});
+  // 2 designs x 2 ratios x 2 switches x 2 NICs, less the one-tier networks with a ratio.
+  ASSERT_GE(r.candidates.size(), 8u);
+  const spec::Catalog cat = spec::load_catalog(spec::kDefaultCatalog);
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const optimize::Candidate& c = r.candidates[i];
+    ASSERT_TRUE(c.evaluated);
+    if (i > 0) {
+      EXPECT_LE(r.candidates[i - 1].cost_usd, c.cost_usd);
+    }
+    const cost::DesignReport rep = cost::evaluate(c.cluster, c.design, cat);
+    EXPECT_DOUBLE_EQ(rep.cost.cost_usd(), c.cost_usd) << c.name();
+    EXPECT_DOUBLE_EQ(rep.cost.power_w(), c.power_w) << c.name();
+    EXPECT_EQ(rep.bom.tiers, c.tiers);
+    perf::PlanOptions po;
+    po.top = 1;
+    const perf::PlanResult p = perf::plan(
+        perf::make_context(models[0].model, models[0].training, c.cluster, c.design), po);
+    ASSERT_FALSE(p.plans.empty());
+    ASSERT_TRUE(c.models[0].best.has_value());
+    EXPECT_DOUBLE_EQ(p.plans[0].time.iteration_time_s, c.models[0].best->time.iteration_time_s)
+        << c.name();
+    EXPECT_EQ(c.meets, p.plans[0].time.iteration_time_s <= 1.10 * r.reference_s[0] * (1 + 1e-12));
+  }
+  // The frontier: each point strictly faster than every cheaper candidate; every other candidate
+  // no faster than some frontier point at most as expensive.
+  ASSERT_FALSE(r.frontier.empty());
+  for (std::size_t f : r.frontier)
+    for (std::size_t i = 0; i < f; ++i)
+      EXPECT_LT(r.candidates[f].worst_relative, r.candidates[i].worst_relative);
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    bool dominated = false;
+    for (std::size_t f : r.frontier)
+      dominated =
+          dominated || (f <= i && r.candidates[f].worst_relative <= r.candidates[i].worst_relative);
+    EXPECT_TRUE(dominated) << r.candidates[i].name();
+  }
+  ASSERT_TRUE(r.cheapest.has_value());
+  for (std::size_t i = 0; i < *r.cheapest; ++i) EXPECT_FALSE(r.candidates[i].meets);
+  // Plans are shared: fewer searches than candidates (catalog-free, price-free keys).
+  EXPECT_LT(r.plans_computed, static_cast<std::int64_t>(r.candidates.size()) + 1);
+}
+
+TEST(Optimize, EarlyStopFindsTheExhaustiveOptimum) {
+  const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
+  const std::vector<optimize::ModelSpec> models = {model("Megatron-22B")};
+  optimize::Space s = small_space();
+  s.oversubscription = {1, 2, 3};
+  for (double within : {0.0, 0.005, 0.02, 0.1, 0.5}) {
+    optimize::Target t;
+    t.within = within;
+    t.within_of = spec::DesignKind::rail_optimized;
+    optimize::Options all, first;
+    first.frontier = false;
+    std::string a, b;
+    try {
+      const auto ra = optimize::optimize(gpu, 1024, models, s, t, {}, all);
+      const auto rb = optimize::optimize(gpu, 1024, models, s, t, {}, first);
+      ASSERT_TRUE(ra.cheapest && rb.cheapest);
+      EXPECT_EQ(ra.candidates[*ra.cheapest].name(), rb.candidates[*rb.cheapest].name());
+      EXPECT_LE(rb.evaluated, ra.evaluated);
+    } catch (const InputError& e) {
+      ADD_FAILURE() << within << ": " << e.what();
+    }
+  }
+}
+
+TEST(Optimize, SeveralModelsTheLeastSlackBinds) {
+  const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
+  const std::vector<optimize::ModelSpec> models = {model("Megatron-22B"), model("Llama-3-8B")};
+  optimize::Target t;
+  t.within = 0.10;
+  const optimize::Result r = optimize::optimize(gpu, 1024, models, small_space(), t, {});
+  ASSERT_TRUE(r.cheapest.has_value());
+  for (const auto& c : r.candidates) {
+    ASSERT_EQ(c.models.size(), 2u);
+    const int least = c.models[0].slack <= c.models[1].slack ? 0 : 1;
+    EXPECT_EQ(c.binding, least);
+    EXPECT_EQ(c.meets, c.models[0].meets && c.models[1].meets);
+  }
+  EXPECT_NE(optimize::explain(r).find("(binds)"), std::string::npos);
+}
+
+TEST(Optimize, BadInput) {
+  const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
+  const std::vector<optimize::ModelSpec> models = {model("Megatron-22B")};
+  optimize::Target none;
+  EXPECT_NE(error_of([&] {
+              optimize::optimize(gpu, 1024, models, small_space(), none, {});
+            }).find("give a target"),
+            std::string::npos);
+  optimize::Target fast;
+  fast.max_iteration_s = 1e-6;
+  const std::string miss =
+      error_of([&] { optimize::optimize(gpu, 1024, models, small_space(), fast, {}); });
+  EXPECT_NE(miss.find("--max-iteration-time: no network meets the target"), std::string::npos)
+      << miss;
+  EXPECT_NE(miss.find("Megatron-22B"), std::string::npos) << miss;
+  EXPECT_NE(miss.find("short"), std::string::npos) << miss;
+  optimize::Target t;
+  t.within = 0.5;
+  optimize::Budget poor;
+  poor.max_cost_usd = 1.0;
+  EXPECT_NE(error_of([&] {
+              optimize::optimize(gpu, 1024, models, small_space(), t, poor);
+            }).find("--max-network-cost: no candidate network costs at most $1"),
+            std::string::npos);
+  optimize::Budget cold;
+  cold.max_power_w = 1.0;
+  EXPECT_NE(error_of([&] {
+              optimize::optimize(gpu, 1024, models, small_space(), t, cold);
+            }).find("--max-power"),
+            std::string::npos);
+  optimize::Space empty = small_space();
+  empty.designs.clear();
+  EXPECT_NE(error_of([&] {
+              optimize::optimize(gpu, 1024, models, empty, t, {});
+            }).find("--design: the list of candidates is empty"),
+            std::string::npos);
+  optimize::Space bad = small_space();
+  bad.hb_domain = {7};  // does not divide 1,024
+  EXPECT_NE(error_of([&] {
+              optimize::optimize(gpu, 1024, models, bad, t, {});
+            }).find("no valid network among"),
+            std::string::npos);
+  optimize::Target tokens;
+  tokens.tokens = 1e12;
+  EXPECT_NE(error_of([&] {
+              optimize::optimize(gpu, 1024, models, small_space(), tokens, {});
+            }).find("--days"),
+            std::string::npos);
+}
