@@ -10,7 +10,7 @@
 #   core <- spec <- topo <- cost
 #                   topo <- perf <- traffic
 #                           perf <- sim
-#   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
+#   cost, sim, traffic <- report  (output formats; tables, plots, heatmaps)
 #                   topo <- fail  (goodput under failures)
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
 set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep)
@@ -21,7 +21,7 @@ set(RAILSIM_MODULE_DEPS_cost topo)
 set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
-set(RAILSIM_MODULE_DEPS_report cost sim)
+set(RAILSIM_MODULE_DEPS_report cost sim traffic)
 set(RAILSIM_MODULE_DEPS_fail topo)
 set(RAILSIM_MODULE_DEPS_sweep report)
 
