@@ -13,7 +13,8 @@
 #   cost, sim, traffic <- report  (output formats; tables, plots, heatmaps)
 #                   topo <- fail  (goodput under failures)
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep)
+#      sweep, fail <- html  (the one-file HTML report)
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep html)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
 set(RAILSIM_MODULE_DEPS_topo spec)
@@ -24,6 +25,7 @@ set(RAILSIM_MODULE_DEPS_sim perf)
 set(RAILSIM_MODULE_DEPS_report cost sim traffic)
 set(RAILSIM_MODULE_DEPS_fail topo)
 set(RAILSIM_MODULE_DEPS_sweep report)
+set(RAILSIM_MODULE_DEPS_html sweep fail)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)
