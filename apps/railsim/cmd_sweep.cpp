@@ -9,6 +9,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
+#include "railsim/report/progress.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sweep/study.hpp"
 #include "railsim/sweep/sweep.hpp"
@@ -80,7 +81,12 @@ void run_sweep(const SweepCliOptions& o) {
     throw InputError(o.plot_x.empty() ? "--plot-y" : "--plot-x", "names what --plot FILE draws");
   }
 
+  // On a terminal, a sweep that takes more than 2 s shows its progress on stderr.
+  report::ProgressBar bar(stderr, "sweep",
+                          static_cast<std::int64_t>(sweep::expand_points(s).size()));
+  s.on_point_done = [&bar] { bar.step(); };
   const sweep::SweepResult r = sweep::run_sweep(s);
+  bar.finish();
   if (r.valid_points() == 0) {  // nothing to show: the first point's reason, exit 2
     const InputError& e = *r.points.front().invalid;
     throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",

@@ -255,8 +255,10 @@ SweepResult run_sweep(const SweepOptions& opt) {
   auto run = [&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size()),
                       [&](const tbb::blocked_range<std::size_t>& range) {
-                        for (std::size_t i = range.begin(); i != range.end(); ++i)
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) {
                           res.points[i] = evaluate_point(points[i], presets, opt);
+                          if (opt.on_point_done) opt.on_point_done();
+                        }
                       });
   };
   if (opt.threads > 0) {

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -9,6 +11,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
+#include "railsim/report/progress.hpp"
 
 using namespace railsim;
 using railsim::test::png_size;
@@ -133,4 +136,51 @@ TEST(Plot, BarChartScriptAndSvg) {
   ASSERT_TRUE(text.has_value());
   EXPECT_NE(text->find("GH200"), std::string::npos);
   EXPECT_NE(text->find("rail_optimized"), std::string::npos);
+}
+
+TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
+  EXPECT_EQ(report::ProgressBar::line("sweep", 0, 4, 0),
+            "sweep [..............................] 0/4 0%");
+  EXPECT_EQ(report::ProgressBar::line("sweep", 1, 4, 3),
+            "sweep [#######.......................] 1/4 25%, 9 s left");
+  EXPECT_EQ(report::ProgressBar::line("sweep", 4, 4, 3),
+            "sweep [##############################] 4/4 100%");
+  EXPECT_EQ(report::ProgressBar::line("s", 1, 1000, 100),
+            "s [..............................] 1/1000 0%, 1665 min left");
+  // A file (as a pipe): nothing is ever written, even with no delay.
+  const std::string path = tmp("progress.txt");
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  {
+    report::ProgressBar bar(f, "sweep", 3, 0.0);
+    EXPECT_FALSE(bar.enabled());
+    for (int i = 0; i < 3; ++i) bar.step();
+  }
+  std::fclose(f);
+  EXPECT_EQ(slurp_binary(path), "");
+  std::remove(path.c_str());
+  // A terminal (a pseudo-terminal here): the bar, then a cleared line.
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  std::FILE* tty = std::fopen(::ptsname(master), "w");
+  ASSERT_NE(tty, nullptr);
+  {
+    report::ProgressBar bar(tty, "sweep", 2, 0.0);
+    EXPECT_TRUE(bar.enabled());
+    bar.step();
+    bar.step();
+    report::ProgressBar quiet(tty, "late", 2, 3600.0);  // within its delay: draws nothing
+    quiet.step();
+  }
+  std::fclose(tty);
+  char buf[512];
+  const auto n = ::read(master, buf, sizeof buf);
+  ::close(master);
+  ASSERT_GT(n, 0);
+  const std::string got(buf, static_cast<std::size_t>(n));
+  EXPECT_NE(got.find("sweep [###############...............] 1/2 50%"), std::string::npos) << got;
+  EXPECT_NE(got.find("\r\x1b[K"), std::string::npos);
+  EXPECT_EQ(got.find("late"), std::string::npos);
 }

@@ -5,6 +5,7 @@
 // in parallel (oneTBB) and kept in input order: the result is the same for any thread count.
 // sweep_table turns the result into one tidy row per (point, design).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ struct SweepOptions {
   // alltoall_vs_rail_optimized_pct.
   double alltoall_bytes = 0;
   sim::ForwardingMode alltoall_forwarding = sim::ForwardingMode::two_phase;
+  // Called once per evaluated point, from the worker threads (e.g. report::ProgressBar::step).
+  std::function<void()> on_point_done;
 };
 
 // One point's inputs as requested (unset optionals take the defaults above).
