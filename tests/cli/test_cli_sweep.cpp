@@ -160,3 +160,22 @@ TEST(CliSweep, StudyWithOverridesPrintsItsRowsAndWritesItsPlot) {
   EXPECT_EQ(text->find("ideal"), std::string::npos);  // the study leaves ideal's cost out
   std::remove(svg.c_str());
 }
+
+// A plain sweep plots any option against any numeric column: one line per design (and per other
+// input that varies), the option given with or without its dashes.
+TEST(CliSweep, PlainSweepPlotsTheChosenAxes) {
+  const std::string svg =
+      testing::TempDir() + "/railsim_cli_sweep_" + std::to_string(::getpid()) + "_plain.svg";
+  for (const char* x : {"hb-domain", "--plot-x=--hb-domain"}) {
+    const std::string arg = std::string(x).rfind("--", 0) == 0 ? x : std::string("--plot-x ") + x;
+    const auto r = run_cli("sweep --gpus 4096 --hb-domain 8,16,32 --no-perf --csv --plot " + svg +
+                           " " + arg + " --plot-y power_w");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_csv(r.out).size(), 1u + 3 * 3);
+    const auto text = railsim::test::xml_text(svg);
+    ASSERT_TRUE(text.has_value());
+    for (const char* t : {"power (W)", "HB domain", "rail_only", "rail_optimized", "ideal"})
+      EXPECT_NE(text->find(t), std::string::npos) << t << " in " << *text;
+    std::remove(svg.c_str());
+  }
+}

@@ -225,3 +225,27 @@ TEST(Csv, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(report::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_THROW(report::CsvFile("/nonexistent-dir/x.csv", "--csv"), InputError);
 }
+
+TEST(Csv, FileAppearsWholeOnCloseAndNotAtAllWithout) {
+  const std::string dir = tmp("csv");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/pairs.csv";
+  auto files = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file();
+    return n;
+  };
+  {
+    report::CsvFile f(path, "--csv");
+    f.line("a,b");
+    EXPECT_FALSE(std::filesystem::exists(path));  // not under its name before close()
+  }  // destroyed without close(), as when an error interrupts the writing
+  EXPECT_EQ(files(), 0);
+  report::CsvFile f(path, "--csv");
+  f.line("a,b");
+  f.line("1,2");
+  f.close();
+  EXPECT_EQ(slurp_binary(path), "a,b\n1,2\n");
+  EXPECT_EQ(files(), 1);
+  std::filesystem::remove_all(dir);
+}
