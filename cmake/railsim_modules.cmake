@@ -10,11 +10,12 @@
 #   core <- spec <- topo <- cost
 #                   topo <- perf <- traffic
 #                           perf <- sim
-#   cost, sim <- report  (output formats; the tables of designs, plans and simulations)
+#   cost, sim, traffic <- report  (output formats; tables, plots, heatmaps)
 #                    sim <- fail  (failure what-ifs on the Fabric, goodput under failures)
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
 #                 report <- optimize  (the cheapest network that trains the models fast enough)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep optimize)
+#      sweep, fail <- html  (the one-file HTML report)
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep optimize html)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
 set(RAILSIM_MODULE_DEPS_topo spec)
@@ -22,10 +23,11 @@ set(RAILSIM_MODULE_DEPS_cost topo)
 set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
-set(RAILSIM_MODULE_DEPS_report cost sim)
+set(RAILSIM_MODULE_DEPS_report cost sim traffic)
 set(RAILSIM_MODULE_DEPS_fail sim)
 set(RAILSIM_MODULE_DEPS_sweep report)
 set(RAILSIM_MODULE_DEPS_optimize report)
+set(RAILSIM_MODULE_DEPS_html sweep fail)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)

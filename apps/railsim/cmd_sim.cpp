@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "network_options.hpp"
+#include "railsim/core/bytes.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -47,48 +48,6 @@ struct SimArgs {
   std::string routing = "ecmp";
   std::int64_t seed = 0;
 };
-
-// "1e9", "512MB", "1GiB", "64KiB", "1000B": decimal (KB, MB, GB, TB) and binary (KiB ... TiB)
-// suffixes, case-sensitive as written.
-double parse_bytes(const std::string& s) {
-  std::size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    throw InputError("--bytes",
-                     fmt::format("'{}' is not a size; write e.g. 1e9, 512MB or 1GiB", s));
-  }
-  std::string unit = s.substr(pos);
-  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);
-  double mul = 0;
-  if (unit.empty() || unit == "B")
-    mul = 1;
-  else if (unit == "KB")
-    mul = 1e3;
-  else if (unit == "MB")
-    mul = 1e6;
-  else if (unit == "GB")
-    mul = 1e9;
-  else if (unit == "TB")
-    mul = 1e12;
-  else if (unit == "KiB")
-    mul = 1024.0;
-  else if (unit == "MiB")
-    mul = 1024.0 * 1024;
-  else if (unit == "GiB")
-    mul = units::kGiB;
-  else if (unit == "TiB")
-    mul = units::kGiB * 1024;
-  else
-    throw InputError("--bytes", fmt::format("unknown unit '{}' in '{}'; valid: B, KB, MB, GB, TB, "
-                                            "KiB, MiB, GiB, TiB",
-                                            unit, s));
-  const double b = v * mul;
-  if (!std::isfinite(b) || !(b > 0) || b > 1e15)
-    throw InputError("--bytes", fmt::format("'{}' must be a size in (0, 1e15] bytes", s));
-  return b;
-}
 
 perf::Algorithm parse_algorithm(const std::string& s, perf::CollectiveOp op) {
   if (op == perf::CollectiveOp::all_to_all) return perf::Algorithm::direct;
@@ -205,7 +164,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   sim::CollectiveRequest req;
   req.op = op;
   req.algorithm = parse_algorithm(a.algorithm, op);
-  req.bytes = parse_bytes(a.bytes);
+  req.bytes = units::parse_bytes(a.bytes, "--bytes");
   const topo::Fabric fabric = topo::build_fabric(c, d);
   const sim::SimNetwork net =
       a.efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);

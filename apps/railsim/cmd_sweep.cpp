@@ -5,8 +5,13 @@
 #include <string>
 
 #include "commands.hpp"
+#include "railsim/core/bytes.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/report/file.hpp"
+#include "railsim/report/plot.hpp"
+#include "railsim/report/progress.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/sweep/study.hpp"
 #include "railsim/sweep/sweep.hpp"
 #include "strategy_options.hpp"
 
@@ -20,6 +25,8 @@ struct SweepCliOptions {
   std::optional<std::string> gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, gpu, sw, catalog,
       oversubscription, model, batch, seq;
   SoftwareOptions software;
+  std::optional<std::string> study, alltoall, forwarding;
+  std::string plot, plot_x, plot_y;
   std::string counting = "whole";
   bool zip = false;
   bool no_perf = false;
@@ -36,7 +43,10 @@ void run_sweep(const SweepCliOptions& o) {
   if (o.threads < 0)
     throw InputError("--threads", fmt::format("got {}, expected 0 (all cores) or more", o.threads));
   const std::int64_t m = o.max_points;
-  sweep::SweepOptions s;
+  // A study's axes and options first; every option given replaces the study's value.
+  std::optional<sweep::Study> study;
+  if (o.study) study = sweep::make_study(*o.study);
+  sweep::SweepOptions s = study ? study->options : sweep::SweepOptions{};
   sweep::SweepAxes& a = s.axes;
   if (o.gpu) a.gpu = sweep::parse_names("--gpu", *o.gpu, m);
   if (o.gpus) a.gpus = sweep::parse_integers("--gpus", *o.gpus, m);
@@ -52,7 +62,13 @@ void run_sweep(const SweepCliOptions& o) {
   if (o.batch) a.batch = sweep::parse_integers("--batch", *o.batch, m);
   if (o.seq) a.seq = sweep::parse_integers("--seq", *o.seq, m);
   s.zip = o.zip;
-  s.perf = !o.no_perf;
+  if (o.no_perf) s.perf = false;
+  if (o.alltoall) s.alltoall_bytes = units::parse_bytes(*o.alltoall, "--alltoall");
+  if (o.forwarding) {
+    if (s.alltoall_bytes == 0)
+      throw InputError("--forwarding", "sets the forwarding of the --alltoall simulation");
+    s.alltoall_forwarding = sim::parse_forwarding_mode(*o.forwarding, "--forwarding");
+  }
   s.max_points = m;
   s.threads = o.threads;
   s.counting = cost::parse_switch_counting(o.counting);
@@ -60,8 +76,23 @@ void run_sweep(const SweepCliOptions& o) {
   s.stack = sw.stack;
   s.dtype = sw.dtype;
   s.flash_attention = sw.flash_attention;
+  // The plot's columns, the file and gnuplot are checked before the sweep runs.
+  std::optional<sweep::StudyPlot> plot;
+  if (!o.plot.empty()) {
+    plot = sweep::resolve_plot(study ? &*study : nullptr, o.plot_x, o.plot_y, s);
+    report::plot_format(o.plot, "--plot");
+    report::check_writable(o.plot, "--plot");
+    report::require_gnuplot("--plot");
+  } else if (!o.plot_x.empty() || !o.plot_y.empty()) {
+    throw InputError(o.plot_x.empty() ? "--plot-y" : "--plot-x", "names what --plot FILE draws");
+  }
 
+  // On a terminal, a sweep that takes more than 2 s shows its progress on stderr.
+  report::ProgressBar bar(stderr, "sweep",
+                          static_cast<std::int64_t>(sweep::expand_points(s).size()));
+  s.on_point_done = [&bar] { bar.step(); };
   const sweep::SweepResult r = sweep::run_sweep(s);
+  bar.finish();
   if (r.valid_points() == 0) {  // nothing to show: the first point's reason, exit 2
     const InputError& e = *r.points.front().invalid;
     throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
@@ -74,6 +105,7 @@ void run_sweep(const SweepCliOptions& o) {
     fmt::print("{}", report::to_csv(t));
   else
     fmt::print("{}", report::to_text(t));
+  if (plot) report::write_plot(sweep::sweep_chart(t, *plot), o.plot, "--plot");
 }
 
 }  // namespace
@@ -85,6 +117,11 @@ void add_sweep_command(CLI::App& app) {
       "A parameter study: each option takes a list (8,16,32), a range (200:800:200, inclusive) or "
       "a geometric series (1024..8192x2); every point's three designs are priced and (unless "
       "--no-perf) get their best plan. One row per point and design");
+  std::string studies;
+  for (const auto& n : sweep::study_names()) studies += (studies.empty() ? "" : "|") + n;
+  cmd->add_option("--study", o->study,
+                  "A study of the paper, as preset axes and a plot: " + studies +
+                      " (docs/studies.md); options given replace the study's");
   cmd->add_option("--gpus", o->gpus, "GPU counts N (default 32768 in whole HB domains)");
   cmd->add_option("--gpu", o->gpu, "GPU presets or JSON files (default H100-SXM)");
   cmd->add_option("--hb-domain", o->hb_domain, "HB-domain sizes K (default: the GPU preset's)");
@@ -109,6 +146,18 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads (0: all cores); the output is the same")
       ->capture_default_str();
+  cmd->add_option("--alltoall", o->alltoall,
+                  "Also simulate a uniform all-to-all of this size per GPU over all GPUs on each "
+                  "design (e.g. 256MB): columns alltoall_time_s, alltoall_vs_rail_optimized_pct");
+  cmd->add_option("--forwarding", o->forwarding,
+                  "Rail-only forwarding of the --alltoall simulation: two-phase (default), store "
+                  "or pipelined");
+  cmd->add_option("--plot", o->plot,
+                  "Write a line chart of the rows (.png, .svg or .pdf, drawn by gnuplot): the "
+                  "study's, or --plot-x against --plot-y");
+  cmd->add_option("--plot-x", o->plot_x, "The x axis of --plot: a swept option or a column");
+  cmd->add_option("--plot-y", o->plot_y,
+                  "The y axis of --plot: a numeric column (best_iteration_time_s, cost_usd, ...)");
   cmd->add_flag("--json", o->json, "Print JSON: {\"rows\": [...]}");
   cmd->add_flag("--csv", o->csv, "Print CSV: a header and one row per point and design");
   cmd->callback([o] { run_sweep(*o); });

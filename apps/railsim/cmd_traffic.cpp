@@ -4,6 +4,8 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "commands.hpp"
 #include "network_options.hpp"
@@ -12,10 +14,11 @@
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/report/csv.hpp"
+#include "railsim/report/file.hpp"
 #include "railsim/report/heatmap.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/report/tables.hpp"
-#include "railsim/traffic/aggregate.hpp"
+#include "railsim/report/traffic_heatmap.hpp"
 #include "railsim/traffic/summary.hpp"
 #include "strategy_options.hpp"
 
@@ -53,21 +56,6 @@ std::string pct(double x) {
   return fmt::format("{:.{}f}%", 100 * x, digits);
 }
 
-report::Heatmap heatmap_of(const traffic::Grid& g, std::string title, std::string what,
-                           std::string axis) {
-  report::Heatmap h;
-  h.rows = h.cols = g.cells;
-  h.values = g.bytes;
-  h.title = std::move(title);
-  h.subtitle =
-      g.bin > 1 ? fmt::format("{}; each cell sums {} x {} {}", what, g.bin, g.bin, axis) : what;
-  h.x_label = "receiving " + axis.substr(0, axis.size() - 1);
-  h.y_label = "sending " + axis.substr(0, axis.size() - 1);
-  h.x_items = h.y_items = g.items;
-  h.items_per_cell = g.bin;
-  return h;
-}
-
 void run(const TrafficArgs& a) {
   const StrategyInputs in = resolve_strategy_inputs(a.strategy);
   const spec::Cluster c = spec::make_cluster(a.cluster);
@@ -79,6 +67,15 @@ void run(const TrafficArgs& a) {
                      fmt::format("the GPU x GPU heatmap is drawn for up to {} GPUs (got {}); use "
                                  "--heatmap-domain or --heatmap-rail for larger clusters",
                                  kMaxHeatmapGpus, c.gpus));
+  // Output files are checked before the (possibly long) matrix is built.
+  for (const auto& [path, option] : {std::pair{a.heatmap_gpu, "--heatmap-gpu"},
+                                     {a.heatmap_domain, "--heatmap-domain"},
+                                     {a.heatmap_rail, "--heatmap-rail"}}) {
+    if (path.empty()) continue;
+    report::plot_format(path, option);
+    report::check_writable(path, option);
+    report::require_gnuplot(option);
+  }
 
   // The strategy: the one given (estimate's defaults fill the rest), or the best plan. The search
   // runs on the rail-aligned placement; --placement then only moves the ranks, so that a careless
@@ -144,26 +141,13 @@ void run(const TrafficArgs& a) {
     });
     f.close();
   }
-  if (!a.heatmap_gpu.empty()) {
-    const auto g = traffic::gpu_grid(tm, cells);
-    auto h =
-        heatmap_of(g, fmt::format("{}: {}", who, strat), "bytes per iteration, GPU to GPU", "GPUs");
-    if (c.hb_domain % g.bin == 0 && c.hb_domain / g.bin >= 2)
-      h.separator_every = c.hb_domain / g.bin;
-    if (h.separator_every > 0) h.subtitle += "; grey lines: HB domains";
-    report::write_heatmap(h, a.heatmap_gpu, "--heatmap-gpu");
-  }
-  if (!a.heatmap_domain.empty())
-    report::write_heatmap(
-        heatmap_of(traffic::domain_grid(tm, c, cells), fmt::format("{}: {}", who, strat),
-                   "bytes per iteration, HB domain to HB domain (diagonal: NVLink)", "domains"),
-        a.heatmap_domain, "--heatmap-domain");
-  if (!a.heatmap_rail.empty())
-    report::write_heatmap(
-        heatmap_of(traffic::rail_grid(tm, c, cells), fmt::format("{}: {}", who, strat),
-                   "inter-domain bytes per iteration, rail to rail (off-diagonal: cross rail)",
-                   "rails"),
-        a.heatmap_rail, "--heatmap-rail");
+  const std::string title = fmt::format("{}: {}", who, strat);
+  for (const auto& [path, option, view] :
+       {std::tuple{a.heatmap_gpu, "--heatmap-gpu", report::TrafficView::gpu},
+        {a.heatmap_domain, "--heatmap-domain", report::TrafficView::domain},
+        {a.heatmap_rail, "--heatmap-rail", report::TrafficView::rail}})
+    if (!path.empty())
+      report::write_heatmap(report::traffic_heatmap(tm, c, view, cells, title), path, option);
 
   if (a.json) {
     Json j = traffic::to_json(sum, c);
@@ -252,11 +236,11 @@ void add_traffic_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->add_option("--csv", args->csv, "Write the non-zero GPU pairs to this CSV file");
   cmd->add_option("--heatmap-gpu", args->heatmap_gpu,
-                  "Write a GPU x GPU heatmap (.png or .svg; up to 8192 GPUs)");
+                  "Write a GPU x GPU heatmap (.png, .svg or .pdf, by gnuplot; up to 8192 GPUs)");
   cmd->add_option("--heatmap-domain", args->heatmap_domain,
-                  "Write an HB-domain x HB-domain heatmap (.png or .svg)");
+                  "Write an HB-domain x HB-domain heatmap (.png, .svg or .pdf)");
   cmd->add_option("--heatmap-rail", args->heatmap_rail,
-                  "Write a rail x rail heatmap of inter-domain bytes (.png or .svg)");
+                  "Write a rail x rail heatmap of inter-domain bytes (.png, .svg or .pdf)");
   cmd->add_option("--heatmap-cells", args->heatmap_cells,
                   "Largest number of cells per heatmap axis (items are binned beyond it)")
       ->capture_default_str();

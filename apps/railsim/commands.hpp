@@ -20,6 +20,7 @@ void add_sim_command(CLI::App& app);
 void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
+void add_report_command(CLI::App& app);  // the one-file HTML report
 
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.

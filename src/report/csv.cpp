@@ -1,11 +1,16 @@
 #include "railsim/report/csv.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "railsim/core/error.hpp"
+#include "railsim/report/file.hpp"
 
 namespace railsim::report {
 
@@ -20,9 +25,35 @@ std::string csv_field(std::string_view s) {
 }
 
 CsvFile::CsvFile(const std::string& path, std::string option)
-    : f_(std::fopen(path.c_str(), "wb"), &std::fclose), path_(path), option_(std::move(option)) {
-  if (!f_)
-    throw InputError(option_, fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    : f_(nullptr, &std::fclose), path_(path), option_(std::move(option)) {
+  check_writable(path_, option_);
+  const auto slash = path_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  std::string tmpl =
+      (slash == std::string::npos ? std::string("./") : dir) + "." + base + ".tmp-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0)
+    throw InputError(option_, fmt::format("cannot write '{}': {}", path_, std::strerror(errno)));
+  tmp_ = name.data();
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);  // mkstemp makes 0600; an output file gets the usual mode
+  f_.reset(::fdopen(fd, "wb"));
+  if (!f_) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp_.c_str());
+    throw InputError(option_, fmt::format("cannot write '{}': {}", path_, std::strerror(err)));
+  }
+}
+
+CsvFile::~CsvFile() {
+  if (!f_) return;
+  f_.reset();
+  ::unlink(tmp_.c_str());
 }
 
 void CsvFile::line(std::string_view text) {
@@ -34,11 +65,14 @@ void CsvFile::line(std::string_view text) {
 void CsvFile::close() {
   if (!f_) return;
   FILE* f = f_.release();
-  const bool bad = std::fflush(f) != 0 || std::ferror(f);
-  const int err = errno;
-  std::fclose(f);
-  if (bad)
+  int err = 0;
+  if (std::fflush(f) != 0 || std::ferror(f)) err = errno != 0 ? errno : EIO;
+  if (std::fclose(f) != 0 && err == 0) err = errno;
+  if (err == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp_.c_str());
     throw InputError(option_, fmt::format("cannot write '{}': {}", path_, std::strerror(err)));
+  }
 }
 
 }  // namespace railsim::report

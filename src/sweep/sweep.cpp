@@ -13,6 +13,7 @@
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/switch.hpp"
+#include "railsim/topo/builders.hpp"
 
 namespace railsim::sweep {
 
@@ -125,6 +126,30 @@ PointResult evaluate_point(const SweepPoint& p, const Presets& presets, const Sw
     r.designs.clear();
     return r;
   }
+  if (opt.alltoall_bytes > 0) {
+    sim::SimConfig cfg;
+    cfg.mode = opt.alltoall_forwarding;
+    cfg.hop_latency_s = 0.5e-6;
+    cfg.aggregate = sim::Aggregation::on;
+    for (const cost::DesignReport& dr : r.designs) {
+      spec::NetworkDesign d = base;
+      d.kind = dr.bom.design;
+      try {
+        const topo::Fabric fabric = topo::build_fabric(cluster, d);
+        sim::CollectiveRequest req;
+        req.op = perf::CollectiveOp::all_to_all;
+        req.algorithm = perf::Algorithm::direct;
+        req.bytes = opt.alltoall_bytes;
+        req.groups = sim::groups_all(fabric.cluster);
+        r.alltoall_s.push_back(
+            sim::simulate_collective(sim::make_sim_network(fabric), req, cfg, 0).completion_time_s);
+        r.alltoall_reason.emplace_back();
+      } catch (const InputError& e) {
+        r.alltoall_s.push_back(std::nullopt);
+        r.alltoall_reason.push_back(e.what());
+      }
+    }
+  }
   if (!opt.perf) return r;
   for (const cost::DesignReport& dr : r.designs) {
     spec::NetworkDesign d = base;
@@ -226,12 +251,15 @@ SweepResult run_sweep(const SweepOptions& opt) {
 
   SweepResult res;
   res.perf = opt.perf;
+  res.alltoall = opt.alltoall_bytes > 0;
   res.points.resize(points.size());
   auto run = [&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size()),
                       [&](const tbb::blocked_range<std::size_t>& range) {
-                        for (std::size_t i = range.begin(); i != range.end(); ++i)
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) {
                           res.points[i] = evaluate_point(points[i], presets, opt);
+                          if (opt.on_point_done) opt.on_point_done();
+                        }
                       });
   };
   if (opt.threads > 0) {
@@ -243,14 +271,13 @@ SweepResult run_sweep(const SweepOptions& opt) {
   return res;
 }
 
-report::Table sweep_table(const SweepResult& r) {
-  using report::Cell;
+namespace {
+
+std::vector<report::Column> columns_of(bool perf, bool alltoall) {
   using report::Column;
-  using report::Missing;
   using report::Style;
   using report::Type;
-  report::Table t;
-  t.columns = {
+  std::vector<Column> columns = {
       {.name = "gpu", .label = "GPU"},
       {.name = "gpus", .label = "GPUs", .type = Type::integer},
       {.name = "hb_domain", .label = "HB domain", .type = Type::integer},
@@ -284,27 +311,55 @@ report::Table sweep_table(const SweepResult& r) {
        .precision = 1,
        .style = Style::fraction},
   };
-  if (r.perf) {
-    t.columns.push_back({.name = "best_iteration_time_s",
-                         .label = "best iteration time",
-                         .type = Type::real,
-                         .unit = "s",
-                         .precision = 3});
-    t.columns.push_back({.name = "vs_rail_optimized_pct",
-                         .label = "vs rail_optimized",
-                         .type = Type::real,
-                         .unit = "%",
-                         .precision = 2,
-                         .style = Style::signed_});
-    t.columns.push_back({.name = "best_plan_mfu",
-                         .label = "best plan MFU",
-                         .type = Type::real,
-                         .precision = 1,
-                         .style = Style::fraction});
-    t.columns.push_back({.name = "best_plan", .label = "best plan"});
-    t.columns.push_back({.name = "best_plan_knobs", .label = "best plan knobs"});
+  if (perf) {
+    columns.push_back({.name = "best_iteration_time_s",
+                       .label = "best iteration time",
+                       .type = Type::real,
+                       .unit = "s",
+                       .precision = 3});
+    columns.push_back({.name = "vs_rail_optimized_pct",
+                       .label = "vs rail_optimized",
+                       .type = Type::real,
+                       .unit = "%",
+                       .precision = 2,
+                       .style = Style::signed_});
+    columns.push_back({.name = "best_plan_mfu",
+                       .label = "best plan MFU",
+                       .type = Type::real,
+                       .precision = 1,
+                       .style = Style::fraction});
+    columns.push_back({.name = "best_plan", .label = "best plan"});
+    columns.push_back({.name = "best_plan_knobs", .label = "best plan knobs"});
   }
-  t.columns.push_back({.name = "reason", .label = "reason"});
+  if (alltoall) {
+    columns.push_back({.name = "alltoall_time_s",
+                       .label = "all-to-all",
+                       .type = Type::real,
+                       .unit = "s",
+                       .precision = 4,
+                       .style = Style::si});
+    columns.push_back({.name = "alltoall_vs_rail_optimized_pct",
+                       .label = "all-to-all vs rail_optimized",
+                       .type = Type::real,
+                       .unit = "%",
+                       .precision = 2,
+                       .style = Style::signed_});
+  }
+  columns.push_back({.name = "reason", .label = "reason"});
+  return columns;
+}
+
+}  // namespace
+
+std::vector<report::Column> sweep_columns(const SweepOptions& opt) {
+  return columns_of(opt.perf, opt.alltoall_bytes > 0);
+}
+
+report::Table sweep_table(const SweepResult& r) {
+  using report::Cell;
+  using report::Missing;
+  report::Table t;
+  t.columns = columns_of(r.perf, r.alltoall);
 
   t.rows.reserve(r.points.size() * 3);
   for (const PointResult& p : r.points) {
@@ -336,7 +391,7 @@ report::Table sweep_table(const SweepResult& r) {
       }
       continue;
     }
-    double reference = 0;
+    double reference = 0, alltoall_reference = 0;
     for (std::size_t d = 0; d < p.designs.size(); ++d) {
       const cost::DesignReport& dr = p.designs[d];
       std::vector<Cell> row = inputs();
@@ -361,6 +416,19 @@ report::Table sweep_table(const SweepResult& r) {
         } else {
           for (int i = 0; i < 5; ++i) row.push_back(Missing{});
           reason = dp.no_plan_reason;
+        }
+      }
+      if (r.alltoall) {
+        const std::optional<double>& a = p.alltoall_s[d];
+        if (a) {
+          if (dr.bom.design == spec::DesignKind::rail_optimized) alltoall_reference = *a;
+          row.push_back(*a);
+          row.push_back(alltoall_reference > 0 ? Cell(100 * (*a / alltoall_reference - 1))
+                                               : Missing{});
+        } else {
+          row.push_back(Missing{});
+          row.push_back(Missing{});
+          if (std::holds_alternative<Missing>(reason)) reason = p.alltoall_reason[d];
         }
       }
       row.push_back(reason);

@@ -27,13 +27,14 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// `args` is appended to the binary path as shell words (quote them yourself when needed).
-inline CliResult run_cli(const std::string& args) {
+// `args` is appended to the binary path as shell words (quote them yourself when needed); `env`
+// (shell assignments such as "PATH=/x") is put before the binary.
+inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   static int counter = 0;
   const std::string base =
       "/tmp/railsim_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  const std::string cmd = std::string(RAILSIM_CLI_PATH) + " " + args + " >" + base + ".out 2>" +
-                          base + ".err </dev/null";
+  const std::string cmd = env + (env.empty() ? "" : " ") + RAILSIM_CLI_PATH + " " + args + " >" +
+                          base + ".out 2>" + base + ".err </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../common/picture_files.hpp"
 #include "cli_runner.hpp"
 
 using railsim::test::line_count;
@@ -13,8 +14,9 @@ using Json = nlohmann::json;
 
 namespace {
 
-void expect_input_error(const std::string& args, const std::string& field) {
-  const auto r = run_cli(args);
+void expect_input_error(const std::string& args, const std::string& field,
+                        const std::string& env = "") {
+  const auto r = run_cli(args, env);
   EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
   EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
   EXPECT_EQ(r.err.rfind("railsim: error: " + field + ": ", 0), 0u) << args << " -> " << r.err;
@@ -122,4 +124,58 @@ TEST(CliSweep, BadInputIsOneLineNamingTheOption) {
   expect_input_error("sweep --gpus 1:20:1 --max-points 10", "--gpus");
   expect_input_error("sweep --gpus 1001,1003 --no-perf", "--hb-domain");  // every point invalid
   expect_input_error("sweep --json --csv", "--csv");
+  expect_input_error("sweep --study hb_domain", "--study");
+  expect_input_error("sweep --study hb-domain --no-perf --plot /tmp/x.svg", "--no-perf");
+  expect_input_error("sweep --gpus 1024 --no-perf --plot /tmp/x.svg", "--plot");
+  expect_input_error("sweep --gpus 1024 --no-perf --plot-x gpus", "--plot-x");
+  expect_input_error("sweep --no-perf --plot /tmp/x.svg --plot-x gpus --plot-y design", "--plot-y");
+  expect_input_error("sweep --no-perf --plot /tmp/x.gif --plot-x gpus --plot-y cost_usd", "--plot");
+  expect_input_error(
+      "sweep --no-perf --plot /nonexistent-dir/x.svg --plot-x gpus --plot-y cost_usd", "--plot");
+  expect_input_error("sweep --no-perf --plot /tmp/x.svg --plot-x gpus --plot-y cost_usd", "--plot",
+                     "PATH=/nonexistent-dir");
+  expect_input_error("sweep --no-perf --forwarding store", "--forwarding");
+  expect_input_error("sweep --no-perf --alltoall 0", "--alltoall");
+  expect_input_error("sweep --no-perf --alltoall 1GB --forwarding sideways", "--forwarding");
+}
+
+// A study with options of the user's: they replace the study's, and --plot draws its chart.
+TEST(CliSweep, StudyWithOverridesPrintsItsRowsAndWritesItsPlot) {
+  const std::string svg =
+      testing::TempDir() + "/railsim_cli_sweep_" + std::to_string(::getpid()) + "_cluster.svg";
+  const auto r = run_cli(
+      "sweep --study cluster-size --gpus 1024,4096 --catalog paper-ratio --csv "
+      "--plot " +
+      svg);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto records = read_csv(r.out);
+  ASSERT_EQ(records.size(), 1u + 2 * 2 * 3);  // GH200 and H100 x 2 sizes x 3 designs
+  EXPECT_EQ(records[1][0], "GH200");
+  EXPECT_EQ(records[1][1], "1024");
+  EXPECT_EQ(records[1][7], "paper-ratio");
+  const auto text = railsim::test::xml_text(svg);
+  ASSERT_TRUE(text.has_value());
+  for (const char* name : {"rail_only, GH200", "rail_optimized, H100-SXM", "cost (USD)"})
+    EXPECT_NE(text->find(name), std::string::npos) << name << " in " << *text;
+  EXPECT_EQ(text->find("ideal"), std::string::npos);  // the study leaves ideal's cost out
+  std::remove(svg.c_str());
+}
+
+// A plain sweep plots any option against any numeric column: one line per design (and per other
+// input that varies), the option given with or without its dashes.
+TEST(CliSweep, PlainSweepPlotsTheChosenAxes) {
+  const std::string svg =
+      testing::TempDir() + "/railsim_cli_sweep_" + std::to_string(::getpid()) + "_plain.svg";
+  for (const char* x : {"hb-domain", "--plot-x=--hb-domain"}) {
+    const std::string arg = std::string(x).rfind("--", 0) == 0 ? x : std::string("--plot-x ") + x;
+    const auto r = run_cli("sweep --gpus 4096 --hb-domain 8,16,32 --no-perf --csv --plot " + svg +
+                           " " + arg + " --plot-y power_w");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_csv(r.out).size(), 1u + 3 * 3);
+    const auto text = railsim::test::xml_text(svg);
+    ASSERT_TRUE(text.has_value());
+    for (const char* t : {"power (W)", "HB domain", "rail_only", "rail_optimized", "ideal"})
+      EXPECT_NE(text->find(t), std::string::npos) << t << " in " << *text;
+    std::remove(svg.c_str());
+  }
 }

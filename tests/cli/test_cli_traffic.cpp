@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../common/picture_files.hpp"
 #include "cli_runner.hpp"
 
 using railsim::test::line_count;
@@ -94,12 +95,28 @@ TEST(CliTraffic, WritesHeatmapsAsPngAndSvg) {
   const auto res = run_cli("traffic --gpus 512 --tp 8 --pp 4 --heatmap-gpu " + g +
                            " --heatmap-domain " + d + " --heatmap-rail " + r);
   ASSERT_EQ(res.code, 0) << res.err;
-  const std::string png = slurp(g), svg = slurp(d), rail = slurp(r);
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  EXPECT_EQ(rail.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  EXPECT_NE(svg.find("<svg"), std::string::npos);
-  EXPECT_NE(svg.find("HB domain to HB domain"), std::string::npos);
+  for (const auto& f : {g, r}) {
+    const auto size = railsim::test::png_size(railsim::test::slurp_binary(f));
+    ASSERT_TRUE(size.has_value()) << f;
+    EXPECT_EQ(size->width, 860u);
+    EXPECT_EQ(size->height, 760u);
+  }
+  const auto text = railsim::test::xml_text(d);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("HB domain to HB domain"), std::string::npos) << *text;
+  EXPECT_NE(text->find("receiving domain"), std::string::npos);
   for (const auto& f : {g, d, r}) std::remove(f.c_str());
+}
+
+TEST(CliTraffic, MissingGnuplotIsOneLineNamingTheOptionAndWritesNothing) {
+  const std::string r = tmp("nognuplot.png");
+  const auto res = run_cli("traffic --gpus 64 --tp 8 --heatmap-rail " + r, "PATH=/nonexistent-dir");
+  EXPECT_EQ(res.code, 2) << res.err;
+  EXPECT_EQ(line_count(res.err), 1) << res.err;
+  EXPECT_EQ(res.err.rfind("railsim: error: --heatmap-rail: ", 0), 0u) << res.err;
+  EXPECT_NE(res.err.find("install gnuplot-nox"), std::string::npos) << res.err;
+  EXPECT_TRUE(res.out.empty()) << res.out;  // checked before anything is computed or printed
+  EXPECT_NE(::access(r.c_str(), F_OK), 0);
 }
 
 TEST(CliTraffic, BadInputIsOneLineNamingTheField) {

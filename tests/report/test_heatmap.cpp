@@ -1,15 +1,20 @@
 #include <gtest/gtest.h>
-#include <png.h>
+#include <stdlib.h>
 
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <sstream>
 
+#include "../common/picture_files.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/csv.hpp"
+#include "railsim/report/file.hpp"
 #include "railsim/report/heatmap.hpp"
 
 using namespace railsim;
+using railsim::test::png_size;
+using railsim::test::slurp_binary;
+using railsim::test::xml_text;
 
 namespace {
 report::Heatmap small() {
@@ -22,31 +27,51 @@ report::Heatmap small() {
   h.y_label = "source";
   return h;
 }
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string tmp(const std::string& name) {
+  return testing::TempDir() + "/railsim_heatmap_" + std::to_string(::getpid()) + "_" + name;
+}
+// The lines of the script's matrix data block.
+std::vector<std::string> data_block(const std::string& script) {
+  const std::string open = "$matrix << EOD\n";
+  const auto a = script.find(open);
+  const auto b = script.find("\nEOD\n", a);
+  std::vector<std::string> lines;
+  if (a == std::string::npos || b == std::string::npos) return lines;
+  std::istringstream in(script.substr(a + open.size(), b - a - open.size()));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+// Runs f with PATH pointing at an empty directory (no gnuplot), then restores PATH.
+template <typename F>
+void without_gnuplot(F f) {
+  const std::string old = std::getenv("PATH") ? std::getenv("PATH") : "";
+  const std::string empty = tmp("empty_path");
+  std::filesystem::create_directories(empty);
+  ::setenv("PATH", empty.c_str(), 1);
+  try {
+    f();
+  } catch (...) {
+    ::setenv("PATH", old.c_str(), 1);
+    throw;
+  }
+  ::setenv("PATH", old.c_str(), 1);
+  std::filesystem::remove_all(empty);
 }
 }  // namespace
 
-TEST(Heatmap, LogScaleMapsDecadesEvenly) {
-  EXPECT_DOUBLE_EQ(report::log_position(1, 1, 1000), 0.0);
-  EXPECT_NEAR(report::log_position(10, 1, 1000), 1.0 / 3, 1e-12);
-  EXPECT_DOUBLE_EQ(report::log_position(1000, 1, 1000), 1.0);
-  EXPECT_DOUBLE_EQ(report::log_position(0.1, 1, 1000), 0.0);  // clamped, still coloured
-  EXPECT_EQ(report::log_position(0, 1, 1000), -1.0);          // empty
-}
-
-TEST(Heatmap, ColoursRunFromLightToDarkAndNeverWhite) {
-  auto lum = [](std::array<std::uint8_t, 3> c) { return 0.3 * c[0] + 0.59 * c[1] + 0.11 * c[2]; };
-  double prev = 1e9;
-  for (int i = 0; i <= 20; ++i) {
-    const auto c = report::colour(i / 20.0);
-    EXPECT_LT(lum(c), prev) << i;  // monotone: darker means more bytes
-    EXPECT_LT(lum(c), 240.0);      // distinct from the white of empty cells
-    prev = lum(c);
-  }
+TEST(Heatmap, ScaleSpansTheValuesWithinMaxDecadesAndAtLeastOne) {
+  auto h = small();
+  auto s = report::heatmap_scale(h);
+  EXPECT_DOUBLE_EQ(s.vmax, 1000);
+  EXPECT_DOUBLE_EQ(s.vmin, 1);
+  h.max_decades = 2;  // 1 and 10 fall below the scale and take its lightest colour
+  s = report::heatmap_scale(h);
+  EXPECT_DOUBLE_EQ(s.vmin, 10);
+  h.values = {0, 500, 600, 0, 0, 0};  // nearly equal values: one decade, not spread
+  s = report::heatmap_scale(h);
+  EXPECT_DOUBLE_EQ(s.vmin, 60);
+  h.values.assign(6, 0.0);
+  EXPECT_EQ(report::heatmap_scale(h).vmax, 0.0);
 }
 
 TEST(Heatmap, SiFormatting) {
@@ -57,72 +82,141 @@ TEST(Heatmap, SiFormatting) {
   EXPECT_EQ(report::si(999.7, "B"), "1 kB");
 }
 
-TEST(Heatmap, RenderPutsEachCellsColourWhereItBelongs) {
-  const auto h = small();
-  report::PlotArea a;
-  const auto img = report::render(h, &a);
-  ASSERT_GT(a.cell_px, 10);
-  auto centre = [&](int r, int c) {
-    return img.pixel(a.x0 + c * a.cell_px + a.cell_px / 2, a.y0 + r * a.cell_px + a.cell_px / 2);
-  };
-  const std::array<std::uint8_t, 3> white{255, 255, 255};
-  EXPECT_EQ(centre(0, 0), white);
-  EXPECT_EQ(centre(1, 2), white);
-  EXPECT_EQ(centre(0, 1), report::colour(0.0));      // 1: the smallest value
-  EXPECT_EQ(centre(1, 1), report::colour(1.0));      // 1000: the largest
-  EXPECT_EQ(centre(0, 2), report::colour(1.0 / 3));  // 10
+TEST(Heatmap, ScriptDataBlockHoldsExactlyTheMatrix) {
+  report::Heatmap h;
+  h.rows = 3;
+  h.cols = 4;
+  h.values = {0, 1.0 / 3, 2e15, 7, 123456789.125, 0, 0, 1e-300, 5, 6, 0.1, 9.999999999999999e99};
+  const std::string s = report::gnuplot_script(h, report::PlotFormat::svg, "out.svg", "--x");
+  const auto lines = data_block(s);
+  ASSERT_EQ(lines.size(), 3u) << s;
+  std::size_t k = 0;
+  for (const std::string& line : lines) {
+    std::istringstream in(line);
+    std::string word;
+    int cols = 0;
+    while (in >> word) {
+      ASSERT_LT(k, h.values.size());
+      EXPECT_EQ(std::strtod(word.c_str(), nullptr), h.values[k]) << word;  // exact round trip
+      ++k;
+      ++cols;
+    }
+    EXPECT_EQ(cols, 4) << line;
+  }
+  EXPECT_EQ(k, h.values.size());
+  // The colour scale is the one heatmap_scale computes; zeros are left unpainted.
+  const auto sc = report::heatmap_scale(h);
+  EXPECT_DOUBLE_EQ(sc.vmin, 9.999999999999999e99 / 1e6);  // six decades below the largest
+  EXPECT_NE(s.find("set cbrange [" + report::gnuplot_number(sc.vmin) + ":" +
+                   report::gnuplot_number(sc.vmax) + "]"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("set datafile missing \"0\""), std::string::npos);  // zero cells: white
+  EXPECT_NE(s.find("set logscale cb 10"), std::string::npos);
 }
 
-TEST(Heatmap, WritesAValidPngOfTheRenderedSize) {
-  const auto h = small();
-  const std::string path = testing::TempDir() + "/railsim_heatmap_test.png";
-  report::write_heatmap(h, path, "--heatmap-gpu");
-  const auto img = report::render(h);
-  FILE* f = std::fopen(path.c_str(), "rb");
-  ASSERT_NE(f, nullptr);
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png_create_info_struct(png);
-  png_init_io(png, f);
-  png_read_info(png, info);
-  EXPECT_EQ(static_cast<int>(png_get_image_width(png, info)), img.width);
-  EXPECT_EQ(static_cast<int>(png_get_image_height(png, info)), img.height);
-  EXPECT_EQ(png_get_color_type(png, info), PNG_COLOR_TYPE_RGB);
-  png_destroy_read_struct(&png, &info, nullptr);
-  std::fclose(f);
-  std::remove(path.c_str());
+TEST(Heatmap, SeparatorsFallOnDomainBoundaries) {
+  report::Heatmap h;
+  h.rows = h.cols = 16;
+  h.values.assign(256, 1.0);
+  h.items_per_cell = 2;   // 32 GPUs, 2 per cell
+  h.separator_every = 4;  // HB domains of 8 GPUs: lines at 8, 16, 24 on each axis
+  const std::string s = report::gnuplot_script(h, report::PlotFormat::png, "o.png", "--x");
+  std::size_t arrows = 0;
+  for (std::size_t p = 0; (p = s.find("set arrow", p)) != std::string::npos; ++p) ++arrows;
+  EXPECT_EQ(arrows, 6u);
+  EXPECT_NE(s.find("set arrow from 3.5,graph 0"), std::string::npos) << s;  // after cell 3
+  EXPECT_NE(s.find("set arrow from graph 0,first 11.5"), std::string::npos) << s;
+  EXPECT_NE(s.find("set xrange [-0.5:15.5]"), std::string::npos);
+  // Ticks name GPUs at cell boundaries: GPU 10 starts cell 5.
+  EXPECT_NE(s.find("set xtics (\"0\" -0.5, \"5\" 2, \"10\" 4.5,"), std::string::npos) << s;
 }
 
-TEST(Heatmap, SvgHoldsOneRectPerColourRunAndTheLegend) {
+TEST(Heatmap, WritesAPngOfTheRequestedSize) {
   auto h = small();
-  h.title = "a <b> & c";
-  const std::string path = testing::TempDir() + "/railsim_heatmap_test.svg";
-  report::write_heatmap(h, path, "--heatmap-domain");
-  const std::string svg = slurp(path);
+  h.width = 640;
+  h.height = 520;
+  const std::string path = tmp("h.png");
+  report::write_heatmap(h, path, "--heatmap-gpu");
+  const auto size = png_size(slurp_binary(path));
   std::remove(path.c_str());
-  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  EXPECT_NE(svg.find("a &lt;b&gt; &amp; c"), std::string::npos);
-  std::size_t cells = 0;
-  for (std::size_t p = 0; (p = svg.find("<rect x=", p)) != std::string::npos; ++p) ++cells;
-  // 4 coloured cells (all different colours) + the frame + the legend bar.
-  EXPECT_EQ(cells, 4u + 2u);
-  EXPECT_NE(svg.find("1 kB"), std::string::npos);  // legend label of the largest decade
+  ASSERT_TRUE(size.has_value());
+  EXPECT_EQ(size->width, 640u);
+  EXPECT_EQ(size->height, 520u);
+}
+
+TEST(Heatmap, SvgIsXmlWithTheTitleAndTheSameBytesEveryTime) {
+  auto h = small();
+  h.title = "a <b> & \"c\"";
+  h.subtitle = "second line";
+  const std::string p1 = tmp("h1.svg"), p2 = tmp("h2.svg");
+  report::write_heatmap(h, p1, "--heatmap-domain");
+  report::write_heatmap(h, p2, "--heatmap-domain");
+  const std::string a = slurp_binary(p1), b = slurp_binary(p2);
+  EXPECT_EQ(a, b);  // deterministic: no timestamp, fixed size and fonts
+  const auto text = xml_text(p1);
+  std::remove(p1.c_str());
+  std::remove(p2.c_str());
+  ASSERT_TRUE(text.has_value()) << "not well-formed XML";
+  EXPECT_NE(text->find("a <b> & \"c\""), std::string::npos) << *text;
+  EXPECT_NE(text->find("second line"), std::string::npos);
+  EXPECT_NE(text->find("destination"), std::string::npos);
+  EXPECT_NE(text->find("1 kB"), std::string::npos) << *text;  // colour bar's top decade
+}
+
+TEST(Heatmap, AllEmptyMatrixStillDraws) {
+  auto h = small();
+  h.values.assign(6, 0.0);
+  const std::string svg = report::render(h, report::PlotFormat::svg, "--x");
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
 
 TEST(Heatmap, BadInputNamesTheOption) {
   auto h = small();
   try {
-    report::write_heatmap(h, "/tmp/x.jpg", "--heatmap-rail");
+    report::write_heatmap(h, tmp("x.jpg"), "--heatmap-rail");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "--heatmap-rail");
-    EXPECT_NE(std::string(e.what()).find(".png or .svg"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(".png, .svg or .pdf"), std::string::npos);
   }
   EXPECT_THROW(report::write_heatmap(h, "/nonexistent-dir/x.png", "--heatmap-gpu"), InputError);
   h.values[0] = -1;
-  EXPECT_THROW(report::write_heatmap(h, "/tmp/x.png", "--heatmap-gpu"), InputError);
+  EXPECT_THROW(report::write_heatmap(h, tmp("x.png"), "--heatmap-gpu"), InputError);
   h.values.pop_back();
-  EXPECT_THROW(report::render(h), InputError);
+  EXPECT_THROW(report::render(h, report::PlotFormat::png, "--x"), InputError);
+}
+
+TEST(Heatmap, MissingGnuplotIsAnInputErrorAndLeavesTheOldFile) {
+  const std::string path = tmp("keep.svg");
+  report::write_file_atomic(path, "old", "--x");
+  without_gnuplot([&] {
+    try {
+      report::write_heatmap(small(), path, "--heatmap-domain");
+      FAIL();
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "--heatmap-domain");
+      EXPECT_NE(std::string(e.what()).find("install gnuplot-nox"), std::string::npos) << e.what();
+    }
+  });
+  EXPECT_EQ(slurp_binary(path), "old");
+  std::remove(path.c_str());
+}
+
+TEST(File, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
+  const std::string dir = tmp("atomic");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/out.txt";
+  report::write_file_atomic(path, "first", "--out");
+  report::write_file_atomic(path, std::string(100000, 'x'), "--out");
+  EXPECT_EQ(slurp_binary(path), std::string(100000, 'x'));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  EXPECT_THROW(report::write_file_atomic(dir, "x", "--out"), InputError);  // a directory
+  EXPECT_THROW(report::check_writable(dir + "/no/such/dir/x", "--out"), InputError);
+  EXPECT_THROW(report::check_writable("", "--out"), InputError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Csv, QuotesOnlyWhenNeeded) {
@@ -130,4 +224,28 @@ TEST(Csv, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(report::csv_field("a,b"), "\"a,b\"");
   EXPECT_EQ(report::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_THROW(report::CsvFile("/nonexistent-dir/x.csv", "--csv"), InputError);
+}
+
+TEST(Csv, FileAppearsWholeOnCloseAndNotAtAllWithout) {
+  const std::string dir = tmp("csv");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/pairs.csv";
+  auto files = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file();
+    return n;
+  };
+  {
+    report::CsvFile f(path, "--csv");
+    f.line("a,b");
+    EXPECT_FALSE(std::filesystem::exists(path));  // not under its name before close()
+  }  // destroyed without close(), as when an error interrupts the writing
+  EXPECT_EQ(files(), 0);
+  report::CsvFile f(path, "--csv");
+  f.line("a,b");
+  f.line("1,2");
+  f.close();
+  EXPECT_EQ(slurp_binary(path), "a,b\n1,2\n");
+  EXPECT_EQ(files(), 1);
+  std::filesystem::remove_all(dir);
 }

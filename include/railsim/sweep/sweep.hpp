@@ -5,6 +5,7 @@
 // in parallel (oneTBB) and kept in input order: the result is the same for any thread count.
 // sweep_table turns the result into one tidy row per (point, design).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/sim/collective.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/sweep/values.hpp"
 
@@ -52,6 +54,14 @@ struct SweepOptions {
   std::optional<spec::Dtype> dtype;
   std::optional<bool> flash_attention;
   cost::SwitchCounting counting = cost::SwitchCounting::whole;
+  // Bytes per GPU of a uniform all-to-all over all GPUs (the MoE dispatch), simulated on each
+  // design's network (sim::simulate_collective, aggregated by link class, 0.5 us per hop, hb_first
+  // forwarding in `alltoall_forwarding` mode); 0: none. Adds the columns alltoall_time_s and
+  // alltoall_vs_rail_optimized_pct.
+  double alltoall_bytes = 0;
+  sim::ForwardingMode alltoall_forwarding = sim::ForwardingMode::two_phase;
+  // Called once per evaluated point, from the worker threads (e.g. report::ProgressBar::step).
+  std::function<void()> on_point_done;
 };
 
 // One point's inputs as requested (unset optionals take the defaults above).
@@ -88,12 +98,17 @@ struct PointResult {
   std::string model_name;
   std::vector<cost::DesignReport> designs;
   std::vector<DesignPlan> plans;  // empty without perf
+  // Per design, the simulated all-to-all's completion time (empty without alltoall_bytes; a
+  // design the simulator cannot run has a missing value and its reason).
+  std::vector<std::optional<double>> alltoall_s;
+  std::vector<std::string> alltoall_reason;
   std::optional<InputError> invalid;
 };
 
 struct SweepResult {
   std::vector<PointResult> points;  // in the order of expand_points
   bool perf = true;
+  bool alltoall = false;
   std::int64_t valid_points() const;
 };
 
@@ -105,7 +120,11 @@ SweepResult run_sweep(const SweepOptions& opt);
 // design and the reason. Columns: gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
 // catalog, oversubscription, model, batch, seq, design, tiers, switches, cost_usd, power_w,
 // cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
-// best_plan, best_plan_knobs, reason (the perf columns only with perf).
+// best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, reason (the perf
+// columns only with perf, the all-to-all ones only with alltoall_bytes).
 report::Table sweep_table(const SweepResult& r);
+
+// The columns of sweep_table for these options (what a plot may name), without any row.
+std::vector<report::Column> sweep_columns(const SweepOptions& opt);
 
 }  // namespace railsim::sweep

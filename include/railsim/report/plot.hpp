@@ -1,0 +1,94 @@
+#pragma once
+// Charts drawn by gnuplot: a description (title, axes, series of (x, y) points or bars, legend)
+// becomes a gnuplot script with the data inline (`$s0 << EOD` blocks), which the `gnuplot`
+// program found on PATH renders to PNG (pngcairo), SVG or PDF (pdfcairo). The output is
+// deterministic: fixed size and fonts, gnuplot's own initialisation files ignored (-d), no
+// timestamps (the PDF's creation date is fixed), so the same chart gives the same SVG bytes.
+//
+// Text is drawn as given (gnuplot's enhanced text mode is off: _ ^ @ & have no meaning), and SVG
+// output escapes it for XML. Files are written atomically (report/file.hpp).
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace railsim::report {
+
+enum class PlotFormat { png, svg, pdf };
+
+// The format named by the file's extension (.png, .svg or .pdf); InputError(option) otherwise.
+PlotFormat plot_format(const std::string& path, const std::string& option);
+std::string_view to_string(PlotFormat f);  // "png", "svg", "pdf"
+
+struct PlotAxis {
+  std::string label;
+  int log_base = 0;  // 0: linear; 2 or 10: logarithmic with that base (ticks at its powers)
+};
+
+// Where the legend (gnuplot's key) goes.
+enum class Legend { top_right, top_left, bottom_right, bottom_left, outside_right };
+
+struct Series {
+  std::string name;
+  std::vector<double> x, y;  // the same length; drawn in this order (non-finite points skipped)
+};
+
+// Lines with points, one per series; colours, point shapes and dash patterns follow the series'
+// order, so that two series lying on top of each other stay distinguishable.
+struct LineChart {
+  std::string title, subtitle;
+  PlotAxis x, y;
+  std::vector<Series> series;
+  Legend legend = Legend::top_right;
+  int width = 900, height = 560;  // pixels (PDF: hundredths of an inch)
+};
+
+struct BarSeries {
+  std::string name;
+  std::vector<double> values;  // one per category
+};
+
+// Clustered bars: one group per category, one bar per series in each group.
+struct BarChart {
+  std::string title, subtitle;
+  std::vector<std::string> categories;
+  PlotAxis y;
+  std::vector<BarSeries> series;
+  Legend legend = Legend::top_right;
+  int width = 900, height = 560;
+};
+
+// The gnuplot script that draws the chart into `output` (a path written in the script). Throws
+// InputError(option) when there is nothing to draw or the sizes do not match.
+std::string gnuplot_script(const LineChart& c, PlotFormat f, const std::string& output,
+                           const std::string& option = "--plot");
+std::string gnuplot_script(const BarChart& c, PlotFormat f, const std::string& output,
+                           const std::string& option = "--plot");
+
+// The chart's bytes in the format (runs gnuplot in a temporary directory).
+std::string render(const LineChart& c, PlotFormat f, const std::string& option);
+std::string render(const BarChart& c, PlotFormat f, const std::string& option);
+
+// Writes the chart to `path`, in the format of its extension, atomically.
+void write_plot(const LineChart& c, const std::string& path, const std::string& option);
+void write_plot(const BarChart& c, const std::string& path, const std::string& option);
+
+// --- shared by the chart kinds (heatmap.cpp) ---
+
+// The gnuplot program on PATH, or "" when there is none.
+std::string find_gnuplot();
+// Throws InputError(option, "... install gnuplot-nox ...") when gnuplot is not on PATH.
+void require_gnuplot(const std::string& option);
+// Runs gnuplot on the script that `script(output)` returns for an output path in a temporary
+// directory and returns what it wrote. Throws InputError(option) when gnuplot is missing or fails
+// (with the first line of its error).
+std::string run_gnuplot(const std::function<std::string(const std::string&)>& script, PlotFormat f,
+                        const std::string& option);
+// "set terminal ..." and "set output ..." lines for a picture of width x height pixels.
+std::string gnuplot_terminal(PlotFormat f, int width, int height, const std::string& output);
+// A gnuplot double-quoted string holding `text` literally (newlines become line breaks).
+std::string gnuplot_quote(std::string_view text);
+// A number as gnuplot reads it back exactly (shortest round-trip form).
+std::string gnuplot_number(double v);
+
+}  // namespace railsim::report

@@ -1,0 +1,360 @@
+#include "railsim/report/plot.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "railsim/core/error.hpp"
+#include "railsim/report/file.hpp"
+
+extern char** environ;
+
+namespace railsim::report {
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0;
+}
+
+// Okabe-Ito colours (distinguishable with colour-blindness), without the yellow that vanishes on
+// white; each later series is drawn thinner and with smaller points, so that series lying on top
+// of each other (rail-only and rail-optimized often do) all stay visible.
+constexpr const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                    "#E69F00", "#56B4E9", "#000000"};
+constexpr int kPointTypes[] = {7, 5, 9, 13, 11, 15, 7, 5};  // filled shapes
+
+std::string series_style(std::size_t i) {
+  const double k = static_cast<double>(std::min<std::size_t>(i, 6));
+  return fmt::format("lc rgb '{}' pt {} ps {} lw {} dt {}", kColours[i % std::size(kColours)],
+                     kPointTypes[i % std::size(kPointTypes)], gnuplot_number(1.9 - 0.2 * k),
+                     gnuplot_number(3.2 - 0.35 * k), 1 + (i / std::size(kColours)) % 4);
+}
+
+std::string legend_line(Legend l) {
+  switch (l) {
+    case Legend::top_left:
+      return "set key inside top left";
+    case Legend::bottom_right:
+      return "set key inside bottom right";
+    case Legend::bottom_left:
+      return "set key inside bottom left";
+    case Legend::outside_right:
+      return "set key outside right top";
+    case Legend::top_right:
+      break;
+  }
+  return "set key inside top right";
+}
+
+std::string axis_lines(const PlotAxis& a, char axis) {
+  std::string s;
+  if (!a.label.empty()) s += fmt::format("set {}label {}\n", axis, gnuplot_quote(a.label));
+  if (a.log_base > 1) s += fmt::format("set logscale {} {}\n", axis, a.log_base);
+  s += fmt::format("set format {} '%g'\n", axis);
+  return s;
+}
+
+std::string title_lines(const std::string& title, const std::string& subtitle) {
+  if (title.empty() && subtitle.empty()) return "";
+  std::string t = title;
+  if (!subtitle.empty()) t += (t.empty() ? "" : "\n") + subtitle;
+  return fmt::format("set title {}\n", gnuplot_quote(t));
+}
+
+void check_size(int width, int height, const std::string& option) {
+  if (width < 100 || height < 100 || width > 10000 || height > 10000)
+    throw InputError(
+        option,
+        fmt::format("a plot is 100 to 10000 pixels wide and high (got {} x {})", width, height));
+}
+
+std::string temp_dir(const std::string& option) {
+  const char* env = std::getenv("TMPDIR");
+  std::string base = env && *env ? env : "/tmp";
+  std::string tmpl = base + "/railsim-plot-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  if (!::mkdtemp(name.data()))
+    throw InputError(option, fmt::format("cannot create a temporary directory under '{}': {}", base,
+                                         std::strerror(errno)));
+  return name.data();
+}
+
+std::string first_line(const std::string& s) {
+  std::istringstream in(s);
+  std::string line, last;
+  // gnuplot prints the offending line, a caret, then "file, line N: message": keep the message.
+  while (std::getline(in, line))
+    if (!line.empty() && line.find_first_not_of(" ^") != std::string::npos) last = line;
+  return last.empty() ? "no message" : last;
+}
+
+}  // namespace
+
+PlotFormat plot_format(const std::string& path, const std::string& option) {
+  if (ends_with(path, ".png")) return PlotFormat::png;
+  if (ends_with(path, ".svg")) return PlotFormat::svg;
+  if (ends_with(path, ".pdf")) return PlotFormat::pdf;
+  throw InputError(option, fmt::format("'{}' must end in .png, .svg or .pdf", path));
+}
+
+std::string_view to_string(PlotFormat f) {
+  switch (f) {
+    case PlotFormat::svg:
+      return "svg";
+    case PlotFormat::pdf:
+      return "pdf";
+    case PlotFormat::png:
+      break;
+  }
+  return "png";
+}
+
+std::string gnuplot_quote(std::string_view text) {
+  std::string o = "\"";
+  for (char c : text) {
+    if (c == '\\' || c == '"')
+      o += '\\', o += c;
+    else if (c == '\n')
+      o += "\\n";
+    else if (c == '\r' || c == '\t')
+      o += ' ';
+    else
+      o += c;
+  }
+  return o + "\"";
+}
+
+std::string gnuplot_number(double v) {
+  if (!std::isfinite(v)) return "NaN";
+  return fmt::format("{}", v);
+}
+
+std::string gnuplot_terminal(PlotFormat f, int width, int height, const std::string& output) {
+  std::string path = "'";
+  for (char c : output) path += c == '\'' ? std::string("''") : std::string(1, c);
+  path += "'";
+  std::string term;
+  switch (f) {
+    case PlotFormat::png:
+      term = fmt::format(
+          "set terminal pngcairo size {},{} noenhanced font 'DejaVu Sans,10' background '#ffffff'",
+          width, height);
+      break;
+    case PlotFormat::svg:
+      term = fmt::format(
+          "set terminal svg size {},{} fixed noenhanced font 'DejaVu Sans,12' background "
+          "'#ffffff'",
+          width, height);
+      break;
+    case PlotFormat::pdf:
+      term = fmt::format("set terminal pdfcairo size {}in,{}in noenhanced font 'DejaVu Sans,8'",
+                         width / 100.0, height / 100.0);
+      break;
+  }
+  return fmt::format("{}\nset output {}\nset encoding utf8\nset termoption noenhanced\n", term,
+                     path);
+}
+
+std::string gnuplot_script(const LineChart& c, PlotFormat f, const std::string& output,
+                           const std::string& option) {
+  check_size(c.width, c.height, option);
+  std::string s = gnuplot_terminal(f, c.width, c.height, output);
+  s += title_lines(c.title, c.subtitle);
+  s += axis_lines(c.x, 'x');
+  s += axis_lines(c.y, 'y');
+  s += "set grid lc rgb '#dddddd' lw 1\nset autoscale xfix\n";  // x spans the data exactly
+  s += legend_line(c.legend) + " spacing 1.2 noautotitle\n";
+  std::string plot;
+  std::size_t drawn = 0;
+  for (std::size_t i = 0; i < c.series.size(); ++i) {
+    const Series& se = c.series[i];
+    if (se.x.size() != se.y.size())
+      throw InputError(option, fmt::format("series '{}' has {} x and {} y values", se.name,
+                                           se.x.size(), se.y.size()));
+    std::string block;
+    std::size_t points = 0;
+    for (std::size_t k = 0; k < se.x.size(); ++k) {
+      const double x = se.x[k], y = se.y[k];
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      if ((c.x.log_base > 1 && x <= 0) || (c.y.log_base > 1 && y <= 0)) continue;
+      block += fmt::format("{} {}\n", gnuplot_number(x), gnuplot_number(y));
+      ++points;
+    }
+    if (points == 0) continue;
+    s += fmt::format("$s{} << EOD\n{}EOD\n", i, block);
+    plot += fmt::format("{}$s{} using 1:2 with linespoints {} title {}",
+                        drawn == 0 ? "plot " : ", \\\n     ", i, series_style(i),
+                        gnuplot_quote(se.name));
+    ++drawn;
+  }
+  if (drawn == 0)
+    throw InputError(option,
+                     fmt::format("nothing to plot in '{}': no series has a point", c.title));
+  return s + plot + "\n";
+}
+
+std::string gnuplot_script(const BarChart& c, PlotFormat f, const std::string& output,
+                           const std::string& option) {
+  check_size(c.width, c.height, option);
+  if (c.categories.empty() || c.series.empty())
+    throw InputError(option, fmt::format("nothing to plot in '{}': no bars", c.title));
+  std::string s = gnuplot_terminal(f, c.width, c.height, output);
+  s += title_lines(c.title, c.subtitle);
+  s += axis_lines(c.y, 'y');
+  if (c.y.log_base == 0) s += "set yrange [0:*]\n";
+  s += "set style data histograms\nset style histogram clustered gap 1\n";
+  s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.9\n";
+  s += "set xtics nomirror scale 0\nset grid ytics lc rgb '#dddddd' lw 1\n";
+  s += legend_line(c.legend) + " spacing 1.2 noautotitle\n";
+  s += "$bars << EOD\n";
+  for (std::size_t k = 0; k < c.categories.size(); ++k) {
+    std::string name = c.categories[k];  // a data-file string: no quote or newline inside
+    for (char& ch : name)
+      if (ch == '"')
+        ch = '\'';
+      else if (ch == '\n' || ch == '\r' || ch == '\t')
+        ch = ' ';
+    s += '"';
+    s += name;
+    s += '"';
+    for (const BarSeries& b : c.series) {
+      if (b.values.size() != c.categories.size())
+        throw InputError(option, fmt::format("bar series '{}' has {} values for {} categories",
+                                             b.name, b.values.size(), c.categories.size()));
+      s += ' ';
+      s += gnuplot_number(b.values[k]);
+    }
+    s += "\n";
+  }
+  s += "EOD\nplot ";
+  for (std::size_t i = 0; i < c.series.size(); ++i)
+    s += fmt::format("{}$bars using {}{} lc rgb '{}' title {}", i == 0 ? "" : ", \\\n     ", i + 2,
+                     i == 0 ? ":xtic(1)" : "", kColours[i % std::size(kColours)],
+                     gnuplot_quote(c.series[i].name));
+  return s + "\n";
+}
+
+std::string find_gnuplot() {
+  const char* env = std::getenv("PATH");
+  if (!env) return "";
+  const std::string path = env;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const auto end = std::min(path.find(':', start), path.size());
+    // An empty PATH entry is the current directory.
+    const std::string file =
+        (end == start ? std::string(1, '.') : path.substr(start, end - start)) + "/gnuplot";
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0)
+      return file;
+    start = end + 1;
+  }
+  return "";
+}
+
+void require_gnuplot(const std::string& option) {
+  if (find_gnuplot().empty())
+    throw InputError(option,
+                     "plots are drawn by gnuplot, which is not on PATH: install gnuplot-nox "
+                     "(apt-get install gnuplot-nox)");
+}
+
+std::string run_gnuplot(const std::function<std::string(const std::string&)>& script, PlotFormat f,
+                        const std::string& option) {
+  const std::string gnuplot = find_gnuplot();
+  if (gnuplot.empty()) require_gnuplot(option);
+  const std::string dir = temp_dir(option);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  const std::string out = dir + "/plot." + std::string(to_string(f));
+  const std::string gp = dir + "/plot.gp", err = dir + "/gnuplot.err";
+  {
+    std::ofstream o(gp, std::ios::binary);
+    o << script(out);
+    if (!o.flush())
+      throw InputError(option, fmt::format("cannot write the gnuplot script in '{}'", dir));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  // -d: ignore the user's and the system's gnuplot initialisation files (same picture anywhere).
+  std::string a0 = gnuplot, a1 = "-d", a2 = gp;
+  char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, gnuplot.c_str(), &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    throw InputError(option, fmt::format("cannot run '{}': {}", gnuplot, std::strerror(rc)));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      throw InputError(option, fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
+  std::string bytes;
+  std::ifstream in(out, std::ios::binary);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty()) {
+    std::ifstream e(err);
+    std::stringstream ss;
+    ss << e.rdbuf();
+    throw InputError(option, fmt::format("gnuplot failed: {}", first_line(ss.str())));
+  }
+  if (f == PlotFormat::pdf) {  // cairo stamps the time of day; fix it (same length, offsets hold)
+    const std::string key = "/CreationDate (D:";
+    const auto p = bytes.find(key);
+    if (p != std::string::npos && p + key.size() + 14 <= bytes.size())
+      bytes.replace(p + key.size(), 14, "20000101000000");
+  }
+  return bytes;
+}
+
+std::string render(const LineChart& c, PlotFormat f, const std::string& option) {
+  gnuplot_script(c, f, "check", option);  // bad input before any process runs
+  return run_gnuplot([&](const std::string& out) { return gnuplot_script(c, f, out, option); }, f,
+                     option);
+}
+
+std::string render(const BarChart& c, PlotFormat f, const std::string& option) {
+  gnuplot_script(c, f, "check", option);
+  return run_gnuplot([&](const std::string& out) { return gnuplot_script(c, f, out, option); }, f,
+                     option);
+}
+
+void write_plot(const LineChart& c, const std::string& path, const std::string& option) {
+  const PlotFormat f = plot_format(path, option);
+  check_writable(path, option);
+  write_file_atomic(path, render(c, f, option), option);
+}
+
+void write_plot(const BarChart& c, const std::string& path, const std::string& option) {
+  const PlotFormat f = plot_format(path, option);
+  check_writable(path, option);
+  write_file_atomic(path, render(c, f, option), option);
+}
+
+}  // namespace railsim::report

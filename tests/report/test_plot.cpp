@@ -1,0 +1,186 @@
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "../common/picture_files.hpp"
+#include "railsim/core/error.hpp"
+#include "railsim/report/file.hpp"
+#include "railsim/report/plot.hpp"
+#include "railsim/report/progress.hpp"
+
+using namespace railsim;
+using railsim::test::png_size;
+using railsim::test::slurp_binary;
+using railsim::test::xml_text;
+
+namespace {
+report::LineChart chart() {
+  report::LineChart c;
+  c.title = "iteration time vs K";
+  c.x = {.label = "HB domain K", .log_base = 2};
+  c.y = {.label = "iteration time (s)"};
+  c.series.push_back({.name = "rail_only", .x = {8, 16, 32}, .y = {4.5, 4.0, 3.5}});
+  c.series.push_back({.name = "ideal", .x = {8, 16, 32}, .y = {3.3, 3.3, 3.3}});
+  return c;
+}
+std::string tmp(const std::string& name) {
+  return testing::TempDir() + "/railsim_plot_" + std::to_string(::getpid()) + "_" + name;
+}
+// The lines of data block `name` ("$s0").
+std::vector<std::string> block(const std::string& script, const std::string& name) {
+  const std::string open = name + " << EOD\n";
+  const auto a = script.find(open);
+  const auto b = script.find("EOD\n", a + open.size());
+  std::vector<std::string> lines;
+  if (a == std::string::npos || b == std::string::npos) return lines;
+  std::istringstream in(script.substr(a + open.size(), b - a - open.size()));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+}  // namespace
+
+TEST(Plot, FormatFromExtension) {
+  EXPECT_EQ(report::plot_format("a/b.png", "--plot"), report::PlotFormat::png);
+  EXPECT_EQ(report::plot_format("b.svg", "--plot"), report::PlotFormat::svg);
+  EXPECT_EQ(report::plot_format("b.pdf", "--plot"), report::PlotFormat::pdf);
+  EXPECT_THROW(report::plot_format("b.jpeg", "--plot"), InputError);
+  EXPECT_THROW(report::plot_format("png", "--plot"), InputError);
+}
+
+TEST(Plot, LineScriptHoldsEachSeriesPointsAndDropsWhatALogAxisCannotShow) {
+  auto c = chart();
+  c.series.push_back({.name = "bad", .x = {0, 64, 128, 256}, .y = {1, NAN, 2.25, -1}});
+  c.y.log_base = 10;
+  const std::string s = report::gnuplot_script(c, report::PlotFormat::svg, "o.svg");
+  EXPECT_EQ(block(s, "$s0"), (std::vector<std::string>{"8 4.5", "16 4", "32 3.5"}));
+  EXPECT_EQ(block(s, "$s1"), (std::vector<std::string>{"8 3.3", "16 3.3", "32 3.3"}));
+  // x = 0 (log x), NaN and y = -1 (log y) are dropped; 128 stays.
+  EXPECT_EQ(block(s, "$s2"), (std::vector<std::string>{"128 2.25"}));
+  EXPECT_NE(s.find("set logscale x 2"), std::string::npos);
+  EXPECT_NE(s.find("set logscale y 10"), std::string::npos);
+  EXPECT_NE(s.find("title \"rail_only\""), std::string::npos);
+}
+
+TEST(Plot, TextIsQuotedForGnuplot) {
+  EXPECT_EQ(report::gnuplot_quote("a \"b\" \\ c\nd"), "\"a \\\"b\\\" \\\\ c\\nd\"");
+  const std::string s =
+      report::gnuplot_terminal(report::PlotFormat::png, 300, 200, "/tmp/it's.png");
+  EXPECT_NE(s.find("set output '/tmp/it''s.png'"), std::string::npos) << s;
+  EXPECT_NE(s.find("pngcairo size 300,200"), std::string::npos);
+}
+
+TEST(Plot, NothingToDrawOrMismatchedSeriesIsAnInputError) {
+  report::LineChart c;
+  EXPECT_THROW(report::gnuplot_script(c, report::PlotFormat::svg, "o.svg", "--plot"), InputError);
+  c.series.push_back({.name = "a", .x = {1, 2}, .y = {1}});
+  EXPECT_THROW(report::gnuplot_script(c, report::PlotFormat::svg, "o.svg", "--plot"), InputError);
+  report::BarChart b;
+  b.categories = {"x", "y"};
+  b.series.push_back({.name = "s", .values = {1}});
+  EXPECT_THROW(report::gnuplot_script(b, report::PlotFormat::svg, "o.svg", "--plot"), InputError);
+  auto big = chart();
+  big.width = 50;
+  EXPECT_THROW(report::render(big, report::PlotFormat::png, "--plot"), InputError);
+}
+
+TEST(Plot, LineChartSvgIsDeterministicXmlWithItsText) {
+  const auto c = chart();
+  const std::string a = report::render(c, report::PlotFormat::svg, "--plot");
+  const std::string b = report::render(c, report::PlotFormat::svg, "--plot");
+  EXPECT_EQ(a, b);
+  const std::string path = tmp("line.svg");
+  report::write_plot(c, path, "--plot");
+  EXPECT_EQ(slurp_binary(path), a);
+  const auto text = xml_text(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(text.has_value());
+  for (const char* t : {"iteration time vs K", "HB domain K", "rail_only", "ideal"})
+    EXPECT_NE(text->find(t), std::string::npos) << t << " in " << *text;
+}
+
+TEST(Plot, PngHasTheRequestedSizeAndPdfIsStable) {
+  auto c = chart();
+  c.width = 700;
+  c.height = 400;
+  const auto size = png_size(report::render(c, report::PlotFormat::png, "--plot"));
+  ASSERT_TRUE(size.has_value());
+  EXPECT_EQ(size->width, 700u);
+  EXPECT_EQ(size->height, 400u);
+  const std::string p1 = report::render(c, report::PlotFormat::pdf, "--plot");
+  EXPECT_EQ(p1.rfind("%PDF", 0), 0u);
+  EXPECT_NE(p1.find("/CreationDate (D:20000101000000"), std::string::npos);
+}
+
+TEST(Plot, BarChartScriptAndSvg) {
+  report::BarChart b;
+  b.title = "network cost";
+  b.categories = {"rail_optimized", "rail \"only\"", "ideal"};
+  b.y = {.label = "USD"};
+  b.series.push_back({.name = "H100", .values = {3e8, 1.9e8, 0}});
+  b.series.push_back({.name = "GH200", .values = {2.5e8, 0.7e8, NAN}});
+  const std::string s = report::gnuplot_script(b, report::PlotFormat::svg, "o.svg");
+  EXPECT_EQ(block(s, "$bars"),
+            (std::vector<std::string>{"\"rail_optimized\" 300000000 250000000",
+                                      "\"rail 'only'\" 190000000 70000000", "\"ideal\" 0 NaN"}));
+  EXPECT_NE(s.find("using 2:xtic(1)"), std::string::npos);
+  EXPECT_NE(s.find("using 3 lc"), std::string::npos);
+  const std::string path = tmp("bars.svg");
+  report::write_plot(b, path, "--plot");
+  const auto text = xml_text(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("GH200"), std::string::npos);
+  EXPECT_NE(text->find("rail_optimized"), std::string::npos);
+}
+
+TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
+  EXPECT_EQ(report::ProgressBar::line("sweep", 0, 4, 0),
+            "sweep [..............................] 0/4 0%");
+  EXPECT_EQ(report::ProgressBar::line("sweep", 1, 4, 3),
+            "sweep [#######.......................] 1/4 25%, 9 s left");
+  EXPECT_EQ(report::ProgressBar::line("sweep", 4, 4, 3),
+            "sweep [##############################] 4/4 100%");
+  EXPECT_EQ(report::ProgressBar::line("s", 1, 1000, 100),
+            "s [..............................] 1/1000 0%, 1665 min left");
+  // A file (as a pipe): nothing is ever written, even with no delay.
+  const std::string path = tmp("progress.txt");
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  {
+    report::ProgressBar bar(f, "sweep", 3, 0.0);
+    EXPECT_FALSE(bar.enabled());
+    for (int i = 0; i < 3; ++i) bar.step();
+  }
+  std::fclose(f);
+  EXPECT_EQ(slurp_binary(path), "");
+  std::remove(path.c_str());
+  // A terminal (a pseudo-terminal here): the bar, then a cleared line.
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  std::FILE* tty = std::fopen(::ptsname(master), "w");
+  ASSERT_NE(tty, nullptr);
+  {
+    report::ProgressBar bar(tty, "sweep", 2, 0.0);
+    EXPECT_TRUE(bar.enabled());
+    bar.step();
+    bar.step();
+    report::ProgressBar quiet(tty, "late", 2, 3600.0);  // within its delay: draws nothing
+    quiet.step();
+  }
+  std::fclose(tty);
+  char buf[512];
+  const auto n = ::read(master, buf, sizeof buf);
+  ::close(master);
+  ASSERT_GT(n, 0);
+  const std::string got(buf, static_cast<std::size_t>(n));
+  EXPECT_NE(got.find("sweep [###############...............] 1/2 50%"), std::string::npos) << got;
+  EXPECT_NE(got.find("\r\x1b[K"), std::string::npos);
+  EXPECT_EQ(got.find("late"), std::string::npos);
+}
