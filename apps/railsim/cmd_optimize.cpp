@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/optimize/optimize.hpp"
+#include "railsim/report/file.hpp"
+#include "railsim/report/plot.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/sweep/values.hpp"
@@ -29,6 +31,7 @@ struct OptimizeArgs {
   std::string of = "ideal";
   std::optional<double> max_cost, max_power;
   bool first = false, all = false, json = false, csv = false;
+  std::string plot;
   int threads = 0;
 };
 
@@ -89,7 +92,13 @@ void run(const OptimizeArgs& a) {
   optimize::Options o;
   o.frontier = !a.first;
   o.threads = static_cast<int>(check_integer("--threads", a.threads, 0, 4096));
+  if (!a.plot.empty()) {  // checked before the search
+    report::plot_format(a.plot, "--plot");
+    report::check_writable(a.plot, "--plot");
+    report::require_gnuplot("--plot");
+  }
   const optimize::Result r = optimize::optimize(gpu, gpus, models, space, t, b, o);
+  if (!a.plot.empty()) report::write_plot(optimize::frontier_chart(r), a.plot, "--plot");
   if (a.json) {
     fmt::print("{}\n", optimize::to_json(r).dump(2));
     return;
@@ -156,6 +165,8 @@ void add_optimize_command(CLI::App& app) {
                 "Stop at the cheapest network that meets the target (no frontier)");
   cmd->add_flag("--all", a->all, "Print every candidate evaluated, not only the frontier");
   cmd->add_option("--threads", a->threads, "Threads of the plan searches (0 = all cores)");
+  cmd->add_option("--plot", a->plot,
+                  "Also draw the frontier (cost against time) to FILE.png, .svg or .pdf (gnuplot)");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_flag("--csv", a->csv, "Print CSV (the frontier, or every candidate with --all)");
   cmd->callback([a] { run(*a); });

@@ -435,6 +435,31 @@ std::string explain(const Result& r) {
   return s;
 }
 
+report::LineChart frontier_chart(const Result& r) {
+  report::LineChart c;
+  c.title = "Network cost against training time";
+  std::string models;
+  for (const auto& m : r.model_names) models += (models.empty() ? "" : ", ") + m;
+  c.subtitle = fmt::format("{} on {} x {}: the frontier of {} candidate networks", models,
+                           r.candidates.empty() ? 0 : r.candidates.front().cluster.gpus,
+                           r.candidates.empty() ? "" : r.candidates.front().cluster.gpu.name,
+                           r.candidates.size());
+  c.x.label = "network cost (USD millions)";
+  c.y.label = "slowest model's iteration time / its ideal-cluster time";
+  report::Series f{"frontier (each faster than every cheaper network)", {}, {}};
+  for (std::size_t i : r.frontier) {
+    f.x.push_back(r.candidates[i].cost_usd / 1e6);
+    f.y.push_back(r.candidates[i].worst_relative);
+  }
+  c.series.push_back(std::move(f));
+  if (r.cheapest) {
+    const Candidate& a = r.candidates[*r.cheapest];
+    c.series.push_back(
+        {"cheapest meeting the target: " + a.name(), {a.cost_usd / 1e6}, {a.worst_relative}});
+  }
+  return c;
+}
+
 Json to_json(const Result& r) {
   Json j;
   j["models"] = r.model_names;

@@ -1,6 +1,8 @@
 // railsim optimize as a user runs it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -63,4 +65,17 @@ TEST(CliOptimize, BadInputIsOneLineExit2) {
         << args << "\n"
         << r.err;
   }
+}
+
+TEST(CliOptimize, FrontierPlot) {
+  const std::string path = "/tmp/railsim_optimize_" + std::to_string(::getpid()) + ".svg";
+  auto r = run_cli("optimize --gpus 1024 --within 10 --plot " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = railsim::test::slurp(path);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("cheapest meeting the target"), std::string::npos);
+  std::remove(path.c_str());
+  auto bad = run_cli("optimize --gpus 1024 --within 10 --plot /tmp/x.gif");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("railsim: error: --plot"), std::string::npos) << bad.err;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "railsim/perf/search.hpp"
+#include "railsim/report/plot.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
@@ -120,6 +121,9 @@ report::Table candidates_table(const Result& r, bool all = false);
 // Lines that say the answer: the cheapest network meeting the target, which model binds, and
 // why the next cheaper candidate fails.
 std::string explain(const Result& r);
+// The frontier as a chart: network cost (USD millions) against the slowest model's iteration
+// time relative to its ideal-cluster time, and the answer as its own point.
+report::LineChart frontier_chart(const Result& r);
 Json to_json(const Result& r);
 
 }  // namespace railsim::optimize
