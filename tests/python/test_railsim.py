@@ -1,0 +1,73 @@
+"""The railsim Python module against the CLI: the same inputs give the same JSON, exactly."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import railsim
+
+CLI = os.environ.get("RAILSIM_CLI", "railsim")
+
+
+def cli(*args):
+    out = subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def test_presets():
+    assert "GPT-1T" in railsim.presets("models")
+    assert "megatron-core-2024" in railsim.presets("stacks")
+
+
+def test_design_equals_cli():
+    py = railsim.design(gpus=32768, hb_domain=8, design="rail_only")
+    assert py.to_dict() == cli("design", "--gpus", "32768", "--hb-domain", "8",
+                               "--design", "rail_only")
+    assert py.tiers == 2 and py.switches.total == 768
+
+
+def test_plan_equals_cli():
+    py = railsim.plan(gpus=4096, design="rail_only", model="GPT-1T", top=3, threads=1)
+    c = cli("plan", "--gpus", "4096", "--design", "rail_only", "--model", "GPT-1T", "--top", "3",
+            "--threads", "1")
+    assert py.to_dict()["plans"] == c["plans"]
+    for k in ("model", "gpus", "gpu", "hb_domain", "design", "evaluated", "feasible"):
+        assert py[k] == c[k], k
+    assert py.plans[0].rank == 1
+
+
+def test_whatif_equals_cli():
+    py = railsim.whatif(gpus=1024, fail=["leaf:3"], sim="off")
+    assert py.to_dict() == cli("fail", "whatif", "--gpus", "1024", "--fail", "leaf:3",
+                               "--sim", "off")
+    assert py.designs[1].nic_load_factor == pytest.approx(8 / 7)
+
+
+def test_optimize_equals_cli():
+    py = railsim.optimize(gpus=1024, within=10.0, switches=["ETH-51.2T-128x400G", "QM9700"])
+    c = cli("optimize", "--gpus", "1024", "--within", "10", "--switch",
+            "ETH-51.2T-128x400G,QM9700")
+    assert py.to_dict() == c
+    assert py.cheapest.meets_target
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: railsim.design(gpus=1001), "hb-domain"),
+    (lambda: railsim.design(gpus=-5), "--gpus"),
+    (lambda: railsim.plan(gpus=1024, model="no-such-model"), "model"),
+    (lambda: railsim.plan(gpus=1024, tp=0), "tp"),
+    (lambda: railsim.whatif(gpus=1024, fail=["fan:1"]), "--fail"),
+    (lambda: railsim.optimize(gpus=1024), "--within"),
+])
+def test_bad_input_raises_input_error_naming_the_field(call, field):
+    with pytest.raises(railsim.InputError) as e:
+        call()
+    assert field in str(e.value)
+    assert "\n" not in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_wrong_type_is_a_type_error_not_a_crash():
+    with pytest.raises(TypeError):
+        railsim.design(gpus="many")
