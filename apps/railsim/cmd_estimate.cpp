@@ -6,6 +6,7 @@
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/tables.hpp"
 #include "strategy_options.hpp"
 
@@ -30,6 +31,10 @@ void print_human(const perf::Model& m, const perf::Training& tr, const spec::Clu
              perf::to_string(tr.dtype), tr.flash_attention ? "on" : "off");
   fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {} tokens/s\n",
              it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, cost::with_commas(it.tokens_per_s));
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, tr.stack.name);
+  fmt::print("error band +-{:.1f}% ({:.4g}-{:.4g} s): {}\n", 100 * band.fraction,
+             it.iteration_time_s * (1 - band.fraction), it.iteration_time_s * (1 + band.fraction),
+             band.basis);
   fmt::print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
              c.gpu.hbm_bytes / units::kGiB, it.feasible ? "fits" : "DOES NOT FIT");
   fmt::print("breakdown:\n{}", report::to_text(report::breakdown_table(it), "  "));
@@ -73,6 +78,8 @@ void add_estimate_command(CLI::App& app) {
       j["stack"] = in.training.stack.name;
       j["dtype"] = std::string(perf::to_string(in.training.dtype));
       j["flash_attention"] = in.training.flash_attention;
+      j["error_band"] =
+          perf::to_json(perf::error_band(c.gpu.name, in.training.stack.name), it.iteration_time_s);
       j["comm"] = comm;
       fmt::print("{}\n", j.dump(2));
     } else {

@@ -10,6 +10,7 @@
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/report/tables.hpp"
 #include "strategy_options.hpp"
@@ -62,11 +63,13 @@ void add_plan_command(CLI::App& app) {
     const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
     const perf::PlanResult res = perf::plan(ctx, po);
     if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
+    const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
     if (args->json) {
       Json plans = Json::array();
       for (const perf::Plan& p : res.plans) {
         plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
         plans.back()["rank"] = plans.size();
+        plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
       }
       Json j{{"model", in.model.name},
              {"gpus", c.gpus},
@@ -107,6 +110,7 @@ void add_plan_command(CLI::App& app) {
         in.training.flash_attention ? ", flash attention" : "",
         cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
     fmt::print("{}", report::to_text(table));
+    fmt::print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);
     if (!args->explain) return;
     const perf::Plan& w = res.plans.front();
     fmt::print(

@@ -21,6 +21,14 @@ void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_report_command(CLI::App& app);  // the one-file HTML report
+void add_validate_command(CLI::App& app);
+
+// Thrown by a command whose output is printed but whose check failed (validate): main prints
+// "railsim: <message>" on stderr and exits with `code`.
+struct CommandFailed {
+  int code = 1;
+  std::string message;
+};
 
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.

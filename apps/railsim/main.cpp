@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   railsim::cli::add_sweep_command(app);
   railsim::cli::add_optimize_command(app);
   railsim::cli::add_report_command(app);
+  railsim::cli::add_validate_command(app);
   // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
   // default used instead: refuse it for every option at once.
   for (int i = 1; i < argc; ++i) {
@@ -81,6 +82,10 @@ int main(int argc, char** argv) {
   } catch (const railsim::InputError& e) {
     fmt::print(stderr, "railsim: error: {}\n", e.what());
     return 2;
+  } catch (const railsim::cli::CommandFailed& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "railsim: {}\n", e.message);
+    return e.code;
   } catch (const std::system_error& e) {
     // fmt reports a failed write to stdout (a full disk, a closed pipe) this way.
     fmt::print(stderr, "railsim: error: stdout: cannot write the output ({})\n",

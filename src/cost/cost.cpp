@@ -1,5 +1,7 @@
 #include "railsim/cost/cost.hpp"
 
+#include <fmt/format.h>
+
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 
@@ -22,7 +24,13 @@ double saving(double x, double reference) {
   return reference > 0 ? 1.0 - x / reference : 0.0;
 }
 
-DesignCost price(const BillOfMaterials& b, const Catalog& cat, SwitchCounting counting) {
+double switch_box_watts(const spec::SwitchSpec& sw, const Catalog& cat) {
+  if (cat.switch_power_from == spec::SwitchPowerFrom::catalog || !sw.power.known()) return 0;
+  return sw.power.typical_w;
+}
+
+DesignCost price(const BillOfMaterials& b, const Catalog& cat, SwitchCounting counting,
+                 double box_w) {
   DesignCost r;
   const double port_scale = b.port_gbps / 400.0;
   const double nic_scale = std::min(b.nic_gbps, b.port_gbps) / 400.0;
@@ -33,7 +41,8 @@ DesignCost price(const BillOfMaterials& b, const Catalog& cat, SwitchCounting co
   r.usd.switches =
       boxes * cat.switch_fixed.price_usd + ports * port_scale * cat.switch_port.price_usd;
   r.watts.switches =
-      boxes * cat.switch_fixed.power_w + ports * port_scale * cat.switch_port.power_w;
+      box_w > 0 ? boxes * box_w
+                : boxes * cat.switch_fixed.power_w + ports * port_scale * cat.switch_port.power_w;
   r.usd.transceivers =
       double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.price_usd +
       double(b.switch_side_transceivers) * port_scale * cat.switch_transceiver.price_usd;
@@ -53,8 +62,18 @@ DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& d
                       const Catalog& cat, SwitchCounting counting) {
   DesignReport r;
   r.bom = bill_of_materials(cluster, design, cat.switch_transceiver_ports);
-  r.cost = price(r.bom, cat, counting);
-  r.switch_name = spec::fit_to_cluster(cluster, design).sw.describe();
+  const spec::SwitchSpec sw = spec::fit_to_cluster(cluster, design).sw;
+  r.switch_box_w = switch_box_watts(sw, cat);
+  r.switch_power_source = r.switch_box_w > 0 ? sw.power.source : cat.switch_port.source;
+  r.switch_power_basis =
+      r.switch_box_w > 0
+          ? fmt::format("{:g} W per switch, typical without transceivers (its data sheet)",
+                        r.switch_box_w)
+          : fmt::format("{:g} W per switch + {:g} W per 400G port (catalog {}{})",
+                        cat.switch_fixed.power_w, cat.switch_port.power_w, cat.name,
+                        sw.power.known() ? ", which keeps its own figures" : "");
+  r.cost = price(r.bom, cat, counting, r.switch_box_w);
+  r.switch_name = sw.describe();
   r.catalog_name = cat.name;
   r.counting = counting;
   return r;
@@ -113,6 +132,9 @@ Json to_json(const DesignReport& r, bool with_savings) {
   j["power_breakdown_w"] = {{"switches", r.cost.watts.switches},
                             {"transceivers", r.cost.watts.transceivers},
                             {"cables", r.cost.watts.cables}};
+  j["switch_power"] = {{"from", r.switch_box_w > 0 ? "preset" : "catalog"},
+                       {"w_per_switch", r.switch_box_w},
+                       {"source", r.switch_power_source}};
   j["nic_cost_usd"] = r.cost.nic_usd;
   j["nic_power_w"] = r.cost.nic_w;
   if (with_savings) {

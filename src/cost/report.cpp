@@ -108,6 +108,7 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
   s += fmt::format("power              {} (switches {}, transceivers {}, cables {})\n",
                    watts(r.cost.power_w()), watts(r.cost.watts.switches),
                    watts(r.cost.watts.transceivers), watts(r.cost.watts.cables));
+  s += fmt::format("switch power       {}\n", r.switch_power_basis);
   return s;
 }
 
@@ -117,6 +118,7 @@ std::string compare_heading(const spec::Cluster& c, const std::vector<DesignRepo
     s += fmt::format("switch {} ({} x {:g}G), catalog {}, {} switch counting\n",
                      rows[0].switch_name, rows[0].bom.radix, rows[0].bom.port_gbps,
                      rows[0].catalog_name, to_string(rows[0].counting));
+  if (!rows.empty()) s += fmt::format("switch power {}\n", rows[0].switch_power_basis);
   return s;
 }
 

@@ -1,10 +1,14 @@
 #include "railsim/spec/catalog.hpp"
 
+#include "railsim/core/enum.hpp"
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::spec {
 
 namespace {
+
+constexpr EnumNames<SwitchPowerFrom, 2> kPowerFromNames{
+    {{{SwitchPowerFrom::preset, "preset"}, {SwitchPowerFrom::catalog, "catalog"}}}};
 
 std::string source_of(JsonObject& o) {
   if (!o.has("source")) return "";
@@ -25,6 +29,10 @@ PricePower item(JsonObject& parent, std::string_view key) {
 
 }  // namespace
 
+std::string_view to_string(SwitchPowerFrom f) {
+  return kPowerFromNames.name(f);
+}
+
 Catalog catalog_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   Catalog c;
@@ -36,6 +44,13 @@ Catalog catalog_from_json(const Json& j, const std::string& path) {
     c.switch_fixed.power_w = s.number_or("power_w_per_switch", 0, Range::between(-1e5, 1e6));
     c.switch_port.price_usd = s.number("price_usd_per_port", Range::non_negative(1e7));
     c.switch_port.power_w = s.number("power_w_per_port", Range::non_negative(1e5));
+    if (s.has("power_from")) {
+      const Json& v = s.raw("power_from");
+      if (!v.is_string())
+        throw InputError(s.field("power_from"), "expected \"preset\" or \"catalog\"");
+      c.switch_power_from =
+          kPowerFromNames.parse(v.get<std::string>(), s.field("power_from"), "switch power source");
+    }
     c.switch_port.source = c.switch_fixed.source = source_of(s);
     s.finish();
   }

@@ -48,6 +48,21 @@ SwitchSpec switch_from_json(const Json& j, const std::string& path) {
       if (!dup) s.modes.push_back(pm);
     }
   }
+  if (o.has("power")) {
+    const std::string f = o.field("power");
+    if (!o.raw("power").is_object())
+      throw InputError(f,
+                       "expected an object {\"typical_w\": W, \"source\": \"...\"}: the watts "
+                       "of one switch, typical, without transceivers, and the data sheet they "
+                       "come from");
+    JsonObject p = o.object("power");
+    s.power.typical_w = p.number("typical_w", Range::positive(1e6));
+    const Json& src = p.raw("source");
+    if (!src.is_string() || src.get<std::string>().empty())
+      throw InputError(p.field("source"), "expected a non-empty string naming the data sheet");
+    s.power.source = src.get<std::string>();
+    p.finish();
+  }
   if (o.has("source"))
     s.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
   o.finish();

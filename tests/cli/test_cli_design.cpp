@@ -95,6 +95,13 @@ TEST(CliCompare, DefaultsAreThePapersTwoClusters) {
   // Default catalog ib-ndr-thirdparty-2024: docs/design.md derives 72.2% and 36.1%.
   EXPECT_NEAR(j["designs"][1]["cost_saving"].get<double>(), 0.7221, 5e-4);
   EXPECT_NEAR(j["designs"][4]["cost_saving"].get<double>(), 0.3611, 5e-4);
+  // Power with the 51.2T switch's data-sheet watts (913 W per box): 72.1% and 36.1%.
+  EXPECT_EQ(j["designs"][1]["switch_power_from"], "preset");
+  EXPECT_EQ(j["designs"][1]["switch_w_each"], 913.0);
+  EXPECT_DOUBLE_EQ(j["designs"][1]["switch_power_w"].get<double>(),
+                   913.0 * j["designs"][1]["switches"].get<double>());
+  EXPECT_NEAR(j["designs"][1]["power_saving"].get<double>(), 0.7211, 5e-4);
+  EXPECT_NEAR(j["designs"][4]["power_saving"].get<double>(), 0.3606, 5e-4);
   const auto text = run_cli("compare");
   ASSERT_EQ(text.code, 0);
   EXPECT_NE(text.out.find("rail_only"), std::string::npos);
@@ -182,8 +189,9 @@ TEST(CliCompare, NoPlanIsAMissingValueAndAReason) {
 TEST(CliCompare, HumanTableUsesLabelsSeparatorsAndMegawatts) {
   const auto r = run_cli("compare --no-perf");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"switches per tier", "512 / 512 / 256", "32,768 / 32,768 / 32,768",
-                        "114,688", "$201.93M", "1.950 MW", "599.7 kW", "72.2%", "cost saving"})
+  for (const char* s :
+       {"switches per tier", "512 / 512 / 256", "32,768 / 32,768 / 32,768", "114,688", "$201.93M",
+        "2.660 MW", "741.6 kW", "72.2%", "cost saving", "switch power 913 W per switch"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   for (const char* s : {"_usd", "power_w", "best_iteration_time_s", "e+"})
     EXPECT_EQ(r.out.find(s), std::string::npos) << s << "\n" << r.out;
@@ -270,5 +278,17 @@ TEST(CliDesign, BadSwitchAndCatalogFilesNameTheField) {
   // A 2-port switch cannot grow a Clos past 2 NICs.
   const auto tiny = temp_file("tiny.json", R"({"name":"tiny","radix":2,"port_gbps":400})");
   expect_input_error("design --gpus 64 --switch " + tiny, "--switch");
-  for (const auto& p : {odd, one, typo, str, bad, cat, cat2, tiny}) std::remove(p.c_str());
+  // Data-sheet watts: an object with positive typical_w and a source.
+  const auto neg = temp_file(
+      "neg.json",
+      R"({"name":"t","radix":64,"port_gbps":400,"power":{"typical_w":-913,"source":"s"}})");
+  expect_input_error("design --switch " + neg, "switch.power.typical_w");
+  const auto flat =
+      temp_file("flat.json", R"({"name":"t","radix":64,"port_gbps":400,"power":913})");
+  expect_input_error("compare --switch " + flat, "switch.power");
+  const auto nosrc = temp_file(
+      "nosrc.json", R"({"name":"t","radix":64,"port_gbps":400,"power":{"typical_w":913}})");
+  expect_input_error("design --switch " + nosrc, "switch.power.source");
+  for (const auto& p : {odd, one, typo, str, bad, cat, cat2, tiny, neg, flat, nosrc})
+    std::remove(p.c_str());
 }

@@ -118,7 +118,11 @@ TEST(CliPlan, CsvHasOneRowPerPlanWithTheJsonValues) {
 TEST(CliPlan, HumanTableHasLabelsAndUnits) {
   const auto r = run_cli("plan --gpus 4096 --model GPT-1T --top 3");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(line_count(r.out), 5);  // summary, header, 3 plans
+  EXPECT_EQ(line_count(r.out), 6);  // summary, header, 3 plans, the error band
+  EXPECT_NE(
+      r.out.find("error band of every time: +-8.4% (max |error| of 2 validated runs on H100-SXM"),
+      std::string::npos)
+      << r.out;
   for (const char* s : {"strategies", "fit in memory", "recompute", "MFU", "memory", "tp comm",
                         "bubble", " GiB", " s", "%"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;

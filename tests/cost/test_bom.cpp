@@ -175,6 +175,60 @@ TEST(Cost, PaperRatioCatalogGivesThePaperRanges) {
   EXPECT_EQ(k8[2].cost_saving, 1.0);
 }
 
+TEST(Cost, PaperRatioKeepsItsOwnSwitchWattsOverTheDataSheet) {
+  // The 51.2T preset has data-sheet watts (913 W), but paper-ratio says power_from "catalog":
+  // 17 W per 400G port, every port bought, as before.
+  const auto cat = cost::load_catalog("paper-ratio");
+  EXPECT_EQ(cat.switch_power_from, spec::SwitchPowerFrom::catalog);
+  const auto r = cost::evaluate(cluster(32768, 8),
+                                design(DesignKind::rail_optimized, "ETH-51.2T-128x400G"), cat);
+  EXPECT_EQ(r.switch_box_w, 0.0);
+  EXPECT_DOUBLE_EQ(r.cost.watts.switches, double(r.bom.switch_ports) * 17.0);
+}
+
+TEST(Cost, DataSheetWattsGiveTheSavingOfTheSwitchCounts) {
+  // Default catalog, 32,768 GPUs on 128-port 51.2T switches (913 W each, data sheet). Every tier
+  // is full, so an L-tier network over N NIC ports has (2L-1) N / 128 switches, N NIC-side
+  // modules (8 W) and (2L-1) N / 2 twin-port switch-side modules (15 W):
+  //   P(L) = (2L-1) N / 128 x 913 + 8 N + (2L-1) N / 2 x 15.
+  // rail_optimized has 3 tiers; rail_only 2 (K = 8) and 1 (K = 256).
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  EXPECT_EQ(cat.switch_power_from, spec::SwitchPowerFrom::preset);
+  const double n = 32768;
+  auto p = [n](int tiers) {
+    return (2 * tiers - 1) * n / 128 * 913 + 8 * n + (2 * tiers - 1) * n / 2 * 15;
+  };
+  const auto sw = "ETH-51.2T-128x400G";
+  auto k8 = cost::compare_designs(cluster(32768, 8), design(DesignKind::rail_optimized, sw), cat);
+  auto k256 =
+      cost::compare_designs(cluster(32768, 256), design(DesignKind::rail_optimized, sw), cat);
+  EXPECT_EQ(k8[0].switch_box_w, 913.0);
+  EXPECT_DOUBLE_EQ(k8[0].cost.watts.switches, double(k8[0].bom.switches) * 913.0);
+  EXPECT_NEAR(k8[0].cost.power_w(), p(3), 1e-6);
+  EXPECT_NEAR(k8[1].cost.power_w(), p(2), 1e-6);
+  EXPECT_NEAR(k256[1].cost.power_w(), p(1), 1e-6);
+  EXPECT_NEAR(k8[1].power_saving, 1 - p(2) / p(3), 1e-12);
+  EXPECT_NEAR(k256[1].power_saving, 1 - p(1) / p(3), 1e-12);
+  // 36.1% and 72.1% (34.6% and 69.2% with the catalog's 2.8 W per port).
+  EXPECT_NEAR(k8[1].power_saving, 0.3606, 5e-4);
+  EXPECT_NEAR(k256[1].power_saving, 0.7211, 5e-4);
+  // The cost is the catalog's: unchanged by the data-sheet watts.
+  EXPECT_NEAR(k8[1].cost_saving, 0.361, 5e-4);
+  // By port counting a switch equivalent draws the box's watts.
+  const auto ports = cost::evaluate(cluster(4096, 256), design(DesignKind::rail_only, sw), cat,
+                                    cost::SwitchCounting::ports);
+  EXPECT_DOUBLE_EQ(ports.cost.watts.switches, ports.bom.switch_equivalents() * 913.0);
+}
+
+TEST(Cost, SwitchWithoutDataSheetWattsUsesTheCatalogPerPort) {
+  // QM9700 has no public typical figure: 2.8 W per 400G port of every switch bought.
+  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
+  const auto r =
+      cost::evaluate(cluster(4096, 8), design(DesignKind::rail_optimized, "QM9700"), cat);
+  EXPECT_EQ(r.switch_box_w, 0.0);
+  EXPECT_DOUBLE_EQ(r.cost.watts.switches, double(r.bom.switch_ports) * 2.8);
+}
+
 TEST(Cost, SameTierCountSavesNothing) {
   // 64-port switches, 32,768 GPUs, K = 8: a rail of 4,096 GPUs exceeds the 2-tier limit of 2,048,
   // so each rail is a 3-tier Clos, like the rail-optimized network: the same switches.
@@ -247,6 +301,16 @@ TEST(Catalog, BadCatalogsNameTheField) {
       field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"prise":2},)" +
                ok_rest),
       "catalog.switch.prise");
+  EXPECT_EQ(
+      field_of(
+          R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"power_from":"sheet"},)" +
+          ok_rest),
+      "catalog.switch.power_from");
+  EXPECT_EQ(
+      field_of(
+          R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"power_from":1},)" +
+          ok_rest),
+      "catalog.switch.power_from");
   EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1}})"),
             "catalog.nic_transceiver");
   EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,)"), "--catalog");

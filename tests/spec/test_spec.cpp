@@ -101,3 +101,39 @@ TEST(Cluster, DefaultSizeIsAWholeNumberOfHbDomainsAndBadSizesSuggestTheNearest) 
         << e.what();
   }
 }
+
+TEST(Switch, DataSheetWattsOfThe51TPresets) {
+  // UfiSpace S9321-64E (Tomahawk 5, 64 x 800G): 913 W typical without transceivers; the 128 x 400G
+  // preset is the same box split, so it carries the same figure.
+  for (const char* name : {"ETH-51.2T-64x800G", "ETH-51.2T-128x400G"}) {
+    const auto sw = spec::load_switch(name);
+    EXPECT_DOUBLE_EQ(sw.power.typical_w, 913.0) << name;
+    EXPECT_NE(sw.power.source.find("S9321-64E"), std::string::npos) << name;
+    // A port mode re-splits the same box: the watts stay.
+    EXPECT_DOUBLE_EQ(spec::fit_to_nics(sw, 200).power.typical_w, 913.0) << name;
+  }
+  // No public data-sheet figure was found for these: the catalog's per-port watts apply.
+  for (const char* name : {"QM9700", "Q3400", "TH4-64x400G"})
+    EXPECT_FALSE(spec::load_switch(name).power.known()) << name;
+}
+
+TEST(Switch, MalformedPowerNamesTheField) {
+  auto field_of = [](const std::string& power) {
+    try {
+      spec::switch_from_json(
+          Json::parse(R"({"name":"x","radix":64,"port_gbps":400,"power":)" + power + "}"),
+          "switch");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(field_of("913"), "switch.power");
+  EXPECT_EQ(field_of(R"({"typical_w":-5,"source":"s"})"), "switch.power.typical_w");
+  EXPECT_EQ(field_of(R"({"typical_w":0,"source":"s"})"), "switch.power.typical_w");
+  EXPECT_EQ(field_of(R"({"typical_w":"913","source":"s"})"), "switch.power.typical_w");
+  EXPECT_EQ(field_of(R"({"typical_w":913})"), "switch.power.source");
+  EXPECT_EQ(field_of(R"({"typical_w":913,"source":""})"), "switch.power.source");
+  EXPECT_EQ(field_of(R"({"typical_w":913,"source":"s","max_w":2000})"), "switch.power.max_w");
+  EXPECT_EQ(field_of(R"({"typical_w":913,"source":"s"})"), "no error");
+}

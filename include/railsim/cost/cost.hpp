@@ -8,6 +8,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/cost/bill_of_materials.hpp"
 #include "railsim/cost/catalog.hpp"
+#include "railsim/spec/switch.hpp"
 
 namespace railsim::cost {
 
@@ -35,8 +36,16 @@ struct DesignCost {
   double power_w() const { return watts.total(); }
 };
 
+// Watts of one switch box under a catalog: the preset's data-sheet figure (typical, without
+// transceivers) when the switch has one and the catalog takes it (power_from "preset", the
+// default); 0 when the catalog's own per-switch and per-port figures apply (docs/design.md
+// section 4).
+double switch_box_watts(const spec::SwitchSpec& sw, const Catalog& cat);
+
+// box_w > 0: every switch box draws box_w watts (whole boxes, or switch equivalents by port
+// counting), in place of the catalog's per-switch and per-port watts; prices are the catalog's.
 DesignCost price(const BillOfMaterials& bom, const Catalog& cat,
-                 SwitchCounting counting = SwitchCounting::whole);
+                 SwitchCounting counting = SwitchCounting::whole, double box_w = 0);
 
 // One evaluated design: what to buy and what it costs.
 struct DesignReport {
@@ -45,7 +54,12 @@ struct DesignReport {
   std::string switch_name;
   std::string catalog_name;
   SwitchCounting counting = SwitchCounting::whole;
-  double cost_saving = 0;  // fraction saved against rail_optimized (filled by compare)
+  // Where the switch watts came from: box_w > 0 is the data sheet's figure per box (source
+  // names it); 0 means the catalog's figures.
+  double switch_box_w = 0;
+  std::string switch_power_source;
+  std::string switch_power_basis;  // one line for humans: "913 W per switch, typical ..."
+  double cost_saving = 0;          // fraction saved against rail_optimized (filled by compare)
   double power_saving = 0;
 };
 

@@ -5,6 +5,7 @@
 // Switch and transceiver figures are per 400G-equivalent port and scale linearly with the port
 // speed (an 800G port costs twice a 400G one; ours, docs/design.md).
 #include <string>
+#include <string_view>
 
 #include "railsim/core/json.hpp"
 
@@ -16,11 +17,19 @@ struct PricePower {
   std::string source;
 };
 
+// Where a switch box's watts come from: the switch preset's data-sheet figure when it has one
+// (`preset`, the default), or always the catalog's own per-switch and per-port figures
+// (`catalog`: a scenario that fixes its own ratios, like paper-ratio). "power_from" in the
+// catalog's "switch" object; docs/design.md section 4.
+enum class SwitchPowerFrom { preset, catalog };
+std::string_view to_string(SwitchPowerFrom f);
+
 struct Catalog {
   std::string name;
   std::string about;
-  PricePower switch_fixed;           // per switch box, whatever its radix
-  PricePower switch_port;            // per 400G-equivalent port
+  PricePower switch_fixed;  // per switch box, whatever its radix
+  PricePower switch_port;   // per 400G-equivalent port
+  SwitchPowerFrom switch_power_from = SwitchPowerFrom::preset;
   PricePower nic_transceiver;        // per single-port module on the NIC side, 400G-equivalent
   PricePower switch_transceiver;     // per module on the switch side, 400G-equivalent per port
   int switch_transceiver_ports = 2;  // switch ports one module serves (twin-port OSFP: 2)

@@ -14,12 +14,23 @@ struct PortMode {
   double port_gbps = 0;
 };
 
+// Watts of one switch box, typical, without transceivers, as its data sheet gives them ("power" in
+// the JSON: {"typical_w": W, "source": "..."}). typical_w is 0 when the preset has no published
+// figure; the catalog's per-port figure applies then (docs/design.md section 4).
+struct SwitchPower {
+  double typical_w = 0;
+  std::string source;
+  bool known() const { return typical_w > 0; }
+};
+
 struct SwitchSpec {
   std::string name;
   int radix = 64;          // ports at port_gbps (the configured mode)
   double port_gbps = 400;  // per port, per direction
   std::string family;      // "infiniband" or "ethernet"; informational
   std::string source;
+  // The box's data-sheet watts; the same in every port mode (the same chip and lanes; ours).
+  SwitchPower power;
   // Every supported mode, the configured one included ("port_modes" in the JSON; by default the
   // configured one only).
   std::vector<PortMode> modes;

@@ -1,0 +1,343 @@
+#include "railsim/perf/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "railsim/perf/iteration.hpp"
+#include "railsim/perf/model.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/network.hpp"
+#include "railsim/spec/preset.hpp"
+#include "railsim/spec/stack.hpp"
+#include "railsim/spec/switch.hpp"
+
+namespace railsim::perf {
+
+namespace {
+
+Json data_file(const std::string& name) {
+  return spec::load_preset_or_file("validation", name, "validation data");
+}
+
+// The runs' networks: one NIC per GPU on a non-blocking rail-optimized Clos (Selene's HDR fat
+// tree; Meta's pods), K GPUs per NVLink domain.
+spec::NetworkDesign network() {
+  return spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
+}
+
+spec::Cluster cluster(const std::string& gpu, std::int64_t n, std::int64_t k, double nic_gbps) {
+  const spec::GpuSpec g = spec::load_gpu(gpu);
+  return spec::make_cluster(g, n, k, nic_gbps, g.hb_bw_Bps / 1e9, g.nics_per_gpu);
+}
+
+Model gpt_model(const Json& common, const Json& row) {
+  Model m;
+  m.name = row["name"].get<std::string>();
+  m.layers = row["layers"].get<std::int64_t>();
+  m.hidden = row["hidden"].get<std::int64_t>();
+  m.heads = row["heads"].get<std::int64_t>();
+  m.kv_heads = m.heads;
+  m.ffn_hidden = 4 * m.hidden;
+  m.vocab = common["vocab"].get<std::int64_t>();
+  m.seq_len = common["seq_len"].get<std::int64_t>();
+  return m;
+}
+
+// Virtual pipeline stages of the Korthikanti et al. runs, from their Figure 1 activation memory
+// (docs/validation.md; tests/perf/test_validation.cpp checks the ratios).
+const std::map<std::string, std::int64_t> kKorthikantiInterleave{
+    {"22B", 1}, {"175B", 3}, {"530B", 3}, {"1T", 1}};
+
+struct KorthikantiRun {
+  Model model;
+  Training tr;
+  spec::Cluster cluster;
+  Strategy s;
+};
+
+KorthikantiRun korthikanti_run(const Json& common, const Json& row, bool selective_sp) {
+  KorthikantiRun r;
+  r.model = gpt_model(common, row);
+  r.tr = make_training(row["global_batch"].get<std::int64_t>(), r.model.seq_len,
+                       spec::load_stack("megatron-lm-2022"));
+  r.cluster = cluster(common["gpu"].get<std::string>(), row["gpus"].get<std::int64_t>(),
+                      common["gpus_per_node"].get<std::int64_t>(), 200);
+  r.s.tp = row["tp"].get<std::int64_t>();
+  r.s.pp = row["pp"].get<std::int64_t>();
+  r.s.dp = 1;
+  r.s.micro_batch = row["micro_batch"].get<std::int64_t>();
+  r.s.interleave = kKorthikantiInterleave.at(r.model.name);
+  r.s.recompute = selective_sp ? Recompute::selective : Recompute::full;
+  r.s.sp = selective_sp;
+  validate(r.model, r.tr, r.s, r.cluster);
+  return r;
+}
+
+ValidationTable korthikanti_time() {
+  const Json d = data_file("megatron-korthikanti-2022");
+  ValidationTable t;
+  t.id = "korthikanti-2022-time";
+  t.title = "Korthikanti et al. 2022, Table 5: iteration time on Selene (A100, TP 8, DP 1)";
+  t.source = "data/validation/megatron-korthikanti-2022.json";
+  t.gpu = d["common"]["gpu"].get<std::string>();
+  t.stack = "megatron-lm-2022";
+  t.quantity = "iteration time (s)";
+  t.max_tolerance = 0.05;
+  t.mean_tolerance = 0.03;
+  const auto design = network();
+  for (const Json& row : d["models"]) {
+    for (const char* mode : {"full", "selective_sp"}) {
+      const bool sel = std::string(mode) == "selective_sp";
+      const KorthikantiRun r = korthikanti_run(d["common"], row, sel);
+      const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
+      t.points.push_back({fmt::format("{} {}", r.model.name, sel ? "selective + SP" : "full"),
+                          d["iteration_time_s"][mode][r.model.name].get<double>(),
+                          it.iteration_time_s});
+    }
+  }
+  return t;
+}
+
+ValidationTable korthikanti_hold_out() {
+  const Json d = data_file("megatron-korthikanti-2022");
+  ValidationTable t;
+  t.id = "korthikanti-2022-530b-dp8";
+  t.title = "Korthikanti et al. 2022, abstract: 530B on 2,240 A100 with DP 8 (MFU)";
+  t.source = "data/validation/megatron-korthikanti-2022.json";
+  t.gpu = d["common"]["gpu"].get<std::string>();
+  t.stack = "megatron-lm-2022";
+  t.quantity = "MFU";
+  t.held_out = true;
+  t.max_tolerance = 0.05;
+  const auto design = network();
+  for (const Json& row : d["models"]) {
+    if (row["name"] != "530B") continue;
+    for (bool sel : {true, false}) {
+      KorthikantiRun r = korthikanti_run(d["common"], row, sel);
+      r.cluster = cluster(t.gpu, 2240, 8, 200);
+      r.s.dp = 8;
+      r.tr.global_batch = 2240;
+      const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
+      t.points.push_back({sel ? "530B selective + SP" : "530B full",
+                          d["scale_out_point"][sel ? "mfu_selective_sp" : "mfu_full"].get<double>(),
+                          it.mfu});
+    }
+  }
+  return t;
+}
+
+ValidationTable narayanan() {
+  const Json d = data_file("megatron-narayanan-2021");
+  const Json& common = d["common"];
+  ValidationTable t;
+  t.id = "narayanan-2021";
+  t.title = "Narayanan et al. SC'21, Table 1: weak scaling on Selene (A100), best micro-batch";
+  t.source = "data/validation/megatron-narayanan-2021.json";
+  t.gpu = common["gpu"].get<std::string>();
+  t.stack = "megatron-lm-2021";
+  t.quantity = "TFLOP/s per GPU";
+  t.held_out = true;
+  t.max_tolerance = 0.07;
+  t.mean_tolerance = 0.035;
+  const auto design = network();
+  const spec::Stack stack = spec::load_stack(t.stack);
+  for (const Json& row : d["rows"]) {
+    const Model m = gpt_model(common, row);
+    const std::int64_t batch = row["global_batch"].get<std::int64_t>();
+    const Training tr = make_training(batch, m.seq_len, stack);
+    const spec::Cluster c =
+        cluster(t.gpu, row["gpus"].get<std::int64_t>(), common["gpus_per_node"].get<std::int64_t>(),
+                common["nic_gbps"].get<double>());
+    PlanOptions opt;
+    opt.top = 1;
+    opt.pins.tp = row["tp"].get<std::int64_t>();
+    opt.pins.pp = row["pp"].get<std::int64_t>();
+    opt.pins.dp = row["dp"].get<std::int64_t>();
+    opt.pins.interleave = 1;
+    opt.pins.recompute = Recompute::full;
+    const PlanResult r = plan(make_context(m, tr, c, design), opt);
+    double tflops = 0;
+    if (!r.plans.empty()) {
+      // The paper's FLOP count: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per iteration.
+      const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden),
+                   l = static_cast<double>(m.layers), v = static_cast<double>(m.vocab);
+      const double flops = 96.0 * static_cast<double>(batch) * s * l * h * h *
+                           (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+      tflops = flops / r.plans[0].time.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
+    }
+    t.points.push_back({m.name, row["tflops_per_gpu"].get<double>(), tflops});
+  }
+  return t;
+}
+
+ValidationTable llama3() {
+  const Json d = data_file("llama3-405b-meta-2024");
+  const Json& common = d["common"];
+  ValidationTable t;
+  t.id = "llama3-405b-2024";
+  t.title = "Llama 3 405B on H100 (Meta, Dubey et al. 2024, Table 4), v = 2";
+  t.source = "data/validation/llama3-405b-meta-2024.json";
+  t.gpu = common["gpu"].get<std::string>();
+  t.stack = "megatron-core-2024";
+  t.quantity = "TFLOP/s per GPU";
+  t.held_out = true;
+  t.max_tolerance = 0.12;
+  const Model m = load_model(common["model"].get<std::string>());
+  const Training tr =
+      make_training(common["global_batch"].get<std::int64_t>(),
+                    common["seq_len"].get<std::int64_t>(), spec::load_stack(t.stack));
+  const auto design = network();
+  for (const Json& row : d["rows"]) {
+    const spec::Cluster c =
+        cluster(t.gpu, row["gpus"].get<std::int64_t>(), common["gpus_per_node"].get<std::int64_t>(),
+                common["nic_gbps"].get<double>());
+    Strategy s;
+    s.tp = common["tp"].get<std::int64_t>();
+    s.pp = common["pp"].get<std::int64_t>();
+    s.dp = row["dp"].get<std::int64_t>();
+    s.micro_batch = common["micro_batch"].get<std::int64_t>();
+    s.interleave = 2;  // not published; the least interleaving (docs/validation.md)
+    s.recompute = Recompute::selective;
+    s.sp = true;
+    s.dist_opt = true;
+    s.dp_overlap = true;
+    const IterationTime it = estimate(m, tr, s, c, design);
+    t.points.push_back({fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()),
+                        row["tflops_per_gpu"].get<double>(),
+                        it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12});
+  }
+  return t;
+}
+
+std::string pct(double f) {
+  return fmt::format("{:+.1f}%", 100 * f);
+}
+
+}  // namespace
+
+double ValidationTable::max_abs_error() const {
+  double m = 0;
+  for (const auto& p : points) m = std::max(m, std::fabs(p.error()));
+  return m;
+}
+
+double ValidationTable::mean_abs_error() const {
+  if (points.empty()) return 0;
+  double s = 0;
+  for (const auto& p : points) s += std::fabs(p.error());
+  return s / static_cast<double>(points.size());
+}
+
+bool ValidationTable::within_tolerance() const {
+  if (points.empty()) return false;
+  for (const auto& p : points)
+    if (!(p.railsim > 0) || !(std::fabs(p.error()) < max_tolerance)) return false;
+  return mean_tolerance <= 0 || mean_abs_error() < mean_tolerance;
+}
+
+std::vector<ValidationTable> validation_tables() {
+  return {korthikanti_time(), korthikanti_hold_out(), narayanan(), llama3()};
+}
+
+std::vector<const ValidationTable*> broken(const std::vector<ValidationTable>& tables) {
+  std::vector<const ValidationTable*> out;
+  for (const auto& t : tables)
+    if (!t.within_tolerance()) out.push_back(&t);
+  return out;
+}
+
+std::string to_text(const std::vector<ValidationTable>& tables) {
+  std::string s;
+  int points = 0;
+  for (const auto& t : tables) {
+    s += fmt::format("{}\n  {} on {}, stack {}{}; data {}\n", t.title, t.quantity, t.gpu, t.stack,
+                     t.held_out ? " (held out: no constant set on these runs)" : "", t.source);
+    s += fmt::format("  {:<22} {:>12} {:>12} {:>9}\n", "run", "measured", "railsim", "error");
+    for (const auto& p : t.points)
+      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}\n", p.label, p.measured, p.railsim,
+                       pct(p.error()));
+    s += fmt::format(
+        "  mean |error| {:.1f}%{}, max |error| {:.1f}% (bar {:.0f}%): {}\n\n",
+        100 * t.mean_abs_error(),
+        t.mean_tolerance > 0 ? fmt::format(" (bar {:g}%)", 100 * t.mean_tolerance) : std::string(),
+        100 * t.max_abs_error(), 100 * t.max_tolerance,
+        t.within_tolerance() ? "within tolerance" : "TOLERANCE BROKEN");
+    points += static_cast<int>(t.points.size());
+  }
+  const auto bad = broken(tables);
+  s += fmt::format("{} tables, {} runs: {}\n", tables.size(), points,
+                   bad.empty() ? "every tolerance holds"
+                               : fmt::format("{} table(s) break their tolerance", bad.size()));
+  return s;
+}
+
+Json to_json(const std::vector<ValidationTable>& tables) {
+  Json j = Json::array();
+  for (const auto& t : tables) {
+    Json pts = Json::array();
+    for (const auto& p : t.points)
+      pts.push_back({{"run", p.label},
+                     {"measured", p.measured},
+                     {"railsim", p.railsim},
+                     {"error", p.error()}});
+    j.push_back({{"id", t.id},
+                 {"title", t.title},
+                 {"source", t.source},
+                 {"gpu", t.gpu},
+                 {"stack", t.stack},
+                 {"quantity", t.quantity},
+                 {"held_out", t.held_out},
+                 {"points", pts},
+                 {"mean_abs_error", t.mean_abs_error()},
+                 {"max_abs_error", t.max_abs_error()},
+                 {"max_tolerance", t.max_tolerance},
+                 {"mean_tolerance", t.mean_tolerance},
+                 {"within_tolerance", t.within_tolerance()}});
+  }
+  return {{"tables", j}, {"all_within_tolerance", broken(tables).empty()}};
+}
+
+ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
+                     const std::string& stack) {
+  ErrorBand b;
+  double worst_all = 0;
+  int runs = 0;
+  std::string ids;
+  for (const auto& t : tables) {
+    worst_all = std::max(worst_all, t.max_abs_error());
+    if (t.gpu != gpu || t.stack != stack) continue;
+    b.fraction = std::max(b.fraction, t.max_abs_error());
+    runs += static_cast<int>(t.points.size());
+    ids += (ids.empty() ? "" : ", ") + t.id;
+  }
+  if (runs > 0) {
+    b.validated = true;
+    b.basis =
+        fmt::format("max |error| of {} validated runs on {} with {} ({})", runs, gpu, stack, ids);
+  } else {
+    b.fraction = 2 * worst_all;
+    b.basis = fmt::format(
+        "not validated: no measured runs on {} with {}; twice the worst validated error", gpu,
+        stack);
+  }
+  return b;
+}
+
+ErrorBand error_band(const std::string& gpu, const std::string& stack) {
+  static const std::vector<ValidationTable> tables = validation_tables();
+  return error_band(tables, gpu, stack);
+}
+
+Json to_json(const ErrorBand& b, double time_s) {
+  return {{"fraction", b.fraction},
+          {"low_s", time_s * (1 - b.fraction)},
+          {"high_s", time_s * (1 + b.fraction)},
+          {"validated", b.validated},
+          {"basis", b.basis}};
+}
+
+}  // namespace railsim::perf
