@@ -15,6 +15,7 @@
 #include "railsim/fail/whatif.hpp"
 #include "railsim/optimize/optimize.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/model.hpp"
@@ -119,10 +120,12 @@ std::string plan(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, Op
   po.threads = static_cast<int>(check_integer("threads", threads, 0, 4096));
   const perf::PlanResult res = perf::plan(perf::make_context(jb.model, jb.training, c, d), po);
   if (res.plans.empty()) throw perf::explain_no_plan(res, jb.model, jb.training, jb.pins, c);
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, jb.training.stack.name);
   Json plans = Json::array();
   for (const perf::Plan& p : res.plans) {
     plans.push_back(perf::to_json(p.strategy, p.time));
     plans.back()["rank"] = plans.size();
+    plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
   }
   return Json{{"model", jb.model.name},
               {"gpus", c.gpus},
