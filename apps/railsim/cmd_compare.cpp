@@ -144,6 +144,14 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
   const auto [cat, counting] = resolve_cost(o.cost);
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
   (void)resolve_software(perf.software);  // a bad --stack is refused even with --no-perf
+  // The model options feed the best-plan search alone.
+  const std::vector<std::string> model_options = {"--model", "--batch", "--seq", "--dtype",
+                                                  "--flash-attention"};
+  if (perf.skip)
+    refuse_ignored(cmd, model_options,
+                   "with --no-perf (no best plan is searched); drop one of them");
+  if (o.savings_table)
+    refuse_ignored(cmd, model_options, "with --savings-table (it prints cost and power only)");
 
   if (o.savings_table) {  // docs/design.md's table: N from 1k to 128k, K in {8, 72, 256}
     if (o.json || o.csv) throw InputError("--savings-table", "prints Markdown; drop --json/--csv");

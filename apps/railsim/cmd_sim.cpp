@@ -155,11 +155,9 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     return;
   }
 
-  if (cmd.count("--model") + cmd.count("--tp") + cmd.count("--pp") + cmd.count("--dp") +
-          cmd.count("--ep") + cmd.count("--stack") + cmd.count("--dtype") +
-          cmd.count("--flash-attention") >
-      0)
-    throw InputError("--schedule", "strategy options (--model, --tp, ...) need --schedule");
+  refuse_ignored(cmd, kStrategyOptionNames,
+                 "without --schedule (the model and strategy options time one iteration's "
+                 "collectives; a single collective takes --collective, --bytes, --group)");
   const perf::CollectiveOp op = perf::parse_collective_op(a.collective, "--collective");
   sim::CollectiveRequest req;
   req.op = op;

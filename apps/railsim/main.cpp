@@ -10,6 +10,16 @@
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
 
+namespace {
+// Every error leaves through here: one line, whatever the user's values held (a newline or an
+// escape sequence is written as \n, \x1b, ...), and bounded in length (values echoed in messages
+// are cut to 80 characters where they are built; this bounds the whole line).
+int error(const std::string& msg, int code = 2) {
+  fmt::print(stderr, "railsim: {}\n", railsim::printable(msg, 2000));
+  return code;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "railsim: rail-only vs rail-optimized networks for LLM training clusters.\n"
@@ -37,9 +47,8 @@ int main(int argc, char** argv) {
     if (arg.empty() || empty_after_eq) {
       const std::string option =
           empty_after_eq ? arg.substr(0, arg.size() - 1) : (i > 1 ? argv[i - 1] : "argument");
-      fmt::print(stderr, "railsim: error: {}: empty value; give a value or leave the option out\n",
-                 option);
-      return 2;
+      return error("error: " + railsim::printable(option) +
+                   ": empty value; give a value or leave the option out");
     }
   }
   try {
@@ -54,11 +63,10 @@ int main(int argc, char** argv) {
       const std::string rest = msg.substr(prefix.size());
       const auto eq = rest.find(" = ");
       if (eq != std::string::npos)
-        msg = rest.substr(0, eq) + ": cannot read '" + rest.substr(eq + 3) +
+        msg = rest.substr(0, eq) + ": cannot read '" + railsim::printable(rest.substr(eq + 3)) +
               "' as the expected type (see --help; integers must be written in full, in range)";
     }
-    fmt::print(stderr, "railsim: error: {}\n", msg);
-    return 2;
+    return error("error: " + msg);
   } catch (const CLI::RequiredError& e) {
     // No subcommand, or an unknown one (CLI11 says only "A subcommand is required"): name what
     // was given and list the commands.
@@ -66,38 +74,30 @@ int main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands({}))
       commands += (commands.empty() ? "" : ", ") + sub->get_name();
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
-      fmt::print(stderr, "railsim: error: unknown command '{}'; valid: {}\n", argv[1], commands);
-    else if (app.get_subcommands().empty())
-      fmt::print(stderr, "railsim: error: a command is required; valid: {} (railsim --help)\n",
-                 commands);
-    else
-      fmt::print(stderr, "railsim: error: {}\n", e.what());
-    return 2;
+      return error(fmt::format("error: unknown command '{}'; valid: {}",
+                               railsim::printable(argv[1]), commands));
+    if (app.get_subcommands().empty())
+      return error(
+          fmt::format("error: a command is required; valid: {} (railsim --help)", commands));
+    return error(std::string("error: ") + e.what());
   } catch (const CLI::ParseError& e) {
+    // CLI11's own messages span lines and quote what was typed.
     std::string msg = e.what();
     for (char& c : msg)
       if (c == '\n') c = ' ';
-    fmt::print(stderr, "railsim: error: {}\n", msg);
-    return 2;
+    return error("error: " + msg);
   } catch (const railsim::InputError& e) {
-    fmt::print(stderr, "railsim: error: {}\n", e.what());
-    return 2;
+    return error(std::string("error: ") + e.what());
   } catch (const railsim::cli::CommandFailed& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "railsim: {}\n", e.message);
-    return e.code;
+    return error(e.message, e.code);
   } catch (const std::system_error& e) {
     // fmt reports a failed write to stdout (a full disk, a closed pipe) this way.
-    fmt::print(stderr, "railsim: error: stdout: cannot write the output ({})\n",
-               e.code().message());
-    return 2;
+    return error("error: stdout: cannot write the output (" + e.code().message() + ")");
   } catch (const std::exception& e) {
-    fmt::print(stderr, "railsim: internal error: {}\n", e.what());
-    return 1;
+    return error(std::string("internal error: ") + e.what(), 1);
   }
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    fmt::print(stderr, "railsim: error: stdout: cannot write the output\n");
-    return 2;
-  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    return error("error: stdout: cannot write the output");
   return 0;
 }

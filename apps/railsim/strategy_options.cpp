@@ -41,6 +41,17 @@ void add_strategy_options(CLI::App& cmd, StrategyOptions& opt) {
       ->capture_default_str();
 }
 
+const std::vector<std::string> kStrategyOptionNames = {
+    "--model",     "--batch", "--seq",      "--stack",      "--dtype",       "--flash-attention",
+    "--tp",        "--pp",    "--dp",       "--ep",         "--micro-batch", "--interleave",
+    "--recompute", "--sp",    "--dist-opt", "--dp-overlap", "--placement"};
+
+void refuse_ignored(const CLI::App& cmd, const std::vector<std::string>& options,
+                    const std::string& why) {
+  for (const std::string& opt : options)
+    if (cmd.count(opt) > 0) throw InputError(opt, "has no effect " + why);
+}
+
 namespace {
 std::optional<bool> on_off(const std::optional<std::string>& v, const std::string& option) {
   if (!v) return std::nullopt;

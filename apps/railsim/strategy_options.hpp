@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -53,6 +54,13 @@ struct StrategyInputs {
 // Loads the model and the stack, checks every value (zero, negative, out of range, a knob the stack
 // lacks: InputError naming the option).
 StrategyInputs resolve_strategy_inputs(const StrategyOptions& opt);
+
+// The options add_strategy_options registers (model, training, software, knobs, placement).
+extern const std::vector<std::string> kStrategyOptionNames;
+// An option the command would ignore is refused rather than accepted silently: throws
+// InputError(<the first of `options` given on `cmd`>, "has no effect <why>").
+void refuse_ignored(const CLI::App& cmd, const std::vector<std::string>& options,
+                    const std::string& why);
 
 // One concrete strategy for `estimate`: perf::default_strategy of the pinned knobs.
 perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c);

@@ -1,11 +1,15 @@
 #include "railsim/core/json.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <set>
 
 namespace railsim {
 
@@ -28,10 +32,35 @@ std::string type_name(const Json& v) {
   }
 }
 
+// Appends v as JSON to out, stopping once out holds more than `limit` characters: a value of any
+// size or depth is shown by its first characters without serialising the rest.
+void show_into(const Json& v, std::string& out, std::size_t limit, int depth) {
+  if (out.size() > limit) return;
+  if (v.is_array() || v.is_object()) {
+    if (depth >= 4) {
+      out += v.is_array() ? "[...]" : "{...}";
+      return;
+    }
+    out += v.is_array() ? '[' : '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() <= limit; ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (v.is_object()) out += Json(it.key().substr(0, limit)).dump() + ':';
+      show_into(*it, out, limit, depth + 1);
+    }
+    out += v.is_array() ? ']' : '}';
+  } else if (v.is_string()) {
+    out += Json(v.get_ref<const std::string&>().substr(0, limit)).dump();
+  } else {
+    out += v.dump();
+  }
+}
+
 std::string show(const Json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
+  std::string s;
+  show_into(v, s, 40, 0);
+  return printable(s, 40);
 }
 
 bool is_doc_key(std::string_view k) {
@@ -48,27 +77,123 @@ std::string fmt_num(double v) {
 }  // namespace
 
 Json parse_json(std::string_view text, const std::string& what) {
+  // nlohmann stops at a NUL byte as at the end of the input: whatever follows would be ignored.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw InputError(what, fmt::format("malformed JSON: a NUL byte at offset {} (a spec is text; "
+                                       "nothing may follow its value)",
+                                       nul));
+  // The parser's callback sees every object and array open and close and every key: it bounds
+  // the nesting (deeper values would exhaust the stack of whoever walks them) and refuses a key
+  // given twice in one object (nlohmann would silently keep the last).
+  struct Frame {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;           // the key being read (objects)
+    std::size_t elements = 0;  // values read so far (arrays)
+  };
+  std::vector<Frame> stack;
+  auto path = [&stack] {
+    std::string p;
+    for (const Frame& f : stack) {
+      if (f.object && !f.key.empty())
+        p += (p.empty() ? "" : ".") + printable(f.key, 40);
+      else if (!f.object)
+        p += fmt::format("[{}]", f.elements);
+    }
+    return p.empty() ? std::string("the top level") : p;
+  };
+  auto value_done = [&stack] {
+    if (!stack.empty() && !stack.back().object) ++stack.back().elements;
+  };
+  using Event = Json::parse_event_t;
+  Json::parser_callback_t cb = [&](int, Event event, Json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (stack.size() >= static_cast<std::size_t>(kMaxJsonDepth))
+          throw InputError(what, fmt::format("malformed JSON: nested deeper than {} levels at {}",
+                                             kMaxJsonDepth, printable(path(), 160)));
+        stack.push_back({event == Event::object_start, {}, {}, 0});
+        break;
+      case Event::key: {
+        Frame& f = stack.back();
+        f.key.clear();
+        const std::string& k = parsed.get_ref<const std::string&>();
+        if (!f.keys.insert(k).second)
+          throw InputError(what, fmt::format("malformed JSON: duplicate key '{}' at {} (each key "
+                                             "may appear once in an object)",
+                                             printable(k, 40), printable(path(), 160)));
+        f.key = k;
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        stack.pop_back();
+        value_done();
+        break;
+      case Event::value:
+        value_done();
+        break;
+    }
+    return true;
+  };
   try {
-    return Json::parse(text.begin(), text.end());
+    return Json::parse(text.begin(), text.end(), cb);
   } catch (const Json::exception& e) {
     // parse_error for syntax; out_of_range for numbers beyond double (1e400).
     std::string msg = e.what();
     // nlohmann prefixes "[json.exception.parse_error.101] "; keep the human part.
     if (auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
-    throw InputError(what, "malformed JSON: " + msg);
+    throw InputError(what, "malformed JSON: " + printable(msg, 200));
   }
 }
 
-std::string read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(what, fmt::format("cannot read file '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string read_text_file(const std::string& path, const std::string& what,
+                           std::size_t max_bytes) {
+  const std::string shown = printable(path);
+  auto fail = [&](const std::string& why) {
+    throw InputError(what, fmt::format("cannot read file '{}': {}", shown, why));
+  };
+  auto check_kind = [&](const struct stat& st) {
+    if (S_ISDIR(st.st_mode)) fail("it is a directory; give a JSON file");
+    if (!S_ISREG(st.st_mode))
+      fail("not a regular file (a device, FIFO or socket); give a JSON file");
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+      fail(fmt::format("{} bytes, above the {} MiB a spec file may have",
+                       static_cast<std::uint64_t>(st.st_size), max_bytes >> 20));
+  };
+  // stat first: opening a FIFO would block until someone writes to it.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail(std::strerror(errno));
+  check_kind(st);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(std::strerror(errno));
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) fail(std::strerror(errno));
+    check_kind(st);  // the same file as the one stat()ed, even if the path was swapped since
+    text.reserve(static_cast<std::size_t>(st.st_size));
+    char buf[1 << 16];
+    while (true) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(std::strerror(errno));
+      if (n == 0) break;
+      // Files such as /proc's report size 0: the limit is checked on what is read too.
+      if (text.size() + static_cast<std::size_t>(n) > max_bytes)
+        fail(fmt::format("above the {} MiB a spec file may have", max_bytes >> 20));
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
 }
 
 Json read_json_file(const std::string& path, const std::string& what) {
-  return parse_json(read_text_file(path, what), fmt::format("{} ({})", what, path));
+  return parse_json(read_text_file(path, what), fmt::format("{} ({})", what, printable(path)));
 }
 
 bool Range::contains(double v) const {
@@ -100,6 +225,15 @@ std::int64_t check_integer(const std::string& field, std::int64_t value, std::in
     throw InputError(field,
                      fmt::format("got {}, expected an integer from {} to {}", value, min, max));
   return value;
+}
+
+std::int64_t checked_mul(const std::string& field, std::int64_t a, std::int64_t b,
+                         std::string_view what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw InputError(field,
+                     fmt::format("{} = {} x {} is beyond 2^63; give smaller values", what, a, b));
+  return r;
 }
 
 JsonObject::JsonObject(const Json& j, std::string path) : j_(&j), path_(std::move(path)) {

@@ -151,6 +151,9 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                                        : space.nic_gbps;
   const std::vector<std::int64_t> nic_counts =
       space.nics_per_gpu.empty() ? std::vector<std::int64_t>{gpu.nics_per_gpu} : space.nics_per_gpu;
+  // Each value alone, as make_cluster checks it, so that the error names its option.
+  for (double g : nics) check_number("--nic-gbps", g, Range::between(1.0, 1e6));
+  for (std::int64_t n : nic_counts) check_integer("--nics-per-gpu", n, 1, 64);
   const std::vector<std::string> sw_names =
       space.switches.empty() ? spec::preset_names("switches") : space.switches;
   const std::vector<std::string> cat_names =

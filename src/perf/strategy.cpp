@@ -85,9 +85,14 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
     return fail("--interleave", fmt::format("interleave = {} makes pp x interleave = {} model "
                                             "chunks, more than the {} layers of {}",
                                             s.interleave, s.pp * s.interleave, m.layers, m.name));
-  if (s.tp * s.pp * s.dp != c.gpus || s.tp > c.gpus || s.pp > c.gpus || s.dp > c.gpus)
+  // Each degree is at most 2^24, so the product can pass 2^63: multiply with overflow checks.
+  std::int64_t tp_pp = 0, world = 0;
+  if (__builtin_mul_overflow(s.tp, s.pp, &tp_pp) || __builtin_mul_overflow(tp_pp, s.dp, &world))
+    return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} is beyond 2^63, not the {} GPUs",
+                                    s.tp, s.pp, s.dp, c.gpus));
+  if (world != c.gpus)
     return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs", s.tp,
-                                    s.pp, s.dp, s.tp * s.pp * s.dp, c.gpus));
+                                    s.pp, s.dp, world, c.gpus));
   if (!m.is_moe() && s.ep != 1)
     return fail("--ep",
                 fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));

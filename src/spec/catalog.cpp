@@ -40,8 +40,10 @@ Catalog catalog_from_json(const Json& j, const std::string& path) {
   c.about = o.string_or("about", "");
   {
     JsonObject s = o.object("switch");
-    c.switch_fixed.price_usd = s.number_or("price_usd_per_switch", 0, Range::between(-1e6, 1e8));
-    c.switch_fixed.power_w = s.number_or("power_w_per_switch", 0, Range::between(-1e5, 1e6));
+    // A switch's fixed price and power (chassis, fans, CPU) cannot be negative: a negative figure
+    // would make larger networks cheaper.
+    c.switch_fixed.price_usd = s.number_or("price_usd_per_switch", 0, Range::non_negative(1e8));
+    c.switch_fixed.power_w = s.number_or("power_w_per_switch", 0, Range::non_negative(1e6));
     c.switch_port.price_usd = s.number("price_usd_per_port", Range::non_negative(1e7));
     c.switch_port.power_w = s.number("power_w_per_port", Range::non_negative(1e5));
     if (s.has("power_from")) {

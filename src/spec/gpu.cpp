@@ -9,6 +9,9 @@ namespace {
 // Rates (TFLOP/s, GB/s, Gb/s) from 1 to 10^6: below 1 a figure is a typo or a unit mix-up and
 // would only turn into infinite times downstream.
 const Range kRate = Range::between(1.0, 1e6);
+// Achieved fractions of a peak: from 1% (below it a figure is a typo, and times would run to
+// infinity) to 100%.
+const Range kFraction = Range::between(0.01, 1.0);
 }  // namespace
 
 GpuSpec gpu_from_json(const Json& j, const std::string& path) {
@@ -16,8 +19,10 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   GpuSpec g;
   g.name = o.string("name");
   g.peak_bf16_flops = units::tflops_to_flops(o.number("peak_bf16_tflops", kRate));
-  g.peak_fp8_flops =
-      units::tflops_to_flops(o.number_or("peak_fp8_tflops", 0, Range::non_negative(1e6)));
+  // 0 (the default) is a GPU without fp8; otherwise a rate like the others.
+  const double fp8 = o.number_or("peak_fp8_tflops", 0, Range::non_negative(1e6));
+  if (fp8 != 0) check_number(o.field("peak_fp8_tflops"), fp8, kRate);
+  g.peak_fp8_flops = units::tflops_to_flops(fp8);
   g.hbm_bytes = o.number("hbm_gib", Range::between(1.0, 1e5)) * units::kGiB;
   g.hbm_bw_Bps = units::GBps_to_Bps(o.number("hbm_gbytes_per_s", kRate));
   g.hb_bw_Bps = units::GBps_to_Bps(o.number("hb_gbytes_per_s_per_direction", kRate));
@@ -26,15 +31,15 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   g.nics_per_gpu = static_cast<int>(o.integer_or("nics_per_gpu", 1, 1, 64));
   g.hb_planes = static_cast<int>(o.integer_or("hb_planes", 0, 0, 1024));
   if (auto e = o.object_opt("efficiency")) {
-    g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, Range{0.0, 1.0, true});
+    g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, kFraction);
     g.eff.gemm_half_flops =
         e->number_or("gemm_half_flops", g.eff.gemm_half_flops, Range::non_negative(1e18));
-    g.eff.attention = e->number_or("attention", g.eff.attention, Range{0.0, 1.0, true});
-    g.eff.hbm = e->number_or("hbm", g.eff.hbm, Range{0.0, 1.0, true});
+    g.eff.attention = e->number_or("attention", g.eff.attention, kFraction);
+    g.eff.hbm = e->number_or("hbm", g.eff.hbm, kFraction);
     g.eff.collective_latency_s =
         e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));
-    g.eff.nic = e->number_or("nic", g.eff.nic, Range{0.0, 1.0, true});
-    g.eff.hb = e->number_or("hb", g.eff.hb, Range{0.0, 1.0, true});
+    g.eff.nic = e->number_or("nic", g.eff.nic, kFraction);
+    g.eff.hb = e->number_or("hb", g.eff.hb, kFraction);
     e->finish();
   }
   if (o.has("source"))

@@ -42,7 +42,7 @@ Json load_preset_or_file(std::string_view folder, const std::string& arg,
       return parse_json(p.json, option + " (preset " + arg + ")");
   }
   throw InputError(option, fmt::format("unknown preset '{}'; valid: {} (or a path to a .json file)",
-                                       arg, fmt::join(preset_names(folder), ", ")));
+                                       printable(arg), fmt::join(preset_names(folder), ", ")));
 }
 
 }  // namespace railsim::spec

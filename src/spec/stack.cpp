@@ -100,6 +100,9 @@ Training make_training(std::int64_t global_batch, std::int64_t seq_len, const St
   Training tr;
   tr.global_batch = global_batch;
   tr.seq_len = seq_len;
+  // The tokens of one iteration must be a number: --batch up to 2^40 and --seq up to 2^24 can pass
+  // 2^63 together.
+  (void)checked_mul("--batch", global_batch, seq_len, "global batch x sequence length");
   tr.stack = st;
   tr.dtype = dtype.value_or(Dtype::bf16);
   if (tr.dtype == Dtype::fp8 && !st.knobs.fp8)

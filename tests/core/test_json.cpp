@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <string>
 
 #include "railsim/core/json.hpp"
 
@@ -61,4 +66,102 @@ TEST(Json, CheckNumberRejectsNanAndInfinity) {
 TEST(Json, NumberBeyondDoubleIsMalformedInput) {
   auto msg = error_of([] { railsim::parse_json(R"({"a": 1e400})", "--model"); });
   EXPECT_EQ(msg.rfind("--model: malformed JSON", 0), 0u) << msg;
+}
+
+TEST(Json, NestingIsBoundedWithoutExhaustingTheStack) {
+  // 100,000 levels would overflow the stack of a recursive walk; the parser stops at the limit.
+  const std::string deep = "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  auto msg = error_of([&] { railsim::parse_json(deep, "--gpu"); });
+  EXPECT_EQ(msg.rfind("--gpu: malformed JSON: nested deeper than 64 levels at a", 0), 0u) << msg;
+  EXPECT_LT(msg.size(), 400u);
+  // The limit itself is allowed.
+  const int d = railsim::kMaxJsonDepth;
+  EXPECT_NO_THROW(railsim::parse_json(std::string(d, '[') + std::string(d, ']'), "--gpu"));
+  EXPECT_FALSE(error_of([&] {
+                 railsim::parse_json(std::string(d + 1, '[') + std::string(d + 1, ']'), "x");
+               }).empty());
+}
+
+TEST(Json, DuplicateKeysAreRefusedNamingTheKeyAndWhere) {
+  auto msg = error_of([] {
+    railsim::parse_json(R"({"eff": {"nic": 0.9, "hb": 1, "nic": 0.5}})", "--gpu (g.json)");
+  });
+  EXPECT_EQ(msg,
+            "--gpu (g.json): malformed JSON: duplicate key 'nic' at eff (each key may appear once "
+            "in an object)");
+  msg = error_of([] { railsim::parse_json(R"({"a": 1, "a": 1})", "--gpu"); });
+  EXPECT_NE(msg.find("duplicate key 'a' at the top level"), std::string::npos) << msg;
+  msg = error_of([] { railsim::parse_json(R"({"m": [{"r": 1}, {"r": 2, "r": 3}]})", "--switch"); });
+  EXPECT_NE(msg.find("duplicate key 'r' at m[1]"), std::string::npos) << msg;
+  // The same key in sibling objects is fine.
+  EXPECT_NO_THROW(
+      railsim::parse_json(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})", "--gpu"));
+}
+
+TEST(Json, BytesAfterTheValueAreRefused) {
+  using namespace std::string_literals;
+  auto msg = error_of([] { railsim::parse_json("{\"a\": 1}\0{\"b\": 2}"s, "--model"); });
+  EXPECT_EQ(msg.rfind("--model: malformed JSON: a NUL byte at offset 8", 0), 0u) << msg;
+  msg = error_of([] { railsim::parse_json("{\"a\": 1} trailing", "--model"); });
+  EXPECT_EQ(msg.rfind("--model: malformed JSON", 0), 0u) << msg;
+  EXPECT_NO_THROW(railsim::parse_json("{\"a\": 1}\n\n", "--model"));
+}
+
+TEST(Json, ErrorsShowAValueByItsFirstCharactersOnly) {
+  Json big = Json::array();
+  for (int i = 0; i < 100000; ++i) big.push_back(i);
+  Json j = {{"a", big}, {"s", std::string(100000, 'x') + "\n\x1b[31m"}};
+  JsonObject o(j, "m");
+  auto msg = error_of([&] { o.number("a", Range::positive()); });
+  EXPECT_NE(msg.find("got an array ([0,1,2,"), std::string::npos) << msg;
+  EXPECT_LT(msg.size(), 200u);
+  msg = error_of([&] { o.number("s", Range::positive()); });
+  EXPECT_LT(msg.size(), 200u);
+  EXPECT_EQ(msg.find('\n'), std::string::npos);
+}
+
+TEST(Json, OnlyRegularFilesOfBoundedSizeAreRead) {
+  auto msg = error_of([] { railsim::read_json_file("/tmp", "--gpu"); });
+  EXPECT_EQ(msg, "--gpu: cannot read file '/tmp': it is a directory; give a JSON file");
+  msg = error_of([] { railsim::read_json_file("/dev/zero", "--gpu"); });
+  EXPECT_EQ(msg,
+            "--gpu: cannot read file '/dev/zero': not a regular file (a device, FIFO or socket); "
+            "give a JSON file");
+  msg = error_of([] { railsim::read_json_file("/nonexistent/x.json", "--gpu"); });
+  EXPECT_EQ(msg, "--gpu: cannot read file '/nonexistent/x.json': No such file or directory");
+  // A FIFO is refused without being opened (opening it would block until a writer came).
+  const std::string fifo = "/tmp/railsim_test_fifo_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  msg = error_of([&] { railsim::read_json_file(fifo, "--gpu"); });
+  std::remove(fifo.c_str());
+  EXPECT_NE(msg.find("not a regular file"), std::string::npos) << msg;
+  // A file above the limit.
+  const std::string big = "/tmp/railsim_test_big_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(big);
+    f << std::string(100, ' ') << "{}";
+  }
+  EXPECT_NO_THROW(railsim::read_text_file(big, "--gpu"));
+  msg = error_of([&] { railsim::read_text_file(big, "--gpu", 64); });
+  std::remove(big.c_str());
+  EXPECT_NE(msg.find("102 bytes, above the"), std::string::npos) << msg;
+}
+
+TEST(Json, PrintableEscapesControlsAndCutsLongValues) {
+  EXPECT_EQ(railsim::printable("a\nb\x1b[2J\tc\x7f"), "a\\nb\\x1b[2J\\tc\\x7f");
+  EXPECT_EQ(railsim::printable("x\xc2\x9b"
+                               "1m"),
+            "x\\u009b1m");                                      // C1 CSI in UTF-8
+  EXPECT_EQ(railsim::printable("caf\xc3\xa9"), "caf\xc3\xa9");  // other UTF-8 kept
+  EXPECT_EQ(railsim::printable(std::string(200, 'x')), std::string(80, 'x') + "...");
+  EXPECT_EQ(railsim::printable("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // never splits a character
+}
+
+TEST(Json, CheckedMultiplicationRefusesOverflow) {
+  EXPECT_EQ(railsim::checked_mul("--dp", 1 << 20, 1 << 20, "tp x pp"), std::int64_t{1} << 40);
+  auto msg = error_of([] {
+    railsim::checked_mul("--dp", std::int64_t{1} << 40, std::int64_t{1} << 30, "tp x pp x dp");
+  });
+  EXPECT_EQ(msg.rfind("--dp: tp x pp x dp = 1099511627776 x 1073741824 is beyond 2^63", 0), 0u)
+      << msg;
 }

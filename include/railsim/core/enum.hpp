@@ -39,8 +39,8 @@ struct EnumNames {
   E parse(std::string_view s, const std::string& option, std::string_view what) const {
     for (const auto& [v, n] : entries)
       if (n == s) return v;
-    throw InputError(option, "unknown " + std::string(what) + " '" + std::string(s) +
-                                 "'; valid: " + list());
+    throw InputError(option,
+                     "unknown " + std::string(what) + " '" + printable(s) + "'; valid: " + list());
   }
 };
 

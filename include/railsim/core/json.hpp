@@ -1,6 +1,7 @@
 #pragma once
 // Strict JSON reading for specs: every field is checked for presence, type and range, and
 // unknown fields are rejected, each with an InputError that names the field's full path.
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -15,11 +16,22 @@ namespace railsim {
 
 using Json = nlohmann::json;
 
-// Parses text as JSON; on a syntax error throws InputError(what, "malformed JSON: ...").
+// Limits of a spec's JSON: objects and arrays nested at most kMaxJsonDepth deep (the presets use
+// 4), and files of at most kMaxSpecFileBytes (16 MiB; the presets are a few KiB).
+inline constexpr int kMaxJsonDepth = 64;
+inline constexpr std::size_t kMaxSpecFileBytes = std::size_t{16} << 20;
+
+// Parses text as one JSON value and throws InputError(what, "malformed JSON: ...") on a syntax
+// error, trailing bytes after the value (a NUL byte included), a number beyond double, a key
+// that appears twice in one object (named with its path), or nesting deeper than kMaxJsonDepth.
 Json parse_json(std::string_view text, const std::string& what);
 // Reads a file and parses it; throws InputError(what, ...) when it cannot be read or parsed.
 Json read_json_file(const std::string& path, const std::string& what);
-std::string read_text_file(const std::string& path, const std::string& what);
+// Reads a regular file of at most `max_bytes`; a directory, FIFO, device, missing or unreadable
+// file or a larger one throws InputError(what, ...) saying which (a FIFO is never opened, so
+// this never blocks).
+std::string read_text_file(const std::string& path, const std::string& what,
+                           std::size_t max_bytes = kMaxSpecFileBytes);
 
 // Range of a numeric field; `exclusive_min` lets a field require strictly positive values.
 struct Range {
@@ -71,5 +83,9 @@ class JsonObject {
 double check_number(const std::string& field, double value, Range r);
 std::int64_t check_integer(const std::string& field, std::int64_t value, std::int64_t min,
                            std::int64_t max);
+// a x b for integers from the user (tp x pp x dp, batch x seq, GPUs x NICs): throws
+// InputError(field, "<what> = a x b is beyond 2^63 ...") instead of overflowing.
+std::int64_t checked_mul(const std::string& field, std::int64_t a, std::int64_t b,
+                         std::string_view what);
 
 }  // namespace railsim
