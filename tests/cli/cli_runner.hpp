@@ -1,5 +1,6 @@
 #pragma once
 // Runs the railsim binary as a user would and captures exit code, stdout and stderr.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,19 @@ inline int line_count(const std::string& s) {
   for (char c : s) n += c == '\n';
   if (!s.empty() && s.back() != '\n') ++n;
   return n;
+}
+
+// Each (arguments, field) case: exit 2, one line on stderr, "railsim: error: <field>" in it.
+template <class Cases>
+void expect_one_line_errors(const Cases& cases) {
+  for (const auto& [args, field] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
+        << args << "\n"
+        << r.err;
+  }
 }
 
 }  // namespace railsim::test

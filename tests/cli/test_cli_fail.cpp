@@ -107,14 +107,7 @@ TEST(CliFail, BadInputIsOneLineNamingTheOptionExit2) {
       {"fail goodput --gpus 0", "--gpus"},
       {"fail goodput --gpus 1001", "--hb-domain"},
   };
-  for (auto [args, field] : cases) {
-    auto r = run_cli(args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
-    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
-    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
-        << args << "\n"
-        << r.err;
-  }
+  railsim::test::expect_one_line_errors(cases);
   auto none = run_cli("fail");
   EXPECT_EQ(none.code, 2);
 }
@@ -183,14 +176,7 @@ TEST(CliFail, WhatIfBadInput) {
       {"fail whatif --gpus 1024 --fail leaf:1 --design mesh", "--design"},
       {"fail whatif --gpus 1024 --fail leaf:1 --model nope", "--model"},
   };
-  for (auto [args, field] : cases) {
-    auto r = run_cli(args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
-    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
-    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
-        << args << "\n"
-        << r.err;
-  }
+  railsim::test::expect_one_line_errors(cases);
 }
 
 TEST(CliFail, GoodputEffectsFromTheFabricWithModel) {

@@ -57,14 +57,7 @@ TEST(CliOptimize, BadInputIsOneLineExit2) {
       {"optimize --gpus 1024 --tokens 1e12", "--days"},
       {"optimize --gpus 1024 --within 5 --json --csv", "--csv"},
   };
-  for (auto [args, field] : cases) {
-    auto r = run_cli(args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
-    EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
-    EXPECT_NE(r.err.find(std::string("railsim: error: ") + field), std::string::npos)
-        << args << "\n"
-        << r.err;
-  }
+  railsim::test::expect_one_line_errors(cases);
 }
 
 TEST(CliOptimize, FrontierPlot) {
