@@ -3,6 +3,7 @@
 // text; python/railsim/__init__.py turns it into Python objects), so both give the same fields
 // and numbers. Bad input raises railsim.InputError (a ValueError) carrying the CLI's one-line
 // message. The GIL is released while the library works.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -14,6 +15,7 @@
 #include "railsim/cost/cost.hpp"
 #include "railsim/fail/whatif.hpp"
 #include "railsim/optimize/optimize.hpp"
+#include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/spec/catalog.hpp"
@@ -22,6 +24,8 @@
 #include "railsim/spec/network.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/spec/stack.hpp"
+#include "railsim/traffic/summary.hpp"
+#include "railsim/traffic/traffic_matrix.hpp"
 
 namespace py = pybind11;
 using namespace railsim;
@@ -186,6 +190,57 @@ std::string optimize_(const std::string& gpu, std::int64_t gpus,
   return optimize::to_json(optimize::optimize(g, n, ms, s, t, b)).dump();
 }
 
+// The traffic of one iteration: the summary `railsim traffic --json` prints (its summary
+// fields) and every GPU pair with traffic as NumPy arrays (COO: src, dst, bytes per
+// parallelism tp, sp, pp, dp, ep).
+py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
+                     const std::string& kind, const std::string& sw, const std::string& model,
+                     std::int64_t batch, OptI seq, const std::string& stack, OptI tp, OptI pp,
+                     OptI dp, OptI ep) {
+  std::vector<std::int64_t> src, dst;
+  std::vector<double> bytes;
+  std::string summary;
+  {
+    py::gil_scoped_release release;
+    const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
+    const spec::NetworkDesign d = network(kind, sw, 1.0);
+    const Job jb = job(model, batch, seq, stack, {}, {}, tp, pp, dp, ep, {}, {});
+    perf::Strategy s;
+    if (tp || pp || dp) {
+      s = perf::default_strategy(jb.model, jb.training, jb.pins, c);
+    } else {
+      perf::PlanOptions po;
+      po.pins = jb.pins;
+      po.top = 1;
+      const perf::PlanResult r = perf::plan(perf::make_context(jb.model, jb.training, c, d), po);
+      if (r.plans.empty()) throw perf::explain_no_plan(r, jb.model, jb.training, jb.pins, c);
+      s = r.plans.front().strategy;
+    }
+    const perf::Placement pl(c, s.degrees());
+    const perf::CommSchedule cs = perf::build_comm_schedule(jb.model, jb.training, s, pl);
+    const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
+    Json j = traffic::to_json(traffic::summarize(tm, c, d.kind), c);
+    j["model"] = jb.model.name;
+    j["gpu"] = c.gpu.name;
+    j["strategy"] = perf::to_json(s);
+    summary = j.dump();
+    traffic::for_each_pair(tm, [&](std::int64_t a, std::int64_t b, const auto& per) {
+      src.push_back(a);
+      dst.push_back(b);
+      bytes.insert(bytes.end(), per.begin(), per.end());
+    });
+  }
+  const auto n = static_cast<py::ssize_t>(src.size());
+  py::array_t<std::int64_t> s_arr(n, src.data()), d_arr(n, dst.data());
+  py::array_t<double> b_arr({n, static_cast<py::ssize_t>(traffic::kParallelisms)}, bytes.data());
+  py::dict out;
+  out["summary"] = summary;
+  out["src"] = s_arr;
+  out["dst"] = d_arr;
+  out["bytes"] = b_arr;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_railsim, m) {
@@ -207,6 +262,11 @@ PYBIND11_MODULE(_railsim, m) {
   m.def("plan", &plan, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
         py::arg("switch") = "ETH-51.2T-128x400G", py::arg("oversubscription") = 1.0, JOB_ARGS,
         py::arg("top") = 5, py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>());
+  m.def("traffic", &traffic_coo, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
+        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",
+        py::arg("batch") = 4096, py::arg("seq") = py::none(),
+        py::arg("stack") = "megatron-core-2024", py::arg("tp") = py::none(),
+        py::arg("pp") = py::none(), py::arg("dp") = py::none(), py::arg("ep") = py::none());
   m.def("whatif", &whatif, CLUSTER_ARGS,
         py::arg("designs") = std::vector<std::string>{"rail_optimized", "rail_only"},
         py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",

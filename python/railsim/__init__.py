@@ -11,7 +11,7 @@ import json as _json
 from . import _railsim
 from ._railsim import InputError, presets
 
-__all__ = ["InputError", "Result", "presets", "design", "plan", "whatif", "optimize"]
+__all__ = ["InputError", "Result", "presets", "design", "plan", "traffic", "whatif", "optimize"]
 
 
 class Result(dict):
@@ -40,6 +40,18 @@ def design(**kwargs):
 def plan(**kwargs):
     """The fastest parallelization strategies on one network (``railsim plan``)."""
     return _wrap(_railsim.plan(**kwargs))
+
+
+def traffic(**kwargs):
+    """The bytes of one iteration between GPUs (``railsim traffic``): the summary (``--json``'s
+    summary fields, the same keys) and every pair with traffic as NumPy arrays: ``pair_src``,
+    ``pair_dst`` and ``pair_bytes`` (one row per pair, columns tp, sp, pp, dp, ep), sparse COO
+    triplets for any cluster size.
+    With tp, pp or dp given the strategy is that one; otherwise the best plan's."""
+    out = _railsim.traffic(**kwargs)
+    r = _wrap(out["summary"])
+    r["pair_src"], r["pair_dst"], r["pair_bytes"] = out["src"], out["dst"], out["bytes"]
+    return r
 
 
 def whatif(**kwargs):

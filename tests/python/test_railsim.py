@@ -71,3 +71,18 @@ def test_bad_input_raises_input_error_naming_the_field(call, field):
 def test_wrong_type_is_a_type_error_not_a_crash():
     with pytest.raises(TypeError):
         railsim.design(gpus="many")
+
+
+def test_traffic_matrix_equals_cli():
+    import numpy as np
+    py = railsim.traffic(gpus=256, model="Megatron-22B", batch=256)
+    c = cli("traffic", "--gpus", "256", "--model", "Megatron-22B", "--batch", "256")
+    for key in ("total_bytes", "gpus", "hb_domain", "pairs_with_traffic", "bytes_by_locality",
+                "bytes_by_parallelism", "busiest_pair", "busiest_nic", "forwarded_bytes"):
+        assert py[key] == c[key], key
+    assert py.strategy == c["strategy"]
+    assert py["bytes"] == c["bytes"]
+    assert py.pairs_with_traffic == len(py.pair_src)
+    assert isinstance(py.pair_bytes, np.ndarray) and py.pair_bytes.shape == (len(py.pair_src), 5)
+    assert py.pair_bytes.sum() == pytest.approx(c["total_bytes"], rel=1e-12)
+    assert len(py.pair_src) == len(py.pair_dst) and (py.pair_src != py.pair_dst).all()
