@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   railsim::cli::add_optimize_command(app);
   railsim::cli::add_report_command(app);
   railsim::cli::add_validate_command(app);
+  railsim::cli::add_completion_command(app);
   // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
   // default used instead: refuse it for every option at once.
   for (int i = 1; i < argc; ++i) {

@@ -27,10 +27,11 @@ execute_process(COMMAND ${WORK_DIR}/root/usr/bin/railsim compare --no-perf --jso
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"rail_only\"")
   message(FATAL_ERROR "the packaged railsim failed (${rc}):\n${err}")
 endif()
-if(EXISTS ${WORK_DIR}/root/usr/include/railsim/topo/fabric.hpp)
-else()
-  message(FATAL_ERROR "the package has no headers")
-endif()
+foreach(f include/railsim/topo/fabric.hpp share/bash-completion/completions/railsim)
+  if(NOT EXISTS ${WORK_DIR}/root/usr/${f})
+    message(FATAL_ERROR "the package has no /usr/${f}")
+  endif()
+endforeach()
 if(WITH_PYTHON)
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/root/usr/lib/python3/dist-packages
