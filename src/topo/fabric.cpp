@@ -1,18 +1,13 @@
 #include "railsim/topo/fabric.hpp"
 
+#include "route_hash.hpp"
+
 namespace railsim::topo {
 
 namespace {
 
-// splitmix64: decorrelates the ECMP choice at each hop from the same flow hash.
-inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-constexpr int kMaxLevels = 16;
+using detail::kMaxLevels;
+using detail::mix;
 
 }  // namespace
 

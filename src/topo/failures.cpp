@@ -10,21 +10,14 @@
 #include <tuple>
 
 #include "railsim/core/error.hpp"
+#include "route_hash.hpp"
 
 namespace railsim::topo {
 
 namespace {
 
-// splitmix64 finalizer: the same per-hop mixing as Fabric::route, so that a live healthy choice
-// is the first one tried.
-inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-constexpr int kMaxLevels = 16;
+using detail::kMaxLevels;
+using detail::mix;
 
 // The k-th of n equal-cost choices a flow tries: its hashed choice first, then the others in an
 // order that starts at a second hash of the flow, so that the flows of a dead member spread over
