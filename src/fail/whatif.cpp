@@ -10,6 +10,7 @@
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/fail/rng.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/sim/check.hpp"
@@ -33,11 +34,9 @@ constexpr EnumNames<SimMode, 3> kSimNames{{{
     {SimMode::off, "off"},
 }}};
 
+// The flow hash of a pair (any fixed hash: the what-if routes each pair once).
 inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return splitmix64_mix(x + TrialRng::kGamma);
 }
 
 // The GPUs a forwarded path passes through (the far ends of its HB hops), for the examples.
@@ -97,14 +96,10 @@ void check_pairs(const topo::Fabric& f, const topo::DegradedFabric& d, const per
     ++out.pairs;
     live.clear();
     const topo::RouteStatus st = d.route(a, b, h, 0, live);
-    std::string note;
     if (st == topo::RouteStatus::none) {
       ++out.pairs_unreachable;
-      note = "no live path";
     } else if (st == topo::RouteStatus::forwarded) {
       ++out.pairs_forwarded;
-      note = fmt::format("forwarded through {} ({} peer routes)", via(f, a, b, live),
-                         d.peer_choices(a, b));
     } else {
       healthy.clear();
       f.route(a, b, h, topo::Forwarding::hb_first, healthy);
@@ -113,10 +108,15 @@ void check_pairs(const topo::Fabric& f, const topo::DegradedFabric& d, const per
         return;
       }
       ++out.pairs_rerouted;
-      note = "rerouted by ECMP around a dead link or switch";
     }
-    if (static_cast<int>(out.examples.size()) < examples)
-      out.examples.push_back(fmt::format("GPU {} -> GPU {}: {}", a, b, note));
+    // The words only for the pairs shown (the counts cover every pair).
+    if (static_cast<int>(out.examples.size()) >= examples) return;
+    const std::string note = st == topo::RouteStatus::none ? std::string("no live path")
+                             : st == topo::RouteStatus::forwarded
+                                 ? fmt::format("forwarded through {} ({} peer routes)",
+                                               via(f, a, b, live), d.peer_choices(a, b))
+                                 : std::string("rerouted by ECMP around a dead link or switch");
+    out.examples.push_back(fmt::format("GPU {} -> GPU {}: {}", a, b, note));
   };
   for (const perf::CommOp& op : cs) {
     const bool a2a = op.op == perf::CollectiveOp::all_to_all;
@@ -192,11 +192,12 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
   const topo::Fabric f = topo::build_fabric(c, design);
   out.tiers = f.tiers;
   topo::FailureSet set;
-  for (const std::string& spec : opt.fail) {
+  for (std::size_t i = 0; i < opt.fail.size(); ++i) {
     try {
-      set.push_back(topo::parse_failure(spec, f, "--fail"));
+      set.push_back(topo::parse_failure(opt.fail[i], f, "--fail"));
     } catch (const InputError& e) {
       out.not_present.push_back(e.what());
+      out.not_present_index.push_back(i);
     }
   }
   if (opt.random > 0) {
@@ -383,15 +384,14 @@ WhatIfReport what_if(const spec::Cluster& c, const std::vector<spec::NetworkDesi
     bool anywhere = false;
     std::string why;
     for (const auto& d : r.designs) {
-      const std::string prefix = "--fail: '" + opt.fail[i] + "'";
-      const auto it = std::find_if(d.not_present.begin(), d.not_present.end(),
-                                   [&](const std::string& m) { return m.rfind(prefix, 0) == 0; });
-      if (it == d.not_present.end())
+      const auto it = std::find(d.not_present_index.begin(), d.not_present_index.end(), i);
+      if (it == d.not_present_index.end())
         anywhere = true;
       else if (why.empty())
-        why = it->substr(std::string("--fail: ").size());
+        why = d.not_present[static_cast<std::size_t>(it - d.not_present_index.begin())].substr(
+            std::string("--fail: ").size());
     }
-    if (!anywhere) throw InputError("--fail", why.empty() ? opt.fail[i] : why);
+    if (!anywhere) throw InputError("--fail", why);
   }
   if (!r.designs.empty() && std::all_of(r.designs.begin(), r.designs.end(), [&](const auto& d) {
         return d.gpus_dead + d.gpus_cut_off == c.gpus;

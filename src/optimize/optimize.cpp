@@ -21,9 +21,10 @@ namespace railsim::optimize {
 
 namespace {
 
+// As every table prints money ($201.93M, $56,120).
 std::string money(double usd) {
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  return fmt::format("${:.0f}", usd);
+  return report::human_cell(report::Column{"", "", report::Type::real, "", 2, report::Style::usd},
+                            usd);
 }
 
 // Everything perf sees of a candidate: two candidates with the same key get the same plans.

@@ -72,8 +72,9 @@ struct DesignWhatIf {
   spec::DesignKind design = spec::DesignKind::rail_only;
   int tiers = 0;
   bool pxn = false;
-  std::vector<std::string> failures;     // applied, as written back (leaf:3, ...)
-  std::vector<std::string> not_present;  // specs that name nothing in this design, with why
+  std::vector<std::string> failures;           // applied, as written back (leaf:3, ...)
+  std::vector<std::string> not_present;        // specs that name nothing in this design, with why
+  std::vector<std::size_t> not_present_index;  // of each, its index in WhatIfOptions::fail
   std::int64_t gpus_dead = 0;
   std::int64_t gpus_cut_off = 0;         // alive, but no way out of their HB domain
   std::int64_t domains_lost = 0;         // holding a dead or cut-off GPU: out of the job
