@@ -2,7 +2,9 @@
 // CLI's inputs as keyword arguments and returns the JSON document the CLI prints with --json (as
 // text; python/railsim/__init__.py turns it into Python objects), so both give the same fields
 // and numbers. Bad input raises railsim.InputError (a ValueError) carrying the CLI's one-line
-// message. The GIL is released while the library works.
+// message, also a TypeError for a wrong type or an unknown argument (design, plan, estimate, sim,
+// sweep and fail_goodput read their arguments through Args, below; traffic, whatif and optimize
+// through pybind11's typed signatures). The GIL is released while the library works.
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -104,66 +106,11 @@ Job job(const std::string& model, std::int64_t batch, OptI seq, const std::strin
   return j;
 }
 
-// Keyword arguments shared by every function, in the CLI's names.
+// The cluster's keyword arguments of traffic and whatif, in the CLI's names.
 #define CLUSTER_ARGS                                                                   \
   py::arg("gpu") = "H100-SXM", py::arg("gpus") = 0, py::arg("hb_domain") = py::none(), \
   py::arg("nic_gbps") = py::none(), py::arg("hb_GBps") = py::none(),                   \
   py::arg("nics_per_gpu") = py::none()
-#define JOB_ARGS                                                                                   \
-  py::arg("model") = "GPT-1T", py::arg("batch") = 4096, py::arg("seq") = py::none(),               \
-  py::arg("stack") = "megatron-core-2024", py::arg("dtype") = py::none(),                          \
-  py::arg("flash_attention") = py::none(), py::arg("tp") = py::none(), py::arg("pp") = py::none(), \
-  py::arg("dp") = py::none(), py::arg("ep") = py::none(), py::arg("micro_batch") = py::none(),     \
-  py::arg("interleave") = py::none()
-
-std::string design(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
-                   const std::string& kind, const std::string& sw, double oversub,
-                   const std::string& catalog) {
-  const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
-  const cost::DesignReport r =
-      cost::evaluate(c, network(kind, sw, oversub), spec::load_catalog(catalog, "catalog"));
-  Json j = cost::to_json(r, false);
-  j["gpu"] = c.gpu.name;
-  return j.dump();
-}
-
-std::string plan(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
-                 const std::string& kind, const std::string& sw, double oversub,
-                 const std::string& model, std::int64_t batch, OptI seq, const std::string& stack,
-                 OptS dtype, std::optional<bool> flash, OptI tp, OptI pp, OptI dp, OptI ep, OptI mb,
-                 OptI v, int top, int threads) {
-  const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
-  const spec::NetworkDesign d = network(kind, sw, oversub);
-  const Job jb = job(model, batch, seq, stack, dtype, flash, tp, pp, dp, ep, mb, v);
-  perf::PlanOptions po;
-  po.pins = jb.pins;
-  po.top = static_cast<int>(check_integer("top", top, 1, 100000));
-  po.threads = static_cast<int>(check_integer("threads", threads, 0, 4096));
-  const perf::PlanResult res = perf::plan(perf::make_context(jb.model, jb.training, c, d), po);
-  if (res.plans.empty()) throw perf::explain_no_plan(res, jb.model, jb.training, jb.pins, c);
-  const perf::ErrorBand band = perf::error_band(c.gpu.name, jb.training.stack.name);
-  Json plans = Json::array();
-  for (const perf::Plan& p : res.plans) {
-    plans.push_back(perf::to_json(p.strategy, p.time));
-    plans.back()["rank"] = plans.size();
-    plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
-  }
-  return Json{{"model", jb.model.name},
-              {"gpus", c.gpus},
-              {"gpu", c.gpu.name},
-              {"hb_domain", c.hb_domain},
-              {"design", std::string(spec::to_string(d.kind))},
-              {"global_batch", jb.training.global_batch},
-              {"seq_len", jb.training.seq_len},
-              {"stack", jb.training.stack.name},
-              {"dtype", std::string(perf::to_string(jb.training.dtype))},
-              {"flash_attention", jb.training.flash_attention},
-              {"evaluated", res.evaluated},
-              {"feasible", res.feasible},
-              {"plans", plans}}
-      .dump();
-}
-
 std::string whatif(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
                    const std::vector<std::string>& designs, const std::string& sw,
                    const std::string& model, std::int64_t batch, OptI seq, const std::string& stack,
@@ -274,7 +221,10 @@ class Args {
       const std::string key = py::cast<std::string>(k);
       if (std::find(names_.begin(), names_.end(), key) == names_.end()) {
         std::string valid;
-        for (const auto& n : names_) valid += (valid.empty() ? "" : ", ") + n;
+        for (const auto& n : names_) {
+          if (!valid.empty()) valid += ", ";
+          valid += n;
+        }
         throw InputError(key, "unknown argument; valid: " + valid);
       }
       if (!v.is_none()) d_[key] = py::reinterpret_borrow<py::object>(v);
@@ -348,7 +298,10 @@ class Args {
     };
     if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
       std::string out;
-      for (const auto& x : v) out += (out.empty() ? "" : ",") + one(x);
+      for (const auto& x : v) {
+        if (!out.empty()) out += ',';
+        out += one(x);
+      }
       if (out.empty()) throw InputError(k, "empty list");
       return out;
     }
@@ -734,6 +687,63 @@ std::string goodput_(const py::kwargs& kw) {
   return fail::to_json(rep).dump();
 }
 
+// railsim design --json.
+std::string design2(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames}, {"catalog", "switch_counting"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const spec::NetworkOptions no = network_options(a);
+  const std::string catalog = a.string("catalog", std::string(spec::kDefaultCatalog));
+  const std::string counting = a.string("switch_counting", "whole");
+  py::gil_scoped_release release;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  const cost::DesignReport r =
+      cost::evaluate(c, d, spec::load_catalog(catalog, "catalog"),
+                     cost::parse_switch_counting(counting, "switch_counting"));
+  Json j = cost::to_json(r, false);
+  j["gpu"] = c.gpu.name;
+  return j.dump();
+}
+
+// railsim plan --json (without --explain).
+std::string plan2(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {"top", "threads"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const spec::NetworkOptions no = network_options(a);
+  const StrategyIn in = strategy_inputs(a);
+  perf::PlanOptions po;
+  po.pins = in.pins;
+  po.top = static_cast<int>(check_integer("top", a.integer("top", 5), 1, 100000));
+  po.threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
+  py::gil_scoped_release release;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  const perf::PlanResult res =
+      perf::plan(perf::make_context(in.model, in.training, c, d, in.placement), po);
+  if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
+  Json plans = Json::array();
+  for (const perf::Plan& p : res.plans) {
+    plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
+    plans.back()["rank"] = plans.size();
+    plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
+  }
+  return Json{{"model", in.model.name},
+              {"gpus", c.gpus},
+              {"gpu", c.gpu.name},
+              {"hb_domain", c.hb_domain},
+              {"design", std::string(spec::to_string(d.kind))},
+              {"global_batch", in.training.global_batch},
+              {"seq_len", in.training.seq_len},
+              {"stack", in.training.stack.name},
+              {"dtype", std::string(perf::to_string(in.training.dtype))},
+              {"flash_attention", in.training.flash_attention},
+              {"evaluated", res.evaluated},
+              {"feasible", res.feasible},
+              {"plans", plans}}
+      .dump();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_railsim, m) {
@@ -752,12 +762,6 @@ PYBIND11_MODULE(_railsim, m) {
   m.def("presets", &spec::preset_names, py::arg("kind"),
         "Names of the shipped presets of a kind: gpus, switches, catalogs, models, failures, "
         "stacks");
-  m.def("design", &design, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("oversubscription") = 1.0,
-        py::arg("catalog") = spec::kDefaultCatalog, py::call_guard<py::gil_scoped_release>());
-  m.def("plan", &plan, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("oversubscription") = 1.0, JOB_ARGS,
-        py::arg("top") = 5, py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>());
   m.def("traffic", &traffic_coo, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
         py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",
         py::arg("batch") = 4096, py::arg("seq") = py::none(),
@@ -780,6 +784,8 @@ PYBIND11_MODULE(_railsim, m) {
         py::arg("of") = "ideal", py::arg("max_iteration_time") = py::none(),
         py::arg("max_network_cost") = py::none(), py::call_guard<py::gil_scoped_release>());
   // Keyword arguments read by Args (the GIL is released inside, once they are read).
+  m.def("design", &design2, "railsim design --json");
+  m.def("plan", &plan2, "railsim plan --json");
   m.def("estimate", &estimate_, "railsim estimate --json");
   m.def("sim", &sim_, "railsim sim --json");
   m.def("sweep", &sweep_, "railsim sweep --json: the rows");

@@ -186,3 +186,31 @@ def test_bad_input_raises_input_error_naming_the_field(call, field):
     assert msg.startswith(field + ":") or (field + ":") in msg, msg
     assert "\n" not in msg
     assert isinstance(e.value, ValueError) and isinstance(e.value, TypeError)
+
+
+def test_design_and_plan_take_every_network_and_strategy_option():
+    py = railsim.design(gpus=4096, design="rail_only", switch_counting="ports",
+                        oversubscription=2.0, copper_gpu_leaf=True)
+    assert py.to_dict() == cli("design", "--gpus", "4096", "--design", "rail_only",
+                               "--switch-counting", "ports", "--oversubscription", "2",
+                               "--copper-gpu-leaf")
+    py = railsim.plan(gpus=1024, model="Megatron-22B", batch=256, sp=False, recompute="full",
+                      placement="tp_across_domains", top=2, threads=1)
+    assert py.to_dict() == cli("plan", "--gpus", "1024", "--model", "Megatron-22B", "--batch",
+                               "256", "--sp", "off", "--recompute", "full", "--placement",
+                               "tp_across_domains", "--top", "2", "--threads", "1")
+    assert all(p.strategy.recompute == "full" and not p.strategy.sp for p in py.plans)
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: railsim.design(gpus="many"), "gpus"),
+    (lambda: railsim.design(gpus=1024, catalog="nope"), "catalog"),
+    (lambda: railsim.design(gpus=1024, oversubscription="2"), "oversubscription"),
+    (lambda: railsim.plan(gpus=1024, top=0), "top"),
+    (lambda: railsim.plan(gpus=1024, threads=-1), "threads"),
+    (lambda: railsim.plan(gpus=1024, modle="GPT-1T"), "modle"),
+])
+def test_design_and_plan_bad_input(call, field):
+    with pytest.raises(railsim.InputError) as e:
+        call()
+    assert (field + ":") in str(e.value), str(e.value)
