@@ -292,7 +292,7 @@ class Args {
     auto one = [&](const py::handle& x) -> std::string {
       if (py::isinstance<py::bool_>(x)) throw InputError(k, "expected numbers or names, got bool");
       if (py::isinstance<py::str>(x)) return py::cast<std::string>(x);
-      if (py::isinstance<py::int_>(x)) return std::to_string(py::cast<std::int64_t>(x));
+      if (py::isinstance<py::int_>(x)) return py::cast<std::string>(py::str(x));  // any size
       if (py::isinstance<py::float_>(x)) return fmt::format("{}", py::cast<double>(x));
       throw InputError(k, "expected a number, a name or a list of them, got " + type_of(x));
     };
