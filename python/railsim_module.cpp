@@ -2,9 +2,9 @@
 // CLI's inputs as keyword arguments and returns the JSON document the CLI prints with --json (as
 // text; python/railsim/__init__.py turns it into Python objects), so both give the same fields
 // and numbers. Bad input raises railsim.InputError (a ValueError) carrying the CLI's one-line
-// message, also a TypeError for a wrong type or an unknown argument (design, plan, estimate, sim,
-// sweep and fail_goodput read their arguments through Args, below; traffic, whatif and optimize
-// through pybind11's typed signatures). The GIL is released while the library works.
+// message, also a TypeError for a wrong type or an unknown argument: every function reads its
+// keyword arguments through Args (below), which names the argument. The GIL is released while the
+// library works.
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -106,11 +106,6 @@ Job job(const std::string& model, std::int64_t batch, OptI seq, const std::strin
   return j;
 }
 
-// The cluster's keyword arguments of traffic and whatif, in the CLI's names.
-#define CLUSTER_ARGS                                                                   \
-  py::arg("gpu") = "H100-SXM", py::arg("gpus") = 0, py::arg("hb_domain") = py::none(), \
-  py::arg("nic_gbps") = py::none(), py::arg("hb_GBps") = py::none(),                   \
-  py::arg("nics_per_gpu") = py::none()
 std::string whatif(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
                    const std::vector<std::string>& designs, const std::string& sw,
                    const std::string& model, std::int64_t batch, OptI seq, const std::string& stack,
@@ -234,13 +229,7 @@ class Args {
   OptI integer(const std::string& k) const {
     auto it = d_.find(k);
     if (it == d_.end()) return std::nullopt;
-    if (!py::isinstance<py::int_>(it->second) || py::isinstance<py::bool_>(it->second))
-      throw InputError(k, "expected an integer, got " + type_of(it->second));
-    try {
-      return py::cast<std::int64_t>(it->second);
-    } catch (const py::cast_error&) {
-      throw InputError(k, "integer beyond 64 bits");
-    }
+    return as_integer(k, it->second);
   }
   std::int64_t integer(const std::string& k, std::int64_t fallback) const {
     return integer(k).value_or(fallback);
@@ -248,12 +237,7 @@ class Args {
   OptD number(const std::string& k) const {
     auto it = d_.find(k);
     if (it == d_.end()) return std::nullopt;
-    if (!(py::isinstance<py::int_>(it->second) || py::isinstance<py::float_>(it->second)) ||
-        py::isinstance<py::bool_>(it->second))
-      throw InputError(k, "expected a number, got " + type_of(it->second));
-    const double v = py::cast<double>(it->second);
-    if (!std::isfinite(v)) throw InputError(k, "expected a finite number");
-    return v;
+    return as_number(k, it->second);
   }
   double number(const std::string& k, double fallback) const {
     return number(k).value_or(fallback);
@@ -261,9 +245,17 @@ class Args {
   OptS string(const std::string& k) const {
     auto it = d_.find(k);
     if (it == d_.end()) return std::nullopt;
-    if (!py::isinstance<py::str>(it->second))
-      throw InputError(k, "expected a string, got " + type_of(it->second));
-    return py::cast<std::string>(it->second);
+    return as_string(k, it->second);
+  }
+  // A list (or tuple) of integers, numbers or strings; one value is a list of one.
+  std::optional<std::vector<std::int64_t>> integers(const std::string& k) const {
+    return list<std::int64_t>(k, &as_integer);
+  }
+  std::optional<std::vector<double>> numbers(const std::string& k) const {
+    return list<double>(k, &as_number);
+  }
+  std::optional<std::vector<std::string>> strings(const std::string& k) const {
+    return list<std::string>(k, &as_string);
   }
   std::string string(const std::string& k, const std::string& fallback) const {
     return string(k).value_or(fallback);
@@ -309,6 +301,40 @@ class Args {
   }
 
  private:
+  static std::int64_t as_integer(const std::string& k, const py::handle& v) {
+    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+      throw InputError(k, "expected an integer, got " + type_of(v));
+    try {
+      return py::cast<std::int64_t>(v);
+    } catch (const py::cast_error&) {
+      throw InputError(k, "integer beyond 64 bits");
+    }
+  }
+  static double as_number(const std::string& k, const py::handle& v) {
+    if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) ||
+        py::isinstance<py::bool_>(v))
+      throw InputError(k, "expected a number, got " + type_of(v));
+    const double x = py::cast<double>(v);
+    if (!std::isfinite(x)) throw InputError(k, "expected a finite number");
+    return x;
+  }
+  static std::string as_string(const std::string& k, const py::handle& v) {
+    if (!py::isinstance<py::str>(v)) throw InputError(k, "expected a string, got " + type_of(v));
+    return py::cast<std::string>(v);
+  }
+  template <class T>
+  std::optional<std::vector<T>> list(const std::string& k,
+                                     T (*conv)(const std::string&, const py::handle&)) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    std::vector<T> out;
+    if (py::isinstance<py::list>(it->second) || py::isinstance<py::tuple>(it->second)) {
+      for (const auto& x : it->second) out.push_back(conv(k, x));
+    } else {
+      out.push_back(conv(k, it->second));
+    }
+    return out;
+  }
   static std::string type_of(const py::handle& v) {
     return py::cast<std::string>(py::str(py::type::handle_of(v).attr("__name__")));
   }
@@ -744,6 +770,59 @@ std::string plan2(const py::kwargs& kw) {
       .dump();
 }
 
+// whatif, optimize and traffic: their arguments read by Args, then the functions above.
+std::string whatif_kw(const py::kwargs& kw) {
+  const Args a(
+      kw, names({&kClusterNames}, {"designs", "switch", "model", "batch", "seq", "stack", "fail",
+                                   "fail_random", "seed", "pxn", "sim", "spare_domains"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const std::vector<std::string> designs =
+      a.strings("designs").value_or(std::vector<std::string>{"rail_optimized", "rail_only"});
+  const std::string sw = a.string("switch", spec::NetworkOptions{}.sw);
+  const std::string model = a.string("model", "GPT-1T");
+  const std::int64_t batch = a.integer("batch", 4096);
+  const OptI seq = a.integer("seq");
+  const std::string stack = a.string("stack", std::string(spec::kDefaultStack));
+  const std::vector<std::string> fail = a.strings("fail").value_or(std::vector<std::string>{});
+  const std::int64_t random = a.integer("fail_random", 0), seed = a.integer("seed", 1);
+  const std::string pxn = a.string("pxn", "auto"), sim = a.string("sim", "auto");
+  const std::int64_t spares = a.integer("spare_domains", 0);
+  py::gil_scoped_release release;
+  return whatif(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s, co.nics_per_gpu,
+                designs, sw, model, batch, seq, stack, fail, random, seed, pxn, sim, spares);
+}
+
+std::string optimize_kw(const py::kwargs& kw) {
+  const Args a(kw, {"gpu", "gpus", "models", "batch", "hb_domain", "nic_gbps", "switches",
+                    "oversubscription", "within", "of", "max_iteration_time", "max_network_cost"});
+  const std::string gpu = a.string("gpu", "H100-SXM");
+  const std::int64_t gpus = a.integer("gpus", 0);
+  const std::vector<std::string> models =
+      a.strings("models").value_or(std::vector<std::string>{"GPT-1T"});
+  const std::int64_t batch = a.integer("batch", 4096);
+  const std::vector<std::int64_t> k = a.integers("hb_domain").value_or(std::vector<std::int64_t>{});
+  const std::vector<double> nic = a.numbers("nic_gbps").value_or(std::vector<double>{});
+  const std::vector<std::string> sws = a.strings("switches").value_or(std::vector<std::string>{});
+  const std::vector<double> over = a.numbers("oversubscription").value_or(std::vector<double>{});
+  const OptD within = a.number("within"), max_time = a.number("max_iteration_time"),
+             max_cost = a.number("max_network_cost");
+  const std::string of = a.string("of", "ideal");
+  py::gil_scoped_release release;
+  return optimize_(gpu, gpus, models, batch, k, nic, sws, over, within, of, max_time, max_cost);
+}
+
+py::dict traffic_kw(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames}, {"design", "switch", "model", "batch", "seq", "stack",
+                                            "tp", "pp", "dp", "ep"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  return traffic_coo(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s,
+                     co.nics_per_gpu, a.string("design", "rail_optimized"),
+                     a.string("switch", spec::NetworkOptions{}.sw), a.string("model", "GPT-1T"),
+                     a.integer("batch", 4096), a.integer("seq"),
+                     a.string("stack", std::string(spec::kDefaultStack)), a.integer("tp"),
+                     a.integer("pp"), a.integer("dp"), a.integer("ep"));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_railsim, m) {
@@ -762,27 +841,9 @@ PYBIND11_MODULE(_railsim, m) {
   m.def("presets", &spec::preset_names, py::arg("kind"),
         "Names of the shipped presets of a kind: gpus, switches, catalogs, models, failures, "
         "stacks");
-  m.def("traffic", &traffic_coo, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",
-        py::arg("batch") = 4096, py::arg("seq") = py::none(),
-        py::arg("stack") = "megatron-core-2024", py::arg("tp") = py::none(),
-        py::arg("pp") = py::none(), py::arg("dp") = py::none(), py::arg("ep") = py::none());
-  m.def("whatif", &whatif, CLUSTER_ARGS,
-        py::arg("designs") = std::vector<std::string>{"rail_optimized", "rail_only"},
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",
-        py::arg("batch") = 4096, py::arg("seq") = py::none(),
-        py::arg("stack") = "megatron-core-2024", py::arg("fail") = std::vector<std::string>{},
-        py::arg("fail_random") = 0, py::arg("seed") = 1, py::arg("pxn") = "auto",
-        py::arg("sim") = "auto", py::arg("spare_domains") = 0,
-        py::call_guard<py::gil_scoped_release>());
-  m.def("optimize", &optimize_, py::arg("gpu") = "H100-SXM", py::arg("gpus") = 0,
-        py::arg("models") = std::vector<std::string>{"GPT-1T"}, py::arg("batch") = 4096,
-        py::arg("hb_domain") = std::vector<std::int64_t>{},
-        py::arg("nic_gbps") = std::vector<double>{},
-        py::arg("switches") = std::vector<std::string>{},
-        py::arg("oversubscription") = std::vector<double>{}, py::arg("within") = py::none(),
-        py::arg("of") = "ideal", py::arg("max_iteration_time") = py::none(),
-        py::arg("max_network_cost") = py::none(), py::call_guard<py::gil_scoped_release>());
+  m.def("traffic", &traffic_kw, "railsim traffic: the summary and the pairs as arrays");
+  m.def("whatif", &whatif_kw, "railsim fail whatif --json");
+  m.def("optimize", &optimize_kw, "railsim optimize --json");
   // Keyword arguments read by Args (the GIL is released inside, once they are read).
   m.def("design", &design2, "railsim design --json");
   m.def("plan", &plan2, "railsim plan --json");

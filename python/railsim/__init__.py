@@ -5,7 +5,7 @@ Each function takes the command line's inputs as keyword arguments (``gpus=1024`
 --json`` prints, as a :class:`Result`: a dict whose keys are the JSON field names, also readable
 as attributes. Bad input raises :class:`InputError` (a ``ValueError``) with the CLI's one-line
 message, naming the field; it is also a ``TypeError``, raised as well for an argument of the
-wrong type or an unknown argument name (``estimate``, ``sim``, ``sweep``, ``fail_goodput``).
+wrong type or an unknown argument name.
 The GIL is released while the library computes, so threads may call these concurrently.
 
 ``--model`` and ``--gpu`` values, here as on the command line, may be Calculon application and

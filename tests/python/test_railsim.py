@@ -71,6 +71,21 @@ def test_wrong_type_is_a_type_error_not_a_crash():
         railsim.design(gpus="many")
 
 
+@pytest.mark.parametrize("call, field", [
+    (lambda: railsim.traffic(gpus="256"), "gpus"),
+    (lambda: railsim.traffic(gpus=256, tp=1.5), "tp"),
+    (lambda: railsim.whatif(gpus=1024, fail="leaf:3", sim=False), "sim"),
+    (lambda: railsim.whatif(gpus=1024, designs=["rail_only", 3]), "designs"),
+    (lambda: railsim.optimize(gpus=1024, within="10"), "within"),
+    (lambda: railsim.optimize(gpus=1024, hb_domain=[8, "16"]), "hb_domain"),
+    (lambda: railsim.optimize(gpus=1024, witin=10.0), "witin"),
+])
+def test_wrong_types_are_input_errors_naming_the_argument(call, field):
+    with pytest.raises(railsim.InputError) as e:
+        call()
+    assert str(e.value).startswith(field + ":"), str(e.value)
+
+
 def test_traffic_matrix_equals_cli():
     import numpy as np
     py = railsim.traffic(gpus=256, model="Megatron-22B", batch=256)
