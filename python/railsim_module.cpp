@@ -2,28 +2,47 @@
 // CLI's inputs as keyword arguments and returns the JSON document the CLI prints with --json (as
 // text; python/railsim/__init__.py turns it into Python objects), so both give the same fields
 // and numbers. Bad input raises railsim.InputError (a ValueError) carrying the CLI's one-line
-// message. The GIL is released while the library works.
+// message, also a TypeError for a wrong type or an unknown argument: every function reads its
+// keyword arguments through Args (below), which names the argument. The GIL is released while the
+// library works.
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "railsim/core/bytes.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
+#include "railsim/fail/model.hpp"
+#include "railsim/fail/monte_carlo.hpp"
+#include "railsim/fail/report.hpp"
 #include "railsim/fail/whatif.hpp"
 #include "railsim/optimize/optimize.hpp"
 #include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/iteration.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/validation.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/sim/check.hpp"
+#include "railsim/sim/options.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/cluster.hpp"
+#include "railsim/spec/failure_rates.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/spec/stack.hpp"
+#include "railsim/sweep/study.hpp"
+#include "railsim/sweep/sweep.hpp"
+#include "railsim/topo/builders.hpp"
 #include "railsim/traffic/summary.hpp"
 #include "railsim/traffic/traffic_matrix.hpp"
 
@@ -85,61 +104,6 @@ Job job(const std::string& model, std::int64_t batch, OptI seq, const std::strin
   j.pins.interleave = pin(interleave, "interleave");
   perf::check_pins(j.model, j.training, j.pins);
   return j;
-}
-
-// Keyword arguments shared by every function, in the CLI's names.
-#define CLUSTER_ARGS                                                                   \
-  py::arg("gpu") = "H100-SXM", py::arg("gpus") = 0, py::arg("hb_domain") = py::none(), \
-  py::arg("nic_gbps") = py::none(), py::arg("hb_GBps") = py::none(),                   \
-  py::arg("nics_per_gpu") = py::none()
-#define JOB_ARGS                                                                                   \
-  py::arg("model") = "GPT-1T", py::arg("batch") = 4096, py::arg("seq") = py::none(),               \
-  py::arg("stack") = "megatron-core-2024", py::arg("dtype") = py::none(),                          \
-  py::arg("flash_attention") = py::none(), py::arg("tp") = py::none(), py::arg("pp") = py::none(), \
-  py::arg("dp") = py::none(), py::arg("ep") = py::none(), py::arg("micro_batch") = py::none(),     \
-  py::arg("interleave") = py::none()
-
-std::string design(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
-                   const std::string& kind, const std::string& sw, double oversub,
-                   const std::string& catalog) {
-  const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
-  const cost::DesignReport r =
-      cost::evaluate(c, network(kind, sw, oversub), spec::load_catalog(catalog, "catalog"));
-  Json j = cost::to_json(r, false);
-  j["gpu"] = c.gpu.name;
-  return j.dump();
-}
-
-std::string plan(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
-                 const std::string& kind, const std::string& sw, double oversub,
-                 const std::string& model, std::int64_t batch, OptI seq, const std::string& stack,
-                 OptS dtype, std::optional<bool> flash, OptI tp, OptI pp, OptI dp, OptI ep, OptI mb,
-                 OptI v, int top, int threads) {
-  const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
-  const spec::NetworkDesign d = network(kind, sw, oversub);
-  const Job jb = job(model, batch, seq, stack, dtype, flash, tp, pp, dp, ep, mb, v);
-  perf::PlanOptions po;
-  po.pins = jb.pins;
-  po.top = static_cast<int>(check_integer("top", top, 1, 100000));
-  po.threads = static_cast<int>(check_integer("threads", threads, 0, 4096));
-  const perf::PlanResult res = perf::plan(perf::make_context(jb.model, jb.training, c, d), po);
-  if (res.plans.empty()) throw perf::explain_no_plan(res, jb.model, jb.training, jb.pins, c);
-  const perf::ErrorBand band = perf::error_band(c.gpu.name, jb.training.stack.name);
-  Json plans = Json::array();
-  for (const perf::Plan& p : res.plans) {
-    plans.push_back(perf::to_json(p.strategy, p.time));
-    plans.back()["rank"] = plans.size();
-    plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
-  }
-  return Json{{"model", jb.model.name},
-              {"gpus", c.gpus},
-              {"gpu", c.gpu.name},
-              {"hb_domain", c.hb_domain},
-              {"design", std::string(spec::to_string(d.kind))},
-              {"evaluated", res.evaluated},
-              {"feasible", res.feasible},
-              {"plans", plans}}
-      .dump();
 }
 
 std::string whatif(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
@@ -241,11 +205,632 @@ py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// estimate, sim, sweep, fail_goodput take their keyword arguments as a dict read here, so that a
+// wrong type, an unknown name or a bad value is an InputError naming the argument (as the CLI
+// names its option), never a pybind11 TypeError listing signatures.
+class Args {
+ public:
+  Args(const py::kwargs& kw, std::vector<std::string> names) : names_(std::move(names)) {
+    for (const auto& [k, v] : kw) {
+      const std::string key = py::cast<std::string>(k);
+      if (std::find(names_.begin(), names_.end(), key) == names_.end()) {
+        std::string valid;
+        for (const auto& n : names_) {
+          if (!valid.empty()) valid += ", ";
+          valid += n;
+        }
+        throw InputError(key, "unknown argument; valid: " + valid);
+      }
+      if (!v.is_none()) d_[key] = py::reinterpret_borrow<py::object>(v);
+    }
+  }
+  bool has(const std::string& k) const { return d_.count(k) > 0; }
+  OptI integer(const std::string& k) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    return as_integer(k, it->second);
+  }
+  std::int64_t integer(const std::string& k, std::int64_t fallback) const {
+    return integer(k).value_or(fallback);
+  }
+  OptD number(const std::string& k) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    return as_number(k, it->second);
+  }
+  double number(const std::string& k, double fallback) const {
+    return number(k).value_or(fallback);
+  }
+  OptS string(const std::string& k) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    return as_string(k, it->second);
+  }
+  // A list (or tuple) of integers, numbers or strings; one value is a list of one.
+  std::optional<std::vector<std::int64_t>> integers(const std::string& k) const {
+    return list<std::int64_t>(k, &as_integer);
+  }
+  std::optional<std::vector<double>> numbers(const std::string& k) const {
+    return list<double>(k, &as_number);
+  }
+  std::optional<std::vector<std::string>> strings(const std::string& k) const {
+    return list<std::string>(k, &as_string);
+  }
+  std::string string(const std::string& k, const std::string& fallback) const {
+    return string(k).value_or(fallback);
+  }
+  std::optional<bool> boolean(const std::string& k) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    if (!py::isinstance<py::bool_>(it->second))
+      throw InputError(k, "expected True or False, got " + type_of(it->second));
+    return py::cast<bool>(it->second);
+  }
+  // A size in bytes: a number or the CLI's text ("512MB", "1GiB").
+  std::optional<double> bytes(const std::string& k) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    if (py::isinstance<py::str>(it->second))
+      return units::parse_bytes(py::cast<std::string>(it->second), k);
+    return number(k);
+  }
+  // A swept value in the CLI's syntax: a string ("8,16,32", "200:800:200", "1024..8192x2"), one
+  // value, or a list of values (joined with commas).
+  OptS sweep_values(const std::string& k) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    const py::object& v = it->second;
+    auto one = [&](const py::handle& x) -> std::string {
+      if (py::isinstance<py::bool_>(x)) throw InputError(k, "expected numbers or names, got bool");
+      if (py::isinstance<py::str>(x)) return py::cast<std::string>(x);
+      if (py::isinstance<py::int_>(x)) return py::cast<std::string>(py::str(x));  // any size
+      if (py::isinstance<py::float_>(x)) return fmt::format("{}", py::cast<double>(x));
+      throw InputError(k, "expected a number, a name or a list of them, got " + type_of(x));
+    };
+    if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+      std::string out;
+      for (const auto& x : v) {
+        if (!out.empty()) out += ',';
+        out += one(x);
+      }
+      if (out.empty()) throw InputError(k, "empty list");
+      return out;
+    }
+    return one(v);
+  }
+
+ private:
+  static std::int64_t as_integer(const std::string& k, const py::handle& v) {
+    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+      throw InputError(k, "expected an integer, got " + type_of(v));
+    try {
+      return py::cast<std::int64_t>(v);
+    } catch (const py::cast_error&) {
+      throw InputError(k, "integer beyond 64 bits");
+    }
+  }
+  static double as_number(const std::string& k, const py::handle& v) {
+    if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) ||
+        py::isinstance<py::bool_>(v))
+      throw InputError(k, "expected a number, got " + type_of(v));
+    const double x = py::cast<double>(v);
+    if (!std::isfinite(x)) throw InputError(k, "expected a finite number");
+    return x;
+  }
+  static std::string as_string(const std::string& k, const py::handle& v) {
+    if (!py::isinstance<py::str>(v)) throw InputError(k, "expected a string, got " + type_of(v));
+    return py::cast<std::string>(v);
+  }
+  template <class T>
+  std::optional<std::vector<T>> list(const std::string& k,
+                                     T (*conv)(const std::string&, const py::handle&)) const {
+    auto it = d_.find(k);
+    if (it == d_.end()) return std::nullopt;
+    std::vector<T> out;
+    if (py::isinstance<py::list>(it->second) || py::isinstance<py::tuple>(it->second)) {
+      for (const auto& x : it->second) out.push_back(conv(k, x));
+    } else {
+      out.push_back(conv(k, it->second));
+    }
+    return out;
+  }
+  static std::string type_of(const py::handle& v) {
+    return py::cast<std::string>(py::str(py::type::handle_of(v).attr("__name__")));
+  }
+  std::vector<std::string> names_;
+  std::map<std::string, py::object> d_;
+};
+
+const std::vector<std::string> kClusterNames = {"gpu",      "gpus",    "hb_domain",
+                                                "nic_gbps", "hb_GBps", "nics_per_gpu"};
+const std::vector<std::string> kNetworkNames = {"design",           "switch",
+                                                "oversubscription", "oversubscribed_tier",
+                                                "copper_gpu_leaf",  "management_links"};
+const std::vector<std::string> kStrategyNames = {
+    "model",     "batch", "seq",      "stack",      "dtype",       "flash_attention",
+    "tp",        "pp",    "dp",       "ep",         "micro_batch", "interleave",
+    "recompute", "sp",    "dist_opt", "dp_overlap", "placement"};
+
+std::vector<std::string> names(std::initializer_list<const std::vector<std::string>*> groups,
+                               std::initializer_list<std::string> more) {
+  std::vector<std::string> out;
+  for (const auto* g : groups) out.insert(out.end(), g->begin(), g->end());
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+spec::ClusterOptions cluster_options(const Args& a) {
+  spec::ClusterOptions o;
+  o.gpu = a.string("gpu", o.gpu);
+  o.gpus = a.integer("gpus", 0);
+  o.hb_domain = a.integer("hb_domain");
+  o.nic_gbps = a.number("nic_gbps");
+  o.hb_gbytes_per_s = a.number("hb_GBps");
+  o.nics_per_gpu = a.integer("nics_per_gpu");
+  return o;
+}
+
+spec::NetworkOptions network_options(const Args& a) {
+  spec::NetworkOptions o;
+  o.design = a.string("design", o.design);
+  o.sw = a.string("switch", o.sw);
+  o.oversubscription = a.number("oversubscription", o.oversubscription);
+  o.oversubscribed_tier = static_cast<int>(
+      check_integer("oversubscribed_tier", a.integer("oversubscribed_tier", 1), 1, 16));
+  o.copper_gpu_leaf = a.boolean("copper_gpu_leaf").value_or(false);
+  o.management_links = static_cast<int>(
+      check_integer("management_links", a.integer("management_links", 0), 0, 1 << 20));
+  return o;
+}
+
+struct StrategyIn {
+  perf::Model model;
+  perf::Training training;
+  perf::StrategyPins pins;
+  perf::PlacementKind placement = perf::PlacementKind::rail_aligned;
+};
+
+// The CLI's resolve_strategy_inputs, with the argument names as fields.
+StrategyIn strategy_inputs(const Args& a) {
+  StrategyIn in;
+  in.model = spec::load_model(a.string("model", "GPT-1T"), "model");
+  const spec::Stack st =
+      spec::load_stack(a.string("stack", std::string(spec::kDefaultStack)), "stack");
+  std::optional<spec::Dtype> dt;
+  if (auto d = a.string("dtype")) dt = spec::parse_dtype(*d, "dtype");
+  in.training = spec::make_training(
+      check_integer("batch", a.integer("batch", 4096), 1, std::int64_t{1} << 40),
+      check_integer("seq", a.integer("seq", in.model.seq_len), 1, 1 << 24), st, dt,
+      a.boolean("flash_attention"));
+  auto pin = [&](const char* name, std::int64_t max) -> OptI {
+    OptI v = a.integer(name);
+    if (v) check_integer(name, *v, 1, max);
+    return v;
+  };
+  in.pins.tp = pin("tp", spec::kMaxGpus);
+  in.pins.pp = pin("pp", spec::kMaxGpus);
+  in.pins.dp = pin("dp", spec::kMaxGpus);
+  in.pins.ep = pin("ep", spec::kMaxGpus);
+  in.pins.micro_batch = pin("micro_batch", std::int64_t{1} << 40);
+  in.pins.interleave = pin("interleave", 1 << 16);
+  if (auto r = a.string("recompute")) in.pins.recompute = perf::parse_recompute(*r, "recompute");
+  in.pins.sp = a.boolean("sp");
+  in.pins.dist_opt = a.boolean("dist_opt");
+  in.pins.dp_overlap = a.boolean("dp_overlap");
+  in.placement = perf::parse_placement_kind(a.string("placement", "rail_aligned"), "placement");
+  perf::check_pins(in.model, in.training, in.pins);
+  return in;
+}
+
+Json estimate_json(const Args& a) {
+  const spec::ClusterOptions co = cluster_options(a);
+  const spec::NetworkOptions no = network_options(a);
+  const StrategyIn in = strategy_inputs(a);  // reads the arguments: with the GIL
+  py::gil_scoped_release release;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  const perf::Strategy s = perf::default_strategy(in.model, in.training, in.pins, c);
+  const perf::IterationTime it = perf::estimate(in.model, in.training, s, c, d, in.placement);
+  const perf::Placement pl(c, s.degrees(), in.placement);
+  const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
+  const perf::NetworkModel nm = perf::make_network_model(c, d);
+  Json j = perf::to_json(s, it, in.placement);
+  j["model"] = in.model.name;
+  j["gpus"] = c.gpus;
+  j["gpu"] = c.gpu.name;
+  j["hb_domain"] = c.hb_domain;
+  j["design"] = std::string(spec::to_string(d.kind));
+  j["global_batch"] = in.training.global_batch;
+  j["seq_len"] = in.training.seq_len;
+  j["stack"] = in.training.stack.name;
+  j["dtype"] = std::string(perf::to_string(in.training.dtype));
+  j["flash_attention"] = in.training.flash_attention;
+  j["error_band"] =
+      perf::to_json(perf::error_band(c.gpu.name, in.training.stack.name), it.iteration_time_s);
+  j["comm"] = perf::comm_to_json(cs, pl, nm);
+  return j;
+}
+
+std::string estimate_(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {}));
+  return estimate_json(a).dump();
+}
+
+// railsim sim: one collective, or (schedule=True) every collective of one iteration.
+std::string sim_(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames},
+                         {"collective", "algorithm", "group", "bytes", "forwarding", "forward_via",
+                          "chunks", "hop_latency_us", "aggregate", "max_flows", "top",
+                          "batch_tolerance", "routing", "seed", "schedule", "efficiency"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const spec::NetworkOptions no = network_options(a);
+  const bool schedule = a.boolean("schedule").value_or(false);
+  const bool efficiency = a.boolean("efficiency").value_or(false);
+  const std::string collective = a.string("collective", "all_reduce");
+  const std::string algorithm = a.string("algorithm", "ring");
+  const std::string group = a.string("group", "all");
+  const std::optional<double> bytes = a.bytes("bytes");
+  const std::string forwarding = a.string("forwarding", "store");
+  const std::string forward_via = a.string("forward_via", "hb_first");
+  const std::int64_t chunks = a.integer("chunks", 8);
+  const double hop_latency_us = a.number("hop_latency_us", 0.5);
+  const std::string aggregate = a.string("aggregate", "auto");
+  const std::int64_t max_flows = a.integer("max_flows", 4'000'000);
+  const std::int64_t top = a.integer("top", 5);
+  const double batch_tolerance = a.number("batch_tolerance", 1e-9);
+  const std::string routing = a.string("routing", "ecmp");
+  const std::int64_t seed = a.integer("seed", 0);
+  if (!schedule)
+    for (const auto& n : kStrategyNames)
+      if (a.has(n))
+        throw InputError(n,
+                         "has no effect without schedule=True (the model and strategy "
+                         "arguments time one iteration's collectives; a single collective "
+                         "takes collective, bytes, group)");
+  std::optional<StrategyIn> in;
+  if (schedule) in = strategy_inputs(a);
+
+  py::gil_scoped_release release;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  sim::SimConfig cfg;
+  cfg.mode = sim::parse_forwarding_mode(forwarding, "forwarding");
+  cfg.forwarding = sim::parse_forward_via(forward_via, "forward_via");
+  cfg.chunks = static_cast<int>(check_integer("chunks", chunks, 1, 4096));
+  cfg.hop_latency_s =
+      check_number("hop_latency_us", hop_latency_us, Range::non_negative(1e6)) * 1e-6;
+  cfg.max_flows = check_integer("max_flows", max_flows, 1000, 200'000'000);
+  cfg.aggregate = sim::parse_aggregation(aggregate, "aggregate");
+  cfg.routing = sim::parse_routing(routing, "routing");
+  cfg.seed = static_cast<std::uint64_t>(check_integer("seed", seed, 0, std::int64_t{1} << 62));
+  cfg.batch_tolerance = check_number("batch_tolerance", batch_tolerance, Range::between(0, 0.01));
+  const int top_n = static_cast<int>(check_integer("top", top, 0, 1000));
+
+  if (schedule) {
+    const perf::Strategy s = perf::default_strategy(in->model, in->training, in->pins, c);
+    const topo::Fabric fabric = topo::build_fabric(c, d);
+    const perf::Placement pl(fabric.cluster, s.degrees(), in->placement);
+    const perf::CommSchedule sched = perf::build_comm_schedule(in->model, in->training, s, pl);
+    const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
+    Json j = sim::to_json(chk);
+    j["design"] = std::string(spec::to_string(d.kind));
+    j["gpus"] = c.gpus;
+    j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
+    return j.dump();
+  }
+  const perf::CollectiveOp op = perf::parse_collective_op(collective, "collective");
+  sim::CollectiveRequest req;
+  req.op = op;
+  req.algorithm = sim::parse_collective_algorithm(algorithm, op, "algorithm");
+  req.bytes = bytes ? check_number("bytes", *bytes, Range::positive(1e18))
+                    : units::parse_bytes("1GB", "bytes");
+  const topo::Fabric fabric = topo::build_fabric(c, d);
+  const sim::SimNetwork net =
+      efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);
+  req.groups = sim::parse_groups(group, fabric.cluster, "group");
+  const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top_n);
+  Json j = sim::to_json(r);
+  j["collective"] = std::string(perf::to_string(op));
+  j["algorithm"] = std::string(perf::to_string(req.algorithm));
+  j["group"] = group;
+  j["groups"] = req.groups.size();
+  j["bytes"] = req.bytes;
+  j["design"] = std::string(spec::to_string(d.kind));
+  j["gpus"] = c.gpus;
+  j["hb_domain"] = c.hb_domain;
+  j["routing"] = std::string(sim::to_string(cfg.routing));
+  j["seed"] = cfg.seed;
+  j["forwarding"] = std::string(sim::to_string(cfg.mode));
+  j["forward_via"] = forward_via;
+  j["chunks"] = cfg.chunks;
+  j["hop_latency_s"] = cfg.hop_latency_s;
+  j["efficiency"] = efficiency;
+  return j.dump();
+}
+
+// railsim sweep: the rows of --json.
+std::string sweep_(const py::kwargs& kw) {
+  const Args a(
+      kw,
+      {"study",        "gpus",       "gpu",     "hb_domain",        "nic_gbps",        "hb_GBps",
+       "nics_per_gpu", "switch",     "catalog", "oversubscription", "model",           "batch",
+       "seq",          "stack",      "dtype",   "flash_attention",  "switch_counting", "zip",
+       "perf",         "max_points", "threads", "alltoall",         "forwarding"});
+  const std::int64_t m = check_integer(
+      "max_points", a.integer("max_points", sweep::kDefaultMaxPoints), 1, std::int64_t{1} << 40);
+  const int threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
+  std::optional<sweep::Study> study;
+  if (auto s = a.string("study")) study = sweep::make_study(*s, "study");
+  sweep::SweepOptions s = study ? study->options : sweep::SweepOptions{};
+  sweep::SweepAxes& ax = s.axes;
+  if (auto v = a.sweep_values("gpu")) ax.gpu = sweep::parse_names("gpu", *v, m);
+  if (auto v = a.sweep_values("gpus")) ax.gpus = sweep::parse_integers("gpus", *v, m);
+  if (auto v = a.sweep_values("hb_domain"))
+    ax.hb_domain = sweep::parse_integers("hb_domain", *v, m);
+  if (auto v = a.sweep_values("nic_gbps")) ax.nic_gbps = sweep::parse_reals("nic_gbps", *v, m);
+  if (auto v = a.sweep_values("hb_GBps")) ax.hb_GBps = sweep::parse_reals("hb_GBps", *v, m);
+  if (auto v = a.sweep_values("nics_per_gpu"))
+    ax.nics_per_gpu = sweep::parse_integers("nics_per_gpu", *v, m);
+  if (auto v = a.sweep_values("switch")) ax.sw = sweep::parse_names("switch", *v, m);
+  if (auto v = a.sweep_values("catalog")) ax.catalog = sweep::parse_names("catalog", *v, m);
+  if (auto v = a.sweep_values("oversubscription"))
+    ax.oversubscription = sweep::parse_reals("oversubscription", *v, m);
+  if (auto v = a.sweep_values("model")) ax.model = sweep::parse_names("model", *v, m);
+  if (auto v = a.sweep_values("batch")) ax.batch = sweep::parse_integers("batch", *v, m);
+  if (auto v = a.sweep_values("seq")) ax.seq = sweep::parse_integers("seq", *v, m);
+  s.zip = a.boolean("zip").value_or(false);
+  if (auto p = a.boolean("perf"); p && !*p) s.perf = false;
+  if (auto b = a.bytes("alltoall"))
+    s.alltoall_bytes = check_number("alltoall", *b, Range::positive(1e18));
+  if (auto f = a.string("forwarding")) {
+    if (s.alltoall_bytes == 0)
+      throw InputError("forwarding", "sets the forwarding of the alltoall simulation");
+    s.alltoall_forwarding = sim::parse_forwarding_mode(*f, "forwarding");
+  }
+  s.max_points = m;
+  s.threads = threads;
+  s.counting = cost::parse_switch_counting(a.string("switch_counting", "whole"), "switch_counting");
+  s.stack = spec::load_stack(a.string("stack", std::string(spec::kDefaultStack)), "stack");
+  if (auto d = a.string("dtype")) s.dtype = spec::parse_dtype(*d, "dtype");
+  s.flash_attention = a.boolean("flash_attention");
+  (void)spec::make_training(1, 1, s.stack, s.dtype, s.flash_attention);  // checks them
+
+  py::gil_scoped_release release;
+  const sweep::SweepResult r = sweep::run_sweep(s);
+  if (r.valid_points() == 0) {
+    const InputError& e = *r.points.front().invalid;
+    throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
+                                            std::string(e.what()).substr(e.field().size() + 2)));
+  }
+  return report::to_json(sweep::sweep_table(r)).dump();
+}
+
+// railsim fail goodput.
+std::string goodput_(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kStrategyNames}, {"design",
+                                                             "switch",
+                                                             "rates",
+                                                             "days",
+                                                             "trials",
+                                                             "seed",
+                                                             "threads",
+                                                             "checkpoint_interval_min",
+                                                             "checkpoint_write_s",
+                                                             "detect_min",
+                                                             "restart_min",
+                                                             "repair_h",
+                                                             "spare_domains",
+                                                             "gpus_per_host",
+                                                             "comm_fraction",
+                                                             "degraded_slowdown",
+                                                             "degraded",
+                                                             "tokens",
+                                                             "tokens_per_s",
+                                                             "catalog",
+                                                             "amortize_years",
+                                                             "pxn"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  fail::RunParams run;
+  fail::MonteCarloOptions mc;
+  run.days = a.number("days", run.days);
+  if (auto v = a.integer("trials")) mc.trials = check_integer("trials", *v, 1, 10'000'000);
+  if (auto v = a.integer("seed"))
+    mc.seed = static_cast<std::uint64_t>(check_integer("seed", *v, 0, std::int64_t{1} << 53));
+  if (auto v = a.integer("threads"))
+    mc.threads = static_cast<int>(check_integer("threads", *v, 0, 1024));
+  if (auto v = a.number("checkpoint_interval_min"))
+    run.checkpoint_interval_s =
+        check_number("checkpoint_interval_min", *v, Range::positive(1e7)) * 60;
+  run.checkpoint_write_s = a.number("checkpoint_write_s", run.checkpoint_write_s);
+  if (auto v = a.number("detect_min")) run.detect_s = *v * 60;
+  if (auto v = a.number("restart_min")) run.restart_s = *v * 60;
+  if (auto v = a.number("repair_h")) run.repair_s = *v * 3600;
+  if (auto v = a.integer("spare_domains"))
+    run.spare_domains = check_integer("spare_domains", *v, 0, spec::kMaxGpus);
+  if (auto v = a.integer("gpus_per_host"))
+    run.gpus_per_host = check_integer("gpus_per_host", *v, 1, 1024);
+  run.comm_fraction = a.number("comm_fraction", run.comm_fraction);
+  run.degraded_slowdown = a.number("degraded_slowdown");
+  if (auto v = a.string("degraded")) run.policy = fail::parse_degraded_policy(*v, "degraded");
+  const OptD tokens = a.number("tokens"), tokens_per_s = a.number("tokens_per_s");
+  const double amortize_years = a.number("amortize_years", 4);
+  const std::string design = a.string("design", "both");
+  const std::string sw_name = a.string("switch", spec::NetworkOptions{}.sw);
+  const std::string rates_name = a.string("rates", spec::kDefaultFailureRates);
+  const std::string catalog_name = a.string("catalog", cost::kDefaultCatalog);
+  const bool from_fabric = a.has("model");
+  if (!from_fabric && a.has("pxn"))
+    throw InputError("pxn", "pxn needs model (network failure effects from the Fabric)");
+  const std::string pxn = a.string("pxn", "auto");
+  std::optional<StrategyIn> in;
+  if (from_fabric) in = strategy_inputs(a);
+
+  py::gil_scoped_release release;
+  const spec::Cluster cluster = spec::make_cluster(co);
+  fail::validate(run);
+  fail::validate(mc);
+  check_number("amortize_years", amortize_years, Range::positive(100));
+  if (tokens.has_value() != tokens_per_s.has_value())
+    throw InputError(tokens ? "tokens_per_s" : "tokens",
+                     "give both tokens and tokens_per_s for the time to train");
+  if (tokens) check_number("tokens", *tokens, Range::positive(1e30));
+  if (tokens_per_s) check_number("tokens_per_s", *tokens_per_s, Range::positive(1e30));
+  std::vector<spec::DesignKind> kinds;
+  if (design == "both")
+    kinds = {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
+  else if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
+    kinds = {spec::parse_design_kind(design, "design")};
+  else
+    throw InputError("design", fmt::format("unknown design '{}'; valid: rail_optimized, "
+                                           "rail_only, both",
+                                           printable(design)));
+  const spec::SwitchSpec sw = spec::load_switch(sw_name, "switch");
+  const spec::FailureRates rates = spec::load_failure_rates(rates_name, "rates");
+  const cost::Catalog catalog = cost::load_catalog(catalog_name, "catalog");
+  fail::GoodputReport rep;
+  rep.gpu = cluster.gpu.name;
+  rep.rates = rates.name;
+  rep.amortize_years = amortize_years;
+  rep.tokens = tokens;
+  rep.tokens_per_s = tokens_per_s;
+  if (from_fabric)
+    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
+                              in->model.name);
+  for (spec::DesignKind kind : kinds) {
+    const spec::NetworkDesign nd = spec::make_network_design(kind, sw);
+    fail::FailureModel fm = fail::make_failure_model(cluster, nd, rates, run);
+    if (from_fabric) {
+      fail::WhatIfOptions w;
+      w.pxn = fail::parse_pxn_mode(pxn, "pxn");
+      w.plan.pins = in->pins;
+      rep.effect_notes.push_back(fail::fabric_effects(fm, cluster, nd, in->model, in->training, w));
+      fail::resolve_run(fm, run);
+    }
+    rep.designs.push_back(fail::run_goodput(fm, mc));
+    rep.network_cost_usd.push_back(cost::evaluate(cluster, nd, catalog).cost.cost_usd());
+  }
+  return fail::to_json(rep).dump();
+}
+
+// railsim design --json.
+std::string design2(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames}, {"catalog", "switch_counting"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const spec::NetworkOptions no = network_options(a);
+  const std::string catalog = a.string("catalog", std::string(spec::kDefaultCatalog));
+  const std::string counting = a.string("switch_counting", "whole");
+  py::gil_scoped_release release;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  const cost::DesignReport r =
+      cost::evaluate(c, d, spec::load_catalog(catalog, "catalog"),
+                     cost::parse_switch_counting(counting, "switch_counting"));
+  Json j = cost::to_json(r, false);
+  j["gpu"] = c.gpu.name;
+  return j.dump();
+}
+
+// railsim plan --json (without --explain).
+std::string plan2(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {"top", "threads"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const spec::NetworkOptions no = network_options(a);
+  const StrategyIn in = strategy_inputs(a);
+  perf::PlanOptions po;
+  po.pins = in.pins;
+  po.top = static_cast<int>(check_integer("top", a.integer("top", 5), 1, 100000));
+  po.threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
+  py::gil_scoped_release release;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign d = spec::make_network_design(no);
+  const perf::PlanResult res =
+      perf::plan(perf::make_context(in.model, in.training, c, d, in.placement), po);
+  if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
+  Json plans = Json::array();
+  for (const perf::Plan& p : res.plans) {
+    plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
+    plans.back()["rank"] = plans.size();
+    plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
+  }
+  return Json{{"model", in.model.name},
+              {"gpus", c.gpus},
+              {"gpu", c.gpu.name},
+              {"hb_domain", c.hb_domain},
+              {"design", std::string(spec::to_string(d.kind))},
+              {"global_batch", in.training.global_batch},
+              {"seq_len", in.training.seq_len},
+              {"stack", in.training.stack.name},
+              {"dtype", std::string(perf::to_string(in.training.dtype))},
+              {"flash_attention", in.training.flash_attention},
+              {"evaluated", res.evaluated},
+              {"feasible", res.feasible},
+              {"plans", plans}}
+      .dump();
+}
+
+// whatif, optimize and traffic: their arguments read by Args, then the functions above.
+std::string whatif_kw(const py::kwargs& kw) {
+  const Args a(
+      kw, names({&kClusterNames}, {"designs", "switch", "model", "batch", "seq", "stack", "fail",
+                                   "fail_random", "seed", "pxn", "sim", "spare_domains"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  const std::vector<std::string> designs =
+      a.strings("designs").value_or(std::vector<std::string>{"rail_optimized", "rail_only"});
+  const std::string sw = a.string("switch", spec::NetworkOptions{}.sw);
+  const std::string model = a.string("model", "GPT-1T");
+  const std::int64_t batch = a.integer("batch", 4096);
+  const OptI seq = a.integer("seq");
+  const std::string stack = a.string("stack", std::string(spec::kDefaultStack));
+  const std::vector<std::string> fail = a.strings("fail").value_or(std::vector<std::string>{});
+  const std::int64_t random = a.integer("fail_random", 0), seed = a.integer("seed", 1);
+  const std::string pxn = a.string("pxn", "auto"), sim = a.string("sim", "auto");
+  const std::int64_t spares = a.integer("spare_domains", 0);
+  py::gil_scoped_release release;
+  return whatif(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s, co.nics_per_gpu,
+                designs, sw, model, batch, seq, stack, fail, random, seed, pxn, sim, spares);
+}
+
+std::string optimize_kw(const py::kwargs& kw) {
+  const Args a(kw, {"gpu", "gpus", "models", "batch", "hb_domain", "nic_gbps", "switches",
+                    "oversubscription", "within", "of", "max_iteration_time", "max_network_cost"});
+  const std::string gpu = a.string("gpu", "H100-SXM");
+  const std::int64_t gpus = a.integer("gpus", 0);
+  const std::vector<std::string> models =
+      a.strings("models").value_or(std::vector<std::string>{"GPT-1T"});
+  const std::int64_t batch = a.integer("batch", 4096);
+  const std::vector<std::int64_t> k = a.integers("hb_domain").value_or(std::vector<std::int64_t>{});
+  const std::vector<double> nic = a.numbers("nic_gbps").value_or(std::vector<double>{});
+  const std::vector<std::string> sws = a.strings("switches").value_or(std::vector<std::string>{});
+  const std::vector<double> over = a.numbers("oversubscription").value_or(std::vector<double>{});
+  const OptD within = a.number("within"), max_time = a.number("max_iteration_time"),
+             max_cost = a.number("max_network_cost");
+  const std::string of = a.string("of", "ideal");
+  py::gil_scoped_release release;
+  return optimize_(gpu, gpus, models, batch, k, nic, sws, over, within, of, max_time, max_cost);
+}
+
+py::dict traffic_kw(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames}, {"design", "switch", "model", "batch", "seq", "stack",
+                                            "tp", "pp", "dp", "ep"}));
+  const spec::ClusterOptions co = cluster_options(a);
+  return traffic_coo(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s,
+                     co.nics_per_gpu, a.string("design", "rail_optimized"),
+                     a.string("switch", spec::NetworkOptions{}.sw), a.string("model", "GPT-1T"),
+                     a.integer("batch", 4096), a.integer("seq"),
+                     a.string("stack", std::string(spec::kDefaultStack)), a.integer("tp"),
+                     a.integer("pp"), a.integer("dp"), a.integer("ep"));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_railsim, m) {
   m.doc() = "railsim: rail-only vs rail-optimized networks for LLM training clusters";
-  static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  // A ValueError (bad values) that is also a TypeError (wrong types), so that either except
+  // clause catches it.
+  static py::exception<InputError> input_error(
+      m, "InputError", py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_TypeError)));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -256,31 +841,14 @@ PYBIND11_MODULE(_railsim, m) {
   m.def("presets", &spec::preset_names, py::arg("kind"),
         "Names of the shipped presets of a kind: gpus, switches, catalogs, models, failures, "
         "stacks");
-  m.def("design", &design, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("oversubscription") = 1.0,
-        py::arg("catalog") = spec::kDefaultCatalog, py::call_guard<py::gil_scoped_release>());
-  m.def("plan", &plan, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("oversubscription") = 1.0, JOB_ARGS,
-        py::arg("top") = 5, py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>());
-  m.def("traffic", &traffic_coo, CLUSTER_ARGS, py::arg("design") = "rail_optimized",
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",
-        py::arg("batch") = 4096, py::arg("seq") = py::none(),
-        py::arg("stack") = "megatron-core-2024", py::arg("tp") = py::none(),
-        py::arg("pp") = py::none(), py::arg("dp") = py::none(), py::arg("ep") = py::none());
-  m.def("whatif", &whatif, CLUSTER_ARGS,
-        py::arg("designs") = std::vector<std::string>{"rail_optimized", "rail_only"},
-        py::arg("switch") = "ETH-51.2T-128x400G", py::arg("model") = "GPT-1T",
-        py::arg("batch") = 4096, py::arg("seq") = py::none(),
-        py::arg("stack") = "megatron-core-2024", py::arg("fail") = std::vector<std::string>{},
-        py::arg("fail_random") = 0, py::arg("seed") = 1, py::arg("pxn") = "auto",
-        py::arg("sim") = "auto", py::arg("spare_domains") = 0,
-        py::call_guard<py::gil_scoped_release>());
-  m.def("optimize", &optimize_, py::arg("gpu") = "H100-SXM", py::arg("gpus") = 0,
-        py::arg("models") = std::vector<std::string>{"GPT-1T"}, py::arg("batch") = 4096,
-        py::arg("hb_domain") = std::vector<std::int64_t>{},
-        py::arg("nic_gbps") = std::vector<double>{},
-        py::arg("switches") = std::vector<std::string>{},
-        py::arg("oversubscription") = std::vector<double>{}, py::arg("within") = py::none(),
-        py::arg("of") = "ideal", py::arg("max_iteration_time") = py::none(),
-        py::arg("max_network_cost") = py::none(), py::call_guard<py::gil_scoped_release>());
+  m.def("traffic", &traffic_kw, "railsim traffic: the summary and the pairs as arrays");
+  m.def("whatif", &whatif_kw, "railsim fail whatif --json");
+  m.def("optimize", &optimize_kw, "railsim optimize --json");
+  // Keyword arguments read by Args (the GIL is released inside, once they are read).
+  m.def("design", &design2, "railsim design --json");
+  m.def("plan", &plan2, "railsim plan --json");
+  m.def("estimate", &estimate_, "railsim estimate --json");
+  m.def("sim", &sim_, "railsim sim --json");
+  m.def("sweep", &sweep_, "railsim sweep --json: the rows");
+  m.def("fail_goodput", &goodput_, "railsim fail goodput --json");
 }

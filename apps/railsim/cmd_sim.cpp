@@ -18,6 +18,7 @@
 #include "railsim/perf/iteration.hpp"
 #include "railsim/report/tables.hpp"
 #include "railsim/sim/check.hpp"
+#include "railsim/sim/options.hpp"
 #include "railsim/topo/builders.hpp"
 #include "strategy_options.hpp"
 
@@ -49,47 +50,6 @@ struct SimArgs {
   std::int64_t seed = 0;
 };
 
-perf::Algorithm parse_algorithm(const std::string& s, perf::CollectiveOp op) {
-  if (op == perf::CollectiveOp::all_to_all) return perf::Algorithm::direct;
-  if (op == perf::CollectiveOp::send_recv) return perf::Algorithm::p2p;
-  const perf::Algorithm a = perf::parse_algorithm(s, "--algorithm");
-  if (a != perf::Algorithm::ring && a != perf::Algorithm::hierarchical)
-    throw InputError("--algorithm",
-                     fmt::format("{} is for {}; reductions run ring or "
-                                 "hierarchical",
-                                 s, a == perf::Algorithm::direct ? "all_to_all" : "send_recv"));
-  return a;
-}
-
-std::vector<sim::Group> make_groups(const std::string& g, const spec::Cluster& c) {
-  if (g == "all") return sim::groups_all(c);
-  if (g == "rail") return sim::groups_rails(c);
-  if (g == "domain") return sim::groups_domains(c);
-  if (g == "rail0") return {sim::groups_rails(c).front()};
-  if (g == "domain0") return {sim::groups_domains(c).front()};
-  if (g == "pair") {
-    if (c.gpus < 2) throw InputError("--group", "pair needs at least 2 GPUs");
-    return {{0, c.gpus - 1}};
-  }
-  throw InputError("--group", fmt::format("unknown group '{}'; valid: all, rail, domain, rail0, "
-                                          "domain0, pair",
-                                          g));
-}
-
-sim::Aggregation parse_aggregate(const std::string& s) {
-  if (s == "auto") return sim::Aggregation::automatic;
-  if (s == "on") return sim::Aggregation::on;
-  if (s == "off") return sim::Aggregation::off;
-  throw InputError("--aggregate", fmt::format("unknown value '{}'; valid: auto, on, off", s));
-}
-
-topo::Forwarding parse_forward_via(const std::string& s) {
-  if (s == "hb_first") return topo::Forwarding::hb_first;
-  if (s == "rail_first") return topo::Forwarding::rail_first;
-  throw InputError("--forward-via",
-                   fmt::format("unknown value '{}'; valid: hb_first, rail_first", s));
-}
-
 void print_collective(const sim::CollectiveResult& r) {
   const report::Column t{
       .type = report::Type::real, .unit = "s", .precision = 6, .style = report::Style::si};
@@ -108,12 +68,12 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   const spec::NetworkDesign d = resolve_network(a.network);
   sim::SimConfig cfg;
   cfg.mode = sim::parse_forwarding_mode(a.forwarding);
-  cfg.forwarding = parse_forward_via(a.forward_via);
+  cfg.forwarding = sim::parse_forward_via(a.forward_via);
   cfg.chunks = static_cast<int>(check_integer("--chunks", a.chunks, 1, 4096));
   cfg.hop_latency_s =
       check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
-  cfg.aggregate = parse_aggregate(a.aggregate);
+  cfg.aggregate = sim::parse_aggregation(a.aggregate);
   cfg.routing = sim::parse_routing(a.routing, "--routing");
   cfg.seed = static_cast<std::uint64_t>(check_integer("--seed", a.seed, 0, std::int64_t{1} << 62));
   cfg.batch_tolerance =
@@ -161,12 +121,12 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   const perf::CollectiveOp op = perf::parse_collective_op(a.collective, "--collective");
   sim::CollectiveRequest req;
   req.op = op;
-  req.algorithm = parse_algorithm(a.algorithm, op);
+  req.algorithm = sim::parse_collective_algorithm(a.algorithm, op);
   req.bytes = units::parse_bytes(a.bytes, "--bytes");
   const topo::Fabric fabric = topo::build_fabric(c, d);
   const sim::SimNetwork net =
       a.efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);
-  req.groups = make_groups(a.group, fabric.cluster);
+  req.groups = sim::parse_groups(a.group, fabric.cluster);
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
   if (a.json) {
     Json j = sim::to_json(r);

@@ -4,14 +4,20 @@ Each function takes the command line's inputs as keyword arguments (``gpus=1024`
 ``hb_domain=8``, ``model="GPT-1T"``, ...) and returns the document that ``railsim <command>
 --json`` prints, as a :class:`Result`: a dict whose keys are the JSON field names, also readable
 as attributes. Bad input raises :class:`InputError` (a ``ValueError``) with the CLI's one-line
-message, naming the field.
+message, naming the field; it is also a ``TypeError``, raised as well for an argument of the
+wrong type or an unknown argument name.
+The GIL is released while the library computes, so threads may call these concurrently.
+
+``--model`` and ``--gpu`` values, here as on the command line, may be Calculon application and
+system files (docs/calculon.md).
 """
 import json as _json
 
 from . import _railsim
 from ._railsim import InputError, presets
 
-__all__ = ["InputError", "Result", "presets", "design", "plan", "traffic", "whatif", "optimize"]
+__all__ = ["InputError", "Result", "presets", "design", "plan", "estimate", "sim", "sweep",
+           "traffic", "whatif", "optimize", "fail_goodput"]
 
 
 class Result(dict):
@@ -62,3 +68,41 @@ def whatif(**kwargs):
 def optimize(**kwargs):
     """The cheapest network that trains the models fast enough (``railsim optimize``)."""
     return _wrap(_railsim.optimize(**kwargs))
+
+
+def estimate(**kwargs):
+    """Iteration time, memory and MFU of one strategy (``railsim estimate --json``). Arguments:
+    the cluster (gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu), the network (design,
+    switch, oversubscription, oversubscribed_tier, copper_gpu_leaf, management_links) and the
+    strategy (model, batch, seq, stack, dtype, flash_attention, tp, pp, dp, ep, micro_batch,
+    interleave, recompute, sp, dist_opt, dp_overlap, placement); on/off options are booleans."""
+    return _wrap(_railsim.estimate(**kwargs))
+
+
+def sim(**kwargs):
+    """Flow-level simulation (``railsim sim --json``): one collective (collective, algorithm,
+    group, bytes as a number or "512MB", forwarding, forward_via, chunks, hop_latency_us,
+    aggregate, max_flows, top, batch_tolerance, routing, seed, efficiency), or with
+    ``schedule=True`` every collective of one iteration of the strategy arguments of
+    :func:`estimate`. Cluster and network arguments as :func:`estimate`'s."""
+    return _wrap(_railsim.sim(**kwargs))
+
+
+def sweep(**kwargs):
+    """A parameter study (``railsim sweep --json``): the rows, a list of dicts, one per point
+    and design. Swept arguments (gpus, gpu, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
+    catalog, oversubscription, model, batch, seq) take a list (``[8, 16, 32]``), one value, or
+    the CLI's text (``"200:800:200"``, ``"1024..8192x2"``); also study, stack, dtype,
+    flash_attention, switch_counting, zip, perf (False: cost only), max_points, threads,
+    alltoall, forwarding."""
+    return _wrap(_railsim.sweep(**kwargs))
+
+
+def fail_goodput(**kwargs):
+    """Goodput of a long run under failures per design (``railsim fail goodput --json``):
+    design ("both"), switch, rates, days, trials, seed, threads, checkpoint_interval_min,
+    checkpoint_write_s, detect_min, restart_min, repair_h, spare_domains, gpus_per_host,
+    comm_fraction, degraded_slowdown, degraded, tokens, tokens_per_s, catalog, amortize_years;
+    with model (and the strategy arguments of :func:`estimate`, pxn) the network failures'
+    effects come from the Fabric."""
+    return _wrap(_railsim.fail_goodput(**kwargs))

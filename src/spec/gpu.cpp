@@ -1,6 +1,9 @@
 #include "railsim/spec/gpu.hpp"
 
+#include <filesystem>
+
 #include "railsim/core/units.hpp"
+#include "railsim/spec/calculon.hpp"
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::spec {
@@ -49,7 +52,14 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
 }
 
 GpuSpec load_gpu(const std::string& arg, const std::string& option) {
-  return gpu_from_json(load_preset_or_file("gpus", arg, option), "gpu");
+  const Json j = load_preset_or_file("gpus", arg, option);
+  if (is_calculon_system(j)) {  // a Calculon system file (spec/calculon.hpp)
+    CalculonImport info;
+    GpuSpec g = gpu_from_calculon(j, std::filesystem::path(arg).stem().string(), "gpu", &info);
+    if (const std::string w = calculon_warning(option, arg, "system", info); !w.empty()) warn(w);
+    return g;
+  }
+  return gpu_from_json(j, "gpu");
 }
 
 }  // namespace railsim::spec

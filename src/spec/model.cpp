@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "railsim/core/enum.hpp"
+#include "railsim/spec/calculon.hpp"
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::spec {
@@ -93,7 +96,15 @@ Model model_from_json(const Json& j, const std::string& path) {
 }
 
 Model load_model(const std::string& arg, const std::string& option) {
-  return model_from_json(spec::load_preset_or_file("models", arg, option), "model");
+  const Json j = spec::load_preset_or_file("models", arg, option);
+  if (is_calculon_application(j)) {  // a Calculon application file (spec/calculon.hpp)
+    CalculonImport info;
+    Model m = model_from_calculon(j, std::filesystem::path(arg).stem().string(), "model", &info);
+    if (const std::string w = calculon_warning(option, arg, "application", info); !w.empty())
+      warn(w);
+    return m;
+  }
+  return model_from_json(j, "model");
 }
 
 namespace {

@@ -1,0 +1,219 @@
+"""estimate, sim, sweep and fail_goodput from Python against the CLI's --json (exact equality),
+Calculon files as --model/--gpu, and bad input: InputError naming the argument."""
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import railsim
+
+CLI = os.environ.get("RAILSIM_CLI", "railsim")
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "calculon")
+CALC_1T = os.path.join(DATA, "models", "megatron-1T.json")
+CALC_A100 = os.path.join(DATA, "systems", "a100-sxm-80gb.json")
+
+
+def cli(*args):
+    out = subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def cli_run(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+# --- each capability equals the CLI ---------------------------------------------------------
+
+def test_estimate_equals_cli():
+    py = railsim.estimate(gpus=1024, design="rail_only", model="GPT-3-175B", tp=8, pp=8,
+                          recompute="selective", sp=True, dist_opt=False, batch=512)
+    c = cli("estimate", "--gpus", "1024", "--design", "rail_only", "--model", "GPT-3-175B",
+            "--tp", "8", "--pp", "8", "--recompute", "selective", "--sp", "on", "--dist-opt",
+            "off", "--batch", "512")
+    assert py.to_dict() == c
+    assert py.strategy.tp == 8 and py.strategy.pp == 8 and py.strategy.dp == 16
+    assert py.iteration_time_s > 0 and py.comm
+
+
+def test_sim_collective_equals_cli():
+    py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
+                     forwarding="pipelined", chunks=4)
+    c = cli("sim", "--gpus", "256", "--design", "rail_only", "--collective", "all_to_all",
+            "--bytes", "64MB", "--forwarding", "pipelined", "--chunks", "4")
+    assert py.to_dict() == c
+    assert py.bytes == 64e6 and py.groups == 1
+    # A size as a number is the same as its text.
+    assert railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes=64e6,
+                       forwarding="pipelined", chunks=4).to_dict() == c
+
+
+def test_sim_schedule_equals_cli():
+    py = railsim.sim(gpus=64, schedule=True, model="Megatron-22B", batch=64, tp=8, pp=2)
+    c = cli("sim", "--gpus", "64", "--schedule", "--model", "Megatron-22B", "--batch", "64",
+            "--tp", "8", "--pp", "2")
+    assert py.to_dict() == c
+    assert py.strategy == {"tp": 8, "pp": 2, "dp": 4, "ep": 1}
+
+
+def test_sweep_rows_equal_cli():
+    rows = railsim.sweep(gpus=[1024, 2048], hb_domain="8,16", model="Megatron-22B", batch=256,
+                         threads=2)
+    c = cli("sweep", "--gpus", "1024,2048", "--hb-domain", "8,16", "--model", "Megatron-22B",
+            "--batch", "256", "--threads", "2")
+    assert isinstance(rows, list)
+    assert [dict(r) for r in json.loads(json.dumps(rows))] == c["rows"]
+    assert len(rows) == 2 * 2 * 3  # points x designs
+    assert rows[0].best_iteration_time_s > 0
+    # perf=False is --no-perf.
+    assert json.loads(json.dumps(railsim.sweep(gpus=1024, perf=False))) == \
+        cli("sweep", "--gpus", "1024", "--no-perf")["rows"]
+
+
+def test_fail_goodput_equals_cli():
+    py = railsim.fail_goodput(gpus=1024, trials=200, seed=7, days=30, repair_h=12.0)
+    c = cli("fail", "goodput", "--gpus", "1024", "--trials", "200", "--seed", "7", "--days",
+            "30", "--repair-h", "12")
+    assert py.to_dict() == c
+    assert [d.design for d in py.designs] == ["rail_optimized", "rail_only"]
+    assert 0 < py.designs[0].ettr.mean < 1
+
+
+def test_fail_goodput_from_the_fabric_equals_cli():
+    py = railsim.fail_goodput(gpus=256, trials=100, model="Megatron-22B", batch=64,
+                              design="rail_only")
+    c = cli("fail", "goodput", "--gpus", "256", "--trials", "100", "--model", "Megatron-22B",
+            "--batch", "64", "--design", "rail_only")
+    assert py.to_dict() == c
+
+
+def test_long_calls_release_the_gil():
+    # Two threads planning at once both finish with the same answer as one alone; with the GIL
+    # held they would still be correct, so the check is that results agree and nothing hangs.
+    out = [None, None]
+
+    def run(i):
+        out[i] = railsim.estimate(gpus=4096, model="GPT-1T", tp=8, pp=16).iteration_time_s
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert out[0] == out[1] == railsim.estimate(gpus=4096, model="GPT-1T", tp=8,
+                                                pp=16).iteration_time_s
+
+
+# --- Calculon files --------------------------------------------------------------------------
+
+def test_calculon_model_times_as_the_preset():
+    preset = cli("estimate", "--gpus", "512", "--gpu", "A100-SXM-80GB", "--model", "Megatron-1T",
+                 "--tp", "8", "--pp", "64", "--batch", "512", "--stack", "megatron-lm-2022")
+    run = cli_run("estimate", "--gpus", "512", "--gpu", "A100-SXM-80GB", "--model", CALC_1T,
+                  "--tp", "8", "--pp", "64", "--batch", "512", "--stack", "megatron-lm-2022",
+                  "--json")
+    assert run.returncode == 0, run.stderr
+    calc = json.loads(run.stdout)
+    assert calc["model"] == "megatron-1T"
+    del calc["model"], preset["model"]
+    assert calc == preset
+    # One warning line on stderr naming what was assumed.
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("railsim: warning: --model: ")
+    assert "Calculon application file" in lines[0] and "vocab 51200" in lines[0]
+
+
+def test_calculon_system_names_unmapped_fields_and_python_agrees():
+    run = cli_run("plan", "--gpu", CALC_A100, "--gpus", "512", "--model", "Megatron-1T",
+                  "--batch", "512", "--top", "1", "--json")
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1
+    for field in ("--gpu: ", "vector", "mem2", "processing_mode", "networks[0].ops"):
+        assert field in lines[0], field
+    c = json.loads(run.stdout)
+    assert c["gpu"] == "a100-sxm-80gb" and c["hb_domain"] == 8
+    py = railsim.plan(gpu=CALC_A100, gpus=512, model="Megatron-1T", batch=512, top=1)
+    assert py.to_dict() == c
+    est = railsim.estimate(gpu=CALC_A100, gpus=512, model=CALC_1T, batch=512, tp=8, pp=64)
+    assert est.gpu == "a100-sxm-80gb" and est.model == "megatron-1T"
+
+
+def test_calculon_bad_file_names_the_field(tmp_path):
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps({"hidden": 25600, "feedforward": 102400, "seq_size": 2048,
+                               "attn_heads": 160, "attn_size": 100, "num_blocks": 128}))
+    with pytest.raises(railsim.InputError) as e:
+        railsim.estimate(model=str(bad), gpus=1024)
+    assert "model.attn_size" in str(e.value)
+    run = cli_run("estimate", "--model", str(bad), "--gpus", "1024")
+    assert run.returncode == 2 and "model.attn_size" in run.stderr
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: railsim.estimate(gpus="many"), "gpus"),
+    (lambda: railsim.estimate(gpus=True), "gpus"),
+    (lambda: railsim.estimate(gpuz=8), "gpuz"),
+    (lambda: railsim.estimate(gpus=-8), "--gpus"),
+    (lambda: railsim.estimate(model="no-such-model"), "model"),
+    (lambda: railsim.estimate(gpus=1024, tp=-2), "tp"),
+    (lambda: railsim.estimate(gpus=1024, sp="on"), "sp"),
+    (lambda: railsim.estimate(gpus=1024, batch=0), "batch"),
+    (lambda: railsim.estimate(gpus=1024, hb_GBps=float("nan")), "hb_GBps"),
+    (lambda: railsim.sim(gpus=64, bytes=-5), "bytes"),
+    (lambda: railsim.sim(gpus=64, bytes="lots"), "bytes"),
+    (lambda: railsim.sim(gpus=64, group="everyone"), "group"),
+    (lambda: railsim.sim(gpus=64, chunks=0), "chunks"),
+    (lambda: railsim.sim(gpus=64, tp=8), "tp"),  # strategy without schedule=True
+    (lambda: railsim.sim(gpus=64, collective=3), "collective"),
+    (lambda: railsim.sweep(gpus=[1024, "x"]), "gpus"),
+    (lambda: railsim.sweep(gpus={"a": 1}), "gpus"),
+    (lambda: railsim.sweep(gpus=1024, model="nope"), "model"),
+    (lambda: railsim.sweep(gpus=1024, max_points=0), "max_points"),
+    (lambda: railsim.sweep(gpus=[10**30]), "gpus"),
+    (lambda: railsim.estimate(gpus=10**30), "gpus"),
+    (lambda: railsim.estimate(gpus=1024, hb_GBps=1e400), "hb_GBps"),
+    (lambda: railsim.fail_goodput(gpus=1024, days=-1.0), "--days"),
+    (lambda: railsim.fail_goodput(gpus=1024, trials=0), "trials"),
+    (lambda: railsim.fail_goodput(gpus=1024, rates="nope"), "rates"),
+    (lambda: railsim.fail_goodput(gpus=1024, tokens=1e12), "tokens_per_s"),
+    (lambda: railsim.fail_goodput(gpus=1024, pxn="on"), "pxn"),
+])
+def test_bad_input_raises_input_error_naming_the_field(call, field):
+    with pytest.raises(railsim.InputError) as e:
+        call()
+    msg = str(e.value)
+    assert msg.startswith(field + ":") or (field + ":") in msg, msg
+    assert "\n" not in msg
+    assert isinstance(e.value, ValueError) and isinstance(e.value, TypeError)
+
+
+def test_design_and_plan_take_every_network_and_strategy_option():
+    py = railsim.design(gpus=4096, design="rail_only", switch_counting="ports",
+                        oversubscription=2.0, copper_gpu_leaf=True)
+    assert py.to_dict() == cli("design", "--gpus", "4096", "--design", "rail_only",
+                               "--switch-counting", "ports", "--oversubscription", "2",
+                               "--copper-gpu-leaf")
+    py = railsim.plan(gpus=1024, model="Megatron-22B", batch=256, sp=False, recompute="full",
+                      placement="tp_across_domains", top=2, threads=1)
+    assert py.to_dict() == cli("plan", "--gpus", "1024", "--model", "Megatron-22B", "--batch",
+                               "256", "--sp", "off", "--recompute", "full", "--placement",
+                               "tp_across_domains", "--top", "2", "--threads", "1")
+    assert all(p.strategy.recompute == "full" and not p.strategy.sp for p in py.plans)
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: railsim.design(gpus="many"), "gpus"),
+    (lambda: railsim.design(gpus=1024, catalog="nope"), "catalog"),
+    (lambda: railsim.design(gpus=1024, oversubscription="2"), "oversubscription"),
+    (lambda: railsim.plan(gpus=1024, top=0), "top"),
+    (lambda: railsim.plan(gpus=1024, threads=-1), "threads"),
+    (lambda: railsim.plan(gpus=1024, modle="GPT-1T"), "modle"),
+])
+def test_design_and_plan_bad_input(call, field):
+    with pytest.raises(railsim.InputError) as e:
+        call()
+    assert (field + ":") in str(e.value), str(e.value)

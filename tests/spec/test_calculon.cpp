@@ -1,0 +1,159 @@
+// Calculon's application and system files read as railsim's Model and GpuSpec.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "railsim/core/error.hpp"
+#include "railsim/spec/calculon.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/model.hpp"
+
+using namespace railsim;
+
+namespace {
+const std::string kDir = std::string(RAILSIM_TEST_DATA_DIR) + "/calculon/";
+
+std::vector<std::string> g_lines;
+void capture(const std::string& line) {
+  g_lines.push_back(line);
+}
+
+// The InputError's field of calling f.
+template <class F>
+std::string error_field(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+
+Json app() {
+  return Json{{"hidden", 25600},   {"feedforward", 102400}, {"seq_size", 2048},
+              {"attn_heads", 160}, {"attn_size", 160},      {"num_blocks", 128}};
+}
+}  // namespace
+
+TEST(Calculon, ApplicationFileIsTheSameModelAsThePreset) {
+  spec::set_warning_sink(&capture);
+  g_lines.clear();
+  const spec::Model c = spec::load_model(kDir + "models/megatron-1T.json");
+  const spec::Model p = spec::load_model("Megatron-1T");
+  EXPECT_EQ(c.name, "megatron-1T");
+  EXPECT_EQ(c.layers, p.layers);
+  EXPECT_EQ(c.hidden, p.hidden);
+  EXPECT_EQ(c.heads, p.heads);
+  EXPECT_EQ(c.kv_heads, p.kv_heads);
+  EXPECT_EQ(c.ffn_hidden, p.ffn_hidden);
+  EXPECT_EQ(c.seq_len, p.seq_len);
+  EXPECT_EQ(c.vocab, p.vocab);
+  EXPECT_EQ(c.total_params(), p.total_params());
+  // Nothing unmapped, but the vocabulary is assumed: one line saying so.
+  ASSERT_EQ(g_lines.size(), 1u);
+  EXPECT_NE(g_lines[0].find("--model: "), std::string::npos);
+  EXPECT_NE(g_lines[0].find("assumed: vocab 51200"), std::string::npos) << g_lines[0];
+  EXPECT_EQ(g_lines[0].find("not mapped"), std::string::npos) << g_lines[0];
+  spec::set_warning_sink(nullptr);
+}
+
+TEST(Calculon, GqaAndVocabularyAreMappedAndOtherFieldsNamed) {
+  spec::CalculonImport info;
+  const Json j = read_json_file(kDir + "models/llama-3-70B.json", "f");
+  ASSERT_TRUE(spec::is_calculon_application(j));
+  const spec::Model m = spec::model_from_calculon(j, "llama", "model", &info);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.vocab, 128256);
+  EXPECT_EQ(m.ffn_hidden, 28672);
+  EXPECT_EQ(info.unmapped, std::vector<std::string>{"rope_theta"});
+  EXPECT_TRUE(info.assumed.empty());
+  EXPECT_EQ(spec::calculon_warning("--model", "l.json", "application", info),
+            "--model: l.json read as a Calculon application file; not mapped: rope_theta");
+}
+
+TEST(Calculon, SystemFileMapsToTheGpuPresetsFigures) {
+  spec::set_warning_sink(&capture);
+  g_lines.clear();
+  const spec::GpuSpec c = spec::load_gpu(kDir + "systems/a100-sxm-80gb.json");
+  const spec::GpuSpec p = spec::load_gpu("A100-SXM-80GB");
+  EXPECT_EQ(c.name, "a100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(c.peak_bf16_flops, p.peak_bf16_flops);
+  EXPECT_EQ(c.peak_fp8_flops, 0);
+  EXPECT_DOUBLE_EQ(c.hbm_bytes, p.hbm_bytes);
+  EXPECT_DOUBLE_EQ(c.hbm_bw_Bps, p.hbm_bw_Bps);
+  EXPECT_DOUBLE_EQ(c.hb_bw_Bps, p.hb_bw_Bps);
+  EXPECT_DOUBLE_EQ(c.nic_bw_Bps, p.nic_bw_Bps);  // 25 GB/s = 200 Gb/s
+  EXPECT_EQ(c.default_hb_domain, p.default_hb_domain);
+  EXPECT_DOUBLE_EQ(c.eff.gemm_max, p.eff.gemm_max);
+  EXPECT_NEAR(c.eff.gemm_half_flops, p.eff.gemm_half_flops, 1.0);  // 20 GFLOP: 0.39 = 0.78 / 2
+  EXPECT_DOUBLE_EQ(c.eff.hbm, p.eff.hbm);
+  EXPECT_DOUBLE_EQ(c.eff.hb, p.eff.hb);
+  EXPECT_DOUBLE_EQ(c.eff.nic, p.eff.nic);
+  EXPECT_DOUBLE_EQ(c.eff.collective_latency_s, 8e-6);  // the larger of the two latencies
+  ASSERT_EQ(g_lines.size(), 1u);
+  const std::string& w = g_lines[0];
+  for (const char* f : {"--gpu: ", "not mapped: ", "vector", "mem2", "processing_mode",
+                        "networks[0].ops", "networks[1].processor_usage", "assumed: "})
+    EXPECT_NE(w.find(f), std::string::npos) << f << " in " << w;
+  EXPECT_EQ(w.find('\n'), std::string::npos);
+  // Loaded again (a sweep's points): the default sink prints the line once; ours sees each.
+  spec::set_warning_sink(nullptr);
+}
+
+TEST(Calculon, PerDatatypeMatrixGivesFp8AndTheGemmCurve) {
+  spec::CalculonImport info;
+  const spec::GpuSpec g = spec::gpu_from_calculon(
+      read_json_file(kDir + "systems/h100-sxm.json", "f"), "h100", "gpu", &info);
+  const spec::GpuSpec p = spec::load_gpu("H100-SXM");
+  EXPECT_DOUBLE_EQ(g.peak_bf16_flops, p.peak_bf16_flops);
+  EXPECT_DOUBLE_EQ(g.peak_fp8_flops, p.peak_fp8_flops);
+  EXPECT_DOUBLE_EQ(g.eff.gemm_max, p.eff.gemm_max);
+  EXPECT_NEAR(g.eff.gemm_half_flops, p.eff.gemm_half_flops, 1.0);
+  EXPECT_DOUBLE_EQ(g.nic_bw_Bps, p.nic_bw_Bps);
+  EXPECT_EQ(info.unmapped, std::vector<std::string>{"matrix.float8.gflops_efficiency"});
+}
+
+TEST(Calculon, DetectionNeedsTheCalculonKeys) {
+  EXPECT_TRUE(spec::is_calculon_application(app()));
+  Json railsim = app();
+  railsim["layers"] = 2;
+  EXPECT_FALSE(spec::is_calculon_application(railsim));
+  EXPECT_FALSE(spec::is_calculon_application(Json::array()));
+  EXPECT_FALSE(spec::is_calculon_system(Json{{"matrix", 1}}));
+  EXPECT_TRUE(spec::is_calculon_system(Json{{"matrix", 1}, {"networks", 1}}));
+}
+
+TEST(Calculon, BadFieldsAreNamed) {
+  auto model = [](Json j) { return [j] { (void)spec::model_from_calculon(j, "m", "model"); }; };
+  Json j = app();
+  j["attn_size"] = 100;  // 160 x 100 != 25600
+  EXPECT_EQ(error_field(model(j)), "model.attn_size");
+  j = app();
+  j["num_blocks"] = -3;
+  EXPECT_EQ(error_field(model(j)), "model.num_blocks");
+  j = app();
+  j["hidden"] = "big";
+  EXPECT_EQ(error_field(model(j)), "model.hidden");
+  j = app();
+  j.erase("seq_size");
+  EXPECT_EQ(error_field(model(j)), "model.seq_size");
+
+  const Json sys = read_json_file(kDir + "systems/a100-sxm-80gb.json", "f");
+  auto gpu = [](Json j) { return [j] { (void)spec::gpu_from_calculon(j, "g", "gpu"); }; };
+  Json s = sys;
+  s["networks"].erase(1);
+  EXPECT_EQ(error_field(gpu(s)), "gpu.networks");
+  s = sys;
+  s["networks"][1]["bandwidth"] = 0;
+  EXPECT_EQ(error_field(gpu(s)), "gpu.networks[1].bandwidth");
+  s = sys;
+  s["matrix"]["gflops_efficiency"]["float16"][1] = Json::array({20, 1.5});
+  EXPECT_EQ(error_field(gpu(s)), "gpu.matrix.gflops_efficiency.float16[1][1]");
+  s = sys;
+  s["mem1"]["GiB"] = -80;
+  EXPECT_EQ(error_field(gpu(s)), "gpu.mem1.GiB");
+  s = sys;
+  s["matrix"].erase("tflops");
+  EXPECT_EQ(error_field(gpu(s)), "gpu.matrix.float16");
+}
