@@ -364,6 +364,18 @@ Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkMode
 }
 
 void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
+  // Degrees and sizes are positive whoever pins them (the CLI checks its options; a library
+  // caller's tp = 0 divided by zero in default_strategy).
+  auto positive = [](const std::optional<std::int64_t>& v, const char* option) {
+    if (v && *v < 1)
+      throw InputError(option, fmt::format("got {}, expected a positive integer", *v));
+  };
+  positive(p.tp, "--tp");
+  positive(p.pp, "--pp");
+  positive(p.dp, "--dp");
+  positive(p.ep, "--ep");
+  positive(p.micro_batch, "--micro-batch");
+  positive(p.interleave, "--interleave");
   // Only the pinned knobs (the others at values every stack runs), through validate_stack.
   Strategy s;
   s.pp = p.pp.value_or(1);
