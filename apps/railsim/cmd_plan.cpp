@@ -30,6 +30,7 @@ struct PlanArgs {
   StrategyOptions strategy;
   int top = 5;
   int threads = 0;
+  std::int64_t max_candidates = perf::kDefaultMaxCandidates;
   bool json = false;
   bool csv = false;
   bool explain = false;
@@ -46,6 +47,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--top", args->top, "Plans to print")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")
       ->capture_default_str();
+  cmd->add_option("--max-candidates", args->max_candidates,
+                  "Refuse a search that would visit more candidate strategies than this "
+                  "(estimated before any is built)")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->add_flag("--csv", args->csv, "Print CSV (a header and one row per plan)");
   cmd->add_flag("--explain", args->explain,
@@ -60,6 +65,8 @@ void add_plan_command(CLI::App& app) {
     po.pins = in.pins;
     po.top = static_cast<int>(check_integer("--top", args->top, 1, 100000));
     po.threads = static_cast<int>(check_integer("--threads", args->threads, 0, 4096));
+    po.max_candidates =
+        check_integer("--max-candidates", args->max_candidates, 1, std::int64_t{1} << 40);
     const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
     const perf::PlanResult res = perf::plan(ctx, po);
     if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);

@@ -1,10 +1,16 @@
 // railsim: design and evaluate GPU-cluster networks for LLM training.
 #include <fmt/format.h>
 
+#include <tbb/global_control.h>
+
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "commands.hpp"
@@ -51,6 +57,18 @@ int main(int argc, char** argv) {
       return error("error: " + railsim::printable(option) +
                    ": empty value; give a value or leave the option out");
     }
+  }
+  // RAILSIM_THREADS=n caps oneTBB's worker threads for every command (each command's output is
+  // the same for any n; the determinism tests run with several).
+  std::optional<tbb::global_control> thread_cap;
+  if (const char* env = std::getenv("RAILSIM_THREADS"); env != nullptr && *env != '\0') {
+    const std::string_view v(env);
+    long n = 0;
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 1 || n > 4096)
+      return error("error: RAILSIM_THREADS: got '" + railsim::printable(v) +
+                   "', expected an integer from 1 to 4096 (or leave it unset: all cores)");
+    thread_cap.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n));
   }
   try {
     app.parse(argc, argv);

@@ -17,7 +17,8 @@ double parse_bytes(const std::string& s, const std::string& option) {
   try {
     v = std::stod(s, &pos);
   } catch (const std::exception&) {
-    throw InputError(option, fmt::format("'{}' is not a size; write e.g. 1e9, 512MB or 1GiB", s));
+    throw InputError(option, fmt::format("'{}' is not a size; write e.g. 1e9, 512MB or 1GiB",
+                                         printable(s)));
   }
   std::string unit = s.substr(pos);
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);
@@ -43,10 +44,10 @@ double parse_bytes(const std::string& s, const std::string& option) {
   else
     throw InputError(option, fmt::format("unknown unit '{}' in '{}'; valid: B, KB, MB, GB, TB, "
                                          "KiB, MiB, GiB, TiB",
-                                         unit, s));
+                                         printable(unit), printable(s)));
   const double b = v * mul;
   if (!std::isfinite(b) || !(b > 0) || b > 1e15)
-    throw InputError(option, fmt::format("'{}' must be a size in (0, 1e15] bytes", s));
+    throw InputError(option, fmt::format("'{}' must be a size in (0, 1e15] bytes", printable(s)));
   return b;
 }
 

@@ -326,7 +326,8 @@ void JsonObject::finish() const {
     if (is_doc_key(k)) continue;
     if (std::find(used_.begin(), used_.end(), k) == used_.end()) {
       std::string known;
-      throw InputError(field(k),
+      // The key is the user's text: escaped and cut like any echoed value.
+      throw InputError(field(printable(k)),
                        "unknown field (check its spelling; see docs/cli.md for the schema)");
     }
   }

@@ -160,7 +160,85 @@ std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pi
   return n;
 }
 
+std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins& pins) {
+  // The loops of shapes() without storing a shape: per (tp, pp), |ep| x sum over micro-batches
+  // of the interleave factors allowed, times the boolean knobs of that (tp, dp). Saturates at
+  // INT64_MAX.
+  const Model& m = *ctx.model;
+  const std::int64_t N = ctx.cluster->gpus;
+  const std::int64_t B = ctx.training.global_batch;
+  const spec::StackKnobs& knobs = ctx.training.stack.knobs;
+  std::vector<std::int64_t> tps, pps, eps, mbs;
+  auto pick = [](const std::optional<std::int64_t>& pin, std::int64_t n,
+                 std::vector<std::int64_t>& v) {
+    divisors(n, v);
+    if (pin) {
+      const bool ok = std::find(v.begin(), v.end(), *pin) != v.end();
+      v.assign(ok ? 1 : 0, *pin);
+    }
+  };
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  std::int64_t total = 0;
+  auto add = [&](std::int64_t a, std::int64_t b) {
+    std::int64_t p = 0;
+    if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(total, p, &total)) total = kMax;
+  };
+  pick(pins.tp, std::gcd(m.heads, N), tps);
+  for (std::int64_t tp : tps) {
+    pick(pins.pp, N / tp, pps);
+    for (std::int64_t pp : pps) {
+      if (pp > m.layers || (pp > 1 && !knobs.pipeline) ||
+          (!knobs.uneven_stages && m.layers % pp != 0))
+        continue;
+      const std::int64_t dp = N / (tp * pp);
+      if ((pins.dp && *pins.dp != dp) || B % dp != 0) continue;
+      std::int64_t n_ep = 1;
+      if (m.is_moe()) {
+        pick(pins.ep, std::gcd(dp, m.experts), eps);
+        n_ep = static_cast<std::int64_t>(eps.size());
+      } else if (pins.ep && *pins.ep != 1) {
+        n_ep = 0;
+      }
+      pick(pins.micro_batch, B / dp, mbs);
+      // v = 1, and (pp > 1) the v > 1 that shapes() keeps when pp divides B / (dp mb).
+      const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
+      std::int64_t vmore = 0;
+      if (pp > 1) {
+        const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+        if (pins.interleave)
+          vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
+                  (knobs.uneven_stages || m.layers % (pp * *pins.interleave) == 0);
+        else if (knobs.uneven_stages)
+          vmore = std::max<std::int64_t>(0, vmax - 1);
+        else
+          for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
+      }
+      std::int64_t per_ep = 0;
+      for (std::int64_t mb : mbs)
+        per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
+      std::int64_t variants = 0;
+      visit_knobs(Shape{tp, pp, dp, 1, 1, 1}, pins, knobs, [&](const Strategy&) { ++variants; });
+      std::int64_t shapes_n = 0;
+      if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
+      add(shapes_n, variants);
+    }
+  }
+  return total;
+}
+
 PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
+  // Bounded before it starts: the shapes are stored and every knob visited, so a model at the
+  // allowed maximums (100,000 layers: interleaving up to layers / pp) would take minutes and
+  // gigabytes; the count is estimated first and refused over the limit.
+  if (opt.max_candidates > 0) {
+    const std::int64_t n = estimate_candidates(ctx, opt.pins);
+    if (n > opt.max_candidates)
+      throw InputError("--max-candidates",
+                       fmt::format("the search would visit about {} candidate strategies, more "
+                                   "than --max-candidates {}; pin knobs (--tp, --pp, "
+                                   "--micro-batch, --interleave, ...) or raise the limit",
+                                   n, opt.max_candidates));
+  }
   const std::vector<Shape> all = shapes(ctx, opt.pins);
   const std::size_t k = static_cast<std::size_t>(std::max(1, opt.top));
   const double hbm = ctx.cluster->gpu.hbm_bytes;
@@ -286,6 +364,18 @@ Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkMode
 }
 
 void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
+  // Degrees and sizes are positive whoever pins them (the CLI checks its options; a library
+  // caller's tp = 0 divided by zero in default_strategy).
+  auto positive = [](const std::optional<std::int64_t>& v, const char* option) {
+    if (v && *v < 1)
+      throw InputError(option, fmt::format("got {}, expected a positive integer", *v));
+  };
+  positive(p.tp, "--tp");
+  positive(p.pp, "--pp");
+  positive(p.dp, "--dp");
+  positive(p.ep, "--ep");
+  positive(p.micro_batch, "--micro-batch");
+  positive(p.interleave, "--interleave");
   // Only the pinned knobs (the others at values every stack runs), through validate_stack.
   Strategy s;
   s.pp = p.pp.value_or(1);

@@ -225,12 +225,29 @@ class FlowBuilder {
         return f;
       }
     }
+    check_flow_budget();
     const FlowId f = w_.add_flow(p, bytes, weight);
     for (auto d : deps_) w_.add_dependency(d, f);
     dep_ids_.insert(dep_ids_.end(), deps_.begin(), deps_.end());
     dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
     if (it == index_.end()) index_.emplace(key, f);
     return f;
+  }
+
+  // Work bounded before it is done: forwarding legs and pipelining chunks multiply the flows of
+  // a phase (up to 2 x --chunks per transfer), so the flows actually built are counted against
+  // --max-flows as they are added, and the phase is refused before the engine runs.
+  void check_flow_budget() const {
+    if (w_.flow_count() < cfg_.max_flows) return;
+    const bool chunked = net_.rail_only && cfg_.mode == ForwardingMode::pipelined && cfg_.chunks > 1;
+    if (chunked)
+      throw InputError("--chunks", fmt::format("pipelined forwarding in {} chunks makes more than "
+                                               "--max-flows {} flows in one phase; lower --chunks "
+                                               "or raise --max-flows",
+                                               cfg_.chunks, cfg_.max_flows));
+    throw InputError("--max-flows", fmt::format("one phase needs more than --max-flows {} flows "
+                                                "(forwarding legs included); raise it",
+                                                cfg_.max_flows));
   }
 
   const SimNetwork& net_;
@@ -387,6 +404,44 @@ bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
   return true;
 }
 
+// Before any flow is built: pipelined forwarding gives every forwarded transfer `chunks` second-leg
+// flows of its own, so forwarded transfers x chunks is a lower bound of the flows the all-to-all
+// would build; over --max-flows it is refused at once (FlowBuilder's count catches the rest).
+// Forwarded pairs (different domain and different rail) of a group of n GPUs, by inclusion and
+// exclusion: n^2 - sum over domains of c^2 - sum over rails of c^2 + n.
+void check_chunked_alltoall(const SimNetwork& net, const SimConfig& cfg,
+                            const std::vector<Group>& groups, bool by_class) {
+  if (!net.rail_only || cfg.mode != ForwardingMode::pipelined || cfg.chunks <= 1) return;
+  const auto& c = net.cluster;
+  double forwarded = 0;
+  if (by_class) {  // g[0] to every other GPU
+    const auto& g = groups[0];
+    for (std::size_t j = 1; j < g.size(); ++j)
+      forwarded += c.rail_of(g[0]) != c.rail_of(g[j]) && c.domain_of(g[0]) != c.domain_of(g[j]);
+  } else {
+    std::unordered_map<std::int64_t, double> dom, rail;
+    for (const auto& g : groups) {
+      dom.clear();
+      rail.clear();
+      for (auto gpu : g) {
+        dom[c.domain_of(gpu)] += 1;
+        rail[c.rail_of(gpu)] += 1;
+      }
+      const double n = static_cast<double>(g.size());
+      double pairs = n * n + n;
+      for (const auto& [k, v] : dom) pairs -= v * v;
+      for (const auto& [k, v] : rail) pairs -= v * v;
+      forwarded += pairs;
+    }
+  }
+  const double flows = forwarded * cfg.chunks;
+  if (flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--chunks", fmt::format("pipelined forwarding in {} chunks makes more than "
+                                             "--max-flows {} flows in one phase (at least {:.0f}); "
+                                             "lower --chunks or raise --max-flows",
+                                             cfg.chunks, cfg.max_flows, flows));
+}
+
 void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                     double bytes, CollectiveResult& out, Accumulator& acc) {
   double flows = 0;
@@ -405,6 +460,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
     throw InputError("--aggregate", fmt::format("an all-to-all of {:.0f} flows exceeds --max-flows "
                                                 "{}; use --aggregate auto/on, or raise --max-flows",
                                                 flows, cfg.max_flows));
+  check_chunked_alltoall(net, cfg, groups, by_class);
   FlowBuilder b(net, cfg, by_class, true);
   if (by_class) {
     const auto& g = groups[0];

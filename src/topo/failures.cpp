@@ -100,7 +100,8 @@ std::int64_t parse_index(std::string_view s, std::string_view spec, const std::s
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0)
     throw InputError(
-        option, fmt::format("'{}': {} index '{}' is not a non-negative integer", spec, what, s));
+        option, fmt::format("'{}': {} index '{}' is not a non-negative integer", spec, what,
+                            printable(s)));
   if (count <= 0) throw InputError(option, fmt::format("'{}': this network has no {}", spec, what));
   if (v >= count)
     throw InputError(option, fmt::format("'{}': {} index {} is out of range (0 to {})", spec, what,
@@ -165,12 +166,14 @@ void check_failure(const Failure& x, const Fabric& f, const std::string& option)
 }  // namespace
 
 Failure parse_failure(std::string_view spec, const Fabric& f, const std::string& option) {
+  // The spec and its kind are the user's text: escaped and cut wherever they are echoed.
+  const std::string shown = printable(spec);
   const auto colon = spec.find(':');
   if (colon == std::string_view::npos)
     throw InputError(option, fmt::format("'{}': expected KIND:INDEX with KIND one of gpu, nic, "
                                          "link, leaf, spine, core, switch, uplink, domain, "
                                          "nvswitch",
-                                         spec));
+                                         shown));
   const std::string_view kind = spec.substr(0, colon);
   std::string_view rest = spec.substr(colon + 1);
   Failure x;
@@ -178,8 +181,8 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
     x.kind = k;
     const auto c2 = rest.find(':');
     if (c2 == std::string_view::npos)
-      throw InputError(option, fmt::format("'{}': expected {}:TIER:INDEX", spec, kind));
-    x.tier = static_cast<int>(parse_index(rest.substr(0, c2), spec, option, tiers + 1, what));
+      throw InputError(option, fmt::format("'{}': expected {}:TIER:INDEX", shown, printable(kind)));
+    x.tier = static_cast<int>(parse_index(rest.substr(0, c2), shown, option, tiers + 1, what));
     rest = rest.substr(c2 + 1);
   };
   if (kind == "gpu") {
@@ -192,7 +195,7 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
     if (dot != std::string_view::npos) {
       const bool plane = x.kind == FailureKind::hb_plane;
       x.nic = static_cast<int>(
-          parse_index(rest.substr(dot + 1), spec, option,
+          parse_index(rest.substr(dot + 1), shown, option,
                       plane ? (f.cluster.gpu.hb_planes > 0 ? f.cluster.gpu.hb_planes : 1 << 30)
                             : f.cluster.nics_per_gpu,
                       plane ? "plane" : "NIC"));
@@ -210,9 +213,9 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
   } else {
     throw InputError(option, fmt::format("'{}': unknown component '{}'; valid: gpu, nic, link, "
                                          "leaf, spine, core, switch, uplink, domain, nvswitch",
-                                         spec, kind));
+                                         shown, printable(kind)));
   }
-  x.index = parse_index(rest, spec, option, std::numeric_limits<std::int64_t>::max(), "component");
+  x.index = parse_index(rest, shown, option, std::numeric_limits<std::int64_t>::max(), "component");
   check_failure(x, f, option);
   return x;
 }

@@ -32,10 +32,17 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& pins);
 Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& pins,
                           const spec::Cluster& c);
 
+// Default bound on the candidates one search may visit (estimate_candidates); the presets on
+// 32,768 to 16M GPUs visit at most a few hundred thousand (MoE-1.2T on 131,072: 326,148).
+inline constexpr std::int64_t kDefaultMaxCandidates = 10'000'000;
+
 struct PlanOptions {
   StrategyPins pins;
   int top = 10;     // plans to keep
   int threads = 0;  // 0 = oneTBB's default
+  // plan() throws InputError("--max-candidates") when estimate_candidates is above this (<= 0:
+  // no bound).
+  std::int64_t max_candidates = kDefaultMaxCandidates;
 };
 
 struct Plan {
@@ -61,6 +68,11 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt);
 // divides (with the smallest dp that would), or the smallest memory need against the HBM.
 InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& tr,
                            const StrategyPins& pins, const spec::Cluster& c);
+
+// Candidates the search would visit (shapes x boolean knobs, before the validity check; an
+// upper bound of count_strategies), counted without building them: O(divisors) work, no
+// allocation proportional to the answer. Saturates at INT64_MAX.
+std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins& pins);
 
 // Number of strategies the search would visit (valid ones), for benchmarks and progress.
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins);
