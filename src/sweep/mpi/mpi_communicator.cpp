@@ -3,9 +3,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace railsim::sweep {
@@ -40,6 +42,20 @@ std::string receive_bytes(int from) {
   return s;
 }
 
+// Waits until every rank gets here, sleeping 1 ms between looks instead of spinning: Open MPI's
+// blocking calls poll at full speed, so a rank done with its share would take a core from the
+// oneTBB threads of the ranks still working beside it on the same machine.
+void wait_for_all_ranks() {
+  MPI_Request request;
+  check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier");
+  int done = 0;
+  while (true) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator() {
@@ -58,6 +74,7 @@ class MpiCommunicator final : public Communicator {
   int size() const override { return size_; }
 
   std::vector<std::string> gather(const std::string& mine) override {
+    wait_for_all_ranks();
     if (rank_ != 0) {
       send_bytes(mine, 0);
       return {};
