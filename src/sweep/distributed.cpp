@@ -150,11 +150,13 @@ int env_int(const char* name) {  // -1: unset or not a non-negative int
 Split parse_split(const std::string& text, const std::string& option) {
   if (text == "contiguous") return Split::contiguous;
   if (text == "strided") return Split::strided;
-  throw InputError(option, fmt::format("unknown split '{}'; valid: contiguous, strided",
-                                       printable(text)));
+  throw InputError(option,
+                   fmt::format("unknown split '{}'; valid: contiguous, strided", printable(text)));
 }
 
-const char* to_string(Split s) { return s == Split::contiguous ? "contiguous" : "strided"; }
+const char* to_string(Split s) {
+  return s == Split::contiguous ? "contiguous" : "strided";
+}
 
 std::vector<std::size_t> share_of(std::size_t points, int rank, int ranks, Split split) {
   if (ranks < 1 || rank < 0 || rank >= ranks)

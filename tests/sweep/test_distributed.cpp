@@ -179,8 +179,7 @@ TEST(Distributed, SharesRoundTripBitForBit) {
   EXPECT_FALSE(back.points[0].invalid);
   ASSERT_TRUE(back.points[1].invalid);
   EXPECT_EQ(back.points[1].invalid->field(), "--gpus");
-  EXPECT_STREQ(back.points[1].invalid->what(),
-               "--gpus: 1001 GPUs are not whole HB domains of 8");
+  EXPECT_STREQ(back.points[1].invalid->what(), "--gpus: 1001 GPUs are not whole HB domains of 8");
   EXPECT_EQ(back.points[1].rows, b.rows);
   EXPECT_TRUE(back.points[2].rows.empty());
 
@@ -283,9 +282,9 @@ TEST(Distributed, AgreeGivesEveryRankTheLowestFailingRanksError) {
   for (int r = 0; r < 4; ++r) {
     ASSERT_TRUE(errors[static_cast<std::size_t>(r)]) << r;
     EXPECT_TRUE(is_input_error(errors[static_cast<std::size_t>(r)])) << r;
-    EXPECT_EQ(what_of(errors[static_cast<std::size_t>(r)]),
-              r == 2 ? "--gpu: cannot open 'g2.json'"
-                     : "--gpu: cannot open 'g2.json' (rank 2 of 4)")
+    EXPECT_EQ(
+        what_of(errors[static_cast<std::size_t>(r)]),
+        r == 2 ? "--gpu: cannot open 'g2.json'" : "--gpu: cannot open 'g2.json' (rank 2 of 4)")
         << r;
   }
 

@@ -36,8 +36,8 @@ std::string receive_bytes(int from) {
   check(MPI_Recv(&n, 1, MPI_UINT64_T, from, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
   std::string s(n, '\0');
   for (std::uint64_t at = 0; at < n; at += kChunk)
-    check(MPI_Recv(s.data() + at, static_cast<int>(std::min(kChunk, n - at)), MPI_BYTE, from,
-                   kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+    check(MPI_Recv(s.data() + at, static_cast<int>(std::min(kChunk, n - at)), MPI_BYTE, from, kTag,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE),
           "MPI_Recv");
   return s;
 }
