@@ -1,10 +1,12 @@
 // Speed of `railsim sweep`: 100,000 design+cost points (cost and power of the three designs,
 // no plan search; target under 5 s on 2 cores) and 1,000 points with each design's best plan
 // (GPT-1T on 32,768 GPUs over 1,000 global batches; target under 10 s on 2 cores), each with
-// its tidy table, per thread count.
+// its tidy table, per thread count; and what sharing a sweep among processes adds: encoding and
+// decoding the rows that rank 0 gathers (sweep/distributed.hpp).
 #include <benchmark/benchmark.h>
 
 #include "railsim/report/table.hpp"
+#include "railsim/sweep/distributed.hpp"
 #include "railsim/sweep/sweep.hpp"
 
 using namespace railsim;
@@ -48,6 +50,31 @@ BENCHMARK(BM_Sweep1kPlanPointsGpt1t32k)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);
+
+// The rows of the 1,000-point plan sweep above as the ranks send them to rank 0: encode every
+// point's rows, decode them, and build the table (what run_distributed adds to the evaluation).
+void BM_GatherRows1kPlanPoints(benchmark::State& state) {
+  sweep::SweepOptions o;
+  o.axes.gpus = {32768};
+  o.axes.batch = sweep::parse_integers("--batch", "1024:1024000:1024");
+  static const sweep::SweepResult r = sweep::run_sweep(o);
+  sweep::Share share;
+  for (const sweep::PointResult& p : r.points)
+    share.points.push_back({p.invalid, sweep::point_rows(p, r.perf, r.alltoall)});
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string encoded = sweep::encode_share(share);
+    sweep::Share back = sweep::decode_share(encoded);
+    std::vector<std::vector<report::Cell>> rows;
+    for (sweep::EncodedPoint& p : back.points)
+      for (auto& row : p.rows) rows.push_back(std::move(row));
+    const report::Table t = sweep::sweep_table(std::move(rows), r.perf, r.alltoall);
+    bytes = encoded.size();
+    benchmark::DoNotOptimize(t);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_GatherRows1kPlanPoints)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

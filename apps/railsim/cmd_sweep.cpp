@@ -1,8 +1,10 @@
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "commands.hpp"
 #include "railsim/core/bytes.hpp"
@@ -11,9 +13,14 @@
 #include "railsim/report/plot.hpp"
 #include "railsim/report/progress.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/sweep/distributed.hpp"
 #include "railsim/sweep/study.hpp"
 #include "railsim/sweep/sweep.hpp"
 #include "strategy_options.hpp"
+
+#ifdef RAILSIM_WITH_MPI
+#include "mpi_communicator.hpp"
+#endif
 
 namespace railsim::cli {
 
@@ -30,23 +37,54 @@ struct SweepCliOptions {
   std::string counting = "whole";
   bool zip = false;
   bool no_perf = false;
+  bool perf = false;
+  std::string split = "strided";
   std::int64_t max_points = sweep::kDefaultMaxPoints;
   int threads = 0;
   bool json = false;
   bool csv = false;
 };
 
-void run_sweep(const SweepCliOptions& o) {
+// The processes of this run: this one alone, or the ranks of the MPI job a launcher (mpirun,
+// srun) started.
+std::unique_ptr<sweep::Communicator> open_world() {
+  const std::optional<sweep::Launch> launch = sweep::launched_by_mpi();
+  if (!launch) return std::make_unique<sweep::SerialCommunicator>();
+#ifdef RAILSIM_WITH_MPI
+  return sweep::mpi_world_communicator();
+#else
+  if (launch->rank > 0 || launch->size > 1)
+    throw InputError("mpirun",
+                     "this railsim was built without MPI (RAILSIM_MPI=OFF), so its processes "
+                     "cannot share a sweep; run it as one process or build it with MPI");
+  return std::make_unique<sweep::SerialCommunicator>();
+#endif
+}
+
+// Everything checked before any point is evaluated.
+struct Resolved {
+  sweep::SweepOptions s;
+  std::optional<sweep::StudyPlot> plot;
+  sweep::Split split = sweep::Split::strided;
+  sweep::SweepInputs inputs;
+};
+
+// Resolves the options and loads the presets; `root` (rank 0, the one that writes) also checks
+// the plot's file and gnuplot.
+void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
+  if (o.perf && o.no_perf) throw InputError("--perf", "choose one of --perf and --no-perf");
   if (o.max_points < 1)
     throw InputError("--max-points", fmt::format("got {}, expected at least 1", o.max_points));
   if (o.threads < 0)
     throw InputError("--threads", fmt::format("got {}, expected 0 (all cores) or more", o.threads));
+  out.split = sweep::parse_split(o.split, "--split");
   const std::int64_t m = o.max_points;
   // A study's axes and options first; every option given replaces the study's value.
   std::optional<sweep::Study> study;
   if (o.study) study = sweep::make_study(*o.study);
-  sweep::SweepOptions s = study ? study->options : sweep::SweepOptions{};
+  sweep::SweepOptions& s = out.s;
+  s = study ? study->options : sweep::SweepOptions{};
   sweep::SweepAxes& a = s.axes;
   if (o.gpu) a.gpu = sweep::parse_names("--gpu", *o.gpu, m);
   if (o.gpus) a.gpus = sweep::parse_integers("--gpus", *o.gpus, m);
@@ -63,6 +101,7 @@ void run_sweep(const SweepCliOptions& o) {
   if (o.seq) a.seq = sweep::parse_integers("--seq", *o.seq, m);
   s.zip = o.zip;
   if (o.no_perf) s.perf = false;
+  if (o.perf) s.perf = true;
   if (o.alltoall) s.alltoall_bytes = units::parse_bytes(*o.alltoall, "--alltoall");
   if (o.forwarding) {
     if (s.alltoall_bytes == 0)
@@ -77,35 +116,62 @@ void run_sweep(const SweepCliOptions& o) {
   s.dtype = sw.dtype;
   s.flash_attention = sw.flash_attention;
   // The plot's columns, the file and gnuplot are checked before the sweep runs.
-  std::optional<sweep::StudyPlot> plot;
   if (!o.plot.empty()) {
-    plot = sweep::resolve_plot(study ? &*study : nullptr, o.plot_x, o.plot_y, s);
+    out.plot = sweep::resolve_plot(study ? &*study : nullptr, o.plot_x, o.plot_y, s);
     report::plot_format(o.plot, "--plot");
-    report::check_writable(o.plot, "--plot");
-    report::require_gnuplot("--plot");
+    if (root) {
+      report::check_writable(o.plot, "--plot");
+      report::require_gnuplot("--plot");
+    }
   } else if (!o.plot_x.empty() || !o.plot_y.empty()) {
     throw InputError(o.plot_x.empty() ? "--plot-y" : "--plot-x", "names what --plot FILE draws");
   }
+  out.inputs = sweep::load_sweep_inputs(s);
+}
 
-  // On a terminal, a sweep that takes more than 2 s shows its progress on stderr.
-  report::ProgressBar bar(stderr, "sweep",
-                          static_cast<std::int64_t>(sweep::expand_points(s).size()));
-  s.on_point_done = [&bar] { bar.step(); };
-  const sweep::SweepResult r = sweep::run_sweep(s);
-  bar.finish();
-  if (r.valid_points() == 0) {  // nothing to show: the first point's reason, exit 2
-    const InputError& e = *r.points.front().invalid;
-    throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
-                                            std::string(e.what()).substr(e.field().size() + 2)));
+// Under an MPI launcher every rank runs this: the same checks (errors agreed among the ranks, so
+// all exit with the same status; rank 0 prints), its share of the points, and rank 0 writes the
+// table and the plot from every rank's rows.
+void run_sweep(const SweepCliOptions& o) {
+  const std::unique_ptr<sweep::Communicator> world = open_world();
+  sweep::Communicator& comm = *world;
+  const bool root = comm.rank() == 0;
+  Resolved in;
+  sweep::agree(comm, [&] { resolve(o, root, in); });
+
+  // On a terminal, a sweep that takes more than 2 s shows rank 0's progress on stderr.
+  std::optional<report::ProgressBar> bar;
+  if (root) {
+    bar.emplace(stderr, "sweep",
+                static_cast<std::int64_t>(
+                    sweep::share_of(in.inputs.points.size(), 0, comm.size(), in.split).size()));
+    in.s.on_point_done = [&bar] { bar->step(); };
   }
-  const report::Table t = sweep::sweep_table(r);
-  if (o.json)
-    fmt::print("{}\n", Json{{"rows", report::to_json(t)}}.dump(2));
-  else if (o.csv)
-    fmt::print("{}", report::to_csv(t));
-  else
-    fmt::print("{}", report::to_text(t));
-  if (plot) report::write_plot(sweep::sweep_chart(t, *plot), o.plot, "--plot");
+  sweep::agree(comm, [&] {
+    const std::optional<sweep::GatheredSweep> g =
+        sweep::run_distributed(in.s, in.inputs, comm, in.split);
+    if (!root) return;
+    bar->finish();
+    if (g->valid_points == 0) {  // nothing to show: the first point's reason, exit 2
+      const InputError& e = *g->first_invalid;
+      throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
+                                              std::string(e.what()).substr(e.field().size() + 2)));
+    }
+    const report::Table& t = g->table;
+    try {
+      if (o.json)
+        fmt::print("{}\n", Json{{"rows", report::to_json(t)}}.dump(2));
+      else if (o.csv)
+        fmt::print("{}", report::to_csv(t));
+      else
+        fmt::print("{}", report::to_text(t));
+    } catch (const std::system_error& e) {
+      throw InputError("stdout", "cannot write the output (" + e.code().message() + ")");
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw InputError("stdout", "cannot write the output");
+    if (in.plot) report::write_plot(sweep::sweep_chart(t, *in.plot), o.plot, "--plot");
+  });
 }
 
 }  // namespace
@@ -116,7 +182,9 @@ void add_sweep_command(CLI::App& app) {
       "sweep",
       "A parameter study: each option takes a list (8,16,32), a range (200:800:200, inclusive) or "
       "a geometric series (1024..8192x2); every point's three designs are priced and (unless "
-      "--no-perf) get their best plan. One row per point and design");
+      "--no-perf) get their best plan. One row per point and design. Started by mpirun or srun "
+      "(mpirun -np 8 railsim sweep ...), the processes share the points and rank 0 prints the "
+      "same table as one process would (docs/studies.md)");
   std::string studies;
   for (const auto& n : sweep::study_names()) studies += (studies.empty() ? "" : "|") + n;
   cmd->add_option("--study", o->study,
@@ -141,10 +209,20 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--zip", o->zip,
                 "Take the lists together (point i from item i of each; lists of one value apply "
                 "to every point) instead of their cartesian product");
-  cmd->add_flag("--no-perf", o->no_perf, "Cost and power only: skip the best-plan search");
+  cmd->add_flag("--no-perf", o->no_perf,
+                "Cost and power only: no plan search, no plan columns (the default of the "
+                "cluster-size and moe-alltoall studies)");
+  cmd->add_flag("--perf", o->perf,
+                "Search each design's best plan even where a study skips it (cluster-size, "
+                "moe-alltoall)");
   cmd->add_option("--max-points", o->max_points, "Refuse sweeps of more points")
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Threads (0: all cores); the output is the same")
+  cmd->add_option("--threads", o->threads,
+                  "Threads (0: all cores; per process under MPI); the output is the same")
+      ->capture_default_str();
+  cmd->add_option("--split", o->split,
+                  "Under MPI, how the points are shared among the processes: strided (rank r "
+                  "takes points r, r+R, ...) or contiguous blocks; the output is the same")
       ->capture_default_str();
   cmd->add_option("--alltoall", o->alltoall,
                   "Also simulate a uniform all-to-all of this size per GPU over all GPUs on each "

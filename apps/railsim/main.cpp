@@ -15,18 +15,28 @@
 
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/sweep/distributed.hpp"
 
 namespace {
+// Under an MPI launcher (mpirun -np 8 railsim sweep ...), `sweep` runs as many processes that
+// meet the same errors and exit with the same status: only rank 0 prints them (and --help).
+bool quiet = false;
+
 // Every error leaves through here: one line, whatever the user's values held (a newline or an
 // escape sequence is written as \n, \x1b, ...), and bounded in length (values echoed in messages
 // are cut to 80 characters where they are built; this bounds the whole line).
 int error(const std::string& msg, int code = 2) {
+  if (quiet) return code;
   fmt::print(stderr, "railsim: {}\n", railsim::printable(msg, 2000));
   return code;
 }
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "sweep") {
+    const auto launch = railsim::sweep::launched_by_mpi();
+    quiet = launch && launch->rank > 0;
+  }
   CLI::App app{
       "railsim: rail-only vs rail-optimized networks for LLM training clusters.\n"
       "Design networks and their bill of materials, estimate and plan training iterations,\n"
@@ -73,7 +83,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help, --version
+    return quiet ? 0 : app.exit(e);  // --help, --version
   } catch (const CLI::ConversionError& e) {
     // CLI11 says "Could not convert: --seq = 1e300"; name the option first, like every other error.
     std::string msg = e.what();

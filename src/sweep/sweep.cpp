@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <map>
+#include <stdexcept>
 
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -53,7 +54,7 @@ std::optional<T> pick_opt(const std::vector<T>& v, std::size_t i) {
 SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
   SweepPoint p;
   p.gpu = pick(a.gpu, idx[0], std::string("H100-SXM"));
-  p.gpus = pick(a.gpus, idx[1], std::int64_t{0});
+  p.gpus = pick_opt(a.gpus, idx[1]);
   p.hb_domain = pick_opt(a.hb_domain, idx[2]);
   p.nic_gbps = pick_opt(a.nic_gbps, idx[3]);
   p.hb_GBps = pick_opt(a.hb_GBps, idx[4]);
@@ -83,14 +84,8 @@ std::string message_of(const InputError& e) {
   return std::string(e.what()).substr(e.field().size() + 2);
 }
 
-struct Presets {
-  std::map<std::string, spec::GpuSpec> gpus;
-  std::map<std::string, spec::SwitchSpec> switches;
-  std::map<std::string, spec::Catalog> catalogs;
-  std::map<std::string, spec::Model> models;
-};
-
-PointResult evaluate_point(const SweepPoint& p, const Presets& presets, const SweepOptions& opt) {
+PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
+                           const SweepOptions& opt) {
   PointResult r;
   r.point = p;
   const spec::GpuSpec& g = presets.gpus.at(p.gpu);
@@ -99,10 +94,11 @@ PointResult evaluate_point(const SweepPoint& p, const Presets& presets, const Sw
   // still shows what it asked for.
   r.nics_per_gpu = p.nics_per_gpu.value_or(g.nics_per_gpu);
   r.hb_domain = p.hb_domain.value_or(g.default_hb_domain);
-  r.gpus = p.gpus != 0 ? p.gpus
-                       : (r.hb_domain >= 1 && r.hb_domain <= spec::kDefaultGpus
-                              ? spec::kDefaultGpus / r.hb_domain * r.hb_domain
-                              : spec::kDefaultGpus);
+  // A requested 0 stays 0 (and the point says why it is invalid): only an absent value defaults.
+  r.gpus = p.gpus ? *p.gpus
+                  : (r.hb_domain >= 1 && r.hb_domain <= spec::kDefaultGpus
+                         ? spec::kDefaultGpus / r.hb_domain * r.hb_domain
+                         : spec::kDefaultGpus);
   r.nic_gbps = p.nic_gbps.value_or(units::Bps_to_gbps(g.nic_bw_Bps));
   r.hb_GBps = p.hb_GBps.value_or(g.hb_bw_Bps / 1e9);
   r.seq = p.seq.value_or(m.seq_len);
@@ -227,9 +223,9 @@ std::int64_t SweepResult::valid_points() const {
   return n;
 }
 
-SweepResult run_sweep(const SweepOptions& opt) {
-  const std::vector<SweepPoint> points = expand_points(opt);
-  Presets presets;
+SweepInputs load_sweep_inputs(const SweepOptions& opt) {
+  SweepInputs presets;
+  presets.points = expand_points(opt);
   for (const std::string& s : opt.axes.gpu)
     if (!presets.gpus.count(s)) presets.gpus.emplace(s, spec::load_gpu(s, "--gpu"));
   for (const std::string& s : opt.axes.sw)
@@ -238,7 +234,7 @@ SweepResult run_sweep(const SweepOptions& opt) {
     if (!presets.catalogs.count(s)) presets.catalogs.emplace(s, spec::load_catalog(s, "--catalog"));
   for (const std::string& s : opt.axes.model)
     if (!presets.models.count(s)) presets.models.emplace(s, spec::load_model(s, "--model"));
-  for (const SweepPoint& p : points) {  // the defaults of axes left empty
+  for (const SweepPoint& p : presets.points) {  // the defaults of axes left empty
     if (!presets.gpus.count(p.gpu)) presets.gpus.emplace(p.gpu, spec::load_gpu(p.gpu, "--gpu"));
     if (!presets.switches.count(p.sw))
       presets.switches.emplace(p.sw, spec::load_switch(p.sw, "--switch"));
@@ -248,16 +244,23 @@ SweepResult run_sweep(const SweepOptions& opt) {
       presets.models.emplace(p.model, spec::load_model(p.model, "--model"));
     break;  // every point names the same defaults
   }
+  return presets;
+}
 
+SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
+                            std::span<const std::size_t> which) {
+  for (const std::size_t i : which)
+    if (i >= inputs.points.size())
+      throw std::out_of_range(fmt::format("sweep point {} of {}", i, inputs.points.size()));
   SweepResult res;
   res.perf = opt.perf;
   res.alltoall = opt.alltoall_bytes > 0;
-  res.points.resize(points.size());
+  res.points.resize(which.size());
   auto run = [&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size()),
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, which.size()),
                       [&](const tbb::blocked_range<std::size_t>& range) {
                         for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                          res.points[i] = evaluate_point(points[i], presets, opt);
+                          res.points[i] = evaluate_point(inputs.points[which[i]], inputs, opt);
                           if (opt.on_point_done) opt.on_point_done();
                         }
                       });
@@ -269,6 +272,13 @@ SweepResult run_sweep(const SweepOptions& opt) {
     run();
   }
   return res;
+}
+
+SweepResult run_sweep(const SweepOptions& opt) {
+  const SweepInputs inputs = load_sweep_inputs(opt);
+  std::vector<std::size_t> all(inputs.points.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return evaluate_points(opt, inputs, all);
 }
 
 namespace {
@@ -355,86 +365,91 @@ std::vector<report::Column> sweep_columns(const SweepOptions& opt) {
   return columns_of(opt.perf, opt.alltoall_bytes > 0);
 }
 
-report::Table sweep_table(const SweepResult& r) {
+std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool perf, bool alltoall) {
   using report::Cell;
   using report::Missing;
-  report::Table t;
-  t.columns = columns_of(r.perf, r.alltoall);
-
-  t.rows.reserve(r.points.size() * 3);
-  for (const PointResult& p : r.points) {
-    auto inputs = [&] {
-      std::vector<Cell> row;
-      row.reserve(t.columns.size());
-      row.emplace_back(p.point.gpu);
-      row.emplace_back(p.gpus);
-      row.emplace_back(p.hb_domain);
-      row.emplace_back(p.nic_gbps);
-      row.emplace_back(p.hb_GBps);
-      row.emplace_back(p.nics_per_gpu);
-      row.emplace_back(p.point.sw);
-      row.emplace_back(p.point.catalog);
-      row.emplace_back(p.point.oversubscription);
-      row.emplace_back(p.model_name);
-      row.emplace_back(p.point.batch);
-      row.emplace_back(p.seq);
-      return row;
-    };
-    if (p.invalid) {
-      for (spec::DesignKind k : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only,
-                                 spec::DesignKind::ideal}) {
-        std::vector<Cell> row = inputs();
-        row.push_back(std::string(spec::to_string(k)));
-        while (row.size() + 1 < t.columns.size()) row.push_back(Missing{});
-        row.push_back(std::string(p.invalid->what()));
-        t.add_row(std::move(row));
-      }
-      continue;
-    }
-    double reference = 0, alltoall_reference = 0;
-    for (std::size_t d = 0; d < p.designs.size(); ++d) {
-      const cost::DesignReport& dr = p.designs[d];
+  const std::size_t n_columns = columns_of(perf, alltoall).size();
+  std::vector<std::vector<Cell>> rows;
+  rows.reserve(3);
+  auto inputs = [&] {
+    std::vector<Cell> row;
+    row.reserve(n_columns);
+    row.emplace_back(p.point.gpu);
+    row.emplace_back(p.gpus);
+    row.emplace_back(p.hb_domain);
+    row.emplace_back(p.nic_gbps);
+    row.emplace_back(p.hb_GBps);
+    row.emplace_back(p.nics_per_gpu);
+    row.emplace_back(p.point.sw);
+    row.emplace_back(p.point.catalog);
+    row.emplace_back(p.point.oversubscription);
+    row.emplace_back(p.model_name);
+    row.emplace_back(p.point.batch);
+    row.emplace_back(p.seq);
+    return row;
+  };
+  if (p.invalid) {
+    for (spec::DesignKind k : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only,
+                               spec::DesignKind::ideal}) {
       std::vector<Cell> row = inputs();
-      row.push_back(std::string(spec::to_string(dr.bom.design)));
-      row.push_back(std::int64_t{dr.bom.tiers});
-      row.push_back(dr.bom.switches);
-      row.push_back(dr.cost.cost_usd());
-      row.push_back(dr.cost.power_w());
-      row.push_back(dr.cost_saving);
-      row.push_back(dr.power_saving);
-      Cell reason = Missing{};
-      if (r.perf) {
-        const DesignPlan& dp = p.plans[d];
-        if (dp.best) {
-          const double seconds = dp.best->time.iteration_time_s;
-          if (dr.bom.design == spec::DesignKind::rail_optimized) reference = seconds;
-          row.push_back(seconds);
-          row.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : Missing{});
-          row.push_back(dp.best->time.mfu);
-          row.push_back(plan_text(dp.best->strategy));
-          row.push_back(knobs_text(dp.best->strategy));
-        } else {
-          for (int i = 0; i < 5; ++i) row.push_back(Missing{});
-          reason = dp.no_plan_reason;
-        }
-      }
-      if (r.alltoall) {
-        const std::optional<double>& a = p.alltoall_s[d];
-        if (a) {
-          if (dr.bom.design == spec::DesignKind::rail_optimized) alltoall_reference = *a;
-          row.push_back(*a);
-          row.push_back(alltoall_reference > 0 ? Cell(100 * (*a / alltoall_reference - 1))
-                                               : Missing{});
-        } else {
-          row.push_back(Missing{});
-          row.push_back(Missing{});
-          if (std::holds_alternative<Missing>(reason)) reason = p.alltoall_reason[d];
-        }
-      }
-      row.push_back(reason);
-      t.add_row(std::move(row));
+      row.push_back(std::string(spec::to_string(k)));
+      while (row.size() + 1 < n_columns) row.push_back(Missing{});
+      row.push_back(std::string(p.invalid->what()));
+      rows.push_back(std::move(row));
     }
+    return rows;
   }
+  double reference = 0, alltoall_reference = 0;
+  for (std::size_t d = 0; d < p.designs.size(); ++d) {
+    const cost::DesignReport& dr = p.designs[d];
+    std::vector<Cell> row = inputs();
+    row.push_back(std::string(spec::to_string(dr.bom.design)));
+    row.push_back(std::int64_t{dr.bom.tiers});
+    row.push_back(dr.bom.switches);
+    row.push_back(dr.cost.cost_usd());
+    row.push_back(dr.cost.power_w());
+    row.push_back(dr.cost_saving);
+    row.push_back(dr.power_saving);
+    Cell reason = Missing{};
+    if (perf) {
+      const DesignPlan& dp = p.plans[d];
+      if (dp.best) {
+        const double seconds = dp.best->time.iteration_time_s;
+        if (dr.bom.design == spec::DesignKind::rail_optimized) reference = seconds;
+        row.push_back(seconds);
+        row.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : Missing{});
+        row.push_back(dp.best->time.mfu);
+        row.push_back(plan_text(dp.best->strategy));
+        row.push_back(knobs_text(dp.best->strategy));
+      } else {
+        for (int i = 0; i < 5; ++i) row.push_back(Missing{});
+        reason = dp.no_plan_reason;
+      }
+    }
+    if (alltoall) {
+      const std::optional<double>& a = p.alltoall_s[d];
+      if (a) {
+        if (dr.bom.design == spec::DesignKind::rail_optimized) alltoall_reference = *a;
+        row.push_back(*a);
+        row.push_back(alltoall_reference > 0 ? Cell(100 * (*a / alltoall_reference - 1))
+                                             : Missing{});
+      } else {
+        row.push_back(Missing{});
+        row.push_back(Missing{});
+        if (std::holds_alternative<Missing>(reason)) reason = p.alltoall_reason[d];
+      }
+    }
+    row.push_back(reason);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+report::Table sweep_table(std::vector<std::vector<report::Cell>> rows, bool perf, bool alltoall) {
+  report::Table t;
+  t.columns = columns_of(perf, alltoall);
+  t.rows.reserve(rows.size());
+  for (auto& row : rows) t.add_row(std::move(row));
   // People see the inputs that vary (all of them are in CSV and JSON).
   for (std::size_t c = 0; c < kInputColumns; ++c) {
     bool varies = false;
@@ -442,6 +457,14 @@ report::Table sweep_table(const SweepResult& r) {
     t.columns[c].human = varies;
   }
   return t;
+}
+
+report::Table sweep_table(const SweepResult& r) {
+  std::vector<std::vector<report::Cell>> rows;
+  rows.reserve(r.points.size() * 3);
+  for (const PointResult& p : r.points)
+    for (auto& row : point_rows(p, r.perf, r.alltoall)) rows.push_back(std::move(row));
+  return sweep_table(std::move(rows), r.perf, r.alltoall);
 }
 
 }  // namespace railsim::sweep

@@ -137,6 +137,9 @@ TEST(CliSweep, BadInputIsOneLineNamingTheOption) {
   expect_input_error("sweep --no-perf --forwarding store", "--forwarding");
   expect_input_error("sweep --no-perf --alltoall 0", "--alltoall");
   expect_input_error("sweep --no-perf --alltoall 1GB --forwarding sideways", "--forwarding");
+  expect_input_error("sweep --no-perf --split blocks", "--split");
+  expect_input_error("sweep --no-perf --gpus 0", "--gpus");  // not the default of 32,768
+  expect_input_error("sweep --perf --no-perf", "--perf");
 }
 
 // A study with options of the user's: they replace the study's, and --plot draws its chart.
@@ -178,4 +181,45 @@ TEST(CliSweep, PlainSweepPlotsTheChosenAxes) {
       EXPECT_NE(text->find(t), std::string::npos) << t << " in " << *text;
     std::remove(svg.c_str());
   }
+}
+
+// A cost-only study searches no plan (no plan columns); --perf adds the search back, with the
+// same cost columns.
+TEST(CliSweep, PerfAndNoPerfDecideThePlanColumns) {
+  const Json cost_only =
+      rows_of("sweep --study cluster-size --gpu H100-SXM --gpus 1024,2048 --json")["rows"];
+  const Json with_plans =
+      rows_of("sweep --study cluster-size --gpu H100-SXM --gpus 1024,2048 --perf --json")["rows"];
+  ASSERT_EQ(cost_only.size(), 6u);
+  ASSERT_EQ(with_plans.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_FALSE(cost_only[i].contains("best_iteration_time_s"));
+    ASSERT_TRUE(with_plans[i].contains("best_iteration_time_s"));
+    EXPECT_GT(with_plans[i]["best_iteration_time_s"].get<double>(), 0);
+    EXPECT_EQ(cost_only[i]["cost_usd"], with_plans[i]["cost_usd"]);
+  }
+  // A timing study with --no-perf has no timing columns either.
+  const Json batch = rows_of("sweep --study batch --gpu H100-SXM --batch 512 --no-perf --json")["rows"];
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_FALSE(batch[0].contains("best_plan"));
+}
+
+// Under an MPI launcher, ranks other than 0 print nothing, not even the errors every rank meets
+// before the sweep starts (the environment says the rank; no MPI starts for a parse error).
+TEST(CliSweep, RanksOtherThanZeroArePrintingNothing) {
+  for (const char* env : {"OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2", "PMIX_RANK=3",
+                          "PMI_RANK=1 PMI_SIZE=2"}) {
+    const auto bad = run_cli("sweep --no-such-option", env);
+    EXPECT_EQ(bad.code, 2) << env;
+    EXPECT_TRUE(bad.err.empty()) << env << ": " << bad.err;
+    EXPECT_TRUE(bad.out.empty()) << env;
+    const auto help = run_cli("sweep --help", env);
+    EXPECT_EQ(help.code, 0) << env;
+    EXPECT_TRUE(help.out.empty()) << env;
+  }
+  // Rank 0 prints the one line; other commands are not affected.
+  const auto root = run_cli("sweep --no-such-option", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2");
+  EXPECT_EQ(root.code, 2);
+  EXPECT_EQ(line_count(root.err), 1) << root.err;
+  EXPECT_EQ(run_cli("plan --no-such-option", "PMIX_RANK=1").err.rfind("railsim: error: ", 0), 0u);
 }

@@ -55,6 +55,21 @@ TEST(Sweep, MorePointsThanTheLimitIsRefusedWithTheCount) {
             "--max-points: the sweep has 6 points (3 --gpus x 2 --hb-domain), more than 5");
 }
 
+// 0 GPUs asked for is an invalid point, not the default cluster of 32,768.
+TEST(Sweep, ZeroGpusIsInvalidNotTheDefault) {
+  SweepOptions o;
+  o.perf = false;
+  o.axes.gpus = {0, 1024};
+  const SweepResult r = run_sweep(o);
+  ASSERT_EQ(r.points.size(), 2u);
+  ASSERT_TRUE(r.points[0].invalid.has_value());
+  EXPECT_EQ(r.points[0].invalid->field(), "--gpus");
+  EXPECT_EQ(r.points[0].gpus, 0);
+  EXPECT_FALSE(r.points[1].invalid.has_value());
+  o.axes.gpus.clear();  // no value: the default
+  EXPECT_EQ(run_sweep(o).points[0].gpus, 32768);
+}
+
 TEST(Sweep, RowsAreTheDesignsOfEachPointAndAnInvalidPointSaysWhy) {
   SweepOptions o;
   o.perf = false;

@@ -6,7 +6,9 @@
 // sweep_table turns the result into one tidy row per (point, design).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,7 +16,11 @@
 #include "railsim/perf/search.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sim/collective.hpp"
+#include "railsim/spec/catalog.hpp"
+#include "railsim/spec/gpu.hpp"
+#include "railsim/spec/model.hpp"
 #include "railsim/spec/network.hpp"
+#include "railsim/spec/switch.hpp"
 #include "railsim/sweep/values.hpp"
 
 namespace railsim::sweep {
@@ -67,8 +73,7 @@ struct SweepOptions {
 // One point's inputs as requested (unset optionals take the defaults above).
 struct SweepPoint {
   std::string gpu;
-  std::int64_t gpus = 0;  // 0: the default
-  std::optional<std::int64_t> hb_domain;
+  std::optional<std::int64_t> gpus, hb_domain;
   std::optional<double> nic_gbps, hb_GBps;
   std::optional<std::int64_t> nics_per_gpu;
   std::string sw, catalog;
@@ -112,8 +117,26 @@ struct SweepResult {
   std::int64_t valid_points() const;
 };
 
-// Loads every preset named (an unknown GPU, switch, catalog or model is an InputError naming its
-// option, before any point is evaluated), then evaluates the points in parallel.
+// Everything a sweep reads before it evaluates a point: the points and every preset they name.
+struct SweepInputs {
+  std::vector<SweepPoint> points;  // expand_points
+  std::map<std::string, spec::GpuSpec> gpus;
+  std::map<std::string, spec::SwitchSpec> switches;
+  std::map<std::string, spec::Catalog> catalogs;
+  std::map<std::string, spec::Model> models;
+};
+
+// Expands the points and loads every preset named: an unknown GPU, switch, catalog or model is an
+// InputError naming its option, as is every error of expand_points.
+SweepInputs load_sweep_inputs(const SweepOptions& opt);
+
+// Evaluates the points of `inputs` at the indices `which` (each below inputs.points.size()) in
+// parallel; the result holds them in the order of `which`. The same point gives the same result
+// whichever others are evaluated with it (what lets processes share a sweep: sweep/distributed.hpp).
+SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
+                            std::span<const std::size_t> which);
+
+// load_sweep_inputs, then every point evaluated in parallel.
 SweepResult run_sweep(const SweepOptions& opt);
 
 // One row per (point, design); an invalid point has one row per design with only its inputs, the
@@ -123,6 +146,14 @@ SweepResult run_sweep(const SweepOptions& opt);
 // best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, reason (the perf
 // columns only with perf, the all-to-all ones only with alltoall_bytes).
 report::Table sweep_table(const SweepResult& r);
+
+// The rows sweep_table makes of one point (one per design), without the human flags.
+std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool perf, bool alltoall);
+
+// The table of rows made by point_rows, in the points' order: sweep_table's columns, and the
+// inputs that vary among the rows shown to people. sweep_table(r) is this table of the rows of
+// r's points.
+report::Table sweep_table(std::vector<std::vector<report::Cell>> rows, bool perf, bool alltoall);
 
 // The columns of sweep_table for these options (what a plot may name), without any row.
 std::vector<report::Column> sweep_columns(const SweepOptions& opt);
