@@ -35,8 +35,9 @@ struct Gpt1tOn512 {
     x.sp = true;
     return x;
   }();
-  spec::NetworkDesign ro = test::design(DesignKind::rail_optimized);
-  spec::NetworkDesign rl = test::design(DesignKind::rail_only);
+  // Perfect spreading: these tests are about forwarding and oversubscription, not ECMP.
+  spec::NetworkDesign ro = test::design_spread(DesignKind::rail_optimized);
+  spec::NetworkDesign rl = test::design_spread(DesignKind::rail_only);
 };
 }  // namespace
 
@@ -145,9 +146,9 @@ TEST(RailOnly, TpAcrossDomainsRunsOnTheRailAtNicSpeed) {
 
 TEST(RailOnly, OversubscriptionSlowsOnlyTrafficThatLeavesTheRail) {
   const NetworkModel n1 = make_network_model(test::cluster("H100-SXM", 4096, 8),
-                                             test::design(DesignKind::rail_optimized, 1.0));
+                                             test::design_spread(DesignKind::rail_optimized, 1.0));
   const NetworkModel n4 = make_network_model(test::cluster("H100-SXM", 4096, 8),
-                                             test::design(DesignKind::rail_optimized, 4.0));
+                                             test::design_spread(DesignKind::rail_optimized, 4.0));
   CommOp ring{CollectiveOp::all_reduce,
               Parallelism::dp,
               Axis::dp,
