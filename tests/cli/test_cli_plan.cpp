@@ -229,10 +229,23 @@ TEST(CliComparePerf, BestPlanTimePerDesign) {
     EXPECT_NE(d["perf_model"].get<std::string>().find("GPT-1T"), std::string::npos);
   }
   ASSERT_EQ(t.size(), 2u);
+  // Under the default ECMP, rail-optimized's pipeline flows that climb above the leaf collide
+  // (docs/model.md section 5): rail-only is never slower, and within 2%.
   for (auto& [gpu, by] : t) {
-    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.01) << gpu;
+    EXPECT_LE(by["rail_only"], by["rail_optimized"] * (1 + 1e-12)) << gpu;
+    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.02) << gpu;
     EXPECT_LE(by["ideal"], by["rail_optimized"]) << gpu;
   }
+  // With perfect spreading (the paper's setting) the two designs take the same time.
+  const auto a = run_cli("compare --routing adaptive --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  std::map<std::string, std::map<std::string, double>> ta;
+  const auto ja = nlohmann::json::parse(a.out);
+  for (const auto& d : ja["designs"])
+    ta[d["gpu"].get<std::string>()][d["design"].get<std::string>()] =
+        d["best_iteration_time_s"].get<double>();
+  ASSERT_EQ(ta.size(), 2u);
+  for (auto& [gpu, by] : ta) EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 1e-9) << gpu;
 }
 
 TEST(CliComparePerf, ModelAndBatchOptions) {
