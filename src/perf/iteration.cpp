@@ -39,7 +39,8 @@ EcmpTable compute_ecmp_table(std::int64_t u) {
     for (int i = 0; i <= F; ++i)
       if (a[static_cast<std::size_t>(i)] != 0)
         for (int j = 0; i + j <= F; ++j)
-          r[static_cast<std::size_t>(i + j)] += a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(j)];
+          r[static_cast<std::size_t>(i + j)] +=
+              a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(j)];
     return r;
   };
   // Scaled by 1/u per ball so that the coefficients stay in range: q(z/u)^u.
@@ -58,7 +59,8 @@ EcmpTable compute_ecmp_table(std::int64_t u) {
       if (k > 1) base = mul(base, base);
     }
     for (int f = x + 1; f <= F; ++f) {
-      const double p_le = std::min(1.0, r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)]);
+      const double p_le =
+          std::min(1.0, r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)]);
       e[static_cast<std::size_t>(f)] += 1.0 - p_le;
     }
   }
@@ -138,7 +140,8 @@ namespace {
 // the members' domains are `stride` apart.
 double members_per_leaf(const NetworkModel& net, double q, std::int64_t stride) {
   const double under = static_cast<double>(net.view.rail_domains_under[1]);
-  return std::min(q, std::max(1.0, std::floor(under / static_cast<double>(std::max<std::int64_t>(1, stride)))));
+  return std::min(
+      q, std::max(1.0, std::floor(under / static_cast<double>(std::max<std::int64_t>(1, stride)))));
 }
 double along_rail_slowdown(const NetworkModel& net, double q, std::int64_t stride) {
   const double r = members_per_leaf(net, q, stride);
@@ -182,7 +185,8 @@ CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
     r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + steps * a;
   } else if (net.kind == DesignKind::rail_only) {
     r.forwarding_s = vol / net.hb_Bps;
-    r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s + steps * a;
+    r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s +
+               steps * a;
   } else {
     r.time_s = vol * net.view.cross_rail_oversubscription(g.domains) / net.nic_Bps *
                    cross_rail_slowdown(net, static_cast<double>(g.per_domain), q, g.domain_stride) +
@@ -218,7 +222,8 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& shape, const 
       r.cross_rail = true;
       if (rail_only) {
         r.forwarding_s = B / net.hb_Bps;
-        r.time_s = B / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s + a;
+        r.time_s =
+            B / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s + a;
       } else {
         r.time_s = B * net.view.cross_rail_oversubscription(2) / net.nic_Bps *
                        cross_rail_slowdown(net, p, q, g.domain_stride) +
@@ -494,8 +499,9 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   double b_qkv = 0, b_dense = 0, b_moe = 0;
   const double g_qkv = gemm_fwd_bwd_time(gc, T, (h + 2.0 * kvd) / t, h, &b_qkv) +
                        gemm_fwd_bwd_time(gc, T, h, h / t, &b_qkv);
-  const double g_dense = gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * ffn / t, h, &b_dense) +
-                         gemm_fwd_bwd_time(gc, T, h, ffn / t, &b_dense);
+  const double g_dense =
+      gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * ffn / t, h, &b_dense) +
+      gemm_fwd_bwd_time(gc, T, h, ffn / t, &b_dense);
   double g_moe = 0;
   if (m.is_moe()) {
     // Each local expert runs its share of the routed tokens: E/e experts on a GPU receive the
@@ -503,8 +509,9 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
     const double te = moe_tokens / local_experts;
     const double fe = static_cast<double>(m.expert_ffn_hidden);
-    g_moe = local_experts * (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / t, h, &b_moe) +
-                             gemm_fwd_bwd_time(gc, te, h, fe / t, &b_moe));
+    g_moe =
+        local_experts * (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / t, h, &b_moe) +
+                         gemm_fwd_bwd_time(gc, te, h, fe / t, &b_moe));
     b_moe *= local_experts;
   }
   // Attention core: a batched GEMM over s x s scores per head, bounded by the tensor cores or by
@@ -517,9 +524,9 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // fraction of peak (gemm_max when not given).
   const bool flash = tr.flash_attention;
   const double flash_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
-  const double attn_core_fwd =
-      flash ? 0.5 * f_attn / (attn_peak * flash_eff)
-            : std::max(f_attn / (attn_peak * e.attention), 2.0 * S / hbm);  // write scores, read probs
+  const double attn_core_fwd = flash ? 0.5 * f_attn / (attn_peak * flash_eff)
+                                     : std::max(f_attn / (attn_peak * e.attention),
+                                                2.0 * S / hbm);  // write scores, read probs
   // Element-wise kernels (LayerNorm, softmax, dropout, bias-GeLU, bias-dropout-add), bytes moved
   // in the forward pass (ours, counted from Megatron-LM kernels): 11 hidden-sized tensors (split
   // by t with SP), 2 (3 gated) FFN-sized, 4.5 score-sized.

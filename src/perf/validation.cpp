@@ -262,8 +262,8 @@ ValidationTable nemo_h100() {
     opt.pins.micro_batch = common["micro_batch"].get<std::int64_t>();
     opt.pins.interleave = row["interleave"].get<std::int64_t>();
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
-    const double tps = r.plans.empty() ? 0.0
-                                       : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
+    const double tps =
+        r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
     t.points.push_back({row["label"].get<std::string>() + (row["fit"].get<bool>() ? " (fit)" : ""),
                         row["tokens_per_s_per_gpu"].get<double>(), tps});
   }

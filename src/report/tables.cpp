@@ -450,12 +450,10 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
     const perf::MemoryUse& m = it.memory;
     const double g = units::kGiB;
     return std::array<double, 17>{
-        it.iteration_time_s,   b.compute_s,           b.recompute_s,
-        b.tp_comm_s,           b.ep_comm_s,           b.pp_comm_s,
-        b.dp_comm_s,           b.rail_forwarding_s,   b.bubble_s,
-        b.pipeline_overhead_s, b.optimizer_s,         m.total() / g,
-        m.weights_bytes / g,
-        m.gradients_bytes / g, m.optimizer_bytes / g, m.activations_bytes / g,
+        it.iteration_time_s, b.compute_s,           b.recompute_s,         b.tp_comm_s,
+        b.ep_comm_s,         b.pp_comm_s,           b.dp_comm_s,           b.rail_forwarding_s,
+        b.bubble_s,          b.pipeline_overhead_s, b.optimizer_s,         m.total() / g,
+        m.weights_bytes / g, m.gradients_bytes / g, m.optimizer_bytes / g, m.activations_bytes / g,
         m.reserved_bytes / g};
   };
   for (std::size_t i = 0; i < plans.size(); ++i) {

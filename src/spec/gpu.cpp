@@ -44,7 +44,8 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     const double fa = e->number_or("flash_attention", 0, Range::non_negative(1.0));
     if (fa != 0) check_number(e->field("flash_attention"), fa, kFraction);
     g.eff.flash_attention = fa;
-    g.eff.kernel_gap_s = e->number_or("kernel_gap_s", g.eff.kernel_gap_s, Range::non_negative(1e-2));
+    g.eff.kernel_gap_s =
+        e->number_or("kernel_gap_s", g.eff.kernel_gap_s, Range::non_negative(1e-2));
     g.eff.hbm = e->number_or("hbm", g.eff.hbm, kFraction);
     g.eff.collective_latency_s =
         e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));

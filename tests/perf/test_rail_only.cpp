@@ -161,7 +161,7 @@ TEST(RailOnly, OversubscriptionSlowsOnlyTrafficThatLeavesTheRail) {
   // The 64-port leaves of a 4:1 design are split 51 down : 13 up (the Fabric's leaves), so the
   // traffic that leaves the rail runs at 13/51 of the NIC rate.
   const double vol = 2.0 * 63.0 / 64.0 * 1e9, lat = 2.0 * 63.0 * 8e-6;
-  EXPECT_NEAR(collective_time(ring, scattered, n4).time_s,
-              vol * 51.0 / 13.0 / (50e9 * 0.85) + lat, 1e-12);
+  EXPECT_NEAR(collective_time(ring, scattered, n4).time_s, vol * 51.0 / 13.0 / (50e9 * 0.85) + lat,
+              1e-12);
   EXPECT_NEAR(collective_time(ring, scattered, n1).time_s, vol / (50e9 * 0.85) + lat, 1e-12);
 }

@@ -66,8 +66,9 @@ TEST(GemmModel, Fp8RunsAtTheFp8PeakAndItsOwnFraction) {
   EXPECT_DOUBLE_EQ(f.peak_flops, gpu.peak_fp8_flops * gpu.eff.gemm_max_fp8);
   EXPECT_EQ(f.in_bytes, 1.0);
   const double speedup = gemm_time(b, 8192, 8192, 8192) / gemm_time(f, 8192, 8192, 8192);
-  EXPECT_NEAR(speedup, gpu.peak_fp8_flops * gpu.eff.gemm_max_fp8 /
-                           (gpu.peak_bf16_flops * gpu.eff.gemm_max), 1e-9);
+  EXPECT_NEAR(speedup,
+              gpu.peak_fp8_flops * gpu.eff.gemm_max_fp8 / (gpu.peak_bf16_flops * gpu.eff.gemm_max),
+              1e-9);
   // Degenerate shapes take no time rather than NaN.
   EXPECT_EQ(gemm_time(b, 0, 8192, 8192), 0.0);
 }
@@ -102,7 +103,8 @@ TEST(GpuSpec, NewEfficiencyFieldsAreRangeChecked) {
     const Json j = parse_json(
         R"({"name": "x", "peak_bf16_tflops": 100, "hbm_gib": 80, "hbm_gbytes_per_s": 2000,
             "hb_gbytes_per_s_per_direction": 300, "default_hb_domain": 8, "nic_gbps": 400,
-            "efficiency": )" + eff + "}",
+            "efficiency": )" +
+            eff + "}",
         "gpu");
     try {
       spec::gpu_from_json(j, "gpu");
@@ -121,7 +123,8 @@ TEST(GpuSpec, NewEfficiencyFieldsAreRangeChecked) {
   EXPECT_EQ(field_of(R"({"sm_count": 132, "gemm_max_fp8": 0.6})"), "none");
 }
 
-// ---- pipeline schedule ---------------------------------------------------------------------------
+// ---- pipeline schedule
+// ---------------------------------------------------------------------------
 
 TEST(PipelineCosts, InterleavingIsChargedAndShownInTheBreakdown) {
   const Model m = load_model("Llama-3-405B");
@@ -160,7 +163,8 @@ TEST(PipelineCosts, InterleavingIsChargedAndShownInTheBreakdown) {
   EXPECT_EQ(estimate(make_context(small, tr, c, d), s).breakdown.pipeline_overhead_s, 0.0);
 }
 
-// ---- routing -------------------------------------------------------------------------------------
+// ---- routing
+// -------------------------------------------------------------------------------------
 
 TEST(Routing, ExpectedMaxLoadOfBallsIntoBins) {
   EXPECT_DOUBLE_EQ(expected_max_load(1, 32), 1.0);  // one flow, no collision

@@ -3,9 +3,9 @@
 // 8,192-token sequences, 2,048 sequences per batch, micro-batch 1, interleaved 1F1B over 126
 // layers (uneven model chunks). The 8,192-GPU point set H100's gemm_max (data/gpus/H100-SXM.json);
 // the 16,384-GPU point is held out. Meta's fabric spreads load (16 flows per GPU pair and
-// Enhanced-ECMP, Dubey et al. 2024 Sec. 3.3.1): adaptive routing. Knobs Meta does not publish are set to what
-// its stack did or what Megatron does: selective recompute (flash attention keeps no s x s
-// tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
+// Enhanced-ECMP, Dubey et al. 2024 Sec. 3.3.1): adaptive routing. Knobs Meta does not publish are
+// set to what its stack did or what Megatron does: selective recompute (flash attention keeps no s
+// x s tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
 //
 // Meta does not publish the number of virtual stages v; railsim's answer moves by 6-11% from
 // v = 2 to v = 3 (bubble (p-1)/(v m) with m = 16 or 32), so no tolerance tighter than that is

@@ -57,8 +57,8 @@ TEST(ValidationNarayanan2021, ThroughputWithinToleranceOnEveryRun) {
     const double tflops =
         flops / r.plans[0].time.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
     const double err = tflops / row["tflops_per_gpu"].get<double>() - 1.0;
-    EXPECT_LT(std::fabs(err), 0.10) << m.name << ": railsim " << tflops << " TFLOP/s, v "
-                                     << r.plans[0].strategy.interleave;
+    EXPECT_LT(std::fabs(err), 0.10)
+        << m.name << ": railsim " << tflops << " TFLOP/s, v " << r.plans[0].strategy.interleave;
     sum_abs += std::fabs(err);
     ++n;
   }

@@ -13,10 +13,10 @@ struct GpuEfficiency {
   // runs them in waves over the SMs, and loops over k; its time is the larger of the tensor-core
   // time at gemm_max of peak, derated by the tiles' fill and the k-loop's fixed cost, and the HBM
   // time of its operands.
-  double gemm_max = 0.80;      // fraction of the bf16 peak reached by large, well-shaped GEMMs
-  double gemm_max_fp8 = 0;     // the same for fp8 GEMMs (of the fp8 peak); 0: gemm_max
-  int sm_count = 108;          // streaming multiprocessors (tiles run in waves of this many)
-  int tile_m = 128;            // output tile of the GEMM kernels (rows x columns)
+  double gemm_max = 0.80;   // fraction of the bf16 peak reached by large, well-shaped GEMMs
+  double gemm_max_fp8 = 0;  // the same for fp8 GEMMs (of the fp8 peak); 0: gemm_max
+  int sm_count = 108;       // streaming multiprocessors (tiles run in waves of this many)
+  int tile_m = 128;         // output tile of the GEMM kernels (rows x columns)
   int tile_n = 256;
   double gemm_k_overhead = 0;  // fixed cost of a tile's prologue/epilogue, in elements of k
   double attention = 0.50;     // fraction of peak reached by unfused attention score/context GEMMs
