@@ -229,6 +229,7 @@ void add_compare_command(CLI::App& app) {
       "savings. With no cluster option: 32,768 GH200 (K=256) and 32,768 H100 (K=8)");
   add_cluster_options(*cmd, o->cluster);
   add_network_options(*cmd, o->network, /*with_design=*/false);
+  add_routing_options(*cmd, o->network);
   add_cost_options(*cmd, o->cost);
   cmd->add_flag("--json", o->json, "Print JSON: {\"designs\": [...]}");
   cmd->add_flag("--csv", o->csv, "Print CSV (a header and one row per design)");

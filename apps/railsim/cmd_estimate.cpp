@@ -53,6 +53,7 @@ void add_estimate_command(CLI::App& app) {
                                  "Iteration time, memory and MFU of one parallelization strategy");
   add_cluster_options(*cmd, args->cluster);
   add_network_options(*cmd, args->network);
+  add_routing_options(*cmd, args->network);
   add_strategy_options(*cmd, args->strategy);
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "network_options.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/optimize/optimize.hpp"
 #include "railsim/report/file.hpp"
@@ -33,6 +34,8 @@ struct OptimizeArgs {
   bool first = false, all = false, json = false, csv = false;
   std::string plot;
   int threads = 0;
+  std::string routing = "ecmp";
+  std::int64_t seed = 0;
 };
 
 void run(const OptimizeArgs& a) {
@@ -66,6 +69,8 @@ void run(const OptimizeArgs& a) {
     space.nics_per_gpu = sweep::parse_integers("--nics-per-gpu", a.nics_per_gpu);
   if (!a.switches.empty()) space.switches = sweep::parse_names("--switch", a.switches);
   if (!a.catalogs.empty()) space.catalogs = sweep::parse_names("--catalog", a.catalogs);
+  space.routing = spec::parse_routing(a.routing, "--routing");
+  check_integer("--seed", a.seed, 0, spec::kMaxRoutingSeed);  // sim's hash only: no effect here
   space.copper.clear();
   for (const auto& c : sweep::parse_names("--copper-gpu-leaf", a.copper)) {
     if (c != "on" && c != "off")
@@ -165,6 +170,8 @@ void add_optimize_command(CLI::App& app) {
                 "Stop at the cheapest network that meets the target (no frontier)");
   cmd->add_flag("--all", a->all, "Print every candidate evaluated, not only the frontier");
   cmd->add_option("--threads", a->threads, "Threads of the plan searches (0 = all cores)");
+  cmd->add_option("--routing", a->routing, kRoutingHelp)->capture_default_str();
+  cmd->add_option("--seed", a->seed, kSeedHelp)->capture_default_str();
   cmd->add_option("--plot", a->plot,
                   "Also draw the frontier (cost against time) to FILE.png, .svg or .pdf (gnuplot)");
   cmd->add_flag("--json", a->json, "Print JSON");

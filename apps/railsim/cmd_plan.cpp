@@ -43,6 +43,7 @@ void add_plan_command(CLI::App& app) {
       "plan", "Search all parallelization strategies; print the fastest that fit in memory");
   add_cluster_options(*cmd, args->cluster);
   add_network_options(*cmd, args->network);
+  add_routing_options(*cmd, args->network);
   add_strategy_options(*cmd, args->strategy);
   cmd->add_option("--top", args->top, "Plans to print")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")

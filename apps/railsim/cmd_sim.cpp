@@ -46,8 +46,6 @@ struct SimArgs {
   bool efficiency = false;
   bool json = false;
   bool csv = false;
-  std::string routing = "ecmp";
-  std::int64_t seed = 0;
 };
 
 void print_collective(const sim::CollectiveResult& r) {
@@ -74,8 +72,12 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
   cfg.aggregate = sim::parse_aggregation(a.aggregate);
-  cfg.routing = sim::parse_routing(a.routing, "--routing");
-  cfg.seed = static_cast<std::uint64_t>(check_integer("--seed", a.seed, 0, std::int64_t{1} << 62));
+  if (d.routing == spec::Routing::spray)
+    throw InputError("--routing",
+                     "spray is modelled by the analytic model only (plan, compare, estimate, "
+                     "optimize); sim routes ecmp or adaptive");
+  cfg.routing = sim::parse_routing(spec::to_string(d.routing), "--routing");
+  cfg.seed = d.ecmp_seed;
   cfg.batch_tolerance =
       check_number("--batch-tolerance", a.batch_tolerance, Range::between(0, 0.01));
   const int top = static_cast<int>(check_integer("--top", a.top, 0, 1000));
@@ -212,13 +214,7 @@ void add_sim_command(CLI::App& app) {
                   "(speed against accuracy; <= 0.01)")
       ->capture_default_str();
   cmd->add_option("--top", args->top, "Busiest links to list")->capture_default_str();
-  cmd->add_option("--routing", args->routing,
-                  "Path choice above the leaf: ecmp (hashed per flow; flows may collide) or "
-                  "adaptive (the least-loaded of 16 hashed candidates, as adaptive routing "
-                  "spreads load)")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Salt of the ECMP hash (0: the default hash)")
-      ->capture_default_str();
+  add_routing_options(*cmd, args->network);  // sim: adaptive = least-loaded of 16 hashed paths
   cmd->add_flag("--schedule", args->schedule,
                 "Simulate every collective of one iteration of the strategy (--model, --tp, ...) "
                 "and compare with the analytic model");

@@ -23,6 +23,11 @@ void add_network_options(CLI::App& cmd, NetworkOptions& opt, bool with_design) {
       ->capture_default_str();
 }
 
+void add_routing_options(CLI::App& cmd, NetworkOptions& opt) {
+  cmd.add_option("--routing", opt.routing, kRoutingHelp)->capture_default_str();
+  cmd.add_option("--seed", opt.seed, kSeedHelp)->capture_default_str();
+}
+
 spec::NetworkDesign resolve_network(const NetworkOptions& opt) {
   return spec::make_network_design(opt);
 }

@@ -15,6 +15,18 @@ using NetworkOptions = spec::NetworkOptions;
 // with_design = false leaves out --design (for `compare`, which builds every design).
 void add_network_options(CLI::App& cmd, NetworkOptions& opt, bool with_design = true);
 
+// --routing and --seed (plan, compare, estimate, sim; optimize has its own copy): how flows pick
+// among equal-cost uplinks, and the ECMP hash's salt.
+void add_routing_options(CLI::App& cmd, NetworkOptions& opt);
+inline constexpr const char* kRoutingHelp =
+    "Path choice above the leaf: ecmp (a hash per flow: flows may collide on one uplink; the "
+    "analytic model charges the expected collision slowdown), adaptive (per flow, the "
+    "least-loaded path) or spray (per packet over every path; analytic model only); adaptive "
+    "and spray spread perfectly in the analytic model";
+inline constexpr const char* kSeedHelp =
+    "Salt of the ECMP hash, 0 to 2^62 (0: the default hash; sim hashes with it, the analytic "
+    "model takes the expectation over hashes)";
+
 // Validates the options and loads the switch; errors name the option (exit 2).
 spec::NetworkDesign resolve_network(const NetworkOptions& opt);
 

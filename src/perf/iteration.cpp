@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "detail.hpp"
 #include "railsim/core/error.hpp"
@@ -16,21 +18,142 @@ using spec::DesignKind;
 
 // ---- network ------------------------------------------------------------------------------------
 
-NetworkModel make_network_model(const topo::NetworkView& v, const spec::GpuEfficiency& e) {
+namespace {
+
+// The expected maximum of f balls in u bins, exactly, for f = 0 .. NetworkModel::kEcmpTable:
+// P(max <= x) = f! / u^f [z^f] (sum_{j <= x} z^j / j!)^u (the multinomial count of placements
+// with no bin above x), E[max] = sum_{x < f} (1 - P(max <= x)). Cached per u (a few distinct
+// leaf radixes), so the search's hot path only reads the table.
+using EcmpTable = std::array<double, NetworkModel::kEcmpTable + 1>;
+
+EcmpTable compute_ecmp_table(std::int64_t u) {
+  constexpr int F = NetworkModel::kEcmpTable;
+  EcmpTable e{};
+  std::array<double, F + 1> fact{};
+  fact[0] = 1;
+  for (int i = 1; i <= F; ++i) fact[static_cast<std::size_t>(i)] = fact[i - 1] * i;
+  const double ud = static_cast<double>(u);
+  using Poly = std::array<double, F + 1>;
+  auto mul = [](const Poly& a, const Poly& b) {
+    Poly r{};
+    for (int i = 0; i <= F; ++i)
+      if (a[static_cast<std::size_t>(i)] != 0)
+        for (int j = 0; i + j <= F; ++j)
+          r[static_cast<std::size_t>(i + j)] +=
+              a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(j)];
+    return r;
+  };
+  // Scaled by 1/u per ball so that the coefficients stay in range: q(z/u)^u.
+  for (int x = 0; x < F; ++x) {
+    Poly q{};
+    double term = 1;
+    for (int j = 0; j <= x; ++j) {
+      q[static_cast<std::size_t>(j)] = term / fact[static_cast<std::size_t>(j)];
+      term /= ud;
+    }
+    Poly r{};
+    r[0] = 1;
+    Poly base = q;
+    for (std::int64_t k = u; k > 0; k >>= 1) {
+      if (k & 1) r = mul(r, base);
+      if (k > 1) base = mul(base, base);
+    }
+    for (int f = x + 1; f <= F; ++f) {
+      const double p_le =
+          std::min(1.0, r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)]);
+      e[static_cast<std::size_t>(f)] += 1.0 - p_le;
+    }
+  }
+  return e;
+}
+
+const EcmpTable& ecmp_table(std::int64_t u) {
+  static std::mutex mu;
+  static std::map<std::int64_t, EcmpTable> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(u);
+  if (it == cache.end()) it = cache.emplace(u, compute_ecmp_table(u)).first;
+  return it->second;
+}
+
+}  // namespace
+
+NetworkModel make_network_model(const topo::NetworkView& v, const spec::GpuEfficiency& e,
+                                spec::Routing routing) {
   NetworkModel n;
   n.kind = v.kind;
   n.hb_Bps = v.hb_Bps * e.hb;
   n.nic_Bps = v.nic_Bps() * e.nic;
   n.latency_s = e.collective_latency_s;
   n.view = v;
+  n.routing = routing;
+  if (routing == spec::Routing::ecmp && v.leaf_uplinks > 1) n.ecmp_max = ecmp_table(v.leaf_uplinks);
   return n;
 }
 
 NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d) {
-  return make_network_model(topo::make_network_view(c, d), c.gpu.eff);
+  return make_network_model(topo::make_network_view(c, d), c.gpu.eff, d.routing);
 }
 
 namespace {
+// E[max] for f flows on u paths from the exact table of u (linear between integers); beyond it
+// lambda + c sqrt(2 lambda ln u), the heavily loaded case's form (Raab and Steger 1998), with c
+// matched to the exact value at the table's end (ours).
+double max_load(const EcmpTable& t, double f, double u) {
+  constexpr int F = NetworkModel::kEcmpTable;
+  if (f <= F) {
+    const auto lo = static_cast<std::size_t>(f);
+    const double w = f - static_cast<double>(lo);
+    return lo < static_cast<std::size_t>(F) ? (1 - w) * t[lo] + w * t[lo + 1] : t[lo];
+  }
+  const double lf = F / u, l = f / u, ln = std::log(u);
+  const double c = (t[static_cast<std::size_t>(F)] - lf) / std::sqrt(2 * lf * ln);
+  return l + c * std::sqrt(2 * l * ln);
+}
+}  // namespace
+
+double expected_max_load(double f, double u) {
+  if (f <= 1.0 || u < 2.0) return f;
+  return max_load(ecmp_table(static_cast<std::int64_t>(u)), f, std::floor(u));
+}
+
+double routing_slowdown(const NetworkModel& net, double flows, double demand) {
+  const std::int64_t u = net.view.leaf_uplinks;
+  if (net.routing != spec::Routing::ecmp || u <= 1 || flows <= 1.0 || net.view.port_Bps <= 0)
+    return 1.0;
+  const double speed = net.view.nic_link_Bps / net.view.port_Bps;  // a NIC link on an uplink
+  const double ud = static_cast<double>(u);
+  const double m = max_load(net.ecmp_max, flows, ud);
+  const double perfect = std::max(1.0, demand * flows / ud * speed);
+  const double hashed = std::max(1.0, demand * m * speed);
+  return std::max(1.0, hashed / perfect);
+}
+
+namespace {
+
+// Routing's slowdown of the NIC traffic of a collective (docs/model.md section 5; ours): every
+// group of an axis runs the collective at once, so each NIC port of a leaf carries one group's
+// flows. A ring or pipeline along a rail leaves the leaf only at its edges: with r of its q
+// members under the leaf (r = min(q, the rail's domains under a leaf)), 1/r flows per port;
+// a ring between rails leaves the domain on 1/p_g of its edges.
+// Members of a group's rail under one leaf: the leaf spans `under` consecutive domains of a rail,
+// the members' domains are `stride` apart.
+double members_per_leaf(const NetworkModel& net, double q, std::int64_t stride) {
+  const double under = static_cast<double>(net.view.rail_domains_under[1]);
+  return std::min(
+      q, std::max(1.0, std::floor(under / static_cast<double>(std::max<std::int64_t>(1, stride)))));
+}
+double along_rail_slowdown(const NetworkModel& net, double q, std::int64_t stride) {
+  const double r = members_per_leaf(net, q, stride);
+  if (q <= r) return 1.0;
+  return routing_slowdown(net, static_cast<double>(net.view.leaf_nic_ports) / r, 1.0);
+}
+double cross_rail_slowdown(const NetworkModel& net, double per_domain, double q,
+                           std::int64_t stride) {
+  if (net.kind == DesignKind::rail_only)  // forwarded onto the destination's rail first
+    return along_rail_slowdown(net, q, stride);
+  return routing_slowdown(net, static_cast<double>(net.view.leaf_nic_ports) / per_domain, 1.0);
+}
 
 // One ring phase of the expansion (perf/expansion.hpp) on a group of shape g.
 CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
@@ -45,7 +168,7 @@ CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
       r.time_s = vol / net.hb_Bps + steps * a;
       return r;
     case Scope::along_rail:  // every member's NIC works in parallel on its rail
-      r.time_s = vol / net.nic_Bps + steps * a;
+      r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, n, g.domain_stride) + steps * a;
       return r;
     case Scope::group:
       break;
@@ -55,16 +178,19 @@ CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
     return r;
   }
   // Flat ring: its slowest edge crosses HB domains through a NIC.
-  (void)n;
   const bool cross = !g.rail_aligned;
   r.cross_rail = cross;
+  const double q = static_cast<double>(g.domains);
   if (!cross) {
-    r.time_s = vol / net.nic_Bps + steps * a;
+    r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + steps * a;
   } else if (net.kind == DesignKind::rail_only) {
     r.forwarding_s = vol / net.hb_Bps;
-    r.time_s = vol / net.nic_Bps + r.forwarding_s + steps * a;
+    r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s +
+               steps * a;
   } else {
-    r.time_s = vol * net.view.cross_rail_oversubscription(g.domains) / net.nic_Bps + steps * a;
+    r.time_s = vol * net.view.cross_rail_oversubscription(g.domains) / net.nic_Bps *
+                   cross_rail_slowdown(net, static_cast<double>(g.per_domain), q, g.domain_stride) +
+               steps * a;
   }
   return r;
 }
@@ -89,16 +215,19 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& shape, const 
     if (ideal || g.domains == 1) {
       r.time_s = B / net.hb_Bps + a;
     } else if (g.rail_aligned && g.per_domain == 1) {
-      r.time_s = B / net.nic_Bps + a;
+      r.time_s = B / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + a;
     } else {
       // Several stages per domain (or scattered GPUs): the pair that crosses a domain boundary
       // joins the last local rank used in one domain to the first in the next: another rail.
       r.cross_rail = true;
       if (rail_only) {
         r.forwarding_s = B / net.hb_Bps;
-        r.time_s = B / net.nic_Bps + r.forwarding_s + a;
+        r.time_s =
+            B / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s + a;
       } else {
-        r.time_s = B * net.view.cross_rail_oversubscription(2) / net.nic_Bps + a;
+        r.time_s = B * net.view.cross_rail_oversubscription(2) / net.nic_Bps *
+                       cross_rail_slowdown(net, p, q, g.domain_stride) +
+                   a;
       }
     }
     return r;
@@ -124,6 +253,13 @@ CollectiveTime collective_time(const CommOp& op, const GroupShape& shape, const 
     else
       nic_time = (same_rail * o_rail + cross * net.view.cross_rail_oversubscription(g.domains)) /
                  net.nic_Bps;
+    // Each member's NIC carries n - p flows of B/n; those to members outside its leaf (all
+    // but the r - 1 others of its rail under the leaf) climb above it.
+    const double r_leaf = g.rail_aligned ? members_per_leaf(net, q, g.domain_stride) : 1.0;
+    const double off_leaf = (n - p) - (r_leaf - 1.0);
+    if (off_leaf > 0)
+      nic_time *= routing_slowdown(net, static_cast<double>(net.view.leaf_nic_ports) * off_leaf,
+                                   1.0 / (n - p));
     r.time_s = std::max(intra / net.hb_Bps, nic_time) + a;
     if (rail_only && cross > 0) {
       r.forwarding_s = cross / net.hb_Bps;
@@ -160,6 +296,7 @@ EstimateContext make_context(const Model& m, const Training& tr, const spec::Clu
   } else {
     ctx.peak_flops = c.gpu.peak_bf16_flops;
   }
+  ctx.gemm = make_gemm_caps(c.gpu, tr.dtype);
   return ctx;
 }
 
@@ -269,12 +406,63 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
 // ---- time ---------------------------------------------------------------------------------------
 
 namespace {
-double gemm_time(double flops, double peak, const spec::GpuEfficiency& e) {
-  // Size-dependent efficiency: e_max F / (F + F_half) (ours; small GEMMs cannot fill the GPU).
-  const double eff = e.gemm_max * flops / (flops + e.gemm_half_flops);
-  return flops / (peak * eff);
-}
+// Kernels per transformer layer in the forward pass (ours, counted from a Megatron-Core layer with
+// Transformer Engine: LayerNorm, QKV, rotary/bias, attention (1 fused, 3 unfused), projection,
+// bias-dropout-add, LayerNorm, FC1, activation, FC2, bias-dropout-add); the backward launches
+// about twice as many.
+constexpr double kLayerKernels = 10.0;
+// Host-side cost of one chunk step of the pipeline schedule (posting the step's p2p operations
+// and waiting on them, the schedule's bookkeeping): ours, tens of microseconds of Python and
+// NCCL launch per step.
+constexpr double kPipelineStepS = 30e-6;
 }  // namespace
+
+double gemm_time(const GemmCaps& g, double m, double n, double k) {
+  if (!(m > 0 && n > 0 && k > 0)) return 0;
+  // Tile quantization and wave quantization (NVIDIA, "Matrix Multiplication Background User's
+  // Guide"): ceil(m/tm) ceil(n/tn) output tiles run in ceil(tiles/SMs) waves, each wave as long as
+  // a full one; the fill is the useful share of the tile-slots paid for.
+  const double tiles = std::ceil(m / g.tile_m) * std::ceil(n / g.tile_n);
+  const double waves = std::ceil(tiles / g.sms);
+  const double fill = m * n / (waves * g.sms * g.tile_m * g.tile_n);
+  // Each tile's k-loop pays a fixed prologue/epilogue, worth k0 elements of k (ours).
+  const double kfill = k / (k + g.k_overhead);
+  const double compute = 2.0 * m * n * k / (g.peak_flops * fill * kfill);
+  // Roofline: the operands are read and the output written once at least.
+  const double bytes = g.in_bytes * (m * k + k * n) + detail::kActBytes * m * n;
+  return std::max(compute, bytes / g.hbm_Bps);
+}
+
+double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double* bwd) {
+  // Forward Y = X W (m x n, reduction k); backward dX = dY W^T (m x k over n) and
+  // dW = X^T dY (k x n over m) (Narayanan et al. SC'21: two GEMMs per forward GEMM).
+  *bwd += gemm_time(g, m, k, n) + gemm_time(g, k, n, m);
+  double fwd = gemm_time(g, m, n, k);
+  if (g.in_bytes < 2.0) {
+    // fp8 (Transformer Engine): the bf16 input is cast (read 2, write 1 byte) and kept once more
+    // transposed for the weight gradient (1), the same for the output gradient in the backward:
+    // 4 bytes per element of X (m x k) and of dY (m x n) through HBM (ours; weights are cast
+    // once per iteration and left out).
+    fwd += 4.0 * m * k / g.hbm_Bps;
+    *bwd += 4.0 * m * n / g.hbm_Bps;
+  }
+  return fwd;
+}
+
+GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
+  const spec::GpuEfficiency& e = gpu.eff;
+  GemmCaps g;
+  const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
+  const double frac = fp8 && e.gemm_max_fp8 > 0 ? e.gemm_max_fp8 : e.gemm_max;
+  g.peak_flops = (fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops) * frac;
+  g.sms = static_cast<double>(e.sm_count);
+  g.tile_m = static_cast<double>(e.tile_m);
+  g.tile_n = static_cast<double>(e.tile_n);
+  g.k_overhead = e.gemm_k_overhead;
+  g.in_bytes = fp8 ? 1.0 : 2.0;
+  g.hbm_Bps = gpu.hbm_bw_Bps * e.hbm;
+  return g;
+}
 
 IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Placement& pl,
                        const CommSchedule& cs) {
@@ -300,37 +488,45 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double ffn_mats = m.gated_ffn ? 3.0 : 2.0;
 
   // Forward FLOPs per GPU per layer per micro-batch (2 per multiply-add).
-  const double f_qkv = 2.0 * T * h * (h + 2.0 * kvd) / t;
-  const double f_proj = 2.0 * T * h * h / t;
-  const double f_dense_ffn = 2.0 * T * h * static_cast<double>(m.ffn_hidden) * ffn_mats / t;
-  const double moe_tokens = T * static_cast<double>(m.top_k) * m.capacity_factor;
-  const double f_moe_ffn =
-      m.is_moe() ? 2.0 * moe_tokens * h * static_cast<double>(m.expert_ffn_hidden) * ffn_mats / t
-                 : 0.0;
   const double f_attn = 4.0 * T * seq * h / t;  // Q K^T and A V over the full s x s (Megatron)
-  const double f_logits = 2.0 * T * h * V / t;
+  const double ffn = static_cast<double>(m.ffn_hidden);
+  const double moe_tokens = T * static_cast<double>(m.top_k) * m.capacity_factor;
 
-  // GEMM times (the backward runs two GEMMs of the same shape per forward GEMM).
-  const double g_qkv = gemm_time(f_qkv, peak, e), g_proj = gemm_time(f_proj, peak, e);
-  const double g_dense = m.gated_ffn ? 3.0 * gemm_time(f_dense_ffn / 3.0, peak, e)
-                                     : 2.0 * gemm_time(f_dense_ffn / 2.0, peak, e);
+  // GEMMs by shape (Megatron-LM's TP splits, Shoeybi et al. 2019): QKV (T x (h + 2 kvd)/t over
+  // h), projection (T x h over h/t), FC1 (T x f/t, gate and up fused: 2 f/t, over h), FC2
+  // (T x h over f/t); each with its two backward GEMMs.
+  const GemmCaps& gc = ctx.gemm;
+  double b_qkv = 0, b_dense = 0, b_moe = 0;
+  const double g_qkv = gemm_fwd_bwd_time(gc, T, (h + 2.0 * kvd) / t, h, &b_qkv) +
+                       gemm_fwd_bwd_time(gc, T, h, h / t, &b_qkv);
+  const double g_dense =
+      gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * ffn / t, h, &b_dense) +
+      gemm_fwd_bwd_time(gc, T, h, ffn / t, &b_dense);
   double g_moe = 0;
   if (m.is_moe()) {
-    // Each local expert runs its share of the routed tokens.
+    // Each local expert runs its share of the routed tokens: E/e experts on a GPU receive the
+    // tokens of e GPUs.
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-    const double per_gemm = f_moe_ffn / ffn_mats / local_experts;
-    g_moe = ffn_mats * local_experts * gemm_time(per_gemm, peak, e);
+    const double te = moe_tokens / local_experts;
+    const double fe = static_cast<double>(m.expert_ffn_hidden);
+    g_moe =
+        local_experts * (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / t, h, &b_moe) +
+                         gemm_fwd_bwd_time(gc, te, h, fe / t, &b_moe));
+    b_moe *= local_experts;
   }
   // Attention core: a batched GEMM over s x s scores per head, bounded by the tensor cores or by
-  // HBM traffic of the score matrix (roofline; ours).
+  // HBM traffic of the score matrix (roofline; ours). It runs in bf16 even when the GEMMs run fp8
+  // (Transformer Engine's fp8 recipes keep attention in bf16 unless fp8_dpa is set).
+  const double attn_peak = c.gpu.peak_bf16_flops;
   const double S = b * (a / t) * seq * seq * detail::kActBytes;  // one score tensor, bytes
-  // With a fused (flash) attention kernel nothing of size s x s touches HBM, causal masking
-  // skips half the work, and the kernel runs near GEMM efficiency (Dao 2023, FlashAttention-2;
-  // ours: gemm_max of the preset).
+  // With a fused (flash) attention kernel nothing of size s x s touches HBM and causal masking
+  // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
+  // fraction of peak (gemm_max when not given).
   const bool flash = tr.flash_attention;
-  const double attn_core_fwd =
-      flash ? 0.5 * f_attn / (peak * e.gemm_max)
-            : std::max(f_attn / (peak * e.attention), 2.0 * S / hbm);  // write scores, read probs
+  const double flash_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
+  const double attn_core_fwd = flash ? 0.5 * f_attn / (attn_peak * flash_eff)
+                                     : std::max(f_attn / (attn_peak * e.attention),
+                                                2.0 * S / hbm);  // write scores, read probs
   // Element-wise kernels (LayerNorm, softmax, dropout, bias-GeLU, bias-dropout-add), bytes moved
   // in the forward pass (ours, counted from Megatron-LM kernels): 11 hidden-sized tensors (split
   // by t with SP), 2 (3 gated) FFN-sized, 4.5 score-sized.
@@ -344,23 +540,31 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double ew_moe = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
 
   const double L_dense = st.dense_layers, L_moe = st.moe_layers;
-  const double fwd_gemm = st.layers * (g_qkv + g_proj) + L_dense * g_dense + L_moe * g_moe;
+  const double fwd_gemm = st.layers * g_qkv + L_dense * g_dense + L_moe * g_moe;
+  const double bwd_gemm = st.layers * b_qkv + L_dense * b_dense + L_moe * b_moe;
   const double fwd_attn = st.layers * attn_core_fwd;
   const double fwd_ew =
       (st.layers * (ew_common + ew_attn) + L_dense * ew_dense + L_moe * ew_moe) / hbm;
-  const double fwd = fwd_gemm + fwd_attn + fwd_ew;  // per micro-batch per stage
-  // Backward: two GEMMs per forward GEMM (weight and input gradients), the same for the attention
-  // core; element-wise backward kernels read the saved tensor and the incoming gradient and write
-  // one gradient: 1.25 x the forward traffic (ours).
+  // Idle time between dependent kernels (launch latency, tails), per layer (ours): the layer's
+  // kernels, two more for unfused attention, two per local expert in an MoE layer.
+  const double local_experts_n = static_cast<double>(m.experts) / static_cast<double>(s.ep);
+  const double fwd_gaps = e.kernel_gap_s * (st.layers * (kLayerKernels + (flash ? 0.0 : 2.0)) +
+                                            (m.is_moe() ? L_moe * 2.0 * local_experts_n : 0.0));
+  const double fwd = fwd_gemm + fwd_attn + fwd_ew + fwd_gaps;  // per micro-batch per stage
+  // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
+  // cores per forward one; element-wise backward kernels read the saved tensor and the incoming
+  // gradient and write one gradient: 1.25 x the forward traffic (ours); twice the kernels.
   // FlashAttention's backward recomputes the scores: 2.5 x its forward (Dao 2023).
-  const double bwd = 2.0 * fwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew;
+  const double bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew + 2.0 * fwd_gaps;
   double recompute = 0;
   if (s.recompute == Recompute::selective && !flash)  // flash keeps no s x s tensor to recompute
     recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
   else if (s.recompute == Recompute::full)
     recompute = fwd;
   // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times).
-  const double logits = 3.0 * gemm_time(f_logits, peak, e) + 3.0 * 12.0 * T * V / t / hbm;
+  double logits_bwd = 0;
+  const double logits =
+      gemm_fwd_bwd_time(gc, T, V / t, h, &logits_bwd) + logits_bwd + 3.0 * 12.0 * T * V / t / hbm;
 
   // Communication, per micro-batch per stage (TP, EP, PP) or per iteration (DP).
   double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
@@ -418,7 +622,15 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double t_last = layer_part * last_scale + pp_part + logits;
   const double t_avg = layer_part * avg_scale + pp_part + logits / p;
   const double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
-  const double pipe = mb * t_max + (p - 1.0) / v * t_avg;
+  // The schedule's own cost (ours): every chunk of every micro-batch is a host step, forward and
+  // backward (2 m v steps on each stage, in its steady state), and the fill and the drain cross
+  // all p v - 1 chunk boundaries, p (v - 1) more than the (p - 1)/v t_avg term holds, each one
+  // send (the per-micro-batch PP time holds 2 v of them).
+  const double steps = s.pp > 1 ? 2.0 * v * kPipelineStepS : 0.0;  // per micro-batch
+  const double boundary_send = s.pp > 1 ? pp_part / (2.0 * v) : 0.0;
+  const double fill_extra = 2.0 * p * (v - 1.0) * boundary_send;
+  const double pipe_overhead = mb * steps + fill_extra;
+  const double pipe = mb * t_max + (p - 1.0) / v * t_avg + pipe_overhead;
 
   // DP: the reduction starts when the first stage's last backward ends; with overlap it hides
   // behind that backward except for the last bucket (ours: one layer's share).
@@ -447,7 +659,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.ep_comm_s = mb * ep_mb * avg_scale;
   bd.pp_comm_s = mb * pp_mb;
   bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb);
-  bd.bubble_s = pipe - mb * t_avg;
+  bd.pipeline_overhead_s = pipe_overhead;
+  bd.bubble_s = pipe - pipe_overhead - mb * t_avg;
   const double dp_total = dp_fwd + dp_bwd + dp_opt;
   const double fw_share = dp_total > 0 ? dp_fw / dp_total : 0.0;
   bd.rail_forwarding_s += dp_exposed * fw_share;

@@ -124,10 +124,12 @@ namespace {
 // when the groups do not tile domains regularly.
 bool regular_shape(std::int64_t s, std::int64_t n, std::int64_t k, GroupShape& out) {
   out.size = n;
+  out.domain_stride = 1;
   if (s % k == 0) {
     out.per_domain = 1;
     out.domains = n;
     out.rail_aligned = true;
+    out.domain_stride = s / k;
     return true;
   }
   if (k % s != 0) return false;
@@ -180,6 +182,9 @@ GroupShape Placement::shape(Axis a) const {
   out.domains = 0;
   out.per_domain = 0;
   out.rail_aligned = true;
+  // Shuffled members are scattered over the cluster (as far apart as it allows); the irregular
+  // structured groups sit on neighbouring domains.
+  out.domain_stride = kind_ == PlacementKind::shuffled ? std::max<std::int64_t>(1, n_ / k_) : 1;
   std::vector<std::int64_t> gpus(static_cast<std::size_t>(n));
   std::vector<std::int64_t> first_rails, rails;
   for (std::int64_t g = 0; g < group_count(a); ++g) {

@@ -328,6 +328,7 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
                 {"dp_comm_s", b.dp_comm_s},
                 {"rail_forwarding_s", b.rail_forwarding_s},
                 {"bubble_s", b.bubble_s},
+                {"pipeline_overhead_s", b.pipeline_overhead_s},
                 {"optimizer_s", b.optimizer_s}}},
               {"memory",
                {{"weights_gib", m.weights_bytes / units::kGiB},

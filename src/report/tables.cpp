@@ -182,6 +182,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
       real("ep_comm_s", "ep comm", "s", 3),
       real("rail_forwarding_s", "rail fwd", "s", 3),
       real("bubble_s", "bubble", "s", 3),
+      real("pipeline_overhead_s", "pipeline steps", "s", 3, false),
       real("optimizer_s", "optimizer", "s", 3, false),
       real("weights_gib", "weights", "GiB", 1, false),
       real("gradients_gib", "gradients", "GiB", 1, false),
@@ -222,6 +223,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
                b.ep_comm_s,
                b.rail_forwarding_s,
                b.bubble_s,
+               b.pipeline_overhead_s,
                b.optimizer_s,
                m.weights_bytes / units::kGiB,
                m.gradients_bytes / units::kGiB,
@@ -382,6 +384,7 @@ Table breakdown_table(const perf::IterationTime& it) {
                                                   {"dp comm (exposed)", b.dp_comm_s},
                                                   {"rail forwarding", b.rail_forwarding_s},
                                                   {"pipeline bubble", b.bubble_s},
+                                                  {"pipeline steps", b.pipeline_overhead_s},
                                                   {"optimizer", b.optimizer_s}};
   for (const auto& [name, v] : parts)
     t.add_row({std::string(name), v, T > 0 ? Cell(v / T) : Cell(Missing{})});
@@ -434,6 +437,7 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
                sec("dp_comm_s", "dp comm (exposed)"),
                sec("rail_forwarding_s", "rail forwarding"),
                sec("bubble_s", "pipeline bubble"),
+               sec("pipeline_overhead_s", "pipeline steps"),
                sec("optimizer_s", "optimizer step"),
                gib("memory_gib", "memory per GPU"),
                gib("weights_gib", "  weights"),
@@ -445,12 +449,11 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
     const perf::Breakdown& b = it.breakdown;
     const perf::MemoryUse& m = it.memory;
     const double g = units::kGiB;
-    return std::array<double, 16>{
-        it.iteration_time_s,   b.compute_s,           b.recompute_s,
-        b.tp_comm_s,           b.ep_comm_s,           b.pp_comm_s,
-        b.dp_comm_s,           b.rail_forwarding_s,   b.bubble_s,
-        b.optimizer_s,         m.total() / g,         m.weights_bytes / g,
-        m.gradients_bytes / g, m.optimizer_bytes / g, m.activations_bytes / g,
+    return std::array<double, 17>{
+        it.iteration_time_s, b.compute_s,           b.recompute_s,         b.tp_comm_s,
+        b.ep_comm_s,         b.pp_comm_s,           b.dp_comm_s,           b.rail_forwarding_s,
+        b.bubble_s,          b.pipeline_overhead_s, b.optimizer_s,         m.total() / g,
+        m.weights_bytes / g, m.gradients_bytes / g, m.optimizer_bytes / g, m.activations_bytes / g,
         m.reserved_bytes / g};
   };
   for (std::size_t i = 0; i < plans.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "railsim/sim/check.hpp"
 
 #include "railsim/perf/iteration.hpp"
+#include "railsim/topo/network_view.hpp"
 
 namespace railsim::sim {
 
@@ -25,7 +26,11 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   cfg.hop_latency_s = 0;  // the analytic model's per-step latency stands for it
   ScheduleCheck out;
   out.sim = simulate_schedule(net, schedule, placement, cfg);
-  const perf::NetworkModel nm = perf::make_network_model(fabric.cluster, fabric.design);
+  // The analytic model under the simulation's routing: ECMP's expected collisions, or perfect
+  // spreading for adaptive routing (docs/model.md section 5).
+  const perf::NetworkModel nm = perf::make_network_model(
+      topo::make_network_view(fabric), fabric.cluster.gpu.eff,
+      cfg.routing == Routing::adaptive ? spec::Routing::adaptive : spec::Routing::ecmp);
   for (const perf::CommOp& op : schedule) {
     const double t = perf::collective_time(op, placement.shape(op.axis), nm).time_s;
     out.analytic_s.push_back(t);

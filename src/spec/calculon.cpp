@@ -51,24 +51,11 @@ std::vector<std::pair<double, double>> efficiency_table(const Json& t, const std
   return rows;
 }
 
-// railsim's GEMM curve eta(F) = gemm_max F / (F + gemm_half_flops) from Calculon's table of
-// efficiency by GEMM size in GFLOP (ours): gemm_max is the efficiency of the largest size listed,
-// gemm_half_flops the size where the table, interpolated linearly, falls to gemm_max / 2 (0 when
-// it never does).
-std::pair<double, double> gemm_curve(const std::vector<std::pair<double, double>>& rows) {
-  const double max = rows.back().second;
-  const double half = max / 2;
-  double half_gflop = 0;
-  for (std::size_t i = rows.size() - 1; i > 0; --i) {
-    const auto [s1, e1] = rows[i];
-    const auto [s0, e0] = rows[i - 1];
-    if (e0 < half && e1 >= half) {
-      half_gflop = s0 + (half - e0) * (s1 - s0) / (e1 - e0);
-      break;
-    }
-  }
-  return {max, half_gflop * 1e9};
-}
+// Calculon's table of efficiency by GEMM size in GFLOP gives railsim's gemm_max: the efficiency
+// of the largest size listed (ours). Smaller sizes are not mapped: railsim derives the efficiency
+// of a GEMM from its shape (tiles and waves over the SMs, the k-loop, the HBM roofline), so the
+// table's lower rows only reach the caller's warning.
+double gemm_curve(const std::vector<std::pair<double, double>>& rows) { return rows.back().second; }
 
 std::mutex g_warn_mutex;
 std::set<std::string> g_warned;
@@ -151,15 +138,11 @@ GpuSpec gpu_from_calculon(const Json& j, const std::string& name, const std::str
     const Json& ge = u.raw("gflops_efficiency");
     const std::string gf = u.field("gflops_efficiency");
     if (ge.is_array()) {  // one table, for the datatype of this entry
-      const auto [mx_eff, half] = gemm_curve(efficiency_table(ge, gf));
-      g.eff.gemm_max = mx_eff;
-      g.eff.gemm_half_flops = half;
+      g.eff.gemm_max = gemm_curve(efficiency_table(ge, gf));
       return;
     }
     JsonObject t(ge, gf);
-    const auto [mx_eff, half] = gemm_curve(efficiency_table(t.raw("float16"), t.field("float16")));
-    g.eff.gemm_max = mx_eff;
-    g.eff.gemm_half_flops = half;
+    g.eff.gemm_max = gemm_curve(efficiency_table(t.raw("float16"), t.field("float16")));
     collect_unmapped(ge, {"float16"}, prefix + "gflops_efficiency.", in.unmapped);
   };
   if (mx.has("tflops")) {

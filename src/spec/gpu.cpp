@@ -35,9 +35,20 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   g.hb_planes = static_cast<int>(o.integer_or("hb_planes", 0, 0, 1024));
   if (auto e = o.object_opt("efficiency")) {
     g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, kFraction);
-    g.eff.gemm_half_flops =
-        e->number_or("gemm_half_flops", g.eff.gemm_half_flops, Range::non_negative(1e18));
+    const double fp8_max = e->number_or("gemm_max_fp8", 0, Range::non_negative(1.0));
+    if (fp8_max != 0) check_number(e->field("gemm_max_fp8"), fp8_max, kFraction);
+    g.eff.gemm_max_fp8 = fp8_max;
+    g.eff.sm_count = static_cast<int>(e->integer_or("sm_count", g.eff.sm_count, 1, 1 << 16));
+    g.eff.tile_m = static_cast<int>(e->integer_or("tile_m", g.eff.tile_m, 1, 4096));
+    g.eff.tile_n = static_cast<int>(e->integer_or("tile_n", g.eff.tile_n, 1, 4096));
+    g.eff.gemm_k_overhead =
+        e->number_or("gemm_k_overhead", g.eff.gemm_k_overhead, Range::non_negative(1e6));
     g.eff.attention = e->number_or("attention", g.eff.attention, kFraction);
+    const double fa = e->number_or("flash_attention", 0, Range::non_negative(1.0));
+    if (fa != 0) check_number(e->field("flash_attention"), fa, kFraction);
+    g.eff.flash_attention = fa;
+    g.eff.kernel_gap_s =
+        e->number_or("kernel_gap_s", g.eff.kernel_gap_s, Range::non_negative(1e-2));
     g.eff.hbm = e->number_or("hbm", g.eff.hbm, kFraction);
     g.eff.collective_latency_s =
         e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));

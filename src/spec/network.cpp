@@ -11,6 +11,8 @@ namespace {
 constexpr EnumNames<DesignKind, 3> kDesignNames{{{{DesignKind::rail_optimized, "rail_optimized"},
                                                   {DesignKind::rail_only, "rail_only"},
                                                   {DesignKind::ideal, "ideal"}}}};
+constexpr EnumNames<Routing, 3> kRoutingNames{
+    {{{Routing::ecmp, "ecmp"}, {Routing::adaptive, "adaptive"}, {Routing::spray, "spray"}}}};
 }  // namespace
 
 std::string_view to_string(DesignKind k) {
@@ -42,10 +44,22 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw, double 
   return d;
 }
 
+std::string_view to_string(Routing r) {
+  return kRoutingNames.name(r);
+}
+
+Routing parse_routing(std::string_view s, const std::string& option) {
+  return kRoutingNames.parse(s, option, "routing");
+}
+
 NetworkDesign make_network_design(const NetworkOptions& opt) {
   const DesignKind kind = parse_design_kind(opt.design, "--design");
-  return make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
-                             opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
+  NetworkDesign d =
+      make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
+                          opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
+  d.routing = parse_routing(opt.routing, "--routing");
+  d.ecmp_seed = static_cast<std::uint64_t>(check_integer("--seed", opt.seed, 0, kMaxRoutingSeed));
+  return d;
 }
 
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {

@@ -19,6 +19,9 @@ SweepOptions paper_setting() {
   o.axes.gpus = {32768};
   o.axes.model = {"GPT-1T"};
   o.axes.batch = {4096};
+  // The paper's analysis spreads traffic evenly over the paths above the leaf: adaptive routing
+  // (ECMP's expected collisions are a separate question: docs/model.md section 5).
+  o.network.routing = "adaptive";
   return o;
 }
 

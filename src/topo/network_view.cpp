@@ -53,6 +53,8 @@ NetworkView make_network_view(const spec::Cluster& c, const spec::NetworkDesign&
           ? D
           : std::max<std::int64_t>(1, std::min<std::int64_t>(D, leaf.down_ports / M));
   v.rail_domains_under[1] = under;
+  v.leaf_nic_ports = leaf_ports;
+  v.leaf_uplinks = v.tiers > 1 ? leaf.up_ports : 0;
   if (v.tiers > 1)
     v.uplink_ratio[1] = std::max(1.0, static_cast<double>(leaf_ports) * v.nic_link_Bps /
                                           (static_cast<double>(leaf.up_ports) * v.port_Bps));

@@ -120,7 +120,7 @@ TEST(CliPlan, HumanTableHasLabelsAndUnits) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(line_count(r.out), 6);  // summary, header, 3 plans, the error band
   EXPECT_NE(
-      r.out.find("error band of every time: +-8.4% (max |error| of 2 validated runs on H100-SXM"),
+      r.out.find("error band of every time: +-17.9% (max |error| of 7 validated runs on H100-SXM"),
       std::string::npos)
       << r.out;
   for (const char* s : {"strategies", "fit in memory", "recompute", "MFU", "memory", "tp comm",
@@ -229,10 +229,23 @@ TEST(CliComparePerf, BestPlanTimePerDesign) {
     EXPECT_NE(d["perf_model"].get<std::string>().find("GPT-1T"), std::string::npos);
   }
   ASSERT_EQ(t.size(), 2u);
+  // Under the default ECMP, rail-optimized's pipeline flows that climb above the leaf collide
+  // (docs/model.md section 5): rail-only is never slower, and within 2%.
   for (auto& [gpu, by] : t) {
-    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.01) << gpu;
+    EXPECT_LE(by["rail_only"], by["rail_optimized"] * (1 + 1e-12)) << gpu;
+    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.02) << gpu;
     EXPECT_LE(by["ideal"], by["rail_optimized"]) << gpu;
   }
+  // With perfect spreading (the paper's setting) the two designs take the same time.
+  const auto a = run_cli("compare --routing adaptive --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  std::map<std::string, std::map<std::string, double>> ta;
+  const auto ja = nlohmann::json::parse(a.out);
+  for (const auto& d : ja["designs"])
+    ta[d["gpu"].get<std::string>()][d["design"].get<std::string>()] =
+        d["best_iteration_time_s"].get<double>();
+  ASSERT_EQ(ta.size(), 2u);
+  for (auto& [gpu, by] : ta) EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 1e-9) << gpu;
 }
 
 TEST(CliComparePerf, ModelAndBatchOptions) {
@@ -290,7 +303,7 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
   ASSERT_EQ(text.code, 0) << text.err;
   for (const char* s : {"B parameters", "active per token", "PFLOP per iteration",
                         "dense bf16 peak of the H100-SXM, 989 TFLOP/s", "why #1 beats #2",
-                        "pipeline bubble", "#2 - #1", "optimizer state"})
+                        "pipeline bubble", "pipeline steps", "#2 - #1", "optimizer state"})
     EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
   const auto json = run_cli("plan --gpus 4096 --model MoE-1.2T --top 2 --explain --json");
   ASSERT_EQ(json.code, 0) << json.err;
@@ -305,8 +318,9 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
   ASSERT_EQ(e["parts"].size(), 3u);  // #1, #2, #2 - #1
   for (const nlohmann::json& row : e["parts"]) {
     double time = 0, memory = 0;
-    for (const char* k : {"compute_s", "recompute_s", "tp_comm_s", "ep_comm_s", "pp_comm_s",
-                          "dp_comm_s", "rail_forwarding_s", "bubble_s", "optimizer_s"})
+    for (const char* k :
+         {"compute_s", "recompute_s", "tp_comm_s", "ep_comm_s", "pp_comm_s", "dp_comm_s",
+          "rail_forwarding_s", "bubble_s", "pipeline_overhead_s", "optimizer_s"})
       time += row[k].get<double>();
     for (const char* k :
          {"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "reserved_gib"})

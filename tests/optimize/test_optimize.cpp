@@ -28,6 +28,9 @@ optimize::Space small_space() {
   s.nic_gbps = {200, 400};
   s.switches = {"ETH-51.2T-128x400G", "QM9700"};
   s.oversubscription = {1, 2};
+  // Perfect spreading above the leaf, as the setting was hand-checked (ECMP's expected collisions
+  // would add 2-12% to every network against the ideal reference: docs/model.md section 5).
+  s.routing = spec::Routing::adaptive;
   return s;
 }
 
@@ -46,7 +49,7 @@ TEST(Optimize, EveryCandidateEqualsSeparatePricingAndPlanning) {
   const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
   const std::vector<optimize::ModelSpec> models = {model("Megatron-22B")};
   optimize::Target t;
-  t.within = 0.10;
+  t.within = 0.15;  // the best network is 12% behind the ideal cluster for Megatron-22B
   const optimize::Result r = optimize::optimize(gpu, 1024, models, small_space(), t, {});
   // 2 designs x 2 ratios x 2 switches x 2 NICs, less the one-tier networks with a ratio.
   ASSERT_GE(r.candidates.size(), 8u);
@@ -69,7 +72,7 @@ TEST(Optimize, EveryCandidateEqualsSeparatePricingAndPlanning) {
     ASSERT_TRUE(c.models[0].best.has_value());
     EXPECT_DOUBLE_EQ(p.plans[0].time.iteration_time_s, c.models[0].best->time.iteration_time_s)
         << c.name();
-    EXPECT_EQ(c.meets, p.plans[0].time.iteration_time_s <= 1.10 * r.reference_s[0] * (1 + 1e-12));
+    EXPECT_EQ(c.meets, p.plans[0].time.iteration_time_s <= 1.15 * r.reference_s[0] * (1 + 1e-12));
   }
   // The frontier: each point strictly faster than every cheaper candidate; every other candidate
   // no faster than some frontier point at most as expensive.
@@ -118,7 +121,7 @@ TEST(Optimize, SeveralModelsTheLeastSlackBinds) {
   const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
   const std::vector<optimize::ModelSpec> models = {model("Megatron-22B"), model("Llama-3-8B")};
   optimize::Target t;
-  t.within = 0.10;
+  t.within = 0.15;  // the best network is 12% behind the ideal cluster for Megatron-22B
   const optimize::Result r = optimize::optimize(gpu, 1024, models, small_space(), t, {});
   ASSERT_TRUE(r.cheapest.has_value());
   for (const auto& c : r.candidates) {

@@ -58,8 +58,9 @@ TEST(Features, Fp8UsesTheFp8PeakForGemms) {
   s.sp = true;
   const IterationTime bf16 = estimate(m, Training{1024, 2048, Dtype::bf16}, s, c, d);
   const IterationTime fp8 = estimate(m, Training{1024, 2048, Dtype::fp8}, s, c, d);
-  // GEMMs twice as fast, communication and element-wise work unchanged: between 1x and 2x.
-  EXPECT_LT(fp8.iteration_time_s, 0.8 * bf16.iteration_time_s);
+  // GEMMs at twice the peak but their own measured fraction (H100: 0.51 of fp8's against 0.68 of
+  // bf16's, 1.5x) and paying the casts; communication and element-wise work unchanged.
+  EXPECT_LT(fp8.iteration_time_s, 0.9 * bf16.iteration_time_s);
   EXPECT_GT(fp8.iteration_time_s, 0.5 * bf16.iteration_time_s);
   EXPECT_DOUBLE_EQ(fp8.breakdown.tp_comm_s, bf16.breakdown.tp_comm_s);
 }
@@ -67,7 +68,8 @@ TEST(Features, Fp8UsesTheFp8PeakForGemms) {
 TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
   // Narayanan et al. SC'21: bubble fraction (p-1)/m, interleaved (p-1)/(v m), relative to the
   // ideal time; with a vocabulary of 1 the output layer's imbalance between stages (which the
-  // bubble entry also carries) is about 0.1% of the busy time.
+  // bubble entry also carries: its 1-wide logits GEMM still pays a whole output tile per wave)
+  // is about 0.2% of the busy time.
   Model m = load_model("GPT-3-175B");
   m.vocab = 1;
   const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
@@ -84,7 +86,7 @@ TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
     const IterationTime it = estimate(m, tr, s, c, d);
     const Breakdown& b = it.breakdown;
     const double busy = b.compute_s + b.recompute_s + b.tp_comm_s + b.pp_comm_s;
-    EXPECT_NEAR(b.bubble_s / busy, 7.0 / (64.0 * static_cast<double>(v)), 1.5e-3) << v;
+    EXPECT_NEAR(b.bubble_s / busy, 7.0 / (64.0 * static_cast<double>(v)), 2.5e-3) << v;
   }
 }
 

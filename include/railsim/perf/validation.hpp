@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "railsim/core/json.hpp"
+#include "railsim/spec/gpu.hpp"
 
 namespace railsim::perf {
 
@@ -38,6 +39,9 @@ struct ValidationTable {
 
 // Every validation table, in the order of docs/validation.md. Deterministic.
 std::vector<ValidationTable> validation_tables();
+// The same with GPU presets replaced by these (matched by name): how the presets' efficiency
+// constants were fitted (docs/validation.md).
+std::vector<ValidationTable> validation_tables(const std::vector<spec::GpuSpec>& gpus);
 // The tables that break their tolerance (empty when all hold).
 std::vector<const ValidationTable*> broken(const std::vector<ValidationTable>& tables);
 

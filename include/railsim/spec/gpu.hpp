@@ -9,10 +9,20 @@ namespace railsim::spec {
 // Efficiency constants of the iteration-time model, set once per GPU preset (never per case);
 // see docs/model.md for what each one means and where it comes from.
 struct GpuEfficiency {
-  double gemm_max = 0.80;              // fraction of peak reached by large GEMMs
-  double gemm_half_flops = 2e9;        // GEMM size (FLOP) at which efficiency is half of gemm_max
-  double attention = 0.50;             // fraction of peak reached by attention score/context GEMMs
-  double hbm = 0.80;                   // fraction of HBM bandwidth reached by element-wise kernels
+  // GEMMs (docs/model.md section 3): a kernel tiles the m x n output into tile_m x tile_n tiles,
+  // runs them in waves over the SMs, and loops over k; its time is the larger of the tensor-core
+  // time at gemm_max of peak, derated by the tiles' fill and the k-loop's fixed cost, and the HBM
+  // time of its operands.
+  double gemm_max = 0.80;   // fraction of the bf16 peak reached by large, well-shaped GEMMs
+  double gemm_max_fp8 = 0;  // the same for fp8 GEMMs (of the fp8 peak); 0: gemm_max
+  int sm_count = 108;       // streaming multiprocessors (tiles run in waves of this many)
+  int tile_m = 128;         // output tile of the GEMM kernels (rows x columns)
+  int tile_n = 256;
+  double gemm_k_overhead = 0;  // fixed cost of a tile's prologue/epilogue, in elements of k
+  double attention = 0.50;     // fraction of peak reached by unfused attention score/context GEMMs
+  double flash_attention = 0;  // fraction of peak of fused (flash) attention; 0: gemm_max
+  double hbm = 0.80;           // fraction of HBM bandwidth reached by element-wise kernels
+  double kernel_gap_s = 0;     // idle time between two dependent kernels (launch, tail)
   double collective_latency_s = 8e-6;  // fixed cost per collective step
   double nic = 0.85;                   // fraction of NIC line rate a collective reaches
   double hb = 0.80;                    // fraction of HB-domain bandwidth a collective reaches

@@ -1,5 +1,6 @@
 #pragma once
 // A network design: which topology is built over the cluster's NICs, from which switch.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -14,8 +15,20 @@ std::string_view to_string(DesignKind k);
 // Throws InputError(option, ...) listing the valid names.
 DesignKind parse_design_kind(std::string_view s, const std::string& option = "--design");
 
+// How flows choose among equal-cost paths above the leaf: ecmp (a hash per flow: flows may
+// collide on one uplink), adaptive (per flow, the least-loaded path) or spray (per packet, every
+// path). One default everywhere: ecmp.
+enum class Routing { ecmp, adaptive, spray };
+std::string_view to_string(Routing r);
+// Throws InputError(option, ...) listing the valid names.
+Routing parse_routing(std::string_view s, const std::string& option = "--routing");
+inline constexpr std::int64_t kMaxRoutingSeed = std::int64_t{1} << 62;
+
 struct NetworkDesign {
   DesignKind kind = DesignKind::rail_optimized;
+  Routing routing = Routing::ecmp;
+  std::uint64_t ecmp_seed = 0;  // salt of the ECMP hash (sim); the analytic model takes the
+                                // expectation over hashes
   SwitchSpec sw;
   // Leaf downlink:uplink ratio (1 = non-blocking; 7 = 1:7 as between Meta's pods). Applies to the
   // tier given by oversubscribed_tier (1 = leaf uplinks, 2 = spine uplinks, ...).
@@ -36,10 +49,13 @@ struct NetworkOptions {
   int oversubscribed_tier = 1;            // 1 = leaf uplinks, 2 = spine uplinks, ...
   bool copper_gpu_leaf = false;
   int management_links = 0;
+  std::string routing = "ecmp";  // ecmp | adaptive | spray
+  std::int64_t seed = 0;         // ECMP hash salt, 0 .. 2^62
 };
 
 // Validates and resolves the options (loads the switch preset or file). Errors name the CLI
-// option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links.
+// option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links,
+// --routing, --seed.
 NetworkDesign make_network_design(const NetworkOptions& opt);
 // Same, with an already loaded switch.
 NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,

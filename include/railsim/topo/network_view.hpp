@@ -35,6 +35,10 @@ struct NetworkView {
   // rail_optimized: the lowest tier whose blocks join different rails (cross-rail traffic climbs
   // at least this high); 0 for rail_only and ideal, where no switch joins rails.
   int rail_join_tier = 0;
+  // The fullest leaf: its NIC ports and its uplinks (the equal-cost paths a flow leaving it is
+  // hashed onto; 0 for a one-tier network or ideal).
+  std::int64_t leaf_nic_ports = 0;
+  std::int64_t leaf_uplinks = 0;
 
   double nic_Bps() const { return nic_link_Bps * nics_per_gpu; }  // per GPU
   // Lowest tier whose block holds q consecutive HB domains of one rail (1 when q <= 1).

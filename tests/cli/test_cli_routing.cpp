@@ -1,0 +1,69 @@
+// --routing and --seed as a user gives them to plan, compare, estimate, optimize and sim: one
+// default (ecmp) everywhere, the modes change the analytic times where flows leave a leaf, and bad
+// values are one line naming the option (exit 2).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+using railsim::test::run_cli;
+
+namespace {
+// An MoE strategy whose all-to-all spans leaves: hashed flows collide on the uplinks.
+const std::string kMoe =
+    "--gpus 4096 --model MoE-1.2T --batch 1024 --tp 2 --pp 8 --dp 256 --ep 32 --micro-batch 1 "
+    "--interleave 1 --recompute selective --sp on --dist-opt on --dp-overlap on";
+
+double iteration_time(const std::string& args) {
+  const auto r = run_cli("estimate " + args + " --json");
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  if (r.code != 0) return 0;
+  return nlohmann::json::parse(r.out)["iteration_time_s"].get<double>();
+}
+}  // namespace
+
+TEST(CliRouting, BadRoutingOrSeedIsOneLineExit2) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plan --routing random", "--routing"},
+      {"plan --routing ''", "--routing"},
+      {"compare --routing ECMP", "--routing"},
+      {"estimate --routing sprayed --tp 8 --pp 16 --dp 256", "--routing"},
+      {"optimize --routing hash", "--routing"},
+      {"sim --routing bogus", "--routing"},
+      {"plan --seed -1", "--seed"},
+      {"compare --seed 4611686018427387905", "--seed"},
+      {"optimize --seed -3", "--seed"},
+      {"sim --seed 99999999999999999999999", "--seed"},
+      {"plan --seed x", "--seed"},
+      // sim routes ecmp or adaptive; spray is the analytic model's (documented).
+      {"sim --routing spray", "--routing"},
+  };
+  railsim::test::expect_one_line_errors(cases);
+}
+
+TEST(CliRouting, SameDefaultEverywhereAndStatedInHelp) {
+  for (const char* cmd : {"plan", "compare", "estimate", "optimize", "sim"}) {
+    const auto r = run_cli(std::string(cmd) + " --help");
+    EXPECT_EQ(r.code, 0) << cmd;
+    EXPECT_NE(r.out.find("--routing"), std::string::npos) << cmd;
+    EXPECT_NE(r.out.find("spray"), std::string::npos) << cmd;
+    EXPECT_NE(r.out.find("--routing TEXT=ecmp"), std::string::npos) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("--seed"), std::string::npos) << cmd;
+  }
+}
+
+TEST(CliRouting, EcmpCostsTheExpectedCollisionsAdaptiveAndSprayDoNot) {
+  const double def = iteration_time(kMoe);
+  const double ecmp = iteration_time(kMoe + " --routing ecmp");
+  const double adaptive = iteration_time(kMoe + " --routing adaptive");
+  const double spray = iteration_time(kMoe + " --routing spray");
+  EXPECT_EQ(def, ecmp);  // ecmp is the default
+  EXPECT_GT(ecmp, adaptive);
+  EXPECT_EQ(adaptive, spray);
+  // The analytic model takes the expectation over hashes: the seed does not change it.
+  EXPECT_EQ(iteration_time(kMoe + " --seed 7"), ecmp);
+}
