@@ -427,6 +427,49 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
   record(out, acc, std::move(ph), r, by_class, 1.0);
 }
 
+void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
+                     const AllToAllV& a, CollectiveResult& out, Accumulator& acc) {
+  if (a.pair_bytes.size() != groups.size())
+    throw std::logic_error("alltoallv: one byte matrix per group expected");
+  double flows = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::size_t n = groups[g].size();
+    if (a.pair_bytes[g].size() != n * n)
+      throw std::logic_error("alltoallv: a byte matrix is not n x n for its group");
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double b = a.pair_bytes[g][i * n + j];
+        if (!(b >= 0) || !std::isfinite(b))
+          throw std::logic_error("alltoallv: a pair's bytes are negative or not finite");
+        if (i != j && b > 0) flows += 1;
+      }
+  }
+  if (cfg.aggregate == Aggregation::on)
+    throw InputError("--aggregate",
+                     "a skewed all-to-all is simulated flow by flow (its load is "
+                     "not symmetric); use --aggregate auto or off");
+  if (flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--max-flows",
+                     fmt::format("a skewed all-to-all of {:.0f} transfers exceeds --max-flows {}; "
+                                 "raise it, or use fewer GPUs or smaller groups",
+                                 flows, cfg.max_flows));
+  if (flows == 0) return;
+  FlowBuilder b(net, cfg, false, true);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& grp = groups[g];
+    const std::size_t n = grp.size();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) b.transfer(grp[i], grp[j], a.pair_bytes[g][i * n + j], {});
+  }
+  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  PhaseResult ph;
+  ph.name = a.name;
+  ph.time_s = r.completion_time_s;
+  ph.bytes_sent = b.sent();
+  record(out, acc, std::move(ph), r, false, 1.0);
+}
+
 void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                double bytes, CollectiveResult& out, Accumulator& acc) {
   std::int64_t pairs = 0;
@@ -548,6 +591,22 @@ CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequ
       reduction_collective(net, cfg, req, out, acc);
       break;
   }
+  acc.finish(out, busiest);
+  return out;
+}
+
+CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Group>& groups,
+                                    const std::vector<AllToAllV>& phases, const SimConfig& cfg,
+                                    int busiest) {
+  if (cfg.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", cfg.chunks));
+  for (const auto& g : groups)
+    for (auto gpu : g)
+      if (gpu < 0 || gpu >= net.cluster.gpus)
+        throw InputError("group", fmt::format("GPU {} is outside the cluster of {} GPUs", gpu,
+                                              net.cluster.gpus));
+  CollectiveResult out;
+  Accumulator acc(net);
+  for (const auto& a : phases) alltoallv_phase(net, cfg, groups, a, out, acc);
   acc.finish(out, busiest);
   return out;
 }
