@@ -51,6 +51,24 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+// The ECMP hash of a transfer (and of its first leg when forwarded; the second leg's is mix(h)).
+std::uint64_t flow_hash(std::int64_t src, std::int64_t dst, std::uint64_t seed) {
+  return mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst) ^
+             (seed != 0 ? mix(seed) : 0));
+}
+
+bool needs_forwarding(const SimNetwork& net, std::int64_t src, std::int64_t dst) {
+  const auto& c = net.cluster;
+  return net.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
+}
+
+std::int64_t forwarding_peer(const SimNetwork& net, topo::Forwarding fw, std::int64_t src,
+                             std::int64_t dst) {
+  const auto& c = net.cluster;
+  return fw == topo::Forwarding::hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
+                                          : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+}
+
 // Turns transfers into flows: forwarding legs, pipelining chunks, merging of identical flows,
 // and (by_class) mapping channels onto one channel per link class.
 class FlowBuilder {
@@ -91,11 +109,8 @@ class FlowBuilder {
                        std::span<const FlowId> after, double weight) {
     if (src == dst || bytes <= 0) return -1;
     const auto& c = net_.cluster;
-    const std::uint64_t h =
-        mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst) ^
-            (cfg_.seed != 0 ? mix(cfg_.seed) : 0));
-    const bool fw =
-        net_.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
+    const std::uint64_t h = flow_hash(src, dst, cfg_.seed);
+    const bool fw = needs_forwarding(net_, src, dst);
     if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
     if (!fw) return leg(src, dst, h, bytes, weight, after);
     const std::int64_t mid = cfg_.forwarding == topo::Forwarding::hb_first
@@ -608,6 +623,23 @@ CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Gro
   Accumulator acc(net);
   for (const auto& a : phases) alltoallv_phase(net, cfg, groups, a, out, acc);
   acc.finish(out, busiest);
+  return out;
+}
+
+topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64_t src,
+                         std::int64_t dst) {
+  if (cfg.routing != Routing::ecmp)
+    throw std::logic_error("transfer_path: only ECMP paths are fixed per transfer");
+  topo::Path out;
+  if (src == dst) return out;
+  const std::uint64_t h = flow_hash(src, dst, cfg.seed);
+  if (!needs_forwarding(net, src, dst)) {
+    net.route(src, dst, h, out);
+    return out;
+  }
+  const std::int64_t mid = forwarding_peer(net, cfg.forwarding, src, dst);
+  net.route(src, mid, h, out);
+  net.route(mid, dst, mix(h), out);
   return out;
 }
 

@@ -294,3 +294,37 @@ TEST(Moe, BadParametersNameTheirOption) {
       [&] { sim::moe_dispatch_bytes(routing(Popularity::uniform, 0, 64, 8, 10), g, c, -1); },
       "--bytes-per-token");
 }
+
+// transfer_path gives the paths the simulator's flows take: the permutation's completion is the
+// busiest channel's transfers (by those paths) over its capacity, exactly (max-min fairness: the
+// channel with the most transfers per capacity saturates first and its flows finish last).
+// (On rail-only a forwarded transfer is two legs, one after the other: no such closed form.)
+TEST(Moe, TransferPathsAreTheSimulatedPaths) {
+  for (bool rail_only : {false}) {
+    TestFabricSpec s;
+    s.balanced = false;  // hashed ECMP: collisions
+    s.rail_only = rail_only;
+    s.per_leaf = 2;
+    auto f = make_test_fabric(s);
+    sim::SimConfig cfg;
+    const auto g = sim::groups_all(f.net.cluster)[0];
+    const std::size_t n = g.size();
+    sim::AllToAllV perm{"permutation", {std::vector<double>(n * n, 0.0)}};
+    std::vector<double> count(f.net.capacity_Bps.size(), 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = (i * 13 + 21) % n;  // a permutation of 64 (13 is coprime with 64)
+      if (i == j) continue;
+      perm.pair_bytes[0][i * n + j] = 1e9;
+      for (auto ch : sim::transfer_path(f.net, cfg, g[i], g[j]))
+        count[static_cast<std::size_t>(ch)] += 1;
+    }
+    double worst = 0;
+    for (std::size_t c = 0; c < count.size(); ++c)
+      worst = std::max(worst, count[c] * 1e9 / f.net.capacity_Bps[c]);
+    const auto r = sim::simulate_alltoallv(f.net, {g}, {perm}, cfg);
+    EXPECT_NEAR(r.completion_time_s / worst, 1.0, 1e-9) << rail_only;
+    if (!rail_only) {
+      EXPECT_GT(worst, 1e9 / s.nic_Bps * 1.5);  // hashing did collide some flows
+    }
+  }
+}

@@ -130,6 +130,13 @@ CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Gro
                                     const std::vector<AllToAllV>& phases, const SimConfig& cfg,
                                     int busiest = 5);
 
+// The directed channels a transfer from src to dst crosses under cfg (the ECMP hash the simulator
+// uses, salted by cfg.seed; on rail-only, the forwarding legs through the HB-domain peer that
+// cfg.forwarding picks, concatenated), for packet-level cross-checks that must take the same
+// paths. Routing::ecmp only (adaptive choices depend on the order transfers are issued).
+topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64_t src,
+                         std::int64_t dst);
+
 // Groups: all GPUs as one; every rail; every HB domain; rail 0 only; domain 0 only; the
 // groups of a placement's axis.
 std::vector<Group> groups_all(const spec::Cluster& c);
