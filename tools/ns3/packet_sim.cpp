@@ -48,8 +48,8 @@ class PathRouting : public Ipv4RoutingProtocol {
   }
 
   bool RouteInput(Ptr<const Packet> p, const Ipv4Header& h, Ptr<const NetDevice> idev,
-                  UnicastForwardCallback ucb, MulticastForwardCallback,
-                  LocalDeliverCallback lcb, ErrorCallback ecb) override {
+                  UnicastForwardCallback ucb, MulticastForwardCallback, LocalDeliverCallback lcb,
+                  ErrorCallback ecb) override {
     const std::uint32_t iif = ipv4_->GetInterfaceForDevice(idev);
     if (ipv4_->IsDestinationAddress(h.GetDestination(), iif)) {
       lcb(p, h, iif);
@@ -150,8 +150,8 @@ double railsim_ns3::run_packets(const PacketNet& f, const std::vector<PacketTran
   for (std::size_t l = 0; l < f.links.size(); ++l) {
     const auto& lk = f.links[l];
     PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(
-                                           static_cast<std::uint64_t>(lk.capacity_Bps * 8))));
+    p2p.SetDeviceAttribute(
+        "DataRate", DataRateValue(DataRate(static_cast<std::uint64_t>(lk.capacity_Bps * 8))));
     p2p.SetChannelAttribute("Delay", TimeValue(Seconds(o.link_delay_s)));
     p2p.SetDeviceAttribute("Mtu", UintegerValue(static_cast<std::uint16_t>(o.mtu)));
     p2p.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("100p")));
@@ -162,20 +162,19 @@ double railsim_ns3::run_packets(const PacketNet& f, const std::vector<PacketTran
     addr.NewNetwork();
     auto ipa = nodes.Get(static_cast<std::uint32_t>(lk.a))->GetObject<Ipv4>();
     auto ipb = nodes.Get(static_cast<std::uint32_t>(lk.b))->GetObject<Ipv4>();
-    ends[l] = {{static_cast<std::uint32_t>(lk.a),
-                static_cast<std::uint32_t>(ipa->GetInterfaceForDevice(devs.Get(0))),
-                ifs.GetAddress(0)},
-               {static_cast<std::uint32_t>(lk.b),
-                static_cast<std::uint32_t>(ipb->GetInterfaceForDevice(devs.Get(1))),
-                ifs.GetAddress(1)}};
+    ends[l] = {
+        {static_cast<std::uint32_t>(lk.a),
+         static_cast<std::uint32_t>(ipa->GetInterfaceForDevice(devs.Get(0))), ifs.GetAddress(0)},
+        {static_cast<std::uint32_t>(lk.b),
+         static_cast<std::uint32_t>(ipb->GetInterfaceForDevice(devs.Get(1))), ifs.GetAddress(1)}};
     if (lk.a < f.gpus) table->gpu_of_addr[ifs.GetAddress(0).Get()] = lk.a;
   }
   // Next hops as interfaces of the node they leave.
   for (const auto& [key, dirs] : f.next) {
     auto& v = table->next[key];
     for (const auto& [l, up] : dirs) {
-      const End& from = up ? ends[static_cast<std::size_t>(l)].first
-                           : ends[static_cast<std::size_t>(l)].second;
+      const End& from =
+          up ? ends[static_cast<std::size_t>(l)].first : ends[static_cast<std::size_t>(l)].second;
       if (std::find(v.begin(), v.end(), from.iface) == v.end()) v.push_back(from.iface);
     }
   }
@@ -207,9 +206,7 @@ double railsim_ns3::run_packets(const PacketNet& f, const std::vector<PacketTran
     sapp.Get(0)->TraceConnectWithoutContext(
         "Rx", MakeBoundCallback(
                   +[](std::pair<std::vector<std::uint64_t>*, std::size_t>* ctx, Ptr<const Packet> p,
-                      const Address&) {
-                    (*ctx->first)[ctx->second] += p->GetSize();
-                  },
+                      const Address&) { (*ctx->first)[ctx->second] += p->GetSize(); },
                   new std::pair<std::vector<std::uint64_t>*, std::size_t>(&got, i)));
     BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(dst_addr, port));
     bulk.SetAttribute("MaxBytes", UintegerValue(need[i]));
@@ -232,7 +229,8 @@ double railsim_ns3::run_packets(const PacketNet& f, const std::vector<PacketTran
   Simulator::Stop(Seconds(10));
   Simulator::Run();
   Simulator::Destroy();
-  if (done != xs.size()) throw std::runtime_error("ns-3: " + std::to_string(done) + " of " + std::to_string(xs.size()) + " transfers finished within 10 s");
+  if (done != xs.size())
+    throw std::runtime_error("ns-3: " + std::to_string(done) + " of " + std::to_string(xs.size()) +
+                             " transfers finished within 10 s");
   return last;
 }
-

@@ -9,16 +9,15 @@
 // the completion times are printed side by side.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "packet_sim.hpp"
-
 #include "railsim/core/error.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/sim/network.hpp"
@@ -96,7 +95,7 @@ double run_railsim(const sim::SimNetwork& net, const std::vector<Transfer>& xs, 
   cfg.hop_latency_s = 0.5e-6;
   if (pipelined) {
     cfg.mode = sim::ForwardingMode::pipelined;
-    cfg.chunks = 64;
+    cfg.chunks = 8;  // few: each piece pays the hop latency again (docs/sim.md)
   }
   return sim::simulate_alltoallv(net, sim::groups_all(net.cluster), {a}, cfg).completion_time_s;
 }
@@ -112,26 +111,39 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     const auto eq = a.find('=');
     if (a.rfind("--", 0) != 0 || eq == std::string::npos) {
-      fmt::print(stderr,
-                 "usage: railsim_ns3 [--gpus=N] [--hb-domain=K] [--design=rail_optimized|rail_only] "
-                 "[--radix=R] [--bytes=B] [--cc=dctcp|newreno] [--spray=0|1] [--mtu=M] "
-                 "[--case=alltoall|permutation|ring|incast] [--check-low=X] [--check-high=Y]\n");
+      fmt::print(
+          stderr,
+          "usage: railsim_ns3 [--gpus=N] [--hb-domain=K] [--design=rail_optimized|rail_only] "
+          "[--radix=R] [--bytes=B] [--cc=dctcp|newreno] [--spray=0|1] [--mtu=M] "
+          "[--case=alltoall|permutation|ring|incast] [--check-low=X] [--check-high=Y]\n");
       return 2;
     }
     const std::string k = a.substr(2, eq - 2), v = a.substr(eq + 1);
     try {
-      if (k == "gpus") o.gpus = std::stoll(v);
-      else if (k == "hb-domain") o.k = std::stoll(v);
-      else if (k == "design") o.design = v;
-      else if (k == "radix") o.radix = std::stoi(v);
-      else if (k == "bytes") o.bytes = std::stod(v);
-      else if (k == "cc") o.cc = v;
-      else if (k == "spray") o.spray = v == "1" || v == "true";
-      else if (k == "mtu") o.mtu = std::stoi(v);
-      else if (k == "case") only = v;
-      else if (k == "check-low") check_low = std::stod(v);
-      else if (k == "check-high") check_high = std::stod(v);
-      else throw std::invalid_argument(k);
+      if (k == "gpus")
+        o.gpus = std::stoll(v);
+      else if (k == "hb-domain")
+        o.k = std::stoll(v);
+      else if (k == "design")
+        o.design = v;
+      else if (k == "radix")
+        o.radix = std::stoi(v);
+      else if (k == "bytes")
+        o.bytes = std::stod(v);
+      else if (k == "cc")
+        o.cc = v;
+      else if (k == "spray")
+        o.spray = v == "1" || v == "true";
+      else if (k == "mtu")
+        o.mtu = std::stoi(v);
+      else if (k == "case")
+        only = v;
+      else if (k == "check-low")
+        check_low = std::stod(v);
+      else if (k == "check-high")
+        check_high = std::stod(v);
+      else
+        throw std::invalid_argument(k);
     } catch (const std::exception&) {
       fmt::print(stderr, "railsim_ns3: error: --{}: bad option or value '{}'\n", k, v);
       return 2;
@@ -168,18 +180,19 @@ int main(int argc, char** argv) {
     for (std::int64_t i = 0; i < N; ++i) cases["ring"].push_back({i, (i + 1) % N, o.bytes});
     for (std::int64_t d2 = 1; d2 < c.domains(); ++d2)  // rail 0 of every domain into GPU 0
       cases["incast"].push_back({c.gpu_at(d2, 0), 0, o.bytes});
-    fmt::print("{} GPUs, HB domain {}, {} on {}-port 400G switches ({} tier{}), {}{}, MTU {}\n",
-               N, c.hb_domain, o.design, o.radix, f.tiers, f.tiers == 1 ? "" : "s", o.cc,
+    fmt::print("{} GPUs, HB domain {}, {} on {}-port 400G switches ({} tier{}), {}{}, MTU {}\n", N,
+               c.hb_domain, o.design, o.radix, f.tiers, f.tiers == 1 ? "" : "s", o.cc,
                o.spray ? ", packet spraying" : ", per-flow ECMP (railsim's paths)", o.mtu);
-    fmt::print("{:<12} {:>9} {:>12} {:>14} {:>9}\n", "case", "transfers", "ns-3 ms",
-               "railsim ms", "ratio");
+    fmt::print("{:<12} {:>9} {:>12} {:>14} {:>9}\n", "case", "transfers", "ns-3 ms", "railsim ms",
+               "ratio");
     int bad = 0;
     for (const auto& [name, xs] : cases) {
       if (!only.empty() && only != name) continue;
       const double t3 = run_ns3(f, net, xs, o);
       const double tr = run_railsim(net, xs, o.design == "rail_only");
       const double ratio = t3 / tr;
-      const bool out = (check_low > 0 && ratio < check_low) || (check_high > 0 && ratio > check_high);
+      const bool out =
+          (check_low > 0 && ratio < check_low) || (check_high > 0 && ratio > check_high);
       bad += out;
       fmt::print("{:<12} {:>9} {:>12.4f} {:>14.4f} {:>9.3f}{}\n", name, xs.size(), 1e3 * t3,
                  1e3 * tr, ratio, out ? "  outside the checked band" : "");
