@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "railsim/sim/collective.hpp"
+#include "railsim/sim/moe.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/topo/builders.hpp"
 
@@ -75,6 +76,25 @@ void BM_AllToAll32768_Aggregated_RailOnly(benchmark::State& s) {
 
 }  // namespace
 
+// Token routing alone: 1,024 GPUs x 4,096 tokens x top-8 of 1,024 experts, Zipf 1.2, at most 4
+// HB domains per token (33.5M expert picks).
+void BM_MoeRouting1024_Zipf(benchmark::State& s) {
+  spec::Cluster c;
+  c.gpus = 1024;
+  c.hb_domain = 8;
+  c.hb_bw_Bps = 450e9;
+  c.nic_bw_Bps = 50e9;
+  sim::MoeRouting r;
+  r.popularity = sim::Popularity::zipf;
+  r.zipf_s = 1.2;
+  r.experts = 1024;
+  r.max_domains = 4;
+  const auto g = sim::groups_all(c)[0];
+  for (auto _ : s) benchmark::DoNotOptimize(sim::moe_dispatch_bytes(r, g, c, 7168.0));
+  s.counters["picks"] = 1024.0 * 4096 * 8;
+}
+
+BENCHMARK(BM_MoeRouting1024_Zipf)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);

@@ -19,6 +19,7 @@
 #include "railsim/report/tables.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/options.hpp"
+#include "railsim/sim/moe.hpp"
 #include "railsim/topo/builders.hpp"
 #include "strategy_options.hpp"
 
@@ -46,7 +47,66 @@ struct SimArgs {
   bool efficiency = false;
   bool json = false;
   bool csv = false;
+  // Skewed (MoE) all-to-all.
+  std::string skew = "uniform";
+  std::int64_t experts = 256;
+  std::int64_t topk = 8;
+  std::int64_t max_domains = 0;
+  std::int64_t tokens = 4096;
+  std::string bytes_per_token;
+  std::string expert_weights;
+  std::string pair_matrix;
+  std::string moe_phase = "both";
+  std::int64_t moe_seed = 1;
 };
+
+const std::vector<std::string> kMoeOptionNames = {
+    "--skew",      "--experts",         "--topk",           "--max-domains",
+    "--tokens",    "--bytes-per-token", "--expert-weights", "--pair-matrix",
+    "--moe-phase", "--moe-seed"};
+
+bool moe_requested(const CLI::App& cmd) {
+  for (const auto& o : kMoeOptionNames)
+    if (cmd.count(o) > 0) return true;
+  return false;
+}
+
+// The MoE routing options, checked (the library checks them again against the group).
+sim::MoeRequest resolve_moe(const SimArgs& a, const CLI::App& cmd) {
+  sim::MoeRequest req;
+  auto& r = req.routing;
+  const int files = (cmd.count("--skew") > 0) + (cmd.count("--expert-weights") > 0) +
+                    (cmd.count("--pair-matrix") > 0);
+  if (files > 1)
+    throw InputError(cmd.count("--pair-matrix") > 0 ? "--pair-matrix" : "--expert-weights",
+                     "choose one of --skew, --expert-weights and --pair-matrix");
+  sim::parse_skew(a.skew, r, "--skew");
+  if (cmd.count("--expert-weights") > 0)
+    sim::load_weights(a.expert_weights, sim::Popularity::expert_weights, r, "--expert-weights");
+  if (cmd.count("--pair-matrix") > 0)
+    sim::load_weights(a.pair_matrix, sim::Popularity::pair_weights, r, "--pair-matrix");
+  r.tokens = check_integer("--tokens", a.tokens, 1, 10'000'000);
+  r.experts = check_integer("--experts", a.experts, 1, 1'000'000);
+  r.topk = check_integer("--topk", a.topk, 1, 1'000'000);
+  r.max_domains = check_integer("--max-domains", a.max_domains, 0, 1'000'000);
+  r.seed =
+      static_cast<std::uint64_t>(check_integer("--moe-seed", a.moe_seed, 0, std::int64_t{1} << 62));
+  if (r.topk > r.experts)
+    throw InputError("--topk", fmt::format("{} is more than --experts {}: a token picks distinct "
+                                           "experts",
+                                           r.topk, r.experts));
+  req.phase = sim::parse_moe_phase(a.moe_phase, "--moe-phase");
+  if (cmd.count("--bytes-per-token") > 0) {
+    if (cmd.count("--bytes") > 0)
+      throw InputError("--bytes-per-token", "choose one of --bytes and --bytes-per-token");
+    req.bytes_per_token = units::parse_bytes(a.bytes_per_token, "--bytes-per-token");
+  } else {
+    // --bytes is what each GPU dispatches on average, as the uniform all-to-all's buffer.
+    req.bytes_per_token = units::parse_bytes(a.bytes, "--bytes") /
+                          (static_cast<double>(r.tokens) * static_cast<double>(r.topk));
+  }
+  return req;
+}
 
 void print_collective(const sim::CollectiveResult& r) {
   const report::Column t{
@@ -83,6 +143,9 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   const int top = static_cast<int>(check_integer("--top", a.top, 0, 1000));
 
   if (a.schedule) {
+    refuse_ignored(cmd, kMoeOptionNames,
+                   "with --schedule (the skewed all-to-all is a single collective: "
+                   "--collective all_to_all)");
     const StrategyInputs in = resolve_strategy_inputs(a.strategy);
     const perf::Strategy s = resolve_strategy(in, c);
     const topo::Fabric fabric = topo::build_fabric(c, d);
@@ -129,6 +192,55 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   const sim::SimNetwork net =
       a.efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);
   req.groups = sim::parse_groups(a.group, fabric.cluster);
+  if (moe_requested(cmd)) {
+    if (op != perf::CollectiveOp::all_to_all)
+      throw InputError("--collective", fmt::format("{} with the MoE options (--skew, --topk, ...); "
+                                                   "they shape an all_to_all",
+                                                   a.collective));
+    sim::MoeRequest moe = resolve_moe(a, cmd);
+    moe.groups = req.groups;
+    const sim::MoeResult m = sim::simulate_moe(net, moe, cfg, top);
+    if (a.json) {
+      Json j = sim::to_json(m.sim);
+      j["collective"] = "all_to_all";
+      j["group"] = a.group;
+      j["groups"] = moe.groups.size();
+      j["design"] = std::string(spec::to_string(d.kind));
+      j["gpus"] = c.gpus;
+      j["hb_domain"] = c.hb_domain;
+      j["routing"] = std::string(sim::to_string(cfg.routing));
+      j["seed"] = cfg.seed;
+      j["forwarding"] = std::string(sim::to_string(cfg.mode));
+      j["forward_via"] = a.forward_via;
+      j["chunks"] = cfg.chunks;
+      j["hop_latency_s"] = cfg.hop_latency_s;
+      j["efficiency"] = a.efficiency;
+      j["moe"] = sim::to_json(moe, m.stats);
+      fmt::print("{}\n", j.dump(2));
+      return;
+    }
+    const report::Column b{
+        .type = report::Type::real, .unit = "B", .precision = 4, .style = report::Style::si};
+    fmt::print(
+        "MoE all-to-all ({}), {} tokens per GPU x top-{} of {} experts, {}{}, {} per token, group "
+        "{} ({} group{} of {}), on {} x {} (HB domain {}), {}\n",
+        sim::to_string(moe.phase), moe.routing.tokens, moe.routing.topk, moe.routing.experts,
+        sim::describe_popularity(moe.routing),
+        moe.routing.max_domains > 0
+            ? fmt::format(", at most {} HB domains per token", moe.routing.max_domains)
+            : "",
+        report::human_cell(b, moe.bytes_per_token), a.group,
+        cost::with_commas(double(moe.groups.size())), moe.groups.size() == 1 ? "" : "s",
+        cost::with_commas(double(moe.groups.front().size())), cost::with_commas(double(c.gpus)),
+        c.gpu.name, c.hb_domain, spec::to_string(d.kind));
+    fmt::print(
+        "dispatch {} in all; busiest receiver {:.2f}x and sender {:.2f}x the mean; {:.1f}% "
+        "leaves the HB domain; {:.2f} HB domains per token\n",
+        report::human_cell(b, m.stats.total_bytes), m.stats.max_in_over_mean,
+        m.stats.max_out_over_mean, 100 * m.stats.cross_domain_share, m.stats.domains_per_token);
+    print_collective(m.sim);
+    return;
+  }
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
   if (a.json) {
     Json j = sim::to_json(r);
@@ -215,6 +327,35 @@ void add_sim_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--top", args->top, "Busiest links to list")->capture_default_str();
   add_routing_options(*cmd, args->network);  // sim: adaptive = least-loaded of 16 hashed paths
+  cmd->add_option("--skew", args->skew,
+                  "Skewed (MoE) all-to-all: expert popularity uniform or zipf:S (the expert of "
+                  "rank r gets r^-S, S in [0, 4]; ranks dealt to experts by --moe-seed)")
+      ->capture_default_str();
+  cmd->add_option("--experts", args->experts,
+                  "MoE: routed experts over the all-to-all group (>= its GPUs; GPU i of n hosts "
+                  "experts e with floor(e n / E) = i)")
+      ->capture_default_str();
+  cmd->add_option("--topk", args->topk, "MoE: experts per token (distinct)")->capture_default_str();
+  cmd->add_option("--max-domains", args->max_domains,
+                  "MoE: HB domains a token may reach (DeepSeek-V3's node-limited routing; 0: no "
+                  "limit)")
+      ->capture_default_str();
+  cmd->add_option("--tokens", args->tokens, "MoE: tokens each GPU dispatches")
+      ->capture_default_str();
+  cmd->add_option("--bytes-per-token", args->bytes_per_token,
+                  "MoE: bytes of one token sent to one expert (default: --bytes / (tokens x "
+                  "topk), so that a GPU dispatches --bytes on average)");
+  cmd->add_option("--expert-weights", args->expert_weights,
+                  "MoE: JSON file, an array of one popularity weight per expert (instead of "
+                  "--skew)");
+  cmd->add_option("--pair-matrix", args->pair_matrix,
+                  "MoE: JSON file, an n x n array of GPU-pair weights of the all-to-all group "
+                  "(row = source), scaled to GPUs x tokens x topk x bytes per token");
+  cmd->add_option("--moe-phase", args->moe_phase,
+                  "MoE: dispatch, combine (the transpose) or both (one after the other)")
+      ->capture_default_str();
+  cmd->add_option("--moe-seed", args->moe_seed, "MoE: seed of the token routing and Zipf ranks")
+      ->capture_default_str();
   cmd->add_flag("--schedule", args->schedule,
                 "Simulate every collective of one iteration of the strategy (--model, --tp, ...) "
                 "and compare with the analytic model");

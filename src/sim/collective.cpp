@@ -51,6 +51,24 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+// The ECMP hash of a transfer (and of its first leg when forwarded; the second leg's is mix(h)).
+std::uint64_t flow_hash(std::int64_t src, std::int64_t dst, std::uint64_t seed) {
+  return mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst) ^
+             (seed != 0 ? mix(seed) : 0));
+}
+
+bool needs_forwarding(const SimNetwork& net, std::int64_t src, std::int64_t dst) {
+  const auto& c = net.cluster;
+  return net.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
+}
+
+std::int64_t forwarding_peer(const SimNetwork& net, topo::Forwarding fw, std::int64_t src,
+                             std::int64_t dst) {
+  const auto& c = net.cluster;
+  return fw == topo::Forwarding::hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
+                                          : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+}
+
 // Turns transfers into flows: forwarding legs, pipelining chunks, merging of identical flows,
 // and (by_class) mapping channels onto one channel per link class.
 class FlowBuilder {
@@ -91,11 +109,8 @@ class FlowBuilder {
                        std::span<const FlowId> after, double weight) {
     if (src == dst || bytes <= 0) return -1;
     const auto& c = net_.cluster;
-    const std::uint64_t h =
-        mix(static_cast<std::uint64_t>(src) * 0x100000001B3ull ^ static_cast<std::uint64_t>(dst) ^
-            (cfg_.seed != 0 ? mix(cfg_.seed) : 0));
-    const bool fw =
-        net_.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
+    const std::uint64_t h = flow_hash(src, dst, cfg_.seed);
+    const bool fw = needs_forwarding(net_, src, dst);
     if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
     if (!fw) return leg(src, dst, h, bytes, weight, after);
     const std::int64_t mid = cfg_.forwarding == topo::Forwarding::hb_first
@@ -483,6 +498,49 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
   record(out, acc, std::move(ph), r, by_class, 1.0);
 }
 
+void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
+                     const AllToAllV& a, CollectiveResult& out, Accumulator& acc) {
+  if (a.pair_bytes.size() != groups.size())
+    throw std::logic_error("alltoallv: one byte matrix per group expected");
+  double flows = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::size_t n = groups[g].size();
+    if (a.pair_bytes[g].size() != n * n)
+      throw std::logic_error("alltoallv: a byte matrix is not n x n for its group");
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const double b = a.pair_bytes[g][i * n + j];
+        if (!(b >= 0) || !std::isfinite(b))
+          throw std::logic_error("alltoallv: a pair's bytes are negative or not finite");
+        if (i != j && b > 0) flows += 1;
+      }
+  }
+  if (cfg.aggregate == Aggregation::on)
+    throw InputError("--aggregate",
+                     "a skewed all-to-all is simulated flow by flow (its load is "
+                     "not symmetric); use --aggregate auto or off");
+  if (flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--max-flows",
+                     fmt::format("a skewed all-to-all of {:.0f} transfers exceeds --max-flows {}; "
+                                 "raise it, or use fewer GPUs or smaller groups",
+                                 flows, cfg.max_flows));
+  if (flows == 0) return;
+  FlowBuilder b(net, cfg, false, true);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& grp = groups[g];
+    const std::size_t n = grp.size();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) b.transfer(grp[i], grp[j], a.pair_bytes[g][i * n + j], {});
+  }
+  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  PhaseResult ph;
+  ph.name = a.name;
+  ph.time_s = r.completion_time_s;
+  ph.bytes_sent = b.sent();
+  record(out, acc, std::move(ph), r, false, 1.0);
+}
+
 void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                double bytes, CollectiveResult& out, Accumulator& acc) {
   std::int64_t pairs = 0;
@@ -605,6 +663,39 @@ CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequ
       break;
   }
   acc.finish(out, busiest);
+  return out;
+}
+
+CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Group>& groups,
+                                    const std::vector<AllToAllV>& phases, const SimConfig& cfg,
+                                    int busiest) {
+  if (cfg.chunks < 1) throw InputError("--chunks", fmt::format("must be >= 1, got {}", cfg.chunks));
+  for (const auto& g : groups)
+    for (auto gpu : g)
+      if (gpu < 0 || gpu >= net.cluster.gpus)
+        throw InputError("group", fmt::format("GPU {} is outside the cluster of {} GPUs", gpu,
+                                              net.cluster.gpus));
+  CollectiveResult out;
+  Accumulator acc(net);
+  for (const auto& a : phases) alltoallv_phase(net, cfg, groups, a, out, acc);
+  acc.finish(out, busiest);
+  return out;
+}
+
+topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64_t src,
+                         std::int64_t dst) {
+  if (cfg.routing != Routing::ecmp)
+    throw std::logic_error("transfer_path: only ECMP paths are fixed per transfer");
+  topo::Path out;
+  if (src == dst) return out;
+  const std::uint64_t h = flow_hash(src, dst, cfg.seed);
+  if (!needs_forwarding(net, src, dst)) {
+    net.route(src, dst, h, out);
+    return out;
+  }
+  const std::int64_t mid = forwarding_peer(net, cfg.forwarding, src, dst);
+  net.route(src, mid, h, out);
+  net.route(mid, dst, mix(h), out);
   return out;
 }
 

@@ -21,8 +21,8 @@ TEST(CliSim, RingAllReduceOnOneRailJsonMatchesClosedForm) {
 TEST(CliSim, HumanOutputShowsTimeTiersAndBusiestLinks) {
   auto r = run_cli("sim --gpus 128 --collective alltoall --design rail_only --bytes 256MB");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"completion time", "per link class", "HB up", "GPU-leaf up", "busiest links",
-                        "forwarding hb_first store"})
+  for (const char* s : {"completion time", "per link class", "HB up", "GPU-leaf up",
+                        "busiest links", "forwarding hb_first store"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
@@ -108,4 +108,96 @@ TEST(CliSim, BadInputIsOneLineNamingTheFieldExit2) {
     EXPECT_NE(r.err.find("railsim: error:"), std::string::npos) << args;
     EXPECT_NE(r.err.find(field), std::string::npos) << args << "\n" << r.err;
   }
+}
+
+TEST(CliSim, SkewedMoeAllToAllReportsItsBytesAndBothPhases) {
+  auto r = run_cli(
+      "sim --gpus 64 --collective alltoall --skew zipf:1.2 --experts 128 --topk 8 --tokens 512 "
+      "--max-domains 2 --bytes-per-token 7168 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& m = j["moe"];
+  EXPECT_EQ(m["skew"], "zipf");
+  EXPECT_DOUBLE_EQ(m["dispatch_bytes"].get<double>(), 64.0 * 512 * 8 * 7168);
+  EXPECT_LE(m["domains_per_token"].get<double>(), 2.0);
+  EXPECT_GT(m["max_in_over_mean"].get<double>(), 1.5);
+  ASSERT_EQ(j["phases"].size(), 2u);
+  EXPECT_EQ(j["phases"][0]["name"], "dispatch");
+  EXPECT_EQ(j["phases"][1]["name"], "combine");
+  EXPECT_NEAR(j["completion_time_s"].get<double>(),
+              j["phases"][0]["time_s"].get<double>() + j["phases"][1]["time_s"].get<double>(),
+              1e-12);
+  // The human form states the imbalance.
+  auto h = run_cli(
+      "sim --gpus 64 --collective alltoall --skew zipf:1.2 --experts 128 --tokens 512 "
+      "--design rail_only");
+  ASSERT_EQ(h.code, 0) << h.err;
+  for (const char* s :
+       {"MoE all-to-all (both)", "Zipf s=1.2", "busiest receiver", "dispatch", "combine"})
+    EXPECT_NE(h.out.find(s), std::string::npos) << s << "\n" << h.out;
+}
+
+TEST(CliSim, PairMatrixFileSetsTheBytesPerPair) {
+  // 16 GPUs: only GPU 0 -> GPU 15 carries bytes; 16 x 100 tokens x 8 x 1 kB in all.
+  const std::string path = "/tmp/railsim_cli_pairs_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(path);
+    f << "[";
+    for (int i = 0; i < 16; ++i) {
+      f << (i ? ",[" : "[");
+      for (int k = 0; k < 16; ++k) f << (k ? "," : "") << (i == 0 && k == 15 ? 1 : 0);
+      f << "]";
+    }
+    f << "]";
+  }
+  auto r = run_cli("sim --gpus 16 --collective alltoall --pair-matrix " + path +
+                   " --tokens 100 --bytes-per-token 1000 --moe-phase dispatch --json "
+                   "--hop-latency-us 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["moe"]["dispatch_bytes"].get<double>(), 16.0 * 100 * 8 * 1000);
+  // One transfer of 12.8 MB from domain 0 to domain 1 over a 400 Gb/s NIC.
+  EXPECT_NEAR(j["completion_time_s"].get<double>(), 12.8e6 / 50e9, 1e-12);
+  auto wrong = run_cli("sim --gpus 32 --collective alltoall --pair-matrix " + path);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_EQ(line_count(wrong.err), 1) << wrong.err;
+  EXPECT_NE(wrong.err.find("railsim: error: --pair-matrix: the matrix has 16 rows"),
+            std::string::npos)
+      << wrong.err;
+  std::remove(path.c_str());
+}
+
+TEST(CliSim, BadMoeOptionsAreOneLineErrors) {
+  const std::string ragged = "/tmp/railsim_cli_ragged_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(ragged) << "[[1, 2], [3]]";
+  const std::string weights = "/tmp/railsim_cli_weights_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(weights) << "[1, 2, 3]";
+  const std::pair<std::string, const char*> cases[] = {
+      {"sim --gpus 64 --collective alltoall --skew zipf:-1", "--skew"},
+      {"sim --gpus 64 --collective alltoall --skew zipf:9", "--skew"},
+      {"sim --gpus 64 --collective alltoall --skew zipf:x", "--skew"},
+      {"sim --gpus 64 --collective alltoall --skew lognormal", "--skew"},
+      {"sim --gpus 64 --collective alltoall --topk 300 --experts 256", "--topk"},
+      {"sim --gpus 64 --collective alltoall --topk 0", "--topk"},
+      {"sim --gpus 64 --collective alltoall --experts 32", "--experts"},
+      {"sim --gpus 64 --collective alltoall --tokens 0", "--tokens"},
+      {"sim --gpus 64 --collective alltoall --max-domains -1", "--max-domains"},
+      {"sim --gpus 64 --collective alltoall --experts 64 --topk 16 --max-domains 1",
+       "--max-domains"},
+      {"sim --gpus 64 --collective alltoall --moe-phase both-ways", "--moe-phase"},
+      {"sim --gpus 64 --collective alltoall --bytes 1GB --bytes-per-token 7KB",
+       "--bytes-per-token"},
+      {"sim --gpus 64 --collective alltoall --pair-matrix " + ragged, "--pair-matrix"},
+      {"sim --gpus 64 --collective alltoall --pair-matrix /nonexistent.json", "--pair-matrix"},
+      {"sim --gpus 64 --collective alltoall --expert-weights " + weights, "--expert-weights"},
+      {"sim --gpus 64 --collective alltoall --skew zipf:1 --expert-weights " + weights,
+       "--expert-weights"},
+      {"sim --gpus 64 --skew zipf:1", "--collective"},
+      {"sim --gpus 64 --schedule --model MoE-1.2T --skew zipf:1", "--skew"},
+      {"sim --gpus 4096 --collective alltoall --experts 4096", "--max-flows"},
+      {"sim --gpus 64 --collective alltoall --skew zipf:1 --aggregate on", "--aggregate"},
+  };
+  railsim::test::expect_one_line_errors(cases);
+  std::remove(ragged.c_str());
+  std::remove(weights.c_str());
 }

@@ -117,6 +117,26 @@ struct CollectiveResult {
 CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequest& req,
                                      const SimConfig& cfg, int busiest = 5);
 
+// All-to-alls with given bytes per pair (skewed, e.g. MoE dispatch and combine: sim/moe.hpp), run
+// one after another. In each, member i of group g sends pair_bytes[g][i n + j] to member j
+// (row-major n x n; the diagonal stays on the GPU), every group at once, flow by flow (a skewed
+// load is not symmetric, so it is never aggregated by link class). Throws InputError when a phase
+// has more than cfg.max_flows transfers ("--max-flows") or cfg.aggregate is on ("--aggregate").
+struct AllToAllV {
+  std::string name;
+  std::vector<std::vector<double>> pair_bytes;  // one n x n matrix per group
+};
+CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Group>& groups,
+                                    const std::vector<AllToAllV>& phases, const SimConfig& cfg,
+                                    int busiest = 5);
+
+// The directed channels a transfer from src to dst crosses under cfg (the ECMP hash the simulator
+// uses, salted by cfg.seed; on rail-only, the forwarding legs through the HB-domain peer that
+// cfg.forwarding picks, concatenated), for packet-level cross-checks that must take the same
+// paths. Routing::ecmp only (adaptive choices depend on the order transfers are issued).
+topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64_t src,
+                         std::int64_t dst);
+
 // Groups: all GPUs as one; every rail; every HB domain; rail 0 only; domain 0 only; the
 // groups of a placement's axis.
 std::vector<Group> groups_all(const spec::Cluster& c);
