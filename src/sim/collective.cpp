@@ -74,6 +74,13 @@ class FlowBuilder {
   }
 
   Workload& workload() { return w_; }
+  // The finished workload; the merging index is freed first (it is as large as the workload).
+  const Workload& done() {
+    index_ = {};
+    dep_off_ = {};
+    dep_ids_ = {};
+    return w_;
+  }
   // Bytes handed to the network by the senders of every transfer (forwarding legs once).
   double sent() const { return sent_; }
 
@@ -338,20 +345,49 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
   out.phases.push_back(std::move(ph));
 }
 
+// Flows one transfer becomes (forwarding legs, pipelined chunks), for the limits below.
+double flows_per_transfer(const SimNetwork& net, const SimConfig& cfg, std::int64_t s,
+                          std::int64_t d) {
+  const auto& c = net.cluster;
+  if (!net.rail_only || c.rail_of(s) == c.rail_of(d) || c.domain_of(s) == c.domain_of(d)) return 1;
+  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+}
+
+// Refuses a phase before it is built when its memory estimate exceeds --max-memory. A path
+// crosses each link class at most once per leg, which bounds the channel entries.
+void check_memory(const SimNetwork& net, const SimConfig& cfg, double flows,
+                  std::string_view what) {
+  const double hops = static_cast<double>(std::max<std::size_t>(net.class_names.size(), 2));
+  const double est = estimated_memory_bytes(flows, flows * hops, 2 * flows);
+  if (est > cfg.max_memory_bytes)
+    throw InputError("--max-memory",
+                     fmt::format("{} of {:.0f} flows would need about {:.1f} GB (estimated), more "
+                                 "than --max-memory {:.1f} GB; raise it, or use fewer GPUs{}",
+                                 what, flows, est / 1e9, cfg.max_memory_bytes / 1e9,
+                                 what == "an all-to-all" ? " or --aggregate on" : ""));
+}
+
 // One ring phase over several concurrent rings.
 void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& rings,
                 std::int64_t steps, double bytes_per_step, const std::string& name,
                 CollectiveResult& out, Accumulator& acc) {
   std::int64_t members = 0;
-  for (const auto& g : rings)
-    if (g.size() > 1) members += static_cast<std::int64_t>(g.size());
+  double step_flows = 0;  // flows of one step: forwarding legs and chunks counted
+  for (const auto& g : rings) {
+    if (g.size() < 2) continue;
+    members += static_cast<std::int64_t>(g.size());
+    for (std::size_t i = 0; i < g.size(); ++i)
+      step_flows += flows_per_transfer(net, cfg, g[i], g[(i + 1) % g.size()]);
+  }
   if (members == 0 || steps <= 0 || bytes_per_step <= 0) return;
-  if (members > cfg.max_flows)
-    throw InputError("--max-flows", fmt::format("one ring step has {} flows, more than --max-flows "
-                                                "{}; raise it (memory grows with it)",
-                                                members, cfg.max_flows));
-  const bool scaled = steps > 1 && members * steps > cfg.max_flows;
+  if (step_flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--max-flows", fmt::format("one ring step has {:.0f} flows, more than "
+                                                "--max-flows {}; raise it (memory grows with it)",
+                                                step_flows, cfg.max_flows));
+  const bool scaled =
+      steps > 1 && step_flows * static_cast<double>(steps) > static_cast<double>(cfg.max_flows);
   const std::int64_t sim_steps = scaled ? 1 : steps;
+  check_memory(net, cfg, step_flows * static_cast<double>(sim_steps), "a ring phase");
   FlowBuilder b(net, cfg, false);
   std::vector<FlowId> prev(static_cast<std::size_t>(members), -1), cur(prev.size(), -1);
   for (std::int64_t s = 0; s < sim_steps; ++s) {
@@ -368,7 +404,7 @@ void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<G
     }
     std::swap(prev, cur);
   }
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = simulate(b.done(), engine_options(cfg));
   PhaseResult ph;
   ph.name = name;
   ph.steps = steps;
@@ -387,11 +423,39 @@ bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
   return true;
 }
 
+// Flows of a direct all-to-all among `groups` (forwarding legs and chunks counted): a pair on
+// different rails and domains of a rail-only design is forwarded. Counted per group from its
+// members per domain and per rail: pairs on other rails and domains = n(n-1) - same-domain
+// pairs - same-rail pairs (a GPU is the only one of its domain and rail).
+double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
+                      const std::vector<Group>& groups) {
+  const auto& c = net.cluster;
+  const double legs =
+      cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+  double flows = 0;
+  std::unordered_map<std::int64_t, double> by_domain, by_rail;
+  for (const auto& g : groups) {
+    const double n = static_cast<double>(g.size());
+    double pairs = n * (n - 1), forwarded = 0;
+    if (net.rail_only && g.size() > 1) {
+      by_domain.clear();
+      by_rail.clear();
+      for (auto gpu : g) {
+        by_domain[c.domain_of(gpu)] += 1;
+        by_rail[c.rail_of(gpu)] += 1;
+      }
+      forwarded = pairs;
+      for (const auto& [k, m] : by_domain) forwarded -= m * (m - 1);
+      for (const auto& [k, m] : by_rail) forwarded -= m * (m - 1);
+    }
+    flows += pairs - forwarded + forwarded * legs;
+  }
+  return flows;
+}
+
 void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                     double bytes, CollectiveResult& out, Accumulator& acc) {
-  double flows = 0;
-  for (const auto& g : groups)
-    flows += static_cast<double>(g.size()) * static_cast<double>(g.size() - 1);
+  const double flows = alltoall_flows(net, cfg, groups);
   if (flows == 0 || bytes <= 0) return;
   const bool whole = is_whole_cluster(net, groups);
   bool by_class = cfg.aggregate == Aggregation::on || (cfg.aggregate == Aggregation::automatic &&
@@ -405,6 +469,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
     throw InputError("--aggregate", fmt::format("an all-to-all of {:.0f} flows exceeds --max-flows "
                                                 "{}; use --aggregate auto/on, or raise --max-flows",
                                                 flows, cfg.max_flows));
+  if (!by_class) check_memory(net, cfg, flows, "an all-to-all");
   FlowBuilder b(net, cfg, by_class, true);
   if (by_class) {
     const auto& g = groups[0];
@@ -418,7 +483,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
           if (i != j) b.transfer(g[i], g[j], bytes / n, {});
     }
   }
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = simulate(b.done(), engine_options(cfg));
   PhaseResult ph;
   ph.name = "all-to-all";
   ph.aggregated = by_class;
@@ -429,12 +494,14 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
 
 void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                double bytes, CollectiveResult& out, Accumulator& acc) {
-  std::int64_t pairs = 0;
+  double flows = 0;
   for (const auto& g : groups)
-    pairs += std::max<std::int64_t>(0, static_cast<std::int64_t>(g.size()) - 1);
-  if (pairs > cfg.max_flows)
-    throw InputError("--max-flows", fmt::format("{} transfers exceed --max-flows {}; raise it",
-                                                pairs, cfg.max_flows));
+    for (std::size_t i = 0; i + 1 < g.size(); ++i)
+      flows += flows_per_transfer(net, cfg, g[i], g[i + 1]);
+  if (flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--max-flows", fmt::format("{:.0f} flows exceed --max-flows {}; raise it",
+                                                flows, cfg.max_flows));
+  check_memory(net, cfg, flows, "a send/recv phase");
   FlowBuilder b(net, cfg, false);
   bool any = false;
   for (const auto& g : groups)
@@ -443,7 +510,7 @@ void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Gr
       any = true;
     }
   if (!any || bytes <= 0) return;
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = simulate(b.done(), engine_options(cfg));
   PhaseResult ph;
   ph.name = "send-recv";
   ph.time_s = r.completion_time_s;
