@@ -77,6 +77,7 @@ class FlowBuilder {
   // The finished workload; the merging index is freed first (it is as large as the workload).
   const Workload& done() {
     index_ = {};
+    index_used_ = 0;
     dep_off_ = {};
     dep_ids_ = {};
     return w_;
@@ -220,9 +221,14 @@ class FlowBuilder {
     for (auto c : p) key = mix(key ^ static_cast<std::uint64_t>(c));
     key = mix(key ^ 0xD1B54A32D192ED03ull);
     for (auto d : deps_) key = mix(key ^ static_cast<std::uint64_t>(d));
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      const FlowId f = it->second;
+    // Open addressing (linear probing) on the key's low 32 bits; a slot holds (tag, flow).
+    if (2 * (index_used_ + 1) > index_.size()) grow_index();
+    const auto tag = static_cast<std::uint32_t>(key);
+    const std::size_t mask = index_.size() - 1;
+    std::size_t pos = tag & mask;
+    for (; index_[pos].second >= 0; pos = (pos + 1) & mask) {
+      if (index_[pos].first != tag) continue;
+      const FlowId f = index_[pos].second;
       const auto fp = w_.path(f);
       const auto db = dep_off_[static_cast<std::size_t>(f)];
       const auto de = dep_off_[static_cast<std::size_t>(f) + 1];
@@ -236,7 +242,8 @@ class FlowBuilder {
     for (auto d : deps_) w_.add_dependency(d, f);
     dep_ids_.insert(dep_ids_.end(), deps_.begin(), deps_.end());
     dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
-    if (it == index_.end()) index_.emplace(key, f);
+    index_[pos] = {tag, f};
+    ++index_used_;
     return f;
   }
 
@@ -247,7 +254,22 @@ class FlowBuilder {
   double sent_ = 0;
   std::vector<std::uint8_t> linked_;
   Workload w_;
-  std::unordered_map<std::uint64_t, FlowId> index_;
+  // Merging index: (low 32 bits of the flow's key, flow id), -1 when free; a power of two, at
+  // most half full (8 to 16 bytes per flow).
+  std::vector<std::pair<std::uint32_t, FlowId>> index_;
+  std::size_t index_used_ = 0;
+  void grow_index() {
+    std::vector<std::pair<std::uint32_t, FlowId>> old(
+        std::max<std::size_t>(1024, 2 * index_.size()), {0, -1});
+    old.swap(index_);
+    const std::size_t mask = index_.size() - 1;
+    for (const auto& e : old) {
+      if (e.second < 0) continue;
+      std::size_t pos = e.first & mask;
+      while (index_[pos].second >= 0) pos = (pos + 1) & mask;
+      index_[pos] = e;
+    }
+  }
   std::vector<std::int64_t> dep_off_{0};
   std::vector<FlowId> dep_ids_, deps_;
   topo::Path p1_, p2_, alt_;
@@ -423,20 +445,24 @@ bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
   return true;
 }
 
-// Flows of a direct all-to-all among `groups` (forwarding legs and chunks counted): a pair on
-// different rails and domains of a rail-only design is forwarded. Counted per group from its
-// members per domain and per rail: pairs on other rails and domains = n(n-1) - same-domain
-// pairs - same-rail pairs (a GPU is the only one of its domain and rail).
+// Flows of a direct all-to-all among `groups`, as the builder makes them (merging included; an
+// upper bound for two-phase): a pair on different rails and domains of a rail-only design is
+// forwarded through a peer. Store-and-forward: its first leg is the same flow as the direct
+// transfer to that peer (merged), its second leg one more flow. Pipelined: `chunks` pieces per
+// leg, first legs merged per source and peer (at most K-1 peers with hb_first, one per other
+// domain with rail_first). Pairs on other rails and domains are counted per group from its
+// members per domain and per rail: n(n-1) - same-domain pairs - same-rail pairs (a GPU is the
+// only one of its domain and rail).
 double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
                       const std::vector<Group>& groups) {
   const auto& c = net.cluster;
-  const double legs =
-      cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+  const double pieces = cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? cfg.chunks : 1;
   double flows = 0;
   std::unordered_map<std::int64_t, double> by_domain, by_rail;
   for (const auto& g : groups) {
     const double n = static_cast<double>(g.size());
-    double pairs = n * (n - 1), forwarded = 0;
+    const double pairs = n * (n - 1);
+    double forwarded = 0;
     if (net.rail_only && g.size() > 1) {
       by_domain.clear();
       by_rail.clear();
@@ -448,7 +474,16 @@ double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
       for (const auto& [k, m] : by_domain) forwarded -= m * (m - 1);
       for (const auto& [k, m] : by_rail) forwarded -= m * (m - 1);
     }
-    flows += pairs - forwarded + forwarded * legs;
+    const double peers = cfg.forwarding == topo::Forwarding::hb_first
+                             ? static_cast<double>(by_rail.size()) - 1
+                             : static_cast<double>(by_domain.size()) - 1;
+    const double first_legs = std::min(forwarded, n * std::max(peers, 0.0));
+    if (cfg.mode == ForwardingMode::pipelined)
+      flows += pairs - forwarded + pieces * (forwarded + first_legs);
+    else if (cfg.mode == ForwardingMode::two_phase && forwarded > 0)
+      flows += pairs + first_legs + 1;  // + the barrier
+    else
+      flows += pairs;
   }
   return flows;
 }

@@ -92,14 +92,14 @@ struct Dsu {
 // were released or more than half have ended. Local copies of paths, rates and remaining bytes
 // keep the filling loops on contiguous memory.
 struct Component {
-  std::vector<FlowId> flows;       // local -> global id
-  std::vector<std::int64_t> poff;  // local path offsets into paths
+  std::vector<FlowId> flows;        // local -> global id
+  std::vector<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
   std::vector<ChannelId> paths;
-  // rem: bytes left at time ts; tfin: finishing time at the current rate (infinite before the
+  // rem: bytes left at time ts; the finishing time at the current rate is ts + rem / rate (finish
   // first fill); rate: 0 once ended, -1 while unfrozen during a fill. A flow's state changes
   // only when its rate does, so events cost what they change, not what is in flight.
-  std::vector<double> w, rem, ts, tfin, rate;
-  std::vector<std::pair<double, std::int32_t>> heap;  // (tfin, local index), min first, lazy
+  std::vector<double> w, rem, ts, rate;
+  std::vector<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
   std::vector<std::uint8_t> alive;
   std::vector<ChannelId> channels;       // channels the flows cross
   std::vector<std::int64_t> start;       // per channel (local index): its entries in by_channel
@@ -285,6 +285,16 @@ class Engine {
     mark_dirty(k);
   }
 
+  static std::uint32_t path_offset(std::size_t n) {
+    if (n > std::numeric_limits<std::uint32_t>::max())
+      throw std::logic_error("simulate: more than 2^32 channel entries in one component");
+    return static_cast<std::uint32_t>(n);
+  }
+  // A flow's finishing time at its current rate (computed as the fill left it: ts is the fill's
+  // time, so the value is the same bit for bit each time).
+  static double finish(const Component& k, std::size_t i) {
+    return k.rate[i] > 0 ? k.ts[i] + k.rem[i] / k.rate[i] : std::numeric_limits<double>::infinity();
+  }
   static void heap_push(Component& k, double t, std::int32_t i) {
     k.heap.emplace_back(t, i);
     std::push_heap(k.heap.begin(), k.heap.end(), std::greater<>());
@@ -296,13 +306,14 @@ class Engine {
   static bool heap_top_valid(const Component& k) {
     const auto [t, i] = k.heap.front();
     const auto ui = static_cast<std::size_t>(i);
-    return k.alive[ui] && k.tfin[ui] == t;
+    return k.alive[ui] && finish(k, ui) == t;
   }
 
   void complete_finished(Component& comp, double horizon) {
     while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
       const bool valid = heap_top_valid(comp);
-      const auto i = static_cast<std::size_t>(comp.heap.front().second);
+      const auto [t_end, li] = comp.heap.front();
+      const auto i = static_cast<std::size_t>(li);
       heap_pop(comp);
       if (!valid) continue;
       for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q) {
@@ -313,7 +324,7 @@ class Engine {
       comp.alive[i] = 0;
       comp.rate[i] = 0;
       ++comp.dead;
-      deliver(comp.flows[i], comp.tfin[i]);
+      deliver(comp.flows[i], t_end);
     }
   }
 
@@ -353,11 +364,10 @@ class Engine {
       k.w[j] = k.w[i];
       k.rem[j] = k.rem[i];
       k.ts[j] = k.ts[i];
-      k.tfin[j] = k.tfin[i];
       k.rate[j] = k.rate[i];
       k.b1[j] = k.b1[i];
       k.b2[j] = k.b2[i];
-      k.poff[j] = static_cast<std::int64_t>(pj);
+      k.poff[j] = static_cast<std::uint32_t>(pj);
       for (auto q = b; q < e; ++q) k.paths[pj++] = k.paths[static_cast<std::size_t>(q)];
       ++j;
     }
@@ -365,7 +375,6 @@ class Engine {
     k.w.resize(j);
     k.rem.resize(j);
     k.ts.resize(j);
-    k.tfin.resize(j);
     k.rate.resize(j);
     k.b1.resize(j);
     k.b2.resize(j);
@@ -377,7 +386,7 @@ class Engine {
       const std::size_t nf = j + k.pending.size();
       std::size_t np = pj;
       for (FlowId f : k.pending) np += w_.path(f).size();
-      for (auto* v : {&k.w, &k.rem, &k.ts, &k.tfin, &k.rate}) v->reserve(nf);
+      for (auto* v : {&k.w, &k.rem, &k.ts, &k.rate}) v->reserve(nf);
       k.b1.reserve(nf);
       k.b2.reserve(nf);
       k.flows.reserve(nf);
@@ -389,15 +398,14 @@ class Engine {
       k.w.push_back(w_.weight(f));
       k.rem.push_back(w_.bytes(f));
       k.ts.push_back(0.0);
-      k.tfin.push_back(std::numeric_limits<double>::infinity());
       k.rate.push_back(0.0);
       k.b1.push_back(-1);
       k.b2.push_back(-1);
-      k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+      k.poff.push_back(path_offset(k.paths.size()));
       auto p = w_.path(f);
       k.paths.insert(k.paths.end(), p.begin(), p.end());
     }
-    k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+    k.poff.push_back(path_offset(k.paths.size()));
     k.pending.clear();
     k.pending.shrink_to_fit();
     k.alive.assign(k.flows.size(), 1);
@@ -444,7 +452,7 @@ class Engine {
                    const std::int64_t* start, const std::int32_t* by) {
     double* rate = k.rate.data();
     const double* wgt = k.w.data();
-    const std::int64_t* poff = k.poff.data();
+    const std::uint32_t* poff = k.poff.data();
     const ChannelId* paths = k.paths.data();
     double* capr = capr_.data();
     double* load = load_.data();
@@ -500,7 +508,7 @@ class Engine {
     ChannelId* b1 = k.b1.data();
     ChannelId* b2 = k.b2.data();
     const double* wgt = k.w.data();
-    const std::int64_t* poff = k.poff.data();
+    const std::uint32_t* poff = k.poff.data();
     const ChannelId* paths = k.paths.data();
     std::size_t frozen = 0;
     const auto li = static_cast<std::size_t>(loc[c]);
@@ -602,7 +610,6 @@ class Engine {
       k.w.push_back(w_.weight(f));
       k.rem.push_back(w_.bytes(f));
       k.ts.push_back(now);
-      k.tfin.push_back(std::numeric_limits<double>::infinity());
       k.rate.push_back(0.0);
       k.alive.push_back(1);
       k.fmark.push_back(0);
@@ -620,7 +627,7 @@ class Engine {
         k.extra.emplace_back(i, head_[uc]);
         head_[uc] = static_cast<std::int32_t>(k.extra.size() - 1);
       }
-      k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+      k.poff.push_back(path_offset(k.paths.size()));
     }
     k.pending.clear();
   }
@@ -845,28 +852,17 @@ class Engine {
     }
     // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
     // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
-    auto finish_at = [now](double rem, double rate) {
-      return rate > 0 ? now + rem / rate : std::numeric_limits<double>::infinity();
-    };
     const double inf = std::numeric_limits<double>::infinity();
-    if (full) {
-      for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i]) k.tfin[i] = finish_at(k.rem[i], k.rate[i]);
-    } else {
-      for (auto i : k.sel)
-        k.tfin[static_cast<std::size_t>(i)] =
-            finish_at(k.rem[static_cast<std::size_t>(i)], k.rate[static_cast<std::size_t>(i)]);
-    }
-    if (full || k.heap.size() + k.sel.size() > 4 * (n - k.dead) + 1024) {
+    if (full || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
       k.heap.clear();
       for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i] && k.tfin[i] < inf)
-          k.heap.emplace_back(k.tfin[i], static_cast<std::int32_t>(i));
+        if (k.alive[i] && finish(k, i) < inf)
+          k.heap.emplace_back(finish(k, i), static_cast<std::int32_t>(i));
       std::make_heap(k.heap.begin(), k.heap.end(), std::greater<>());
     } else {
       for (auto i : k.sel)
-        if (k.tfin[static_cast<std::size_t>(i)] < inf)
-          heap_push(k, k.tfin[static_cast<std::size_t>(i)], i);
+        if (finish(k, static_cast<std::size_t>(i)) < inf)
+          heap_push(k, finish(k, static_cast<std::size_t>(i)), i);
     }
     while (!k.heap.empty() && !heap_top_valid(k)) heap_pop(k);
     k.next_finish = k.heap.empty() ? std::numeric_limits<double>::infinity() : k.heap.front().first;

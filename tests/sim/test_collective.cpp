@@ -281,9 +281,11 @@ TEST(Collective, BadInputNamesTheField) {
   EXPECT_THROW(sim::parse_forwarding_mode("fast"), InputError);
 }
 
-// Forwarding legs and pipelined chunks count against max_flows: a rail-only all-to-all of 64
-// GPUs (K = 8) has 4,032 pairs, of which 64 x 49 = 3,136 are on other rails and domains; store
-// makes 896 + 2 x 3,136 = 7,168 flows, pipelined with 4 chunks 896 + 8 x 3,136 = 25,984.
+// Forwarding legs and pipelined chunks count against max_flows, as many as are simulated: a
+// rail-only all-to-all of 64 GPUs (K = 8) has 4,032 pairs, 896 in a domain or on a rail and
+// 3,136 forwarded. Store-and-forward: a first leg is the direct transfer to the peer (merged),
+// so 4,032 flows. Pipelined with 4 chunks: 896 + 4 x (3,136 second legs + 64 x 7 first legs,
+// one per source and peer) = 15,232.
 TEST(Collective, ChunksCountAgainstMaxFlows) {
   TestFabricSpec s;
   s.rail_only = true;
@@ -293,25 +295,25 @@ TEST(Collective, ChunksCountAgainstMaxFlows) {
   auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
   SimConfig cfg;
   cfg.aggregate = Aggregation::off;
-  cfg.max_flows = 7'168;
-  EXPECT_NO_THROW(simulate_collective(t.net, req, cfg));
-  cfg.max_flows = 7'167;
+  cfg.max_flows = 4'032;
+  EXPECT_EQ(simulate_collective(t.net, req, cfg).flows_simulated, 4'032);
+  cfg.max_flows = 4'031;
   EXPECT_THROW(simulate_collective(t.net, req, cfg), InputError);
   cfg.mode = ForwardingMode::pipelined;
   cfg.chunks = 4;
-  cfg.max_flows = 25'983;
+  cfg.max_flows = 15'231;
   try {
     simulate_collective(t.net, req, cfg);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "--aggregate");
-    EXPECT_NE(std::string(e.what()).find("25984"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("15232"), std::string::npos) << e.what();
   }
-  cfg.max_flows = 25'984;
-  EXPECT_NO_THROW(simulate_collective(t.net, req, cfg));
+  cfg.max_flows = 15'232;
+  EXPECT_EQ(simulate_collective(t.net, req, cfg).flows_simulated, 15'232);
   // With automatic aggregation the chunked all-to-all goes by link class instead.
   cfg.aggregate = Aggregation::automatic;
-  cfg.max_flows = 25'983;
+  cfg.max_flows = 15'231;
   EXPECT_TRUE(simulate_collective(t.net, req, cfg).phases.at(0).aggregated);
 }
 
