@@ -204,7 +204,7 @@ class Engine {
     stamp_.assign(uC, 0);
 
     for (FlowId f = 0; f < F; ++f)
-      if (npred_[static_cast<std::size_t>(f)] == 0) releases_.push({w_.release_s(f), f});
+      if (npred_[static_cast<std::size_t>(f)] == 0) push_release(w_.release_s(f), f);
 
     std::int64_t delivered = 0;
     delivered_ = &delivered;
@@ -215,7 +215,7 @@ class Engine {
                  comps_[static_cast<std::size_t>(finishes_.top().comp)].version)
         finishes_.pop();
       const double inf = std::numeric_limits<double>::infinity();
-      const double t_rel = releases_.empty() ? inf : releases_.top().first;
+      const double t_rel = releases_.empty() ? inf : releases_.front().first;
       const double t_fin = finishes_.empty() ? inf : finishes_.top().t;
       const double now = std::min(t_rel, t_fin);
       if (now == inf) break;
@@ -223,9 +223,10 @@ class Engine {
       bool progress = true;
       while (progress) {
         progress = false;
-        while (!releases_.empty() && releases_.top().first <= horizon) {
-          const FlowId f = releases_.top().second;
-          releases_.pop();
+        while (!releases_.empty() && releases_.front().first <= horizon) {
+          const FlowId f = releases_.front().second;
+          std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
+          releases_.pop_back();
           release(f, now);
           progress = true;
         }
@@ -240,6 +241,7 @@ class Engine {
           progress = true;
         }
       }
+      if (releases_.empty() && releases_.capacity() > 65536) releases_ = {};
       refill_dirty(now);
       ++res_.events;
     }
@@ -270,7 +272,7 @@ class Engine {
       const FlowId s = succ_[static_cast<std::size_t>(i)];
       const auto us = static_cast<std::size_t>(s);
       ready_[us] = std::max(ready_[us], d);
-      if (--npred_[us] == 0) releases_.push({std::max(ready_[us], w_.release_s(s)), s});
+      if (--npred_[us] == 0) push_release(std::max(ready_[us], w_.release_s(s)), s);
     }
   }
 
@@ -855,6 +857,7 @@ class Engine {
     const double inf = std::numeric_limits<double>::infinity();
     if (full || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
       k.heap.clear();
+      k.heap.reserve(n - k.dead);
       for (std::size_t i = 0; i < n; ++i)
         if (k.alive[i] && finish(k, i) < inf)
           k.heap.emplace_back(finish(k, i), static_cast<std::int32_t>(i));
@@ -881,9 +884,13 @@ class Engine {
   std::vector<double> ready_, load_, capr_, used_;
   std::vector<std::uint32_t> stamp_;
   std::vector<std::int32_t> dirty_;
-  std::priority_queue<std::pair<double, FlowId>, std::vector<std::pair<double, FlowId>>,
-                      std::greater<>>
-      releases_;
+  // (release time, flow), min first; its storage is freed once a large batch has drained (an
+  // all-to-all releases every flow at once).
+  std::vector<std::pair<double, FlowId>> releases_;
+  void push_release(double t, FlowId f) {
+    releases_.emplace_back(t, f);
+    std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
+  }
   std::priority_queue<FinishEvent, std::vector<FinishEvent>, std::greater<>> finishes_;
   std::int64_t* delivered_ = nullptr;
 };
