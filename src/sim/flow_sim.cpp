@@ -114,6 +114,7 @@ struct Component {
   // go to per-channel linked lists (head_ per channel, (flow, next) here) until the next rebuild.
   std::vector<std::pair<std::int32_t, std::int32_t>> extra;
   std::size_t new_from = 0;  // local flows [new_from, size) were released in this event
+  bool reindexed = false;     // rebuilt since the finishing-time heap was
   // Per local flow: the channel that froze it in the last fill and another that saturated at
   // the same level (-1: none); see repair.
   std::vector<ChannelId> b1, b2;
@@ -412,7 +413,8 @@ class Engine {
     k.pending.shrink_to_fit();
     k.alive.assign(k.flows.size(), 1);
     k.fmark.assign(k.flows.size(), 0);
-    k.new_from = k.flows.size();
+    k.new_from = j;  // the flows released since the last fill follow the survivors
+    k.reindexed = true;
     k.dead = 0;
     // Channel -> flows (CSR). A channel belongs to one component only, so the component's own
     // stamp counter marks its channels even when components are rebuilt concurrently.
@@ -808,10 +810,13 @@ class Engine {
   void refill(Component& k, double now) {
     k.last_t = now;
     k.next_finish = std::numeric_limits<double>::infinity();
-    bool full = !opt_.incremental || 2 * k.dead > k.flows.size() ||
-                2 * k.pending.size() > k.flows.size() - k.dead;
+    bool full = !opt_.incremental || 2 * k.pending.size() > k.flows.size() - k.dead;
     if (!full) {
-      if (!k.pending.empty()) admit(k, now);
+      // Half ended: compact the arrays and lists (rates stay; released flows join as new).
+      if (2 * k.dead > k.flows.size())
+        rebuild(k);
+      else if (!k.pending.empty())
+        admit(k, now);
       full = !repair(k, now);
     }
     if (full && (!k.pending.empty() || 2 * k.dead > k.flows.size() || !k.extra.empty())) rebuild(k);
@@ -855,7 +860,8 @@ class Engine {
     // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
     // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
     const double inf = std::numeric_limits<double>::infinity();
-    if (full || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
+    if (full || k.reindexed || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
+      k.reindexed = false;
       k.heap.clear();
       k.heap.reserve(n - k.dead);
       for (std::size_t i = 0; i < n; ++i)
