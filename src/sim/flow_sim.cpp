@@ -805,8 +805,9 @@ class Engine {
   }
 
   // Re-fills a component after flows ended or were released: selectively (repair) unless more
-  // than half of its flows would be re-filled, half have ended or half are new, or the
-  // reference engine is asked for; then every flow in progress, after the lists are rebuilt.
+  // than half of its flows would be re-filled or half are new, or the reference engine is asked
+  // for; then every flow in progress, after the lists are rebuilt. Once half have ended the
+  // arrays and lists are compacted first (rates kept).
   void refill(Component& k, double now) {
     k.last_t = now;
     k.next_finish = std::numeric_limits<double>::infinity();

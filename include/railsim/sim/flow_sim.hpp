@@ -6,11 +6,10 @@
 // together (aggregation of symmetric flows; weight 1 is one flow). A flow may depend on others:
 // it is released when all of them have been delivered. Bandwidth is shared max-min fairly
 // (progressive filling) among the flows in progress, and the allocation is recomputed whenever a
-// flow starts or ends, only for the flows whose rate the change can affect: flows at or above a
-// level (the lowest rate among the ended flows, the first saturation level of the released
-// ones' channels) joined to the changed flows through the channels they share; the rest keep
-// their rates exactly. A flow's data is delivered `hop_latency_s` per channel after its last
-// byte left the source. docs/sim.md states the algorithm, its cost and its memory per flow.
+// flow starts or ends, only for the flows whose bottleneck the change touched (each fill records
+// every flow's bottleneck channels; a flow whose records stay valid keeps its rate exactly). A
+// flow's data is delivered `hop_latency_s` per channel after its last byte left the source.
+// docs/sim.md states the algorithm, its cost and its memory per flow.
 //
 // Fluid model (ours, the usual flow-level abstraction as in SimGrid or htsim's flow mode):
 // no packets, no queues, no congestion control transients; a flow sends at its max-min fair
