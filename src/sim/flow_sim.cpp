@@ -114,7 +114,7 @@ struct Component {
   // go to per-channel linked lists (head_ per channel, (flow, next) here) until the next rebuild.
   std::vector<std::pair<std::int32_t, std::int32_t>> extra;
   std::size_t new_from = 0;  // local flows [new_from, size) were released in this event
-  bool reindexed = false;     // rebuilt since the finishing-time heap was
+  bool reindexed = false;    // rebuilt since the finishing-time heap was
   // Per local flow: the channel that froze it in the last fill and another that saturated at
   // the same level (-1: none); see repair.
   std::vector<ChannelId> b1, b2;
