@@ -1,6 +1,9 @@
-// Scale of the flow simulator: all-to-all among 1,024 GPUs flow by flow (about one
-// million flows), ring all-reduce over 32,768 GPUs, and the link-class aggregated all-to-all over
-// 32,768 GPUs. Run with --benchmark_min_time=1x: one iteration each is a long simulation.
+// Scale of the flow simulator: all-to-all flow by flow among 1,024 GPUs (about one million
+// flows), 3,072 GPUs (9.4M flows; a cluster size that is not a power of two gives uneven ECMP
+// loads and thousands of distinct finishing times) and 4,096 GPUs (16.7M flows, rail-only and
+// rail-optimized with its hash collisions), ring all-reduce over 32,768 GPUs, and the link-class
+// aggregated all-to-all over 32,768 GPUs. One iteration each (a long simulation); measure peak
+// memory with /usr/bin/time -v and --benchmark_filter (docs/sim.md).
 #include <benchmark/benchmark.h>
 
 #include "railsim/sim/collective.hpp"
@@ -37,7 +40,7 @@ void run(benchmark::State& state, std::int64_t n, spec::DesignKind k, perf::Coll
   sim::SimConfig cfg;
   cfg.hop_latency_s = 0.5e-6;
   cfg.aggregate = agg;
-  cfg.max_flows = 4'000'000;
+  cfg.max_flows = 200'000'000;  // flow by flow whatever the size
   double t = 0, flows = 0, events = 0;
   for (auto _ : state) {
     auto r = sim::simulate_collective(net, req, cfg);
@@ -57,6 +60,16 @@ void BM_AllToAll1024_RailOptimized(benchmark::State& s) {
 }
 void BM_AllToAll1024_RailOnly(benchmark::State& s) {
   run(s, 1024, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
+}
+void BM_AllToAll3072_RailOnly(benchmark::State& s) {
+  run(s, 3072, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
+}
+void BM_AllToAll4096_RailOnly(benchmark::State& s) {
+  run(s, 4096, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
+}
+void BM_AllToAll4096_RailOptimized(benchmark::State& s) {
+  run(s, 4096, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_to_all,
+      sim::Aggregation::off);
 }
 void BM_RingAllReduce32768_RailOptimized(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_reduce,
@@ -97,6 +110,9 @@ void BM_MoeRouting1024_Zipf(benchmark::State& s) {
 BENCHMARK(BM_MoeRouting1024_Zipf)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll3072_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll4096_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll4096_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce1024_StepByStep_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);

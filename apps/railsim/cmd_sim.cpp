@@ -41,6 +41,7 @@ struct SimArgs {
   double hop_latency_us = 0.5;
   std::string aggregate = "auto";
   std::int64_t max_flows = 4'000'000;
+  std::string max_memory = "16GiB";
   int top = 5;
   double batch_tolerance = 1e-9;
   bool schedule = false;
@@ -131,6 +132,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   cfg.hop_latency_s =
       check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
+  cfg.max_memory_bytes = units::parse_bytes(a.max_memory, "--max-memory");
   cfg.aggregate = sim::parse_aggregation(a.aggregate);
   if (d.routing == spec::Routing::spray)
     throw InputError("--routing",
@@ -319,7 +321,12 @@ void add_sim_command(CLI::App& app) {
                   "all-to-all over all GPUs by link class: auto (beyond --max-flows), on, off")
       ->capture_default_str();
   cmd->add_option("--max-flows", args->max_flows,
-                  "Flows per simulated phase before ring steps are scaled or all-to-all aggregated")
+                  "Flows per simulated phase (forwarding legs and pipelined chunks counted) "
+                  "before ring steps are scaled or all-to-all aggregated")
+      ->capture_default_str();
+  cmd->add_option("--max-memory", args->max_memory,
+                  "Refuse, before it starts, a phase whose estimated memory exceeds this "
+                  "(e.g. 4GB, 16GiB)")
       ->capture_default_str();
   cmd->add_option("--batch-tolerance", args->batch_tolerance,
                   "Flows finishing within this relative time of each other end in one event "

@@ -92,6 +92,14 @@ class FlowBuilder {
   }
 
   Workload& workload() { return w_; }
+  // The finished workload; the merging index is freed first (it is as large as the workload).
+  const Workload& done() {
+    index_ = {};
+    index_used_ = 0;
+    dep_off_ = {};
+    dep_ids_ = {};
+    return w_;
+  }
   // Bytes handed to the network by the senders of every transfer (forwarding legs once).
   double sent() const { return sent_; }
 
@@ -228,9 +236,14 @@ class FlowBuilder {
     for (auto c : p) key = mix(key ^ static_cast<std::uint64_t>(c));
     key = mix(key ^ 0xD1B54A32D192ED03ull);
     for (auto d : deps_) key = mix(key ^ static_cast<std::uint64_t>(d));
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      const FlowId f = it->second;
+    // Open addressing (linear probing) on the key's low 32 bits; a slot holds (tag, flow).
+    if (2 * (index_used_ + 1) > index_.size()) grow_index();
+    const auto tag = static_cast<std::uint32_t>(key);
+    const std::size_t mask = index_.size() - 1;
+    std::size_t pos = tag & mask;
+    for (; index_[pos].second >= 0; pos = (pos + 1) & mask) {
+      if (index_[pos].first != tag) continue;
+      const FlowId f = index_[pos].second;
       const auto fp = w_.path(f);
       const auto db = dep_off_[static_cast<std::size_t>(f)];
       const auto de = dep_off_[static_cast<std::size_t>(f) + 1];
@@ -245,7 +258,8 @@ class FlowBuilder {
     for (auto d : deps_) w_.add_dependency(d, f);
     dep_ids_.insert(dep_ids_.end(), deps_.begin(), deps_.end());
     dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
-    if (it == index_.end()) index_.emplace(key, f);
+    index_[pos] = {tag, f};
+    ++index_used_;
     return f;
   }
 
@@ -272,7 +286,22 @@ class FlowBuilder {
   double sent_ = 0;
   std::vector<std::uint8_t> linked_;
   Workload w_;
-  std::unordered_map<std::uint64_t, FlowId> index_;
+  // Merging index: (low 32 bits of the flow's key, flow id), -1 when free; a power of two, at
+  // most half full (8 to 16 bytes per flow).
+  std::vector<std::pair<std::uint32_t, FlowId>> index_;
+  std::size_t index_used_ = 0;
+  void grow_index() {
+    std::vector<std::pair<std::uint32_t, FlowId>> old(
+        std::max<std::size_t>(1024, 2 * index_.size()), {0, -1});
+    old.swap(index_);
+    const std::size_t mask = index_.size() - 1;
+    for (const auto& e : old) {
+      if (e.second < 0) continue;
+      std::size_t pos = e.first & mask;
+      while (index_[pos].second >= 0) pos = (pos + 1) & mask;
+      index_[pos] = e;
+    }
+  }
   std::vector<std::int64_t> dep_off_{0};
   std::vector<FlowId> dep_ids_, deps_;
   topo::Path p1_, p2_, alt_;
@@ -370,20 +399,49 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
   out.phases.push_back(std::move(ph));
 }
 
+// Flows one transfer becomes (forwarding legs, pipelined chunks), for the limits below.
+double flows_per_transfer(const SimNetwork& net, const SimConfig& cfg, std::int64_t s,
+                          std::int64_t d) {
+  const auto& c = net.cluster;
+  if (!net.rail_only || c.rail_of(s) == c.rail_of(d) || c.domain_of(s) == c.domain_of(d)) return 1;
+  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+}
+
+// Refuses a phase before it is built when its memory estimate exceeds --max-memory. A path
+// crosses each link class at most once per leg, which bounds the channel entries.
+void check_memory(const SimNetwork& net, const SimConfig& cfg, double flows,
+                  std::string_view what) {
+  const double hops = static_cast<double>(std::max<std::size_t>(net.class_names.size(), 2));
+  const double est = estimated_memory_bytes(flows, flows * hops, 2 * flows);
+  if (est > cfg.max_memory_bytes)
+    throw InputError("--max-memory",
+                     fmt::format("{} of {:.0f} flows would need about {:.1f} GB (estimated), more "
+                                 "than --max-memory {:.1f} GB; raise it, or use fewer GPUs{}",
+                                 what, flows, est / 1e9, cfg.max_memory_bytes / 1e9,
+                                 what == "an all-to-all" ? " or --aggregate on" : ""));
+}
+
 // One ring phase over several concurrent rings.
 void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& rings,
                 std::int64_t steps, double bytes_per_step, const std::string& name,
                 CollectiveResult& out, Accumulator& acc) {
   std::int64_t members = 0;
-  for (const auto& g : rings)
-    if (g.size() > 1) members += static_cast<std::int64_t>(g.size());
+  double step_flows = 0;  // flows of one step: forwarding legs and chunks counted
+  for (const auto& g : rings) {
+    if (g.size() < 2) continue;
+    members += static_cast<std::int64_t>(g.size());
+    for (std::size_t i = 0; i < g.size(); ++i)
+      step_flows += flows_per_transfer(net, cfg, g[i], g[(i + 1) % g.size()]);
+  }
   if (members == 0 || steps <= 0 || bytes_per_step <= 0) return;
-  if (members > cfg.max_flows)
-    throw InputError("--max-flows", fmt::format("one ring step has {} flows, more than --max-flows "
-                                                "{}; raise it (memory grows with it)",
-                                                members, cfg.max_flows));
-  const bool scaled = steps > 1 && members * steps > cfg.max_flows;
+  if (step_flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--max-flows", fmt::format("one ring step has {:.0f} flows, more than "
+                                                "--max-flows {}; raise it (memory grows with it)",
+                                                step_flows, cfg.max_flows));
+  const bool scaled =
+      steps > 1 && step_flows * static_cast<double>(steps) > static_cast<double>(cfg.max_flows);
   const std::int64_t sim_steps = scaled ? 1 : steps;
+  check_memory(net, cfg, step_flows * static_cast<double>(sim_steps), "a ring phase");
   FlowBuilder b(net, cfg, false);
   std::vector<FlowId> prev(static_cast<std::size_t>(members), -1), cur(prev.size(), -1);
   for (std::int64_t s = 0; s < sim_steps; ++s) {
@@ -400,7 +458,7 @@ void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<G
     }
     std::swap(prev, cur);
   }
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = simulate(b.done(), engine_options(cfg));
   PhaseResult ph;
   ph.name = name;
   ph.steps = steps;
@@ -457,11 +515,52 @@ void check_chunked_alltoall(const SimNetwork& net, const SimConfig& cfg,
                                              cfg.chunks, cfg.max_flows, flows));
 }
 
+// Flows of a direct all-to-all among `groups`, as the builder makes them (merging included; an
+// upper bound for two-phase): a pair on different rails and domains of a rail-only design is
+// forwarded through a peer. Store-and-forward: its first leg is the same flow as the direct
+// transfer to that peer (merged), its second leg one more flow. Pipelined: `chunks` pieces per
+// leg, first legs merged per source and peer (at most K-1 peers with hb_first, one per other
+// domain with rail_first). Pairs on other rails and domains are counted per group from its
+// members per domain and per rail: n(n-1) - same-domain pairs - same-rail pairs (a GPU is the
+// only one of its domain and rail).
+double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
+                      const std::vector<Group>& groups) {
+  const auto& c = net.cluster;
+  const double pieces = cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? cfg.chunks : 1;
+  double flows = 0;
+  std::unordered_map<std::int64_t, double> by_domain, by_rail;
+  for (const auto& g : groups) {
+    const double n = static_cast<double>(g.size());
+    const double pairs = n * (n - 1);
+    double forwarded = 0;
+    if (net.rail_only && g.size() > 1) {
+      by_domain.clear();
+      by_rail.clear();
+      for (auto gpu : g) {
+        by_domain[c.domain_of(gpu)] += 1;
+        by_rail[c.rail_of(gpu)] += 1;
+      }
+      forwarded = pairs;
+      for (const auto& [k, m] : by_domain) forwarded -= m * (m - 1);
+      for (const auto& [k, m] : by_rail) forwarded -= m * (m - 1);
+    }
+    const double peers = cfg.forwarding == topo::Forwarding::hb_first
+                             ? static_cast<double>(by_rail.size()) - 1
+                             : static_cast<double>(by_domain.size()) - 1;
+    const double first_legs = std::min(forwarded, n * std::max(peers, 0.0));
+    if (cfg.mode == ForwardingMode::pipelined)
+      flows += pairs - forwarded + pieces * (forwarded + first_legs);
+    else if (cfg.mode == ForwardingMode::two_phase && forwarded > 0)
+      flows += pairs + first_legs + 1;  // + the barrier
+    else
+      flows += pairs;
+  }
+  return flows;
+}
+
 void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                     double bytes, CollectiveResult& out, Accumulator& acc) {
-  double flows = 0;
-  for (const auto& g : groups)
-    flows += static_cast<double>(g.size()) * static_cast<double>(g.size() - 1);
+  const double flows = alltoall_flows(net, cfg, groups);
   if (flows == 0 || bytes <= 0) return;
   const bool whole = is_whole_cluster(net, groups);
   bool by_class = cfg.aggregate == Aggregation::on || (cfg.aggregate == Aggregation::automatic &&
@@ -476,6 +575,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
                                                 "{}; use --aggregate auto/on, or raise --max-flows",
                                                 flows, cfg.max_flows));
   check_chunked_alltoall(net, cfg, groups, by_class);
+  if (!by_class) check_memory(net, cfg, flows, "an all-to-all");
   FlowBuilder b(net, cfg, by_class, true);
   if (by_class) {
     const auto& g = groups[0];
@@ -489,7 +589,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
           if (i != j) b.transfer(g[i], g[j], bytes / n, {});
     }
   }
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = simulate(b.done(), engine_options(cfg));
   PhaseResult ph;
   ph.name = "all-to-all";
   ph.aggregated = by_class;
@@ -543,12 +643,14 @@ void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vec
 
 void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                double bytes, CollectiveResult& out, Accumulator& acc) {
-  std::int64_t pairs = 0;
+  double flows = 0;
   for (const auto& g : groups)
-    pairs += std::max<std::int64_t>(0, static_cast<std::int64_t>(g.size()) - 1);
-  if (pairs > cfg.max_flows)
-    throw InputError("--max-flows", fmt::format("{} transfers exceed --max-flows {}; raise it",
-                                                pairs, cfg.max_flows));
+    for (std::size_t i = 0; i + 1 < g.size(); ++i)
+      flows += flows_per_transfer(net, cfg, g[i], g[i + 1]);
+  if (flows > static_cast<double>(cfg.max_flows))
+    throw InputError("--max-flows", fmt::format("{:.0f} flows exceed --max-flows {}; raise it",
+                                                flows, cfg.max_flows));
+  check_memory(net, cfg, flows, "a send/recv phase");
   FlowBuilder b(net, cfg, false);
   bool any = false;
   for (const auto& g : groups)
@@ -557,7 +659,7 @@ void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Gr
       any = true;
     }
   if (!any || bytes <= 0) return;
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = simulate(b.done(), engine_options(cfg));
   PhaseResult ph;
   ph.name = "send-recv";
   ph.time_s = r.completion_time_s;

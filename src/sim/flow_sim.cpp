@@ -24,7 +24,6 @@ void Workload::reserve(std::size_t flows, std::size_t path_entries) {
   path_off_.reserve(flows + 1);
   bytes_.reserve(flows);
   weight_.reserve(flows);
-  release_.reserve(flows);
 }
 
 FlowId Workload::add_flow(std::span<const ChannelId> path, double bytes, double weight,
@@ -43,7 +42,10 @@ FlowId Workload::add_flow(std::span<const ChannelId> path, double bytes, double 
   path_off_.push_back(static_cast<std::int64_t>(path_.size()));
   bytes_.push_back(bytes);
   weight_.push_back(weight);
-  release_.push_back(release_s);
+  if (release_s > 0) {
+    release_.resize(bytes_.size(), 0.0);
+    release_.back() = release_s;
+  }
   return static_cast<FlowId>(bytes_.size() - 1);
 }
 
@@ -90,27 +92,42 @@ struct Dsu {
 // were released or more than half have ended. Local copies of paths, rates and remaining bytes
 // keep the filling loops on contiguous memory.
 struct Component {
-  std::vector<FlowId> flows;       // local -> global id
-  std::vector<std::int64_t> poff;  // local path offsets into paths
+  std::vector<FlowId> flows;        // local -> global id
+  std::vector<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
   std::vector<ChannelId> paths;
-  // rem: bytes left at time ts; tfin: finishing time at the current rate (infinite before the
+  // rem: bytes left at time ts; the finishing time at the current rate is ts + rem / rate (finish
   // first fill); rate: 0 once ended, -1 while unfrozen during a fill. A flow's state changes
   // only when its rate does, so events cost what they change, not what is in flight.
-  std::vector<double> w, rem, ts, tfin, rate;
-  std::vector<std::pair<double, std::int32_t>> heap;  // (tfin, local index), min first, lazy
+  std::vector<double> w, rem, ts, rate;
+  std::vector<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
   std::vector<std::uint8_t> alive;
   std::vector<ChannelId> channels;       // channels the flows cross
   std::vector<std::int64_t> start;       // per channel (local index): its entries in by_channel
   std::vector<std::int32_t> by_channel;  // local flow indices
   std::vector<ChannelId> live;           // scratch: channels still loaded during a fill
   std::vector<FlowId> pending;           // released since the last rebuild
-  // Incremental re-fill: the lowest rate among flows ended since the last fill (see refill).
-  double min_ended_rate = std::numeric_limits<double>::infinity();
-  std::vector<std::int32_t> sel;  // scratch: flows re-filled
-  std::vector<ChannelId> tch;     // scratch: their channels
+  std::vector<ChannelId> touched;        // channels of flows ended since the last fill
+  std::vector<std::uint32_t> fmark;      // per local flow: stamp of the last selection
+  std::vector<ChannelId> queue;          // scratch: dirty channels
+  std::vector<std::pair<double, ChannelId>> chheap;  // scratch: channels by fair share
+  // Flows released since the last rebuild join the local arrays at once; their channel entries
+  // go to per-channel linked lists (head_ per channel, (flow, next) here) until the next rebuild.
+  std::vector<std::pair<std::int32_t, std::int32_t>> extra;
+  std::size_t new_from = 0;  // local flows [new_from, size) were released in this event
+  bool reindexed = false;    // rebuilt since the finishing-time heap was
+  // Per local flow: the channel that froze it in the last fill and another that saturated at
+  // the same level (-1: none); see repair.
+  std::vector<ChannelId> b1, b2;
+  std::vector<double> orig;              // scratch: rate before the event, per flow of sel
+  std::vector<std::uint8_t> propagated;  // scratch: per flow of sel, channels made dirty
+  std::vector<ChannelId> vch;            // scratch: record channels to check
+  std::uint32_t tstamp = 0, vstamp = 0;  // counters for tmark_ and vmark_
+  std::vector<std::int32_t> sel;         // scratch: flows re-filled
+  std::vector<ChannelId> tch;            // scratch: their channels
   std::vector<std::int64_t> tstart;
   std::vector<std::int32_t> tby;
   std::size_t dead = 0;
+  std::int64_t refilled = 0;  // flows re-filled, summed over fills
   double last_t = 0;
   double next_finish = std::numeric_limits<double>::infinity();
   std::uint32_t version = 0;
@@ -175,16 +192,20 @@ class Engine {
     comps_.assign(static_cast<std::size_t>(ncomp), Component{});
 
     ready_.assign(uF, 0.0);
-    state_.assign(uF, 0);
     load_.assign(uC, 0.0);
     capr_.assign(uC, 0.0);
-    loc_.assign(uC, 0);
+    loc_.assign(uC, -1);
+    head_.assign(uC, -1);
+    tmark_.assign(uC, 0);
+    vmark_.assign(uC, 0);
+    vlevel_.assign(uC, 0.0);
+    vkind_.assign(uC, 0);
     tloc_.assign(uC, 0);
     used_.assign(uC, 0.0);
     stamp_.assign(uC, 0);
 
     for (FlowId f = 0; f < F; ++f)
-      if (npred_[static_cast<std::size_t>(f)] == 0) releases_.push({w_.release_s(f), f});
+      if (npred_[static_cast<std::size_t>(f)] == 0) push_release(w_.release_s(f), f);
 
     std::int64_t delivered = 0;
     delivered_ = &delivered;
@@ -195,7 +216,7 @@ class Engine {
                  comps_[static_cast<std::size_t>(finishes_.top().comp)].version)
         finishes_.pop();
       const double inf = std::numeric_limits<double>::infinity();
-      const double t_rel = releases_.empty() ? inf : releases_.top().first;
+      const double t_rel = releases_.empty() ? inf : releases_.front().first;
       const double t_fin = finishes_.empty() ? inf : finishes_.top().t;
       const double now = std::min(t_rel, t_fin);
       if (now == inf) break;
@@ -203,9 +224,10 @@ class Engine {
       bool progress = true;
       while (progress) {
         progress = false;
-        while (!releases_.empty() && releases_.top().first <= horizon) {
-          const FlowId f = releases_.top().second;
-          releases_.pop();
+        while (!releases_.empty() && releases_.front().first <= horizon) {
+          const FlowId f = releases_.front().second;
+          std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
+          releases_.pop_back();
           release(f, now);
           progress = true;
         }
@@ -220,9 +242,11 @@ class Engine {
           progress = true;
         }
       }
+      if (releases_.empty() && releases_.capacity() > 65536) releases_ = {};
       refill_dirty(now);
       ++res_.events;
     }
+    for (const auto& k : comps_) res_.refilled_flows += k.refilled;
     if (delivered != F)
       throw std::logic_error("simulate: " + std::to_string(F - delivered) +
                              " flows never completed (dependency cycle)");
@@ -240,7 +264,6 @@ class Engine {
 
   void deliver(FlowId f, double t_done) {
     const auto uf = static_cast<std::size_t>(f);
-    state_[uf] = 2;
     const double d =
         t_done + opt_.hop_latency_s * static_cast<double>(w_.path(f).size()) + w_.latency_s(f);
     res_.finish_s[uf] = d;
@@ -250,7 +273,7 @@ class Engine {
       const FlowId s = succ_[static_cast<std::size_t>(i)];
       const auto us = static_cast<std::size_t>(s);
       ready_[us] = std::max(ready_[us], d);
-      if (--npred_[us] == 0) releases_.push({std::max(ready_[us], w_.release_s(s)), s});
+      if (--npred_[us] == 0) push_release(std::max(ready_[us], w_.release_s(s)), s);
     }
   }
 
@@ -261,11 +284,20 @@ class Engine {
       deliver(f, now);
       return;
     }
-    state_[uf] = 1;
     comps_[static_cast<std::size_t>(k)].pending.push_back(f);
     mark_dirty(k);
   }
 
+  static std::uint32_t path_offset(std::size_t n) {
+    if (n > std::numeric_limits<std::uint32_t>::max())
+      throw std::logic_error("simulate: more than 2^32 channel entries in one component");
+    return static_cast<std::uint32_t>(n);
+  }
+  // A flow's finishing time at its current rate (computed as the fill left it: ts is the fill's
+  // time, so the value is the same bit for bit each time).
+  static double finish(const Component& k, std::size_t i) {
+    return k.rate[i] > 0 ? k.ts[i] + k.rem[i] / k.rate[i] : std::numeric_limits<double>::infinity();
+  }
   static void heap_push(Component& k, double t, std::int32_t i) {
     k.heap.emplace_back(t, i);
     std::push_heap(k.heap.begin(), k.heap.end(), std::greater<>());
@@ -277,23 +309,25 @@ class Engine {
   static bool heap_top_valid(const Component& k) {
     const auto [t, i] = k.heap.front();
     const auto ui = static_cast<std::size_t>(i);
-    return k.alive[ui] && k.tfin[ui] == t;
+    return k.alive[ui] && finish(k, ui) == t;
   }
 
   void complete_finished(Component& comp, double horizon) {
     while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
       const bool valid = heap_top_valid(comp);
-      const auto i = static_cast<std::size_t>(comp.heap.front().second);
+      const auto [t_end, li] = comp.heap.front();
+      const auto i = static_cast<std::size_t>(li);
       heap_pop(comp);
       if (!valid) continue;
-      for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q)
-        used_[static_cast<std::size_t>(comp.paths[static_cast<std::size_t>(q)])] -=
-            comp.rate[i] * comp.w[i];
-      comp.min_ended_rate = std::min(comp.min_ended_rate, comp.rate[i]);
+      for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q) {
+        const ChannelId c = comp.paths[static_cast<std::size_t>(q)];
+        used_[static_cast<std::size_t>(c)] -= comp.rate[i] * comp.w[i];
+        if (opt_.incremental) comp.touched.push_back(c);
+      }
       comp.alive[i] = 0;
       comp.rate[i] = 0;
       ++comp.dead;
-      deliver(comp.flows[i], comp.tfin[i]);
+      deliver(comp.flows[i], t_end);
     }
   }
 
@@ -320,6 +354,11 @@ class Engine {
 
   // Drops ended flows, appends released ones and rebuilds the channel -> flow lists.
   void rebuild(Component& k) {
+    for (ChannelId c : k.channels) {
+      loc_[static_cast<std::size_t>(c)] = -1;
+      head_[static_cast<std::size_t>(c)] = -1;
+    }
+    k.extra.clear();
     std::size_t j = 0, pj = 0;
     for (std::size_t i = 0; i < k.flows.size(); ++i) {
       if (!k.alive[i]) continue;
@@ -328,9 +367,10 @@ class Engine {
       k.w[j] = k.w[i];
       k.rem[j] = k.rem[i];
       k.ts[j] = k.ts[i];
-      k.tfin[j] = k.tfin[i];
       k.rate[j] = k.rate[i];
-      k.poff[j] = static_cast<std::int64_t>(pj);
+      k.b1[j] = k.b1[i];
+      k.b2[j] = k.b2[i];
+      k.poff[j] = static_cast<std::uint32_t>(pj);
       for (auto q = b; q < e; ++q) k.paths[pj++] = k.paths[static_cast<std::size_t>(q)];
       ++j;
     }
@@ -338,24 +378,43 @@ class Engine {
     k.w.resize(j);
     k.rem.resize(j);
     k.ts.resize(j);
-    k.tfin.resize(j);
     k.rate.resize(j);
+    k.b1.resize(j);
+    k.b2.resize(j);
     k.poff.resize(j);
     k.paths.resize(pj);
+    // Exact sizes: every flow may arrive here at once (an all-to-all), so growth by doubling
+    // would hold up to twice the memory.
+    {
+      const std::size_t nf = j + k.pending.size();
+      std::size_t np = pj;
+      for (FlowId f : k.pending) np += w_.path(f).size();
+      for (auto* v : {&k.w, &k.rem, &k.ts, &k.rate}) v->reserve(nf);
+      k.b1.reserve(nf);
+      k.b2.reserve(nf);
+      k.flows.reserve(nf);
+      k.poff.reserve(nf + 1);
+      k.paths.reserve(np);
+    }
     for (FlowId f : k.pending) {
       k.flows.push_back(f);
       k.w.push_back(w_.weight(f));
       k.rem.push_back(w_.bytes(f));
       k.ts.push_back(0.0);
-      k.tfin.push_back(std::numeric_limits<double>::infinity());
       k.rate.push_back(0.0);
-      k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+      k.b1.push_back(-1);
+      k.b2.push_back(-1);
+      k.poff.push_back(path_offset(k.paths.size()));
       auto p = w_.path(f);
       k.paths.insert(k.paths.end(), p.begin(), p.end());
     }
-    k.poff.push_back(static_cast<std::int64_t>(k.paths.size()));
+    k.poff.push_back(path_offset(k.paths.size()));
     k.pending.clear();
+    k.pending.shrink_to_fit();
     k.alive.assign(k.flows.size(), 1);
+    k.fmark.assign(k.flows.size(), 0);
+    k.new_from = j;  // the flows released since the last fill follow the survivors
+    k.reindexed = true;
     k.dead = 0;
     // Channel -> flows (CSR). A channel belongs to one component only, so the component's own
     // stamp counter marks its channels even when components are rebuilt concurrently.
@@ -381,6 +440,7 @@ class Engine {
     k.start.push_back(acc);
     std::vector<std::int64_t> fill(k.start.begin(), k.start.end() - 1);
     k.by_channel.resize(static_cast<std::size_t>(acc));
+    k.by_channel.shrink_to_fit();
     for (std::size_t i = 0; i < k.flows.size(); ++i)
       for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
         k.by_channel[static_cast<std::size_t>(fill[static_cast<std::size_t>(
@@ -396,7 +456,7 @@ class Engine {
                    const std::int64_t* start, const std::int32_t* by) {
     double* rate = k.rate.data();
     const double* wgt = k.w.data();
-    const std::int64_t* poff = k.poff.data();
+    const std::uint32_t* poff = k.poff.data();
     const ChannelId* paths = k.paths.data();
     double* capr = capr_.data();
     double* load = load_.data();
@@ -436,33 +496,338 @@ class Engine {
     }
   }
 
-  // Re-fills a component. After flows end, only flows whose rate was at least the lowest rate
-  // among the ended ones (L0) can change: progressive filling below level L0 never saw the
-  // difference (every channel an ended flow crossed saturated at L0 or later), so flows frozen
-  // below L0 keep their rates and the rest is re-filled on the capacity they leave (ours; the
-  // standard argument of water-filling). Releases re-fill the whole component.
+  void fill(Component& k, std::size_t unfrozen, const std::int32_t* loc, const std::int64_t* start,
+            const std::int32_t* by) {
+    if (opt_.incremental)
+      fill_by_heap(k, unfrozen, loc, start, by);
+    else
+      fill_levels(k, unfrozen, loc, start, by);
+  }
+
+  // Freezes the unfrozen flows crossing channel c at `level` (see fill_levels).
+  static std::size_t freeze(Component& k, ChannelId c, double level, const std::int32_t* loc,
+                            const std::int64_t* start, const std::int32_t* by, double* capr,
+                            double* load) {
+    double* rate = k.rate.data();
+    ChannelId* b1 = k.b1.data();
+    ChannelId* b2 = k.b2.data();
+    const double* wgt = k.w.data();
+    const std::uint32_t* poff = k.poff.data();
+    const ChannelId* paths = k.paths.data();
+    std::size_t frozen = 0;
+    const auto li = static_cast<std::size_t>(loc[c]);
+    const auto b = start[li], e = start[li + 1];
+    for (auto q = b; q < e; ++q) {
+      if (q + 16 < e) {
+        const auto ahead = static_cast<std::size_t>(by[q + 16]);
+        __builtin_prefetch(&rate[ahead]);
+        __builtin_prefetch(&poff[ahead]);
+      }
+      const auto i = static_cast<std::size_t>(by[q]);
+      if (rate[i] >= 0) {
+        // Frozen at this level by another channel: this one is a bottleneck too.
+        if (rate[i] == level && b2[i] < 0 && b1[i] != c && k.alive[i]) b2[i] = c;
+        continue;
+      }
+      rate[i] = level;
+      b1[i] = c;
+      b2[i] = -1;
+      ++frozen;
+      const double wt = wgt[i];
+      for (auto r = poff[i]; r < poff[i + 1]; ++r) {
+        const auto c2 = paths[r];
+        capr[c2] -= level * wt;
+        load[c2] -= wt;
+      }
+    }
+    return frozen;
+  }
+
+  // Progressive filling with the channels in a min-heap of fair shares (residual capacity over
+  // unfrozen weight): the same levels as fill_levels, in O((P + C) log C) for P path entries of
+  // the re-filled flows and C channels, instead of a pass over every live channel per level.
+  // Freezing flows at the lowest share only raises the other channels' shares, so a heap entry
+  // is a lower bound of its channel's share: a popped entry that is out of date goes back with
+  // the current share; one that is up to date is the lowest.
+  void fill_by_heap(Component& k, std::size_t unfrozen, const std::int32_t* loc,
+                    const std::int64_t* start, const std::int32_t* by) {
+    double* capr = capr_.data();
+    double* load = load_.data();
+    auto& hp = k.chheap;
+    hp.clear();
+    for (ChannelId c : k.live)
+      if (load[c] > 0) hp.emplace_back(std::max(capr[c], 0.0) / load[c], c);
+    std::make_heap(hp.begin(), hp.end(), std::greater<>());
+    auto pop = [&hp] {
+      std::pop_heap(hp.begin(), hp.end(), std::greater<>());
+      const auto top = hp.back();
+      hp.pop_back();
+      return top;
+    };
+    auto push = [&hp](double key, ChannelId c) {
+      hp.emplace_back(key, c);
+      std::push_heap(hp.begin(), hp.end(), std::greater<>());
+    };
+    while (unfrozen > 0 && !hp.empty()) {
+      const auto [key, c] = pop();
+      if (load[c] <= 0) continue;
+      const double best = std::max(capr[c], 0.0) / load[c];
+      if (best != key) {
+        push(best, c);
+        continue;
+      }
+      const double thr = best * (1 + 1e-12);
+      unfrozen -= freeze(k, c, best, loc, start, by, capr, load);
+      while (unfrozen > 0 && !hp.empty() && hp.front().first <= thr) {
+        const ChannelId c2 = pop().second;
+        if (load[c2] <= 0) continue;
+        const double share = std::max(capr[c2], 0.0) / load[c2];
+        if (share > thr) {
+          push(share, c2);
+          continue;
+        }
+        unfrozen -= freeze(k, c2, best, loc, start, by, capr, load);
+      }
+    }
+  }
+
+  // Calls fn(local flow) for every flow listed on channel c: the lists of the last rebuild, then
+  // the flows released since.
+  template <class Fn>
+  void for_each_flow(const Component& k, ChannelId c, Fn&& fn) const {
+    const auto uc = static_cast<std::size_t>(c);
+    const std::int32_t li = loc_[uc];
+    if (li >= 0 && static_cast<std::size_t>(li) + 1 < k.start.size())
+      for (auto q = k.start[static_cast<std::size_t>(li)];
+           q < k.start[static_cast<std::size_t>(li) + 1]; ++q)
+        fn(static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q)]));
+    for (std::int32_t e = head_[uc]; e >= 0; e = k.extra[static_cast<std::size_t>(e)].second)
+      fn(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(e)].first));
+  }
+
+  // Released flows join the local arrays (rate 0 until filled) and the per-channel lists.
+  void admit(Component& k, double now) {
+    k.new_from = k.flows.size();
+    for (FlowId f : k.pending) {
+      const auto i = static_cast<std::int32_t>(k.flows.size());
+      k.flows.push_back(f);
+      k.w.push_back(w_.weight(f));
+      k.rem.push_back(w_.bytes(f));
+      k.ts.push_back(now);
+      k.rate.push_back(0.0);
+      k.alive.push_back(1);
+      k.fmark.push_back(0);
+      k.b1.push_back(-1);
+      k.b2.push_back(-1);
+      for (ChannelId c : w_.path(f)) {
+        const auto uc = static_cast<std::size_t>(c);
+        k.paths.push_back(c);
+        if (loc_[uc] < 0) {  // a channel new to the component: an empty list of its own
+          loc_[uc] = static_cast<std::int32_t>(k.channels.size());
+          k.channels.push_back(c);
+          if (k.start.empty()) k.start.push_back(0);
+          k.start.push_back(k.start.back());
+        }
+        k.extra.emplace_back(i, head_[uc]);
+        head_[uc] = static_cast<std::int32_t>(k.extra.size() - 1);
+      }
+      k.poff.push_back(path_offset(k.paths.size()));
+    }
+    k.pending.clear();
+  }
+
+  // Re-fills the flows of k.sel on the capacity the others leave (their rates stay): releases
+  // the selected flows' allocations, builds channel -> flow lists over them only and fills.
+  void refill_selected(Component& k, double now) {
+    const auto& cap = w_.capacity_Bps();
+    const std::uint32_t cur = ++k.tstamp;
+    k.tch.clear();
+    k.tstart.clear();
+    for (auto i : k.sel) {
+      const auto ui = static_cast<std::size_t>(i);
+      for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+        const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
+        used_[uc] -= k.rate[ui] * k.w[ui];
+        if (tmark_[uc] != cur) {
+          tmark_[uc] = cur;
+          tloc_[uc] = static_cast<std::int32_t>(k.tch.size());
+          k.tch.push_back(static_cast<ChannelId>(uc));
+          k.tstart.push_back(0);
+          load_[uc] = 0;
+        }
+        load_[uc] += k.w[ui];
+        ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
+      }
+      k.rem[ui] = std::max(0.0, k.rem[ui] - k.rate[ui] * (now - k.ts[ui]));
+      k.ts[ui] = now;
+      k.rate[ui] = -1.0;
+    }
+    std::int64_t acc = 0;
+    for (auto& x : k.tstart) {
+      const auto c = x;
+      x = acc;
+      acc += c;
+    }
+    k.tstart.push_back(acc);
+    k.tby.resize(static_cast<std::size_t>(acc));
+    for (auto i : k.sel) {
+      const auto ui = static_cast<std::size_t>(i);
+      for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+        const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
+        k.tby[static_cast<std::size_t>(k.tstart[static_cast<std::size_t>(tloc_[uc])]++)] = i;
+      }
+    }
+    // tstart[j] now holds the end of list j; shift back to starts.
+    for (std::size_t j = k.tch.size(); j > 0; --j) k.tstart[j] = k.tstart[j - 1];
+    k.tstart[0] = 0;
+    for (ChannelId c : k.tch) {
+      const auto uc = static_cast<std::size_t>(c);
+      capr_[uc] = cap[uc] - used_[uc];
+    }
+    k.live.assign(k.tch.begin(), k.tch.end());
+    fill(k, k.sel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+    for (ChannelId c : k.tch) {
+      const auto uc = static_cast<std::size_t>(c);
+      used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
+    }
+  }
+
+  // Selective re-fill after flows ended or were released (ours). An allocation is max-min fair
+  // when every flow has a bottleneck: a saturated channel on which no flow is faster. Each fill
+  // records, per flow, the channel that froze it and one more that saturated at the same level
+  // (b1, b2). A channel is dirty when a flow on it ended, arrived or changed rate; records on a
+  // dirty channel are void. S = the released flows and every flow left without a record; S is
+  // re-filled on the capacity the others leave; a flow of S whose rate changed makes its
+  // channels dirty; a flow outside S faster than a flow of S on the channel that froze it joins
+  // S. Repeated until nothing changes: then every flow outside S keeps a bottleneck that nothing
+  // touched, and every flow of S has one in the re-fill on which no flow is faster, so the
+  // allocation is the max-min fair one (the unique allocation where every flow has a
+  // bottleneck; Bertsekas and Gallager, Data Networks, 6.5.2). An event thus costs the lists of
+  // the channels it touches and the flows it changes. Returns false when S grows beyond half
+  // of the flows in progress (a full re-fill is then cheaper).
+  bool repair(Component& k, double now) {
+    const std::uint32_t cur = ++k.stamp;
+    k.sel.clear();
+    k.orig.clear();
+    k.queue.clear();
+    k.propagated.clear();
+    const std::size_t limit = (k.flows.size() - k.dead) / 2;
+    bool ok = true;
+    auto add = [&](std::size_t i, double orig) {
+      if (k.fmark[i] == cur) return;
+      k.fmark[i] = cur;
+      k.sel.push_back(static_cast<std::int32_t>(i));
+      k.orig.push_back(orig);
+      k.propagated.push_back(0);
+      if (k.sel.size() > limit) ok = false;
+    };
+    auto dirty = [&](ChannelId c) {
+      const auto uc = static_cast<std::size_t>(c);
+      if (stamp_[uc] == cur) return;
+      stamp_[uc] = cur;
+      k.queue.push_back(c);
+    };
+    for (std::size_t i = k.new_from; i < k.flows.size(); ++i)
+      add(i, std::numeric_limits<double>::quiet_NaN());
+    for (ChannelId c : k.touched) dirty(c);
+    std::size_t qh = 0;
+    while (ok) {
+      // Void the records on newly dirty channels; flows left without one join S.
+      for (; qh < k.queue.size() && ok; ++qh) {
+        const ChannelId c = k.queue[qh];
+        for_each_flow(k, c, [&](std::size_t i) {
+          if (!ok || !k.alive[i] || k.fmark[i] == cur) return;
+          if (k.b2[i] == c) k.b2[i] = -1;
+          if (k.b1[i] == c) {
+            k.b1[i] = k.b2[i];
+            k.b2[i] = -1;
+          }
+          if (k.b1[i] < 0) add(i, k.rate[i]);
+        });
+      }
+      if (!ok) return false;
+      const std::size_t before = k.sel.size();
+      refill_selected(k, now);
+      // Changed rates make their channels dirty.
+      for (std::size_t j = 0; j < k.sel.size(); ++j) {
+        if (k.propagated[j]) continue;
+        const auto i = static_cast<std::size_t>(k.sel[j]);
+        const double o = k.orig[j], r = k.rate[i];
+        if (o == r || std::abs(r - o) <= 1e-13 * std::max(r, o)) continue;
+        k.propagated[j] = 1;
+        for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+          dirty(k.paths[static_cast<std::size_t>(q)]);
+      }
+      // The records of S: a flow outside S faster than the level at which a record channel
+      // saturated joins S (b1), or voids the record (b2).
+      const std::uint32_t vcur = ++k.vstamp;
+      k.vch.clear();
+      for (auto i : k.sel) {
+        const auto ui = static_cast<std::size_t>(i);
+        for (int r = 0; r < 2; ++r) {
+          const ChannelId c = r == 0 ? k.b1[ui] : k.b2[ui];
+          if (c < 0) continue;
+          const auto uc = static_cast<std::size_t>(c);
+          if (vmark_[uc] != vcur) {
+            vmark_[uc] = vcur;
+            vlevel_[uc] = k.rate[ui];
+            vkind_[uc] = 0;
+            k.vch.push_back(c);
+          }
+          vlevel_[uc] = std::min(vlevel_[uc], k.rate[ui]);
+          if (r == 0) vkind_[uc] |= 1;
+        }
+      }
+      bool voided = false;
+      for (ChannelId c : k.vch) {
+        const auto uc = static_cast<std::size_t>(c);
+        const double lim = vlevel_[uc] * (1 + 1e-12);
+        bool faster = false;
+        for_each_flow(k, c, [&](std::size_t i) {
+          if (!k.alive[i] || k.fmark[i] == cur || !(k.rate[i] > lim)) return;
+          faster = true;
+          if (vkind_[uc] & 1) add(i, k.rate[i]);
+        });
+        if (faster && !(vkind_[uc] & 1)) {
+          vkind_[uc] |= 2;
+          voided = true;
+        }
+      }
+      if (voided)
+        for (auto i : k.sel) {
+          const auto ui = static_cast<std::size_t>(i);
+          if (k.b2[ui] >= 0 && (vkind_[static_cast<std::size_t>(k.b2[ui])] & 2)) k.b2[ui] = -1;
+        }
+      if (!ok) return false;
+      if (k.sel.size() == before && qh == k.queue.size()) break;
+    }
+    return true;
+  }
+
+  // Re-fills a component after flows ended or were released: selectively (repair) unless more
+  // than half of its flows would be re-filled or half are new, or the reference engine is asked
+  // for; then every flow in progress, after the lists are rebuilt. Once half have ended the
+  // arrays and lists are compacted first (rates kept).
   void refill(Component& k, double now) {
     k.last_t = now;
     k.next_finish = std::numeric_limits<double>::infinity();
-    bool full = !opt_.incremental || !k.pending.empty() ||
-                !(k.min_ended_rate < std::numeric_limits<double>::infinity());
-    if (!k.pending.empty() || 2 * k.dead > k.flows.size()) {
-      rebuild(k);
-      full = true;
+    bool full = !opt_.incremental || 2 * k.pending.size() > k.flows.size() - k.dead;
+    if (!full) {
+      // Half ended: compact the arrays and lists (rates stay; released flows join as new).
+      if (2 * k.dead > k.flows.size())
+        rebuild(k);
+      else if (!k.pending.empty())
+        admit(k, now);
+      full = !repair(k, now);
     }
+    if (full && (!k.pending.empty() || 2 * k.dead > k.flows.size() || !k.extra.empty())) rebuild(k);
+    k.new_from = k.flows.size();
+    k.touched.clear();
     const std::size_t n = k.flows.size();
     const auto& cap = w_.capacity_Bps();
-    if (n > k.dead && !full) {
-      const double l0 = k.min_ended_rate * (1 - 1e-9);
-      k.sel.clear();
-      for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i] && k.rate[i] >= l0) k.sel.push_back(static_cast<std::int32_t>(i));
-      if (2 * k.sel.size() > n - k.dead) full = true;
-    }
-    k.min_ended_rate = std::numeric_limits<double>::infinity();
     if (n == k.dead) return;
-
     if (full) {
+      k.refilled += static_cast<std::int64_t>(n - k.dead);
       for (ChannelId c : k.channels) {
         load_[static_cast<std::size_t>(c)] = 0;
         capr_[static_cast<std::size_t>(c)] = cap[static_cast<std::size_t>(c)];
@@ -478,7 +843,7 @@ class Engine {
           load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.w[i];
       }
       k.live.assign(k.channels.begin(), k.channels.end());
-      fill_levels(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
+      fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
       for (ChannelId c : k.channels) {
         const auto uc = static_cast<std::size_t>(c);
         used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
@@ -486,84 +851,28 @@ class Engine {
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
       }
     } else {
-      // Release the selected flows' allocations; lists over them only.
-      const std::uint32_t cur = ++k.stamp;
-      k.tch.clear();
-      k.tstart.clear();
-      for (auto i : k.sel) {
-        const auto ui = static_cast<std::size_t>(i);
-        for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
-          const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
-          used_[uc] -= k.rate[ui] * k.w[ui];
-          if (stamp_[uc] != cur) {
-            stamp_[uc] = cur;
-            tloc_[uc] = static_cast<std::int32_t>(k.tch.size());
-            k.tch.push_back(static_cast<ChannelId>(uc));
-            k.tstart.push_back(0);
-            load_[uc] = 0;
-          }
-          load_[uc] += k.w[ui];
-          ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
-        }
-        k.rem[ui] = std::max(0.0, k.rem[ui] - k.rate[ui] * (now - k.ts[ui]));
-        k.ts[ui] = now;
-        k.rate[ui] = -1.0;
-      }
-      std::int64_t acc = 0;
-      for (auto& x : k.tstart) {
-        const auto c = x;
-        x = acc;
-        acc += c;
-      }
-      k.tstart.push_back(acc);
-      k.tby.resize(static_cast<std::size_t>(acc));
-      for (auto i : k.sel) {
-        const auto ui = static_cast<std::size_t>(i);
-        for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
-          const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
-          k.tby[static_cast<std::size_t>(k.tstart[static_cast<std::size_t>(tloc_[uc])]++)] = i;
-        }
-      }
-      // tstart[j] now holds the end of list j; shift back to starts.
-      for (std::size_t j = k.tch.size(); j > 0; --j) k.tstart[j] = k.tstart[j - 1];
-      k.tstart[0] = 0;
+      k.refilled += static_cast<std::int64_t>(k.sel.size());
       for (ChannelId c : k.tch) {
         const auto uc = static_cast<std::size_t>(c);
-        capr_[uc] = cap[uc] - used_[uc];
-      }
-      k.live.assign(k.tch.begin(), k.tch.end());
-      fill_levels(k, k.sel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
-      for (ChannelId c : k.tch) {
-        const auto uc = static_cast<std::size_t>(c);
-        used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
         res_.channel_peak_utilisation[uc] =
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
       }
     }
     // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
     // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
-    auto finish_at = [now](double rem, double rate) {
-      return rate > 0 ? now + rem / rate : std::numeric_limits<double>::infinity();
-    };
     const double inf = std::numeric_limits<double>::infinity();
-    if (full) {
-      for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i]) k.tfin[i] = finish_at(k.rem[i], k.rate[i]);
-    } else {
-      for (auto i : k.sel)
-        k.tfin[static_cast<std::size_t>(i)] =
-            finish_at(k.rem[static_cast<std::size_t>(i)], k.rate[static_cast<std::size_t>(i)]);
-    }
-    if (full || k.heap.size() + k.sel.size() > 4 * (n - k.dead) + 1024) {
+    if (full || k.reindexed || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
+      k.reindexed = false;
       k.heap.clear();
+      k.heap.reserve(n - k.dead);
       for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i] && k.tfin[i] < inf)
-          k.heap.emplace_back(k.tfin[i], static_cast<std::int32_t>(i));
+        if (k.alive[i] && finish(k, i) < inf)
+          k.heap.emplace_back(finish(k, i), static_cast<std::int32_t>(i));
       std::make_heap(k.heap.begin(), k.heap.end(), std::greater<>());
     } else {
       for (auto i : k.sel)
-        if (k.tfin[static_cast<std::size_t>(i)] < inf)
-          heap_push(k, k.tfin[static_cast<std::size_t>(i)], i);
+        if (finish(k, static_cast<std::size_t>(i)) < inf)
+          heap_push(k, finish(k, static_cast<std::size_t>(i)), i);
     }
     while (!k.heap.empty() && !heap_top_valid(k)) heap_pop(k);
     k.next_finish = k.heap.empty() ? std::numeric_limits<double>::infinity() : k.heap.front().first;
@@ -572,22 +881,37 @@ class Engine {
   const Workload& w_;
   EngineOptions opt_;
   SimResult res_;
-  std::vector<std::int32_t> npred_, comp_of_flow_, loc_, tloc_;
+  std::vector<std::int32_t> npred_, comp_of_flow_, loc_, tloc_, head_;
+  std::vector<std::uint32_t> tmark_, vmark_;
+  std::vector<double> vlevel_;
+  std::vector<std::uint8_t> vkind_;
   std::vector<std::int64_t> succ_off_;
   std::vector<FlowId> succ_;
   std::vector<Component> comps_;
   std::vector<double> ready_, load_, capr_, used_;
-  std::vector<std::uint8_t> state_;
   std::vector<std::uint32_t> stamp_;
   std::vector<std::int32_t> dirty_;
-  std::priority_queue<std::pair<double, FlowId>, std::vector<std::pair<double, FlowId>>,
-                      std::greater<>>
-      releases_;
+  // (release time, flow), min first; its storage is freed once a large batch has drained (an
+  // all-to-all releases every flow at once).
+  std::vector<std::pair<double, FlowId>> releases_;
+  void push_release(double t, FlowId f) {
+    releases_.emplace_back(t, f);
+    std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
+  }
   std::priority_queue<FinishEvent, std::vector<FinishEvent>, std::greater<>> finishes_;
   std::int64_t* delivered_ = nullptr;
 };
 
 }  // namespace
+
+double estimated_memory_bytes(double flows, double path_entries, double dependencies) {
+  // Per flow: workload 24 B (bytes, weight, path offset), builder index 24 B (freed before the
+  // engine runs, its place then taken by the engine), engine 100 B (finishing time, readiness,
+  // component copy of the flow's state, its finishing-time heap entry), result 8 B; per channel
+  // entry: workload, component copy and channel lists 12 B; per dependency: 8 B in the workload
+  // and 8 B in the engine's successor lists.
+  return 150.0 * flows + 12.0 * path_entries + 16.0 * dependencies;
+}
 
 SimResult simulate(const Workload& w, const EngineOptions& opt) {
   if (!(opt.hop_latency_s >= 0) || !std::isfinite(opt.hop_latency_s))

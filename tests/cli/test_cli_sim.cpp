@@ -100,6 +100,9 @@ TEST(CliSim, BadInputIsOneLineNamingTheFieldExit2) {
       {"sim --gpus 8192 --max-flows 1000", "--max-flows"},
       {"sim --gpus 64 --max-flows 5", "--max-flows"},
       {"sim --gpus 64 --batch-tolerance 0.5", "--batch-tolerance"},
+      {"sim --gpus 64 --max-memory 0", "--max-memory"},
+      {"sim --gpus 64 --max-memory lots", "--max-memory"},
+      {"sim --gpus 64 --max-memory -1GB", "--max-memory"},
   };
   for (auto [args, field] : cases) {
     auto r = run_cli(args);
@@ -200,4 +203,24 @@ TEST(CliSim, BadMoeOptionsAreOneLineErrors) {
   railsim::test::expect_one_line_errors(cases);
   std::remove(ragged.c_str());
   std::remove(weights.c_str());
+}
+
+// A simulation whose estimated memory exceeds --max-memory is refused before it starts: one
+// line naming the option, with the estimate, exit 2, and no time spent building 16.7M flows.
+TEST(CliSim, MaxMemoryRefusesAnOversizedSimulationUpFront) {
+  auto r = run_cli(
+      "sim --gpus 4096 --design rail_only --collective alltoall --aggregate off --max-flows "
+      "100000000 --max-memory 1GB");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--max-memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GB (estimated)"), std::string::npos) << r.err;
+  // 16,773,120 pairs, one flow each (a forwarded pair's first leg is the direct transfer to
+  // its peer).
+  EXPECT_NE(r.err.find("16773120 flows"), std::string::npos) << r.err;
+  // The same all-to-all within the default limit is not refused for memory (it is for its
+  // flows beyond --max-flows 4,000,000).
+  auto d = run_cli("sim --gpus 4096 --design rail_only --collective alltoall --aggregate off");
+  EXPECT_EQ(d.code, 2);
+  EXPECT_NE(d.err.find("--aggregate"), std::string::npos) << d.err;
 }

@@ -182,7 +182,8 @@ TEST(Collective, RailOnlyAllToAllForwardingOverheads) {
   // Two-phase: the NVLink shuffle of the cross-rail bytes (49/64 of S), then the NICs with the
   // transfers inside the domain alongside: cross / B_hb + max(intra / B_hb, inter / B_nic).
   cfg.mode = ForwardingMode::two_phase;
-  const double two_phase = 49.0 / 64.0 * kB / s.hb_Bps + std::max(7.0 / 64.0 * kB / s.hb_Bps, t_nic);
+  const double two_phase =
+      49.0 / 64.0 * kB / s.hb_Bps + std::max(7.0 / 64.0 * kB / s.hb_Bps, t_nic);
   EXPECT_NEAR(simulate_collective(ro.net, req, cfg).completion_time_s / two_phase, 1.0, 1e-9);
   cfg.mode = ForwardingMode::store;
   const double store = simulate_collective(ro.net, req, cfg).completion_time_s;
@@ -278,4 +279,72 @@ TEST(Collective, BadInputNamesTheField) {
       simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, 1, {{0, 99}}), cfg),
       InputError);
   EXPECT_THROW(sim::parse_forwarding_mode("fast"), InputError);
+}
+
+// Forwarding legs and pipelined chunks count against max_flows, as many as are simulated: a
+// rail-only all-to-all of 64 GPUs (K = 8) has 4,032 pairs, 896 in a domain or on a rail and
+// 3,136 forwarded. Store-and-forward: a first leg is the direct transfer to the peer (merged),
+// so 4,032 flows. Pipelined with 4 chunks: 896 + 4 x (3,136 second legs + 64 x 7 first legs,
+// one per source and peer) = 15,232.
+TEST(Collective, ChunksCountAgainstMaxFlows) {
+  TestFabricSpec s;
+  s.rail_only = true;
+  s.per_leaf = 8;
+  s.spines = 1;
+  auto t = make_test_fabric(s);
+  auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
+  SimConfig cfg;
+  cfg.aggregate = Aggregation::off;
+  cfg.max_flows = 4'032;
+  EXPECT_EQ(simulate_collective(t.net, req, cfg).flows_simulated, 4'032);
+  cfg.max_flows = 4'031;
+  EXPECT_THROW(simulate_collective(t.net, req, cfg), InputError);
+  cfg.mode = ForwardingMode::pipelined;
+  cfg.chunks = 4;
+  cfg.max_flows = 15'231;
+  try {
+    simulate_collective(t.net, req, cfg);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--aggregate");
+    EXPECT_NE(std::string(e.what()).find("15232"), std::string::npos) << e.what();
+  }
+  cfg.max_flows = 15'232;
+  EXPECT_EQ(simulate_collective(t.net, req, cfg).flows_simulated, 15'232);
+  // With automatic aggregation the chunked all-to-all goes by link class instead.
+  cfg.aggregate = Aggregation::automatic;
+  cfg.max_flows = 15'231;
+  EXPECT_TRUE(simulate_collective(t.net, req, cfg).phases.at(0).aggregated);
+}
+
+// A phase whose estimated memory exceeds max_memory_bytes is refused before it is built, with
+// the estimate in the message.
+TEST(Collective, EstimatedMemoryBeyondTheLimitIsRefused) {
+  TestFabricSpec s;
+  auto t = make_test_fabric(s);
+  auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
+  SimConfig cfg;
+  cfg.aggregate = Aggregation::off;
+  const double flows = 64.0 * 63.0;
+  const double hops = static_cast<double>(t.net.class_names.size());
+  const double est = sim::estimated_memory_bytes(flows, flows * hops, 2 * flows);
+  EXPECT_GT(est, 100.0 * flows);  // at least the engine's state per flow
+  cfg.max_memory_bytes = est * 1.01;
+  EXPECT_NO_THROW(simulate_collective(t.net, req, cfg));
+  cfg.max_memory_bytes = est * 0.99;
+  try {
+    simulate_collective(t.net, req, cfg);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--max-memory");
+    EXPECT_NE(std::string(e.what()).find("GB (estimated)"), std::string::npos) << e.what();
+  }
+  // The same limit lets a send/recv chain of 63 flows run, and refuses the ring all-reduce
+  // simulated step by step (126 steps of 64 flows).
+  EXPECT_NO_THROW(simulate_collective(
+      t.net, request(perf::CollectiveOp::send_recv, kB, sim::groups_all(t.net.cluster)), cfg));
+  EXPECT_THROW(
+      simulate_collective(
+          t.net, request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster)), cfg),
+      InputError);
 }

@@ -334,8 +334,8 @@ TEST(NetworkTruth, PerfTrafficAndSimAgreeOnRandomCases) {
   EXPECT_GT(uncontended, 2000);
   std::string classes;
   for (const auto& [why, count] : contended) classes += fmt::format("; {}: {}", why, count);
-  std::printf("%d cases, %d ops: %d uncontended (worst |sim/perf - 1| = %.2e in %s), contended "
-              "(%d of them slower in simulation by more than 1%%)%s\n",
-              cases, ops_checked, uncontended, worst_err, worst.c_str(), contended_slower,
-              classes.c_str());
+  std::printf(
+      "%d cases, %d ops: %d uncontended (worst |sim/perf - 1| = %.2e in %s), contended "
+      "(%d of them slower in simulation by more than 1%%)%s\n",
+      cases, ops_checked, uncontended, worst_err, worst.c_str(), contended_slower, classes.c_str());
 }

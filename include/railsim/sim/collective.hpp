@@ -59,10 +59,15 @@ Routing parse_routing(std::string_view s, const std::string& option = "--routing
 struct SimConfig {
   topo::Forwarding forwarding = topo::Forwarding::hb_first;
   ForwardingMode mode = ForwardingMode::store;
-  int chunks = 8;                      // pipelined forwarding: pieces per forwarded transfer
-  double hop_latency_s = 0.0;          // per channel crossed
-  double transfer_latency_s = 0.0;     // per transfer (software and NIC cost of one step)
-  std::int64_t max_flows = 4'000'000;  // per simulated phase, before scaling or aggregating
+  int chunks = 8;                   // pipelined forwarding: pieces per forwarded transfer
+  double hop_latency_s = 0.0;       // per channel crossed
+  double transfer_latency_s = 0.0;  // per transfer (software and NIC cost of one step)
+  // Per simulated phase, before scaling or aggregating; forwarding legs and pipelined chunks
+  // count (a forwarded transfer is 2 flows, 2 x chunks when pipelined).
+  std::int64_t max_flows = 4'000'000;
+  // A phase whose estimated memory (estimated_memory_bytes) exceeds this is refused before any
+  // flow is built (InputError naming --max-memory, with the estimate).
+  double max_memory_bytes = 16.0 * (1ull << 30);
   Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
   double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance
   Routing routing = Routing::ecmp;

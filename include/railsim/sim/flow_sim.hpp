@@ -6,9 +6,10 @@
 // together (aggregation of symmetric flows; weight 1 is one flow). A flow may depend on others:
 // it is released when all of them have been delivered. Bandwidth is shared max-min fairly
 // (progressive filling) among the flows in progress, and the allocation is recomputed whenever a
-// flow starts or ends, only in the part of the network that the change can affect (channels
-// joined by flows form components; a change re-fills only its component). A flow's data is
-// delivered `hop_latency_s` per channel after its last byte left the source.
+// flow starts or ends, only for the flows whose bottleneck the change touched (each fill records
+// every flow's bottleneck channels; a flow whose records stay valid keeps its rate exactly). A
+// flow's data is delivered `hop_latency_s` per channel after its last byte left the source.
+// docs/sim.md states the algorithm, its cost and its memory per flow.
 //
 // Fluid model (ours, the usual flow-level abstraction as in SimGrid or htsim's flow mode):
 // no packets, no queues, no congestion control transients; a flow sends at its max-min fair
@@ -55,7 +56,10 @@ class Workload {
   }
   double bytes(FlowId f) const { return bytes_[static_cast<std::size_t>(f)]; }
   double weight(FlowId f) const { return weight_[static_cast<std::size_t>(f)]; }
-  double release_s(FlowId f) const { return release_[static_cast<std::size_t>(f)]; }
+  double release_s(FlowId f) const {
+    const auto u = static_cast<std::size_t>(f);
+    return u < release_.size() ? release_[u] : 0.0;
+  }
   const std::vector<std::pair<FlowId, FlowId>>& dependencies() const { return deps_; }
   // Sum of weights: how many individual flows the workload stands for.
   double represented_flows() const;
@@ -64,7 +68,8 @@ class Workload {
   std::vector<double> capacity_;
   std::vector<ChannelId> path_;
   std::vector<std::int64_t> path_off_{0};
-  std::vector<double> bytes_, weight_, release_, latency_;
+  std::vector<double> bytes_, weight_;
+  std::vector<double> release_, latency_;  // allocated when a flow has a non-zero value
   std::vector<std::pair<FlowId, FlowId>> deps_;
 };
 
@@ -73,8 +78,10 @@ struct EngineOptions {
   // Flows whose finishing times are within this relative distance complete in one event
   // (1e-9: far below any figure reported; merges ties broken only by rounding).
   double batch_tolerance = 1e-9;
-  // Re-fill only the flows whose rate can change after flows end (exact; false re-fills whole
-  // components, for tests).
+  // The engine: true re-fills only the flows whose rate can change after flows end, with the
+  // channels in a heap of fair shares; false is the reference engine (whole components re-filled
+  // by a pass over every channel per level), kept for tests. Both are exact; their finishing
+  // times agree to 1e-9 relative.
   bool incremental = true;
 };
 
@@ -85,9 +92,16 @@ struct SimResult {
   std::vector<double> channel_peak_utilisation;  // max over time of allocated / capacity
   std::int64_t events = 0;                       // distinct event times processed
   std::int64_t refills = 0;                      // component re-fillings
+  std::int64_t refilled_flows = 0;               // flows given a new rate, summed over events
   std::int64_t flows_simulated = 0;              // flows in the workload
   double flows_represented = 0;                  // with weights
 };
+
+// Peak memory of building and simulating a workload of `flows` flows with `path_entries`
+// channel entries and `dependencies` dependencies in all: the workload, the merging index of the
+// builder, the engine's state and the result (constants measured as peak RSS on bench_sim's
+// all-to-all; docs/sim.md). Used to refuse a simulation before it starts.
+double estimated_memory_bytes(double flows, double path_entries, double dependencies);
 
 // Deterministic: the same workload gives the same result bit for bit.
 // Throws std::logic_error on an inconsistent workload (bad channel id, dependency cycle).
