@@ -148,30 +148,37 @@ TEST(CliBadInputCorpus, FullStdoutIsOneLineNamingStdout) {
 // built are counted against --max-flows, so a chunk count that would build hundreds of millions
 // of flows is refused naming --chunks and the limit, before the engine runs.
 TEST(CliBadInputCorpus, SimChunksAreCountedAgainstMaxFlows) {
+  // Flow by flow (--aggregate off), 4,096 chunks per forwarded pair on 1,024 GPUs are counted
+  // before anything is built and refused in one line with the count and the limit.
   const auto r = run_cli(
       "sim --gpus 1024 --design rail_only --collective alltoall --forwarding pipelined "
-      "--chunks 4096");
+      "--chunks 4096 --aggregate off");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(line_count(r.err), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("railsim: error: --chunks:", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find("--max-flows 4000000"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: --aggregate:", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("exceeds --max-flows 4000000"), std::string::npos) << r.err;
   // The same all-to-all with few chunks stays under the limit and runs.
   const auto ok = run_cli(
       "sim --gpus 64 --design rail_only --collective alltoall --forwarding pipelined --chunks 4 "
       "--json");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_GT(nlohmann::json::parse(ok.out)["completion_time_s"].get<double>(), 0.0);
-  // A limit the chunks exceed at a smaller size: 64 GPUs in 8 domains of 8 have 64^2 + 64 - 8 x 8^2
-  // - 8 x 8^2 = 3,136 forwarded (other rail, other domain) ordered pairs, each at least 16 flows:
-  // 50,176 > 50,000.
+  // A limit the chunks exceed at a smaller size: 64 GPUs in 8 domains of 8 have 64 x 63 - 8 x 8 x 7
+  // - 8 x 8 x 7 = 3,136 forwarded (other rail, other domain) ordered pairs; pipelined in 16 chunks
+  // with first legs merged per source and peer (64 x 7 = 448) the builder makes
+  // 4,032 - 3,136 + 16 x (3,136 + 448) = 58,240 flows > 50,000.
   const auto small = run_cli(
       "sim --gpus 64 --design rail_only --collective alltoall --forwarding pipelined --chunks 16 "
-      "--max-flows 50000");
+      "--max-flows 50000 --aggregate off");
   EXPECT_EQ(small.code, 2) << small.err;
-  EXPECT_NE(small.err.find("--chunks: pipelined forwarding in 16 chunks makes more than "
-                           "--max-flows 50000 flows in one phase (at least 50176)"),
+  EXPECT_NE(small.err.find("an all-to-all of 58240 flows exceeds --max-flows 50000"),
             std::string::npos)
       << small.err;
+  // Under --aggregate auto the same request is aggregated by link class instead of refused.
+  const auto agg = run_cli(
+      "sim --gpus 64 --design rail_only --collective alltoall --forwarding pipelined --chunks 16 "
+      "--max-flows 50000 --json");
+  ASSERT_EQ(agg.code, 0) << agg.err;
 }
 
 // A model at the allowed maximums (100,000 layers: interleaving up to layers / pp, thousands of
