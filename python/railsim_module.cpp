@@ -536,16 +536,7 @@ std::string sim_(const py::kwargs& kw) {
   j["group"] = group;
   j["groups"] = req.groups.size();
   j["bytes"] = req.bytes;
-  j["design"] = std::string(spec::to_string(d.kind));
-  j["gpus"] = c.gpus;
-  j["hb_domain"] = c.hb_domain;
-  j["routing"] = std::string(sim::to_string(cfg.routing));
-  j["seed"] = cfg.seed;
-  j["forwarding"] = std::string(sim::to_string(cfg.mode));
-  j["forward_via"] = forward_via;
-  j["chunks"] = cfg.chunks;
-  j["hop_latency_s"] = cfg.hop_latency_s;
-  j["efficiency"] = efficiency;
+  sim::add_settings_json(j, fabric, cfg, forward_via, efficiency);
   return j.dump();
 }
 

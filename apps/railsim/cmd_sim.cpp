@@ -207,16 +207,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       j["collective"] = "all_to_all";
       j["group"] = a.group;
       j["groups"] = moe.groups.size();
-      j["design"] = std::string(spec::to_string(d.kind));
-      j["gpus"] = c.gpus;
-      j["hb_domain"] = c.hb_domain;
-      j["routing"] = std::string(sim::to_string(cfg.routing));
-      j["seed"] = cfg.seed;
-      j["forwarding"] = std::string(sim::to_string(cfg.mode));
-      j["forward_via"] = a.forward_via;
-      j["chunks"] = cfg.chunks;
-      j["hop_latency_s"] = cfg.hop_latency_s;
-      j["efficiency"] = a.efficiency;
+      sim::add_settings_json(j, fabric, cfg, a.forward_via, a.efficiency);
       j["moe"] = sim::to_json(moe, m.stats);
       fmt::print("{}\n", j.dump(2));
       return;
@@ -251,16 +242,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
     j["group"] = a.group;
     j["groups"] = req.groups.size();
     j["bytes"] = req.bytes;
-    j["design"] = std::string(spec::to_string(d.kind));
-    j["gpus"] = c.gpus;
-    j["hb_domain"] = c.hb_domain;
-    j["routing"] = std::string(sim::to_string(cfg.routing));
-    j["seed"] = cfg.seed;
-    j["forwarding"] = std::string(sim::to_string(cfg.mode));
-    j["forward_via"] = a.forward_via;
-    j["chunks"] = cfg.chunks;
-    j["hop_latency_s"] = cfg.hop_latency_s;
-    j["efficiency"] = a.efficiency;
+    sim::add_settings_json(j, fabric, cfg, a.forward_via, a.efficiency);
     fmt::print("{}\n", j.dump(2));
     return;
   }

@@ -39,6 +39,20 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   return out;
 }
 
+void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg,
+                       const std::string& forward_via, bool efficiency) {
+  j["design"] = std::string(spec::to_string(fabric.design.kind));
+  j["gpus"] = fabric.cluster.gpus;
+  j["hb_domain"] = fabric.cluster.hb_domain;
+  j["routing"] = std::string(to_string(cfg.routing));
+  j["seed"] = cfg.seed;
+  j["forwarding"] = std::string(to_string(cfg.mode));
+  j["forward_via"] = forward_via;
+  j["chunks"] = cfg.chunks;
+  j["hop_latency_s"] = cfg.hop_latency_s;
+  j["efficiency"] = efficiency;
+}
+
 Json to_json(const CollectiveResult& r) {
   Json j;
   j["completion_time_s"] = r.completion_time_s;

@@ -34,5 +34,10 @@ SimNetwork like_for_like(const topo::DegradedFabric& degraded, SimConfig& cfg);
 
 Json to_json(const CollectiveResult& r);
 Json to_json(const ScheduleCheck& r);  // {"ops": [...], "completion_time_s", "analytic_time_s"}
+// The settings of a simulation as its JSON documents state them (design, gpus, hb_domain, routing,
+// seed, forwarding, forward_via, chunks, hop_latency_s, efficiency), added to `j`: one writer for
+// the CLI's `sim --json` and the Python module's `sim()`.
+void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg,
+                       const std::string& forward_via, bool efficiency);
 
 }  // namespace railsim::sim
