@@ -477,44 +477,6 @@ bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
   return true;
 }
 
-// Before any flow is built: pipelined forwarding gives every forwarded transfer `chunks` second-leg
-// flows of its own, so forwarded transfers x chunks is a lower bound of the flows the all-to-all
-// would build; over --max-flows it is refused at once (FlowBuilder's count catches the rest).
-// Forwarded pairs (different domain and different rail) of a group of n GPUs, by inclusion and
-// exclusion: n^2 - sum over domains of c^2 - sum over rails of c^2 + n.
-void check_chunked_alltoall(const SimNetwork& net, const SimConfig& cfg,
-                            const std::vector<Group>& groups, bool by_class) {
-  if (!net.rail_only || cfg.mode != ForwardingMode::pipelined || cfg.chunks <= 1) return;
-  const auto& c = net.cluster;
-  double forwarded = 0;
-  if (by_class) {  // g[0] to every other GPU
-    const auto& g = groups[0];
-    for (std::size_t j = 1; j < g.size(); ++j)
-      forwarded += c.rail_of(g[0]) != c.rail_of(g[j]) && c.domain_of(g[0]) != c.domain_of(g[j]);
-  } else {
-    std::unordered_map<std::int64_t, double> dom, rail;
-    for (const auto& g : groups) {
-      dom.clear();
-      rail.clear();
-      for (auto gpu : g) {
-        dom[c.domain_of(gpu)] += 1;
-        rail[c.rail_of(gpu)] += 1;
-      }
-      const double n = static_cast<double>(g.size());
-      double pairs = n * n + n;
-      for (const auto& [k, v] : dom) pairs -= v * v;
-      for (const auto& [k, v] : rail) pairs -= v * v;
-      forwarded += pairs;
-    }
-  }
-  const double flows = forwarded * cfg.chunks;
-  if (flows > static_cast<double>(cfg.max_flows))
-    throw InputError("--chunks", fmt::format("pipelined forwarding in {} chunks makes more than "
-                                             "--max-flows {} flows in one phase (at least {:.0f}); "
-                                             "lower --chunks or raise --max-flows",
-                                             cfg.chunks, cfg.max_flows, flows));
-}
-
 // Flows of a direct all-to-all among `groups`, as the builder makes them (merging included; an
 // upper bound for two-phase): a pair on different rails and domains of a rail-only design is
 // forwarded through a peer. Store-and-forward: its first leg is the same flow as the direct
@@ -574,7 +536,6 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
     throw InputError("--aggregate", fmt::format("an all-to-all of {:.0f} flows exceeds --max-flows "
                                                 "{}; use --aggregate auto/on, or raise --max-flows",
                                                 flows, cfg.max_flows));
-  check_chunked_alltoall(net, cfg, groups, by_class);
   if (!by_class) check_memory(net, cfg, flows, "an all-to-all");
   FlowBuilder b(net, cfg, by_class, true);
   if (by_class) {
