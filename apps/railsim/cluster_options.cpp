@@ -31,7 +31,8 @@ void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt) {
         opt.gpus = parse_integer_option("--gpus", s, 1, spec::kMaxGpus);
       },
       "Number of GPUs N (default 32768, rounded down to a multiple of the HB-domain size K: "
-      "32760 for K = 72)");
+      "32760 for K = 72)")
+      ->type_name("INT");
   cmd.add_option("--gpu", opt.gpu, "GPU preset name or JSON file (see `railsim presets`)")
       ->capture_default_str();
   cmd.add_option_function<std::string>(
@@ -39,7 +40,8 @@ void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt) {
       [&opt](const std::string& s) {
         opt.hb_domain = parse_integer_option("--hb-domain", s, 1, spec::kMaxGpus);
       },
-      "GPUs per HB (NVLink) domain K; must divide N (default: the GPU preset's)");
+      "GPUs per HB (NVLink) domain K; must divide N (default: the GPU preset's)")
+      ->type_name("INT");
   cmd.add_option("--nic-gbps", opt.nic_gbps,
                  "NIC speed per GPU in Gb/s (default: the GPU preset's)");
   cmd.add_option("--hb-GBps", opt.hb_gbytes_per_s,
@@ -49,7 +51,8 @@ void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt) {
       [&opt](const std::string& s) {
         opt.nics_per_gpu = parse_integer_option("--nics-per-gpu", s, 1, 64);
       },
-      "NICs per GPU (default: the GPU preset's)");
+      "NICs per GPU (default: the GPU preset's)")
+      ->type_name("INT");
 }
 
 }  // namespace railsim::cli
