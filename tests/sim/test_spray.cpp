@@ -370,10 +370,10 @@ TEST(Spray, RoutingNamesRoundTrip) {
 
 // The bundle model is exact where every block's uplinks stripe evenly over the tier above
 // (docs/sim.md): so it is on the fabrics of the figures there (1,024 and 32,768 H100 on the
-// default switch, both designs). The 3-tier test above is not: its core tier is wired
-// round-robin, 256 uplinks per pod over 20 core switches (12 or 13 links per pod-core pair), so
-// per-hop even spraying would load a pod's downlinks up to 13/12 of their average, which the
-// bundle, like weighted spraying, does not see (the limit docs/sim.md states).
+// default switch, both designs; and the 3:1 fabric of the test above). The 3-tier test is not: its
+// core tier is wired round-robin, 256 uplinks per pod over 20 core switches (12 or 13 links per
+// pod-core pair), so per-hop even spraying would load a pod's downlinks up to 13/12 of their
+// average, which the bundle, like weighted spraying, does not see (the limit docs/sim.md states).
 TEST(Spray, FabricsOfTheDocumentedFiguresAreEvenlyStriped) {
   struct Case {
     std::int64_t gpus;
