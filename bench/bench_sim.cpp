@@ -28,7 +28,7 @@ spec::NetworkDesign design(spec::DesignKind k) {
 }
 
 void run(benchmark::State& state, std::int64_t n, spec::DesignKind k, perf::CollectiveOp op,
-         sim::Aggregation agg) {
+         sim::Aggregation agg, sim::Routing routing = sim::Routing::ecmp) {
   const topo::Fabric f = topo::build_fabric(cluster(n), design(k));
   const sim::SimNetwork net = sim::make_sim_network(f);
   sim::CollectiveRequest req;
@@ -40,6 +40,7 @@ void run(benchmark::State& state, std::int64_t n, spec::DesignKind k, perf::Coll
   sim::SimConfig cfg;
   cfg.hop_latency_s = 0.5e-6;
   cfg.aggregate = agg;
+  cfg.routing = routing;
   cfg.max_flows = 200'000'000;  // flow by flow whatever the size
   double t = 0, flows = 0, events = 0;
   for (auto _ : state) {
@@ -58,6 +59,11 @@ void BM_AllToAll1024_RailOptimized(benchmark::State& s) {
   run(s, 1024, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_to_all,
       sim::Aggregation::off);
 }
+// Packet spraying: the same flows over bundles of parallel uplinks (no collisions, 3 events).
+void BM_AllToAll1024_RailOptimized_Spray(benchmark::State& s) {
+  run(s, 1024, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_to_all,
+      sim::Aggregation::off, sim::Routing::spray);
+}
 void BM_AllToAll1024_RailOnly(benchmark::State& s) {
   run(s, 1024, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
 }
@@ -74,6 +80,10 @@ void BM_AllToAll4096_RailOptimized(benchmark::State& s) {
 void BM_RingAllReduce32768_RailOptimized(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_reduce,
       sim::Aggregation::off);
+}
+void BM_RingAllReduce32768_RailOptimized_Spray(benchmark::State& s) {
+  run(s, 32768, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_reduce,
+      sim::Aggregation::off, sim::Routing::spray);
 }
 void BM_RingAllReduce32768_RailOnly(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_only, perf::CollectiveOp::all_reduce, sim::Aggregation::off);
@@ -109,11 +119,13 @@ void BM_MoeRouting1024_Zipf(benchmark::State& s) {
 
 BENCHMARK(BM_MoeRouting1024_Zipf)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll1024_RailOptimized_Spray)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll3072_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll4096_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll4096_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RingAllReduce32768_RailOptimized_Spray)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce1024_StepByStep_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll32768_Aggregated_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);

@@ -162,6 +162,7 @@ void add_whatif_command(CLI::App& fail_cmd) {
   cmd->add_option("--fail-random", a->random,
                   "Also fail this many components drawn at random in each design");
   cmd->add_option("--seed", a->seed, "Seed of --fail-random")->capture_default_str();
+  cmd->add_option("--routing", a->network.routing, kRoutingHelp)->capture_default_str();
   cmd->add_option("--pxn", a->pxn,
                   "Forward through HB-domain peers around a dead NIC, link or leaf: auto (on for "
                   "rail_only, off for rail_optimized), on, off")

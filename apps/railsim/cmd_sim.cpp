@@ -18,8 +18,8 @@
 #include "railsim/perf/iteration.hpp"
 #include "railsim/report/tables.hpp"
 #include "railsim/sim/check.hpp"
-#include "railsim/sim/options.hpp"
 #include "railsim/sim/moe.hpp"
+#include "railsim/sim/options.hpp"
 #include "railsim/topo/builders.hpp"
 #include "strategy_options.hpp"
 
@@ -134,10 +134,6 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
   cfg.max_memory_bytes = units::parse_bytes(a.max_memory, "--max-memory");
   cfg.aggregate = sim::parse_aggregation(a.aggregate);
-  if (d.routing == spec::Routing::spray)
-    throw InputError("--routing",
-                     "spray is modelled by the analytic model only (plan, compare, estimate, "
-                     "optimize); sim routes ecmp or adaptive");
   cfg.routing = sim::parse_routing(spec::to_string(d.routing), "--routing");
   cfg.seed = d.ecmp_seed;
   cfg.batch_tolerance =

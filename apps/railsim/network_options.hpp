@@ -21,11 +21,11 @@ void add_routing_options(CLI::App& cmd, NetworkOptions& opt);
 inline constexpr const char* kRoutingHelp =
     "Path choice above the leaf: ecmp (a hash per flow: flows may collide on one uplink; the "
     "analytic model charges the expected collision slowdown), adaptive (per flow, the "
-    "least-loaded path) or spray (per packet over every path; analytic model only); adaptive "
-    "and spray spread perfectly in the analytic model";
+    "least-loaded path) or spray (per packet over every path; sim: one flow over each tier's "
+    "bundle of parallel uplinks); adaptive and spray spread perfectly in the analytic model";
 inline constexpr const char* kSeedHelp =
     "Salt of the ECMP hash, 0 to 2^62 (0: the default hash; sim hashes with it, the analytic "
-    "model takes the expectation over hashes)";
+    "model takes the expectation over hashes; with spray it changes no switch path)";
 
 // Validates the options and loads the switch; errors name the option (exit 2).
 spec::NetworkDesign resolve_network(const NetworkOptions& opt);

@@ -27,10 +27,12 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   ScheduleCheck out;
   out.sim = simulate_schedule(net, schedule, placement, cfg);
   // The analytic model under the simulation's routing: ECMP's expected collisions, or perfect
-  // spreading for adaptive routing (docs/model.md section 5).
-  const perf::NetworkModel nm = perf::make_network_model(
-      topo::make_network_view(fabric), fabric.cluster.gpu.eff,
-      cfg.routing == Routing::adaptive ? spec::Routing::adaptive : spec::Routing::ecmp);
+  // spreading for adaptive routing and spraying (docs/model.md section 5).
+  const spec::Routing routing = cfg.routing == Routing::adaptive ? spec::Routing::adaptive
+                                : cfg.routing == Routing::spray  ? spec::Routing::spray
+                                                                 : spec::Routing::ecmp;
+  const perf::NetworkModel nm =
+      perf::make_network_model(topo::make_network_view(fabric), fabric.cluster.gpu.eff, routing);
   for (const perf::CommOp& op : schedule) {
     const double t = perf::collective_time(op, placement.shape(op.axis), nm).time_s;
     out.analytic_s.push_back(t);

@@ -26,8 +26,8 @@ std::string_view to_string(ForwardingMode m) {
 }
 
 namespace {
-constexpr EnumNames<Routing, 2> kRoutingNames{
-    {{{Routing::ecmp, "ecmp"}, {Routing::adaptive, "adaptive"}}}};
+constexpr EnumNames<Routing, 3> kRoutingNames{
+    {{{Routing::ecmp, "ecmp"}, {Routing::adaptive, "adaptive"}, {Routing::spray, "spray"}}}};
 }  // namespace
 
 std::string_view to_string(Routing r) {
@@ -70,7 +70,8 @@ std::int64_t forwarding_peer(const SimNetwork& net, topo::Forwarding fw, std::in
 }
 
 // Turns transfers into flows: forwarding legs, pipelining chunks, merging of identical flows,
-// and (by_class) mapping channels onto one channel per link class.
+// (by_class) mapping channels onto one channel per link class, and (spray) mapping switch-switch
+// channels onto their bundles, which follow the network's channels in the workload.
 class FlowBuilder {
  public:
   // two_phase: a barrier separates every first leg (and direct transfer of the same kind) from
@@ -79,16 +80,42 @@ class FlowBuilder {
       : net_(net),
         cfg_(cfg),
         by_class_(by_class),
-        two_phase_(two_phase && net.rail_only && cfg.mode == ForwardingMode::two_phase) {
+        two_phase_(two_phase && net.rail_only && cfg.mode == ForwardingMode::two_phase),
+        spray_(cfg.routing == Routing::spray && !by_class && !net.bundle_of.empty()) {
     if (by_class) {
       std::vector<double> cap(net.class_names.size(), 0.0);
       for (std::size_t c = 0; c < net.capacity_Bps.size(); ++c)
         cap[static_cast<std::size_t>(net.channel_class[c])] += net.capacity_Bps[c];
       for (double& x : cap) x = x > 0 ? x : 1.0;  // a class without channels carries nothing
       w_ = Workload(std::move(cap));
+    } else if (spray_) {
+      std::vector<double> cap = net.capacity_Bps;
+      bundle_cap_ = bundle_capacities(net);
+      for (double x : bundle_cap_) cap.push_back(x > 0 ? x : 1.0);  // no live member: unused
+      w_ = Workload(std::move(cap));
     } else {
       w_ = Workload(net.capacity_Bps);
     }
+  }
+
+  // Simulates the finished workload. Under spray, a bundle's bytes are handed back to its member
+  // links in proportion to their capacities (spraying loads them evenly), each member at the
+  // bundle's peak utilisation, so that the result has one entry per network channel.
+  SimResult run(const EngineOptions& opt) {
+    SimResult r = simulate(done(), opt);
+    if (!spray_) return r;
+    const std::size_t C = net_.capacity_Bps.size();
+    for (std::size_t c = 0; c < C; ++c) {
+      const std::int32_t b = net_.bundle_of[c];
+      if (b < 0) continue;
+      const auto u = static_cast<std::size_t>(b);
+      r.channel_bytes[c] =
+          bundle_cap_[u] > 0 ? r.channel_bytes[C + u] * net_.capacity_Bps[c] / bundle_cap_[u] : 0;
+      r.channel_peak_utilisation[c] = r.channel_peak_utilisation[C + u];
+    }
+    r.channel_bytes.resize(C);
+    r.channel_peak_utilisation.resize(C);
+    return r;
   }
 
   Workload& workload() { return w_; }
@@ -192,6 +219,7 @@ class FlowBuilder {
     for (int j = 0; j < k; ++j) {
       p1_.clear();
       net_.route_part(s, d, h, j, p1_);
+      to_bundles(p1_);
       parts.push_back(add(p1_, bytes / k, weight, after));
     }
     p1_.clear();
@@ -205,6 +233,7 @@ class FlowBuilder {
       for (auto& ch : out) ch = net_.channel_class[static_cast<std::size_t>(ch)];
       return;
     }
+    to_bundles(out);
     if (cfg_.routing != Routing::adaptive) return;
     // Of the candidate paths, the one whose busiest channel carries the fewest bytes so far.
     if (load_.empty()) load_.assign(net_.capacity_Bps.size(), 0.0);
@@ -224,6 +253,18 @@ class FlowBuilder {
       }
     }
     for (auto ch : out) load_[static_cast<std::size_t>(ch)] += bytes;
+  }
+
+  // Spray: every switch-switch channel of a path replaced by its bundle. The bundles a route
+  // crosses do not depend on which equal-cost uplinks the hash picked, so this is the path of the
+  // whole sprayed transfer.
+  void to_bundles(topo::Path& p) const {
+    if (!spray_) return;
+    const auto C = static_cast<std::int32_t>(net_.capacity_Bps.size());
+    for (auto& ch : p) {
+      const std::int32_t b = net_.bundle_of[static_cast<std::size_t>(ch)];
+      if (b >= 0) ch = C + b;
+    }
   }
 
   FlowId add(const topo::Path& p, double bytes, double weight, std::span<const FlowId> after) {
@@ -268,7 +309,8 @@ class FlowBuilder {
   // --max-flows as they are added, and the phase is refused before the engine runs.
   void check_flow_budget() const {
     if (w_.flow_count() < cfg_.max_flows) return;
-    const bool chunked = net_.rail_only && cfg_.mode == ForwardingMode::pipelined && cfg_.chunks > 1;
+    const bool chunked =
+        net_.rail_only && cfg_.mode == ForwardingMode::pipelined && cfg_.chunks > 1;
     if (chunked)
       throw InputError("--chunks", fmt::format("pipelined forwarding in {} chunks makes more than "
                                                "--max-flows {} flows in one phase; lower --chunks "
@@ -281,7 +323,8 @@ class FlowBuilder {
 
   const SimNetwork& net_;
   const SimConfig& cfg_;
-  bool by_class_, two_phase_;
+  bool by_class_, two_phase_, spray_;
+  std::vector<double> bundle_cap_;  // spray: capacity of each bundle
   FlowId barrier_ = -1;
   double sent_ = 0;
   std::vector<std::uint8_t> linked_;
@@ -458,7 +501,7 @@ void ring_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<G
     }
     std::swap(prev, cur);
   }
-  const SimResult r = simulate(b.done(), engine_options(cfg));
+  const SimResult r = b.run(engine_options(cfg));
   PhaseResult ph;
   ph.name = name;
   ph.steps = steps;
@@ -550,7 +593,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
           if (i != j) b.transfer(g[i], g[j], bytes / n, {});
     }
   }
-  const SimResult r = simulate(b.done(), engine_options(cfg));
+  const SimResult r = b.run(engine_options(cfg));
   PhaseResult ph;
   ph.name = "all-to-all";
   ph.aggregated = by_class;
@@ -594,7 +637,7 @@ void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vec
       for (std::size_t j = 0; j < n; ++j)
         if (i != j) b.transfer(grp[i], grp[j], a.pair_bytes[g][i * n + j], {});
   }
-  const SimResult r = simulate(b.workload(), engine_options(cfg));
+  const SimResult r = b.run(engine_options(cfg));
   PhaseResult ph;
   ph.name = a.name;
   ph.time_s = r.completion_time_s;
@@ -620,7 +663,7 @@ void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Gr
       any = true;
     }
   if (!any || bytes <= 0) return;
-  const SimResult r = simulate(b.done(), engine_options(cfg));
+  const SimResult r = b.run(engine_options(cfg));
   PhaseResult ph;
   ph.name = "send-recv";
   ph.time_s = r.completion_time_s;

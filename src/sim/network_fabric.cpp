@@ -41,6 +41,12 @@ SimNetwork make_sim_network(const topo::DegradedFabric& degraded) {
     n.capacity_Bps[2 * l] *= k;
     n.capacity_Bps[2 * l + 1] *= k;
   }
+  // Spraying over live paths only: a dead link (or a link of a dead switch) leaves its bundle.
+  for (std::size_t l = 0; l < f.links.size(); ++l)
+    if (!degraded.link_alive(static_cast<std::int64_t>(l))) {
+      n.bundle_of[2 * l] = -1;
+      n.bundle_of[2 * l + 1] = -1;
+    }
   n.spread = [d](std::int64_t s, std::int64_t t) { return d->peer_choices(s, t); };
   n.route_part = [d](std::int64_t s, std::int64_t t, std::uint64_t h, int part, topo::Path& out) {
     live_route(*d, s, t, h, part, out);

@@ -202,3 +202,25 @@ TEST(CliFail, GoodputEffectsFromTheFabricWithModel) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("railsim: error: --pxn"), std::string::npos) << bad.err;
 }
+
+// whatif under --routing spray: a leaf's up bundle keeps its live uplinks. With 48 of leaf 0's
+// 64 uplinks dead, the 16 left carry the plan's traffic: the simulated communication is the
+// healthy one under spray, while ECMP's rerouted flows collide; with 63 dead, spraying slows too.
+TEST(CliFail, WhatIfSimulatesSprayOverLiveUplinks) {
+  auto comm = [](int dead, const std::string& routing) {
+    std::string cmd =
+        "fail whatif --gpus 1024 --design rail_optimized --sim on --json --routing " + routing;
+    for (int i = 0; i < dead; ++i) cmd += " --fail uplink:1:" + std::to_string(i);
+    const auto r = run_cli(cmd);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto s = nlohmann::json::parse(r.out)["designs"][0]["simulated"];
+    return std::make_pair(s["healthy_comm_s"].get<double>(), s["degraded_comm_s"].get<double>());
+  };
+  const auto [spray_h, spray_48] = comm(48, "spray");
+  EXPECT_NEAR(spray_48 / spray_h, 1.0, 1e-9);
+  const auto [ecmp_h, ecmp_48] = comm(48, "ecmp");
+  EXPECT_GT(ecmp_48, ecmp_h * 1.01);
+  EXPECT_LE(spray_h, ecmp_h);
+  EXPECT_GT(comm(63, "spray").second, spray_h * 1.01);
+  EXPECT_EQ(run_cli("fail whatif --gpus 1024 --routing sprayed").code, 2);
+}

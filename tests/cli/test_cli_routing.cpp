@@ -39,8 +39,7 @@ TEST(CliRouting, BadRoutingOrSeedIsOneLineExit2) {
       {"optimize --seed -3", "--seed"},
       {"sim --seed 99999999999999999999999", "--seed"},
       {"plan --seed x", "--seed"},
-      // sim routes ecmp or adaptive; spray is the analytic model's (documented).
-      {"sim --routing spray", "--routing"},
+      {"sim --routing Spray", "--routing"},
   };
   railsim::test::expect_one_line_errors(cases);
 }

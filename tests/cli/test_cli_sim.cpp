@@ -1,7 +1,9 @@
 // railsim sim as a user runs it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli_runner.hpp"
 
@@ -223,4 +225,82 @@ TEST(CliSim, MaxMemoryRefusesAnOversizedSimulationUpFront) {
   auto d = run_cli("sim --gpus 4096 --design rail_only --collective alltoall --aggregate off");
   EXPECT_EQ(d.code, 2);
   EXPECT_NE(d.err.find("--aggregate"), std::string::npos) << d.err;
+}
+
+namespace {
+// Same keys, strings, booleans and integers; reals to 1e-9 relative (the engine's sums round).
+void expect_json_near(const nlohmann::json& got, const nlohmann::json& want,
+                      const std::string& at = "") {
+  if (want.is_number_float()) {
+    ASSERT_TRUE(got.is_number()) << at;
+    const double w = want.get<double>(), g = got.get<double>();
+    EXPECT_NEAR(g, w, 1e-9 * std::abs(w)) << at;
+    return;
+  }
+  ASSERT_EQ(got.type(), want.type()) << at;
+  if (want.is_object()) {
+    ASSERT_EQ(got.size(), want.size()) << at << "\n" << got.dump(2);
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << at << "." << it.key();
+      expect_json_near(got[it.key()], it.value(), at + "." + it.key());
+    }
+  } else if (want.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << at;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      expect_json_near(got[i], want[i], at + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(got, want) << at;
+  }
+}
+}  // namespace
+
+// Spraying in sim: 96 GPUs (HB domain 1) on two QM9700 leaves of 48 at 3:1 (16 x 400G up each).
+// In the all-to-all each leaf sends 48 x 48/96 GB = 24 GB over its 16 uplinks (800 GB/s): 30 ms,
+// every uplink carrying 24/16 GB each way; hashed ECMP collides and is slower.
+TEST(CliSim, SprayAllToAllJsonIsTheBundleClosedForm) {
+  const std::string cmd =
+      "sim --gpus 96 --hb-domain 1 --switch QM9700 --oversubscription 3 --collective all_to_all "
+      "--hop-latency-us 0 --top 0 --json --routing ";
+  const auto r = run_cli(cmd + "spray");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json want = nlohmann::json::parse(R"({
+    "algorithm": "direct", "busiest": [], "bytes": 1e9, "bytes_sent": 95e9, "chunks": 8,
+    "collective": "all_to_all", "completion_time_s": 0.03, "design": "rail_optimized",
+    "efficiency": false, "flows_represented": 9120.0, "flows_simulated": 9120,
+    "forward_via": "hb_first", "forwarding": "store", "gpus": 96, "group": "all", "groups": 1,
+    "hb_domain": 1, "hop_latency_s": 0.0,
+    "phases": [{"aggregated": false, "events": 3, "flows_simulated": 9120, "name": "all-to-all",
+                "step_scaled": false, "steps": 1, "time_s": 0.03}],
+    "routing": "spray", "seed": 0,
+    "tiers": [
+      {"bytes": 95e9, "name": "GPU-leaf up", "peak_utilisation": 1.0},
+      {"bytes": 95e9, "name": "GPU-leaf down", "peak_utilisation": 1.0},
+      {"bytes": 48e9, "name": "leaf-spine up", "peak_utilisation": 1.0},
+      {"bytes": 48e9, "name": "leaf-spine down", "peak_utilisation": 1.0}]
+  })");
+  expect_json_near(nlohmann::json::parse(r.out), want);
+  const auto e = run_cli(cmd + "ecmp");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_GT(nlohmann::json::parse(e.out)["completion_time_s"].get<double>(), 0.03 * 1.1);
+  // The seed salts ECMP's hash only: under spray it changes nothing here.
+  const auto seeded = run_cli(cmd + "spray --seed 7");
+  ASSERT_EQ(seeded.code, 0) << seeded.err;
+  EXPECT_EQ(nlohmann::json::parse(seeded.out)["completion_time_s"],
+            nlohmann::json::parse(r.out)["completion_time_s"]);
+}
+
+// sim --schedule under spray against estimate's model under spray (perfect spreading): every op
+// within 1% on rail_optimized, where ECMP's pipeline sends collide (docs/sim.md).
+TEST(CliSim, ScheduleUnderSprayMatchesTheModelOpByOp) {
+  const std::string cmd =
+      "sim --schedule --gpus 1024 --model MoE-1.2T --tp 8 --pp 8 --ep 16 --design "
+      "rail_optimized --json --routing ";
+  const auto r = run_cli(cmd + "spray");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["ops"].size(), 4u);
+  for (const auto& op : j["ops"])
+    EXPECT_NEAR(op["sim_over_analytic"].get<double>(), 1.0, 0.01) << op.dump();
+  const auto e = nlohmann::json::parse(run_cli(cmd + "ecmp").out);
+  EXPECT_GT(e["completion_time_s"].get<double>(), j["completion_time_s"].get<double>() * 1.01);
 }

@@ -52,7 +52,10 @@ enum class Aggregation : std::uint8_t { automatic, off, on };
 // transfer takes, of `adaptive_choices` hashed candidates, the path whose busiest channel has
 // been given the fewest bytes so far (in the order transfers are issued): load-aware path choice
 // as adaptive routing (InfiniBand AR, Spectrum-X, Tomahawk-5 DLB) approximates it; ours.
-enum class Routing : std::uint8_t { ecmp, adaptive };
+// spray: per-packet spraying over every equal-cost path, in the fluid model one flow over the
+// bundles of parallel uplinks it crosses (SimNetwork::bundle_of), each bundle's capacity the sum
+// of its live links; per-link bytes are the bundle's shared evenly (docs/sim.md; ours).
+enum class Routing : std::uint8_t { ecmp, adaptive, spray };
 std::string_view to_string(Routing r);
 Routing parse_routing(std::string_view s, const std::string& option = "--routing");
 
@@ -71,7 +74,9 @@ struct SimConfig {
   Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
   double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance
   Routing routing = Routing::ecmp;
-  std::uint64_t seed = 0;     // salts the ECMP hash (another seed, another set of collisions)
+  // Salts the ECMP hash (another seed, another set of collisions). adaptive: salts the candidates;
+  // spray: no effect on switch paths (all are used), only a multi-NIC GPU's NIC choice.
+  std::uint64_t seed = 0;
   int adaptive_choices = 16;  // candidate paths per transfer with Routing::adaptive
 };
 

@@ -36,9 +36,19 @@ struct SimNetwork {
       route_part;
   // A channel in words ("link 12 (GPU-leaf) node 3 -> node 1030").
   std::function<std::string(ChannelId)> describe;
+  // Packet spraying (SimConfig's Routing::spray): the bundle each directed channel belongs to, -1
+  // for channels in none (HB and NIC channels, dead links); empty = no bundles. A bundle is
+  // every switch-switch link between one block of the Clos (a leaf, a pod of spines, ...) and
+  // the tier above it, in one direction: the parallel equal-cost uplinks over which spraying
+  // splits a flow's bytes evenly. docs/sim.md states the model and its limits.
+  std::vector<std::int32_t> bundle_of;
+  std::int32_t bundle_count = 0;
 
   std::int32_t channel_count() const { return static_cast<std::int32_t>(capacity_Bps.size()); }
 };
+
+// Capacity of each bundle: the sum of its members' (current) capacities.
+std::vector<double> bundle_capacities(const SimNetwork& net);
 
 // Scales capacities: HB-domain channels by `hb`, every other channel by `network` (achievable
 // fractions of line rate, e.g. the GPU preset's efficiency block, as the analytic model uses).
@@ -48,14 +58,15 @@ void scale_capacities(SimNetwork& net, double hb, double network);
 // then "tier-N").
 std::string tier_name(topo::LinkKind kind, int tier);
 
-// Capacities and classes from the fabric's links; routing with `route` (tests pass their own
-// for hand-made fabrics).
+// Capacities and classes from the fabric's links, and the bundles: per Clos block and direction
+// when the fabric carries its Clos plan (topo/'s builders), else per lower switch and direction
+// (exact for two tiers); routing with `route` (tests pass their own for hand-made fabrics).
 SimNetwork make_sim_network(const topo::Fabric& fabric, RouteFn route);
 // Same, routing with Fabric::route (the fabric must outlive the result).
 SimNetwork make_sim_network(const topo::Fabric& fabric);
 // The degraded fabric (it must outlive the result): live routing, and transfers forwarded through
-// HB-domain peers spread over every live peer route. A pair with no live path throws
-// InputError("--fail") when routed.
+// HB-domain peers spread over every live peer route; a bundle holds its live links only (spraying
+// over live paths). A pair with no live path throws InputError("--fail") when routed.
 SimNetwork make_sim_network(const topo::DegradedFabric& degraded);
 
 }  // namespace railsim::sim
