@@ -61,32 +61,26 @@ void run_goodput(const GoodputOptions& o) {
   const spec::SwitchSpec sw = spec::load_switch(o.sw, "--switch");
   const spec::FailureRates rates = spec::load_failure_rates(o.rates, "--rates");
   const cost::Catalog catalog = cost::load_catalog(o.catalog, "--catalog");
-  std::optional<StrategyInputs> in;
-  if (o.from_fabric) in = resolve_strategy_inputs(o.strategy);
-
-  fail::GoodputReport rep;
-  rep.gpu = cluster.gpu.name;
-  rep.rates = rates.name;
-  rep.amortize_years = o.amortize_years;
-  rep.tokens = o.tokens;
-  rep.tokens_per_s = o.tokens_per_s;
-  if (o.from_fabric)
-    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
-                              in->model.name);
+  fail::GoodputRequest req;
   for (spec::DesignKind kind : kinds) {
-    const spec::NetworkDesign design = spec::make_network_design(kind, sw);
-    fail::FailureModel m = fail::make_failure_model(cluster, design, rates, o.run);
-    if (o.from_fabric) {
-      fail::WhatIfOptions w;
-      w.pxn = fail::parse_pxn_mode(o.pxn, "--pxn");
-      w.plan.pins = in->pins;
-      rep.effect_notes.push_back(
-          fail::fabric_effects(m, cluster, design, in->model, in->training, w));
-      fail::resolve_run(m, o.run);
-    }
-    rep.designs.push_back(fail::run_goodput(m, o.mc));
-    rep.network_cost_usd.push_back(cost::evaluate(cluster, design, catalog).cost.cost_usd());
+    req.designs.push_back(spec::make_network_design(kind, sw));
+    req.network_cost_usd.push_back(
+        cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
+  req.rates = rates;
+  req.run = o.run;
+  req.mc = o.mc;
+  if (o.from_fabric) {
+    const StrategyInputs in = resolve_strategy_inputs(o.strategy);
+    fail::WhatIfOptions w;
+    w.pxn = fail::parse_pxn_mode(o.pxn, "--pxn");
+    w.plan.pins = in.pins;
+    req.fabric = fail::GoodputRequest::FabricJob{in.model, in.training, w};
+  }
+  req.amortize_years = o.amortize_years;
+  req.tokens = o.tokens;
+  req.tokens_per_s = o.tokens_per_s;
+  const fail::GoodputReport rep = fail::goodput_report(cluster, req);
   if (o.json)
     fmt::print("{}\n", fail::to_json(rep).dump(2));
   else

@@ -27,6 +27,29 @@ Json null_if_inf(double v) {
 
 }  // namespace
 
+GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest& req) {
+  GoodputReport rep;
+  rep.gpu = cluster.gpu.name;
+  rep.rates = req.rates.name;
+  rep.amortize_years = req.amortize_years;
+  rep.tokens = req.tokens;
+  rep.tokens_per_s = req.tokens_per_s;
+  rep.network_cost_usd = req.network_cost_usd;
+  if (req.fabric)
+    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
+                              req.fabric->model.name);
+  for (const spec::NetworkDesign& design : req.designs) {
+    FailureModel m = make_failure_model(cluster, design, req.rates, req.run);
+    if (req.fabric) {
+      rep.effect_notes.push_back(fabric_effects(m, cluster, design, req.fabric->model,
+                                                req.fabric->training, req.fabric->whatif));
+      resolve_run(m, req.run);
+    }
+    rep.designs.push_back(run_goodput(m, req.mc));
+  }
+  return rep;
+}
+
 Json to_json(const GoodputReport& rep) {
   Json out;
   const GoodputResult* first = rep.designs.empty() ? nullptr : &rep.designs.front();
