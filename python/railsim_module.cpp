@@ -566,11 +566,7 @@ std::string sweep_(const py::kwargs& kw) {
 
   py::gil_scoped_release release;
   const sweep::SweepResult r = sweep::run_sweep(s);
-  if (r.valid_points() == 0) {
-    const InputError& e = *r.points.front().invalid;
-    throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
-                                            std::string(e.what()).substr(e.field().size() + 2)));
-  }
+  if (r.valid_points() == 0) throw sweep::no_valid_point(*r.points.front().invalid);
   return report::to_json(sweep::sweep_table(r)).dump();
 }
 
