@@ -640,15 +640,7 @@ std::string goodput_(const py::kwargs& kw) {
                      "give both tokens and tokens_per_s for the time to train");
   if (tokens) check_number("tokens", *tokens, Range::positive(1e30));
   if (tokens_per_s) check_number("tokens_per_s", *tokens_per_s, Range::positive(1e30));
-  std::vector<spec::DesignKind> kinds;
-  if (design == "both")
-    kinds = {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
-  else if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
-    kinds = {spec::parse_design_kind(design, "design")};
-  else
-    throw InputError("design", fmt::format("unknown design '{}'; valid: rail_optimized, "
-                                           "rail_only, both",
-                                           printable(design)));
+  const std::vector<spec::DesignKind> kinds = fail::parse_designs(design, "design");
   const spec::SwitchSpec sw = spec::load_switch(sw_name, "switch");
   const spec::FailureRates rates = spec::load_failure_rates(rates_name, "rates");
   const cost::Catalog catalog = cost::load_catalog(catalog_name, "catalog");

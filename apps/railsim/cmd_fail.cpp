@@ -37,16 +37,6 @@ struct GoodputOptions {
   std::string pxn = "auto";
 };
 
-// --design: one design, or "both" (rail_optimized and rail_only).
-std::vector<spec::DesignKind> design_kinds(const std::string& design) {
-  if (design == "both") return {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
-  if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
-    return {spec::parse_design_kind(design, "--design")};  // ideal: the library says why not
-  throw InputError("--design", fmt::format("unknown design '{}'; valid: rail_optimized, "
-                                           "rail_only, both",
-                                           design));
-}
-
 void run_goodput(const GoodputOptions& o) {
   const spec::Cluster cluster = spec::make_cluster(o.cluster);
   fail::validate(o.run);
@@ -57,7 +47,7 @@ void run_goodput(const GoodputOptions& o) {
                      "give both --tokens and --tokens-per-s for the time to train");
   if (o.tokens) check_number("--tokens", *o.tokens, Range::positive(1e30));
   if (o.tokens_per_s) check_number("--tokens-per-s", *o.tokens_per_s, Range::positive(1e30));
-  const std::vector<spec::DesignKind> kinds = design_kinds(o.design);
+  const std::vector<spec::DesignKind> kinds = fail::parse_designs(o.design, "--design");
   const spec::SwitchSpec sw = spec::load_switch(o.sw, "--switch");
   const spec::FailureRates rates = spec::load_failure_rates(o.rates, "--rates");
   const cost::Catalog catalog = cost::load_catalog(o.catalog, "--catalog");
@@ -127,7 +117,7 @@ void run_whatif(const WhatIfArgs& a) {
   o.plan.top = 1;
   o.plan.threads = static_cast<int>(check_integer("--threads", a.threads, 0, 4096));
   std::vector<spec::NetworkDesign> designs;
-  for (spec::DesignKind k : design_kinds(a.design)) {
+  for (spec::DesignKind k : fail::parse_designs(a.design, "--design")) {
     NetworkOptions n = a.network;
     n.design = std::string(spec::to_string(k));
     designs.push_back(resolve_network(n));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "railsim/core/error.hpp"
 #include "text.hpp"
 
 namespace railsim::fail {
@@ -26,6 +27,15 @@ Json null_if_inf(double v) {
 }
 
 }  // namespace
+
+std::vector<spec::DesignKind> parse_designs(const std::string& design, const std::string& option) {
+  if (design == "both") return {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
+  if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
+    return {spec::parse_design_kind(design, option)};  // ideal: spec says why not
+  throw InputError(option,
+                   fmt::format("unknown design '{}'; valid: rail_optimized, rail_only, both",
+                               printable(design)));
+}
 
 GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest& req) {
   GoodputReport rep;

@@ -379,3 +379,17 @@ TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
   // rail_only's NIC failures degrade instead of interrupting: fewer interruptions than rail_opt.
   EXPECT_LT(rep.designs[1].interruptions.mean, rep.designs[0].interruptions.mean);
 }
+
+TEST(Goodput, DesignsAreBothOrOneNamedAndAnythingElseNamesTheOption) {
+  EXPECT_EQ(parse_designs("both", "--design"),
+            (std::vector<DesignKind>{DesignKind::rail_optimized, DesignKind::rail_only}));
+  EXPECT_EQ(parse_designs("rail_only", "design"), std::vector<DesignKind>{DesignKind::rail_only});
+  try {
+    parse_designs("mesh", "design");
+    ADD_FAILURE() << "mesh accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "design");
+    EXPECT_NE(std::string(e.what()).find("valid: rail_optimized, rail_only, both"),
+              std::string::npos);
+  }
+}

@@ -28,6 +28,10 @@ struct GoodputReport {
   std::vector<std::vector<std::string>> effect_notes;  // per design
 };
 
+// The designs a failure study runs on: "both" (rail_optimized, then rail_only) or one design's
+// name (ideal is refused with spec's reason); anything else is an InputError naming `option`.
+std::vector<spec::DesignKind> parse_designs(const std::string& design, const std::string& option);
+
 // The inputs of `railsim fail goodput` (and Python's fail_goodput), resolved.
 struct GoodputRequest {
   std::vector<spec::NetworkDesign> designs;  // each one's goodput, in this order
