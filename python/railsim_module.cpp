@@ -21,6 +21,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
+#include "railsim/cost/report.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/report.hpp"
@@ -28,6 +29,7 @@
 #include "railsim/optimize/optimize.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/perf/report.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/report/table.hpp"
@@ -154,9 +156,12 @@ std::string optimize_(const std::string& gpu, std::int64_t gpus,
   return optimize::to_json(optimize::optimize(g, n, ms, s, t, b)).dump();
 }
 
-// The traffic of one iteration: the summary `railsim traffic --json` prints (its summary
-// fields) and every GPU pair with traffic as NumPy arrays (COO: src, dst, bytes per
-// parallelism tp, sp, pp, dp, ep).
+// The seed `railsim traffic --json` reports by default (--seed 1); it moves only a shuffled
+// placement, and traffic() places ranks rail-aligned.
+constexpr std::int64_t kTrafficSeed = 1;
+
+// The traffic of one iteration: the document `railsim traffic --json` prints and every GPU pair
+// with traffic as NumPy arrays (COO: src, dst, bytes per parallelism tp, sp, pp, dp, ep).
 py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, OptD hb, OptI m,
                      const std::string& kind, const std::string& sw, const std::string& model,
                      std::int64_t batch, OptI seq, const std::string& stack, OptI tp, OptI pp,
@@ -169,8 +174,10 @@ py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic
     const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
     const spec::NetworkDesign d = network(kind, sw, 1.0);
     const Job jb = job(model, batch, seq, stack, {}, {}, tp, pp, dp, ep, {}, {});
+    // The strategy as `railsim traffic` takes it: the one given, or the best plan's.
     perf::Strategy s;
-    if (tp || pp || dp) {
+    std::string source = "given";
+    if (tp || pp || dp || ep) {
       s = perf::default_strategy(jb.model, jb.training, jb.pins, c);
     } else {
       perf::PlanOptions po;
@@ -179,15 +186,17 @@ py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic
       const perf::PlanResult r = perf::plan(perf::make_context(jb.model, jb.training, c, d), po);
       if (r.plans.empty()) throw perf::explain_no_plan(r, jb.model, jb.training, jb.pins, c);
       s = r.plans.front().strategy;
+      source = fmt::format("best plan of {} strategies", cost::with_commas(double(r.evaluated)));
     }
     const perf::Placement pl(c, s.degrees());
     const perf::CommSchedule cs = perf::build_comm_schedule(jb.model, jb.training, s, pl);
     const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
-    Json j = traffic::to_json(traffic::summarize(tm, c, d.kind), c);
-    j["model"] = jb.model.name;
-    j["gpu"] = c.gpu.name;
-    j["strategy"] = perf::to_json(s);
-    summary = j.dump();
+    const perf::IterationTime it =
+        perf::estimate(perf::make_context(jb.model, jb.training, c, d), s, pl, cs);
+    summary =
+        traffic::traffic_document(tm, traffic::summarize(tm, c, d.kind), c, jb.model, jb.training,
+                                  s, perf::PlacementKind::rail_aligned, source, kTrafficSeed, it)
+            .dump();
     traffic::for_each_pair(tm, [&](std::int64_t a, std::int64_t b, const auto& per) {
       src.push_back(a);
       dst.push_back(b);
@@ -423,7 +432,9 @@ StrategyIn strategy_inputs(const Args& a) {
   return in;
 }
 
-Json estimate_json(const Args& a) {
+// railsim estimate --json.
+std::string estimate_(const py::kwargs& kw) {
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {}));
   const spec::ClusterOptions co = cluster_options(a);
   const spec::NetworkOptions no = network_options(a);
   const StrategyIn in = strategy_inputs(a);  // reads the arguments: with the GIL
@@ -431,30 +442,7 @@ Json estimate_json(const Args& a) {
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
   const perf::Strategy s = perf::default_strategy(in.model, in.training, in.pins, c);
-  const perf::IterationTime it = perf::estimate(in.model, in.training, s, c, d, in.placement);
-  const perf::Placement pl(c, s.degrees(), in.placement);
-  const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
-  const perf::NetworkModel nm = perf::make_network_model(c, d);
-  Json j = perf::to_json(s, it, in.placement);
-  j["model"] = in.model.name;
-  j["gpus"] = c.gpus;
-  j["gpu"] = c.gpu.name;
-  j["hb_domain"] = c.hb_domain;
-  j["design"] = std::string(spec::to_string(d.kind));
-  j["global_batch"] = in.training.global_batch;
-  j["seq_len"] = in.training.seq_len;
-  j["stack"] = in.training.stack.name;
-  j["dtype"] = std::string(perf::to_string(in.training.dtype));
-  j["flash_attention"] = in.training.flash_attention;
-  j["error_band"] =
-      perf::to_json(perf::error_band(c.gpu.name, in.training.stack.name), it.iteration_time_s);
-  j["comm"] = perf::comm_to_json(cs, pl, nm);
-  return j;
-}
-
-std::string estimate_(const py::kwargs& kw) {
-  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {}));
-  return estimate_json(a).dump();
+  return perf::estimate_document(in.model, in.training, s, c, d, in.placement).dump();
 }
 
 // railsim sim: one collective, or (schedule=True) every collective of one iteration.
@@ -513,11 +501,7 @@ std::string sim_(const py::kwargs& kw) {
     const perf::Placement pl(fabric.cluster, s.degrees(), in->placement);
     const perf::CommSchedule sched = perf::build_comm_schedule(in->model, in->training, s, pl);
     const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
-    Json j = sim::to_json(chk);
-    j["design"] = std::string(spec::to_string(d.kind));
-    j["gpus"] = c.gpus;
-    j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
-    return j.dump();
+    return sim::schedule_document(chk, fabric, s).dump();
   }
   const perf::CollectiveOp op = perf::parse_collective_op(collective, "collective");
   sim::CollectiveRequest req;
@@ -530,14 +514,7 @@ std::string sim_(const py::kwargs& kw) {
       efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);
   req.groups = sim::parse_groups(group, fabric.cluster, "group");
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top_n);
-  Json j = sim::to_json(r);
-  j["collective"] = std::string(perf::to_string(op));
-  j["algorithm"] = std::string(perf::to_string(req.algorithm));
-  j["group"] = group;
-  j["groups"] = req.groups.size();
-  j["bytes"] = req.bytes;
-  sim::add_settings_json(j, fabric, cfg, forward_via, efficiency);
-  return j.dump();
+  return sim::collective_document(r, req, group, fabric, cfg, forward_via, efficiency).dump();
 }
 
 // railsim sweep: the rows of --json.
@@ -589,11 +566,7 @@ std::string sweep_(const py::kwargs& kw) {
 
   py::gil_scoped_release release;
   const sweep::SweepResult r = sweep::run_sweep(s);
-  if (r.valid_points() == 0) {
-    const InputError& e = *r.points.front().invalid;
-    throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
-                                            std::string(e.what()).substr(e.field().size() + 2)));
-  }
+  if (r.valid_points() == 0) throw sweep::no_valid_point(*r.points.front().invalid);
   return report::to_json(sweep::sweep_table(r)).dump();
 }
 
@@ -667,41 +640,29 @@ std::string goodput_(const py::kwargs& kw) {
                      "give both tokens and tokens_per_s for the time to train");
   if (tokens) check_number("tokens", *tokens, Range::positive(1e30));
   if (tokens_per_s) check_number("tokens_per_s", *tokens_per_s, Range::positive(1e30));
-  std::vector<spec::DesignKind> kinds;
-  if (design == "both")
-    kinds = {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
-  else if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
-    kinds = {spec::parse_design_kind(design, "design")};
-  else
-    throw InputError("design", fmt::format("unknown design '{}'; valid: rail_optimized, "
-                                           "rail_only, both",
-                                           printable(design)));
+  const std::vector<spec::DesignKind> kinds = fail::parse_designs(design, "design");
   const spec::SwitchSpec sw = spec::load_switch(sw_name, "switch");
   const spec::FailureRates rates = spec::load_failure_rates(rates_name, "rates");
   const cost::Catalog catalog = cost::load_catalog(catalog_name, "catalog");
-  fail::GoodputReport rep;
-  rep.gpu = cluster.gpu.name;
-  rep.rates = rates.name;
-  rep.amortize_years = amortize_years;
-  rep.tokens = tokens;
-  rep.tokens_per_s = tokens_per_s;
-  if (from_fabric)
-    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
-                              in->model.name);
+  fail::GoodputRequest req;
   for (spec::DesignKind kind : kinds) {
-    const spec::NetworkDesign nd = spec::make_network_design(kind, sw);
-    fail::FailureModel fm = fail::make_failure_model(cluster, nd, rates, run);
-    if (from_fabric) {
-      fail::WhatIfOptions w;
-      w.pxn = fail::parse_pxn_mode(pxn, "pxn");
-      w.plan.pins = in->pins;
-      rep.effect_notes.push_back(fail::fabric_effects(fm, cluster, nd, in->model, in->training, w));
-      fail::resolve_run(fm, run);
-    }
-    rep.designs.push_back(fail::run_goodput(fm, mc));
-    rep.network_cost_usd.push_back(cost::evaluate(cluster, nd, catalog).cost.cost_usd());
+    req.designs.push_back(spec::make_network_design(kind, sw));
+    req.network_cost_usd.push_back(
+        cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
-  return fail::to_json(rep).dump();
+  req.rates = rates;
+  req.run = run;
+  req.mc = mc;
+  if (from_fabric) {
+    fail::WhatIfOptions w;
+    w.pxn = fail::parse_pxn_mode(pxn, "pxn");
+    w.plan.pins = in->pins;
+    req.fabric = fail::GoodputRequest::FabricJob{in->model, in->training, w};
+  }
+  req.amortize_years = amortize_years;
+  req.tokens = tokens;
+  req.tokens_per_s = tokens_per_s;
+  return fail::to_json(fail::goodput_report(cluster, req)).dump();
 }
 
 // railsim design --json.
@@ -717,9 +678,7 @@ std::string design2(const py::kwargs& kw) {
   const cost::DesignReport r =
       cost::evaluate(c, d, spec::load_catalog(catalog, "catalog"),
                      cost::parse_switch_counting(counting, "switch_counting"));
-  Json j = cost::to_json(r, false);
-  j["gpu"] = c.gpu.name;
-  return j.dump();
+  return cost::design_document(c, r).dump();
 }
 
 // railsim plan --json (without --explain).
@@ -738,27 +697,7 @@ std::string plan2(const py::kwargs& kw) {
   const perf::PlanResult res =
       perf::plan(perf::make_context(in.model, in.training, c, d, in.placement), po);
   if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
-  const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
-  Json plans = Json::array();
-  for (const perf::Plan& p : res.plans) {
-    plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
-    plans.back()["rank"] = plans.size();
-    plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
-  }
-  return Json{{"model", in.model.name},
-              {"gpus", c.gpus},
-              {"gpu", c.gpu.name},
-              {"hb_domain", c.hb_domain},
-              {"design", std::string(spec::to_string(d.kind))},
-              {"global_batch", in.training.global_batch},
-              {"seq_len", in.training.seq_len},
-              {"stack", in.training.stack.name},
-              {"dtype", std::string(perf::to_string(in.training.dtype))},
-              {"flash_attention", in.training.flash_attention},
-              {"evaluated", res.evaluated},
-              {"feasible", res.feasible},
-              {"plans", plans}}
-      .dump();
+  return perf::plan_document(in.model, in.training, c, d, res, in.placement).dump();
 }
 
 // whatif, optimize and traffic: their arguments read by Args, then the functions above.

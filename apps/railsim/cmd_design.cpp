@@ -44,9 +44,7 @@ void run_design(const DesignOptions& o) {
     if (!out) throw InputError("--export", fmt::format("failed writing '{}'", o.export_args[1]));
   }
   if (o.json) {
-    Json j = cost::to_json(r, false);
-    j["gpu"] = cluster.gpu.name;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", cost::design_document(cluster, r).dump(2));
   } else if (o.csv) {
     fmt::print("{}", report::to_csv(report::designs_table(cluster, {r}, /*with_savings=*/false)));
   } else {

@@ -5,6 +5,7 @@
 #include "network_options.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/perf/report.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/report/tables.hpp"
@@ -61,31 +62,17 @@ void add_estimate_command(CLI::App& app) {
     const spec::Cluster c = spec::make_cluster(args->cluster);
     const spec::NetworkDesign d = resolve_network(args->network);
     const perf::Strategy s = resolve_strategy(in, c);
+    if (args->json) {
+      fmt::print("{}\n",
+                 perf::estimate_document(in.model, in.training, s, c, d, in.placement).dump(2));
+      return;
+    }
     const perf::IterationTime it = perf::estimate(in.model, in.training, s, c, d, in.placement);
     // The schedule that was timed, op by op (the same as estimate() builds internally).
     const perf::Placement pl(c, s.degrees(), in.placement);
     const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
     const perf::NetworkModel nm = perf::make_network_model(c, d);
-    const Json comm = perf::comm_to_json(cs, pl, nm);
-    if (args->json) {
-      Json j = perf::to_json(s, it, in.placement);
-      j["model"] = in.model.name;
-      j["gpus"] = c.gpus;
-      j["gpu"] = c.gpu.name;
-      j["hb_domain"] = c.hb_domain;
-      j["design"] = std::string(spec::to_string(d.kind));
-      j["global_batch"] = in.training.global_batch;
-      j["seq_len"] = in.training.seq_len;
-      j["stack"] = in.training.stack.name;
-      j["dtype"] = std::string(perf::to_string(in.training.dtype));
-      j["flash_attention"] = in.training.flash_attention;
-      j["error_band"] =
-          perf::to_json(perf::error_band(c.gpu.name, in.training.stack.name), it.iteration_time_s);
-      j["comm"] = comm;
-      fmt::print("{}\n", j.dump(2));
-    } else {
-      print_human(in.model, in.training, c, d, s, it, report::comm_table(cs, pl, nm));
-    }
+    print_human(in.model, in.training, c, d, s, it, report::comm_table(cs, pl, nm));
   });
 }
 

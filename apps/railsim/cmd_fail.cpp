@@ -37,16 +37,6 @@ struct GoodputOptions {
   std::string pxn = "auto";
 };
 
-// --design: one design, or "both" (rail_optimized and rail_only).
-std::vector<spec::DesignKind> design_kinds(const std::string& design) {
-  if (design == "both") return {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
-  if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
-    return {spec::parse_design_kind(design, "--design")};  // ideal: the library says why not
-  throw InputError("--design", fmt::format("unknown design '{}'; valid: rail_optimized, "
-                                           "rail_only, both",
-                                           design));
-}
-
 void run_goodput(const GoodputOptions& o) {
   const spec::Cluster cluster = spec::make_cluster(o.cluster);
   fail::validate(o.run);
@@ -57,36 +47,30 @@ void run_goodput(const GoodputOptions& o) {
                      "give both --tokens and --tokens-per-s for the time to train");
   if (o.tokens) check_number("--tokens", *o.tokens, Range::positive(1e30));
   if (o.tokens_per_s) check_number("--tokens-per-s", *o.tokens_per_s, Range::positive(1e30));
-  const std::vector<spec::DesignKind> kinds = design_kinds(o.design);
+  const std::vector<spec::DesignKind> kinds = fail::parse_designs(o.design, "--design");
   const spec::SwitchSpec sw = spec::load_switch(o.sw, "--switch");
   const spec::FailureRates rates = spec::load_failure_rates(o.rates, "--rates");
   const cost::Catalog catalog = cost::load_catalog(o.catalog, "--catalog");
-  std::optional<StrategyInputs> in;
-  if (o.from_fabric) in = resolve_strategy_inputs(o.strategy);
-
-  fail::GoodputReport rep;
-  rep.gpu = cluster.gpu.name;
-  rep.rates = rates.name;
-  rep.amortize_years = o.amortize_years;
-  rep.tokens = o.tokens;
-  rep.tokens_per_s = o.tokens_per_s;
-  if (o.from_fabric)
-    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
-                              in->model.name);
+  fail::GoodputRequest req;
   for (spec::DesignKind kind : kinds) {
-    const spec::NetworkDesign design = spec::make_network_design(kind, sw);
-    fail::FailureModel m = fail::make_failure_model(cluster, design, rates, o.run);
-    if (o.from_fabric) {
-      fail::WhatIfOptions w;
-      w.pxn = fail::parse_pxn_mode(o.pxn, "--pxn");
-      w.plan.pins = in->pins;
-      rep.effect_notes.push_back(
-          fail::fabric_effects(m, cluster, design, in->model, in->training, w));
-      fail::resolve_run(m, o.run);
-    }
-    rep.designs.push_back(fail::run_goodput(m, o.mc));
-    rep.network_cost_usd.push_back(cost::evaluate(cluster, design, catalog).cost.cost_usd());
+    req.designs.push_back(spec::make_network_design(kind, sw));
+    req.network_cost_usd.push_back(
+        cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
+  req.rates = rates;
+  req.run = o.run;
+  req.mc = o.mc;
+  if (o.from_fabric) {
+    const StrategyInputs in = resolve_strategy_inputs(o.strategy);
+    fail::WhatIfOptions w;
+    w.pxn = fail::parse_pxn_mode(o.pxn, "--pxn");
+    w.plan.pins = in.pins;
+    req.fabric = fail::GoodputRequest::FabricJob{in.model, in.training, w};
+  }
+  req.amortize_years = o.amortize_years;
+  req.tokens = o.tokens;
+  req.tokens_per_s = o.tokens_per_s;
+  const fail::GoodputReport rep = fail::goodput_report(cluster, req);
   if (o.json)
     fmt::print("{}\n", fail::to_json(rep).dump(2));
   else
@@ -133,7 +117,7 @@ void run_whatif(const WhatIfArgs& a) {
   o.plan.top = 1;
   o.plan.threads = static_cast<int>(check_integer("--threads", a.threads, 0, 4096));
   std::vector<spec::NetworkDesign> designs;
-  for (spec::DesignKind k : design_kinds(a.design)) {
+  for (spec::DesignKind k : fail::parse_designs(a.design, "--design")) {
     NetworkOptions n = a.network;
     n.design = std::string(spec::to_string(k));
     designs.push_back(resolve_network(n));

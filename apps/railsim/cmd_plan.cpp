@@ -9,6 +9,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/perf/report.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/report/table.hpp"
@@ -73,25 +74,7 @@ void add_plan_command(CLI::App& app) {
     if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
     const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
     if (args->json) {
-      Json plans = Json::array();
-      for (const perf::Plan& p : res.plans) {
-        plans.push_back(perf::to_json(p.strategy, p.time, in.placement));
-        plans.back()["rank"] = plans.size();
-        plans.back()["error_band"] = perf::to_json(band, p.time.iteration_time_s);
-      }
-      Json j{{"model", in.model.name},
-             {"gpus", c.gpus},
-             {"gpu", c.gpu.name},
-             {"hb_domain", c.hb_domain},
-             {"design", std::string(spec::to_string(d.kind))},
-             {"global_batch", in.training.global_batch},
-             {"seq_len", in.training.seq_len},
-             {"stack", in.training.stack.name},
-             {"dtype", std::string(perf::to_string(in.training.dtype))},
-             {"flash_attention", in.training.flash_attention},
-             {"evaluated", res.evaluated},
-             {"feasible", res.feasible},
-             {"plans", plans}};
+      Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement);
       if (args->explain) {
         const std::vector<perf::Plan> two(
             res.plans.begin(), res.plans.begin() + std::min<std::ptrdiff_t>(2, res.plans.size()));

@@ -162,11 +162,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
                  in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name,
                  spec::to_string(d.kind), s.tp, s.pp, s.dp, s.ep, report::to_text(table));
     if (a.json) {
-      Json j = sim::to_json(chk);
-      j["design"] = std::string(spec::to_string(d.kind));
-      j["gpus"] = c.gpus;
-      j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", sim::schedule_document(chk, fabric, s).dump(2));
     } else {
       const report::Column t{
           .type = report::Type::real, .unit = "s", .precision = 5, .style = report::Style::si};
@@ -232,14 +228,9 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   }
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
   if (a.json) {
-    Json j = sim::to_json(r);
-    j["collective"] = std::string(perf::to_string(op));
-    j["algorithm"] = std::string(perf::to_string(req.algorithm));
-    j["group"] = a.group;
-    j["groups"] = req.groups.size();
-    j["bytes"] = req.bytes;
-    sim::add_settings_json(j, fabric, cfg, a.forward_via, a.efficiency);
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n",
+               sim::collective_document(r, req, a.group, fabric, cfg, a.forward_via, a.efficiency)
+                   .dump(2));
     return;
   }
   fmt::print(

@@ -152,11 +152,8 @@ void run_sweep(const SweepCliOptions& o) {
         sweep::run_distributed(in.s, in.inputs, comm, in.split);
     if (!root) return;
     bar->finish();
-    if (g->valid_points == 0) {  // nothing to show: the first point's reason, exit 2
-      const InputError& e = *g->first_invalid;
-      throw InputError(e.field(), fmt::format("{} (every point of the sweep is invalid)",
-                                              std::string(e.what()).substr(e.field().size() + 2)));
-    }
+    // Nothing to show: the first point's reason, exit 2.
+    if (g->valid_points == 0) throw sweep::no_valid_point(*g->first_invalid);
     const report::Table& t = g->table;
     try {
       if (o.json)

@@ -150,18 +150,9 @@ void run(const TrafficArgs& a) {
       report::write_heatmap(report::traffic_heatmap(tm, c, view, cells, title), path, option);
 
   if (a.json) {
-    Json j = traffic::to_json(sum, c);
-    j["model"] = in.model.name;
-    j["gpu"] = c.gpu.name;
-    j["global_batch"] = in.training.global_batch;
-    j["seq_len"] = in.training.seq_len;
-    j["strategy"] = perf::to_json(s, in.placement);
-    j["strategy_source"] = source;
-    j["seed"] = seed;
-    j["iteration_time_s"] = it.iteration_time_s;
-    j["feasible"] = it.feasible;
-    j["matrix_memory_bytes"] = tm.memory_bytes();
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", traffic::traffic_document(tm, sum, c, in.model, in.training, s, in.placement,
+                                                 source, seed, it)
+                           .dump(2));
     return;
   }
   using perf::Parallelism;

@@ -49,11 +49,11 @@ def plan(**kwargs):
 
 
 def traffic(**kwargs):
-    """The bytes of one iteration between GPUs (``railsim traffic``): the summary (``--json``'s
-    summary fields, the same keys) and every pair with traffic as NumPy arrays: ``pair_src``,
-    ``pair_dst`` and ``pair_bytes`` (one row per pair, columns tp, sp, pp, dp, ep), sparse COO
-    triplets for any cluster size.
-    With tp, pp or dp given the strategy is that one; otherwise the best plan's."""
+    """The bytes of one iteration between GPUs (``railsim traffic``): the document ``--json``
+    prints (the same keys and values, ranks placed rail-aligned) and every pair with traffic as
+    NumPy arrays: ``pair_src``, ``pair_dst`` and ``pair_bytes`` (one row per pair, columns tp,
+    sp, pp, dp, ep), sparse COO triplets for any cluster size.
+    With tp, pp, dp or ep given the strategy is that one; otherwise the best plan's."""
     out = _railsim.traffic(**kwargs)
     r = _wrap(out["summary"])
     r["pair_src"], r["pair_dst"], r["pair_bytes"] = out["src"], out["dst"], out["bytes"]

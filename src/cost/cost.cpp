@@ -96,6 +96,12 @@ std::vector<DesignReport> compare_designs(const spec::Cluster& cluster,
   return out;
 }
 
+Json design_document(const spec::Cluster& cluster, const DesignReport& r) {
+  Json j = to_json(r, false);
+  j["gpu"] = cluster.gpu.name;
+  return j;
+}
+
 Json to_json(const DesignReport& r, bool with_savings) {
   const BillOfMaterials& b = r.bom;
   Json j;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "railsim/core/error.hpp"
 #include "text.hpp"
 
 namespace railsim::fail {
@@ -26,6 +27,38 @@ Json null_if_inf(double v) {
 }
 
 }  // namespace
+
+std::vector<spec::DesignKind> parse_designs(const std::string& design, const std::string& option) {
+  if (design == "both") return {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
+  if (design == "rail_optimized" || design == "rail_only" || design == "ideal")
+    return {spec::parse_design_kind(design, option)};  // ideal: spec says why not
+  throw InputError(option,
+                   fmt::format("unknown design '{}'; valid: rail_optimized, rail_only, both",
+                               printable(design)));
+}
+
+GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest& req) {
+  GoodputReport rep;
+  rep.gpu = cluster.gpu.name;
+  rep.rates = req.rates.name;
+  rep.amortize_years = req.amortize_years;
+  rep.tokens = req.tokens;
+  rep.tokens_per_s = req.tokens_per_s;
+  rep.network_cost_usd = req.network_cost_usd;
+  if (req.fabric)
+    rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
+                              req.fabric->model.name);
+  for (const spec::NetworkDesign& design : req.designs) {
+    FailureModel m = make_failure_model(cluster, design, req.rates, req.run);
+    if (req.fabric) {
+      rep.effect_notes.push_back(fabric_effects(m, cluster, design, req.fabric->model,
+                                                req.fabric->training, req.fabric->whatif));
+      resolve_run(m, req.run);
+    }
+    rep.designs.push_back(run_goodput(m, req.mc));
+  }
+  return rep;
+}
 
 Json to_json(const GoodputReport& rep) {
   Json out;

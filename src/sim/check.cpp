@@ -55,6 +55,28 @@ void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg
   j["efficiency"] = efficiency;
 }
 
+Json collective_document(const CollectiveResult& r, const CollectiveRequest& req,
+                         const std::string& group, const topo::Fabric& fabric, const SimConfig& cfg,
+                         const std::string& forward_via, bool efficiency) {
+  Json j = to_json(r);
+  j["collective"] = std::string(perf::to_string(req.op));
+  j["algorithm"] = std::string(perf::to_string(req.algorithm));
+  j["group"] = group;
+  j["groups"] = req.groups.size();
+  j["bytes"] = req.bytes;
+  add_settings_json(j, fabric, cfg, forward_via, efficiency);
+  return j;
+}
+
+Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
+                       const perf::Strategy& s) {
+  Json j = to_json(chk);
+  j["design"] = std::string(spec::to_string(fabric.design.kind));
+  j["gpus"] = fabric.cluster.gpus;
+  j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
+  return j;
+}
+
 Json to_json(const CollectiveResult& r) {
   Json j;
   j["completion_time_s"] = r.completion_time_s;

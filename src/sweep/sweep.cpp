@@ -224,6 +224,12 @@ std::int64_t SweepResult::valid_points() const {
   return n;
 }
 
+InputError no_valid_point(const InputError& first) {
+  return InputError(first.field(),
+                    fmt::format("{} (every point of the sweep is invalid)",
+                                std::string(first.what()).substr(first.field().size() + 2)));
+}
+
 SweepInputs load_sweep_inputs(const SweepOptions& opt) {
   SweepInputs presets;
   presets.points = expand_points(opt);

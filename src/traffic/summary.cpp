@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "railsim/perf/search.hpp"
+
 namespace railsim::traffic {
 
 double TrafficSummary::bytes_by_locality(Locality l) const {
@@ -100,6 +102,25 @@ TrafficSummary summarize(const TrafficMatrix& tm, const spec::Cluster& c, spec::
     }
   }
   return s;
+}
+
+Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
+                      const spec::Cluster& cluster, const perf::Model& m, const perf::Training& tr,
+                      const perf::Strategy& s, perf::PlacementKind placement,
+                      const std::string& strategy_source, std::int64_t seed,
+                      const perf::IterationTime& it) {
+  Json j = to_json(summary, cluster);
+  j["model"] = m.name;
+  j["gpu"] = cluster.gpu.name;
+  j["global_batch"] = tr.global_batch;
+  j["seq_len"] = tr.seq_len;
+  j["strategy"] = perf::to_json(s, placement);
+  j["strategy_source"] = strategy_source;
+  j["seed"] = seed;
+  j["iteration_time_s"] = it.iteration_time_s;
+  j["feasible"] = it.feasible;
+  j["matrix_memory_bytes"] = tm.memory_bytes();
+  return j;
 }
 
 Json to_json(const TrafficSummary& s, const spec::Cluster& c) {

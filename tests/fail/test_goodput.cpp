@@ -7,6 +7,7 @@
 
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
+#include "railsim/fail/report.hpp"
 #include "test_fail_common.hpp"
 
 using namespace railsim;
@@ -344,5 +345,51 @@ TEST(Goodput, BadRunParametersNameTheOption) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "--trials");
+  }
+}
+
+// goodput_report (the study behind `fail goodput` in the CLI and Python): per design, in order,
+// the Monte Carlo of that design's failure model, and the caller's figures carried through.
+TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
+  const spec::Cluster c = test::fail_cluster("H100-SXM", 1024, 8);
+  GoodputRequest req;
+  req.designs = {test::fail_design(DesignKind::rail_optimized),
+                 test::fail_design(DesignKind::rail_only)};
+  req.rates = spec::load_failure_rates(spec::kDefaultFailureRates, "rates");
+  req.mc.trials = 50;
+  req.mc.seed = 3;
+  req.network_cost_usd = {2e6, 1e6};
+  req.tokens = 1e12;
+  req.tokens_per_s = 1e6;
+  const GoodputReport rep = goodput_report(c, req);
+  EXPECT_EQ(rep.gpu, "H100-SXM");
+  EXPECT_EQ(rep.rates, req.rates.name);
+  EXPECT_EQ(rep.effects, "inputs");
+  EXPECT_TRUE(rep.effect_notes.empty());
+  ASSERT_EQ(rep.designs.size(), 2u);
+  EXPECT_EQ(rep.network_cost_usd, req.network_cost_usd);
+  EXPECT_EQ(rep.tokens, 1e12);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const GoodputResult direct =
+        run_goodput(make_failure_model(c, req.designs[i], req.rates, req.run), req.mc);
+    EXPECT_EQ(rep.designs[i].ettr.mean, direct.ettr.mean) << i;
+    EXPECT_EQ(rep.designs[i].interruptions.mean, direct.interruptions.mean) << i;
+    EXPECT_EQ(rep.designs[i].trials, 50);
+  }
+  // rail_only's NIC failures degrade instead of interrupting: fewer interruptions than rail_opt.
+  EXPECT_LT(rep.designs[1].interruptions.mean, rep.designs[0].interruptions.mean);
+}
+
+TEST(Goodput, DesignsAreBothOrOneNamedAndAnythingElseNamesTheOption) {
+  EXPECT_EQ(parse_designs("both", "--design"),
+            (std::vector<DesignKind>{DesignKind::rail_optimized, DesignKind::rail_only}));
+  EXPECT_EQ(parse_designs("rail_only", "design"), std::vector<DesignKind>{DesignKind::rail_only});
+  try {
+    parse_designs("mesh", "design");
+    ADD_FAILURE() << "mesh accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "design");
+    EXPECT_NE(std::string(e.what()).find("valid: rail_optimized, rail_only, both"),
+              std::string::npos);
   }
 }

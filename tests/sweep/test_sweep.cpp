@@ -55,6 +55,20 @@ TEST(Sweep, MorePointsThanTheLimitIsRefusedWithTheCount) {
             "--max-points: the sweep has 6 points (3 --gpus x 2 --hb-domain), more than 5");
 }
 
+// A sweep with no valid point reports its first point's reason, field kept, marked as such.
+TEST(Sweep, NoValidPointIsTheFirstPointsErrorMarked) {
+  SweepOptions o;
+  o.perf = false;
+  o.axes.gpus = {1001, 1003};  // no HB domain of 8 divides either
+  const SweepResult r = run_sweep(o);
+  ASSERT_EQ(r.valid_points(), 0);
+  const InputError& first = *r.points.front().invalid;
+  const InputError e = no_valid_point(first);
+  EXPECT_EQ(e.field(), first.field());
+  EXPECT_EQ(std::string(e.what()),
+            std::string(first.what()) + " (every point of the sweep is invalid)");
+}
+
 // 0 GPUs asked for is an invalid point, not the default cluster of 32,768.
 TEST(Sweep, ZeroGpusIsInvalidNotTheDefault) {
   SweepOptions o;

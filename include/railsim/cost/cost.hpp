@@ -76,5 +76,8 @@ double saving(double x, double reference);
 
 // JSON of one design (docs/cli.md lists the fields).
 Json to_json(const DesignReport& r, bool with_savings);
+// The document `railsim design --json` prints and Python's design() returns: to_json(r, false)
+// and the cluster's "gpu".
+Json design_document(const spec::Cluster& cluster, const DesignReport& r);
 
 }  // namespace railsim::cost

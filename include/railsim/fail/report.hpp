@@ -6,7 +6,11 @@
 #include <vector>
 
 #include "railsim/core/json.hpp"
+#include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
+#include "railsim/fail/whatif.hpp"
+#include "railsim/spec/failure_rates.hpp"
+#include "railsim/spec/network.hpp"
 
 namespace railsim::fail {
 
@@ -23,6 +27,34 @@ struct GoodputReport {
   std::string effects = "inputs";
   std::vector<std::vector<std::string>> effect_notes;  // per design
 };
+
+// The designs a failure study runs on: "both" (rail_optimized, then rail_only) or one design's
+// name (ideal is refused with spec's reason); anything else is an InputError naming `option`.
+std::vector<spec::DesignKind> parse_designs(const std::string& design, const std::string& option);
+
+// The inputs of `railsim fail goodput` (and Python's fail_goodput), resolved.
+struct GoodputRequest {
+  std::vector<spec::NetworkDesign> designs;  // each one's goodput, in this order
+  spec::FailureRates rates;
+  RunParams run;
+  MonteCarloOptions mc;
+  // Network failure effects from the Fabric (fabric_effects of this job's best plan, then
+  // resolve_run); without it, the effects of the inputs (comm_fraction, degraded_slowdown).
+  struct FabricJob {
+    perf::Model model;
+    perf::Training training;
+    WhatIfOptions whatif;  // its pxn and plan.pins
+  };
+  std::optional<FabricJob> fabric;
+  std::vector<std::optional<double>> network_cost_usd;  // per design, priced by the caller
+  double amortize_years = 4;
+  std::optional<double> tokens, tokens_per_s;
+};
+
+// The report of one goodput study: per design the failure model of the cluster under the rates
+// and the run (make_failure_model), its network effects from the Fabric when asked, the Monte
+// Carlo (run_goodput). One function for the CLI and the Python module.
+GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest& req);
 
 Json to_json(const GoodputReport& r);
 std::string to_text(const GoodputReport& r);

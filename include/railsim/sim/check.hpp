@@ -8,6 +8,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/placement.hpp"
+#include "railsim/perf/strategy.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/topo/fabric.hpp"
 #include "railsim/topo/failures.hpp"
@@ -39,5 +40,16 @@ Json to_json(const ScheduleCheck& r);  // {"ops": [...], "completion_time_s", "a
 // the CLI's `sim --json` and the Python module's `sim()`.
 void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg,
                        const std::string& forward_via, bool efficiency);
+
+// The documents `railsim sim --json` prints and Python's sim() returns, one writer each.
+// One collective: to_json(r), "collective", "algorithm", "group" (as the user wrote it), "groups",
+// "bytes" (per GPU) and the settings above.
+Json collective_document(const CollectiveResult& r, const CollectiveRequest& req,
+                         const std::string& group, const topo::Fabric& fabric, const SimConfig& cfg,
+                         const std::string& forward_via, bool efficiency);
+// One iteration's schedule (--schedule): to_json(chk), "design", "gpus" and "strategy" (tp, pp,
+// dp, ep).
+Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
+                       const perf::Strategy& s);
 
 }  // namespace railsim::sim

@@ -139,6 +139,11 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
 // load_sweep_inputs, then every point evaluated in parallel.
 SweepResult run_sweep(const SweepOptions& opt);
 
+// The error of a sweep none of whose points is valid (nothing to show): the first invalid point's
+// field and message, marked "(every point of the sweep is invalid)". One writer for the CLI and
+// the Python module.
+InputError no_valid_point(const InputError& first);
+
 // One row per (point, design); an invalid point has one row per design with only its inputs, the
 // design and the reason. Columns: gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
 // catalog, oversubscription, model, batch, seq, design, tiers, switches, cost_usd, power_w,

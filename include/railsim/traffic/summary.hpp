@@ -3,9 +3,12 @@
 // pairs talk at all, the busiest pair, and the busiest NIC.
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "railsim/core/json.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "railsim/perf/strategy.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/traffic/traffic_matrix.hpp"
 
@@ -58,6 +61,17 @@ TrafficSummary summarize(const TrafficMatrix& tm, const spec::Cluster& cluster,
 // bytes_by_parallelism {tp, sp, pp, dp, ep}, bytes {parallelism: {locality: bytes}}, shares,
 // pairs_with_traffic, ordered_pairs, pair_fraction_with_traffic, busiest_pair, busiest_nic, ...
 Json to_json(const TrafficSummary& s, const spec::Cluster& cluster);
+
+// The document `railsim traffic --json` prints and Python's traffic() returns as its summary:
+// to_json(summary, cluster) and where the matrix came from: "model", "gpu", "global_batch",
+// "seq_len", "strategy" (perf::to_json(s, placement)), "strategy_source" ("given" or "best plan
+// of N strategies"), "seed" (of the shuffled placement), "iteration_time_s" and "feasible" (the
+// strategy's estimate) and "matrix_memory_bytes" (tm's).
+Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
+                      const spec::Cluster& cluster, const perf::Model& m, const perf::Training& tr,
+                      const perf::Strategy& s, perf::PlacementKind placement,
+                      const std::string& strategy_source, std::int64_t seed,
+                      const perf::IterationTime& it);
 
 // Calls fn(src, dst, bytes) once per GPU pair with traffic, in (src, dst) order, with the pair's
 // bytes per parallelism (indexed by perf::Parallelism).

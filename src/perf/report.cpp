@@ -1,0 +1,55 @@
+#include "railsim/perf/report.hpp"
+
+#include <string>
+
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/placement.hpp"
+#include "railsim/perf/validation.hpp"
+
+namespace railsim::perf {
+
+Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
+              const spec::NetworkDesign& d) {
+  return Json{{"model", m.name},
+              {"gpus", c.gpus},
+              {"gpu", c.gpu.name},
+              {"hb_domain", c.hb_domain},
+              {"design", std::string(spec::to_string(d.kind))},
+              {"global_batch", tr.global_batch},
+              {"seq_len", tr.seq_len},
+              {"stack", tr.stack.name},
+              {"dtype", std::string(to_string(tr.dtype))},
+              {"flash_attention", tr.flash_attention}};
+}
+
+Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
+                       const spec::Cluster& c, const spec::NetworkDesign& d,
+                       PlacementKind placement) {
+  const IterationTime it = estimate(m, tr, s, c, d, placement);
+  // The schedule that was timed, op by op (the same as estimate() builds internally).
+  const Placement pl(c, s.degrees(), placement);
+  const CommSchedule cs = build_comm_schedule(m, tr, s, pl);
+  Json j = to_json(s, it, placement);
+  j.update(run_json(m, tr, c, d));
+  j["error_band"] = to_json(error_band(c.gpu.name, tr.stack.name), it.iteration_time_s);
+  j["comm"] = comm_to_json(cs, pl, make_network_model(c, d));
+  return j;
+}
+
+Json plan_document(const Model& m, const Training& tr, const spec::Cluster& c,
+                   const spec::NetworkDesign& d, const PlanResult& r, PlacementKind placement) {
+  const ErrorBand band = error_band(c.gpu.name, tr.stack.name);
+  Json plans = Json::array();
+  for (const Plan& p : r.plans) {
+    plans.push_back(to_json(p.strategy, p.time, placement));
+    plans.back()["rank"] = plans.size();
+    plans.back()["error_band"] = to_json(band, p.time.iteration_time_s);
+  }
+  Json j = run_json(m, tr, c, d);
+  j["evaluated"] = r.evaluated;
+  j["feasible"] = r.feasible;
+  j["plans"] = std::move(plans);
+  return j;
+}
+
+}  // namespace railsim::perf
