@@ -658,7 +658,11 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // tp_comm_overlap; docs/model.md section 6). Each SP collective of a layer is chunked and
   // pipelined with the GEMM it feeds or follows; what stays exposed replaces its full time.
   double tp_hidden_mb = 0, tp_contention_mb = 0;
-  if (tr.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && sp_fwd_n > 0) {
+  // Userbuffers exchange the chunks over NVLink (peer memory inside the node): only a TP group
+  // inside one HB domain overlaps; one spread over domains runs plain NCCL collectives.
+  const bool tp_in_domain =
+      ctx.net.kind == DesignKind::ideal || pl.shape(Axis::tp).domains == 1;
+  if (tr.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && sp_fwd_n > 0 && tp_in_domain) {
     const double dense_share = st.layers > 0 ? L_dense / st.layers : 1.0;
     const double f_n = (m.gated_ffn ? 2.0 : 1.0) * ffn / t;
     const double gated = m.gated_ffn ? 2.0 : 1.0;

@@ -59,17 +59,34 @@ TEST(TpOverlap, HidesMostOfTheCommunicationBehindTheGemms) {
 }
 
 TEST(TpOverlap, CollectivesLongerThanTheirGemmsStayExposed) {
-  // TP spread over HB domains runs its collectives on the NIC (about 8x slower than NVLink): the
-  // GEMMs can hide at most their own length, so most of the communication stays exposed.
+  // Llama 3 8B at TP 8: the attention GEMMs (QKV 768 columns, projection over 512) are shorter
+  // than an all-gather or reduce-scatter of 8192 x 4096 in the domain, so a good part stays
+  // exposed; the FFN's GEMMs still hide theirs.
+  Llama70b x;
+  x.m = load_model("Llama-3-8B");
+  x.s.tp = 8;
+  x.s.pp = 1;
+  x.s.dp = 8;
+  x.s.interleave = 1;
+  const IterationTime off = x.run(false), on = x.run(true);
+  EXPECT_NEAR(on.breakdown.tp_comm_s + on.breakdown.tp_hidden_s, off.breakdown.tp_comm_s,
+              1e-9 * off.breakdown.tp_comm_s);
+  EXPECT_GT(on.breakdown.tp_comm_s, 0.2 * off.breakdown.tp_comm_s);
+  EXPECT_GT(on.breakdown.tp_hidden_s, 0.2 * off.breakdown.tp_comm_s);
+  // What is hidden is bounded by the GEMM time of the layers (all of compute at most).
+  EXPECT_LT(on.breakdown.tp_hidden_s, on.breakdown.compute_s);
+}
+
+TEST(TpOverlap, OnlyInsideOneHbDomain) {
+  // Userbuffers exchange chunks over NVLink: a TP group spread over HB domains (on the NIC) runs
+  // its collectives exposed, as without the knob.
   const Llama70b x;
   const IterationTime off = x.run(false, PlacementKind::tp_across_domains);
   const IterationTime on = x.run(true, PlacementKind::tp_across_domains);
-  EXPECT_NEAR(on.breakdown.tp_comm_s + on.breakdown.tp_hidden_s, off.breakdown.tp_comm_s,
-              1e-9 * off.breakdown.tp_comm_s);
-  EXPECT_GT(on.breakdown.tp_comm_s, 0.5 * off.breakdown.tp_comm_s);
-  // What is hidden is bounded by the GEMM time of the layers (all of compute at most).
-  EXPECT_LT(on.breakdown.tp_hidden_s, on.breakdown.compute_s);
-  EXPECT_GT(on.breakdown.tp_hidden_s, 0.0);
+  EXPECT_EQ(on.breakdown.tp_hidden_s, 0.0);
+  EXPECT_EQ(on.breakdown.tp_overlap_s, 0.0);
+  EXPECT_DOUBLE_EQ(on.iteration_time_s, off.iteration_time_s);
+  EXPECT_GT(on.breakdown.tp_comm_s, 0.0);
 }
 
 TEST(TpOverlap, OnlyWithSequenceParallelismAndTensorParallelism) {
