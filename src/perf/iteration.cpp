@@ -420,8 +420,8 @@ constexpr double kPipelineStepS = 30e-6;
 namespace {
 // One TP collective next to the GEMM it overlaps with (per layer, per micro-batch).
 struct OverlapPair {
-  double comm_s = 0;   // the collective's time alone
-  double gemm_s = 0;   // the GEMM's time alone
+  double comm_s = 0;    // the collective's time alone
+  double gemm_s = 0;    // the GEMM's time alone
   bool reduce = false;  // a reduce-scatter: summed by SM kernels; an all-gather: copy engines
   bool bulk = false;    // independent of its GEMM (whole, not chunked)
 };
@@ -450,7 +450,8 @@ OverlapTime overlap_time(const OverlapPair& p, double t, double sms) {
     o.exposed_s = std::max(0.0, C - (t - 1.0) / t * G);
   else
     o.exposed_s = (t - 1.0) / t * std::max(0.0, C - G) + C / t;
-  if (p.reduce && sms > kOverlapSms) o.contention_s = std::min(C, G) * kOverlapSms / (sms - kOverlapSms);
+  if (p.reduce && sms > kOverlapSms)
+    o.contention_s = std::min(C, G) * kOverlapSms / (sms - kOverlapSms);
   return o;
 }
 }  // namespace
@@ -607,7 +608,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // Communication, per micro-batch per stage (TP, EP, PP) or per iteration (DP).
   double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
   double ag_fwd = 0, rs_fwd = 0, ag_bwd = 0, rs_bwd = 0;  // one SP collective, its NIC/HB time
-  double sp_fwd_n = 0, sp_bwd_n = 0;                      // SP collectives per stage per micro-batch
+  double sp_fwd_n = 0, sp_bwd_n = 0;  // SP collectives per stage per micro-batch
   double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
   double dp_fwd_n = 1, dp_bwd_n = 1;  // instances (FSDP: one per micro-batch)
   bool dp_fwd_overlap = false, dp_bwd_overlap = false, dp_opt_overlap = false;
@@ -660,8 +661,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   double tp_hidden_mb = 0, tp_contention_mb = 0;
   // Userbuffers exchange the chunks over NVLink (peer memory inside the node): only a TP group
   // inside one HB domain overlaps; one spread over domains runs plain NCCL collectives.
-  const bool tp_in_domain =
-      ctx.net.kind == DesignKind::ideal || pl.shape(Axis::tp).domains == 1;
+  const bool tp_in_domain = ctx.net.kind == DesignKind::ideal || pl.shape(Axis::tp).domains == 1;
   if (tr.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && sp_fwd_n > 0 && tp_in_domain) {
     const double dense_share = st.layers > 0 ? L_dense / st.layers : 1.0;
     const double f_n = (m.gated_ffn ? 2.0 : 1.0) * ffn / t;
@@ -679,7 +679,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
         {ag_fwd, gemm_time(gc, T, qkv_n, h), false},  // all-gather -> QKV
         {rs_fwd, gemm_time(gc, T, h, h / t), true},   // projection -> reduce-scatter
         {ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, te, gated * fe / t, h)),
-         false},                                                       // all-gather -> FC1
+         false},  // all-gather -> FC1
         {rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, te, h, fe / t)), true}};
     // Backward: the output gradient all-gathered into the projection's and FC2's input-gradient
     // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient

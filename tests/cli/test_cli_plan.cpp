@@ -320,8 +320,8 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
   for (const nlohmann::json& row : e["parts"]) {
     double time = 0, memory = 0;
     for (const char* k :
-         {"compute_s", "recompute_s", "tp_comm_s", "tp_overlap_s", "ep_comm_s", "pp_comm_s", "dp_comm_s",
-          "rail_forwarding_s", "bubble_s", "pipeline_overhead_s", "optimizer_s"})
+         {"compute_s", "recompute_s", "tp_comm_s", "tp_overlap_s", "ep_comm_s", "pp_comm_s",
+          "dp_comm_s", "rail_forwarding_s", "bubble_s", "pipeline_overhead_s", "optimizer_s"})
       time += row[k].get<double>();
     for (const char* k :
          {"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "reserved_gib"})

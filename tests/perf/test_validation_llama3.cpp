@@ -77,8 +77,7 @@ TEST(ValidationLlama3, InterleavedThroughputWithinTolerance) {
     }
     const double e = best.tflops_railsim / best.tflops_meta - 1.0;
     EXPECT_LT(std::fabs(e), 0.10) << row["gpus"].get<std::int64_t>() << " GPUs: railsim "
-                                  << best.tflops_railsim << " TFLOP/s vs Meta "
-                                  << best.tflops_meta;
+                                  << best.tflops_railsim << " TFLOP/s vs Meta " << best.tflops_meta;
     ratio.push_back(best.tflops_railsim / best.tflops_meta);
     sum += std::fabs(e);
     ++n;

@@ -53,7 +53,7 @@ double routing_slowdown(const NetworkModel& net, double flows, double demand);
 // Where the time of one iteration goes. The entries add up to iteration_time_s.
 struct Breakdown {
   double compute_s = 0;  // forward and backward (GEMMs, attention, element-wise), all micro-batches
-  double recompute_s = 0;        // the extra forward work of selective or full recomputation
+  double recompute_s = 0;  // the extra forward work of selective or full recomputation
   double tp_comm_s = 0;  // TP/SP collectives, the exposed part (all of it without tp_comm_overlap)
   // tp_comm_overlap: the GEMMs' slowdown from the SMs that overlapped reduce-scatters take
   double tp_overlap_s = 0;
