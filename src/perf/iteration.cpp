@@ -417,6 +417,45 @@ constexpr double kLayerKernels = 10.0;
 constexpr double kPipelineStepS = 30e-6;
 }  // namespace
 
+namespace {
+// One TP collective next to the GEMM it overlaps with (per layer, per micro-batch).
+struct OverlapPair {
+  double comm_s = 0;    // the collective's time alone
+  double gemm_s = 0;    // the GEMM's time alone
+  bool reduce = false;  // a reduce-scatter: summed by SM kernels; an all-gather: copy engines
+  bool bulk = false;    // independent of its GEMM (whole, not chunked)
+};
+struct OverlapTime {
+  double exposed_s = 0;     // communication left on the critical path
+  double contention_s = 0;  // the GEMM's slowdown from the SMs the collective takes
+};
+// SMs a reduce-scatter overlap takes from the GEMM: Transformer Engine's default for its
+// pipelined and bulk userbuffers overlaps (16; ring exchange by copy engines takes none).
+constexpr double kOverlapSms = 16.0;
+
+// Chunked overlap (Wang et al., ASPLOS'23, "Overlap communication with dependent computation via
+// decomposition"; Transformer Engine's userbuffers): an all-gather in t ring-exchange steps feeds
+// t GEMM chunks, the first chunk local: exposed max(0, C - (t-1)/t G). A reduce-scatter follows
+// t GEMM chunks, the last chunk's share waits for the last GEMM chunk: (t-1)/t max(0, C - G) +
+// C/t. A bulk overlap (independent GEMM) exposes max(0, C - G). While a reduce-scatter runs (at
+// most min(C, G)), its 16 SMs are lost to the GEMM: min(C, G) x s/(S - s) more GEMM time. HBM
+// contention is left out: the GEMMs that overlap are compute-bound (their operands and the
+// collective's chunks together use a fraction of HBM bandwidth; docs/model.md section 6).
+OverlapTime overlap_time(const OverlapPair& p, double t, double sms) {
+  OverlapTime o;
+  const double C = p.comm_s, G = p.gemm_s;
+  if (p.bulk)
+    o.exposed_s = std::max(0.0, C - G);
+  else if (!p.reduce)
+    o.exposed_s = std::max(0.0, C - (t - 1.0) / t * G);
+  else
+    o.exposed_s = (t - 1.0) / t * std::max(0.0, C - G) + C / t;
+  if (p.reduce && sms > kOverlapSms)
+    o.contention_s = std::min(C, G) * kOverlapSms / (sms - kOverlapSms);
+  return o;
+}
+}  // namespace
+
 double gemm_time(const GemmCaps& g, double m, double n, double k) {
   if (!(m > 0 && n > 0 && k > 0)) return 0;
   // Tile quantization and wave quantization (NVIDIA, "Matrix Multiplication Background User's
@@ -568,6 +607,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
 
   // Communication, per micro-batch per stage (TP, EP, PP) or per iteration (DP).
   double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
+  double ag_fwd = 0, rs_fwd = 0, ag_bwd = 0, rs_bwd = 0;  // one SP collective, its NIC/HB time
+  double sp_fwd_n = 0, sp_bwd_n = 0;  // SP collectives per stage per micro-batch
   double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
   double dp_fwd_n = 1, dp_bwd_n = 1;  // instances (FSDP: one per micro-batch)
   bool dp_fwd_overlap = false, dp_bwd_overlap = false, dp_opt_overlap = false;
@@ -580,6 +621,13 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
       case Parallelism::sp:
         tp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
         fw_mb += ct.forwarding_s * op.count / mb;
+        if (op.parallelism == Parallelism::sp) {
+          const bool fwd_phase = op.phase == Phase::forward;
+          const bool ag = op.op == CollectiveOp::all_gather;
+          (fwd_phase ? (ag ? ag_fwd : rs_fwd) : (ag ? ag_bwd : rs_bwd)) =
+              ct.time_s - ct.forwarding_s;
+          (fwd_phase ? sp_fwd_n : sp_bwd_n) += op.count / mb;
+        }
         break;
       case Parallelism::ep:
         ep_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
@@ -607,6 +655,68 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     }
   }
 
+  // TP communication overlapped with the GEMMs (Megatron-Core + Transformer Engine
+  // tp_comm_overlap; docs/model.md section 6). Each SP collective of a layer is chunked and
+  // pipelined with the GEMM it feeds or follows; what stays exposed replaces its full time.
+  double tp_hidden_mb = 0, tp_contention_mb = 0;
+  // Userbuffers exchange the chunks over NVLink (peer memory inside the node): only a TP group
+  // inside one HB domain overlaps; one spread over domains runs plain NCCL collectives.
+  const bool tp_in_domain = ctx.net.kind == DesignKind::ideal || pl.shape(Axis::tp).domains == 1;
+  if (tr.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && sp_fwd_n > 0 && tp_in_domain) {
+    const double dense_share = st.layers > 0 ? L_dense / st.layers : 1.0;
+    const double f_n = (m.gated_ffn ? 2.0 : 1.0) * ffn / t;
+    const double gated = m.gated_ffn ? 2.0 : 1.0;
+    const double moe_share = 1.0 - dense_share;
+    const double le = m.is_moe() ? static_cast<double>(m.experts) / static_cast<double>(s.ep) : 0;
+    const double te = le > 0 ? moe_tokens / le : 0;
+    const double fe = static_cast<double>(m.expert_ffn_hidden);
+    // The GEMMs next to each collective, per layer (dense and MoE layers weighted).
+    auto ffn_pair = [&](double dense, double moe) {
+      return dense_share * dense + moe_share * le * moe;
+    };
+    const double qkv_n = (h + 2.0 * kvd) / t;
+    const OverlapPair fwd_pairs[] = {
+        {ag_fwd, gemm_time(gc, T, qkv_n, h), false},  // all-gather -> QKV
+        {rs_fwd, gemm_time(gc, T, h, h / t), true},   // projection -> reduce-scatter
+        {ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, te, gated * fe / t, h)),
+         false},  // all-gather -> FC1
+        {rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, te, h, fe / t)), true}};
+    // Backward: the output gradient all-gathered into the projection's and FC2's input-gradient
+    // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient
+    // GEMMs (independent of them: bulk overlap).
+    const OverlapPair bwd_pairs[] = {
+        {ag_bwd, gemm_time(gc, T, h / t, h), false},
+        {ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, te, fe / t, h)), false},
+        {rs_bwd, gemm_time(gc, h, qkv_n, T), true, true},
+        {rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * fe / t, te)), true,
+         true}};
+    const double layers = st.layers;
+    double exposed = 0, hidden = 0, contention = 0;
+    for (const OverlapPair& pr : fwd_pairs) {
+      const OverlapTime o = overlap_time(pr, t, gc.sms);
+      exposed += o.exposed_s;
+      hidden += pr.comm_s - o.exposed_s;
+      contention += o.contention_s;
+    }
+    // With full recompute the backward runs the forward's collectives again (the schedule's
+    // backward count is twice the forward's): the forward pairs count twice.
+    const double fwd_reps = sp_bwd_n / sp_fwd_n;
+    exposed *= fwd_reps;
+    hidden *= fwd_reps;
+    contention *= fwd_reps;
+    for (const OverlapPair& pr : bwd_pairs) {
+      const OverlapTime o = overlap_time(pr, t, gc.sms);
+      exposed += o.exposed_s;
+      hidden += pr.comm_s - o.exposed_s;
+      contention += o.contention_s;
+    }
+    // Per layer -> per stage per micro-batch; what the SP ops cost before is replaced.
+    const double sp_total = (ag_fwd + rs_fwd) * sp_fwd_n / 2.0 + (ag_bwd + rs_bwd) * sp_bwd_n / 2.0;
+    tp_mb += layers * exposed - sp_total;
+    tp_hidden_mb = layers * hidden;
+    tp_contention_mb = layers * contention;
+  }
+
   // Pipeline (Narayanan et al. SC'21): m micro-batches through p stages of v chunks; the stage
   // time per micro-batch includes its exposed TP/EP/PP communication. The last stage also runs the
   // output layer; the slowest stage paces the steady state (ours): time = m t_max + (p-1)/v t_avg.
@@ -615,7 +725,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // chunks of floor or ceil L/(p v) layers, dealt so that a stage holds floor or ceil L/p, keep
   // these stage totals; the bubble stays (p - 1)/v of the average stage time (Narayanan et al.
   // SC'21, Sec. 2.2.2).
-  const double layer_part = fwd + bwd + recompute + tp_mb + ep_mb + fw_mb;  // first stage
+  const double layer_part =
+      fwd + bwd + recompute + tp_mb + tp_contention_mb + ep_mb + fw_mb;  // first stage
   const double pp_part = pp_mb + fw_pp_mb;
   const double avg_scale = st.layers_avg / st.layers, last_scale = st.layers_last / st.layers;
   const double t_first = layer_part + pp_part;
@@ -656,6 +767,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.compute_s = mb * ((fwd + bwd) * avg_scale + logits / p);
   bd.recompute_s = mb * recompute * avg_scale;
   bd.tp_comm_s = mb * tp_mb * avg_scale;
+  bd.tp_overlap_s = mb * tp_contention_mb * avg_scale;
+  bd.tp_hidden_s = mb * tp_hidden_mb * avg_scale;
   bd.ep_comm_s = mb * ep_mb * avg_scale;
   bd.pp_comm_s = mb * pp_mb;
   bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb);

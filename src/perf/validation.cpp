@@ -124,6 +124,7 @@ ValidationTable korthikanti_hold_out() {
   t.quantity = "MFU";
   t.held_out = true;
   t.max_tolerance = 0.05;
+  t.mean_tolerance = 0.05;
   const auto design = network();
   for (const Json& row : d["models"]) {
     if (row["name"] != "530B") continue;
@@ -191,13 +192,14 @@ ValidationTable llama3() {
   const Json& common = d["common"];
   ValidationTable t;
   t.id = "llama3-405b-2024";
-  t.title = "Llama 3 405B on H100 (Meta, Dubey et al. 2024, Table 4), v = 2, E-ECMP";
+  t.title = "Llama 3 405B on H100 (Meta, Dubey et al. 2024, Table 4), v free, E-ECMP";
   t.source = "data/validation/llama3-405b-meta-2024.json";
   t.gpu = common["gpu"].get<std::string>();
   t.stack = "megatron-core-2024";
   t.quantity = "TFLOP/s per GPU";
   t.held_out = false;  // the 8,192-GPU run set H100's gemm_max; the 16,384-GPU run is held out
-  t.max_tolerance = 0.12;
+  t.max_tolerance = 0.10;
+  t.mean_tolerance = 0.05;
   const Model m = load_model(common["model"].get<std::string>());
   const Training tr =
       make_training(common["global_batch"].get<std::int64_t>(),
@@ -215,15 +217,24 @@ ValidationTable llama3() {
     s.pp = common["pp"].get<std::int64_t>();
     s.dp = row["dp"].get<std::int64_t>();
     s.micro_batch = common["micro_batch"].get<std::int64_t>();
-    s.interleave = 2;  // not published; the least interleaving (docs/validation.md)
     s.recompute = Recompute::selective;
     s.sp = true;
     s.dist_opt = true;
     s.dp_overlap = true;
-    const IterationTime it = estimate(m, tr, s, c, design);
+    // Meta does not publish v: the fastest the stack allows, as for Narayanan et al.'s runs
+    // (docs/validation.md). railsim's memory model does not fit these runs at any v (the gaps
+    // are named there), so the choice is by time alone, like the published strategy's.
+    const EstimateContext ctx = make_context(m, tr, c, design);
+    double best = 0;
+    for (std::int64_t v = 1; v * s.pp <= m.layers; ++v) {
+      s.interleave = v;
+      if (!is_valid(m, tr, s, c)) continue;
+      const IterationTime it = estimate(ctx, s);
+      best =
+          std::max(best, it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12);
+    }
     t.points.push_back({fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()),
-                        row["tflops_per_gpu"].get<double>(),
-                        it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12});
+                        row["tflops_per_gpu"].get<double>(), best});
   }
   return t;
 }
@@ -239,10 +250,8 @@ ValidationTable nemo_h100() {
   t.stack = "megatron-core-2024";
   t.quantity = "tokens/s per GPU";
   t.held_out = false;  // the 8B 25.11 row set H100's gemm_max_fp8; the others are held out
-  // The 70B runs overlap TP communication with the GEMMs (NeMo's tp_comm_overlap), which railsim
-  // does not model: they come out 17-18% slow (docs/validation.md).
-  t.max_tolerance = 0.20;
-  t.mean_tolerance = 0.12;
+  t.max_tolerance = 0.10;
+  t.mean_tolerance = 0.05;
   const auto design = network();
   for (const Json& row : d["rows"]) {
     const Model m = load_model(row["model"].get<std::string>());

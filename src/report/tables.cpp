@@ -376,16 +376,13 @@ Table breakdown_table(const perf::IterationTime& it) {
                 .style = Style::fraction}};
   const perf::Breakdown& b = it.breakdown;
   const double T = it.iteration_time_s;
-  const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},
-                                                  {"recompute", b.recompute_s},
-                                                  {"tp/sp comm", b.tp_comm_s},
-                                                  {"ep all-to-all", b.ep_comm_s},
-                                                  {"pp send/recv", b.pp_comm_s},
-                                                  {"dp comm (exposed)", b.dp_comm_s},
-                                                  {"rail forwarding", b.rail_forwarding_s},
-                                                  {"pipeline bubble", b.bubble_s},
-                                                  {"pipeline steps", b.pipeline_overhead_s},
-                                                  {"optimizer", b.optimizer_s}};
+  const std::pair<const char*, double> parts[] = {
+      {"compute", b.compute_s},           {"recompute", b.recompute_s},
+      {"tp/sp comm", b.tp_comm_s},        {"tp overlap (SMs)", b.tp_overlap_s},
+      {"ep all-to-all", b.ep_comm_s},     {"pp send/recv", b.pp_comm_s},
+      {"dp comm (exposed)", b.dp_comm_s}, {"rail forwarding", b.rail_forwarding_s},
+      {"pipeline bubble", b.bubble_s},    {"pipeline steps", b.pipeline_overhead_s},
+      {"optimizer", b.optimizer_s}};
   for (const auto& [name, v] : parts)
     t.add_row({std::string(name), v, T > 0 ? Cell(v / T) : Cell(Missing{})});
   return t;
@@ -431,7 +428,8 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
                sec("iteration_time_s", "iteration"),
                sec("compute_s", "compute"),
                sec("recompute_s", "recompute"),
-               sec("tp_comm_s", "tp/sp comm"),
+               sec("tp_comm_s", "tp/sp comm (exposed)"),
+               sec("tp_overlap_s", "tp overlap (SMs)"),
                sec("ep_comm_s", "ep all-to-all"),
                sec("pp_comm_s", "pp send/recv"),
                sec("dp_comm_s", "dp comm (exposed)"),
@@ -439,6 +437,7 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
                sec("bubble_s", "pipeline bubble"),
                sec("pipeline_overhead_s", "pipeline steps"),
                sec("optimizer_s", "optimizer step"),
+               sec("tp_hidden_s", "tp/sp hidden (not in total)"),
                gib("memory_gib", "memory per GPU"),
                gib("weights_gib", "  weights"),
                gib("gradients_gib", "  gradients"),
@@ -449,12 +448,16 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
     const perf::Breakdown& b = it.breakdown;
     const perf::MemoryUse& m = it.memory;
     const double g = units::kGiB;
-    return std::array<double, 17>{
-        it.iteration_time_s, b.compute_s,           b.recompute_s,         b.tp_comm_s,
-        b.ep_comm_s,         b.pp_comm_s,           b.dp_comm_s,           b.rail_forwarding_s,
-        b.bubble_s,          b.pipeline_overhead_s, b.optimizer_s,         m.total() / g,
-        m.weights_bytes / g, m.gradients_bytes / g, m.optimizer_bytes / g, m.activations_bytes / g,
-        m.reserved_bytes / g};
+    return std::array<double, 19>{it.iteration_time_s,   b.compute_s,
+                                  b.recompute_s,         b.tp_comm_s,
+                                  b.tp_overlap_s,        b.ep_comm_s,
+                                  b.pp_comm_s,           b.dp_comm_s,
+                                  b.rail_forwarding_s,   b.bubble_s,
+                                  b.pipeline_overhead_s, b.optimizer_s,
+                                  b.tp_hidden_s,         m.total() / g,
+                                  m.weights_bytes / g,   m.gradients_bytes / g,
+                                  m.optimizer_bytes / g, m.activations_bytes / g,
+                                  m.reserved_bytes / g};
   };
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const perf::Strategy& s = plans[i].strategy;

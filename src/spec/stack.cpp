@@ -50,10 +50,15 @@ Stack stack_from_json(const Json& j, const std::string& path) {
         k.string("distributed_optimizer"), k.field("distributed_optimizer"), "sharding");
     st.knobs.dp_overlap = flag(k, "dp_overlap");
     st.knobs.fp8 = flag(k, "fp8");
+    st.knobs.tp_comm_overlap = flag(k, "tp_comm_overlap");
     if (st.knobs.interleave && !st.knobs.pipeline)
       throw InputError(k.field("interleave"),
                        "true needs pipeline: true (interleaving splits "
                        "pipeline stages)");
+    if (st.knobs.tp_comm_overlap && !st.knobs.sequence_parallel)
+      throw InputError(k.field("tp_comm_overlap"),
+                       "true needs sequence_parallel: true (the overlapped all-gathers and "
+                       "reduce-scatters are those of sequence parallelism)");
     k.finish();
   }
   {

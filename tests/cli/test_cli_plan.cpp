@@ -120,7 +120,7 @@ TEST(CliPlan, HumanTableHasLabelsAndUnits) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(line_count(r.out), 6);  // summary, header, 3 plans, the error band
   EXPECT_NE(
-      r.out.find("error band of every time: +-17.9% (max |error| of 7 validated runs on H100-SXM"),
+      r.out.find("error band of every time: +-7.9% (max |error| of 7 validated runs on H100-SXM"),
       std::string::npos)
       << r.out;
   for (const char* s : {"strategies", "fit in memory", "recompute", "MFU", "memory", "tp comm",
@@ -230,10 +230,11 @@ TEST(CliComparePerf, BestPlanTimePerDesign) {
   }
   ASSERT_EQ(t.size(), 2u);
   // Under the default ECMP, rail-optimized's pipeline flows that climb above the leaf collide
-  // (docs/model.md section 5): rail-only is never slower, and within 2%.
+  // (docs/model.md section 5): rail-only is never slower, and within 4% (GH200: tp16 pp8, 3.78 s
+  // against 3.91 s on rail-optimized; H100 the same plan on both).
   for (auto& [gpu, by] : t) {
     EXPECT_LE(by["rail_only"], by["rail_optimized"] * (1 + 1e-12)) << gpu;
-    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.02) << gpu;
+    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.04) << gpu;
     EXPECT_LE(by["ideal"], by["rail_optimized"]) << gpu;
   }
   // With perfect spreading (the paper's setting) the two designs take the same time.
@@ -319,8 +320,8 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
   for (const nlohmann::json& row : e["parts"]) {
     double time = 0, memory = 0;
     for (const char* k :
-         {"compute_s", "recompute_s", "tp_comm_s", "ep_comm_s", "pp_comm_s", "dp_comm_s",
-          "rail_forwarding_s", "bubble_s", "pipeline_overhead_s", "optimizer_s"})
+         {"compute_s", "recompute_s", "tp_comm_s", "tp_overlap_s", "ep_comm_s", "pp_comm_s",
+          "dp_comm_s", "rail_forwarding_s", "bubble_s", "pipeline_overhead_s", "optimizer_s"})
       time += row[k].get<double>();
     for (const char* k :
          {"weights_gib", "gradients_gib", "optimizer_gib", "activations_gib", "reserved_gib"})

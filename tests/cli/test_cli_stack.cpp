@@ -128,6 +128,11 @@ TEST(CliStack, MalformedStackFileNamesTheField) {
   expect_error(std::string("estimate ") + k175 + " --stack " + path,
                "stack.knobs.fp8: missing required field");
   j = preset;
+  j["knobs"]["tp_comm_overlap"] = "yes";
+  write(j.dump());
+  expect_error(std::string("estimate ") + k175 + " --stack " + path,
+               "stack.knobs.tp_comm_overlap:");
+  j = preset;
   j["knobs"]["uneven_stages"] = "yes";
   write(j.dump());
   expect_error(std::string("plan ") + k175 + " --stack " + path, "stack.knobs.uneven_stages:");
@@ -138,6 +143,7 @@ TEST(CliStack, MalformedStackFileNamesTheField) {
   j = preset;
   j["name"] = "my-stack";
   j["knobs"]["sequence_parallel"] = false;
+  j["knobs"]["tp_comm_overlap"] = false;  // it overlaps SP's collectives
   j["defaults"]["sp"] = false;
   write(j.dump());
   const auto ok = run_cli(std::string("estimate ") + k175 + " --stack " + path + " --json");

@@ -58,11 +58,15 @@ TEST(Features, Fp8UsesTheFp8PeakForGemms) {
   s.sp = true;
   const IterationTime bf16 = estimate(m, Training{1024, 2048, Dtype::bf16}, s, c, d);
   const IterationTime fp8 = estimate(m, Training{1024, 2048, Dtype::fp8}, s, c, d);
-  // GEMMs at twice the peak but their own measured fraction (H100: 0.51 of fp8's against 0.68 of
-  // bf16's, 1.5x) and paying the casts; communication and element-wise work unchanged.
+  // GEMMs at twice the peak at their own fitted fraction (H100: 0.51 of either peak) and paying
+  // the casts; communication and element-wise work unchanged. The TP communication is the same;
+  // with TP overlap (the default stack) faster GEMMs hide less of it.
   EXPECT_LT(fp8.iteration_time_s, 0.9 * bf16.iteration_time_s);
   EXPECT_GT(fp8.iteration_time_s, 0.5 * bf16.iteration_time_s);
-  EXPECT_DOUBLE_EQ(fp8.breakdown.tp_comm_s, bf16.breakdown.tp_comm_s);
+  EXPECT_NEAR(fp8.breakdown.tp_comm_s + fp8.breakdown.tp_hidden_s,
+              bf16.breakdown.tp_comm_s + bf16.breakdown.tp_hidden_s,
+              1e-9 * bf16.breakdown.tp_hidden_s);
+  EXPECT_GT(fp8.breakdown.tp_comm_s, bf16.breakdown.tp_comm_s);
 }
 
 TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
@@ -85,7 +89,7 @@ TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
     s.interleave = v;
     const IterationTime it = estimate(m, tr, s, c, d);
     const Breakdown& b = it.breakdown;
-    const double busy = b.compute_s + b.recompute_s + b.tp_comm_s + b.pp_comm_s;
+    const double busy = b.compute_s + b.recompute_s + b.tp_comm_s + b.tp_overlap_s + b.pp_comm_s;
     EXPECT_NEAR(b.bubble_s / busy, 7.0 / (64.0 * static_cast<double>(v)), 2.5e-3) << v;
   }
 }

@@ -7,12 +7,11 @@
 // set to what its stack did or what Megatron does: selective recompute (flash attention keeps no s
 // x s tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
 //
-// Meta does not publish the number of virtual stages v; railsim's answer moves by 6-11% from
-// v = 2 to v = 3 (bubble (p-1)/(v m) with m = 16 or 32), so no tolerance tighter than that is
-// meaningful. The test pins v = 2 (the least interleaving; more costs activation memory) and
-// asserts each point within 12% (measured: -10.5% at 16,384 GPUs, +0.3% at 8,192; see
-// docs/validation.md), and that without interleaving railsim is far below Meta (the bubble of
-// 15/16 of the work at m = 16 is why interleaving was needed).
+// Meta does not publish the number of virtual stages v, so v is free within the stack's limits
+// (v = 1..7 for 126 layers on 16 stages), the fastest taken, as railsim validate does and as for
+// Narayanan et al.'s runs; TP communication overlaps the GEMMs (the stack's tp_comm_overlap). The
+// 8,192-GPU point set gemm_max (+0.8%), the 16,384-GPU point is held out (-0.2%); each is asserted
+// within the project's 10% and their mean within 5% (docs/validation.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,14 +67,25 @@ Json data() {
 TEST(ValidationLlama3, InterleavedThroughputWithinTolerance) {
   const Json d = data();
   int n = 0;
+  double sum = 0;
+  std::vector<double> ratio;
   for (const Json& row : d["rows"]) {
-    const Point p = run(d["common"], row, 2);
-    EXPECT_NEAR(p.tflops_railsim / p.tflops_meta, 1.0, 0.12)
-        << row["gpus"].get<std::int64_t>() << " GPUs: railsim " << p.tflops_railsim
-        << " TFLOP/s vs Meta " << p.tflops_meta;
+    Point best;
+    for (std::int64_t v = 1; v <= 7; ++v) {
+      const Point p = run(d["common"], row, v);
+      if (p.tflops_railsim > best.tflops_railsim) best = p;
+    }
+    const double e = best.tflops_railsim / best.tflops_meta - 1.0;
+    EXPECT_LT(std::fabs(e), 0.10) << row["gpus"].get<std::int64_t>() << " GPUs: railsim "
+                                  << best.tflops_railsim << " TFLOP/s vs Meta " << best.tflops_meta;
+    ratio.push_back(best.tflops_railsim / best.tflops_meta);
+    sum += std::fabs(e);
     ++n;
   }
-  EXPECT_EQ(n, 2);
+  ASSERT_EQ(n, 2);
+  EXPECT_LT(sum / n, 0.05);
+  // The 8K -> 16K drop: Meta 400/430 = 0.930; railsim within 2 points of it.
+  EXPECT_NEAR(ratio[1] / ratio[0] * 400.0 / 430.0, 400.0 / 430.0, 0.02);
 }
 
 TEST(ValidationLlama3, WithoutInterleavingTheBubbleDominates) {

@@ -17,15 +17,31 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_EQ(tables[3].points.size(), 2u);   // Llama 3 405B
   EXPECT_EQ(tables[4].points.size(), 5u);   // NeMo on DGX-H100
   EXPECT_TRUE(broken(tables).empty());
+  // The project's bar: mean |error| under 5% and max |error| under 10% on every table, except
+  // Narayanan et al.'s mean (5.5%: its 2021 software lost more per pipeline chunk than railsim
+  // charges; docs/validation.md), held at 6%.
+  for (const auto& t : tables) {
+    EXPECT_LT(t.max_abs_error(), 0.10) << t.id;
+    EXPECT_LE(t.max_tolerance, 0.10) << t.id;
+    if (t.id == "narayanan-2021") {
+      EXPECT_LT(t.mean_abs_error(), 0.06);
+      EXPECT_LE(t.mean_tolerance, 0.06);
+    } else {
+      EXPECT_LT(t.mean_abs_error(), 0.05) << t.id;
+      EXPECT_GT(t.mean_tolerance, 0.0) << t.id;  // every table states its mean bar
+      EXPECT_LE(t.mean_tolerance, 0.05) << t.id;
+    }
+  }
   // docs/validation.md's summaries.
   EXPECT_NEAR(tables[0].max_abs_error(), 0.026, 0.001);
   EXPECT_NEAR(tables[0].mean_abs_error(), 0.019, 0.001);
   EXPECT_NEAR(tables[2].max_abs_error(), 0.096, 0.001);
   EXPECT_NEAR(tables[2].mean_abs_error(), 0.055, 0.001);
-  EXPECT_NEAR(tables[3].points[0].error(), 0.003, 0.001);  // the fit point
-  EXPECT_NEAR(tables[3].points[1].error(), -0.105, 0.001);
+  EXPECT_NEAR(tables[3].points[0].error(), 0.008, 0.001);   // the fit point (v free, TP overlap)
+  EXPECT_NEAR(tables[3].points[1].error(), -0.002, 0.001);  // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.001, 0.001);  // the fit point (8B, 25.11)
-  EXPECT_NEAR(tables[4].points[0].error(), -0.170, 0.001);  // 70B: TP overlap not modelled
+  // 70B with TP overlap (before it: -17.0%); what is left is named in docs/validation.md.
+  EXPECT_NEAR(tables[4].points[0].error(), -0.069, 0.001);
   for (const auto& t : tables)
     for (const auto& p : t.points) EXPECT_TRUE(std::isfinite(p.error())) << t.id << " " << p.label;
 }
@@ -53,12 +69,15 @@ TEST(ErrorBand, ClosestValidatedRegimeOrTwiceTheWorst) {
                    tables[2].max_abs_error());
   const ErrorBand h = error_band(tables, "H100-SXM", "megatron-core-2024");
   EXPECT_TRUE(h.validated);
-  // Llama 3 (10.5%) and NeMo (17.9%).
-  EXPECT_NEAR(h.fraction, 0.179, 0.001);
+  // Llama 3 (0.8%) and NeMo (7.9%).
+  EXPECT_NEAR(h.fraction, 0.079, 0.001);
   // No runs of GH200 (or of fsdp-2024): twice the worst validated error, flagged.
   const ErrorBand g = error_band(tables, "GH200", "megatron-core-2024");
   EXPECT_FALSE(g.validated);
-  EXPECT_DOUBLE_EQ(g.fraction, 2 * h.fraction);
+  double worst = 0;
+  for (const auto& t : tables) worst = std::max(worst, t.max_abs_error());
+  EXPECT_DOUBLE_EQ(g.fraction, 2 * worst);
+  EXPECT_NEAR(worst, 0.096, 0.001);  // Narayanan et al.'s 1T run
   EXPECT_EQ(g.basis.rfind("not validated", 0), 0u);
   const Json j = to_json(g, 2.0);
   EXPECT_DOUBLE_EQ(j["low_s"].get<double>(), 2.0 * (1 - g.fraction));

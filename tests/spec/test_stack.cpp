@@ -84,6 +84,10 @@ TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
   EXPECT_TRUE(core.knobs.flash_attention && core.defaults.flash_attention);
   EXPECT_EQ(core.knobs.distributed_optimizer, spec::Sharding::optimizer);
   EXPECT_TRUE(core.knobs.fp8 && core.knobs.uneven_stages);
+  // TP communication overlap (Megatron-Core + Transformer Engine userbuffers): only the 2024 stack.
+  EXPECT_TRUE(core.knobs.tp_comm_overlap);
+  EXPECT_FALSE(y21.knobs.tp_comm_overlap);
+  EXPECT_FALSE(y22.knobs.tp_comm_overlap);
   const spec::Stack fsdp = spec::load_stack("fsdp-2024");
   EXPECT_EQ(fsdp.knobs.distributed_optimizer, spec::Sharding::full);
   EXPECT_FALSE(fsdp.knobs.pipeline);
@@ -99,6 +103,18 @@ TEST(Stack, MalformedFilesNameTheField) {
   };
   EXPECT_EQ(with([](Json&) {}), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"].erase("fp8"); }), "stack.knobs.fp8");
+  EXPECT_EQ(with([](Json& j) { j["knobs"].erase("tp_comm_overlap"); }),
+            "stack.knobs.tp_comm_overlap");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["tp_comm_overlap"] = "on"; }),
+            "stack.knobs.tp_comm_overlap");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["tp_comm_overlap"] = 1; }),
+            "stack.knobs.tp_comm_overlap");
+  // The overlapped collectives are sequence parallelism's: the knob needs it.
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["sequence_parallel"] = false;
+              j["defaults"]["sp"] = false;
+            }),
+            "stack.knobs.tp_comm_overlap");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["sequence_parallel"] = "yes"; }),
             "stack.knobs.sequence_parallel");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["distributed_optimizer"] = "zero2"; }),
@@ -109,7 +125,11 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["defaults"]["recompute"] = 1; }), "stack.defaults.recompute");
   EXPECT_EQ(with([](Json& j) { j["name"] = 3; }), "stack.name");
   // A default the stack cannot run.
-  EXPECT_EQ(with([](Json& j) { j["knobs"]["sequence_parallel"] = false; }), "stack.defaults.sp");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["sequence_parallel"] = false;
+              j["knobs"]["tp_comm_overlap"] = false;
+            }),
+            "stack.defaults.sp");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["selective_recompute"] = false; }),
             "stack.defaults.recompute");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline"] = false; }), "stack.knobs.interleave");

@@ -53,8 +53,10 @@ double routing_slowdown(const NetworkModel& net, double flows, double demand);
 // Where the time of one iteration goes. The entries add up to iteration_time_s.
 struct Breakdown {
   double compute_s = 0;  // forward and backward (GEMMs, attention, element-wise), all micro-batches
-  double recompute_s = 0;        // the extra forward work of selective or full recomputation
-  double tp_comm_s = 0;          // TP/SP collectives (never overlapped)
+  double recompute_s = 0;  // the extra forward work of selective or full recomputation
+  double tp_comm_s = 0;  // TP/SP collectives, the exposed part (all of it without tp_comm_overlap)
+  // tp_comm_overlap: the GEMMs' slowdown from the SMs that overlapped reduce-scatters take
+  double tp_overlap_s = 0;
   double ep_comm_s = 0;          // MoE all-to-all
   double pp_comm_s = 0;          // pipeline send/recv
   double dp_comm_s = 0;          // exposed part of the gradient reduction and parameter all-gather
@@ -64,8 +66,10 @@ struct Breakdown {
   // boundaries that the fill and drain cross beyond the plain pipeline's (grows with interleaving)
   double pipeline_overhead_s = 0;
   double optimizer_s = 0;  // Adam step (HBM bound)
+  // tp_comm_overlap: TP/SP communication hidden behind the GEMMs (not part of the total)
+  double tp_hidden_s = 0;
   double total() const {
-    return compute_s + recompute_s + tp_comm_s + ep_comm_s + pp_comm_s + dp_comm_s +
+    return compute_s + recompute_s + tp_comm_s + tp_overlap_s + ep_comm_s + pp_comm_s + dp_comm_s +
            rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s;
   }
 };

@@ -38,6 +38,10 @@ struct StackKnobs {
   Sharding distributed_optimizer = Sharding::optimizer;
   bool dp_overlap = true;  // the DP reduction overlapped with the backward pass
   bool fp8 = true;         // fp8 GEMMs (Transformer Engine)
+  // With SP, the TP all-gathers and reduce-scatters split into chunks and pipelined with the
+  // GEMMs they feed or follow (Megatron-Core + Transformer Engine `tp_comm_overlap`, userbuffers);
+  // applies whenever tp > 1 and SP is on (docs/model.md section 6). Needs sequence_parallel.
+  bool tp_comm_overlap = true;
 };
 
 // What a knob not given is (estimate's strategy; the search tries every knob the stack has).
