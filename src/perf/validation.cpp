@@ -239,6 +239,39 @@ ValidationTable llama3() {
   return t;
 }
 
+// Megatron-Core's strong scaling of GPT-3 175B on H100 (bf16, batch 1,152): MFU of railsim's
+// fastest plan against the published MFU; no constant is set on these runs.
+ValidationTable megatron_core_h100() {
+  const Json d = data_file("megatron-core-h100-2024");
+  const Json& common = d["common"];
+  ValidationTable t;
+  t.id = "megatron-core-h100-2024";
+  t.title = "Megatron-Core README (NVIDIA, 2024): GPT-3 175B strong scaling on H100, best plan (MFU)";
+  t.source = "data/validation/megatron-core-h100-2024.json";
+  t.gpu = common["gpu"].get<std::string>();
+  t.stack = "megatron-core-2024";
+  t.quantity = "MFU";
+  t.held_out = true;
+  t.max_tolerance = 0.15;
+  t.mean_tolerance = 0.10;
+  const auto design = network();
+  const spec::Stack stack = spec::load_stack(t.stack);
+  for (const Json& row : d["rows"]) {
+    const Model m = gpt_model(common, row);
+    const Training tr =
+        make_training(common["global_batch"].get<std::int64_t>(), m.seq_len, stack);
+    const std::int64_t n = row["gpus"].get<std::int64_t>();
+    const spec::Cluster c = cluster(t.gpu, n, common["gpus_per_node"].get<std::int64_t>(),
+                                    common["nic_gbps"].get<double>());
+    PlanOptions opt;
+    opt.top = 1;
+    const PlanResult r = plan(make_context(m, tr, c, design), opt);
+    t.points.push_back({fmt::format("{} GPUs", n), row["mfu"].get<double>(),
+                        r.plans.empty() ? 0.0 : r.plans[0].time.mfu});
+  }
+  return t;
+}
+
 ValidationTable nemo_h100() {
   const Json d = data_file("nemo-h100-2025");
   const Json& common = d["common"];
@@ -306,7 +339,8 @@ bool ValidationTable::within_tolerance() const {
 }
 
 std::vector<ValidationTable> validation_tables() {
-  return {korthikanti_time(), korthikanti_hold_out(), narayanan(), llama3(), nemo_h100()};
+  return {korthikanti_time(), korthikanti_hold_out(), narayanan(), llama3(), nemo_h100(),
+          megatron_core_h100()};
 }
 
 std::vector<ValidationTable> validation_tables(const std::vector<spec::GpuSpec>& gpus) {

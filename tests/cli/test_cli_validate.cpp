@@ -12,13 +12,13 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   for (const char* s : {"Korthikanti", "Narayanan", "Llama 3", "NeMo", "175B selective + SP",
-                        "-0.2%", "-6.9%", "5 tables, 27 runs: every tolerance holds"})
+                        "-0.2%", "-6.9%", "6 tables, 29 runs: every tolerance holds", "Megatron-Core README"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   const auto j = run_cli("validate --json");
   ASSERT_EQ(j.code, 0) << j.err;
   const Json d = Json::parse(j.out);
   EXPECT_TRUE(d["all_within_tolerance"].get<bool>());
-  ASSERT_EQ(d["tables"].size(), 5u);
+  ASSERT_EQ(d["tables"].size(), 6u);
   EXPECT_NEAR(d["tables"][2]["max_abs_error"].get<double>(), 0.096, 0.001);
 }
 
@@ -40,9 +40,9 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
   const Json pj = Json::parse(p.out);
   for (const auto& plan : pj["plans"]) {
     EXPECT_FALSE(plan["error_band"]["validated"].get<bool>());
-    EXPECT_NEAR(plan["error_band"]["fraction"].get<double>(), 0.192, 0.002);
+    EXPECT_NEAR(plan["error_band"]["fraction"].get<double>(), 0.252, 0.002);
   }
   const auto ph = run_cli("plan --gpu GH200 --gpus 1024 --model GPT-3-175B --batch 512 --top 2");
-  EXPECT_NE(ph.out.find("error band of every time: +-19.2% (not validated"), std::string::npos)
+  EXPECT_NE(ph.out.find("error band of every time: +-25.2% (not validated"), std::string::npos)
       << ph.out;
 }
