@@ -720,6 +720,9 @@ class Engine {
     k.queue.clear();
     k.propagated.clear();
     const std::size_t limit = (k.flows.size() - k.dead) / 2;
+    // Each round re-fills all of S again: once the flows re-filled over the rounds reach the
+    // flows in progress, a full re-fill (one pass over them) is cheaper than going on.
+    std::size_t work = 0;
     bool ok = true;
     auto add = [&](std::size_t i, double orig) {
       if (k.fmark[i] == cur) return;
@@ -754,6 +757,8 @@ class Engine {
         }
       }
       if (!ok) return false;
+      work += k.sel.size();
+      if (work > 2 * limit) return false;
       const std::size_t before = k.sel.size();
       refill_selected(k, now);
       // Changed rates make their channels dirty.
