@@ -93,6 +93,8 @@ struct Dsu {
 // keep the filling loops on contiguous memory.
 struct Component {
   std::vector<FlowId> flows;        // local -> global id
+  std::vector<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
+  std::vector<ChannelId> paths;
   // rem: bytes left at time ts; the finishing time at the current rate is ts + rem / rate (finish
   // first fill); rate: 0 once ended, -1 while unfrozen during a fill. A flow's state changes
   // only when its rate does, so events cost what they change, not what is in flight.
@@ -291,9 +293,10 @@ class Engine {
     mark_dirty(k);
   }
 
-  // A flow's channels, read from the workload (components keep no copy).
-  std::span<const ChannelId> path_of(const Component& k, std::size_t i) const {
-    return w_.path(k.flows[i]);
+  static std::uint32_t path_offset(std::size_t n) {
+    if (n > std::numeric_limits<std::uint32_t>::max())
+      throw std::logic_error("simulate: more than 2^32 channel entries in one component");
+    return static_cast<std::uint32_t>(n);
   }
   // A flow's finishing time at its current rate (computed as the fill left it: ts is the fill's
   // time, so the value is the same bit for bit each time).
@@ -321,7 +324,8 @@ class Engine {
       const auto i = static_cast<std::size_t>(li);
       heap_pop(comp);
       if (!valid) continue;
-      for (const ChannelId c : path_of(comp, i)) {
+      for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q) {
+        const ChannelId c = comp.paths[static_cast<std::size_t>(q)];
         used_[static_cast<std::size_t>(c)] -= comp.rate[i] * comp.w[i];
         if (opt_.incremental) comp.touched.push_back(c);
       }
@@ -365,9 +369,10 @@ class Engine {
       rhead_[static_cast<std::size_t>(c)] = -1;
     }
     k.extra.clear();
-    std::size_t j = 0;
+    std::size_t j = 0, pj = 0;
     for (std::size_t i = 0; i < k.flows.size(); ++i) {
       if (!k.alive[i]) continue;
+      const auto b = k.poff[i], e = k.poff[i + 1];
       k.flows[j] = k.flows[i];
       k.w[j] = k.w[i];
       k.rem[j] = k.rem[i];
@@ -375,6 +380,8 @@ class Engine {
       k.rate[j] = k.rate[i];
       k.b1[j] = k.b1[i];
       k.b2[j] = k.b2[i];
+      k.poff[j] = static_cast<std::uint32_t>(pj);
+      for (auto q = b; q < e; ++q) k.paths[pj++] = k.paths[static_cast<std::size_t>(q)];
       ++j;
     }
     k.flows.resize(j);
@@ -384,14 +391,20 @@ class Engine {
     k.rate.resize(j);
     k.b1.resize(j);
     k.b2.resize(j);
+    k.poff.resize(j);
+    k.paths.resize(pj);
     // Exact sizes: every flow may arrive here at once (an all-to-all), so growth by doubling
     // would hold up to twice the memory.
     {
       const std::size_t nf = j + k.pending.size();
+      std::size_t np = pj;
+      for (FlowId f : k.pending) np += w_.path(f).size();
       for (auto* v : {&k.w, &k.rem, &k.ts, &k.rate}) v->reserve(nf);
       k.b1.reserve(nf);
       k.b2.reserve(nf);
       k.flows.reserve(nf);
+      k.poff.reserve(nf + 1);
+      k.paths.reserve(np);
     }
     for (FlowId f : k.pending) {
       k.flows.push_back(f);
@@ -401,7 +414,11 @@ class Engine {
       k.rate.push_back(0.0);
       k.b1.push_back(-1);
       k.b2.push_back(-1);
+      k.poff.push_back(path_offset(k.paths.size()));
+      auto p = w_.path(f);
+      k.paths.insert(k.paths.end(), p.begin(), p.end());
     }
+    k.poff.push_back(path_offset(k.paths.size()));
     k.pending.clear();
     k.pending.shrink_to_fit();
     k.alive.assign(k.flows.size(), 1);
@@ -425,17 +442,16 @@ class Engine {
     const std::uint32_t cur = ++k.stamp;
     k.channels.clear();
     k.start.clear();
-    for (std::size_t i = 0; i < k.flows.size(); ++i)
-      for (ChannelId c : path_of(k, i)) {
-        const auto uc = static_cast<std::size_t>(c);
-        if (stamp_[uc] != cur) {
-          stamp_[uc] = cur;
-          loc_[uc] = static_cast<std::int32_t>(k.channels.size());
-          k.channels.push_back(c);
-          k.start.push_back(0);
-        }
-        ++k.start[static_cast<std::size_t>(loc_[uc])];
+    for (ChannelId c : k.paths) {
+      const auto uc = static_cast<std::size_t>(c);
+      if (stamp_[uc] != cur) {
+        stamp_[uc] = cur;
+        loc_[uc] = static_cast<std::int32_t>(k.channels.size());
+        k.channels.push_back(c);
+        k.start.push_back(0);
       }
+      ++k.start[static_cast<std::size_t>(loc_[uc])];
+    }
     std::int64_t acc = 0;
     for (auto& x : k.start) {
       const auto n = x;
@@ -444,12 +460,12 @@ class Engine {
     }
     k.start.push_back(acc);
     std::vector<std::int64_t> fill(k.start.begin(), k.start.end() - 1);
-    k.by_channel = {};  // the old lists go before the new ones are allocated
     k.by_channel.resize(static_cast<std::size_t>(acc));
+    k.by_channel.shrink_to_fit();
     for (std::size_t i = 0; i < k.flows.size(); ++i)
-      for (ChannelId c : path_of(k, i))
-        k.by_channel[static_cast<std::size_t>(
-            fill[static_cast<std::size_t>(loc_[static_cast<std::size_t>(c)])]++)] =
+      for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+        k.by_channel[static_cast<std::size_t>(fill[static_cast<std::size_t>(
+            loc_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])])]++)] =
             static_cast<std::int32_t>(i);
   }
 
@@ -461,7 +477,8 @@ class Engine {
                    const std::int64_t* start, const std::int32_t* by) {
     double* rate = k.rate.data();
     const double* wgt = k.w.data();
-    const FlowId* gid = k.flows.data();
+    const std::uint32_t* poff = k.poff.data();
+    const ChannelId* paths = k.paths.data();
     double* capr = capr_.data();
     double* load = load_.data();
     while (unfrozen > 0) {
@@ -483,14 +500,15 @@ class Engine {
           if (q + 16 < e) {  // the flows of a list lie anywhere in the local arrays
             const auto ahead = static_cast<std::size_t>(by[q + 16]);
             __builtin_prefetch(&rate[ahead]);
-            __builtin_prefetch(&gid[ahead]);
+            __builtin_prefetch(&poff[ahead]);
           }
           const auto i = static_cast<std::size_t>(by[q]);
           if (rate[i] >= 0) continue;
           rate[i] = best;
           --unfrozen;
           const double wt = wgt[i];
-          for (const ChannelId c2 : w_.path(gid[i])) {
+          for (auto r = poff[i]; r < poff[i + 1]; ++r) {
+            const auto c2 = paths[r];
             capr[c2] -= best * wt;
             load[c2] -= wt;
           }
@@ -516,7 +534,8 @@ class Engine {
     const ChannelId* b1 = k.b1.data();
     const ChannelId* b2 = k.b2.data();
     const double* wgt = k.w.data();
-    const FlowId* gid = k.flows.data();
+    const std::uint32_t* poff = k.poff.data();
+    const ChannelId* paths = k.paths.data();
     std::size_t frozen = 0;
     const auto li = static_cast<std::size_t>(loc[c]);
     const auto b = start[li], e = start[li + 1];
@@ -524,7 +543,7 @@ class Engine {
       if (q + 16 < e) {
         const auto ahead = static_cast<std::size_t>(by[q + 16]);
         __builtin_prefetch(&rate[ahead]);
-        __builtin_prefetch(&gid[ahead]);
+        __builtin_prefetch(&poff[ahead]);
       }
       const auto i = static_cast<std::size_t>(by[q]);
       if (rate[i] >= 0) {
@@ -538,7 +557,8 @@ class Engine {
       unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
       ++frozen;
       const double wt = wgt[i];
-      for (const ChannelId c2 : w_.path(gid[i])) {
+      for (auto r = poff[i]; r < poff[i + 1]; ++r) {
+        const auto c2 = paths[r];
         capr[c2] -= level * wt;
         load[c2] -= wt;
         chmax[c2] = std::max(chmax[c2], level);
@@ -629,6 +649,7 @@ class Engine {
       }
       for (ChannelId c : w_.path(f)) {
         const auto uc = static_cast<std::size_t>(c);
+        k.paths.push_back(c);
         if (loc_[uc] < 0) {  // a channel new to the component: an empty list of its own
           loc_[uc] = static_cast<std::int32_t>(k.channels.size());
           k.channels.push_back(c);
@@ -638,6 +659,7 @@ class Engine {
         k.extra.emplace_back(i, head_[uc]);
         head_[uc] = static_cast<std::int32_t>(k.extra.size() - 1);
       }
+      k.poff.push_back(path_offset(k.paths.size()));
     }
     k.pending.clear();
     if (k.flows.size() >= (std::size_t{1} << 30))
@@ -653,8 +675,8 @@ class Engine {
     k.tstart.clear();
     for (auto i : k.sel) {
       const auto ui = static_cast<std::size_t>(i);
-      for (const ChannelId c : path_of(k, ui)) {
-        const auto uc = static_cast<std::size_t>(c);
+      for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+        const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
         used_[uc] -= k.rate[ui] * k.w[ui];
         if (tmark_[uc] != cur) {
           tmark_[uc] = cur;
@@ -680,8 +702,8 @@ class Engine {
     k.tby.resize(static_cast<std::size_t>(acc));
     for (auto i : k.sel) {
       const auto ui = static_cast<std::size_t>(i);
-      for (const ChannelId c : path_of(k, ui)) {
-        const auto uc = static_cast<std::size_t>(c);
+      for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+        const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
         k.tby[static_cast<std::size_t>(k.tstart[static_cast<std::size_t>(tloc_[uc])]++)] = i;
       }
     }
@@ -768,7 +790,8 @@ class Engine {
         const double o = k.orig[j], r = k.rate[i];
         if (o == r || std::abs(r - o) <= 1e-13 * std::max(r, o)) continue;
         k.propagated[j] = 1;
-        for (const ChannelId c : path_of(k, i)) dirty(c);
+        for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+          dirty(k.paths[static_cast<std::size_t>(q)]);
       }
       // The records of S: a flow outside S faster than the level at which a record channel
       // saturated joins S (b1), or voids the record (b2).
@@ -858,7 +881,8 @@ class Engine {
         k.ts[i] = now;
         k.rate[i] = -1.0;
         ++unfrozen;
-        for (const ChannelId c : path_of(k, i)) load_[static_cast<std::size_t>(c)] += k.w[i];
+        for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+          load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.w[i];
       }
       k.live.assign(k.channels.begin(), k.channels.end());
       fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
