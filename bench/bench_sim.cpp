@@ -2,9 +2,9 @@
 // flows), 3,072 GPUs (9.4M flows; a cluster size that is not a power of two gives uneven ECMP
 // loads and thousands of distinct finishing times), 4,000 GPUs (16.0M flows, uneven) and 4,096
 // GPUs (16.7M flows, rail-only and rail-optimized with its hash collisions), a skewed MoE
-// all-to-all (Zipf 1.2, every pair its own size), ring all-reduce over 32,768 GPUs, and the link-class
-// aggregated all-to-all over 32,768 GPUs. One iteration each (a long simulation); measure peak
-// memory with /usr/bin/time -v and --benchmark_filter (docs/sim.md).
+// all-to-all (Zipf 1.2, every pair its own size), ring all-reduce over 32,768 GPUs, and the
+// link-class aggregated all-to-all over 32,768 GPUs. One iteration each (a long simulation);
+// measure peak memory with /usr/bin/time -v and --benchmark_filter (docs/sim.md).
 #include <benchmark/benchmark.h>
 
 #include "railsim/sim/collective.hpp"
