@@ -1,9 +1,10 @@
 // Scale of the flow simulator: all-to-all flow by flow among 1,024 GPUs (about one million
 // flows), 3,072 GPUs (9.4M flows; a cluster size that is not a power of two gives uneven ECMP
-// loads and thousands of distinct finishing times) and 4,096 GPUs (16.7M flows, rail-only and
-// rail-optimized with its hash collisions), ring all-reduce over 32,768 GPUs, and the link-class
-// aggregated all-to-all over 32,768 GPUs. One iteration each (a long simulation); measure peak
-// memory with /usr/bin/time -v and --benchmark_filter (docs/sim.md).
+// loads and thousands of distinct finishing times), 4,000 GPUs (16.0M flows, uneven) and 4,096
+// GPUs (16.7M flows, rail-only and rail-optimized with its hash collisions), a skewed MoE
+// all-to-all (Zipf 1.2, every pair its own size), ring all-reduce over 32,768 GPUs, and the
+// link-class aggregated all-to-all over 32,768 GPUs. One iteration each (a long simulation);
+// measure peak memory with /usr/bin/time -v and --benchmark_filter (docs/sim.md).
 #include <benchmark/benchmark.h>
 
 #include "railsim/sim/collective.hpp"
@@ -70,6 +71,9 @@ void BM_AllToAll1024_RailOnly(benchmark::State& s) {
 void BM_AllToAll3072_RailOnly(benchmark::State& s) {
   run(s, 3072, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
 }
+void BM_AllToAll4000_RailOnly(benchmark::State& s) {
+  run(s, 4000, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
+}
 void BM_AllToAll4096_RailOnly(benchmark::State& s) {
   run(s, 4096, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
 }
@@ -117,11 +121,39 @@ void BM_MoeRouting1024_Zipf(benchmark::State& s) {
   s.counters["picks"] = 1024.0 * 4096 * 8;
 }
 
+// Skewed MoE all-to-all flow by flow, rail_only, 256 GPUs (as `railsim sim --collective alltoall
+// --skew zipf:1.2 --design rail_only --gpus 256 --aggregate off`): dispatch then combine, every
+// pair its own size, so nearly every flow ends in an event of its own.
+void BM_MoeAllToAll256_Zipf_RailOnly(benchmark::State& s) {
+  const topo::Fabric f = topo::build_fabric(cluster(256), design(spec::DesignKind::rail_only));
+  const sim::SimNetwork net = sim::make_sim_network(f);
+  sim::MoeRequest req;
+  req.routing.popularity = sim::Popularity::zipf;
+  req.routing.zipf_s = 1.2;
+  req.bytes_per_token = 1e9 / (4096.0 * 8);
+  req.groups = sim::groups_all(f.cluster);
+  sim::SimConfig cfg;
+  cfg.hop_latency_s = 0.5e-6;
+  cfg.aggregate = sim::Aggregation::off;
+  cfg.max_flows = 200'000'000;
+  double t = 0, events = 0;
+  for (auto _ : s) {
+    const auto r = sim::simulate_moe(net, req, cfg);
+    t = r.sim.completion_time_s;
+    events = 0;
+    for (auto& p : r.sim.phases) events += static_cast<double>(p.events);
+  }
+  s.counters["completion_s"] = t;
+  s.counters["events"] = events;
+}
+
 BENCHMARK(BM_MoeRouting1024_Zipf)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_MoeAllToAll256_Zipf_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized_Spray)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll3072_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_AllToAll4000_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll4096_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll4096_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RingAllReduce32768_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
