@@ -90,15 +90,17 @@ KorthikantiRun korthikanti_run(const Json& common, const Json& row, bool selecti
 
 ValidationTable korthikanti_time() {
   const Json d = data_file("megatron-korthikanti-2022");
-  ValidationTable t;
-  t.id = "korthikanti-2022-time";
-  t.title = "Korthikanti et al. 2022, Table 5: iteration time on Selene (A100, TP 8, DP 1)";
-  t.source = "data/validation/megatron-korthikanti-2022.json";
-  t.gpu = d["common"]["gpu"].get<std::string>();
-  t.stack = "megatron-lm-2022";
-  t.quantity = "iteration time (s)";
-  t.max_tolerance = 0.05;
-  t.mean_tolerance = 0.03;
+  ValidationTable t{
+      .id = "korthikanti-2022-time",
+      .title = "Korthikanti et al. 2022, Table 5: iteration time on Selene (A100, TP 8, DP 1)",
+      .source = "data/validation/megatron-korthikanti-2022.json",
+      .gpu = d["common"]["gpu"].get<std::string>(),
+      .stack = "megatron-lm-2022",
+      .quantity = "iteration time (s)",
+      .max_tolerance = 0.05,
+      .mean_tolerance = 0.03,
+      .points = {},
+  };
   const auto design = network();
   for (const Json& row : d["models"]) {
     for (const char* mode : {"full", "selective_sp"}) {
@@ -115,16 +117,18 @@ ValidationTable korthikanti_time() {
 
 ValidationTable korthikanti_hold_out() {
   const Json d = data_file("megatron-korthikanti-2022");
-  ValidationTable t;
-  t.id = "korthikanti-2022-530b-dp8";
-  t.title = "Korthikanti et al. 2022, abstract: 530B on 2,240 A100 with DP 8 (MFU)";
-  t.source = "data/validation/megatron-korthikanti-2022.json";
-  t.gpu = d["common"]["gpu"].get<std::string>();
-  t.stack = "megatron-lm-2022";
-  t.quantity = "MFU";
-  t.held_out = true;
-  t.max_tolerance = 0.05;
-  t.mean_tolerance = 0.05;
+  ValidationTable t{
+      .id = "korthikanti-2022-530b-dp8",
+      .title = "Korthikanti et al. 2022, abstract: 530B on 2,240 A100 with DP 8 (MFU)",
+      .source = "data/validation/megatron-korthikanti-2022.json",
+      .gpu = d["common"]["gpu"].get<std::string>(),
+      .stack = "megatron-lm-2022",
+      .quantity = "MFU",
+      .held_out = true,
+      .max_tolerance = 0.05,
+      .mean_tolerance = 0.05,
+      .points = {},
+  };
   const auto design = network();
   for (const Json& row : d["models"]) {
     if (row["name"] != "530B") continue;
@@ -145,18 +149,20 @@ ValidationTable korthikanti_hold_out() {
 ValidationTable narayanan() {
   const Json d = data_file("megatron-narayanan-2021");
   const Json& common = d["common"];
-  ValidationTable t;
-  t.id = "narayanan-2021";
-  t.title =
-      "Narayanan et al. SC'21, Table 1: weak scaling on Selene (A100), best micro-batch and "
-      "interleaving";
-  t.source = "data/validation/megatron-narayanan-2021.json";
-  t.gpu = common["gpu"].get<std::string>();
-  t.stack = "megatron-lm-2021";
-  t.quantity = "TFLOP/s per GPU";
-  t.held_out = true;
-  t.max_tolerance = 0.10;
-  t.mean_tolerance = 0.06;
+  ValidationTable t{
+      .id = "narayanan-2021",
+      .title =
+          "Narayanan et al. SC'21, Table 1: weak scaling on Selene (A100), best micro-batch and "
+          "interleaving",
+      .source = "data/validation/megatron-narayanan-2021.json",
+      .gpu = common["gpu"].get<std::string>(),
+      .stack = "megatron-lm-2021",
+      .quantity = "TFLOP/s per GPU",
+      .held_out = true,
+      .max_tolerance = 0.10,
+      .mean_tolerance = 0.06,
+      .points = {},
+  };
   const auto design = network();
   const spec::Stack stack = spec::load_stack(t.stack);
   for (const Json& row : d["rows"]) {
@@ -190,16 +196,18 @@ ValidationTable narayanan() {
 ValidationTable llama3() {
   const Json d = data_file("llama3-405b-meta-2024");
   const Json& common = d["common"];
-  ValidationTable t;
-  t.id = "llama3-405b-2024";
-  t.title = "Llama 3 405B on H100 (Meta, Dubey et al. 2024, Table 4), v free, E-ECMP";
-  t.source = "data/validation/llama3-405b-meta-2024.json";
-  t.gpu = common["gpu"].get<std::string>();
-  t.stack = "megatron-core-2024";
-  t.quantity = "TFLOP/s per GPU";
-  t.held_out = false;  // the 8,192-GPU run set H100's gemm_max; the 16,384-GPU run is held out
-  t.max_tolerance = 0.10;
-  t.mean_tolerance = 0.05;
+  ValidationTable t{
+      .id = "llama3-405b-2024",
+      .title = "Llama 3 405B on H100 (Meta, Dubey et al. 2024, Table 4), v free, E-ECMP",
+      .source = "data/validation/llama3-405b-meta-2024.json",
+      .gpu = common["gpu"].get<std::string>(),
+      .stack = "megatron-core-2024",
+      .quantity = "TFLOP/s per GPU",
+      .held_out = false,  // the 8,192-GPU run set H100's gemm_max; the 16,384-GPU run is held out
+      .max_tolerance = 0.10,
+      .mean_tolerance = 0.05,
+      .points = {},
+  };
   const Model m = load_model(common["model"].get<std::string>());
   const Training tr =
       make_training(common["global_batch"].get<std::int64_t>(),
@@ -244,22 +252,24 @@ ValidationTable llama3() {
 ValidationTable megatron_core_h100() {
   const Json d = data_file("megatron-core-h100-2024");
   const Json& common = d["common"];
-  ValidationTable t;
-  t.id = "megatron-core-h100-2024";
-  t.title = "Megatron-Core README (NVIDIA, 2024): GPT-3 175B strong scaling on H100, best plan (MFU)";
-  t.source = "data/validation/megatron-core-h100-2024.json";
-  t.gpu = common["gpu"].get<std::string>();
-  t.stack = "megatron-core-2024";
-  t.quantity = "MFU";
-  t.held_out = true;
-  t.max_tolerance = 0.15;
-  t.mean_tolerance = 0.10;
+  ValidationTable t{
+      .id = "megatron-core-h100-2024",
+      .title =
+          "Megatron-Core README (NVIDIA, 2024): GPT-3 175B strong scaling on H100, best plan (MFU)",
+      .source = "data/validation/megatron-core-h100-2024.json",
+      .gpu = common["gpu"].get<std::string>(),
+      .stack = "megatron-core-2024",
+      .quantity = "MFU",
+      .held_out = true,
+      .max_tolerance = 0.15,
+      .mean_tolerance = 0.10,
+      .points = {},
+  };
   const auto design = network();
   const spec::Stack stack = spec::load_stack(t.stack);
   for (const Json& row : d["rows"]) {
     const Model m = gpt_model(common, row);
-    const Training tr =
-        make_training(common["global_batch"].get<std::int64_t>(), m.seq_len, stack);
+    const Training tr = make_training(common["global_batch"].get<std::int64_t>(), m.seq_len, stack);
     const std::int64_t n = row["gpus"].get<std::int64_t>();
     const spec::Cluster c = cluster(t.gpu, n, common["gpus_per_node"].get<std::int64_t>(),
                                     common["nic_gbps"].get<double>());
@@ -275,16 +285,18 @@ ValidationTable megatron_core_h100() {
 ValidationTable nemo_h100() {
   const Json d = data_file("nemo-h100-2025");
   const Json& common = d["common"];
-  ValidationTable t;
-  t.id = "nemo-h100-2025";
-  t.title = "NeMo / Megatron-Bridge performance summary, DGX-H100, FP8: Llama 3 8B and 70B";
-  t.source = "data/validation/nemo-h100-2025.json";
-  t.gpu = common["gpu"].get<std::string>();
-  t.stack = "megatron-core-2024";
-  t.quantity = "tokens/s per GPU";
-  t.held_out = false;  // the 8B 25.11 row set H100's gemm_max_fp8; the others are held out
-  t.max_tolerance = 0.10;
-  t.mean_tolerance = 0.05;
+  ValidationTable t{
+      .id = "nemo-h100-2025",
+      .title = "NeMo / Megatron-Bridge performance summary, DGX-H100, FP8: Llama 3 8B and 70B",
+      .source = "data/validation/nemo-h100-2025.json",
+      .gpu = common["gpu"].get<std::string>(),
+      .stack = "megatron-core-2024",
+      .quantity = "tokens/s per GPU",
+      .held_out = false,  // the 8B 25.11 row set H100's gemm_max_fp8; the others are held out
+      .max_tolerance = 0.10,
+      .mean_tolerance = 0.05,
+      .points = {},
+  };
   const auto design = network();
   for (const Json& row : d["rows"]) {
     const Model m = load_model(row["model"].get<std::string>());
@@ -339,8 +351,8 @@ bool ValidationTable::within_tolerance() const {
 }
 
 std::vector<ValidationTable> validation_tables() {
-  return {korthikanti_time(), korthikanti_hold_out(), narayanan(), llama3(), nemo_h100(),
-          megatron_core_h100()};
+  return {korthikanti_time(), korthikanti_hold_out(), narayanan(), llama3(),
+          nemo_h100(),        megatron_core_h100()};
 }
 
 std::vector<ValidationTable> validation_tables(const std::vector<spec::GpuSpec>& gpus) {
