@@ -47,6 +47,19 @@ CollectiveRequest transfers(const std::vector<std::int64_t>& src,
   return request(perf::CollectiveOp::send_recv, bytes, std::move(g), perf::Algorithm::p2p);
 }
 
+// 64 GPUs, one per HB domain (K = 1), 8 per leaf, 4 spines, hashed ECMP: the small Clos of the
+// closed-form tests (leaf uplinks oversubscribed `over`:1).
+TestFabricSpec clos64(double over = 1) {
+  TestFabricSpec s;
+  s.gpus = 64;
+  s.k = 1;
+  s.per_leaf = 8;
+  s.spines = 4;
+  s.oversubscription = over;
+  s.balanced = false;  // hashed ECMP
+  return s;
+}
+
 double time_of(const sim::SimNetwork& net, const CollectiveRequest& req, Routing r,
                std::uint64_t seed = 0, Aggregation agg = Aggregation::off) {
   SimConfig cfg;
@@ -92,12 +105,7 @@ void pair_across_domains(const spec::Cluster& c, const std::vector<std::int64_t>
 // for some leaf; spraying splits every flow over the 4 uplinks, which then carry 2 S each, and
 // the permutation runs at the NIC rate: S / B_nic.
 TEST(Spray, PermutationThatCollidesUnderEcmpRunsAtFullRate) {
-  TestFabricSpec s;
-  s.gpus = 64;
-  s.k = 1;
-  s.per_leaf = 8;
-  s.spines = 4;
-  s.balanced = false;  // hashed ECMP
+  const TestFabricSpec s = clos64();
   auto t = make_test_fabric(s);
   std::vector<std::int64_t> src, dst;
   for (std::int64_t g = 0; g < 64; ++g) {
@@ -130,12 +138,7 @@ TEST(Spray, PermutationThatCollidesUnderEcmpRunsAtFullRate) {
 // Incast: 7 GPUs on 7 other leaves send S each to GPU 0; its NIC takes 7 S at B_nic whatever the
 // routing.
 TEST(Spray, IncastIsBoundByTheReceivingNic) {
-  TestFabricSpec s;
-  s.gpus = 64;
-  s.k = 1;
-  s.per_leaf = 8;
-  s.spines = 4;
-  s.balanced = false;
+  const TestFabricSpec s = clos64();
   auto t = make_test_fabric(s);
   std::vector<std::int64_t> src, dst;
   for (std::int64_t l = 1; l < 8; ++l) {
@@ -151,13 +154,7 @@ TEST(Spray, IncastIsBoundByTheReceivingNic) {
 // 8 x 56/64 S at 8 B_nic / 3, so T = 3 x 56/64 S / B_nic, flow by flow and by link class alike;
 // hashed ECMP is never faster.
 TEST(Spray, OversubscribedAllToAllTakesTheBundleCapacity) {
-  TestFabricSpec s;
-  s.gpus = 64;
-  s.k = 1;
-  s.per_leaf = 8;
-  s.spines = 4;
-  s.oversubscription = 3;
-  s.balanced = false;
+  const TestFabricSpec s = clos64(3);
   auto t = make_test_fabric(s);
   const auto req = request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(t.net.cluster),
                            perf::Algorithm::direct);
