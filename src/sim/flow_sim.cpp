@@ -423,9 +423,8 @@ class Engine {
     k.pending.shrink_to_fit();
     k.alive.assign(k.flows.size(), 1);
     k.fmark.assign(k.flows.size(), 0);
-    // Records re-linked under the new local ids (nodes 2i, 2i + 1 must fit in 32 bits).
-    if (k.flows.size() >= (std::size_t{1} << 30))
-      throw std::logic_error("simulate: more than 2^30 flows in one component");
+    // Records re-linked under the new local ids.
+    check_record_ids(k);
     k.rnext.assign(2 * k.flows.size(), -1);
     k.rprev.assign(2 * k.flows.size(), -1);
     for (std::size_t i = 0; i < k.flows.size(); ++i) {
@@ -662,8 +661,7 @@ class Engine {
       k.poff.push_back(path_offset(k.paths.size()));
     }
     k.pending.clear();
-    if (k.flows.size() >= (std::size_t{1} << 30))
-      throw std::logic_error("simulate: more than 2^30 flows in one component");
+    check_record_ids(k);
   }
 
   // Re-fills the flows of k.sel on the capacity the others leave (their rates stay): releases
@@ -927,6 +925,11 @@ class Engine {
   std::vector<std::uint32_t> tmark_, vmark_;
   std::vector<std::int32_t> rhead_;  // per channel: first record node on it (-1: none)
   std::vector<double> chmax_;        // per channel: an upper bound of its flows' rates
+  // Record nodes 2i and 2i + 1 of local flow i must fit in 32 bits.
+  static void check_record_ids(const Component& k) {
+    if (k.flows.size() >= (std::size_t{1} << 30))
+      throw std::logic_error("simulate: more than 2^30 flows in one component");
+  }
   ChannelId* rec_ch(Component& k, std::int32_t node) {
     return (node & 1) ? &k.b2[static_cast<std::size_t>(node >> 1)]
                       : &k.b1[static_cast<std::size_t>(node >> 1)];
