@@ -664,8 +664,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const bool tp_in_domain = ctx.net.kind == DesignKind::ideal || pl.shape(Axis::tp).domains == 1;
   if (tr.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && sp_fwd_n > 0 && tp_in_domain) {
     const double dense_share = st.layers > 0 ? L_dense / st.layers : 1.0;
-    const double f_n = (m.gated_ffn ? 2.0 : 1.0) * ffn / t;
     const double gated = m.gated_ffn ? 2.0 : 1.0;
+    const double f_n = gated * ffn / t;
     const double moe_share = 1.0 - dense_share;
     const double le = m.is_moe() ? static_cast<double>(m.experts) / static_cast<double>(s.ep) : 0;
     const double te = le > 0 ? moe_tokens / le : 0;
@@ -692,24 +692,18 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
          true}};
     const double layers = st.layers;
     double exposed = 0, hidden = 0, contention = 0;
-    for (const OverlapPair& pr : fwd_pairs) {
-      const OverlapTime o = overlap_time(pr, t, gc.sms);
-      exposed += o.exposed_s;
-      hidden += pr.comm_s - o.exposed_s;
-      contention += o.contention_s;
-    }
+    auto add_pairs = [&](const auto& pairs, double reps) {
+      for (const OverlapPair& pr : pairs) {
+        const OverlapTime o = overlap_time(pr, t, gc.sms);
+        exposed += reps * o.exposed_s;
+        hidden += reps * (pr.comm_s - o.exposed_s);
+        contention += reps * o.contention_s;
+      }
+    };
     // With full recompute the backward runs the forward's collectives again (the schedule's
     // backward count is twice the forward's): the forward pairs count twice.
-    const double fwd_reps = sp_bwd_n / sp_fwd_n;
-    exposed *= fwd_reps;
-    hidden *= fwd_reps;
-    contention *= fwd_reps;
-    for (const OverlapPair& pr : bwd_pairs) {
-      const OverlapTime o = overlap_time(pr, t, gc.sms);
-      exposed += o.exposed_s;
-      hidden += pr.comm_s - o.exposed_s;
-      contention += o.contention_s;
-    }
+    add_pairs(fwd_pairs, sp_bwd_n / sp_fwd_n);
+    add_pairs(bwd_pairs, 1.0);
     // Per layer -> per stage per micro-batch; what the SP ops cost before is replaced.
     const double sp_total = (ag_fwd + rs_fwd) * sp_fwd_n / 2.0 + (ag_bwd + rs_bwd) * sp_bwd_n / 2.0;
     tp_mb += layers * exposed - sp_total;
