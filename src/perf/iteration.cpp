@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -441,6 +442,18 @@ constexpr double kOverlapSms = 16.0;
 // most min(C, G)), its 16 SMs are lost to the GEMM: min(C, G) x s/(S - s) more GEMM time. HBM
 // contention is left out: the GEMMs that overlap are compute-bound (their operands and the
 // collective's chunks together use a fraction of HBM bandwidth; docs/model.md section 6).
+// A DP collective of `time` split over `chunks` equal parts: part k (k = chunks-1 .. 1) becomes
+// ready k x gap before the end of the computation and runs whole; part 0 may start `window`
+// before the end and its last bucket (`last_bucket`) cannot end before it. The parts share one
+// network, one after another. Returns how far the last one ends after the computation (ours).
+double dp_chunked_exposed(double time, double chunks, double gap, double window,
+                          double last_bucket) {
+  const double part = time / chunks;
+  double free = -std::numeric_limits<double>::infinity();
+  for (double k = chunks - 1.0; k >= 1.0; k -= 1.0) free = std::max(free, -k * gap) + part;
+  return std::max(std::max(free, -window) + part, last_bucket);
+}
+
 OverlapTime overlap_time(const OverlapPair& p, double t, double sms) {
   OverlapTime o;
   const double C = p.comm_s, G = p.gemm_s;
@@ -722,9 +735,23 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double layer_part =
       fwd + bwd + recompute + tp_mb + tp_contention_mb + ep_mb + fw_mb;  // first stage
   const double pp_part = pp_mb + fw_pp_mb;
+  // A forward and a backward chunk step of the first stage (the layer work split in the ratio of
+  // its forward and backward computation) and one of its 2 v sends per micro-batch.
+  const double fwd_share = fwd / std::max(1e-300, fwd + bwd + recompute);
+  const double f_chunk = layer_part * fwd_share / v, b_chunk = layer_part * (1.0 - fwd_share) / v;
+  const double send = s.pp > 1 ? pp_part / (2.0 * v) : 0.0;
+  // Sends of the 1F1B body overlapped (the stack's pp_comm_overlap, interleaved only): a stage
+  // alternates forward and backward chunk steps, and each send runs while the next step, of the
+  // other direction and independent of it, computes (NeMo documentation, "Communication
+  // Overlap"); what stays exposed is the part longer than that step (ours). Fill and flush stay
+  // exposed (the bubble term keeps the full sends).
+  double pp_steady = pp_part;
+  if (tr.stack.knobs.pp_comm_overlap && s.pp > 1 && s.interleave > 1)
+    pp_steady = v * (std::max(0.0, send - b_chunk) + std::max(0.0, send - f_chunk));
+  it.breakdown.pp_hidden_s = mb * (pp_part - pp_steady);
   const double avg_scale = st.layers_avg / st.layers, last_scale = st.layers_last / st.layers;
-  const double t_first = layer_part + pp_part;
-  const double t_last = layer_part * last_scale + pp_part + logits;
+  const double t_first = layer_part + pp_steady;
+  const double t_last = layer_part * last_scale + pp_steady + logits;
   const double t_avg = layer_part * avg_scale + pp_part + logits / p;
   const double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
   // The schedule's own cost (ours): every chunk of every micro-batch is a host step, forward and
@@ -732,22 +759,32 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // all p v - 1 chunk boundaries, p (v - 1) more than the (p - 1)/v t_avg term holds, each one
   // send (the per-micro-batch PP time holds 2 v of them).
   const double steps = s.pp > 1 ? 2.0 * v * kPipelineStepS : 0.0;  // per micro-batch
-  const double boundary_send = s.pp > 1 ? pp_part / (2.0 * v) : 0.0;
-  const double fill_extra = 2.0 * p * (v - 1.0) * boundary_send;
+  const double fill_extra = 2.0 * p * (v - 1.0) * send;
   const double pipe_overhead = mb * steps + fill_extra;
   const double pipe = mb * t_max + (p - 1.0) / v * t_avg + pipe_overhead;
 
-  // DP: the reduction starts when the first stage's last backward ends; with overlap it hides
-  // behind that backward except for the last bucket (ours: one layer's share).
+  // DP: with overlap, the first stage's gradients are reduced chunk by chunk as each model chunk
+  // finishes its last backward (Megatron-Core buckets the first chunk, the one that finishes
+  // last, and reduces every other chunk as one bucket; NeMo documentation, "Communication
+  // Overlap": the DP communication is chunked per virtual stage with pipelining). Chunk k
+  // (k = v-1 .. 1) is ready k rounds of min(m, p) backward steps before the end; the reductions
+  // run one after another; the first chunk's starts with its last backward and its last bucket
+  // (ours: one layer's share) waits for the end (dp_chunked_exposed). Without interleaving this
+  // is the reduction hidden behind the last backward but its last bucket. The parameter
+  // all-gathers mirror it in the next forward pass (ours).
   const double last_bwd = bwd + recompute;
-  auto exposed = [&](double time, bool overlap, double window) {
+  const double rounds = std::min(mb, p);
+  auto exposed = [&](double time, bool overlap, double window, double chunks) {
     if (!overlap) return time;
-    return std::max(time - window, time / std::max(1.0, st.layers));
+    return dp_chunked_exposed(time, chunks, rounds * window / chunks, window / chunks,
+                              time / std::max(1.0, st.layers));
   };
   // Reductions repeated per micro-batch (FSDP) hide each behind that micro-batch's pass (ours).
-  const double dp_exposed = dp_bwd_n * exposed(dp_bwd / dp_bwd_n, dp_bwd_overlap, last_bwd) +
-                            dp_fwd_n * exposed(dp_fwd / dp_fwd_n, dp_fwd_overlap, fwd) +
-                            exposed(dp_opt, dp_opt_overlap, fwd);
+  const double dp_exposed = dp_bwd_n * exposed(dp_bwd / dp_bwd_n, dp_bwd_overlap, last_bwd,
+                                               dp_bwd_n > 1 ? 1.0 : v) +
+                            dp_fwd_n * exposed(dp_fwd / dp_fwd_n, dp_fwd_overlap, fwd,
+                                               dp_fwd_n > 1 ? 1.0 : v) +
+                            exposed(dp_opt, dp_opt_overlap, fwd, 1.0);
   // Adam step: read fp32 gradient, read and write master weights, momentum, variance, write bf16
   // weights (30), plus the gradient-norm read (4), zeroing the gradient buffer (4) and the bf16
   // copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's step).
@@ -764,10 +801,13 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.tp_overlap_s = mb * tp_contention_mb * avg_scale;
   bd.tp_hidden_s = mb * tp_hidden_mb * avg_scale;
   bd.ep_comm_s = mb * ep_mb * avg_scale;
-  bd.pp_comm_s = mb * pp_mb;
-  bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb);
+  // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
+  // sends are in the bubble.
+  const double pp_exposed_share = pp_part > 0 ? pp_steady / pp_part : 1.0;
+  bd.pp_comm_s = mb * pp_mb * pp_exposed_share;
+  bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb * pp_exposed_share);
   bd.pipeline_overhead_s = pipe_overhead;
-  bd.bubble_s = pipe - pipe_overhead - mb * t_avg;
+  bd.bubble_s = pipe - pipe_overhead - mb * (t_avg - pp_part + pp_steady);
   const double dp_total = dp_fwd + dp_bwd + dp_opt;
   const double fw_share = dp_total > 0 ? dp_fw / dp_total : 0.0;
   bd.rail_forwarding_s += dp_exposed * fw_share;

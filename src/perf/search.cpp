@@ -320,6 +320,7 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
               {"tokens_per_s", it.tokens_per_s},
               {"cross_rail", it.cross_rail},
               {"tp_comm_hidden_s", b.tp_hidden_s},
+              {"pp_comm_hidden_s", b.pp_hidden_s},
               {"breakdown",
                {{"compute_s", b.compute_s},
                 {"recompute_s", b.recompute_s},

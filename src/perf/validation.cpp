@@ -261,8 +261,8 @@ ValidationTable megatron_core_h100() {
       .stack = "megatron-core-2024",
       .quantity = "MFU",
       .held_out = true,
-      .max_tolerance = 0.15,
-      .mean_tolerance = 0.10,
+      .max_tolerance = 0.10,
+      .mean_tolerance = 0.075,
       .points = {},
   };
   const auto design = network();

@@ -438,6 +438,7 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
                sec("pipeline_overhead_s", "pipeline steps"),
                sec("optimizer_s", "optimizer step"),
                sec("tp_hidden_s", "tp/sp hidden (not in total)"),
+               sec("pp_hidden_s", "pp hidden (not in total)"),
                gib("memory_gib", "memory per GPU"),
                gib("weights_gib", "  weights"),
                gib("gradients_gib", "  gradients"),
@@ -448,13 +449,14 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
     const perf::Breakdown& b = it.breakdown;
     const perf::MemoryUse& m = it.memory;
     const double g = units::kGiB;
-    return std::array<double, 19>{it.iteration_time_s,   b.compute_s,
+    return std::array<double, 20>{it.iteration_time_s,   b.compute_s,
                                   b.recompute_s,         b.tp_comm_s,
                                   b.tp_overlap_s,        b.ep_comm_s,
                                   b.pp_comm_s,           b.dp_comm_s,
                                   b.rail_forwarding_s,   b.bubble_s,
                                   b.pipeline_overhead_s, b.optimizer_s,
-                                  b.tp_hidden_s,         m.total() / g,
+                                  b.tp_hidden_s,         b.pp_hidden_s,
+                                  m.total() / g,
                                   m.weights_bytes / g,   m.gradients_bytes / g,
                                   m.optimizer_bytes / g, m.activations_bytes / g,
                                   m.reserved_bytes / g};

@@ -51,6 +51,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.knobs.dp_overlap = flag(k, "dp_overlap");
     st.knobs.fp8 = flag(k, "fp8");
     st.knobs.tp_comm_overlap = flag(k, "tp_comm_overlap");
+    st.knobs.pp_comm_overlap = flag(k, "pp_comm_overlap");
     if (st.knobs.interleave && !st.knobs.pipeline)
       throw InputError(k.field("interleave"),
                        "true needs pipeline: true (interleaving splits "
@@ -59,6 +60,10 @@ Stack stack_from_json(const Json& j, const std::string& path) {
       throw InputError(k.field("tp_comm_overlap"),
                        "true needs sequence_parallel: true (the overlapped all-gathers and "
                        "reduce-scatters are those of sequence parallelism)");
+    if (st.knobs.pp_comm_overlap && !st.knobs.interleave)
+      throw InputError(k.field("pp_comm_overlap"),
+                       "true needs interleave: true (the sends overlap with other chunks' "
+                       "computations only in interleaved pipelines)");
     k.finish();
   }
   {

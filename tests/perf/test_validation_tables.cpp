@@ -20,14 +20,18 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_TRUE(broken(tables).empty());
   // The project's bar: mean |error| under 5% and max |error| under 10% on every table, except
   // Narayanan et al.'s mean (5.5%: its 2021 software lost more per pipeline chunk than railsim
-  // charges; docs/validation.md), held at 6%, and Megatron-Core's strong scaling at 4,608 GPUs
-  // (-12.6%: railsim charges more bubble and exposed data-parallel time at 8 sequences per
-  // replica than the measured MFU leaves; docs/validation.md), held at 10% mean and 15% max.
+  // charges; docs/validation.md), held at 6%, and Megatron-Core's strong scaling (mean 5.9%:
+  // both points 5-7% slow, one level off from the Llama 3 fit of H100's gemm_max while the fall
+  // from 96 to 4,608 GPUs agrees within 2 points; docs/validation.md), held at 7.5% mean.
   for (const auto& t : tables) {
     if (t.id == "megatron-core-h100-2024") {
-      EXPECT_LT(t.max_abs_error(), 0.15);
-      EXPECT_LT(t.mean_abs_error(), 0.10);
-      EXPECT_LT(std::fabs(t.points[0].error()), 0.05);  // 96 GPUs: within the project's bar
+      EXPECT_LT(t.max_abs_error(), 0.10);
+      EXPECT_LE(t.max_tolerance, 0.10);
+      EXPECT_LT(t.mean_abs_error(), 0.075);
+      EXPECT_LE(t.mean_tolerance, 0.075);
+      // Strong scaling: the measured MFU falls by 0.42/0.47; railsim's within 2 points of it.
+      const double fall = t.points[1].railsim / t.points[0].railsim;
+      EXPECT_NEAR(fall, 0.42 / 0.47, 0.02);
       continue;
     }
     EXPECT_LT(t.max_abs_error(), 0.10) << t.id;
@@ -46,11 +50,13 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_NEAR(tables[0].mean_abs_error(), 0.019, 0.001);
   EXPECT_NEAR(tables[2].max_abs_error(), 0.096, 0.001);
   EXPECT_NEAR(tables[2].mean_abs_error(), 0.055, 0.001);
-  EXPECT_NEAR(tables[3].points[0].error(), 0.008, 0.001);   // the fit point (v free, TP overlap)
-  EXPECT_NEAR(tables[3].points[1].error(), -0.002, 0.001);  // held out
+  EXPECT_NEAR(tables[3].points[0].error(), 0.005, 0.001);   // the fit point (v free, TP overlap)
+  EXPECT_NEAR(tables[3].points[1].error(), -0.001, 0.001);  // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.001, 0.001);  // the fit point (8B, 25.11)
-  // 70B with TP overlap (before it: -17.0%); what is left is named in docs/validation.md.
-  EXPECT_NEAR(tables[4].points[0].error(), -0.069, 0.001);
+  // 70B with TP and PP overlap (with neither: -17.0%, TP overlap alone: -6.9%).
+  EXPECT_NEAR(tables[4].points[0].error(), -0.024, 0.001);
+  // Megatron-Core at 4,608 GPUs with DP overlapped per model chunk (before it: -12.6%).
+  EXPECT_NEAR(tables[5].points[1].error(), -0.068, 0.001);
   for (const auto& t : tables)
     for (const auto& p : t.points) EXPECT_TRUE(std::isfinite(p.error())) << t.id << " " << p.label;
 }
@@ -78,15 +84,15 @@ TEST(ErrorBand, ClosestValidatedRegimeOrTwiceTheWorst) {
                    tables[2].max_abs_error());
   const ErrorBand h = error_band(tables, "H100-SXM", "megatron-core-2024");
   EXPECT_TRUE(h.validated);
-  // Llama 3 (0.8%), NeMo (7.9%) and Megatron-Core's strong scaling (12.6%).
-  EXPECT_NEAR(h.fraction, 0.126, 0.001);
+  // Llama 3 (0.5%), NeMo (3.4%) and Megatron-Core's strong scaling (6.8%).
+  EXPECT_NEAR(h.fraction, 0.068, 0.001);
   // No runs of GH200 (or of fsdp-2024): twice the worst validated error, flagged.
   const ErrorBand g = error_band(tables, "GH200", "megatron-core-2024");
   EXPECT_FALSE(g.validated);
   double worst = 0;
   for (const auto& t : tables) worst = std::max(worst, t.max_abs_error());
   EXPECT_DOUBLE_EQ(g.fraction, 2 * worst);
-  EXPECT_NEAR(worst, 0.126, 0.001);  // Megatron-Core's GPT-3 175B on 4,608 H100
+  EXPECT_NEAR(worst, 0.096, 0.001);  // Narayanan et al.'s 1T on 3,072 A100
   EXPECT_EQ(g.basis.rfind("not validated", 0), 0u);
   const Json j = to_json(g, 2.0);
   EXPECT_DOUBLE_EQ(j["low_s"].get<double>(), 2.0 * (1 - g.fraction));

@@ -88,6 +88,10 @@ TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
   EXPECT_TRUE(core.knobs.tp_comm_overlap);
   EXPECT_FALSE(y21.knobs.tp_comm_overlap);
   EXPECT_FALSE(y22.knobs.tp_comm_overlap);
+  // Pipeline sends overlapped (Megatron-Core overlap_p2p_comm): only the 2024 Megatron stack.
+  EXPECT_TRUE(core.knobs.pp_comm_overlap);
+  EXPECT_FALSE(y21.knobs.pp_comm_overlap);
+  EXPECT_FALSE(y22.knobs.pp_comm_overlap);
   const spec::Stack fsdp = spec::load_stack("fsdp-2024");
   EXPECT_EQ(fsdp.knobs.distributed_optimizer, spec::Sharding::full);
   EXPECT_FALSE(fsdp.knobs.pipeline);
@@ -109,6 +113,13 @@ TEST(Stack, MalformedFilesNameTheField) {
             "stack.knobs.tp_comm_overlap");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["tp_comm_overlap"] = 1; }),
             "stack.knobs.tp_comm_overlap");
+  EXPECT_EQ(with([](Json& j) { j["knobs"].erase("pp_comm_overlap"); }),
+            "stack.knobs.pp_comm_overlap");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["pp_comm_overlap"] = "on"; }),
+            "stack.knobs.pp_comm_overlap");
+  // The sends overlap only in interleaved pipelines: the knob needs interleave.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["interleave"] = false; }),
+            "stack.knobs.pp_comm_overlap");
   // The overlapped collectives are sequence parallelism's: the knob needs it.
   EXPECT_EQ(with([](Json& j) {
               j["knobs"]["sequence_parallel"] = false;

@@ -68,6 +68,9 @@ struct Breakdown {
   double optimizer_s = 0;  // Adam step (HBM bound)
   // tp_comm_overlap: TP/SP communication hidden behind the GEMMs (not part of the total)
   double tp_hidden_s = 0;
+  // pp_comm_overlap: pipeline sends of the 1F1B body hidden behind other chunks' computations
+  // (not part of the total)
+  double pp_hidden_s = 0;
   double total() const {
     return compute_s + recompute_s + tp_comm_s + tp_overlap_s + ep_comm_s + pp_comm_s + dp_comm_s +
            rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s;

@@ -42,6 +42,11 @@ struct StackKnobs {
   // GEMMs they feed or follow (Megatron-Core + Transformer Engine `tp_comm_overlap`, userbuffers);
   // applies whenever tp > 1 and SP is on (docs/model.md section 6). Needs sequence_parallel.
   bool tp_comm_overlap = true;
+  // Pipeline sends and receives of the 1F1B body overlapped with the chunk computations that do
+  // not depend on them (Megatron-Core `overlap_p2p_comm`); interleaved schedules only (v > 1), as
+  // Megatron-Core and NeMo support it; fill and flush stay exposed (docs/model.md section 6).
+  // Needs interleave.
+  bool pp_comm_overlap = true;
 };
 
 // What a knob not given is (estimate's strategy; the search tries every knob the stack has).
