@@ -109,10 +109,12 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
   if (top.size() > k) top.pop_back();
 }
 
-// The boolean knobs of one shape: every one the stack has (pins fix them).
+// The boolean knobs of one shape: every one the stack has (pins fix them). With fused (flash)
+// attention selective recomputation has nothing to recompute (no s x s tensor is kept): its time
+// and memory are recompute none's, so unless it is pinned it is visited once, as none.
 template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
-                 Visit&& visit) {
+                 bool flash, Visit&& visit) {
   Strategy s;
   s.tp = sh.tp;
   s.pp = sh.pp;
@@ -123,6 +125,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
     if (r == Recompute::selective && !knobs.selective_recompute) continue;
+    if (r == Recompute::selective && flash && !pins.recompute) continue;
     s.recompute = r;
     for (int sp = 0; sp < 2; ++sp) {
       if (pins.sp ? (*pins.sp != (sp == 1)) : (sp == 1 && sh.tp == 1)) continue;
@@ -154,7 +157,7 @@ bool plan_before(const Plan& a, const Plan& b) {
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins) {
   std::int64_t n = 0;
   for (const Shape& sh : shapes(ctx, pins))
-    visit_knobs(sh, pins, ctx.training.stack.knobs, [&](const Strategy& s) {
+    visit_knobs(sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention, [&](const Strategy& s) {
       n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster);
     });
   return n;
@@ -217,7 +220,7 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
       for (std::int64_t mb : mbs)
         per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
       std::int64_t variants = 0;
-      visit_knobs(Shape{tp, pp, dp, 1, 1, 1}, pins, knobs, [&](const Strategy&) { ++variants; });
+      visit_knobs(Shape{tp, pp, dp, 1, 1, 1}, pins, knobs, ctx.training.flash_attention, [&](const Strategy&) { ++variants; });
       std::int64_t shapes_n = 0;
       if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
       add(shapes_n, variants);
@@ -254,7 +257,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
                     *ctx.cluster))
         continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
-      visit_knobs(sh, opt.pins, ctx.training.stack.knobs, [&](const Strategy& s) {
+      visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention, [&](const Strategy& s) {
         ++acc.evaluated;
         const double mem = memory_use(*ctx.model, ctx.training, s).total();
         acc.min_mem = std::min(acc.min_mem, mem);

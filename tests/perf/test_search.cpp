@@ -2,6 +2,9 @@
 // strategies dropped, top-k ordered.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "railsim/perf/search.hpp"
 #include "test_perf_common.hpp"
 
@@ -67,4 +70,45 @@ TEST(Search, NothingFitsReportsTheSmallestNeed) {
   EXPECT_GT(r.evaluated, 0);
   // At least the bf16 weights and fp32 grads of 1/8 of the model (6 bytes x 126e9).
   EXPECT_GT(r.min_memory_bytes, 6.0 * 1.0e12 / 8);
+}
+
+TEST(Search, WithFlashAttentionSelectiveRecomputeIsVisitedOnceAsNone) {
+  // Fused attention keeps no s x s tensor, so selective recomputation has nothing to recompute:
+  // the same time and memory as none. The search visits it once (as none) so that the top plans
+  // and the runner-up of --explain are different strategies; pinned, it is still searched.
+  const Model m = load_model("GPT-3-175B");
+  const spec::Cluster c = test::cluster("H100-SXM", 256, 8);
+  const auto design = test::design(spec::DesignKind::rail_optimized);
+  Training flash = make_training(256, 2048, load_stack("megatron-core-2024"));
+  ASSERT_TRUE(flash.flash_attention);
+  Training unfused = flash;
+  unfused.flash_attention = false;
+  PlanOptions po;
+  po.top = 50;
+  const PlanResult f = plan(make_context(m, flash, c, design), po);
+  const PlanResult u = plan(make_context(m, unfused, c, design), po);
+  ASSERT_EQ(f.plans.size(), 50u);
+  for (const Plan& p : f.plans) EXPECT_NE(p.strategy.recompute, Recompute::selective);
+  // No two plans of the top list are one strategy under two recompute names: every strategy with
+  // its recompute set to none appears once.
+  std::set<std::string> seen;
+  for (const Plan& p : f.plans) {
+    Strategy x = p.strategy;
+    x.recompute = Recompute::none;
+    if (p.strategy.recompute == Recompute::none) EXPECT_TRUE(seen.insert(to_json(x).dump()).second);
+  }
+  // Without fused attention the three recompute modes differ and are all searched.
+  EXPECT_GT(u.evaluated, f.evaluated);
+  EXPECT_EQ(count_strategies(make_context(m, flash, c, design), {}), f.evaluated);
+  // The strategies dropped are exactly the selective ones, each as fast as its none twin.
+  Strategy s = f.plans[0].strategy;
+  const IterationTime none = estimate(make_context(m, flash, c, design), s);
+  s.recompute = Recompute::selective;
+  const IterationTime sel = estimate(make_context(m, flash, c, design), s);
+  EXPECT_DOUBLE_EQ(sel.iteration_time_s, none.iteration_time_s);
+  EXPECT_DOUBLE_EQ(sel.memory.total(), none.memory.total());
+  po.pins.recompute = Recompute::selective;
+  const PlanResult pinned = plan(make_context(m, flash, c, design), po);
+  ASSERT_FALSE(pinned.plans.empty());
+  EXPECT_EQ(pinned.plans[0].strategy.recompute, Recompute::selective);
 }
