@@ -133,6 +133,15 @@ TEST(CliStack, MalformedStackFileNamesTheField) {
   expect_error(std::string("estimate ") + k175 + " --stack " + path,
                "stack.knobs.tp_comm_overlap:");
   j = preset;
+  j["knobs"]["pp_comm_overlap"] = 1;
+  write(j.dump());
+  expect_error(std::string("plan ") + k175 + " --stack " + path, "stack.knobs.pp_comm_overlap:");
+  j = preset;
+  j["knobs"]["interleave"] = false;  // the sends overlap only in interleaved pipelines
+  write(j.dump());
+  expect_error(std::string("estimate ") + k175 + " --stack " + path,
+               "stack.knobs.pp_comm_overlap: true needs interleave: true");
+  j = preset;
   j["knobs"]["uneven_stages"] = "yes";
   write(j.dump());
   expect_error(std::string("plan ") + k175 + " --stack " + path, "stack.knobs.uneven_stages:");
