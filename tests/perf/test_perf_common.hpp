@@ -25,4 +25,20 @@ inline spec::Cluster cluster(const std::string& gpu, std::int64_t n, std::int64_
                             g.hb_bw_Bps / 1e9, g.nics_per_gpu);
 }
 
+// Megatron-Core's usual knobs on a (tp, pp, dp, v) shape: selective recompute, SP, the
+// distributed optimizer and DP overlap.
+inline perf::Strategy megatron_core_strategy(std::int64_t tp, std::int64_t pp, std::int64_t dp,
+                                             std::int64_t v) {
+  perf::Strategy x;
+  x.tp = tp;
+  x.pp = pp;
+  x.dp = dp;
+  x.interleave = v;
+  x.recompute = perf::Recompute::selective;
+  x.sp = true;
+  x.dist_opt = true;
+  x.dp_overlap = true;
+  return x;
+}
+
 }  // namespace railsim::test

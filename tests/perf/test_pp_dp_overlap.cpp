@@ -16,18 +16,7 @@ namespace {
 struct Gpt175 {
   Model m = load_model("GPT-3-175B");
   spec::Cluster c = test::cluster("H100-SXM", 256, 8);
-  Strategy s = [] {
-    Strategy x;
-    x.tp = 8;
-    x.pp = 8;
-    x.dp = 4;
-    x.interleave = 4;
-    x.recompute = Recompute::selective;
-    x.sp = true;
-    x.dist_opt = true;
-    x.dp_overlap = true;
-    return x;
-  }();
+  Strategy s = test::megatron_core_strategy(8, 8, 4, 4);
   IterationTime run(bool pp_overlap, std::int64_t v, bool dp_overlap = true) const {
     spec::Stack st = load_stack("megatron-core-2024");
     st.knobs.pp_comm_overlap = pp_overlap;

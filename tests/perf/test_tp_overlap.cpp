@@ -15,18 +15,7 @@ namespace {
 struct Llama70b {
   Model m = load_model("Llama-3-70B");
   spec::Cluster c = test::cluster("H100-SXM", 64, 8);
-  Strategy s = [] {
-    Strategy x;
-    x.tp = 4;
-    x.pp = 8;
-    x.dp = 2;
-    x.interleave = 5;
-    x.recompute = Recompute::selective;
-    x.sp = true;
-    x.dist_opt = true;
-    x.dp_overlap = true;
-    return x;
-  }();
+  Strategy s = test::megatron_core_strategy(4, 8, 2, 5);
   IterationTime run(bool overlap, PlacementKind placement = PlacementKind::rail_aligned) const {
     spec::Stack st = load_stack("megatron-core-2024");
     st.knobs.tp_comm_overlap = overlap;
