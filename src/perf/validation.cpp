@@ -203,7 +203,7 @@ ValidationTable llama3() {
       .gpu = common["gpu"].get<std::string>(),
       .stack = "megatron-core-2024",
       .quantity = "TFLOP/s per GPU",
-      .held_out = false,  // the 8,192-GPU run set H100's gemm_max; the 16,384-GPU run is held out
+      .held_out = false,  // the 8,192-GPU run is in the fit of gemm_max; 16,384 GPUs is held out
       .max_tolerance = 0.10,
       .mean_tolerance = 0.05,
       .points = {},
@@ -241,14 +241,16 @@ ValidationTable llama3() {
       best =
           std::max(best, it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12);
     }
-    t.points.push_back({fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()),
+    t.points.push_back({fmt::format("{} GPUs{}", row["gpus"].get<std::int64_t>(),
+                                    row["fit"].get<bool>() ? " (fit)" : ""),
                         row["tflops_per_gpu"].get<double>(), best});
   }
   return t;
 }
 
 // Megatron-Core's strong scaling of GPT-3 175B on H100 (bf16, batch 1,152): MFU of railsim's
-// fastest plan against the published MFU; no constant is set on these runs.
+// fastest plan against the published MFU. The 96-GPU run is in the fit of H100's gemm_max (with
+// Llama 3 405B on 8,192 GPUs); the 4,608-GPU run is held out.
 ValidationTable megatron_core_h100() {
   const Json d = data_file("megatron-core-h100-2024");
   const Json& common = d["common"];
@@ -260,9 +262,9 @@ ValidationTable megatron_core_h100() {
       .gpu = common["gpu"].get<std::string>(),
       .stack = "megatron-core-2024",
       .quantity = "MFU",
-      .held_out = true,
+      .held_out = false,  // the 96-GPU run is in the fit of gemm_max; 4,608 GPUs is held out
       .max_tolerance = 0.10,
-      .mean_tolerance = 0.075,
+      .mean_tolerance = 0.05,
       .points = {},
   };
   const auto design = network();
@@ -276,7 +278,8 @@ ValidationTable megatron_core_h100() {
     PlanOptions opt;
     opt.top = 1;
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
-    t.points.push_back({fmt::format("{} GPUs", n), row["mfu"].get<double>(),
+    t.points.push_back({fmt::format("{} GPUs{}", n, row["fit"].get<bool>() ? " (fit)" : ""),
+                        row["mfu"].get<double>(),
                         r.plans.empty() ? 0.0 : r.plans[0].time.mfu});
   }
   return t;

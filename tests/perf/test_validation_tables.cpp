@@ -20,20 +20,8 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_TRUE(broken(tables).empty());
   // The project's bar: mean |error| under 5% and max |error| under 10% on every table, except
   // Narayanan et al.'s mean (5.5%: its 2021 software lost more per pipeline chunk than railsim
-  // charges; docs/validation.md), held at 6%, and Megatron-Core's strong scaling (mean 5.9%:
-  // both points 5-7% slow, one level off from the Llama 3 fit of H100's gemm_max while the fall
-  // from 96 to 4,608 GPUs agrees within 2 points; docs/validation.md), held at 7.5% mean.
+  // charges; docs/validation.md), held at 6%.
   for (const auto& t : tables) {
-    if (t.id == "megatron-core-h100-2024") {
-      EXPECT_LT(t.max_abs_error(), 0.10);
-      EXPECT_LE(t.max_tolerance, 0.10);
-      EXPECT_LT(t.mean_abs_error(), 0.075);
-      EXPECT_LE(t.mean_tolerance, 0.075);
-      // Strong scaling: the measured MFU falls by 0.42/0.47; railsim's within 2 points of it.
-      const double fall = t.points[1].railsim / t.points[0].railsim;
-      EXPECT_NEAR(fall, 0.42 / 0.47, 0.02);
-      continue;
-    }
     EXPECT_LT(t.max_abs_error(), 0.10) << t.id;
     EXPECT_LE(t.max_tolerance, 0.10) << t.id;
     if (t.id == "narayanan-2021") {
@@ -50,13 +38,18 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_NEAR(tables[0].mean_abs_error(), 0.019, 0.001);
   EXPECT_NEAR(tables[2].max_abs_error(), 0.096, 0.001);
   EXPECT_NEAR(tables[2].mean_abs_error(), 0.055, 0.001);
-  EXPECT_NEAR(tables[3].points[0].error(), 0.005, 0.001);   // the fit point (v free, TP overlap)
-  EXPECT_NEAR(tables[3].points[1].error(), -0.001, 0.001);  // held out
+  // H100's bf16 gemm_max (0.50) minimises the worst error of its two fit runs, one per source:
+  // Llama 3 405B on 8,192 GPUs and Megatron-Core's GPT-3 175B on 96.
+  EXPECT_NEAR(tables[3].points[0].error(), 0.024, 0.001);   // fit (v free, TP and PP overlap)
+  EXPECT_NEAR(tables[5].points[0].error(), -0.032, 0.001);  // fit
+  EXPECT_NEAR(tables[3].points[1].error(), 0.017, 0.001);   // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.001, 0.001);  // the fit point (8B, 25.11)
   // 70B with TP and PP overlap (with neither: -17.0%, TP overlap alone: -6.9%).
   EXPECT_NEAR(tables[4].points[0].error(), -0.024, 0.001);
-  // Megatron-Core at 4,608 GPUs with DP overlapped per model chunk (before it: -12.6%).
-  EXPECT_NEAR(tables[5].points[1].error(), -0.068, 0.001);
+  // Megatron-Core at 4,608 GPUs with DP overlapped per model chunk (before it: -12.6%), held out;
+  // the fall in MFU from 96 to 4,608 GPUs (0.42/0.47) within 2 points.
+  EXPECT_NEAR(tables[5].points[1].error(), -0.052, 0.001);
+  EXPECT_NEAR(tables[5].points[1].railsim / tables[5].points[0].railsim, 0.42 / 0.47, 0.02);
   for (const auto& t : tables)
     for (const auto& p : t.points) EXPECT_TRUE(std::isfinite(p.error())) << t.id << " " << p.label;
 }
@@ -84,8 +77,8 @@ TEST(ErrorBand, ClosestValidatedRegimeOrTwiceTheWorst) {
                    tables[2].max_abs_error());
   const ErrorBand h = error_band(tables, "H100-SXM", "megatron-core-2024");
   EXPECT_TRUE(h.validated);
-  // Llama 3 (0.5%), NeMo (3.4%) and Megatron-Core's strong scaling (6.8%).
-  EXPECT_NEAR(h.fraction, 0.068, 0.001);
+  // Llama 3 (2.4%), NeMo (3.4%) and Megatron-Core's strong scaling (5.2%).
+  EXPECT_NEAR(h.fraction, 0.052, 0.001);
   // No runs of GH200 (or of fsdp-2024): twice the worst validated error, flagged.
   const ErrorBand g = error_band(tables, "GH200", "megatron-core-2024");
   EXPECT_FALSE(g.validated);
