@@ -125,7 +125,10 @@ struct Component {
   std::vector<std::uint8_t> propagated;  // scratch: per flow of sel, channels made dirty
   std::vector<ChannelId> vch;            // scratch: record channels to check
   std::uint32_t tstamp = 0, vstamp = 0;  // counters for tmark_ and vmark_
-  std::vector<std::int32_t> sel;         // scratch: flows re-filled
+  std::vector<std::int32_t> sel;         // scratch: flows re-filled (S)
+  std::vector<std::int32_t> rsel, rpos;  // scratch: flows of a repair's round, their places in sel
+  std::vector<ChannelId> uch;            // scratch: channels whose allocation a repair changed
+  std::size_t rwork = 0;                 // flows re-filled by the last repair, over its rounds
   std::vector<ChannelId> tch;            // scratch: their channels
   std::vector<std::int64_t> tstart;
   std::vector<std::int32_t> tby;
@@ -204,6 +207,9 @@ class Engine {
     chmax_.assign(uC, 0.0);
     vlevel_.assign(uC, 0.0);
     vkind_.assign(uC, 0);
+    slev_.assign(uC, 0.0);
+    lstamp_.assign(uC, 0);
+    ustamp_.assign(uC, 0);
     tloc_.assign(uC, 0);
     used_.assign(uC, 0.0);
     stamp_.assign(uC, 0);
@@ -664,14 +670,14 @@ class Engine {
     check_record_ids(k);
   }
 
-  // Re-fills the flows of k.sel on the capacity the others leave (their rates stay): releases
+  // Re-fills the flows of k.rsel on the capacity the others leave (their rates stay): releases
   // the selected flows' allocations, builds channel -> flow lists over them only and fills.
   void refill_selected(Component& k, double now) {
     const auto& cap = w_.capacity_Bps();
     const std::uint32_t cur = ++k.tstamp;
     k.tch.clear();
     k.tstart.clear();
-    for (auto i : k.sel) {
+    for (auto i : k.rsel) {
       const auto ui = static_cast<std::size_t>(i);
       for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
@@ -682,6 +688,10 @@ class Engine {
           k.tch.push_back(static_cast<ChannelId>(uc));
           k.tstart.push_back(0);
           load_[uc] = 0;
+          if (ustamp_[uc] != k.stamp) {  // channels changed by this repair, for the peaks
+            ustamp_[uc] = k.stamp;
+            k.uch.push_back(static_cast<ChannelId>(uc));
+          }
         }
         load_[uc] += k.w[ui];
         ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
@@ -698,7 +708,7 @@ class Engine {
     }
     k.tstart.push_back(acc);
     k.tby.resize(static_cast<std::size_t>(acc));
-    for (auto i : k.sel) {
+    for (auto i : k.rsel) {
       const auto ui = static_cast<std::size_t>(i);
       for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
@@ -713,7 +723,7 @@ class Engine {
       capr_[uc] = cap[uc] - used_[uc];
     }
     k.live.assign(k.tch.begin(), k.tch.end());
-    fill(k, k.sel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+    fill(k, k.rsel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
     for (ChannelId c : k.tch) {
       const auto uc = static_cast<std::size_t>(c);
       used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
@@ -733,17 +743,31 @@ class Engine {
   // bottleneck; Bertsekas and Gallager, Data Networks, 6.5.2). An event thus costs the lists of
   // the channels it touches and the flows it changes. Returns false when S grows beyond half
   // of the flows in progress (a full re-fill is then cheaper).
+  //
+  // Rounds re-fill from the lowest level the flows joined since the last round can change
+  // (ours). A flow j joining at rate r, whose path crosses no channel that froze a flow of S
+  // below level L <= r, leaves the progressive filling of S with j below L as it was: each such
+  // channel saturates at the same level (j is not on it), and any other channel has more room
+  // below L than before (j takes x < r there instead of r). So the flows of S frozen below L
+  // keep their rates, and re-filling only j and the flows of S at L or above, on the capacity
+  // the rest leave, gives the fill of S with j. L = min(r, the lowest level of S's records on
+  // j's path) (0 for a released flow); k.slev_ keeps per channel the lowest level a flow of S
+  // was recorded at during this repair (a lower L only re-fills more).
   bool repair(Component& k, double now) {
     const std::uint32_t cur = ++k.stamp;
     k.sel.clear();
     k.orig.clear();
     k.queue.clear();
     k.propagated.clear();
+    k.uch.clear();
+    k.rwork = 0;
     const std::size_t limit = (k.flows.size() - k.dead) / 2;
-    // Each round re-fills all of S again: once the flows re-filled over the rounds reach the
+    // Rounds that re-fill many flows again: once the flows re-filled over the rounds reach the
     // flows in progress, a full re-fill (one pass over them) is cheaper than going on.
-    std::size_t work = 0;
     bool ok = true;
+    const double inf = std::numeric_limits<double>::infinity();
+    double lowest = inf;     // lowest level of S the flows joined since the last round can change
+    std::size_t filled = 0;  // sel[0, filled): flows of S re-filled in an earlier round
     auto add = [&](std::size_t i, double orig) {
       if (k.fmark[i] == cur) return;
       k.fmark[i] = cur;
@@ -751,6 +775,12 @@ class Engine {
       k.orig.push_back(orig);
       k.propagated.push_back(0);
       if (k.sel.size() > limit) ok = false;
+      double lv = std::isnan(orig) ? 0.0 : orig;
+      for (auto q = k.poff[i]; q < k.poff[i + 1] && lv > 0; ++q) {
+        const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
+        if (lstamp_[uc] == cur) lv = std::min(lv, slev_[uc]);
+      }
+      lowest = std::min(lowest, lv);
     };
     auto dirty = [&](ChannelId c) {
       const auto uc = static_cast<std::size_t>(c);
@@ -777,30 +807,48 @@ class Engine {
         }
       }
       if (!ok) return false;
-      work += k.sel.size();
-      if (work > 2 * limit) return false;
-      const std::size_t before = k.sel.size();
+      if (filled == k.sel.size()) break;  // nothing joined: S is max-min fair
+      // This round: the flows joined since the last one and the flows of S at or above the
+      // lowest level they can change (a margin below it covers levels merged as ties).
+      k.rpos.clear();
+      k.rsel.clear();
+      const double from = lowest * (1 - 1e-9);
+      for (std::size_t j = 0; j < k.sel.size(); ++j)
+        if (j >= filled || k.rate[static_cast<std::size_t>(k.sel[j])] >= from) {
+          k.rpos.push_back(static_cast<std::int32_t>(j));
+          k.rsel.push_back(k.sel[j]);
+        }
+      filled = k.sel.size();
+      lowest = inf;
+      k.rwork += k.rsel.size();
+      if (k.rwork > 2 * limit) return false;
       refill_selected(k, now);
       // Changed rates make their channels dirty.
-      for (std::size_t j = 0; j < k.sel.size(); ++j) {
-        if (k.propagated[j]) continue;
-        const auto i = static_cast<std::size_t>(k.sel[j]);
-        const double o = k.orig[j], r = k.rate[i];
+      for (auto j : k.rpos) {
+        const auto uj = static_cast<std::size_t>(j);
+        if (k.propagated[uj]) continue;
+        const auto i = static_cast<std::size_t>(k.sel[uj]);
+        const double o = k.orig[uj], r = k.rate[i];
         if (o == r || std::abs(r - o) <= 1e-13 * std::max(r, o)) continue;
-        k.propagated[j] = 1;
+        k.propagated[uj] = 1;
         for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
           dirty(k.paths[static_cast<std::size_t>(q)]);
       }
-      // The records of S: a flow outside S faster than the level at which a record channel
-      // saturated joins S (b1), or voids the record (b2).
+      // The records of the round: a flow outside S faster than the level at which a record
+      // channel saturated joins S (b1), or voids the record (b2).
       const std::uint32_t vcur = ++k.vstamp;
       k.vch.clear();
-      for (auto i : k.sel) {
+      for (auto i : k.rsel) {
         const auto ui = static_cast<std::size_t>(i);
         for (int r = 0; r < 2; ++r) {
           const ChannelId c = r == 0 ? k.b1[ui] : k.b2[ui];
           if (c < 0) continue;
           const auto uc = static_cast<std::size_t>(c);
+          if (lstamp_[uc] != cur) {
+            lstamp_[uc] = cur;
+            slev_[uc] = k.rate[ui];
+          }
+          slev_[uc] = std::min(slev_[uc], k.rate[ui]);
           if (vmark_[uc] != vcur) {
             vmark_[uc] = vcur;
             vlevel_[uc] = k.rate[ui];
@@ -833,13 +881,12 @@ class Engine {
         }
       }
       if (voided)
-        for (auto i : k.sel) {
+        for (auto i : k.rsel) {
           const auto ui = static_cast<std::size_t>(i);
           if (k.b2[ui] >= 0 && (vkind_[static_cast<std::size_t>(k.b2[ui])] & 2))
             unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
         }
       if (!ok) return false;
-      if (k.sel.size() == before && qh == k.queue.size()) break;
     }
     return true;
   }
@@ -891,8 +938,8 @@ class Engine {
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
       }
     } else {
-      k.refilled += static_cast<std::int64_t>(k.sel.size());
-      for (ChannelId c : k.tch) {
+      k.refilled += static_cast<std::int64_t>(k.rwork);
+      for (ChannelId c : k.uch) {
         const auto uc = static_cast<std::size_t>(c);
         res_.channel_peak_utilisation[uc] =
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
@@ -958,6 +1005,10 @@ class Engine {
   }
   std::vector<double> vlevel_;
   std::vector<std::uint8_t> vkind_;
+  // Per channel, during a repair (valid when lstamp_ holds its stamp): the lowest level at which
+  // a flow of S was recorded there; ustamp_: the channel is in the repair's uch.
+  std::vector<double> slev_;
+  std::vector<std::uint32_t> lstamp_, ustamp_;
   std::vector<std::int64_t> succ_off_;
   std::vector<FlowId> succ_;
   std::vector<Component> comps_;
