@@ -129,6 +129,7 @@ struct Component {
   std::vector<std::int32_t> rsel, rpos;  // scratch: flows of a repair's round, their places in sel
   std::vector<ChannelId> uch;            // scratch: channels whose allocation a repair changed
   std::size_t rwork = 0;                 // flows re-filled by the last repair, over its rounds
+  std::uint32_t backoff = 0, skip = 0;   // events to re-fill whole without trying a repair
   std::vector<ChannelId> tch;            // scratch: their channels
   std::vector<std::int64_t> tstart;
   std::vector<std::int32_t> tby;
@@ -210,6 +211,8 @@ class Engine {
     slev_.assign(uC, 0.0);
     lstamp_.assign(uC, 0);
     ustamp_.assign(uC, 0);
+    omax_.assign(uC, 0.0);
+    ostamp_.assign(uC, 0);
     tloc_.assign(uC, 0);
     used_.assign(uC, 0.0);
     stamp_.assign(uC, 0);
@@ -865,16 +868,27 @@ class Engine {
         const double lim = vlevel_[uc] * (1 + 1e-12);
         // chmax_ bounds every rate on the channel: no walk when no flow there can be faster.
         if (chmax_[uc] <= lim) continue;
+        // An earlier walk in this repair bounds the flows still outside S (their rates stay).
+        if (ostamp_[uc] == cur && omax_[uc] <= lim) continue;
         bool faster = false;
-        double mx = 0;
+        double mx = 0, omx = 0;
         for_each_flow(k, c, [&](std::size_t i) {
           if (!k.alive[i]) return;
           mx = std::max(mx, k.rate[i]);
-          if (k.fmark[i] == cur || !(k.rate[i] > lim)) return;
+          if (k.fmark[i] == cur) return;
+          if (!(k.rate[i] > lim)) {
+            omx = std::max(omx, k.rate[i]);
+            return;
+          }
           faster = true;
-          if (vkind_[uc] & 1) add(i, k.rate[i]);
+          if (vkind_[uc] & 1)
+            add(i, k.rate[i]);
+          else
+            omx = std::max(omx, k.rate[i]);
         });
         chmax_[uc] = mx;
+        ostamp_[uc] = cur;
+        omax_[uc] = std::max(omx, lim);
         if (faster && !(vkind_[uc] & 1)) {
           vkind_[uc] |= 2;
           voided = true;
@@ -905,7 +919,17 @@ class Engine {
         rebuild(k);
       else if (!k.pending.empty())
         admit(k, now);
-      full = !repair(k, now);
+      if (k.skip > 0) {
+        --k.skip;
+        full = true;
+      } else {
+        full = !repair(k, now);
+        // A repair that gives up costs about a full re-fill on top of the one that follows: once
+        // repairs give up twice in a row, the next 1, 3, 7, ... 63 events of the component
+        // re-fill it whole at once (a choice of cost only: both ways are exact).
+        k.backoff = full ? std::min<std::uint32_t>(127, 2 * k.backoff + 1) : 0;
+        k.skip = k.backoff / 2;
+      }
     }
     if (full && (!k.pending.empty() || 2 * k.dead > k.flows.size() || !k.extra.empty())) rebuild(k);
     k.new_from = k.flows.size();
@@ -1009,6 +1033,10 @@ class Engine {
   // a flow of S was recorded there; ustamp_: the channel is in the repair's uch.
   std::vector<double> slev_;
   std::vector<std::uint32_t> lstamp_, ustamp_;
+  // Per channel, during a repair (valid when ostamp_ holds its stamp): an upper bound of the
+  // rates of the flows on it that are outside S, set when its list is walked.
+  std::vector<double> omax_;
+  std::vector<std::uint32_t> ostamp_;
   std::vector<std::int64_t> succ_off_;
   std::vector<FlowId> succ_;
   std::vector<Component> comps_;
