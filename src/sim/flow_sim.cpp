@@ -38,8 +38,10 @@ FlowId Workload::add_flow(std::span<const ChannelId> path, double bytes, double 
     throw std::logic_error("Workload: too many flows");
   for (ChannelId c : path)
     if (c < 0 || c >= channel_count()) throw std::logic_error("Workload: channel id out of range");
+  if (path_.size() + path.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::logic_error("Workload: more than 2^32 channel entries");
   path_.insert(path_.end(), path.begin(), path.end());
-  path_off_.push_back(static_cast<std::int64_t>(path_.size()));
+  path_off_.push_back(static_cast<std::uint32_t>(path_.size()));
   bytes_.push_back(bytes);
   weight_.push_back(weight);
   if (release_s > 0) {
@@ -164,6 +166,8 @@ class Engine {
 
     // Successors (CSR) and predecessor counts.
     npred_.assign(uF, 0);
+    if (w_.dependencies().size() >= std::numeric_limits<std::uint32_t>::max())
+      throw std::logic_error("simulate: more than 2^32 dependencies");
     succ_off_.assign(uF + 1, 0);
     for (auto [a, b] : w_.dependencies()) {
       ++succ_off_[static_cast<std::size_t>(a) + 1];
@@ -172,7 +176,7 @@ class Engine {
     std::partial_sum(succ_off_.begin(), succ_off_.end(), succ_off_.begin());
     succ_.resize(w_.dependencies().size());
     {
-      std::vector<std::int64_t> pos(succ_off_.begin(), succ_off_.end() - 1);
+      std::vector<std::uint32_t> pos(succ_off_.begin(), succ_off_.end() - 1);
       for (auto [a, b] : w_.dependencies())
         succ_[static_cast<std::size_t>(pos[static_cast<std::size_t>(a)]++)] = b;
     }
@@ -972,10 +976,18 @@ class Engine {
     // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
     // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
     const double inf = std::numeric_limits<double>::infinity();
-    if (full || k.reindexed || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
+    // The heap is rebuilt once its stale entries would pass a quarter of the flows in progress,
+    // into storage of exactly that size: pushes until the next rebuild never reallocate, so the
+    // heap holds at most 1.25 entries per flow in progress (doubling would allow 2.5).
+    const std::size_t room = (n - k.dead) + (n - k.dead) / 4 + 1024;
+    if (full || k.reindexed || k.heap.size() + k.sel.size() > room) {
       k.reindexed = false;
       k.heap.clear();
-      k.heap.reserve(n - k.dead);
+      if (k.heap.capacity() > room + room / 2 || k.heap.capacity() < room) {
+        decltype(k.heap) fresh;
+        fresh.reserve(room);
+        k.heap.swap(fresh);
+      }
       for (std::size_t i = 0; i < n; ++i)
         if (k.alive[i] && finish(k, i) < inf)
           k.heap.emplace_back(finish(k, i), static_cast<std::int32_t>(i));
@@ -987,6 +999,30 @@ class Engine {
     }
     while (!k.heap.empty() && !heap_top_valid(k)) heap_pop(k);
     k.next_finish = k.heap.empty() ? std::numeric_limits<double>::infinity() : k.heap.front().first;
+    trim_scratch(k);
+  }
+
+  // A repair's scratch per flow (S and its rounds) may reach half of a component's flows; kept
+  // between events by every component it would add about 20 bytes per flow to the peak, so
+  // large scratch is freed after each re-fill (reallocating it costs little next to the event).
+  static void trim_scratch(Component& k) {
+    constexpr std::size_t keep = 1 << 16;
+    auto trim = [](auto& v) {
+      if (v.capacity() > keep) std::remove_reference_t<decltype(v)>{}.swap(v);
+    };
+    trim(k.sel);
+    trim(k.orig);
+    trim(k.propagated);
+    trim(k.rsel);
+    trim(k.rpos);
+    trim(k.tby);
+    trim(k.queue);
+    trim(k.uch);
+    trim(k.vch);
+    trim(k.tch);
+    trim(k.tstart);
+    trim(k.live);
+    trim(k.chheap);
   }
 
   const Workload& w_;
@@ -1037,7 +1073,7 @@ class Engine {
   // rates of the flows on it that are outside S, set when its list is walked.
   std::vector<double> omax_;
   std::vector<std::uint32_t> ostamp_;
-  std::vector<std::int64_t> succ_off_;
+  std::vector<std::uint32_t> succ_off_;  // checked < 2^32 dependencies
   std::vector<FlowId> succ_;
   std::vector<Component> comps_;
   std::vector<double> load_, capr_, used_;

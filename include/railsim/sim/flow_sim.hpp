@@ -67,7 +67,7 @@ class Workload {
  private:
   std::vector<double> capacity_;
   std::vector<ChannelId> path_;
-  std::vector<std::int64_t> path_off_{0};
+  std::vector<std::uint32_t> path_off_{0};  // checked < 2^32 entries
   std::vector<double> bytes_, weight_;
   std::vector<double> release_, latency_;  // allocated when a flow has a non-zero value
   std::vector<std::pair<FlowId, FlowId>> deps_;
