@@ -97,10 +97,11 @@ struct Component {
   std::vector<FlowId> flows;        // local -> global id
   std::vector<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
   std::vector<ChannelId> paths;
-  // rem: bytes left at time ts; the finishing time at the current rate is ts + rem / rate (finish
-  // first fill); rate: 0 once ended, -1 while unfrozen during a fill. A flow's state changes
-  // only when its rate does, so events cost what they change, not what is in flight.
-  std::vector<double> w, rem, ts, rate;
+  // fin: while rate > 0, the finishing time at that rate; otherwise the bytes left (see
+  // remaining); rate: 0 before the first fill and once ended, -1 while unfrozen during a fill. A
+  // flow's state changes only when its rate does, so events cost what they change, not what is
+  // in flight; one double holds both the bytes left and the finishing time.
+  std::vector<double> w, fin, rate;
   std::vector<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
   std::vector<std::uint8_t> alive;
   std::vector<ChannelId> channels;       // channels the flows cross
@@ -311,10 +312,18 @@ class Engine {
       throw std::logic_error("simulate: more than 2^32 channel entries in one component");
     return static_cast<std::uint32_t>(n);
   }
-  // A flow's finishing time at its current rate (computed as the fill left it: ts is the fill's
-  // time, so the value is the same bit for bit each time).
+  // Bytes left of local flow i at time `now` (fin is its finishing time while rate > 0).
+  static double remaining(const Component& k, std::size_t i, double now) {
+    return k.rate[i] > 0 ? std::max(0.0, (k.fin[i] - now) * k.rate[i]) : k.fin[i];
+  }
+  // After a fill gave local flow i its rate (fin held the bytes left): its finishing time.
+  static void set_finish(Component& k, std::size_t i, double now) {
+    if (k.rate[i] > 0) k.fin[i] = now + k.fin[i] / k.rate[i];
+  }
+  // A flow's finishing time at its current rate (stored when the fill set the rate, so the
+  // value is the same bit for bit each time).
   static double finish(const Component& k, std::size_t i) {
-    return k.rate[i] > 0 ? k.ts[i] + k.rem[i] / k.rate[i] : std::numeric_limits<double>::infinity();
+    return k.rate[i] > 0 ? k.fin[i] : std::numeric_limits<double>::infinity();
   }
   static void heap_push(Component& k, double t, std::int32_t i) {
     k.heap.emplace_back(t, i);
@@ -388,8 +397,7 @@ class Engine {
       const auto b = k.poff[i], e = k.poff[i + 1];
       k.flows[j] = k.flows[i];
       k.w[j] = k.w[i];
-      k.rem[j] = k.rem[i];
-      k.ts[j] = k.ts[i];
+      k.fin[j] = k.fin[i];
       k.rate[j] = k.rate[i];
       k.b1[j] = k.b1[i];
       k.b2[j] = k.b2[i];
@@ -399,8 +407,7 @@ class Engine {
     }
     k.flows.resize(j);
     k.w.resize(j);
-    k.rem.resize(j);
-    k.ts.resize(j);
+    k.fin.resize(j);
     k.rate.resize(j);
     k.b1.resize(j);
     k.b2.resize(j);
@@ -412,7 +419,7 @@ class Engine {
       const std::size_t nf = j + k.pending.size();
       std::size_t np = pj;
       for (FlowId f : k.pending) np += w_.path(f).size();
-      for (auto* v : {&k.w, &k.rem, &k.ts, &k.rate}) v->reserve(nf);
+      for (auto* v : {&k.w, &k.fin, &k.rate}) v->reserve(nf);
       k.b1.reserve(nf);
       k.b2.reserve(nf);
       k.flows.reserve(nf);
@@ -422,8 +429,7 @@ class Engine {
     for (FlowId f : k.pending) {
       k.flows.push_back(f);
       k.w.push_back(w_.weight(f));
-      k.rem.push_back(w_.bytes(f));
-      k.ts.push_back(0.0);
+      k.fin.push_back(w_.bytes(f));
       k.rate.push_back(0.0);
       k.b1.push_back(-1);
       k.b2.push_back(-1);
@@ -642,14 +648,13 @@ class Engine {
   }
 
   // Released flows join the local arrays (rate 0 until filled) and the per-channel lists.
-  void admit(Component& k, double now) {
+  void admit(Component& k) {
     k.new_from = k.flows.size();
     for (FlowId f : k.pending) {
       const auto i = static_cast<std::int32_t>(k.flows.size());
       k.flows.push_back(f);
       k.w.push_back(w_.weight(f));
-      k.rem.push_back(w_.bytes(f));
-      k.ts.push_back(now);
+      k.fin.push_back(w_.bytes(f));
       k.rate.push_back(0.0);
       k.alive.push_back(1);
       k.fmark.push_back(0);
@@ -703,8 +708,7 @@ class Engine {
         load_[uc] += k.w[ui];
         ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
       }
-      k.rem[ui] = std::max(0.0, k.rem[ui] - k.rate[ui] * (now - k.ts[ui]));
-      k.ts[ui] = now;
+      k.fin[ui] = remaining(k, ui, now);
       k.rate[ui] = -1.0;
     }
     std::int64_t acc = 0;
@@ -731,6 +735,7 @@ class Engine {
     }
     k.live.assign(k.tch.begin(), k.tch.end());
     fill(k, k.rsel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+    for (auto i : k.rsel) set_finish(k, static_cast<std::size_t>(i), now);
     for (ChannelId c : k.tch) {
       const auto uc = static_cast<std::size_t>(c);
       used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
@@ -922,7 +927,7 @@ class Engine {
       if (2 * k.dead > k.flows.size())
         rebuild(k);
       else if (!k.pending.empty())
-        admit(k, now);
+        admit(k);
       if (k.skip > 0) {
         --k.skip;
         full = true;
@@ -950,8 +955,7 @@ class Engine {
       std::size_t unfrozen = 0;
       for (std::size_t i = 0; i < n; ++i) {
         if (!k.alive[i]) continue;
-        k.rem[i] = std::max(0.0, k.rem[i] - k.rate[i] * (now - k.ts[i]));
-        k.ts[i] = now;
+        k.fin[i] = remaining(k, i, now);
         k.rate[i] = -1.0;
         ++unfrozen;
         for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
@@ -959,6 +963,8 @@ class Engine {
       }
       k.live.assign(k.channels.begin(), k.channels.end());
       fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
+      for (std::size_t i = 0; i < n; ++i)
+        if (k.alive[i]) set_finish(k, i, now);
       for (ChannelId c : k.channels) {
         const auto uc = static_cast<std::size_t>(c);
         used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
