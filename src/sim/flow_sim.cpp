@@ -640,9 +640,14 @@ class Engine {
     const auto uc = static_cast<std::size_t>(c);
     const std::int32_t li = loc_[uc];
     if (li >= 0 && static_cast<std::size_t>(li) + 1 < k.start.size())
-      for (auto q = k.start[static_cast<std::size_t>(li)];
-           q < k.start[static_cast<std::size_t>(li) + 1]; ++q)
+      for (auto q = k.start[static_cast<std::size_t>(li)],
+                e = k.start[static_cast<std::size_t>(li) + 1];
+           q < e; ++q) {
+        if (q + 16 < e)  // the flows of a list lie anywhere in the local arrays
+          __builtin_prefetch(&k.rate[static_cast<std::size_t>(
+              k.by_channel[static_cast<std::size_t>(q + 16)])]);
         fn(static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q)]));
+      }
     for (std::int32_t e = head_[uc]; e >= 0; e = k.extra[static_cast<std::size_t>(e)].second)
       fn(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(e)].first));
   }
@@ -882,18 +887,19 @@ class Engine {
         bool faster = false;
         double mx = 0, omx = 0;
         for_each_flow(k, c, [&](std::size_t i) {
-          if (!k.alive[i]) return;
-          mx = std::max(mx, k.rate[i]);
-          if (k.fmark[i] == cur) return;
-          if (!(k.rate[i] > lim)) {
-            omx = std::max(omx, k.rate[i]);
+          // Ended flows have rate 0: most flows need no look-up but their rate.
+          const double r = k.rate[i];
+          mx = std::max(mx, r);
+          if (!(r > lim)) {
+            omx = std::max(omx, r);
             return;
           }
+          if (k.fmark[i] == cur) return;
           faster = true;
           if (vkind_[uc] & 1)
-            add(i, k.rate[i]);
+            add(i, r);
           else
-            omx = std::max(omx, k.rate[i]);
+            omx = std::max(omx, r);
         });
         chmax_[uc] = mx;
         ostamp_[uc] = cur;
