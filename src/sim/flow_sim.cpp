@@ -558,11 +558,17 @@ class Engine {
     const auto li = static_cast<std::size_t>(loc[c]);
     const auto b = start[li], e = start[li + 1];
     for (auto q = b; q < e; ++q) {
+      // The flows of a list lie anywhere in the local arrays: their fields 16 entries ahead,
+      // and their paths (whose offsets are then at hand) 8 ahead.
       if (q + 16 < e) {
         const auto ahead = static_cast<std::size_t>(by[q + 16]);
         __builtin_prefetch(&rate[ahead]);
         __builtin_prefetch(&poff[ahead]);
+        __builtin_prefetch(&wgt[ahead]);
+        __builtin_prefetch(&b1[ahead]);
+        __builtin_prefetch(&b2[ahead]);
       }
+      if (q + 8 < e) __builtin_prefetch(&paths[poff[static_cast<std::size_t>(by[q + 8])]]);
       const auto i = static_cast<std::size_t>(by[q]);
       if (rate[i] >= 0) {
         // Frozen at this level by another channel: this one is a bottleneck too.
