@@ -1111,15 +1111,17 @@ class Engine {
 }  // namespace
 
 double estimated_memory_bytes(double flows, double path_entries, double dependencies) {
-  // Per flow: workload 24 B (bytes, weight, path offset), engine 24 B (delivery time, component,
-  // predecessor count, successor offset), component state 85 B (local id, path offset, weight,
-  // remaining bytes, time of the last rate change, rate, alive, mark, two bottleneck records and
-  // their list links), 16-32 B in the finishing-time heap, 16 B in the release heap; the
-  // builder's merging index (24 B) is freed before the engine runs. Per channel entry: workload,
-  // component copy and channel lists 12 B; per dependency: 8 B in the workload and 4 B in the
-  // successor lists. 175 B per flow covers the peak measured (4,096-GPU rail-only all-to-all:
-  // 4.37 GB for 16.8M flows, against 4.55 GB estimated; docs/sim.md).
-  return 175.0 * flows + 12.0 * path_entries + 12.0 * dependencies;
+  // Per flow: workload 20 B (bytes, weight, 32-bit path offset), engine 20 B (delivery time,
+  // component, predecessor count, 32-bit successor offset), component state 61 B (local id, path
+  // offset, weight, bytes left or finishing time, rate, alive, mark, two bottleneck records and
+  // their list links), 16-20 B in the finishing-time heap, 16 B in the release heap while
+  // waiting; the builder's merging index (24 B) is freed before the engine runs. Per channel
+  // entry: workload, component copy and channel lists 12 B; per dependency: 8 B in the workload
+  // and 4 B in the successor lists. 165 B per flow and 70 MB (the program, the fabric and its
+  // routes) fit the peaks measured on the rail-only all-to-all (docs/sim.md): 3.77 GB at 4,096
+  // GPUs (16.77M flows, 3.75 channel entries and 0.87 dependencies each; estimated 3.77 GB) and
+  // 0.98 GB at 2,048 GPUs (4.19M flows, 3.51 and 0.87; estimated 0.98 GB).
+  return 70e6 + 165.0 * flows + 12.0 * path_entries + 12.0 * dependencies;
 }
 
 SimResult simulate(const Workload& w, const EngineOptions& opt) {
