@@ -774,7 +774,7 @@ class Engine {
   // below L than before (j takes x < r there instead of r). So the flows of S frozen below L
   // keep their rates, and re-filling only j and the flows of S at L or above, on the capacity
   // the rest leave, gives the fill of S with j. L = min(r, the lowest level of S's records on
-  // j's path) (0 for a released flow); k.slev_ keeps per channel the lowest level a flow of S
+  // j's path) (0 for a released flow); slev_ keeps per channel the lowest level a flow of S
   // was recorded at during this repair (a lower L only re-fills more).
   bool repair(Component& k, double now) {
     const std::uint32_t cur = ++k.stamp;
