@@ -38,8 +38,10 @@ FlowId Workload::add_flow(std::span<const ChannelId> path, double bytes, double 
     throw std::logic_error("Workload: too many flows");
   for (ChannelId c : path)
     if (c < 0 || c >= channel_count()) throw std::logic_error("Workload: channel id out of range");
+  if (path_.size() + path.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::logic_error("Workload: more than 2^32 channel entries");
   path_.insert(path_.end(), path.begin(), path.end());
-  path_off_.push_back(static_cast<std::int64_t>(path_.size()));
+  path_off_.push_back(static_cast<std::uint32_t>(path_.size()));
   bytes_.push_back(bytes);
   weight_.push_back(weight);
   if (release_s > 0) {
@@ -95,10 +97,11 @@ struct Component {
   std::vector<FlowId> flows;        // local -> global id
   std::vector<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
   std::vector<ChannelId> paths;
-  // rem: bytes left at time ts; the finishing time at the current rate is ts + rem / rate (finish
-  // first fill); rate: 0 once ended, -1 while unfrozen during a fill. A flow's state changes
-  // only when its rate does, so events cost what they change, not what is in flight.
-  std::vector<double> w, rem, ts, rate;
+  // fin: while rate > 0, the finishing time at that rate; otherwise the bytes left (see
+  // remaining); rate: 0 before the first fill and once ended, -1 while unfrozen during a fill. A
+  // flow's state changes only when its rate does, so events cost what they change, not what is
+  // in flight; one double holds both the bytes left and the finishing time.
+  std::vector<double> w, fin, rate;
   std::vector<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
   std::vector<std::uint8_t> alive;
   std::vector<ChannelId> channels;       // channels the flows cross
@@ -125,7 +128,11 @@ struct Component {
   std::vector<std::uint8_t> propagated;  // scratch: per flow of sel, channels made dirty
   std::vector<ChannelId> vch;            // scratch: record channels to check
   std::uint32_t tstamp = 0, vstamp = 0;  // counters for tmark_ and vmark_
-  std::vector<std::int32_t> sel;         // scratch: flows re-filled
+  std::vector<std::int32_t> sel;         // scratch: flows re-filled (S)
+  std::vector<std::int32_t> rsel, rpos;  // scratch: flows of a repair's round, their places in sel
+  std::vector<ChannelId> uch;            // scratch: channels whose allocation a repair changed
+  std::size_t rwork = 0;                 // flows re-filled by the last repair, over its rounds
+  std::uint32_t backoff = 0, skip = 0;   // events to re-fill whole without trying a repair
   std::vector<ChannelId> tch;            // scratch: their channels
   std::vector<std::int64_t> tstart;
   std::vector<std::int32_t> tby;
@@ -160,6 +167,8 @@ class Engine {
 
     // Successors (CSR) and predecessor counts.
     npred_.assign(uF, 0);
+    if (w_.dependencies().size() >= std::numeric_limits<std::uint32_t>::max())
+      throw std::logic_error("simulate: more than 2^32 dependencies");
     succ_off_.assign(uF + 1, 0);
     for (auto [a, b] : w_.dependencies()) {
       ++succ_off_[static_cast<std::size_t>(a) + 1];
@@ -168,7 +177,7 @@ class Engine {
     std::partial_sum(succ_off_.begin(), succ_off_.end(), succ_off_.begin());
     succ_.resize(w_.dependencies().size());
     {
-      std::vector<std::int64_t> pos(succ_off_.begin(), succ_off_.end() - 1);
+      std::vector<std::uint32_t> pos(succ_off_.begin(), succ_off_.end() - 1);
       for (auto [a, b] : w_.dependencies())
         succ_[static_cast<std::size_t>(pos[static_cast<std::size_t>(a)]++)] = b;
     }
@@ -204,6 +213,11 @@ class Engine {
     chmax_.assign(uC, 0.0);
     vlevel_.assign(uC, 0.0);
     vkind_.assign(uC, 0);
+    slev_.assign(uC, 0.0);
+    lstamp_.assign(uC, 0);
+    ustamp_.assign(uC, 0);
+    omax_.assign(uC, 0.0);
+    ostamp_.assign(uC, 0);
     tloc_.assign(uC, 0);
     used_.assign(uC, 0.0);
     stamp_.assign(uC, 0);
@@ -298,10 +312,18 @@ class Engine {
       throw std::logic_error("simulate: more than 2^32 channel entries in one component");
     return static_cast<std::uint32_t>(n);
   }
-  // A flow's finishing time at its current rate (computed as the fill left it: ts is the fill's
-  // time, so the value is the same bit for bit each time).
+  // Bytes left of local flow i at time `now` (fin is its finishing time while rate > 0).
+  static double remaining(const Component& k, std::size_t i, double now) {
+    return k.rate[i] > 0 ? std::max(0.0, (k.fin[i] - now) * k.rate[i]) : k.fin[i];
+  }
+  // After a fill gave local flow i its rate (fin held the bytes left): its finishing time.
+  static void set_finish(Component& k, std::size_t i, double now) {
+    if (k.rate[i] > 0) k.fin[i] = now + k.fin[i] / k.rate[i];
+  }
+  // A flow's finishing time at its current rate (stored when the fill set the rate, so the
+  // value is the same bit for bit each time).
   static double finish(const Component& k, std::size_t i) {
-    return k.rate[i] > 0 ? k.ts[i] + k.rem[i] / k.rate[i] : std::numeric_limits<double>::infinity();
+    return k.rate[i] > 0 ? k.fin[i] : std::numeric_limits<double>::infinity();
   }
   static void heap_push(Component& k, double t, std::int32_t i) {
     k.heap.emplace_back(t, i);
@@ -375,8 +397,7 @@ class Engine {
       const auto b = k.poff[i], e = k.poff[i + 1];
       k.flows[j] = k.flows[i];
       k.w[j] = k.w[i];
-      k.rem[j] = k.rem[i];
-      k.ts[j] = k.ts[i];
+      k.fin[j] = k.fin[i];
       k.rate[j] = k.rate[i];
       k.b1[j] = k.b1[i];
       k.b2[j] = k.b2[i];
@@ -386,8 +407,7 @@ class Engine {
     }
     k.flows.resize(j);
     k.w.resize(j);
-    k.rem.resize(j);
-    k.ts.resize(j);
+    k.fin.resize(j);
     k.rate.resize(j);
     k.b1.resize(j);
     k.b2.resize(j);
@@ -399,7 +419,7 @@ class Engine {
       const std::size_t nf = j + k.pending.size();
       std::size_t np = pj;
       for (FlowId f : k.pending) np += w_.path(f).size();
-      for (auto* v : {&k.w, &k.rem, &k.ts, &k.rate}) v->reserve(nf);
+      for (auto* v : {&k.w, &k.fin, &k.rate}) v->reserve(nf);
       k.b1.reserve(nf);
       k.b2.reserve(nf);
       k.flows.reserve(nf);
@@ -409,8 +429,7 @@ class Engine {
     for (FlowId f : k.pending) {
       k.flows.push_back(f);
       k.w.push_back(w_.weight(f));
-      k.rem.push_back(w_.bytes(f));
-      k.ts.push_back(0.0);
+      k.fin.push_back(w_.bytes(f));
       k.rate.push_back(0.0);
       k.b1.push_back(-1);
       k.b2.push_back(-1);
@@ -539,11 +558,17 @@ class Engine {
     const auto li = static_cast<std::size_t>(loc[c]);
     const auto b = start[li], e = start[li + 1];
     for (auto q = b; q < e; ++q) {
+      // The flows of a list lie anywhere in the local arrays: their fields 16 entries ahead,
+      // and their paths (whose offsets are then at hand) 8 ahead.
       if (q + 16 < e) {
         const auto ahead = static_cast<std::size_t>(by[q + 16]);
         __builtin_prefetch(&rate[ahead]);
         __builtin_prefetch(&poff[ahead]);
+        __builtin_prefetch(&wgt[ahead]);
+        __builtin_prefetch(&b1[ahead]);
+        __builtin_prefetch(&b2[ahead]);
       }
+      if (q + 8 < e) __builtin_prefetch(&paths[poff[static_cast<std::size_t>(by[q + 8])]]);
       const auto i = static_cast<std::size_t>(by[q]);
       if (rate[i] >= 0) {
         // Frozen at this level by another channel: this one is a bottleneck too.
@@ -621,22 +646,26 @@ class Engine {
     const auto uc = static_cast<std::size_t>(c);
     const std::int32_t li = loc_[uc];
     if (li >= 0 && static_cast<std::size_t>(li) + 1 < k.start.size())
-      for (auto q = k.start[static_cast<std::size_t>(li)];
-           q < k.start[static_cast<std::size_t>(li) + 1]; ++q)
+      for (auto q = k.start[static_cast<std::size_t>(li)],
+                e = k.start[static_cast<std::size_t>(li) + 1];
+           q < e; ++q) {
+        if (q + 16 < e)  // the flows of a list lie anywhere in the local arrays
+          __builtin_prefetch(&k.rate[static_cast<std::size_t>(
+              k.by_channel[static_cast<std::size_t>(q + 16)])]);
         fn(static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q)]));
+      }
     for (std::int32_t e = head_[uc]; e >= 0; e = k.extra[static_cast<std::size_t>(e)].second)
       fn(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(e)].first));
   }
 
   // Released flows join the local arrays (rate 0 until filled) and the per-channel lists.
-  void admit(Component& k, double now) {
+  void admit(Component& k) {
     k.new_from = k.flows.size();
     for (FlowId f : k.pending) {
       const auto i = static_cast<std::int32_t>(k.flows.size());
       k.flows.push_back(f);
       k.w.push_back(w_.weight(f));
-      k.rem.push_back(w_.bytes(f));
-      k.ts.push_back(now);
+      k.fin.push_back(w_.bytes(f));
       k.rate.push_back(0.0);
       k.alive.push_back(1);
       k.fmark.push_back(0);
@@ -664,14 +693,14 @@ class Engine {
     check_record_ids(k);
   }
 
-  // Re-fills the flows of k.sel on the capacity the others leave (their rates stay): releases
+  // Re-fills the flows of k.rsel on the capacity the others leave (their rates stay): releases
   // the selected flows' allocations, builds channel -> flow lists over them only and fills.
   void refill_selected(Component& k, double now) {
     const auto& cap = w_.capacity_Bps();
     const std::uint32_t cur = ++k.tstamp;
     k.tch.clear();
     k.tstart.clear();
-    for (auto i : k.sel) {
+    for (auto i : k.rsel) {
       const auto ui = static_cast<std::size_t>(i);
       for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
@@ -682,12 +711,15 @@ class Engine {
           k.tch.push_back(static_cast<ChannelId>(uc));
           k.tstart.push_back(0);
           load_[uc] = 0;
+          if (ustamp_[uc] != k.stamp) {  // channels changed by this repair, for the peaks
+            ustamp_[uc] = k.stamp;
+            k.uch.push_back(static_cast<ChannelId>(uc));
+          }
         }
         load_[uc] += k.w[ui];
         ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
       }
-      k.rem[ui] = std::max(0.0, k.rem[ui] - k.rate[ui] * (now - k.ts[ui]));
-      k.ts[ui] = now;
+      k.fin[ui] = remaining(k, ui, now);
       k.rate[ui] = -1.0;
     }
     std::int64_t acc = 0;
@@ -698,7 +730,7 @@ class Engine {
     }
     k.tstart.push_back(acc);
     k.tby.resize(static_cast<std::size_t>(acc));
-    for (auto i : k.sel) {
+    for (auto i : k.rsel) {
       const auto ui = static_cast<std::size_t>(i);
       for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
@@ -713,7 +745,8 @@ class Engine {
       capr_[uc] = cap[uc] - used_[uc];
     }
     k.live.assign(k.tch.begin(), k.tch.end());
-    fill(k, k.sel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+    fill(k, k.rsel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+    for (auto i : k.rsel) set_finish(k, static_cast<std::size_t>(i), now);
     for (ChannelId c : k.tch) {
       const auto uc = static_cast<std::size_t>(c);
       used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
@@ -733,17 +766,31 @@ class Engine {
   // bottleneck; Bertsekas and Gallager, Data Networks, 6.5.2). An event thus costs the lists of
   // the channels it touches and the flows it changes. Returns false when S grows beyond half
   // of the flows in progress (a full re-fill is then cheaper).
+  //
+  // Rounds re-fill from the lowest level the flows joined since the last round can change
+  // (ours). A flow j joining at rate r, whose path crosses no channel that froze a flow of S
+  // below level L <= r, leaves the progressive filling of S with j below L as it was: each such
+  // channel saturates at the same level (j is not on it), and any other channel has more room
+  // below L than before (j takes x < r there instead of r). So the flows of S frozen below L
+  // keep their rates, and re-filling only j and the flows of S at L or above, on the capacity
+  // the rest leave, gives the fill of S with j. L = min(r, the lowest level of S's records on
+  // j's path) (0 for a released flow); slev_ keeps per channel the lowest level a flow of S
+  // was recorded at during this repair (a lower L only re-fills more).
   bool repair(Component& k, double now) {
     const std::uint32_t cur = ++k.stamp;
     k.sel.clear();
     k.orig.clear();
     k.queue.clear();
     k.propagated.clear();
+    k.uch.clear();
+    k.rwork = 0;
     const std::size_t limit = (k.flows.size() - k.dead) / 2;
-    // Each round re-fills all of S again: once the flows re-filled over the rounds reach the
+    // Rounds that re-fill many flows again: once the flows re-filled over the rounds reach the
     // flows in progress, a full re-fill (one pass over them) is cheaper than going on.
-    std::size_t work = 0;
     bool ok = true;
+    const double inf = std::numeric_limits<double>::infinity();
+    double lowest = inf;     // lowest level of S the flows joined since the last round can change
+    std::size_t filled = 0;  // sel[0, filled): flows of S re-filled in an earlier round
     auto add = [&](std::size_t i, double orig) {
       if (k.fmark[i] == cur) return;
       k.fmark[i] = cur;
@@ -751,6 +798,12 @@ class Engine {
       k.orig.push_back(orig);
       k.propagated.push_back(0);
       if (k.sel.size() > limit) ok = false;
+      double lv = std::isnan(orig) ? 0.0 : orig;
+      for (auto q = k.poff[i]; q < k.poff[i + 1] && lv > 0; ++q) {
+        const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
+        if (lstamp_[uc] == cur) lv = std::min(lv, slev_[uc]);
+      }
+      lowest = std::min(lowest, lv);
     };
     auto dirty = [&](ChannelId c) {
       const auto uc = static_cast<std::size_t>(c);
@@ -777,30 +830,48 @@ class Engine {
         }
       }
       if (!ok) return false;
-      work += k.sel.size();
-      if (work > 2 * limit) return false;
-      const std::size_t before = k.sel.size();
+      if (filled == k.sel.size()) break;  // nothing joined: S is max-min fair
+      // This round: the flows joined since the last one and the flows of S at or above the
+      // lowest level they can change (a margin below it covers levels merged as ties).
+      k.rpos.clear();
+      k.rsel.clear();
+      const double from = lowest * (1 - 1e-9);
+      for (std::size_t j = 0; j < k.sel.size(); ++j)
+        if (j >= filled || k.rate[static_cast<std::size_t>(k.sel[j])] >= from) {
+          k.rpos.push_back(static_cast<std::int32_t>(j));
+          k.rsel.push_back(k.sel[j]);
+        }
+      filled = k.sel.size();
+      lowest = inf;
+      k.rwork += k.rsel.size();
+      if (k.rwork > 2 * limit) return false;
       refill_selected(k, now);
       // Changed rates make their channels dirty.
-      for (std::size_t j = 0; j < k.sel.size(); ++j) {
-        if (k.propagated[j]) continue;
-        const auto i = static_cast<std::size_t>(k.sel[j]);
-        const double o = k.orig[j], r = k.rate[i];
+      for (auto j : k.rpos) {
+        const auto uj = static_cast<std::size_t>(j);
+        if (k.propagated[uj]) continue;
+        const auto i = static_cast<std::size_t>(k.sel[uj]);
+        const double o = k.orig[uj], r = k.rate[i];
         if (o == r || std::abs(r - o) <= 1e-13 * std::max(r, o)) continue;
-        k.propagated[j] = 1;
+        k.propagated[uj] = 1;
         for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
           dirty(k.paths[static_cast<std::size_t>(q)]);
       }
-      // The records of S: a flow outside S faster than the level at which a record channel
-      // saturated joins S (b1), or voids the record (b2).
+      // The records of the round: a flow outside S faster than the level at which a record
+      // channel saturated joins S (b1), or voids the record (b2).
       const std::uint32_t vcur = ++k.vstamp;
       k.vch.clear();
-      for (auto i : k.sel) {
+      for (auto i : k.rsel) {
         const auto ui = static_cast<std::size_t>(i);
         for (int r = 0; r < 2; ++r) {
           const ChannelId c = r == 0 ? k.b1[ui] : k.b2[ui];
           if (c < 0) continue;
           const auto uc = static_cast<std::size_t>(c);
+          if (lstamp_[uc] != cur) {
+            lstamp_[uc] = cur;
+            slev_[uc] = k.rate[ui];
+          }
+          slev_[uc] = std::min(slev_[uc], k.rate[ui]);
           if (vmark_[uc] != vcur) {
             vmark_[uc] = vcur;
             vlevel_[uc] = k.rate[ui];
@@ -817,29 +888,40 @@ class Engine {
         const double lim = vlevel_[uc] * (1 + 1e-12);
         // chmax_ bounds every rate on the channel: no walk when no flow there can be faster.
         if (chmax_[uc] <= lim) continue;
+        // An earlier walk in this repair bounds the flows still outside S (their rates stay).
+        if (ostamp_[uc] == cur && omax_[uc] <= lim) continue;
         bool faster = false;
-        double mx = 0;
+        double mx = 0, omx = 0;
         for_each_flow(k, c, [&](std::size_t i) {
-          if (!k.alive[i]) return;
-          mx = std::max(mx, k.rate[i]);
-          if (k.fmark[i] == cur || !(k.rate[i] > lim)) return;
+          // Ended flows have rate 0: most flows need no look-up but their rate.
+          const double r = k.rate[i];
+          mx = std::max(mx, r);
+          if (!(r > lim)) {
+            omx = std::max(omx, r);
+            return;
+          }
+          if (k.fmark[i] == cur) return;
           faster = true;
-          if (vkind_[uc] & 1) add(i, k.rate[i]);
+          if (vkind_[uc] & 1)
+            add(i, r);
+          else
+            omx = std::max(omx, r);
         });
         chmax_[uc] = mx;
+        ostamp_[uc] = cur;
+        omax_[uc] = std::max(omx, lim);
         if (faster && !(vkind_[uc] & 1)) {
           vkind_[uc] |= 2;
           voided = true;
         }
       }
       if (voided)
-        for (auto i : k.sel) {
+        for (auto i : k.rsel) {
           const auto ui = static_cast<std::size_t>(i);
           if (k.b2[ui] >= 0 && (vkind_[static_cast<std::size_t>(k.b2[ui])] & 2))
             unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
         }
       if (!ok) return false;
-      if (k.sel.size() == before && qh == k.queue.size()) break;
     }
     return true;
   }
@@ -857,8 +939,18 @@ class Engine {
       if (2 * k.dead > k.flows.size())
         rebuild(k);
       else if (!k.pending.empty())
-        admit(k, now);
-      full = !repair(k, now);
+        admit(k);
+      if (k.skip > 0) {
+        --k.skip;
+        full = true;
+      } else {
+        full = !repair(k, now);
+        // A repair that gives up costs about a full re-fill on top of the one that follows: once
+        // repairs give up twice in a row, the next 1, 3, 7, ... 63 events of the component
+        // re-fill it whole at once (a choice of cost only: both ways are exact).
+        k.backoff = full ? std::min<std::uint32_t>(127, 2 * k.backoff + 1) : 0;
+        k.skip = k.backoff / 2;
+      }
     }
     if (full && (!k.pending.empty() || 2 * k.dead > k.flows.size() || !k.extra.empty())) rebuild(k);
     k.new_from = k.flows.size();
@@ -875,8 +967,7 @@ class Engine {
       std::size_t unfrozen = 0;
       for (std::size_t i = 0; i < n; ++i) {
         if (!k.alive[i]) continue;
-        k.rem[i] = std::max(0.0, k.rem[i] - k.rate[i] * (now - k.ts[i]));
-        k.ts[i] = now;
+        k.fin[i] = remaining(k, i, now);
         k.rate[i] = -1.0;
         ++unfrozen;
         for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
@@ -884,6 +975,8 @@ class Engine {
       }
       k.live.assign(k.channels.begin(), k.channels.end());
       fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
+      for (std::size_t i = 0; i < n; ++i)
+        if (k.alive[i]) set_finish(k, i, now);
       for (ChannelId c : k.channels) {
         const auto uc = static_cast<std::size_t>(c);
         used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
@@ -891,8 +984,8 @@ class Engine {
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
       }
     } else {
-      k.refilled += static_cast<std::int64_t>(k.sel.size());
-      for (ChannelId c : k.tch) {
+      k.refilled += static_cast<std::int64_t>(k.rwork);
+      for (ChannelId c : k.uch) {
         const auto uc = static_cast<std::size_t>(c);
         res_.channel_peak_utilisation[uc] =
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
@@ -901,10 +994,18 @@ class Engine {
     // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
     // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
     const double inf = std::numeric_limits<double>::infinity();
-    if (full || k.reindexed || k.heap.size() + k.sel.size() > 2 * (n - k.dead) + 1024) {
+    // The heap is rebuilt once its stale entries would pass a quarter of the flows in progress,
+    // into storage of exactly that size: pushes until the next rebuild never reallocate, so the
+    // heap holds at most 1.25 entries per flow in progress (doubling would allow 2.5).
+    const std::size_t room = (n - k.dead) + (n - k.dead) / 4 + 1024;
+    if (full || k.reindexed || k.heap.size() + k.sel.size() > room) {
       k.reindexed = false;
       k.heap.clear();
-      k.heap.reserve(n - k.dead);
+      if (k.heap.capacity() > room + room / 2 || k.heap.capacity() < room) {
+        decltype(k.heap) fresh;
+        fresh.reserve(room);
+        k.heap.swap(fresh);
+      }
       for (std::size_t i = 0; i < n; ++i)
         if (k.alive[i] && finish(k, i) < inf)
           k.heap.emplace_back(finish(k, i), static_cast<std::int32_t>(i));
@@ -916,6 +1017,30 @@ class Engine {
     }
     while (!k.heap.empty() && !heap_top_valid(k)) heap_pop(k);
     k.next_finish = k.heap.empty() ? std::numeric_limits<double>::infinity() : k.heap.front().first;
+    trim_scratch(k);
+  }
+
+  // A repair's scratch per flow (S and its rounds) may reach half of a component's flows; kept
+  // between events by every component it would add about 20 bytes per flow to the peak, so
+  // large scratch is freed after each re-fill (reallocating it costs little next to the event).
+  static void trim_scratch(Component& k) {
+    constexpr std::size_t keep = 1 << 16;
+    auto trim = [](auto& v) {
+      if (v.capacity() > keep) std::remove_reference_t<decltype(v)>{}.swap(v);
+    };
+    trim(k.sel);
+    trim(k.orig);
+    trim(k.propagated);
+    trim(k.rsel);
+    trim(k.rpos);
+    trim(k.tby);
+    trim(k.queue);
+    trim(k.uch);
+    trim(k.vch);
+    trim(k.tch);
+    trim(k.tstart);
+    trim(k.live);
+    trim(k.chheap);
   }
 
   const Workload& w_;
@@ -958,7 +1083,15 @@ class Engine {
   }
   std::vector<double> vlevel_;
   std::vector<std::uint8_t> vkind_;
-  std::vector<std::int64_t> succ_off_;
+  // Per channel, during a repair (valid when lstamp_ holds its stamp): the lowest level at which
+  // a flow of S was recorded there; ustamp_: the channel is in the repair's uch.
+  std::vector<double> slev_;
+  std::vector<std::uint32_t> lstamp_, ustamp_;
+  // Per channel, during a repair (valid when ostamp_ holds its stamp): an upper bound of the
+  // rates of the flows on it that are outside S, set when its list is walked.
+  std::vector<double> omax_;
+  std::vector<std::uint32_t> ostamp_;
+  std::vector<std::uint32_t> succ_off_;  // checked < 2^32 dependencies
   std::vector<FlowId> succ_;
   std::vector<Component> comps_;
   std::vector<double> load_, capr_, used_;
@@ -978,15 +1111,17 @@ class Engine {
 }  // namespace
 
 double estimated_memory_bytes(double flows, double path_entries, double dependencies) {
-  // Per flow: workload 24 B (bytes, weight, path offset), engine 24 B (delivery time, component,
-  // predecessor count, successor offset), component state 85 B (local id, path offset, weight,
-  // remaining bytes, time of the last rate change, rate, alive, mark, two bottleneck records and
-  // their list links), 16-32 B in the finishing-time heap, 16 B in the release heap; the
-  // builder's merging index (24 B) is freed before the engine runs. Per channel entry: workload,
-  // component copy and channel lists 12 B; per dependency: 8 B in the workload and 4 B in the
-  // successor lists. 175 B per flow covers the peak measured (4,096-GPU rail-only all-to-all:
-  // 4.37 GB for 16.8M flows, against 4.55 GB estimated; docs/sim.md).
-  return 175.0 * flows + 12.0 * path_entries + 12.0 * dependencies;
+  // Per flow: workload 20 B (bytes, weight, 32-bit path offset), engine 20 B (delivery time,
+  // component, predecessor count, 32-bit successor offset), component state 61 B (local id, path
+  // offset, weight, bytes left or finishing time, rate, alive, mark, two bottleneck records and
+  // their list links), 16-20 B in the finishing-time heap, 16 B in the release heap while
+  // waiting; the builder's merging index (24 B) is freed before the engine runs. Per channel
+  // entry: workload, component copy and channel lists 12 B; per dependency: 8 B in the workload
+  // and 4 B in the successor lists. 165 B per flow and 70 MB (the program, the fabric and its
+  // routes) fit the peaks measured on the rail-only all-to-all (docs/sim.md): 3.77 GB at 4,096
+  // GPUs (16.77M flows, 3.75 channel entries and 0.87 dependencies each; estimated 3.77 GB) and
+  // 0.98 GB at 2,048 GPUs (4.19M flows, 3.51 and 0.87; estimated 0.98 GB).
+  return 70e6 + 165.0 * flows + 12.0 * path_entries + 12.0 * dependencies;
 }
 
 SimResult simulate(const Workload& w, const EngineOptions& opt) {

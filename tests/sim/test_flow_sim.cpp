@@ -256,6 +256,70 @@ TEST(FlowSim, EndedFlowsReFillOnlyWhatTheyTouch) {
   EXPECT_GT(b.refilled_flows, 150);
 }
 
+// A repair's second round re-fills only the flows at or above the lowest level the flows that
+// joined can change. Channel A (5.5 B/s) carries flow e and ten flows p; channel B (4 B/s) e and
+// q; V (8 B/s) q and r; r also crosses Y (1,000 B/s), where twenty padding flows each held at
+// 1 B/s by a channel of their own keep the component large enough for a repair. Rates: e and
+// the p at 0.5 (A), q at 3.5 (B), r at 4.5 (V). When e ends (2 s), its channels void the
+// records of the p and q: round 1 re-fills those 11 (the p at 0.55 on A; q stays at 3.5, now
+// held by V), and r, faster than q on V, joins at level 3.5; round 2 re-fills q and r (4 each)
+// but not the p, whose level 0.55 is below 3.5 (re-filling all of S again would be 12 flows).
+// Re-filled: 33 at the start, 11 + 2 when e ends, none at the later ends (each leaves every
+// other flow its bottleneck): 46, against 56 with every round re-filling all of S.
+TEST(FlowSim, RepairRoundsReFillFromTheLowestLevelTheyChange) {
+  std::vector<double> cap{5.5, 4.0, 8.0, 1000.0};
+  for (int i = 0; i < 20; ++i) cap.push_back(1.0);
+  Workload w(cap);
+  const FlowId e = w.add_flow(P({0, 1}), 1.0);
+  for (int i = 0; i < 10; ++i) w.add_flow(P({0}), 11.0);
+  const FlowId q = w.add_flow(P({1, 2}), 100.0);
+  const FlowId r = w.add_flow(P({2, 3}), 100.0);
+  for (int i = 0; i < 20; ++i) w.add_flow(P({3, static_cast<ChannelId>(4 + i)}), 1000.0);
+  EngineOptions ref;
+  ref.incremental = false;
+  const auto a = simulate(w), b = simulate(w, ref);
+  for (std::size_t f = 0; f < b.finish_s.size(); ++f)
+    EXPECT_NEAR(a.finish_s[f], b.finish_s[f], 1e-9 * b.finish_s[f]) << f;
+  EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(e)], 2.0, 1e-12);
+  EXPECT_NEAR(a.finish_s[1], 2.0 + (11.0 - 1.0) / 0.55, 1e-9);  // a p
+  EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(q)], 2.0 + (100.0 - 7.0) / 4.0, 1e-9);
+  EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(r)], 2.0 + (100.0 - 9.0) / 4.0, 1e-9);
+  EXPECT_EQ(a.events, 6);
+  EXPECT_EQ(a.refilled_flows, 33 + 11 + 2);
+}
+
+// Flows of distinct sizes on one channel: every end changes the rate of every flow left, so
+// every repair gives up (its set S passes half of the flows in progress) and, after two in a
+// row, events re-fill whole without trying. Closed form: with sizes s_1 < ... < s_n on a
+// channel of capacity C, flow k ends at t_(k-1) + (s_k - s_(k-1)) (n - k + 1) / C.
+TEST(FlowSim, EveryEndChangingEveryRateStaysExact) {
+  const int n = 200;
+  const double cap = 3.0;
+  Workload w({cap});
+  for (int i = 0; i < n; ++i) w.add_flow(P({0}), 1.0 + 0.37 * static_cast<double>((i * 71) % n));
+  EngineOptions ref;
+  ref.incremental = false;
+  const auto a = simulate(w), b = simulate(w, ref);
+  std::vector<double> sizes;
+  for (int i = 0; i < n; ++i) sizes.push_back(w.bytes(i));
+  std::sort(sizes.begin(), sizes.end());
+  double t = 0, prev = 0;
+  std::vector<double> at(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) {
+    t += (sizes[static_cast<std::size_t>(k)] - prev) * static_cast<double>(n - k) / cap;
+    prev = sizes[static_cast<std::size_t>(k)];
+    at[static_cast<std::size_t>(k)] = t;
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(
+        std::lower_bound(sizes.begin(), sizes.end(), w.bytes(i)) - sizes.begin());
+    EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(i)], at[k], 1e-9 * at[k]) << i;
+    EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(i)], b.finish_s[static_cast<std::size_t>(i)],
+                1e-9 * at[k]);
+  }
+  EXPECT_EQ(a.events, n + 1);  // the start and each end
+}
+
 namespace {
 
 // An all-to-all on a small two-tier Clos of directed channels: `hosts` hosts (an up and a down

@@ -67,7 +67,7 @@ class Workload {
  private:
   std::vector<double> capacity_;
   std::vector<ChannelId> path_;
-  std::vector<std::int64_t> path_off_{0};
+  std::vector<std::uint32_t> path_off_{0};  // checked < 2^32 entries
   std::vector<double> bytes_, weight_;
   std::vector<double> release_, latency_;  // allocated when a flow has a non-zero value
   std::vector<std::pair<FlowId, FlowId>> deps_;
@@ -99,8 +99,8 @@ struct SimResult {
 
 // Peak memory of building and simulating a workload of `flows` flows with `path_entries`
 // channel entries and `dependencies` dependencies in all: the workload, the merging index of the
-// builder, the engine's state and the result (constants measured as peak RSS on bench_sim's
-// all-to-all; docs/sim.md). Used to refuse a simulation before it starts.
+// builder, the engine's state and the result (constants measured as peak RSS of the flow-by-flow
+// rail-only all-to-all of docs/sim.md, Scale). Used to refuse a simulation before it starts.
 double estimated_memory_bytes(double flows, double path_entries, double dependencies);
 
 // Deterministic: the same workload gives the same result bit for bit.
