@@ -47,7 +47,7 @@ struct SweepCliOptions {
 
 // The processes of this run: this one alone, or the ranks of the MPI job a launcher (mpirun,
 // srun) started.
-std::unique_ptr<sweep::Communicator> open_world() {
+std::unique_ptr<sweep::Communicator> make_world() {
   const std::optional<sweep::Launch> launch = sweep::launched_by_mpi();
   if (!launch) return std::make_unique<sweep::SerialCommunicator>();
 #ifdef RAILSIM_WITH_MPI
@@ -59,6 +59,14 @@ std::unique_ptr<sweep::Communicator> open_world() {
                      "cannot share a sweep; run it as one process or build it with MPI");
   return std::make_unique<sweep::SerialCommunicator>();
 #endif
+}
+
+// The world lives until the process exits, after main has printed the error of a failed sweep:
+// every rank then waits for the others before leaving MPI, so no rank exits first and lets the
+// launcher end the job before rank 0's line is out.
+sweep::Communicator& open_world() {
+  static const std::unique_ptr<sweep::Communicator> world = make_world();
+  return *world;
 }
 
 // Everything checked before any point is evaluated.
@@ -133,8 +141,7 @@ void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
 // all exit with the same status; rank 0 prints), its share of the points, and rank 0 writes the
 // table and the plot from every rank's rows.
 void run_sweep(const SweepCliOptions& o) {
-  const std::unique_ptr<sweep::Communicator> world = open_world();
-  sweep::Communicator& comm = *world;
+  sweep::Communicator& comm = open_world();
   const bool root = comm.rank() == 0;
   Resolved in;
   sweep::agree(comm, [&] { resolve(o, root, in); });

@@ -66,7 +66,15 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
-  ~MpiCommunicator() override { MPI_Finalize(); }
+  // Every rank waits for the others before it leaves (main has printed by then: the world is
+  // destroyed at exit), so a rank exiting 2 cannot end the job under rank 0's error line.
+  ~MpiCommunicator() override {
+    try {
+      wait_for_all_ranks();
+    } catch (const std::exception&) {
+    }
+    MPI_Finalize();
+  }
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
 
