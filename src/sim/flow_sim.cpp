@@ -996,8 +996,10 @@ class Engine {
     const double inf = std::numeric_limits<double>::infinity();
     // The heap is rebuilt once its stale entries would pass a quarter of the flows in progress,
     // into storage of exactly that size: pushes until the next rebuild never reallocate, so the
-    // heap holds at most 1.25 entries per flow in progress (doubling would allow 2.5).
-    const std::size_t room = (n - k.dead) + (n - k.dead) / 4 + 1024;
+    // heap holds at most 1.25 entries per flow in progress (doubling would allow 2.5). The slack
+    // of 16 stays small: an iteration's schedule runs tens of thousands of components at once
+    // (every TP ring, every pipeline pair), and 1,024 entries each held 0.5 GB at 32,768 GPUs.
+    const std::size_t room = (n - k.dead) + (n - k.dead) / 4 + 16;
     if (full || k.reindexed || k.heap.size() + k.sel.size() > room) {
       k.reindexed = false;
       k.heap.clear();
