@@ -449,8 +449,11 @@ constexpr double kOverlapSms = 16.0;
 double dp_chunked_exposed(double time, double chunks, double gap, double window,
                           double last_bucket) {
   const double part = time / chunks;
-  double free = -std::numeric_limits<double>::infinity();
-  for (double k = chunks - 1.0; k >= 1.0; k -= 1.0) free = std::max(free, -k * gap) + part;
+  // Parts chunks-1 .. 1 one after another: the network is free when the longest back-to-back run
+  // ends, max over s of s (part - gap) (the run of parts s .. 1), taken at s = chunks - 1 or 1.
+  const double free =
+      chunks < 2.0 ? -std::numeric_limits<double>::infinity()
+                   : (part > gap ? chunks - 1.0 : 1.0) * (part - gap);
   return std::max(std::max(free, -window) + part, last_bucket);
 }
 
