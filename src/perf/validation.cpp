@@ -25,6 +25,11 @@ Json data_file(const std::string& name) {
 
 // The runs' networks: one NIC per GPU on a non-blocking rail-optimized Clos (Selene's HDR fat
 // tree; Meta's pods), K GPUs per NVLink domain.
+// A run's label, marked when its measurement set a constant (the row's "fit").
+std::string fit_label(const std::string& label, const Json& row) {
+  return row["fit"].get<bool>() ? label + " (fit)" : label;
+}
+
 spec::NetworkDesign network() {
   return spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
 }
@@ -241,8 +246,7 @@ ValidationTable llama3() {
       best =
           std::max(best, it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12);
     }
-    t.points.push_back({fmt::format("{} GPUs{}", row["gpus"].get<std::int64_t>(),
-                                    row["fit"].get<bool>() ? " (fit)" : ""),
+    t.points.push_back({fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
                         row["tflops_per_gpu"].get<double>(), best});
   }
   return t;
@@ -278,7 +282,7 @@ ValidationTable megatron_core_h100() {
     PlanOptions opt;
     opt.top = 1;
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
-    t.points.push_back({fmt::format("{} GPUs{}", n, row["fit"].get<bool>() ? " (fit)" : ""),
+    t.points.push_back({fit_label(fmt::format("{} GPUs", n), row),
                         row["mfu"].get<double>(),
                         r.plans.empty() ? 0.0 : r.plans[0].time.mfu});
   }
@@ -321,7 +325,7 @@ ValidationTable nemo_h100() {
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
     const double tps =
         r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
-    t.points.push_back({row["label"].get<std::string>() + (row["fit"].get<bool>() ? " (fit)" : ""),
+    t.points.push_back({fit_label(row["label"].get<std::string>(), row),
                         row["tokens_per_s_per_gpu"].get<double>(), tps});
   }
   return t;

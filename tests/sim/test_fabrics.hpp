@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "railsim/perf/strategy.hpp"
 #include "railsim/sim/network.hpp"
 #include "railsim/topo/fabric.hpp"
 
@@ -97,6 +98,17 @@ inline TestFabric make_test_fabric(const TestFabricSpec& s) {
   };
   TestFabric t{f, sim::make_sim_network(*f, route)};
   return t;
+}
+
+// The whole-iteration case of the sim tests: MoE-1.2T on 1,024 GPUs, tp 8 pp 8 dp 16 ep 16, SP.
+inline perf::Strategy moe_iteration_strategy() {
+  perf::Strategy s;
+  s.tp = 8;
+  s.pp = 8;
+  s.dp = 16;
+  s.ep = 16;
+  s.sp = true;
+  return s;
 }
 
 }  // namespace railsim::test

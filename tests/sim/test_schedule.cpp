@@ -11,6 +11,7 @@
 #include "railsim/sim/check.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/topo/builders.hpp"
+#include "test_fabrics.hpp"
 
 using namespace railsim;
 
@@ -50,15 +51,7 @@ IterationRun run(spec::DesignKind kind, perf::Strategy s) {
   return r;
 }
 
-perf::Strategy strategy() {
-  perf::Strategy s;
-  s.tp = 8;
-  s.pp = 8;
-  s.dp = 16;
-  s.ep = 16;
-  s.sp = true;
-  return s;
-}
+perf::Strategy strategy() { return railsim::test::moe_iteration_strategy(); }
 
 }  // namespace
 

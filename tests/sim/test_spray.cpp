@@ -337,12 +337,7 @@ TEST(Spray, IterationMatchesTheAnalyticModelOnBothDesigns) {
     perf::Training tr;
     tr.global_batch = 1024;
     tr.seq_len = m.seq_len;
-    perf::Strategy s;
-    s.tp = 8;
-    s.pp = 8;
-    s.dp = 16;
-    s.ep = 16;
-    s.sp = true;
+    const perf::Strategy s = test::moe_iteration_strategy();
     const perf::Placement pl(f.cluster, s.degrees());
     const perf::CommSchedule sched = perf::build_comm_schedule(m, tr, s, pl);
     SimConfig cfg;
