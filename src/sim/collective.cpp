@@ -119,6 +119,17 @@ class FlowBuilder {
   }
 
   Workload& workload() { return w_; }
+  // Room for `flows` flows of up to `hops` channels each and as many dependencies, so that
+  // building a phase of millions of flows never copies its arrays to grow them.
+  void reserve(double flows, double hops) {
+    const auto n = static_cast<std::size_t>(flows);
+    w_.reserve(n, n * static_cast<std::size_t>(hops), n);
+    dep_off_.reserve(n + 1);
+    dep_ids_.reserve(n);
+    std::size_t slots = 1024;
+    while (slots < 2 * (n + 1)) slots *= 2;
+    if (index_used_ == 0 && slots > index_.size()) index_.assign(slots, {0, -1});
+  }
   // The finished workload; the merging index is freed first (it is as large as the workload).
   const Workload& done() {
     index_ = {};
@@ -331,10 +342,10 @@ class FlowBuilder {
   Workload w_;
   // Merging index: (low 32 bits of the flow's key, flow id), -1 when free; a power of two, at
   // most half full (8 to 16 bytes per flow).
-  std::vector<std::pair<std::uint32_t, FlowId>> index_;
+  core::BigVector<std::pair<std::uint32_t, FlowId>> index_;
   std::size_t index_used_ = 0;
   void grow_index() {
-    std::vector<std::pair<std::uint32_t, FlowId>> old(
+    core::BigVector<std::pair<std::uint32_t, FlowId>> old(
         std::max<std::size_t>(1024, 2 * index_.size()), {0, -1});
     old.swap(index_);
     const std::size_t mask = index_.size() - 1;
@@ -345,8 +356,9 @@ class FlowBuilder {
       index_[pos] = e;
     }
   }
-  std::vector<std::int64_t> dep_off_{0};
-  std::vector<FlowId> dep_ids_, deps_;
+  core::BigVector<std::int64_t> dep_off_{0};
+  core::BigVector<FlowId> dep_ids_;
+  std::vector<FlowId> deps_;
   topo::Path p1_, p2_, alt_;
   std::vector<double> load_;  // bytes given to each channel so far (adaptive routing)
 };
@@ -443,18 +455,28 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
 }
 
 // Flows one transfer becomes (forwarding legs, pipelined chunks), for the limits below.
+// The most flows one transfer can make (flows_per_transfer's largest case).
+double flows_per_transfer_bound(const SimNetwork& net, const SimConfig& cfg) {
+  if (!net.rail_only) return 1;
+  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+}
+
 double flows_per_transfer(const SimNetwork& net, const SimConfig& cfg, std::int64_t s,
                           std::int64_t d) {
   const auto& c = net.cluster;
   if (!net.rail_only || c.rail_of(s) == c.rail_of(d) || c.domain_of(s) == c.domain_of(d)) return 1;
-  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+  return flows_per_transfer_bound(net, cfg);
 }
 
-// Refuses a phase before it is built when its memory estimate exceeds --max-memory. A path
-// crosses each link class at most once per leg, which bounds the channel entries.
+// A path crosses each link class at most once per leg: a bound of a flow's channel entries.
+double link_classes(const SimNetwork& net) {
+  return static_cast<double>(std::max<std::size_t>(net.class_names.size(), 2));
+}
+
+// Refuses a phase before it is built when its memory estimate exceeds --max-memory.
 void check_memory(const SimNetwork& net, const SimConfig& cfg, double flows,
                   std::string_view what) {
-  const double hops = static_cast<double>(std::max<std::size_t>(net.class_names.size(), 2));
+  const double hops = link_classes(net);
   const double est = estimated_memory_bytes(flows, flows * hops, 2 * flows);
   if (est > cfg.max_memory_bytes)
     throw InputError("--max-memory",
@@ -581,6 +603,7 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
                                                 flows, cfg.max_flows));
   if (!by_class) check_memory(net, cfg, flows, "an all-to-all");
   FlowBuilder b(net, cfg, by_class, true);
+  if (!by_class) b.reserve(flows, link_classes(net));
   if (by_class) {
     const auto& g = groups[0];
     const double n = static_cast<double>(g.size());
@@ -630,6 +653,7 @@ void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vec
                                  flows, cfg.max_flows));
   if (flows == 0) return;
   FlowBuilder b(net, cfg, false, true);
+  b.reserve(flows * flows_per_transfer_bound(net, cfg), link_classes(net));
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& grp = groups[g];
     const std::size_t n = grp.size();

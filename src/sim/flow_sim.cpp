@@ -19,7 +19,8 @@ Workload::Workload(std::vector<double> channel_capacity_Bps)
       throw std::logic_error("Workload: channel capacities must be positive and finite");
 }
 
-void Workload::reserve(std::size_t flows, std::size_t path_entries) {
+void Workload::reserve(std::size_t flows, std::size_t path_entries, std::size_t dependencies) {
+  deps_.reserve(dependencies);
   path_.reserve(path_entries);
   path_off_.reserve(flows + 1);
   bytes_.reserve(flows);
@@ -93,49 +94,52 @@ struct Dsu {
 // end reuses the channel -> flow lists (ended flows are skipped) and rebuilds them only when flows
 // were released or more than half have ended. Local copies of paths, rates and remaining bytes
 // keep the filling loops on contiguous memory.
+template <class T>
+using Vec = core::BigVector<T>;
+
 struct Component {
-  std::vector<FlowId> flows;        // local -> global id
-  std::vector<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
-  std::vector<ChannelId> paths;
+  Vec<FlowId> flows;        // local -> global id
+  Vec<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
+  Vec<ChannelId> paths;
   // fin: while rate > 0, the finishing time at that rate; otherwise the bytes left (see
   // remaining); rate: 0 before the first fill and once ended, -1 while unfrozen during a fill. A
   // flow's state changes only when its rate does, so events cost what they change, not what is
   // in flight; one double holds both the bytes left and the finishing time.
-  std::vector<double> w, fin, rate;
-  std::vector<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
-  std::vector<std::uint8_t> alive;
-  std::vector<ChannelId> channels;       // channels the flows cross
-  std::vector<std::int64_t> start;       // per channel (local index): its entries in by_channel
-  std::vector<std::int32_t> by_channel;  // local flow indices
-  std::vector<ChannelId> live;           // scratch: channels still loaded during a fill
-  std::vector<FlowId> pending;           // released since the last rebuild
-  std::vector<ChannelId> touched;        // channels of flows ended since the last fill
-  std::vector<std::uint32_t> fmark;      // per local flow: stamp of the last selection
-  std::vector<ChannelId> queue;          // scratch: dirty channels
-  std::vector<std::pair<double, ChannelId>> chheap;  // scratch: channels by fair share
+  Vec<double> w, fin, rate;
+  Vec<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
+  Vec<std::uint8_t> alive;
+  Vec<ChannelId> channels;       // channels the flows cross
+  Vec<std::int64_t> start;       // per channel (local index): its entries in by_channel
+  Vec<std::int32_t> by_channel;  // local flow indices
+  Vec<ChannelId> live;           // scratch: channels still loaded during a fill
+  Vec<FlowId> pending;           // released since the last rebuild
+  Vec<ChannelId> touched;        // channels of flows ended since the last fill
+  Vec<std::uint32_t> fmark;      // per local flow: stamp of the last selection
+  Vec<ChannelId> queue;          // scratch: dirty channels
+  Vec<std::pair<double, ChannelId>> chheap;  // scratch: channels by fair share
   // Flows released since the last rebuild join the local arrays at once; their channel entries
   // go to per-channel linked lists (head_ per channel, (flow, next) here) until the next rebuild.
-  std::vector<std::pair<std::int32_t, std::int32_t>> extra;
+  Vec<std::pair<std::int32_t, std::int32_t>> extra;
   std::size_t new_from = 0;  // local flows [new_from, size) were released in this event
   bool reindexed = false;    // rebuilt since the finishing-time heap was
   // Per local flow: the channel that froze it in the last fill and another that saturated at
   // the same level (-1: none); see repair.
-  std::vector<ChannelId> b1, b2;
+  Vec<ChannelId> b1, b2;
   // The records as nodes of per-channel lists (node 2i: b1 of flow i, 2i + 1: b2), so that a
   // dirty channel visits only the flows that rely on it (heads in Engine::rhead_).
-  std::vector<std::int32_t> rnext, rprev;
-  std::vector<double> orig;              // scratch: rate before the event, per flow of sel
-  std::vector<std::uint8_t> propagated;  // scratch: per flow of sel, channels made dirty
-  std::vector<ChannelId> vch;            // scratch: record channels to check
+  Vec<std::int32_t> rnext, rprev;
+  Vec<double> orig;              // scratch: rate before the event, per flow of sel
+  Vec<std::uint8_t> propagated;  // scratch: per flow of sel, channels made dirty
+  Vec<ChannelId> vch;            // scratch: record channels to check
   std::uint32_t tstamp = 0, vstamp = 0;  // counters for tmark_ and vmark_
-  std::vector<std::int32_t> sel;         // scratch: flows re-filled (S)
-  std::vector<std::int32_t> rsel, rpos;  // scratch: flows of a repair's round, their places in sel
-  std::vector<ChannelId> uch;            // scratch: channels whose allocation a repair changed
+  Vec<std::int32_t> sel;         // scratch: flows re-filled (S)
+  Vec<std::int32_t> rsel, rpos;  // scratch: flows of a repair's round, their places in sel
+  Vec<ChannelId> uch;            // scratch: channels whose allocation a repair changed
   std::size_t rwork = 0;                 // flows re-filled by the last repair, over its rounds
   std::uint32_t backoff = 0, skip = 0;   // events to re-fill whole without trying a repair
-  std::vector<ChannelId> tch;            // scratch: their channels
-  std::vector<std::int64_t> tstart;
-  std::vector<std::int32_t> tby;
+  Vec<ChannelId> tch;            // scratch: their channels
+  Vec<std::int64_t> tstart;
+  Vec<std::int32_t> tby;
   std::size_t dead = 0;
   std::int64_t refilled = 0;  // flows re-filled, summed over fills
   double last_t = 0;
@@ -177,7 +181,7 @@ class Engine {
     std::partial_sum(succ_off_.begin(), succ_off_.end(), succ_off_.begin());
     succ_.resize(w_.dependencies().size());
     {
-      std::vector<std::uint32_t> pos(succ_off_.begin(), succ_off_.end() - 1);
+      Vec<std::uint32_t> pos(succ_off_.begin(), succ_off_.end() - 1);
       for (auto [a, b] : w_.dependencies())
         succ_[static_cast<std::size_t>(pos[static_cast<std::size_t>(a)]++)] = b;
     }
@@ -191,7 +195,7 @@ class Engine {
       for (ChannelId c : p)
         res_.channel_bytes[static_cast<std::size_t>(c)] += w_.bytes(f) * w_.weight(f);
     }
-    std::vector<std::int32_t> comp_of_root(uC, -1);
+    Vec<std::int32_t> comp_of_root(uC, -1);
     std::int32_t ncomp = 0;
     comp_of_flow_.assign(uF, -1);
     for (FlowId f = 0; f < F; ++f) {
@@ -477,7 +481,7 @@ class Engine {
       acc += n;
     }
     k.start.push_back(acc);
-    std::vector<std::int64_t> fill(k.start.begin(), k.start.end() - 1);
+    Vec<std::int64_t> fill(k.start.begin(), k.start.end() - 1);
     k.by_channel.resize(static_cast<std::size_t>(acc));
     k.by_channel.shrink_to_fit();
     for (std::size_t i = 0; i < k.flows.size(); ++i)
@@ -1048,10 +1052,10 @@ class Engine {
   const Workload& w_;
   EngineOptions opt_;
   SimResult res_;
-  std::vector<std::int32_t> npred_, comp_of_flow_, loc_, tloc_, head_;
-  std::vector<std::uint32_t> tmark_, vmark_;
-  std::vector<std::int32_t> rhead_;  // per channel: first record node on it (-1: none)
-  std::vector<double> chmax_;        // per channel: an upper bound of its flows' rates
+  Vec<std::int32_t> npred_, comp_of_flow_, loc_, tloc_, head_;
+  Vec<std::uint32_t> tmark_, vmark_;
+  Vec<std::int32_t> rhead_;  // per channel: first record node on it (-1: none)
+  Vec<double> chmax_;        // per channel: an upper bound of its flows' rates
   // Record nodes 2i and 2i + 1 of local flow i must fit in 32 bits.
   static void check_record_ids(const Component& k) {
     if (k.flows.size() >= (std::size_t{1} << 30))
@@ -1083,30 +1087,30 @@ class Engine {
     if (rhead_[uc] >= 0) k.rprev[static_cast<std::size_t>(rhead_[uc])] = node;
     rhead_[uc] = node;
   }
-  std::vector<double> vlevel_;
-  std::vector<std::uint8_t> vkind_;
+  Vec<double> vlevel_;
+  Vec<std::uint8_t> vkind_;
   // Per channel, during a repair (valid when lstamp_ holds its stamp): the lowest level at which
   // a flow of S was recorded there; ustamp_: the channel is in the repair's uch.
-  std::vector<double> slev_;
-  std::vector<std::uint32_t> lstamp_, ustamp_;
+  Vec<double> slev_;
+  Vec<std::uint32_t> lstamp_, ustamp_;
   // Per channel, during a repair (valid when ostamp_ holds its stamp): an upper bound of the
   // rates of the flows on it that are outside S, set when its list is walked.
-  std::vector<double> omax_;
-  std::vector<std::uint32_t> ostamp_;
-  std::vector<std::uint32_t> succ_off_;  // checked < 2^32 dependencies
-  std::vector<FlowId> succ_;
+  Vec<double> omax_;
+  Vec<std::uint32_t> ostamp_;
+  Vec<std::uint32_t> succ_off_;  // checked < 2^32 dependencies
+  Vec<FlowId> succ_;
   std::vector<Component> comps_;
-  std::vector<double> load_, capr_, used_;
-  std::vector<std::uint32_t> stamp_;
-  std::vector<std::int32_t> dirty_;
+  Vec<double> load_, capr_, used_;
+  Vec<std::uint32_t> stamp_;
+  Vec<std::int32_t> dirty_;
   // (release time, flow), min first; its storage is freed once a large batch has drained (an
   // all-to-all releases every flow at once).
-  std::vector<std::pair<double, FlowId>> releases_;
+  Vec<std::pair<double, FlowId>> releases_;
   void push_release(double t, FlowId f) {
     releases_.emplace_back(t, f);
     std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
   }
-  std::priority_queue<FinishEvent, std::vector<FinishEvent>, std::greater<>> finishes_;
+  std::priority_queue<FinishEvent, Vec<FinishEvent>, std::greater<>> finishes_;
   std::int64_t* delivered_ = nullptr;
 };
 

@@ -18,6 +18,8 @@
 #include <span>
 #include <vector>
 
+#include "railsim/core/big_vector.hpp"
+
 namespace railsim::sim {
 
 using ChannelId = std::int32_t;
@@ -32,7 +34,9 @@ class Workload {
   std::int32_t flow_count() const { return static_cast<std::int32_t>(bytes_.size()); }
   const std::vector<double>& capacity_Bps() const { return capacity_; }
 
-  void reserve(std::size_t flows, std::size_t path_entries);
+  // Room for this many flows, channel entries and dependencies (an upper bound costs address
+  // space only: pages never written are never backed).
+  void reserve(std::size_t flows, std::size_t path_entries, std::size_t dependencies = 0);
   // Adds `weight` identical flows of `bytes` each along `path` (may be empty: delivered on
   // release), released at `release_s` once every dependency has been delivered.
   FlowId add_flow(std::span<const ChannelId> path, double bytes, double weight = 1.0,
@@ -60,17 +64,17 @@ class Workload {
     const auto u = static_cast<std::size_t>(f);
     return u < release_.size() ? release_[u] : 0.0;
   }
-  const std::vector<std::pair<FlowId, FlowId>>& dependencies() const { return deps_; }
+  const core::BigVector<std::pair<FlowId, FlowId>>& dependencies() const { return deps_; }
   // Sum of weights: how many individual flows the workload stands for.
   double represented_flows() const;
 
  private:
   std::vector<double> capacity_;
-  std::vector<ChannelId> path_;
-  std::vector<std::uint32_t> path_off_{0};  // checked < 2^32 entries
-  std::vector<double> bytes_, weight_;
-  std::vector<double> release_, latency_;  // allocated when a flow has a non-zero value
-  std::vector<std::pair<FlowId, FlowId>> deps_;
+  core::BigVector<ChannelId> path_;
+  core::BigVector<std::uint32_t> path_off_{0};  // checked < 2^32 entries
+  core::BigVector<double> bytes_, weight_;
+  core::BigVector<double> release_, latency_;  // allocated when a flow has a non-zero value
+  core::BigVector<std::pair<FlowId, FlowId>> deps_;
 };
 
 struct EngineOptions {
