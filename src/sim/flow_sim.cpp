@@ -147,6 +147,18 @@ struct Component {
   std::uint32_t version = 0;
   std::uint32_t stamp = 0;
   bool dirty = false;
+  // Closing: once every flow of the component has been released and none has a successor,
+  // nothing else can change it or wait on it, and it runs its remaining events on its own.
+  std::int64_t unreleased = 0;  // flows not yet released
+  bool has_successors = false;
+  bool closed = false;
+  std::int64_t own_events = 0;  // events run on its own
+};
+
+// Deliveries counted where they happen: the main event loop's, or a closed component's.
+struct Tally {
+  double completion_s = 0;
+  std::int64_t delivered = 0;
 };
 
 struct FinishEvent {
@@ -206,6 +218,14 @@ class Engine {
       comp_of_flow_[static_cast<std::size_t>(f)] = comp_of_root[r];
     }
     comps_.assign(static_cast<std::size_t>(ncomp), Component{});
+    for (FlowId f = 0; f < F; ++f) {
+      const auto uf = static_cast<std::size_t>(f);
+      const std::int32_t k = comp_of_flow_[uf];
+      if (k < 0) continue;
+      auto& comp = comps_[static_cast<std::size_t>(k)];
+      ++comp.unreleased;
+      if (succ_off_[uf + 1] > succ_off_[uf]) comp.has_successors = true;
+    }
 
     load_.assign(uC, 0.0);
     capr_.assign(uC, 0.0);
@@ -229,8 +249,6 @@ class Engine {
     for (FlowId f = 0; f < F; ++f)
       if (npred_[static_cast<std::size_t>(f)] == 0) push_release(w_.release_s(f), f);
 
-    std::int64_t delivered = 0;
-    delivered_ = &delivered;
 
     while (true) {
       while (!finishes_.empty() &&
@@ -259,7 +277,7 @@ class Engine {
           auto& comp = comps_[static_cast<std::size_t>(e.comp)];
           if (e.version != comp.version) continue;
           ++comp.version;  // consumed; the re-fill below posts the next one
-          complete_finished(comp, horizon);
+          complete_finished(comp, horizon, main_);
           mark_dirty(e.comp);
           progress = true;
         }
@@ -268,7 +286,10 @@ class Engine {
       refill_dirty(now);
       ++res_.events;
     }
+    drain_closed();
     for (const auto& k : comps_) res_.refilled_flows += k.refilled;
+    const std::int64_t delivered = main_.delivered;
+    res_.completion_time_s = main_.completion_s;
     if (delivered != F)
       throw std::logic_error("simulate: " + std::to_string(F - delivered) +
                              " flows never completed (dependency cycle)");
@@ -284,13 +305,13 @@ class Engine {
     }
   }
 
-  void deliver(FlowId f, double t_done) {
+  void deliver(FlowId f, double t_done, Tally& tally) {
     const auto uf = static_cast<std::size_t>(f);
     const double d =
         t_done + opt_.hop_latency_s * static_cast<double>(w_.path(f).size()) + w_.latency_s(f);
     res_.finish_s[uf] = d;
-    res_.completion_time_s = std::max(res_.completion_time_s, d);
-    ++*delivered_;
+    tally.completion_s = std::max(tally.completion_s, d);
+    ++tally.delivered;
     for (auto i = succ_off_[uf]; i < succ_off_[uf + 1]; ++i) {
       const FlowId s = succ_[static_cast<std::size_t>(i)];
       const auto us = static_cast<std::size_t>(s);
@@ -303,8 +324,9 @@ class Engine {
   void release(FlowId f, double now) {
     const auto uf = static_cast<std::size_t>(f);
     const std::int32_t k = comp_of_flow_[uf];
+    if (k >= 0) --comps_[static_cast<std::size_t>(k)].unreleased;
     if (k < 0 || w_.bytes(f) == 0) {
-      deliver(f, now);
+      deliver(f, now, main_);
       return;
     }
     comps_[static_cast<std::size_t>(k)].pending.push_back(f);
@@ -343,7 +365,7 @@ class Engine {
     return k.alive[ui] && finish(k, ui) == t;
   }
 
-  void complete_finished(Component& comp, double horizon) {
+  void complete_finished(Component& comp, double horizon, Tally& tally) {
     while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
       const bool valid = heap_top_valid(comp);
       const auto [t_end, li] = comp.heap.front();
@@ -362,7 +384,7 @@ class Engine {
         unlink_rec(comp, static_cast<std::int32_t>(2 * i + 1));
       }
       ++comp.dead;
-      deliver(comp.flows[i], t_end);
+      deliver(comp.flows[i], t_end, tally);
     }
   }
 
@@ -381,10 +403,38 @@ class Engine {
       auto& c = comps_[static_cast<std::size_t>(k)];
       c.dirty = false;
       ++c.version;
-      if (c.next_finish < std::numeric_limits<double>::infinity())
+      if (c.unreleased == 0 && !c.has_successors) {
+        c.closed = true;  // its stale event in finishes_ is skipped (version)
+        closed_.push_back(k);
+      } else if (c.next_finish < std::numeric_limits<double>::infinity()) {
         finishes_.push({c.next_finish, k, c.version});
+      }
     }
     dirty_.clear();
+  }
+
+  // Runs every closed component to its end, in parallel: each is independent of everything
+  // else, so its events are those the main loop would have run with it alone (the batching
+  // horizon taken from its own next finish). The result does not depend on the threads.
+  void drain_closed() {
+    std::sort(closed_.begin(), closed_.end());
+    std::vector<Tally> tallies(closed_.size());
+    tbb::parallel_for(std::size_t{0}, closed_.size(), [&](std::size_t j) {
+      auto& k = comps_[static_cast<std::size_t>(closed_[j])];
+      while (k.next_finish < std::numeric_limits<double>::infinity()) {
+        const double now = k.next_finish;
+        const double horizon = now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
+        complete_finished(k, horizon, tallies[j]);
+        refill(k, now);
+        ++k.own_events;
+      }
+    });
+    for (std::size_t j = 0; j < closed_.size(); ++j) {
+      main_.completion_s = std::max(main_.completion_s, tallies[j].completion_s);
+      main_.delivered += tallies[j].delivered;
+      res_.events += comps_[static_cast<std::size_t>(closed_[j])].own_events;
+    }
+    closed_.clear();
   }
 
   // Drops ended flows, appends released ones and rebuilds the channel -> flow lists.
@@ -1111,7 +1161,8 @@ class Engine {
     std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
   }
   std::priority_queue<FinishEvent, Vec<FinishEvent>, std::greater<>> finishes_;
-  std::int64_t* delivered_ = nullptr;
+  Tally main_;
+  std::vector<std::int32_t> closed_;  // closed components, to run on their own at the end
 };
 
 }  // namespace

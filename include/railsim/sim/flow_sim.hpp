@@ -9,7 +9,10 @@
 // flow starts or ends, only for the flows whose bottleneck the change touched (each fill records
 // every flow's bottleneck channels; a flow whose records stay valid keeps its rate exactly). A
 // flow's data is delivered `hop_latency_s` per channel after its last byte left the source.
-// docs/sim.md states the algorithm, its cost and its memory per flow.
+// A component (flows joined by channels) whose flows have all been released and on which no
+// other flow waits is closed: nothing can change it any more, and it runs its remaining events
+// on its own, the closed components in parallel (oneTBB), with the same result on any number of
+// threads. docs/sim.md states the algorithm, its cost and its memory per flow.
 //
 // Fluid model (ours, the usual flow-level abstraction as in SimGrid or htsim's flow mode):
 // no packets, no queues, no congestion control transients; a flow sends at its max-min fair
@@ -94,7 +97,7 @@ struct SimResult {
   std::vector<double> finish_s;                  // delivery time per flow
   std::vector<double> channel_bytes;             // bytes carried per channel (weights included)
   std::vector<double> channel_peak_utilisation;  // max over time of allocated / capacity
-  std::int64_t events = 0;                       // distinct event times processed
+  std::int64_t events = 0;  // event times processed (a closed component's own counted apart)
   std::int64_t refills = 0;                      // component re-fillings
   std::int64_t refilled_flows = 0;               // flows given a new rate, summed over events
   std::int64_t flows_simulated = 0;              // flows in the workload
