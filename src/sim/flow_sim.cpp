@@ -1,6 +1,8 @@
 #include "railsim/sim/flow_sim.hpp"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 
 #include <algorithm>
 #include <cmath>
@@ -152,6 +154,10 @@ struct Component {
   std::int64_t unreleased = 0;  // flows not yet released
   bool has_successors = false;
   bool closed = false;
+  // Whether the record lists follow b1 and b2. A whole re-fill sets b1 and b2 only (linking
+  // each record into its channel's list is a few cache misses per flow, as much again as the
+  // fill); the lists are rebuilt from them, in one pass, before the next repair needs them.
+  bool records_live = true;
   std::int64_t own_events = 0;  // events run on its own
 };
 
@@ -379,9 +385,11 @@ class Engine {
       }
       comp.alive[i] = 0;
       comp.rate[i] = 0;
-      if (opt_.incremental) {
+      if (opt_.incremental && comp.records_live) {
         unlink_rec(comp, static_cast<std::int32_t>(2 * i));
         unlink_rec(comp, static_cast<std::int32_t>(2 * i + 1));
+      } else {
+        comp.b1[i] = comp.b2[i] = -1;
       }
       ++comp.dead;
       deliver(comp.flows[i], t_end, tally);
@@ -419,16 +427,30 @@ class Engine {
   void drain_closed() {
     std::sort(closed_.begin(), closed_.end());
     std::vector<Tally> tallies(closed_.size());
-    tbb::parallel_for(std::size_t{0}, closed_.size(), [&](std::size_t j) {
-      auto& k = comps_[static_cast<std::size_t>(closed_[j])];
-      while (k.next_finish < std::numeric_limits<double>::infinity()) {
-        const double now = k.next_finish;
-        const double horizon = now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
-        complete_finished(k, horizon, tallies[j]);
-        refill(k, now);
-        ++k.own_events;
-      }
+    // One task per component (they may differ a lot in work), the largest first.
+    std::vector<std::size_t> order(closed_.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return comps_[static_cast<std::size_t>(closed_[a])].flows.size() - comps_[static_cast<std::size_t>(closed_[a])].dead >
+             comps_[static_cast<std::size_t>(closed_[b])].flows.size() - comps_[static_cast<std::size_t>(closed_[b])].dead;
     });
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, order.size(), 1),
+        [&](const tbb::blocked_range<std::size_t>& r) {
+          for (std::size_t o = r.begin(); o != r.end(); ++o) {
+            const std::size_t j = order[o];
+            auto& k = comps_[static_cast<std::size_t>(closed_[j])];
+            while (k.next_finish < std::numeric_limits<double>::infinity()) {
+              const double now = k.next_finish;
+              const double horizon =
+                  now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
+              complete_finished(k, horizon, tallies[j]);
+              refill(k, now);
+              ++k.own_events;
+            }
+          }
+        },
+        tbb::simple_partitioner());
     for (std::size_t j = 0; j < closed_.size(); ++j) {
       main_.completion_s = std::max(main_.completion_s, tallies[j].completion_s);
       main_.delivered += tallies[j].delivered;
@@ -500,12 +522,7 @@ class Engine {
     check_record_ids(k);
     k.rnext.assign(2 * k.flows.size(), -1);
     k.rprev.assign(2 * k.flows.size(), -1);
-    for (std::size_t i = 0; i < k.flows.size(); ++i) {
-      const ChannelId c1 = k.b1[i], c2 = k.b2[i];
-      k.b1[i] = k.b2[i] = -1;
-      if (c1 >= 0) link_rec(k, static_cast<std::int32_t>(2 * i), c1);
-      if (c2 >= 0) link_rec(k, static_cast<std::int32_t>(2 * i + 1), c2);
-    }
+    relink_records(k);
     k.new_from = j;  // the flows released since the last fill follow the survivors
     k.reindexed = true;
     k.dead = 0;
@@ -603,8 +620,9 @@ class Engine {
                      double* load) {
     double* rate = k.rate.data();
     double* chmax = chmax_.data();
-    const ChannelId* b1 = k.b1.data();
-    const ChannelId* b2 = k.b2.data();
+    ChannelId* b1 = k.b1.data();
+    ChannelId* b2 = k.b2.data();
+    const bool live = k.records_live;
     const double* wgt = k.w.data();
     const std::uint32_t* poff = k.poff.data();
     const ChannelId* paths = k.paths.data();
@@ -626,13 +644,22 @@ class Engine {
       const auto i = static_cast<std::size_t>(by[q]);
       if (rate[i] >= 0) {
         // Frozen at this level by another channel: this one is a bottleneck too.
-        if (rate[i] == level && b2[i] < 0 && b1[i] != c && k.alive[i])
-          link_rec(k, static_cast<std::int32_t>(2 * i + 1), c);
+        if (rate[i] == level && b2[i] < 0 && b1[i] != c && k.alive[i]) {
+          if (live)
+            link_rec(k, static_cast<std::int32_t>(2 * i + 1), c);
+          else
+            b2[i] = c;
+        }
         continue;
       }
       rate[i] = level;
-      if (b1[i] != c) link_rec(k, static_cast<std::int32_t>(2 * i), c);
-      unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
+      if (live) {
+        if (b1[i] != c) link_rec(k, static_cast<std::int32_t>(2 * i), c);
+        unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
+      } else {
+        b1[i] = c;
+        b2[i] = -1;
+      }
       ++frozen;
       const double wt = wgt[i];
       for (auto r = poff[i]; r < poff[i + 1]; ++r) {
@@ -998,6 +1025,7 @@ class Engine {
         --k.skip;
         full = true;
       } else {
+        if (!k.records_live) relink_records(k);
         full = !repair(k, now);
         // A repair that gives up costs about a full re-fill on top of the one that follows: once
         // repairs give up twice in a row, the next 1, 3, 7, ... 63 events of the component
@@ -1013,6 +1041,7 @@ class Engine {
     const auto& cap = w_.capacity_Bps();
     if (n == k.dead) return;
     if (full) {
+      if (opt_.incremental) k.records_live = false;
       k.refilled += static_cast<std::int64_t>(n - k.dead);
       for (ChannelId c : k.channels) {
         load_[static_cast<std::size_t>(c)] = 0;
@@ -1114,6 +1143,18 @@ class Engine {
   ChannelId* rec_ch(Component& k, std::int32_t node) {
     return (node & 1) ? &k.b2[static_cast<std::size_t>(node >> 1)]
                       : &k.b1[static_cast<std::size_t>(node >> 1)];
+  }
+  // Every alive flow's records linked into their channels' lists again, from b1 and b2.
+  void relink_records(Component& k) {
+    for (ChannelId c : k.channels) rhead_[static_cast<std::size_t>(c)] = -1;
+    for (std::size_t i = 0; i < k.flows.size(); ++i) {
+      const ChannelId c1 = k.b1[i], c2 = k.b2[i];
+      k.b1[i] = k.b2[i] = -1;
+      if (!k.alive[i]) continue;
+      if (c1 >= 0) link_rec(k, static_cast<std::int32_t>(2 * i), c1);
+      if (c2 >= 0) link_rec(k, static_cast<std::int32_t>(2 * i + 1), c2);
+    }
+    k.records_live = true;
   }
   void unlink_rec(Component& k, std::int32_t node) {
     ChannelId* pc = rec_ch(k, node);
