@@ -110,14 +110,14 @@ struct Component {
   Vec<double> w, fin, rate;
   Vec<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
   Vec<std::uint8_t> alive;
-  Vec<ChannelId> channels;       // channels the flows cross
-  Vec<std::int64_t> start;       // per channel (local index): its entries in by_channel
-  Vec<std::int32_t> by_channel;  // local flow indices
-  Vec<ChannelId> live;           // scratch: channels still loaded during a fill
-  Vec<FlowId> pending;           // released since the last rebuild
-  Vec<ChannelId> touched;        // channels of flows ended since the last fill
-  Vec<std::uint32_t> fmark;      // per local flow: stamp of the last selection
-  Vec<ChannelId> queue;          // scratch: dirty channels
+  Vec<ChannelId> channels;                   // channels the flows cross
+  Vec<std::int64_t> start;                   // per channel (local index): its entries in by_channel
+  Vec<std::int32_t> by_channel;              // local flow indices
+  Vec<ChannelId> live;                       // scratch: channels still loaded during a fill
+  Vec<FlowId> pending;                       // released since the last rebuild
+  Vec<ChannelId> touched;                    // channels of flows ended since the last fill
+  Vec<std::uint32_t> fmark;                  // per local flow: stamp of the last selection
+  Vec<ChannelId> queue;                      // scratch: dirty channels
   Vec<std::pair<double, ChannelId>> chheap;  // scratch: channels by fair share
   // Flows released since the last rebuild join the local arrays at once; their channel entries
   // go to per-channel linked lists (head_ per channel, (flow, next) here) until the next rebuild.
@@ -130,16 +130,16 @@ struct Component {
   // The records as nodes of per-channel lists (node 2i: b1 of flow i, 2i + 1: b2), so that a
   // dirty channel visits only the flows that rely on it (heads in Engine::rhead_).
   Vec<std::int32_t> rnext, rprev;
-  Vec<double> orig;              // scratch: rate before the event, per flow of sel
-  Vec<std::uint8_t> propagated;  // scratch: per flow of sel, channels made dirty
-  Vec<ChannelId> vch;            // scratch: record channels to check
+  Vec<double> orig;                      // scratch: rate before the event, per flow of sel
+  Vec<std::uint8_t> propagated;          // scratch: per flow of sel, channels made dirty
+  Vec<ChannelId> vch;                    // scratch: record channels to check
   std::uint32_t tstamp = 0, vstamp = 0;  // counters for tmark_ and vmark_
-  Vec<std::int32_t> sel;         // scratch: flows re-filled (S)
-  Vec<std::int32_t> rsel, rpos;  // scratch: flows of a repair's round, their places in sel
-  Vec<ChannelId> uch;            // scratch: channels whose allocation a repair changed
+  Vec<std::int32_t> sel;                 // scratch: flows re-filled (S)
+  Vec<std::int32_t> rsel, rpos;          // scratch: flows of a repair's round, their places in sel
+  Vec<ChannelId> uch;                    // scratch: channels whose allocation a repair changed
   std::size_t rwork = 0;                 // flows re-filled by the last repair, over its rounds
   std::uint32_t backoff = 0, skip = 0;   // events to re-fill whole without trying a repair
-  Vec<ChannelId> tch;            // scratch: their channels
+  Vec<ChannelId> tch;                    // scratch: their channels
   Vec<std::int64_t> tstart;
   Vec<std::int32_t> tby;
   std::size_t dead = 0;
@@ -254,7 +254,6 @@ class Engine {
 
     for (FlowId f = 0; f < F; ++f)
       if (npred_[static_cast<std::size_t>(f)] == 0) push_release(w_.release_s(f), f);
-
 
     while (true) {
       while (!finishes_.empty() &&
@@ -431,8 +430,10 @@ class Engine {
     std::vector<std::size_t> order(closed_.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return comps_[static_cast<std::size_t>(closed_[a])].flows.size() - comps_[static_cast<std::size_t>(closed_[a])].dead >
-             comps_[static_cast<std::size_t>(closed_[b])].flows.size() - comps_[static_cast<std::size_t>(closed_[b])].dead;
+      return comps_[static_cast<std::size_t>(closed_[a])].flows.size() -
+                 comps_[static_cast<std::size_t>(closed_[a])].dead >
+             comps_[static_cast<std::size_t>(closed_[b])].flows.size() -
+                 comps_[static_cast<std::size_t>(closed_[b])].dead;
     });
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, order.size(), 1),
@@ -442,8 +443,7 @@ class Engine {
             auto& k = comps_[static_cast<std::size_t>(closed_[j])];
             while (k.next_finish < std::numeric_limits<double>::infinity()) {
               const double now = k.next_finish;
-              const double horizon =
-                  now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
+              const double horizon = now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
               complete_finished(k, horizon, tallies[j]);
               refill(k, now);
               ++k.own_events;
@@ -731,8 +731,8 @@ class Engine {
                 e = k.start[static_cast<std::size_t>(li) + 1];
            q < e; ++q) {
         if (q + 16 < e)  // the flows of a list lie anywhere in the local arrays
-          __builtin_prefetch(&k.rate[static_cast<std::size_t>(
-              k.by_channel[static_cast<std::size_t>(q + 16)])]);
+          __builtin_prefetch(
+              &k.rate[static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q + 16)])]);
         fn(static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q)]));
       }
     for (std::int32_t e = head_[uc]; e >= 0; e = k.extra[static_cast<std::size_t>(e)].second)

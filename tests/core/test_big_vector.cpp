@@ -1,10 +1,10 @@
-#include "railsim/core/big_vector.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <numeric>
 #include <utility>
+
+#include "railsim/core/big_vector.hpp"
 
 using railsim::core::BigVector;
 using railsim::core::HugePageAllocator;

@@ -97,11 +97,12 @@ struct SimResult {
   std::vector<double> finish_s;                  // delivery time per flow
   std::vector<double> channel_bytes;             // bytes carried per channel (weights included)
   std::vector<double> channel_peak_utilisation;  // max over time of allocated / capacity
-  std::int64_t events = 0;  // event times processed (a closed component's own counted apart)
-  std::int64_t refills = 0;                      // component re-fillings
-  std::int64_t refilled_flows = 0;               // flows given a new rate, summed over events
-  std::int64_t flows_simulated = 0;              // flows in the workload
-  double flows_represented = 0;                  // with weights
+  // Event times processed; a closed component's own events are counted apart.
+  std::int64_t events = 0;
+  std::int64_t refills = 0;          // component re-fillings
+  std::int64_t refilled_flows = 0;   // flows given a new rate, summed over events
+  std::int64_t flows_simulated = 0;  // flows in the workload
+  double flows_represented = 0;      // with weights
 };
 
 // Peak memory of building and simulating a workload of `flows` flows with `path_entries`
