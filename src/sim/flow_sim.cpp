@@ -429,11 +429,13 @@ class Engine {
     // One task per component (they may differ a lot in work), the largest first.
     std::vector<std::size_t> order(closed_.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return comps_[static_cast<std::size_t>(closed_[a])].flows.size() -
-                 comps_[static_cast<std::size_t>(closed_[a])].dead >
-             comps_[static_cast<std::size_t>(closed_[b])].flows.size() -
-                 comps_[static_cast<std::size_t>(closed_[b])].dead;
+    auto in_progress = [&](std::size_t j) {
+      const auto& k = comps_[static_cast<std::size_t>(closed_[j])];
+      return k.flows.size() - k.dead;
+    };
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const std::size_t na = in_progress(a), nb = in_progress(b);
+      return na != nb ? na > nb : a < b;
     });
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, order.size(), 1),
