@@ -455,17 +455,11 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
 }
 
 // Flows one transfer becomes (forwarding legs, pipelined chunks), for the limits below.
-// The most flows one transfer can make (flows_per_transfer's largest case).
-double flows_per_transfer_bound(const SimNetwork& net, const SimConfig& cfg) {
-  if (!net.rail_only) return 1;
-  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
-}
-
 double flows_per_transfer(const SimNetwork& net, const SimConfig& cfg, std::int64_t s,
                           std::int64_t d) {
   const auto& c = net.cluster;
   if (!net.rail_only || c.rail_of(s) == c.rail_of(d) || c.domain_of(s) == c.domain_of(d)) return 1;
-  return flows_per_transfer_bound(net, cfg);
+  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
 }
 
 // A path crosses each link class at most once per leg: a bound of a flow's channel entries.
@@ -653,7 +647,7 @@ void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vec
                                  flows, cfg.max_flows));
   if (flows == 0) return;
   FlowBuilder b(net, cfg, false, true);
-  b.reserve(flows * flows_per_transfer_bound(net, cfg), link_classes(net));
+  b.reserve(flows, link_classes(net));  // one flow per transfer at least; legs grow the arrays
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& grp = groups[g];
     const std::size_t n = grp.size();
