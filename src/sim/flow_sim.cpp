@@ -153,7 +153,6 @@ struct Component {
   // nothing else can change it or wait on it, and it runs its remaining events on its own.
   std::int64_t unreleased = 0;  // flows not yet released
   bool has_successors = false;
-  bool closed = false;
   // Whether the record lists follow b1 and b2. A whole re-fill sets b1 and b2 only (linking
   // each record into its channel's list is a few cache misses per flow, as much again as the
   // fill); the lists are rebuilt from them, in one pass, before the next repair needs them.
@@ -265,24 +264,24 @@ class Engine {
       const double t_fin = finishes_.empty() ? inf : finishes_.top().t;
       const double now = std::min(t_rel, t_fin);
       if (now == inf) break;
-      const double horizon = now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
+      const double until = horizon(now);
       bool progress = true;
       while (progress) {
         progress = false;
-        while (!releases_.empty() && releases_.front().first <= horizon) {
+        while (!releases_.empty() && releases_.front().first <= until) {
           const FlowId f = releases_.front().second;
           std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
           releases_.pop_back();
           release(f, now);
           progress = true;
         }
-        while (!finishes_.empty() && finishes_.top().t <= horizon) {
+        while (!finishes_.empty() && finishes_.top().t <= until) {
           const FinishEvent e = finishes_.top();
           finishes_.pop();
           auto& comp = comps_[static_cast<std::size_t>(e.comp)];
           if (e.version != comp.version) continue;
           ++comp.version;  // consumed; the re-fill below posts the next one
-          complete_finished(comp, horizon, main_);
+          complete_finished(comp, until, main_);
           mark_dirty(e.comp);
           progress = true;
         }
@@ -302,6 +301,11 @@ class Engine {
   }
 
  private:
+  // The end of the event at `now`: flows finishing within the batch tolerance end in it.
+  double horizon(double now) const {
+    return now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
+  }
+
   void mark_dirty(std::int32_t k) {
     auto& c = comps_[static_cast<std::size_t>(k)];
     if (!c.dirty) {
@@ -411,8 +415,7 @@ class Engine {
       c.dirty = false;
       ++c.version;
       if (c.unreleased == 0 && !c.has_successors) {
-        c.closed = true;  // its stale event in finishes_ is skipped (version)
-        closed_.push_back(k);
+        closed_.push_back(k);  // its stale event in finishes_ is skipped (version)
       } else if (c.next_finish < std::numeric_limits<double>::infinity()) {
         finishes_.push({c.next_finish, k, c.version});
       }
@@ -424,29 +427,24 @@ class Engine {
   // else, so its events are those the main loop would have run with it alone (the batching
   // horizon taken from its own next finish). The result does not depend on the threads.
   void drain_closed() {
-    std::sort(closed_.begin(), closed_.end());
-    std::vector<Tally> tallies(closed_.size());
     // One task per component (they may differ a lot in work), the largest first.
-    std::vector<std::size_t> order(closed_.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    auto in_progress = [&](std::size_t j) {
-      const auto& k = comps_[static_cast<std::size_t>(closed_[j])];
-      return k.flows.size() - k.dead;
+    auto in_progress = [&](std::int32_t k) {
+      const auto& c = comps_[static_cast<std::size_t>(k)];
+      return c.flows.size() - c.dead;
     };
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    std::sort(closed_.begin(), closed_.end(), [&](std::int32_t a, std::int32_t b) {
       const std::size_t na = in_progress(a), nb = in_progress(b);
       return na != nb ? na > nb : a < b;
     });
+    std::vector<Tally> tallies(closed_.size());
     tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, order.size(), 1),
+        tbb::blocked_range<std::size_t>(0, closed_.size(), 1),
         [&](const tbb::blocked_range<std::size_t>& r) {
-          for (std::size_t o = r.begin(); o != r.end(); ++o) {
-            const std::size_t j = order[o];
+          for (std::size_t j = r.begin(); j != r.end(); ++j) {
             auto& k = comps_[static_cast<std::size_t>(closed_[j])];
             while (k.next_finish < std::numeric_limits<double>::infinity()) {
               const double now = k.next_finish;
-              const double horizon = now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
-              complete_finished(k, horizon, tallies[j]);
+              complete_finished(k, horizon(now), tallies[j]);
               refill(k, now);
               ++k.own_events;
             }
