@@ -124,6 +124,9 @@ struct Component {
   Vec<std::pair<std::int32_t, std::int32_t>> extra;
   std::size_t new_from = 0;  // local flows [new_from, size) were released in this event
   bool reindexed = false;    // rebuilt since the finishing-time heap was
+  // After a whole re-fill every finishing time is new: the heap is left empty and the next
+  // event scans the flows instead (see complete_finished) until a repair needs the heap.
+  bool heapless = false;
   // Per local flow: the channel that froze it in the last fill and another that saturated at
   // the same level (-1: none); see repair.
   Vec<ChannelId> b1, b2;
@@ -375,28 +378,36 @@ class Engine {
   }
 
   void complete_finished(Component& comp, double horizon, Tally& tally) {
+    if (comp.heapless) {
+      for (std::size_t i = 0; i < comp.flows.size(); ++i)
+        if (comp.alive[i] && finish(comp, i) <= horizon) end_flow(comp, i, comp.fin[i], tally);
+      return;
+    }
     while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
       const bool valid = heap_top_valid(comp);
       const auto [t_end, li] = comp.heap.front();
-      const auto i = static_cast<std::size_t>(li);
       heap_pop(comp);
-      if (!valid) continue;
-      for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q) {
-        const ChannelId c = comp.paths[static_cast<std::size_t>(q)];
-        used_[static_cast<std::size_t>(c)] -= comp.rate[i] * comp.w[i];
-        if (opt_.incremental) comp.touched.push_back(c);
-      }
-      comp.alive[i] = 0;
-      comp.rate[i] = 0;
-      if (opt_.incremental && comp.records_live) {
-        unlink_rec(comp, static_cast<std::int32_t>(2 * i));
-        unlink_rec(comp, static_cast<std::int32_t>(2 * i + 1));
-      } else {
-        comp.b1[i] = comp.b2[i] = -1;
-      }
-      ++comp.dead;
-      deliver(comp.flows[i], t_end, tally);
+      if (valid) end_flow(comp, static_cast<std::size_t>(li), t_end, tally);
     }
+  }
+
+  // Local flow i ends at t_end: its capacity freed, its records dropped, delivered.
+  void end_flow(Component& comp, std::size_t i, double t_end, Tally& tally) {
+    for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q) {
+      const ChannelId c = comp.paths[static_cast<std::size_t>(q)];
+      used_[static_cast<std::size_t>(c)] -= comp.rate[i] * comp.w[i];
+      if (opt_.incremental) comp.touched.push_back(c);
+    }
+    comp.alive[i] = 0;
+    comp.rate[i] = 0;
+    if (opt_.incremental && comp.records_live) {
+      unlink_rec(comp, static_cast<std::int32_t>(2 * i));
+      unlink_rec(comp, static_cast<std::int32_t>(2 * i + 1));
+    } else {
+      comp.b1[i] = comp.b2[i] = -1;
+    }
+    ++comp.dead;
+    deliver(comp.flows[i], t_end, tally);
   }
 
   void refill_dirty(double now) {
@@ -1083,7 +1094,19 @@ class Engine {
     // of 16 stays small: an iteration's schedule runs tens of thousands of components at once
     // (every TP ring, every pipeline pair), and 1,024 entries each held 0.5 GB at 32,768 GPUs.
     const std::size_t room = (n - k.dead) + (n - k.dead) / 4 + 16;
-    if (full || k.reindexed || k.heap.size() + k.sel.size() > room) {
+    if (full) {
+      // Every finishing time changed: no heap until a repair needs one (see heapless).
+      k.heapless = true;
+      k.heap.clear();
+      double next = inf;
+      for (std::size_t i = 0; i < n; ++i)
+        if (k.alive[i]) next = std::min(next, finish(k, i));
+      k.next_finish = next;
+      trim_scratch(k);
+      return;
+    }
+    if (k.heapless || k.reindexed || k.heap.size() + k.sel.size() > room) {
+      k.heapless = false;
       k.reindexed = false;
       k.heap.clear();
       if (k.heap.capacity() > room + room / 2 || k.heap.capacity() < room) {
