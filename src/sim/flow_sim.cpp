@@ -99,15 +99,27 @@ struct Dsu {
 template <class T>
 using Vec = core::BigVector<T>;
 
+// What a fill reads of a flow, together: a fill visits the flows of a channel's list, which lie
+// anywhere in the component's arrays, so one cache line per visit instead of one per field.
+// rate: 0 before the first fill and once ended, -1 while unfrozen during a fill; b1: the channel
+// that froze it in the last fill, b2: another that saturated at the same level (-1: none; see
+// repair); [pb, pe): its path in the component's copy of the paths (checked < 2^32).
+struct alignas(32) FlowState {
+  double rate = 0;
+  double w = 1;
+  ChannelId b1 = -1, b2 = -1;
+  std::uint32_t pb = 0, pe = 0;
+};
+static_assert(sizeof(FlowState) == 32);
+
 struct Component {
-  Vec<FlowId> flows;        // local -> global id
-  Vec<std::uint32_t> poff;  // local path offsets into paths (checked < 2^32)
+  Vec<FlowId> flows;  // local -> global id
+  Vec<FlowState> fs;
   Vec<ChannelId> paths;
   // fin: while rate > 0, the finishing time at that rate; otherwise the bytes left (see
-  // remaining); rate: 0 before the first fill and once ended, -1 while unfrozen during a fill. A
-  // flow's state changes only when its rate does, so events cost what they change, not what is
-  // in flight; one double holds both the bytes left and the finishing time.
-  Vec<double> w, fin, rate;
+  // remaining). A flow's state changes only when its rate does, so events cost what they
+  // change, not what is in flight; one double holds both the bytes left and the finishing time.
+  Vec<double> fin;
   Vec<std::pair<double, std::int32_t>> heap;  // (finish, local index), min first, lazy
   Vec<std::uint8_t> alive;
   Vec<ChannelId> channels;                   // channels the flows cross
@@ -127,9 +139,6 @@ struct Component {
   // After a whole re-fill every finishing time is new: the heap is left empty and the next
   // event scans the flows instead (see complete_finished) until a repair needs the heap.
   bool heapless = false;
-  // Per local flow: the channel that froze it in the last fill and another that saturated at
-  // the same level (-1: none); see repair.
-  Vec<ChannelId> b1, b2;
   // The records as nodes of per-channel lists (node 2i: b1 of flow i, 2i + 1: b2), so that a
   // dirty channel visits only the flows that rely on it (heads in Engine::rhead_).
   Vec<std::int32_t> rnext, rprev;
@@ -352,16 +361,16 @@ class Engine {
   }
   // Bytes left of local flow i at time `now` (fin is its finishing time while rate > 0).
   static double remaining(const Component& k, std::size_t i, double now) {
-    return k.rate[i] > 0 ? std::max(0.0, (k.fin[i] - now) * k.rate[i]) : k.fin[i];
+    return k.fs[i].rate > 0 ? std::max(0.0, (k.fin[i] - now) * k.fs[i].rate) : k.fin[i];
   }
   // After a fill gave local flow i its rate (fin held the bytes left): its finishing time.
   static void set_finish(Component& k, std::size_t i, double now) {
-    if (k.rate[i] > 0) k.fin[i] = now + k.fin[i] / k.rate[i];
+    if (k.fs[i].rate > 0) k.fin[i] = now + k.fin[i] / k.fs[i].rate;
   }
   // A flow's finishing time at its current rate (stored when the fill set the rate, so the
   // value is the same bit for bit each time).
   static double finish(const Component& k, std::size_t i) {
-    return k.rate[i] > 0 ? k.fin[i] : std::numeric_limits<double>::infinity();
+    return k.fs[i].rate > 0 ? k.fin[i] : std::numeric_limits<double>::infinity();
   }
   static void heap_push(Component& k, double t, std::int32_t i) {
     k.heap.emplace_back(t, i);
@@ -393,18 +402,18 @@ class Engine {
 
   // Local flow i ends at t_end: its capacity freed, its records dropped, delivered.
   void end_flow(Component& comp, std::size_t i, double t_end, Tally& tally) {
-    for (auto q = comp.poff[i]; q < comp.poff[i + 1]; ++q) {
+    for (auto q = comp.fs[i].pb; q < comp.fs[i].pe; ++q) {
       const ChannelId c = comp.paths[static_cast<std::size_t>(q)];
-      used_[static_cast<std::size_t>(c)] -= comp.rate[i] * comp.w[i];
+      used_[static_cast<std::size_t>(c)] -= comp.fs[i].rate * comp.fs[i].w;
       if (opt_.incremental) comp.touched.push_back(c);
     }
     comp.alive[i] = 0;
-    comp.rate[i] = 0;
+    comp.fs[i].rate = 0;
     if (opt_.incremental && comp.records_live) {
       unlink_rec(comp, static_cast<std::int32_t>(2 * i));
       unlink_rec(comp, static_cast<std::int32_t>(2 * i + 1));
     } else {
-      comp.b1[i] = comp.b2[i] = -1;
+      comp.fs[i].b1 = comp.fs[i].b2 = -1;
     }
     ++comp.dead;
     deliver(comp.flows[i], t_end, tally);
@@ -481,24 +490,18 @@ class Engine {
     std::size_t j = 0, pj = 0;
     for (std::size_t i = 0; i < k.flows.size(); ++i) {
       if (!k.alive[i]) continue;
-      const auto b = k.poff[i], e = k.poff[i + 1];
+      const auto b = k.fs[i].pb, e = k.fs[i].pe;
       k.flows[j] = k.flows[i];
-      k.w[j] = k.w[i];
       k.fin[j] = k.fin[i];
-      k.rate[j] = k.rate[i];
-      k.b1[j] = k.b1[i];
-      k.b2[j] = k.b2[i];
-      k.poff[j] = static_cast<std::uint32_t>(pj);
+      k.fs[j] = k.fs[i];
+      k.fs[j].pb = static_cast<std::uint32_t>(pj);
       for (auto q = b; q < e; ++q) k.paths[pj++] = k.paths[static_cast<std::size_t>(q)];
+      k.fs[j].pe = static_cast<std::uint32_t>(pj);
       ++j;
     }
     k.flows.resize(j);
-    k.w.resize(j);
     k.fin.resize(j);
-    k.rate.resize(j);
-    k.b1.resize(j);
-    k.b2.resize(j);
-    k.poff.resize(j);
+    k.fs.resize(j);
     k.paths.resize(pj);
     // Exact sizes: every flow may arrive here at once (an all-to-all), so growth by doubling
     // would hold up to twice the memory.
@@ -506,25 +509,12 @@ class Engine {
       const std::size_t nf = j + k.pending.size();
       std::size_t np = pj;
       for (FlowId f : k.pending) np += w_.path(f).size();
-      for (auto* v : {&k.w, &k.fin, &k.rate}) v->reserve(nf);
-      k.b1.reserve(nf);
-      k.b2.reserve(nf);
+      k.fin.reserve(nf);
+      k.fs.reserve(nf);
       k.flows.reserve(nf);
-      k.poff.reserve(nf + 1);
       k.paths.reserve(np);
     }
-    for (FlowId f : k.pending) {
-      k.flows.push_back(f);
-      k.w.push_back(w_.weight(f));
-      k.fin.push_back(w_.bytes(f));
-      k.rate.push_back(0.0);
-      k.b1.push_back(-1);
-      k.b2.push_back(-1);
-      k.poff.push_back(path_offset(k.paths.size()));
-      auto p = w_.path(f);
-      k.paths.insert(k.paths.end(), p.begin(), p.end());
-    }
-    k.poff.push_back(path_offset(k.paths.size()));
+    for (FlowId f : k.pending) push_flow(k, f);
     k.pending.clear();
     k.pending.shrink_to_fit();
     k.alive.assign(k.flows.size(), 1);
@@ -563,7 +553,7 @@ class Engine {
     k.by_channel.resize(static_cast<std::size_t>(acc));
     k.by_channel.shrink_to_fit();
     for (std::size_t i = 0; i < k.flows.size(); ++i)
-      for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
+      for (auto q = k.fs[i].pb; q < k.fs[i].pe; ++q)
         k.by_channel[static_cast<std::size_t>(fill[static_cast<std::size_t>(
             loc_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])])]++)] =
             static_cast<std::int32_t>(i);
@@ -575,9 +565,7 @@ class Engine {
   // channel to its list in (start, by).
   void fill_levels(Component& k, std::size_t unfrozen, const std::int32_t* loc,
                    const std::int64_t* start, const std::int32_t* by) {
-    double* rate = k.rate.data();
-    const double* wgt = k.w.data();
-    const std::uint32_t* poff = k.poff.data();
+    FlowState* fs = k.fs.data();
     const ChannelId* paths = k.paths.data();
     double* capr = capr_.data();
     double* load = load_.data();
@@ -597,17 +585,14 @@ class Engine {
         const auto li = static_cast<std::size_t>(loc[c]);
         const auto b = start[li], e = start[li + 1];
         for (auto q = b; q < e; ++q) {
-          if (q + 16 < e) {  // the flows of a list lie anywhere in the local arrays
-            const auto ahead = static_cast<std::size_t>(by[q + 16]);
-            __builtin_prefetch(&rate[ahead]);
-            __builtin_prefetch(&poff[ahead]);
-          }
+          if (q + 16 < e)  // the flows of a list lie anywhere in the local arrays
+            __builtin_prefetch(&fs[static_cast<std::size_t>(by[q + 16])]);
           const auto i = static_cast<std::size_t>(by[q]);
-          if (rate[i] >= 0) continue;
-          rate[i] = best;
+          if (fs[i].rate >= 0) continue;
+          fs[i].rate = best;
           --unfrozen;
-          const double wt = wgt[i];
-          for (auto r = poff[i]; r < poff[i + 1]; ++r) {
+          const double wt = fs[i].w;
+          for (auto r = fs[i].pb; r < fs[i].pe; ++r) {
             const auto c2 = paths[r];
             capr[c2] -= best * wt;
             load[c2] -= wt;
@@ -629,51 +614,41 @@ class Engine {
   std::size_t freeze(Component& k, ChannelId c, double level, const std::int32_t* loc,
                      const std::int64_t* start, const std::int32_t* by, double* capr,
                      double* load) {
-    double* rate = k.rate.data();
+    FlowState* fs = k.fs.data();
     double* chmax = chmax_.data();
-    ChannelId* b1 = k.b1.data();
-    ChannelId* b2 = k.b2.data();
     const bool live = k.records_live;
-    const double* wgt = k.w.data();
-    const std::uint32_t* poff = k.poff.data();
     const ChannelId* paths = k.paths.data();
     std::size_t frozen = 0;
     const auto li = static_cast<std::size_t>(loc[c]);
     const auto b = start[li], e = start[li + 1];
     for (auto q = b; q < e; ++q) {
-      // The flows of a list lie anywhere in the local arrays: their fields 16 entries ahead,
-      // and their paths (whose offsets are then at hand) 8 ahead.
-      if (q + 16 < e) {
-        const auto ahead = static_cast<std::size_t>(by[q + 16]);
-        __builtin_prefetch(&rate[ahead]);
-        __builtin_prefetch(&poff[ahead]);
-        __builtin_prefetch(&wgt[ahead]);
-        __builtin_prefetch(&b1[ahead]);
-        __builtin_prefetch(&b2[ahead]);
-      }
-      if (q + 8 < e) __builtin_prefetch(&paths[poff[static_cast<std::size_t>(by[q + 8])]]);
+      // The flows of a list lie anywhere in the local arrays: their state 16 entries ahead, and
+      // their paths (whose offsets are then at hand) 8 ahead.
+      if (q + 16 < e) __builtin_prefetch(&fs[static_cast<std::size_t>(by[q + 16])]);
+      if (q + 8 < e) __builtin_prefetch(&paths[fs[static_cast<std::size_t>(by[q + 8])].pb]);
       const auto i = static_cast<std::size_t>(by[q]);
-      if (rate[i] >= 0) {
+      FlowState& f = fs[i];
+      if (f.rate >= 0) {
         // Frozen at this level by another channel: this one is a bottleneck too.
-        if (rate[i] == level && b2[i] < 0 && b1[i] != c && k.alive[i]) {
+        if (f.rate == level && f.b2 < 0 && f.b1 != c && k.alive[i]) {
           if (live)
             link_rec(k, static_cast<std::int32_t>(2 * i + 1), c);
           else
-            b2[i] = c;
+            f.b2 = c;
         }
         continue;
       }
-      rate[i] = level;
+      f.rate = level;
       if (live) {
-        if (b1[i] != c) link_rec(k, static_cast<std::int32_t>(2 * i), c);
+        if (f.b1 != c) link_rec(k, static_cast<std::int32_t>(2 * i), c);
         unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
       } else {
-        b1[i] = c;
-        b2[i] = -1;
+        f.b1 = c;
+        f.b2 = -1;
       }
       ++frozen;
-      const double wt = wgt[i];
-      for (auto r = poff[i]; r < poff[i + 1]; ++r) {
+      const double wt = f.w;
+      for (auto r = f.pb; r < f.pe; ++r) {
         const auto c2 = paths[r];
         capr[c2] -= level * wt;
         load[c2] -= wt;
@@ -743,11 +718,24 @@ class Engine {
            q < e; ++q) {
         if (q + 16 < e)  // the flows of a list lie anywhere in the local arrays
           __builtin_prefetch(
-              &k.rate[static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q + 16)])]);
+              &k.fs[static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q + 16)])].rate);
         fn(static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q)]));
       }
     for (std::int32_t e = head_[uc]; e >= 0; e = k.extra[static_cast<std::size_t>(e)].second)
       fn(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(e)].first));
+  }
+
+  // Appends released flow f to the local arrays (rate 0 until filled, its bytes left in fin).
+  void push_flow(Component& k, FlowId f) {
+    FlowState st;
+    st.w = w_.weight(f);
+    st.pb = path_offset(k.paths.size());
+    auto p = w_.path(f);
+    k.paths.insert(k.paths.end(), p.begin(), p.end());
+    st.pe = path_offset(k.paths.size());
+    k.flows.push_back(f);
+    k.fin.push_back(w_.bytes(f));
+    k.fs.push_back(st);
   }
 
   // Released flows join the local arrays (rate 0 until filled) and the per-channel lists.
@@ -755,21 +743,15 @@ class Engine {
     k.new_from = k.flows.size();
     for (FlowId f : k.pending) {
       const auto i = static_cast<std::int32_t>(k.flows.size());
-      k.flows.push_back(f);
-      k.w.push_back(w_.weight(f));
-      k.fin.push_back(w_.bytes(f));
-      k.rate.push_back(0.0);
+      push_flow(k, f);
       k.alive.push_back(1);
       k.fmark.push_back(0);
-      k.b1.push_back(-1);
-      k.b2.push_back(-1);
       for (int r = 0; r < 2; ++r) {
         k.rnext.push_back(-1);
         k.rprev.push_back(-1);
       }
       for (ChannelId c : w_.path(f)) {
         const auto uc = static_cast<std::size_t>(c);
-        k.paths.push_back(c);
         if (loc_[uc] < 0) {  // a channel new to the component: an empty list of its own
           loc_[uc] = static_cast<std::int32_t>(k.channels.size());
           k.channels.push_back(c);
@@ -779,7 +761,6 @@ class Engine {
         k.extra.emplace_back(i, head_[uc]);
         head_[uc] = static_cast<std::int32_t>(k.extra.size() - 1);
       }
-      k.poff.push_back(path_offset(k.paths.size()));
     }
     k.pending.clear();
     check_record_ids(k);
@@ -794,9 +775,9 @@ class Engine {
     k.tstart.clear();
     for (auto i : k.rsel) {
       const auto ui = static_cast<std::size_t>(i);
-      for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+      for (auto q = k.fs[ui].pb; q < k.fs[ui].pe; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
-        used_[uc] -= k.rate[ui] * k.w[ui];
+        used_[uc] -= k.fs[ui].rate * k.fs[ui].w;
         if (tmark_[uc] != cur) {
           tmark_[uc] = cur;
           tloc_[uc] = static_cast<std::int32_t>(k.tch.size());
@@ -808,11 +789,11 @@ class Engine {
             k.uch.push_back(static_cast<ChannelId>(uc));
           }
         }
-        load_[uc] += k.w[ui];
+        load_[uc] += k.fs[ui].w;
         ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
       }
       k.fin[ui] = remaining(k, ui, now);
-      k.rate[ui] = -1.0;
+      k.fs[ui].rate = -1.0;
     }
     std::int64_t acc = 0;
     for (auto& x : k.tstart) {
@@ -824,7 +805,7 @@ class Engine {
     k.tby.resize(static_cast<std::size_t>(acc));
     for (auto i : k.rsel) {
       const auto ui = static_cast<std::size_t>(i);
-      for (auto q = k.poff[ui]; q < k.poff[ui + 1]; ++q) {
+      for (auto q = k.fs[ui].pb; q < k.fs[ui].pe; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
         k.tby[static_cast<std::size_t>(k.tstart[static_cast<std::size_t>(tloc_[uc])]++)] = i;
       }
@@ -891,7 +872,7 @@ class Engine {
       k.propagated.push_back(0);
       if (k.sel.size() > limit) ok = false;
       double lv = std::isnan(orig) ? 0.0 : orig;
-      for (auto q = k.poff[i]; q < k.poff[i + 1] && lv > 0; ++q) {
+      for (auto q = k.fs[i].pb; q < k.fs[i].pe && lv > 0; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
         if (lstamp_[uc] == cur) lv = std::min(lv, slev_[uc]);
       }
@@ -916,7 +897,7 @@ class Engine {
           const auto i = static_cast<std::size_t>(nd >> 1);
           if (k.fmark[i] != cur) {
             unlink_rec(k, nd);
-            if (k.b1[i] < 0 && k.b2[i] < 0) add(i, k.rate[i]);
+            if (k.fs[i].b1 < 0 && k.fs[i].b2 < 0) add(i, k.fs[i].rate);
           }
           nd = nx;
         }
@@ -929,7 +910,7 @@ class Engine {
       k.rsel.clear();
       const double from = lowest * (1 - 1e-9);
       for (std::size_t j = 0; j < k.sel.size(); ++j)
-        if (j >= filled || k.rate[static_cast<std::size_t>(k.sel[j])] >= from) {
+        if (j >= filled || k.fs[static_cast<std::size_t>(k.sel[j])].rate >= from) {
           k.rpos.push_back(static_cast<std::int32_t>(j));
           k.rsel.push_back(k.sel[j]);
         }
@@ -943,11 +924,10 @@ class Engine {
         const auto uj = static_cast<std::size_t>(j);
         if (k.propagated[uj]) continue;
         const auto i = static_cast<std::size_t>(k.sel[uj]);
-        const double o = k.orig[uj], r = k.rate[i];
+        const double o = k.orig[uj], r = k.fs[i].rate;
         if (o == r || std::abs(r - o) <= 1e-13 * std::max(r, o)) continue;
         k.propagated[uj] = 1;
-        for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
-          dirty(k.paths[static_cast<std::size_t>(q)]);
+        for (auto q = k.fs[i].pb; q < k.fs[i].pe; ++q) dirty(k.paths[static_cast<std::size_t>(q)]);
       }
       // The records of the round: a flow outside S faster than the level at which a record
       // channel saturated joins S (b1), or voids the record (b2).
@@ -956,21 +936,21 @@ class Engine {
       for (auto i : k.rsel) {
         const auto ui = static_cast<std::size_t>(i);
         for (int r = 0; r < 2; ++r) {
-          const ChannelId c = r == 0 ? k.b1[ui] : k.b2[ui];
+          const ChannelId c = r == 0 ? k.fs[ui].b1 : k.fs[ui].b2;
           if (c < 0) continue;
           const auto uc = static_cast<std::size_t>(c);
           if (lstamp_[uc] != cur) {
             lstamp_[uc] = cur;
-            slev_[uc] = k.rate[ui];
+            slev_[uc] = k.fs[ui].rate;
           }
-          slev_[uc] = std::min(slev_[uc], k.rate[ui]);
+          slev_[uc] = std::min(slev_[uc], k.fs[ui].rate);
           if (vmark_[uc] != vcur) {
             vmark_[uc] = vcur;
-            vlevel_[uc] = k.rate[ui];
+            vlevel_[uc] = k.fs[ui].rate;
             vkind_[uc] = 0;
             k.vch.push_back(c);
           }
-          vlevel_[uc] = std::min(vlevel_[uc], k.rate[ui]);
+          vlevel_[uc] = std::min(vlevel_[uc], k.fs[ui].rate);
           if (r == 0) vkind_[uc] |= 1;
         }
       }
@@ -986,7 +966,7 @@ class Engine {
         double mx = 0, omx = 0;
         for_each_flow(k, c, [&](std::size_t i) {
           // Ended flows have rate 0: most flows need no look-up but their rate.
-          const double r = k.rate[i];
+          const double r = k.fs[i].rate;
           mx = std::max(mx, r);
           if (!(r > lim)) {
             omx = std::max(omx, r);
@@ -1010,7 +990,7 @@ class Engine {
       if (voided)
         for (auto i : k.rsel) {
           const auto ui = static_cast<std::size_t>(i);
-          if (k.b2[ui] >= 0 && (vkind_[static_cast<std::size_t>(k.b2[ui])] & 2))
+          if (k.fs[ui].b2 >= 0 && (vkind_[static_cast<std::size_t>(k.fs[ui].b2)] & 2))
             unlink_rec(k, static_cast<std::int32_t>(2 * i + 1));
         }
       if (!ok) return false;
@@ -1062,10 +1042,10 @@ class Engine {
       for (std::size_t i = 0; i < n; ++i) {
         if (!k.alive[i]) continue;
         k.fin[i] = remaining(k, i, now);
-        k.rate[i] = -1.0;
+        k.fs[i].rate = -1.0;
         ++unfrozen;
-        for (auto q = k.poff[i]; q < k.poff[i + 1]; ++q)
-          load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.w[i];
+        for (auto q = k.fs[i].pb; q < k.fs[i].pe; ++q)
+          load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.fs[i].w;
       }
       k.live.assign(k.channels.begin(), k.channels.end());
       fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
@@ -1164,15 +1144,15 @@ class Engine {
       throw std::logic_error("simulate: more than 2^30 flows in one component");
   }
   ChannelId* rec_ch(Component& k, std::int32_t node) {
-    return (node & 1) ? &k.b2[static_cast<std::size_t>(node >> 1)]
-                      : &k.b1[static_cast<std::size_t>(node >> 1)];
+    return (node & 1) ? &k.fs[static_cast<std::size_t>(node >> 1)].b2
+                      : &k.fs[static_cast<std::size_t>(node >> 1)].b1;
   }
   // Every alive flow's records linked into their channels' lists again, from b1 and b2.
   void relink_records(Component& k) {
     for (ChannelId c : k.channels) rhead_[static_cast<std::size_t>(c)] = -1;
     for (std::size_t i = 0; i < k.flows.size(); ++i) {
-      const ChannelId c1 = k.b1[i], c2 = k.b2[i];
-      k.b1[i] = k.b2[i] = -1;
+      const ChannelId c1 = k.fs[i].b1, c2 = k.fs[i].b2;
+      k.fs[i].b1 = k.fs[i].b2 = -1;
       if (!k.alive[i]) continue;
       if (c1 >= 0) link_rec(k, static_cast<std::int32_t>(2 * i), c1);
       if (c2 >= 0) link_rec(k, static_cast<std::int32_t>(2 * i + 1), c2);
