@@ -388,16 +388,29 @@ class Engine {
 
   void complete_finished(Component& comp, double horizon, Tally& tally) {
     if (comp.heapless) {
-      for (std::size_t i = 0; i < comp.flows.size(); ++i)
-        if (comp.alive[i] && finish(comp, i) <= horizon) end_flow(comp, i, comp.fin[i], tally);
+      end_by_scan(comp, horizon, tally);
       return;
     }
+    // A pop costs a walk down the heap at random; once an event has popped 1/256 of the flows in
+    // progress, one sequential pass over them ends the rest (their heap entries go stale).
+    const std::size_t most = (comp.flows.size() - comp.dead) / 256;
+    std::size_t popped = 0;
     while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
+      if (++popped > most) {
+        end_by_scan(comp, horizon, tally);
+        return;
+      }
       const bool valid = heap_top_valid(comp);
       const auto [t_end, li] = comp.heap.front();
       heap_pop(comp);
       if (valid) end_flow(comp, static_cast<std::size_t>(li), t_end, tally);
     }
+  }
+
+  // Ends every flow in progress that finishes by `horizon`, in one pass over the flows.
+  void end_by_scan(Component& comp, double horizon, Tally& tally) {
+    for (std::size_t i = 0; i < comp.flows.size(); ++i)
+      if (comp.alive[i] && finish(comp, i) <= horizon) end_flow(comp, i, comp.fin[i], tally);
   }
 
   // Local flow i ends at t_end: its capacity freed, its records dropped, delivered.
