@@ -632,6 +632,7 @@ class Engine {
     const bool live = k.records_live;
     const ChannelId* paths = k.paths.data();
     std::size_t frozen = 0;
+    double own = 0;
     const auto li = static_cast<std::size_t>(loc[c]);
     const auto b = start[li], e = start[li + 1];
     for (auto q = b; q < e; ++q) {
@@ -663,10 +664,21 @@ class Engine {
       const double wt = f.w;
       for (auto r = f.pb; r < f.pe; ++r) {
         const auto c2 = paths[r];
+        // Channel c itself is on every path of its list: its weight is summed here and taken
+        // off once below, not through memory once per flow (a chain of dependent updates).
+        if (c2 == c) {
+          own += wt;
+          continue;
+        }
         capr[c2] -= level * wt;
         load[c2] -= wt;
         chmax[c2] = std::max(chmax[c2], level);
       }
+    }
+    if (frozen > 0) {
+      capr[c] -= level * own;
+      load[c] -= own;
+      chmax[c] = std::max(chmax[c], level);
     }
     return frozen;
   }
