@@ -392,8 +392,9 @@ class Engine {
       return;
     }
     // A pop costs a walk down the heap at random; once an event has popped 1/256 of the flows in
-    // progress, one sequential pass over them ends the rest (their heap entries go stale).
-    const std::size_t most = (comp.flows.size() - comp.dead) / 256;
+    // progress (and at least 64: a small component pops cheaply), one sequential pass over them
+    // ends the rest (their heap entries go stale).
+    const std::size_t most = std::max<std::size_t>(64, (comp.flows.size() - comp.dead) / 256);
     std::size_t popped = 0;
     while (!comp.heap.empty() && comp.heap.front().first <= horizon) {
       if (++popped > most) {
