@@ -1075,24 +1075,33 @@ class Engine {
       }
       k.live.assign(k.channels.begin(), k.channels.end());
       fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
+      double next = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i]) set_finish(k, i, now);
+        if (k.alive[i]) {
+          set_finish(k, i, now);
+          next = std::min(next, finish(k, i));
+        }
       for (ChannelId c : k.channels) {
         const auto uc = static_cast<std::size_t>(c);
         used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
         res_.channel_peak_utilisation[uc] =
             std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
       }
-    } else {
-      k.refilled += static_cast<std::int64_t>(k.rwork);
-      for (ChannelId c : k.uch) {
-        const auto uc = static_cast<std::size_t>(c);
-        res_.channel_peak_utilisation[uc] =
-            std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
-      }
+      // Every finishing time changed: no heap until a repair needs one (see heapless).
+      k.heapless = true;
+      k.heap.clear();
+      k.next_finish = next;
+      trim_scratch(k);
+      return;
     }
-    // New finishing times: every alive flow after a full fill (heap rebuilt), the re-filled
-    // ones otherwise (stale heap entries are skipped; the heap is rebuilt when mostly stale).
+    k.refilled += static_cast<std::int64_t>(k.rwork);
+    for (ChannelId c : k.uch) {
+      const auto uc = static_cast<std::size_t>(c);
+      res_.channel_peak_utilisation[uc] =
+          std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
+    }
+    // New finishing times of the re-filled flows (stale heap entries are skipped); the heap is
+    // rebuilt from every flow when mostly stale, or when a whole re-fill left none.
     const double inf = std::numeric_limits<double>::infinity();
     // The heap is rebuilt once its stale entries would pass a quarter of the flows in progress,
     // into storage of exactly that size: pushes until the next rebuild never reallocate, so the
@@ -1100,17 +1109,6 @@ class Engine {
     // of 16 stays small: an iteration's schedule runs tens of thousands of components at once
     // (every TP ring, every pipeline pair), and 1,024 entries each held 0.5 GB at 32,768 GPUs.
     const std::size_t room = (n - k.dead) + (n - k.dead) / 4 + 16;
-    if (full) {
-      // Every finishing time changed: no heap until a repair needs one (see heapless).
-      k.heapless = true;
-      k.heap.clear();
-      double next = inf;
-      for (std::size_t i = 0; i < n; ++i)
-        if (k.alive[i]) next = std::min(next, finish(k, i));
-      k.next_finish = next;
-      trim_scratch(k);
-      return;
-    }
     if (k.heapless || k.reindexed || k.heap.size() + k.sel.size() > room) {
       k.heapless = false;
       k.reindexed = false;
