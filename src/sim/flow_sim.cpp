@@ -224,6 +224,8 @@ class Engine {
       for (ChannelId c : p)
         res_.channel_bytes[static_cast<std::size_t>(c)] += w_.bytes(f) * w_.weight(f);
     }
+    for (std::size_t c = 0; c < uC; ++c)
+      floor_s_ = std::max(floor_s_, res_.channel_bytes[c] / w_.capacity_Bps()[c]);
     Vec<std::int32_t> comp_of_root(uC, -1);
     std::int32_t ncomp = 0;
     comp_of_flow_.assign(uF, -1);
@@ -313,9 +315,13 @@ class Engine {
   }
 
  private:
-  // The end of the event at `now`: flows finishing within the batch tolerance end in it.
+  // The end of the event at `now`: flows finishing within the batch tolerance of
+  // max(now, floor_s_) end in it. floor_s_ is the busiest channel's bytes over its capacity, a
+  // lower bound of the completion, so no flow moves by more than the tolerance times the
+  // completion; without it, the events before floor_s_ would be as many as ln(floor_s_ / t) / T
+  // for the first finishing time t (ours).
   double horizon(double now) const {
-    return now + opt_.batch_tolerance * std::max(std::abs(now), 1e-12);
+    return now + opt_.batch_tolerance * std::max({std::abs(now), floor_s_, 1e-12});
   }
 
   void mark_dirty(std::int32_t k) {
@@ -1157,6 +1163,7 @@ class Engine {
 
   const Workload& w_;
   EngineOptions opt_;
+  double floor_s_ = 0;  // the busiest channel's bytes over its capacity (see horizon)
   SimResult res_;
   Vec<std::int32_t> npred_, comp_of_flow_, loc_, tloc_, head_;
   Vec<std::uint32_t> tmark_, vmark_;

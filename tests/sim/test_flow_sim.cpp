@@ -321,6 +321,34 @@ TEST(FlowSim, EveryEndChangingEveryRateStaysExact) {
   EXPECT_EQ(a.events, n + 1);  // the start and each end
 }
 
+// Distinct sizes that spread the ends over the whole run (flow k of n on one channel ends at
+// about k / n of it): a tolerance T relative to the event's time alone would give an event to
+// each of the first flows (ln(t_n / t_1) / T of them), one relative to max(t, the busiest
+// channel's bytes over its capacity) ends them in at most 1 / T + 1 events after the start (each
+// horizon is at least T times that bound past its event), and moves no flow by more than 10 T of
+// the run.
+TEST(FlowSim, BatchToleranceIsAFractionOfTheBusiestChannelsLoadTime) {
+  const int n = 2000;
+  const double cap = 7.0, tol = 1e-2;
+  Workload w({cap});
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    w.add_flow(P({0}), 1.0 + static_cast<double>((i * 7919) % n));
+    total += w.bytes(i);
+  }
+  EngineOptions batched;
+  batched.batch_tolerance = tol;
+  const auto a = simulate(w), b = simulate(w, batched);
+  EXPECT_NEAR(a.completion_time_s, total / cap, 1e-9 * total / cap);
+  EXPECT_EQ(a.events, n + 1);  // the start and each end
+  EXPECT_LE(b.events, static_cast<std::int64_t>(1 / tol) + 2);
+  EXPECT_GE(b.events, static_cast<std::int64_t>(0.5 / tol));  // still batched by the tolerance
+  for (int i = 0; i < n; ++i)
+    EXPECT_NEAR(b.finish_s[static_cast<std::size_t>(i)], a.finish_s[static_cast<std::size_t>(i)],
+                10 * tol * a.completion_time_s)
+        << i;
+}
+
 namespace {
 
 // An all-to-all on a small two-tier Clos of directed channels: `hosts` hosts (an up and a down
