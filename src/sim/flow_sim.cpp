@@ -622,17 +622,19 @@ class Engine {
     }
   }
 
+  // With `extra`, the flows released since the last rebuild too (see freeze).
   void fill(Component& k, std::size_t unfrozen, const std::int32_t* loc, const std::int64_t* start,
-            const std::int32_t* by) {
+            const std::int32_t* by, bool extra) {
     if (opt_.incremental)
-      fill_by_heap(k, unfrozen, loc, start, by);
+      fill_by_heap(k, unfrozen, loc, start, by, extra);
     else
       fill_levels(k, unfrozen, loc, start, by);
   }
 
-  // Freezes the unfrozen flows crossing channel c at `level` (see fill_levels).
+  // Freezes the unfrozen flows crossing channel c at `level` (see fill_levels): those of its list
+  // in (loc, start, by) and, with `extra`, those released since the last rebuild (head_, extra).
   std::size_t freeze(Component& k, ChannelId c, double level, const std::int32_t* loc,
-                     const std::int64_t* start, const std::int32_t* by, double* capr,
+                     const std::int64_t* start, const std::int32_t* by, bool extra, double* capr,
                      double* load) {
     FlowState* fs = k.fs.data();
     double* chmax = chmax_.data();
@@ -640,14 +642,7 @@ class Engine {
     const ChannelId* paths = k.paths.data();
     std::size_t frozen = 0;
     double own = 0;
-    const auto li = static_cast<std::size_t>(loc[c]);
-    const auto b = start[li], e = start[li + 1];
-    for (auto q = b; q < e; ++q) {
-      // The flows of a list lie anywhere in the local arrays: their state 16 entries ahead, and
-      // their paths (whose offsets are then at hand) 8 ahead.
-      if (q + 16 < e) __builtin_prefetch(&fs[static_cast<std::size_t>(by[q + 16])]);
-      if (q + 8 < e) __builtin_prefetch(&paths[fs[static_cast<std::size_t>(by[q + 8])].pb]);
-      const auto i = static_cast<std::size_t>(by[q]);
+    auto visit = [&](std::size_t i) {
       FlowState& f = fs[i];
       if (f.rate >= 0) {
         // Frozen at this level by another channel: this one is a bottleneck too.
@@ -657,7 +652,7 @@ class Engine {
           else
             f.b2 = c;
         }
-        continue;
+        return;
       }
       f.rate = level;
       if (live) {
@@ -681,7 +676,20 @@ class Engine {
         load[c2] -= wt;
         chmax[c2] = std::max(chmax[c2], level);
       }
+    };
+    const auto li = static_cast<std::size_t>(loc[c]);
+    const auto b = start[li], e = start[li + 1];
+    for (auto q = b; q < e; ++q) {
+      // The flows of a list lie anywhere in the local arrays: their state 16 entries ahead, and
+      // their paths (whose offsets are then at hand) 8 ahead.
+      if (q + 16 < e) __builtin_prefetch(&fs[static_cast<std::size_t>(by[q + 16])]);
+      if (q + 8 < e) __builtin_prefetch(&paths[fs[static_cast<std::size_t>(by[q + 8])].pb]);
+      visit(static_cast<std::size_t>(by[q]));
     }
+    if (extra)
+      for (std::int32_t x = head_[static_cast<std::size_t>(c)]; x >= 0;
+           x = k.extra[static_cast<std::size_t>(x)].second)
+        visit(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(x)].first));
     if (frozen > 0) {
       capr[c] -= level * own;
       load[c] -= own;
@@ -697,7 +705,7 @@ class Engine {
   // is a lower bound of its channel's share: a popped entry that is out of date goes back with
   // the current share; one that is up to date is the lowest.
   void fill_by_heap(Component& k, std::size_t unfrozen, const std::int32_t* loc,
-                    const std::int64_t* start, const std::int32_t* by) {
+                    const std::int64_t* start, const std::int32_t* by, bool extra) {
     double* capr = capr_.data();
     double* load = load_.data();
     auto& hp = k.chheap;
@@ -724,7 +732,7 @@ class Engine {
         continue;
       }
       const double thr = best * (1 + 1e-12);
-      unfrozen -= freeze(k, c, best, loc, start, by, capr, load);
+      unfrozen -= freeze(k, c, best, loc, start, by, extra, capr, load);
       while (unfrozen > 0 && !hp.empty() && hp.front().first <= thr) {
         const ChannelId c2 = pop().second;
         if (load[c2] <= 0) continue;
@@ -733,7 +741,7 @@ class Engine {
           push(share, c2);
           continue;
         }
-        unfrozen -= freeze(k, c2, best, loc, start, by, capr, load);
+        unfrozen -= freeze(k, c2, best, loc, start, by, extra, capr, load);
       }
     }
   }
@@ -850,7 +858,7 @@ class Engine {
       capr_[uc] = cap[uc] - used_[uc];
     }
     k.live.assign(k.tch.begin(), k.tch.end());
-    fill(k, k.rsel.size(), tloc_.data(), k.tstart.data(), k.tby.data());
+    fill(k, k.rsel.size(), tloc_.data(), k.tstart.data(), k.tby.data(), false);
     for (auto i : k.rsel) set_finish(k, static_cast<std::size_t>(i), now);
     for (ChannelId c : k.tch) {
       const auto uc = static_cast<std::size_t>(c);
@@ -1057,7 +1065,19 @@ class Engine {
         k.skip = k.backoff / 2;
       }
     }
-    if (full && (!k.pending.empty() || 2 * k.dead > k.flows.size() || !k.extra.empty())) rebuild(k);
+    if (full) {
+      // A whole fill walks the flows released since the last rebuild on their per-channel lists
+      // (ours): a rebuild costs about as much as the fill, and when second legs are released at
+      // most events (a forwarded all-to-all) it came with nearly every whole re-fill. The lists
+      // are rebuilt once half of the flows have ended or the released flows' channel entries
+      // pass a quarter of the lists' (the reference engine rebuilds at every whole re-fill).
+      std::size_t entries = k.extra.size();
+      for (FlowId f : k.pending) entries += w_.path(f).size();
+      if (!opt_.incremental || 2 * k.dead > k.flows.size() || 4 * entries > k.by_channel.size())
+        rebuild(k);
+      else if (!k.pending.empty())
+        admit(k);
+    }
     k.new_from = k.flows.size();
     k.touched.clear();
     const std::size_t n = k.flows.size();
@@ -1080,7 +1100,7 @@ class Engine {
           load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.fs[i].w;
       }
       k.live.assign(k.channels.begin(), k.channels.end());
-      fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data());
+      fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data(), true);
       double next = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i < n; ++i)
         if (k.alive[i]) {
