@@ -1,8 +1,8 @@
 // Scale of the flow simulator: all-to-all flow by flow among 1,024 GPUs (about one million
-// flows; also on 64-port switches, thousands of events), 3,072 GPUs (9.4M flows; a cluster size that is not a power of two gives uneven ECMP
-// loads and thousands of distinct finishing times), 4,000 GPUs (16.0M flows, uneven) and 4,096
-// GPUs (16.7M flows, rail-only and rail-optimized with its hash collisions), 4,096 and 8,192
-// GPUs (67.1M flows) with a batch tolerance, a skewed MoE
+// flows; also on 64-port switches, thousands of events), 3,072 GPUs (9.4M flows; a cluster size
+// that is not a power of two gives uneven ECMP loads and thousands of distinct finishing times),
+// 4,000 GPUs (16.0M flows, uneven) and 4,096 GPUs (16.7M flows, rail-only and rail-optimized with
+// its hash collisions), 4,096 and 8,192 GPUs (67.1M flows) with a batch tolerance, a skewed MoE
 // all-to-all (Zipf 1.2, every pair its own size), ring all-reduce over 32,768 GPUs, and the
 // link-class aggregated all-to-all over 32,768 GPUs. One iteration each (a long simulation);
 // measure peak memory with /usr/bin/time -v and --benchmark_filter (docs/sim.md).
@@ -144,34 +144,55 @@ void BM_MoeRouting1024_Zipf(benchmark::State& s) {
   s.counters["picks"] = 1024.0 * 4096 * 8;
 }
 
-// Skewed MoE all-to-all flow by flow, rail_only, 256 GPUs (as `railsim sim --collective alltoall
-// --skew zipf:1.2 --design rail_only --gpus 256 --aggregate off`): dispatch then combine, every
-// pair its own size, so nearly every flow ends in an event of its own.
-void BM_MoeAllToAll256_Zipf_RailOnly(benchmark::State& s) {
-  const topo::Fabric f = topo::build_fabric(cluster(256), design(spec::DesignKind::rail_only));
+// Skewed MoE all-to-all flow by flow, rail_only (as `railsim sim --collective alltoall --skew
+// zipf:1.2 --design rail_only --gpus N --experts N [--moe-phase P] [--batch-tolerance T]`):
+// every pair its own size, so without a batch tolerance nearly every flow ends in an event of
+// its own.
+void moe(benchmark::State& s, std::int64_t gpus, sim::MoePhase phase, double tolerance) {
+  const topo::Fabric f = topo::build_fabric(cluster(gpus), design(spec::DesignKind::rail_only));
   const sim::SimNetwork net = sim::make_sim_network(f);
   sim::MoeRequest req;
   req.routing.popularity = sim::Popularity::zipf;
   req.routing.zipf_s = 1.2;
+  req.routing.experts = gpus;
   req.bytes_per_token = 1e9 / (4096.0 * 8);
   req.groups = sim::groups_all(f.cluster);
+  req.phase = phase;
   sim::SimConfig cfg;
   cfg.hop_latency_s = 0.5e-6;
   cfg.aggregate = sim::Aggregation::off;
   cfg.max_flows = 200'000'000;
-  double t = 0, events = 0;
+  cfg.max_memory_bytes = 64.0 * (1ull << 30);
+  cfg.batch_tolerance = tolerance;
+  double t = 0, events = 0, flows = 0;
   for (auto _ : s) {
     const auto r = sim::simulate_moe(net, req, cfg);
     t = r.sim.completion_time_s;
-    events = 0;
-    for (auto& p : r.sim.phases) events += static_cast<double>(p.events);
+    events = flows = 0;
+    for (auto& p : r.sim.phases) {
+      events += static_cast<double>(p.events);
+      flows += static_cast<double>(p.flows_simulated);
+    }
   }
   s.counters["completion_s"] = t;
   s.counters["events"] = events;
+  s.counters["flows"] = flows;
+}
+void BM_MoeAllToAll256_Zipf_RailOnly(benchmark::State& s) {
+  moe(s, 256, sim::MoePhase::both, 1e-9);
+}
+void BM_MoeAllToAll1024_Zipf_RailOnly_Tol1e4(benchmark::State& s) {
+  moe(s, 1024, sim::MoePhase::both, 1e-4);
+}
+// The dispatch alone: 11.9M flows, about 3 GB.
+void BM_MoeDispatch4096_Zipf_RailOnly_Tol1e4(benchmark::State& s) {
+  moe(s, 4096, sim::MoePhase::dispatch, 1e-4);
 }
 
 BENCHMARK(BM_MoeRouting1024_Zipf)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_MoeAllToAll256_Zipf_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_MoeAllToAll1024_Zipf_RailOnly_Tol1e4)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_MoeDispatch4096_Zipf_RailOnly_Tol1e4)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized_Spray)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
