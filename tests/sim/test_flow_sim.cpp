@@ -237,12 +237,19 @@ TEST(FlowSim, EngineEqualsReferenceOnRandomWorkloads) {
 // Channel 0 (10 B/s) carries ten flows of 1..10 B; channel 1 (100 B/s) ten flows of 1,000 B;
 // one slow flow (channel 2, 0.001 B/s) crosses all three and joins them in one component. Each
 // end on channel 0 re-fills the rest of channel 0's flows only (9 + 8 + ... + 1), never channel
-// 1's, although they are faster; the reference engine re-fills everything every time (177).
+// 1's, although they are faster; the reference engine re-fills everything every time. The slow
+// flow also crosses channel 3 (1e6 B/s), shared by 64 padding flows each held at 1 B/s by a
+// channel of its own until 2,000 s: they keep the component large enough for a repair (a
+// repair gives up once S passes an eighth of the flows in progress).
 TEST(FlowSim, EndedFlowsReFillOnlyWhatTheyTouch) {
-  Workload w({10.0, 100.0, 0.001});
+  const int pad = 64;
+  std::vector<double> cap{10.0, 100.0, 0.001, 1e6};
+  for (int i = 0; i < pad; ++i) cap.push_back(1.0);
+  Workload w(cap);
   for (int i = 1; i <= 10; ++i) w.add_flow(P({0}), static_cast<double>(i));
   for (int i = 0; i < 10; ++i) w.add_flow(P({1}), 1000.0);
-  w.add_flow(P({0, 1, 2}), 1.0);
+  w.add_flow(P({0, 1, 2, 3}), 1.0);
+  for (int i = 0; i < pad; ++i) w.add_flow(P({3, static_cast<ChannelId>(4 + i)}), 2000.0);
   EngineOptions ref;
   ref.incremental = false;
   const auto a = simulate(w), b = simulate(w, ref);
@@ -251,31 +258,34 @@ TEST(FlowSim, EndedFlowsReFillOnlyWhatTheyTouch) {
   // Channel 1's flows at 9.99999 B/s: 100.0001 s. The slow flow: 1 B at 0.001 B/s.
   EXPECT_NEAR(a.finish_s[10], 1000.0 / ((100.0 - 0.001) / 10.0), 1e-9);
   EXPECT_NEAR(a.finish_s[20], 1000.0, 1e-9);
-  // 21 at the start, 45 as channel 0's flows end, none when channel 1's end (the slow flow keeps
-  // its bottleneck, channel 2).
-  EXPECT_EQ(a.refilled_flows, 21 + 45);
-  EXPECT_GT(b.refilled_flows, 150);
+  EXPECT_NEAR(a.finish_s[21], 2000.0, 1e-9);
+  // 21 + pad at the start, 45 as channel 0's flows end, none when channel 1's end (the slow flow
+  // keeps its bottleneck, channel 2) nor when the slow flow ends (the padding keeps its own).
+  EXPECT_EQ(a.refilled_flows, 21 + pad + 45);
+  EXPECT_GT(b.refilled_flows, 10 * (21 + pad));
 }
 
 // A repair's second round re-fills only the flows at or above the lowest level the flows that
 // joined can change. Channel A (5.5 B/s) carries flow e and ten flows p; channel B (4 B/s) e and
-// q; V (8 B/s) q and r; r also crosses Y (1,000 B/s), where twenty padding flows each held at
-// 1 B/s by a channel of their own keep the component large enough for a repair. Rates: e and
+// q; V (8 B/s) q and r; r also crosses Y (1,000 B/s), where 100 padding flows each held at
+// 1 B/s by a channel of their own keep the component large enough for a repair (S at most an
+// eighth of the flows in progress). Rates: e and
 // the p at 0.5 (A), q at 3.5 (B), r at 4.5 (V). When e ends (2 s), its channels void the
 // records of the p and q: round 1 re-fills those 11 (the p at 0.55 on A; q stays at 3.5, now
 // held by V), and r, faster than q on V, joins at level 3.5; round 2 re-fills q and r (4 each)
 // but not the p, whose level 0.55 is below 3.5 (re-filling all of S again would be 12 flows).
-// Re-filled: 33 at the start, 11 + 2 when e ends, none at the later ends (each leaves every
-// other flow its bottleneck): 46, against 56 with every round re-filling all of S.
+// Re-filled: 113 at the start, 11 + 2 when e ends, none at the later ends (each leaves every
+// other flow its bottleneck): 126, against 136 with every round re-filling all of S.
 TEST(FlowSim, RepairRoundsReFillFromTheLowestLevelTheyChange) {
   std::vector<double> cap{5.5, 4.0, 8.0, 1000.0};
-  for (int i = 0; i < 20; ++i) cap.push_back(1.0);
+  const int pad = 100;
+  for (int i = 0; i < pad; ++i) cap.push_back(1.0);
   Workload w(cap);
   const FlowId e = w.add_flow(P({0, 1}), 1.0);
   for (int i = 0; i < 10; ++i) w.add_flow(P({0}), 11.0);
   const FlowId q = w.add_flow(P({1, 2}), 100.0);
   const FlowId r = w.add_flow(P({2, 3}), 100.0);
-  for (int i = 0; i < 20; ++i) w.add_flow(P({3, static_cast<ChannelId>(4 + i)}), 1000.0);
+  for (int i = 0; i < pad; ++i) w.add_flow(P({3, static_cast<ChannelId>(4 + i)}), 1000.0);
   EngineOptions ref;
   ref.incremental = false;
   const auto a = simulate(w), b = simulate(w, ref);
@@ -286,11 +296,11 @@ TEST(FlowSim, RepairRoundsReFillFromTheLowestLevelTheyChange) {
   EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(q)], 2.0 + (100.0 - 7.0) / 4.0, 1e-9);
   EXPECT_NEAR(a.finish_s[static_cast<std::size_t>(r)], 2.0 + (100.0 - 9.0) / 4.0, 1e-9);
   EXPECT_EQ(a.events, 6);
-  EXPECT_EQ(a.refilled_flows, 33 + 11 + 2);
+  EXPECT_EQ(a.refilled_flows, 13 + pad + 11 + 2);
 }
 
 // Flows of distinct sizes on one channel: every end changes the rate of every flow left, so
-// every repair gives up (its set S passes half of the flows in progress) and, after two in a
+// every repair gives up (its set S passes an eighth of the flows in progress) and, after two in a
 // row, events re-fill whole without trying. Closed form: with sizes s_1 < ... < s_n on a
 // channel of capacity C, flow k ends at t_(k-1) + (s_k - s_(k-1)) (n - k + 1) / C.
 TEST(FlowSim, EveryEndChangingEveryRateStaysExact) {
