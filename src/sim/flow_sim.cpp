@@ -93,9 +93,10 @@ struct Dsu {
 };
 
 // A component's flows in progress, in local arrays kept across events: a re-fill after flows
-// end reuses the channel -> flow lists (ended flows are skipped) and rebuilds them only when flows
-// were released or more than half have ended. Local copies of paths, rates and remaining bytes
-// keep the filling loops on contiguous memory.
+// end reuses the channel -> flow lists (ended flows are skipped; released flows wait on lists of
+// their own) and rebuilds them only when more than half have ended or, at a whole re-fill, when
+// the released flows' entries pass a quarter of the lists' (see refill). Local copies of paths,
+// rates and remaining bytes keep the filling loops on contiguous memory.
 template <class T>
 using Vec = core::BigVector<T>;
 
@@ -1044,8 +1045,8 @@ class Engine {
 
   // Re-fills a component after flows ended or were released: selectively (repair) unless more
   // than an eighth of its flows would be re-filled or half are new, or the reference engine is
-  // asked for; then every flow in progress, after the lists are rebuilt. Once half have ended the
-  // arrays and lists are compacted first (rates kept).
+  // asked for; then every flow in progress (the lists rebuilt first when the rule below says so).
+  // Once half have ended the arrays and lists are compacted first (rates kept).
   void refill(Component& k, double now) {
     k.last_t = now;
     k.next_finish = std::numeric_limits<double>::infinity();
