@@ -687,10 +687,7 @@ class Engine {
       if (q + 8 < e) __builtin_prefetch(&paths[fs[static_cast<std::size_t>(by[q + 8])].pb]);
       visit(static_cast<std::size_t>(by[q]));
     }
-    if (extra)
-      for (std::int32_t x = head_[static_cast<std::size_t>(c)]; x >= 0;
-           x = k.extra[static_cast<std::size_t>(x)].second)
-        visit(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(x)].first));
+    if (extra) for_each_released(k, c, visit);
     if (frozen > 0) {
       capr[c] -= level * own;
       load[c] -= own;
@@ -762,7 +759,13 @@ class Engine {
               &k.fs[static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q + 16)])].rate);
         fn(static_cast<std::size_t>(k.by_channel[static_cast<std::size_t>(q)]));
       }
-    for (std::int32_t e = head_[uc]; e >= 0; e = k.extra[static_cast<std::size_t>(e)].second)
+    for_each_released(k, c, fn);
+  }
+  // Calls fn(local flow) for every flow released on channel c since the last rebuild.
+  template <class Fn>
+  void for_each_released(const Component& k, ChannelId c, Fn&& fn) const {
+    for (std::int32_t e = head_[static_cast<std::size_t>(c)]; e >= 0;
+         e = k.extra[static_cast<std::size_t>(e)].second)
       fn(static_cast<std::size_t>(k.extra[static_cast<std::size_t>(e)].first));
   }
 

@@ -352,7 +352,7 @@ TEST(FlowSim, BatchToleranceIsAFractionOfTheBusiestChannelsLoadTime) {
   EXPECT_NEAR(a.completion_time_s, total / cap, 1e-9 * total / cap);
   EXPECT_EQ(a.events, n + 1);  // the start and each end
   EXPECT_LE(b.events, static_cast<std::int64_t>(1 / tol) + 2);
-  EXPECT_GE(b.events, static_cast<std::int64_t>(0.5 / tol));  // still batched by the tolerance
+  EXPECT_GE(b.events, static_cast<std::int64_t>(0.5 / tol));  // not batched beyond it
   for (int i = 0; i < n; ++i)
     EXPECT_NEAR(b.finish_s[static_cast<std::size_t>(i)], a.finish_s[static_cast<std::size_t>(i)],
                 10 * tol * a.completion_time_s)
