@@ -113,6 +113,14 @@ struct alignas(32) FlowState {
 };
 static_assert(sizeof(FlowState) == 32);
 
+// Per channel, in one record so that a fill's update of a channel touches one cache line:
+// residual capacity and unfrozen weight during a fill, an upper bound of its flows' rates, and
+// the capacity its flows use.
+struct alignas(32) ChanState {
+  double capr = 0, load = 0, chmax = 0, used = 0;
+};
+static_assert(sizeof(ChanState) == 32);
+
 struct Component {
   Vec<FlowId> flows;  // local -> global id
   Vec<FlowState> fs;
@@ -247,14 +255,12 @@ class Engine {
       if (succ_off_[uf + 1] > succ_off_[uf]) comp.has_successors = true;
     }
 
-    load_.assign(uC, 0.0);
-    capr_.assign(uC, 0.0);
+    ch_.assign(uC, ChanState{});
     loc_.assign(uC, -1);
     head_.assign(uC, -1);
     tmark_.assign(uC, 0);
     vmark_.assign(uC, 0);
     rhead_.assign(uC, -1);
-    chmax_.assign(uC, 0.0);
     vlevel_.assign(uC, 0.0);
     vkind_.assign(uC, 0);
     slev_.assign(uC, 0.0);
@@ -263,7 +269,6 @@ class Engine {
     omax_.assign(uC, 0.0);
     ostamp_.assign(uC, 0);
     tloc_.assign(uC, 0);
-    used_.assign(uC, 0.0);
     stamp_.assign(uC, 0);
 
     for (FlowId f = 0; f < F; ++f)
@@ -425,7 +430,7 @@ class Engine {
   void end_flow(Component& comp, std::size_t i, double t_end, Tally& tally) {
     for (auto q = comp.fs[i].pb; q < comp.fs[i].pe; ++q) {
       const ChannelId c = comp.paths[static_cast<std::size_t>(q)];
-      used_[static_cast<std::size_t>(c)] -= comp.fs[i].rate * comp.fs[i].w;
+      ch_[static_cast<std::size_t>(c)].used -= comp.fs[i].rate * comp.fs[i].w;
       if (opt_.incremental) comp.touched.push_back(c);
     }
     comp.alive[i] = 0;
@@ -588,21 +593,20 @@ class Engine {
                    const std::int64_t* start, const std::int32_t* by) {
     FlowState* fs = k.fs.data();
     const ChannelId* paths = k.paths.data();
-    double* capr = capr_.data();
-    double* load = load_.data();
+    ChanState* ch = ch_.data();
     while (unfrozen > 0) {
       double best = std::numeric_limits<double>::infinity();
       std::size_t m = 0;
       for (ChannelId c : k.live) {
-        if (load[c] <= 0) continue;
+        if (ch[c].load <= 0) continue;
         k.live[m++] = c;
-        best = std::min(best, std::max(capr[c], 0.0) / load[c]);
+        best = std::min(best, std::max(ch[c].capr, 0.0) / ch[c].load);
       }
       k.live.resize(m);
       if (m == 0) break;  // cannot happen: every unfrozen flow loads a live channel
       const double thr = best * (1 + 1e-12);
       for (ChannelId c : k.live) {
-        if (load[c] <= 0 || std::max(capr[c], 0.0) / load[c] > thr) continue;
+        if (ch[c].load <= 0 || std::max(ch[c].capr, 0.0) / ch[c].load > thr) continue;
         const auto li = static_cast<std::size_t>(loc[c]);
         const auto b = start[li], e = start[li + 1];
         for (auto q = b; q < e; ++q) {
@@ -615,8 +619,8 @@ class Engine {
           const double wt = fs[i].w;
           for (auto r = fs[i].pb; r < fs[i].pe; ++r) {
             const auto c2 = paths[r];
-            capr[c2] -= best * wt;
-            load[c2] -= wt;
+            ch[c2].capr -= best * wt;
+            ch[c2].load -= wt;
           }
         }
       }
@@ -635,10 +639,8 @@ class Engine {
   // Freezes the unfrozen flows crossing channel c at `level` (see fill_levels): those of its list
   // in (loc, start, by) and, with `extra`, those released since the last rebuild (head_, extra).
   std::size_t freeze(Component& k, ChannelId c, double level, const std::int32_t* loc,
-                     const std::int64_t* start, const std::int32_t* by, bool extra, double* capr,
-                     double* load) {
+                     const std::int64_t* start, const std::int32_t* by, bool extra, ChanState* ch) {
     FlowState* fs = k.fs.data();
-    double* chmax = chmax_.data();
     const bool live = k.records_live;
     const ChannelId* paths = k.paths.data();
     std::size_t frozen = 0;
@@ -673,9 +675,9 @@ class Engine {
           own += wt;
           continue;
         }
-        capr[c2] -= level * wt;
-        load[c2] -= wt;
-        chmax[c2] = std::max(chmax[c2], level);
+        ch[c2].capr -= level * wt;
+        ch[c2].load -= wt;
+        ch[c2].chmax = std::max(ch[c2].chmax, level);
       }
     };
     const auto li = static_cast<std::size_t>(loc[c]);
@@ -689,9 +691,9 @@ class Engine {
     }
     if (extra) for_each_released(k, c, visit);
     if (frozen > 0) {
-      capr[c] -= level * own;
-      load[c] -= own;
-      chmax[c] = std::max(chmax[c], level);
+      ch[c].capr -= level * own;
+      ch[c].load -= own;
+      ch[c].chmax = std::max(ch[c].chmax, level);
     }
     return frozen;
   }
@@ -704,12 +706,11 @@ class Engine {
   // the current share; one that is up to date is the lowest.
   void fill_by_heap(Component& k, std::size_t unfrozen, const std::int32_t* loc,
                     const std::int64_t* start, const std::int32_t* by, bool extra) {
-    double* capr = capr_.data();
-    double* load = load_.data();
+    ChanState* ch = ch_.data();
     auto& hp = k.chheap;
     hp.clear();
     for (ChannelId c : k.live)
-      if (load[c] > 0) hp.emplace_back(std::max(capr[c], 0.0) / load[c], c);
+      if (ch[c].load > 0) hp.emplace_back(std::max(ch[c].capr, 0.0) / ch[c].load, c);
     std::make_heap(hp.begin(), hp.end(), std::greater<>());
     auto pop = [&hp] {
       std::pop_heap(hp.begin(), hp.end(), std::greater<>());
@@ -723,23 +724,23 @@ class Engine {
     };
     while (unfrozen > 0 && !hp.empty()) {
       const auto [key, c] = pop();
-      if (load[c] <= 0) continue;
-      const double best = std::max(capr[c], 0.0) / load[c];
+      if (ch[c].load <= 0) continue;
+      const double best = std::max(ch[c].capr, 0.0) / ch[c].load;
       if (best != key) {
         push(best, c);
         continue;
       }
       const double thr = best * (1 + 1e-12);
-      unfrozen -= freeze(k, c, best, loc, start, by, extra, capr, load);
+      unfrozen -= freeze(k, c, best, loc, start, by, extra, ch);
       while (unfrozen > 0 && !hp.empty() && hp.front().first <= thr) {
         const ChannelId c2 = pop().second;
-        if (load[c2] <= 0) continue;
-        const double share = std::max(capr[c2], 0.0) / load[c2];
+        if (ch[c2].load <= 0) continue;
+        const double share = std::max(ch[c2].capr, 0.0) / ch[c2].load;
         if (share > thr) {
           push(share, c2);
           continue;
         }
-        unfrozen -= freeze(k, c2, best, loc, start, by, extra, capr, load);
+        unfrozen -= freeze(k, c2, best, loc, start, by, extra, ch);
       }
     }
   }
@@ -821,19 +822,19 @@ class Engine {
       const auto ui = static_cast<std::size_t>(i);
       for (auto q = k.fs[ui].pb; q < k.fs[ui].pe; ++q) {
         const auto uc = static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)]);
-        used_[uc] -= k.fs[ui].rate * k.fs[ui].w;
+        ch_[uc].used -= k.fs[ui].rate * k.fs[ui].w;
         if (tmark_[uc] != cur) {
           tmark_[uc] = cur;
           tloc_[uc] = static_cast<std::int32_t>(k.tch.size());
           k.tch.push_back(static_cast<ChannelId>(uc));
           k.tstart.push_back(0);
-          load_[uc] = 0;
+          ch_[uc].load = 0;
           if (ustamp_[uc] != k.stamp) {  // channels changed by this repair, for the peaks
             ustamp_[uc] = k.stamp;
             k.uch.push_back(static_cast<ChannelId>(uc));
           }
         }
-        load_[uc] += k.fs[ui].w;
+        ch_[uc].load += k.fs[ui].w;
         ++k.tstart[static_cast<std::size_t>(tloc_[uc])];
       }
       k.fin[ui] = remaining(k, ui, now);
@@ -859,14 +860,14 @@ class Engine {
     k.tstart[0] = 0;
     for (ChannelId c : k.tch) {
       const auto uc = static_cast<std::size_t>(c);
-      capr_[uc] = cap[uc] - used_[uc];
+      ch_[uc].capr = cap[uc] - ch_[uc].used;
     }
     k.live.assign(k.tch.begin(), k.tch.end());
     fill(k, k.rsel.size(), tloc_.data(), k.tstart.data(), k.tby.data(), false);
     for (auto i : k.rsel) set_finish(k, static_cast<std::size_t>(i), now);
     for (ChannelId c : k.tch) {
       const auto uc = static_cast<std::size_t>(c);
-      used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
+      ch_[uc].used = cap[uc] - std::max(ch_[uc].capr, 0.0);
     }
   }
 
@@ -1007,7 +1008,7 @@ class Engine {
         const auto uc = static_cast<std::size_t>(c);
         const double lim = vlevel_[uc] * (1 + 1e-12);
         // chmax_ bounds every rate on the channel: no walk when no flow there can be faster.
-        if (chmax_[uc] <= lim) continue;
+        if (ch_[uc].chmax <= lim) continue;
         // An earlier walk in this repair bounds the flows still outside S (their rates stay).
         if (ostamp_[uc] == cur && omax_[uc] <= lim) continue;
         bool faster = false;
@@ -1027,7 +1028,7 @@ class Engine {
           else
             omx = std::max(omx, r);
         });
-        chmax_[uc] = mx;
+        ch_[uc].chmax = mx;
         ostamp_[uc] = cur;
         omax_[uc] = std::max(omx, lim);
         if (faster && !(vkind_[uc] & 1)) {
@@ -1095,8 +1096,8 @@ class Engine {
       if (opt_.incremental) k.records_live = false;
       k.refilled += static_cast<std::int64_t>(n - k.dead);
       for (ChannelId c : k.channels) {
-        load_[static_cast<std::size_t>(c)] = 0;
-        capr_[static_cast<std::size_t>(c)] = cap[static_cast<std::size_t>(c)];
+        ch_[static_cast<std::size_t>(c)].load = 0;
+        ch_[static_cast<std::size_t>(c)].capr = cap[static_cast<std::size_t>(c)];
       }
       std::size_t unfrozen = 0;
       for (std::size_t i = 0; i < n; ++i) {
@@ -1105,7 +1106,7 @@ class Engine {
         k.fs[i].rate = -1.0;
         ++unfrozen;
         for (auto q = k.fs[i].pb; q < k.fs[i].pe; ++q)
-          load_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])] += k.fs[i].w;
+          ch_[static_cast<std::size_t>(k.paths[static_cast<std::size_t>(q)])].load += k.fs[i].w;
       }
       k.live.assign(k.channels.begin(), k.channels.end());
       fill(k, unfrozen, loc_.data(), k.start.data(), k.by_channel.data(), true);
@@ -1117,9 +1118,9 @@ class Engine {
         }
       for (ChannelId c : k.channels) {
         const auto uc = static_cast<std::size_t>(c);
-        used_[uc] = cap[uc] - std::max(capr_[uc], 0.0);
+        ch_[uc].used = cap[uc] - std::max(ch_[uc].capr, 0.0);
         res_.channel_peak_utilisation[uc] =
-            std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
+            std::max(res_.channel_peak_utilisation[uc], ch_[uc].used / cap[uc]);
       }
       // Every finishing time changed: no heap until a repair needs one (see heapless).
       k.heapless = true;
@@ -1132,7 +1133,7 @@ class Engine {
     for (ChannelId c : k.uch) {
       const auto uc = static_cast<std::size_t>(c);
       res_.channel_peak_utilisation[uc] =
-          std::max(res_.channel_peak_utilisation[uc], used_[uc] / cap[uc]);
+          std::max(res_.channel_peak_utilisation[uc], ch_[uc].used / cap[uc]);
     }
     // New finishing times of the re-filled flows (stale heap entries are skipped); the heap is
     // rebuilt from every flow when mostly stale, or when a whole re-fill left none.
@@ -1196,7 +1197,6 @@ class Engine {
   Vec<std::int32_t> npred_, comp_of_flow_, loc_, tloc_, head_;
   Vec<std::uint32_t> tmark_, vmark_;
   Vec<std::int32_t> rhead_;  // per channel: first record node on it (-1: none)
-  Vec<double> chmax_;        // per channel: an upper bound of its flows' rates
   // Record nodes 2i and 2i + 1 of local flow i must fit in 32 bits.
   static void check_record_ids(const Component& k) {
     if (k.flows.size() >= (std::size_t{1} << 30))
@@ -1253,7 +1253,7 @@ class Engine {
   Vec<std::uint32_t> succ_off_;  // checked < 2^32 dependencies
   Vec<FlowId> succ_;
   std::vector<Component> comps_;
-  Vec<double> load_, capr_, used_;
+  Vec<ChanState> ch_;  // per channel (see ChanState)
   Vec<std::uint32_t> stamp_;
   Vec<std::int32_t> dirty_;
   // (release time, flow), min first; its storage is freed once a large batch has drained (an
