@@ -148,12 +148,13 @@ void BM_MoeRouting1024_Zipf(benchmark::State& s) {
 // zipf:1.2 --design rail_only --gpus N --experts N [--moe-phase P] [--batch-tolerance T]`):
 // every pair its own size, so without a batch tolerance nearly every flow ends in an event of
 // its own.
-void moe(benchmark::State& s, std::int64_t gpus, sim::MoePhase phase, double tolerance) {
+void moe(benchmark::State& s, std::int64_t gpus, sim::MoePhase phase, double tolerance,
+         double zipf_s = 1.2) {
   const topo::Fabric f = topo::build_fabric(cluster(gpus), design(spec::DesignKind::rail_only));
   const sim::SimNetwork net = sim::make_sim_network(f);
   sim::MoeRequest req;
   req.routing.popularity = sim::Popularity::zipf;
-  req.routing.zipf_s = 1.2;
+  req.routing.zipf_s = zipf_s;
   req.routing.experts = gpus;
   req.bytes_per_token = 1e9 / (4096.0 * 8);
   req.groups = sim::groups_all(f.cluster);
@@ -188,11 +189,22 @@ void BM_MoeAllToAll1024_Zipf_RailOnly_Tol1e4(benchmark::State& s) {
 void BM_MoeDispatch4096_Zipf_RailOnly_Tol1e4(benchmark::State& s) {
   moe(s, 4096, sim::MoePhase::dispatch, 1e-4);
 }
+// Both phases: 23.0M flows, about 2.9 GB.
+void BM_MoeAllToAll4096_Zipf_RailOnly_Tol1e3(benchmark::State& s) {
+  moe(s, 4096, sim::MoePhase::both, 1e-3);
+}
+// Nearly balanced uneven traffic (uniform popularity: every pair its own size, ends spread on
+// every NIC), the case whose events re-fill most of each rail.
+void BM_MoeDispatch1024_Uniform_RailOnly_Tol1e3(benchmark::State& s) {
+  moe(s, 1024, sim::MoePhase::dispatch, 1e-3, 0.0);
+}
 
 BENCHMARK(BM_MoeRouting1024_Zipf)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_MoeAllToAll256_Zipf_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_MoeAllToAll1024_Zipf_RailOnly_Tol1e4)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_MoeDispatch4096_Zipf_RailOnly_Tol1e4)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_MoeAllToAll4096_Zipf_RailOnly_Tol1e3)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_MoeDispatch1024_Uniform_RailOnly_Tol1e3)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOptimized_Spray)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_AllToAll1024_RailOnly)->Unit(benchmark::kSecond)->Iterations(1);
