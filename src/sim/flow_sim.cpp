@@ -592,7 +592,7 @@ class Engine {
 
   // Progressive filling (exact max-min fairness): raise the rates of the unfrozen flows (rate
   // -1) together; when a channel saturates, freeze the flows crossing it at the fair share.
-  // capr_ and load_ hold each live channel's residual capacity and unfrozen weight; `loc` maps a
+  // ch_ (capr, load) holds each live channel's residual capacity and unfrozen weight; `loc` maps a
   // channel to its list in (start, by).
   void fill_levels(Component& k, std::size_t unfrozen, const std::int32_t* loc,
                    const std::int64_t* start, const std::int32_t* by) {
@@ -1015,7 +1015,7 @@ class Engine {
       for (ChannelId c : k.vch) {
         const auto uc = static_cast<std::size_t>(c);
         const double lim = vlevel_[uc] * (1 + 1e-12);
-        // chmax_ bounds every rate on the channel: no walk when no flow there can be faster.
+        // ch_ (chmax) bounds every rate on the channel: no walk when no flow there can be faster.
         if (ch_[uc].chmax <= lim) continue;
         // An earlier walk in this repair bounds the flows still outside S (their rates stay).
         if (ostamp_[uc] == cur && omax_[uc] <= lim) continue;
