@@ -291,6 +291,10 @@ class Engine {
       bool progress = true;
       while (progress) {
         progress = false;
+        if (releases_.size() >= kBulkReleases && releases_.front().first <= until) {
+          release_due(until, now);
+          progress = true;
+        }
         while (!releases_.empty() && releases_.front().first <= until) {
           const FlowId f = releases_.front().second;
           std::pop_heap(releases_.begin(), releases_.end(), std::greater<>());
@@ -1280,6 +1284,22 @@ class Engine {
   // (release time, flow), min first; its storage is freed once a large batch has drained (an
   // all-to-all releases every flow at once).
   Vec<std::pair<double, FlowId>> releases_;
+  // From this many waiting releases on, the due ones are taken out in one pass (release_due).
+  static constexpr std::size_t kBulkReleases = std::size_t{1} << 16;
+  // Releases every flow due by `until`, in (time, flow) order, without a heap pop each: an
+  // all-to-all releases all its flows at once, and popping millions from the heap one by one
+  // cost a walk down it at random each. Flows these releases make due follow in the loop.
+  void release_due(double until, double now) {
+    Vec<std::pair<double, FlowId>> batch;
+    batch.swap(releases_);
+    const auto due = std::partition(batch.begin(), batch.end(),
+                                    [until](const auto& e) { return e.first <= until; });
+    releases_.assign(due, batch.end());
+    std::make_heap(releases_.begin(), releases_.end(), std::greater<>());
+    // The heap of an all-to-all's releases is in order already (equal times, rising ids).
+    if (!std::is_sorted(batch.begin(), due)) std::sort(batch.begin(), due);
+    for (auto it = batch.begin(); it != due; ++it) release(it->second, now);
+  }
   void push_release(double t, FlowId f) {
     releases_.emplace_back(t, f);
     std::push_heap(releases_.begin(), releases_.end(), std::greater<>());
