@@ -1217,9 +1217,9 @@ class Engine {
 
   const Workload& w_;
   EngineOptions opt_;
-  // Batches re-fill at their centre (see refill) above the default tolerance; at 1e-9 a batch
-  // holds only ties broken by rounding, and its results stay those of the first finishing time.
-  bool centre_ = opt_.batch_tolerance > 1e-9;
+  // Batches re-fill at their centre (see refill) above the default tolerance, whose batches hold
+  // only ties broken by rounding: its results stay those of the first finishing time.
+  const bool centre_ = opt_.batch_tolerance > EngineOptions{}.batch_tolerance;
   double floor_s_ = 0;  // the busiest channel's bytes over its capacity (see horizon)
   SimResult res_;
   Vec<std::int32_t> npred_, comp_of_flow_, loc_, tloc_, head_;

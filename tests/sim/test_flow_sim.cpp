@@ -524,7 +524,8 @@ TEST(FlowSim, ManyReleasesAtOnceKeepTheirTimes) {
     w.add_flow(P({static_cast<ChannelId>(i)}), bytes, 1.0, release);
     expect.push_back(release + bytes / 2.0);
   }
-  // Empty flows released at 0 (delivered at once), each the predecessor of a flow of 4 bytes.
+  // Empty flows released at 0 or 0.1 (delivered at once), each the predecessor of a flow of 4
+  // bytes on a channel of its own.
   for (int j = 0; j < chains; ++j) {
     const FlowId e = w.add_flow(P({}), 0.0, 1.0, 0.1 * static_cast<double>(j % 2));
     const FlowId s = w.add_flow(P({static_cast<ChannelId>(n + j)}), 4.0);
