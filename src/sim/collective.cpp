@@ -126,14 +126,10 @@ class FlowBuilder {
     w_.reserve(n, n * static_cast<std::size_t>(hops), n);
     dep_off_.reserve(n + 1);
     dep_ids_.reserve(n);
-    std::size_t slots = 1024;
-    while (slots < 2 * (n + 1)) slots *= 2;
-    if (index_used_ == 0 && slots > index_.size()) index_.assign(slots, {0, -1});
   }
   // The finished workload; the merging index is freed first (it is as large as the workload).
   const Workload& done() {
     index_ = {};
-    index_used_ = 0;
     dep_off_ = {};
     dep_ids_ = {};
     return w_;
@@ -288,14 +284,17 @@ class FlowBuilder {
     for (auto c : p) key = mix(key ^ static_cast<std::uint64_t>(c));
     key = mix(key ^ 0xD1B54A32D192ED03ull);
     for (auto d : deps_) key = mix(key ^ static_cast<std::uint64_t>(d));
-    // Open addressing (linear probing) on the key's low 32 bits; a slot holds (tag, flow).
-    if (2 * (index_used_ + 1) > index_.size()) grow_index();
+    // Open addressing (linear probing) on the key's low 32 bits in the table of the path's first
+    // channel; a slot holds (tag, flow).
+    if (index_.empty()) index_.resize(static_cast<std::size_t>(w_.channel_count()) + 1);
+    Table& t = index_[p.empty() ? index_.size() - 1 : static_cast<std::size_t>(p.front())];
+    if (2 * (t.used + 1) > t.slots.size()) grow(t);
     const auto tag = static_cast<std::uint32_t>(key);
-    const std::size_t mask = index_.size() - 1;
+    const std::size_t mask = t.slots.size() - 1;
     std::size_t pos = tag & mask;
-    for (; index_[pos].second >= 0; pos = (pos + 1) & mask) {
-      if (index_[pos].first != tag) continue;
-      const FlowId f = index_[pos].second;
+    for (; t.slots[pos].second >= 0; pos = (pos + 1) & mask) {
+      if (t.slots[pos].first != tag) continue;
+      const FlowId f = t.slots[pos].second;
       const auto fp = w_.path(f);
       const auto db = dep_off_[static_cast<std::size_t>(f)];
       const auto de = dep_off_[static_cast<std::size_t>(f) + 1];
@@ -310,8 +309,8 @@ class FlowBuilder {
     for (auto d : deps_) w_.add_dependency(d, f);
     dep_ids_.insert(dep_ids_.end(), deps_.begin(), deps_.end());
     dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
-    index_[pos] = {tag, f};
-    ++index_used_;
+    t.slots[pos] = {tag, f};
+    ++t.used;
     return f;
   }
 
@@ -340,20 +339,26 @@ class FlowBuilder {
   double sent_ = 0;
   std::vector<std::uint8_t> linked_;
   Workload w_;
-  // Merging index: (low 32 bits of the flow's key, flow id), -1 when free; a power of two, at
-  // most half full (8 to 16 bytes per flow).
-  core::BigVector<std::pair<std::uint32_t, FlowId>> index_;
-  std::size_t index_used_ = 0;
-  void grow_index() {
-    core::BigVector<std::pair<std::uint32_t, FlowId>> old(
-        std::max<std::size_t>(1024, 2 * index_.size()), {0, -1});
-    old.swap(index_);
-    const std::size_t mask = index_.size() - 1;
+  // Merging index: one table per channel, of the flows whose path starts there (the last table:
+  // empty paths). Identical flows have the same first channel, and the flows added in a row
+  // leave the same few GPUs, so their tables are in cache: one table over every flow cost a
+  // cache miss per flow added. A table is a power of two of (low 32 bits of the flow's key,
+  // flow id) slots, -1 when free, at most half full.
+  struct Table {
+    std::vector<std::pair<std::uint32_t, FlowId>> slots;
+    std::size_t used = 0;
+  };
+  std::vector<Table> index_;
+  static void grow(Table& t) {
+    std::vector<std::pair<std::uint32_t, FlowId>> old(std::max<std::size_t>(8, 2 * t.slots.size()),
+                                                      {0, -1});
+    old.swap(t.slots);
+    const std::size_t mask = t.slots.size() - 1;
     for (const auto& e : old) {
       if (e.second < 0) continue;
       std::size_t pos = e.first & mask;
-      while (index_[pos].second >= 0) pos = (pos + 1) & mask;
-      index_[pos] = e;
+      while (t.slots[pos].second >= 0) pos = (pos + 1) & mask;
+      t.slots[pos] = e;
     }
   }
   core::BigVector<std::int64_t> dep_off_{0};
