@@ -462,9 +462,24 @@ class Engine {
     std::sort(dirty_.begin(), dirty_.end());
     res_.refills += static_cast<std::int64_t>(dirty_.size());
     if (dirty_.size() >= 4) {
-      tbb::parallel_for(std::size_t{0}, dirty_.size(), [&](std::size_t i) {
-        refill(comps_[static_cast<std::size_t>(dirty_[i])], now);
+      // One task per component, the largest first: a few large components (the rails of an
+      // all-to-all) among many small ones would otherwise share one thread's range.
+      order_.assign(dirty_.begin(), dirty_.end());
+      auto size = [&](std::int32_t k) {
+        const auto& c = comps_[static_cast<std::size_t>(k)];
+        return c.flows.size() - c.dead + c.pending.size();
+      };
+      std::sort(order_.begin(), order_.end(), [&](std::int32_t a, std::int32_t b) {
+        const std::size_t na = size(a), nb = size(b);
+        return na != nb ? na > nb : a < b;
       });
+      tbb::parallel_for(
+          tbb::blocked_range<std::size_t>(0, order_.size(), 1),
+          [&](const tbb::blocked_range<std::size_t>& r) {
+            for (std::size_t i = r.begin(); i != r.end(); ++i)
+              refill(comps_[static_cast<std::size_t>(order_[i])], now);
+          },
+          tbb::simple_partitioner());
     } else {
       for (auto k : dirty_) refill(comps_[static_cast<std::size_t>(k)], now);
     }
@@ -1284,6 +1299,7 @@ class Engine {
   Vec<ChanState> ch_;  // per channel (see ChanState)
   Vec<std::uint32_t> stamp_;
   Vec<std::int32_t> dirty_;
+  Vec<std::int32_t> order_;  // refill_dirty: the dirty components, the largest first
   // (release time, flow), min first; its storage is freed once a large batch has drained (an
   // all-to-all releases every flow at once).
   Vec<std::pair<double, FlowId>> releases_;
