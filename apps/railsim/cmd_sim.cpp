@@ -301,9 +301,9 @@ void add_sim_command(CLI::App& app) {
                   "T: an event at time t also ends the flows finishing by t + T max(t, L), L "
                   "the busiest link's bytes over its capacity, and re-fills at the mean of their "
                   "finishing times weighted by the capacity they free (speed against accuracy; "
-                  "<= 0.01; 1e-4 runs a 4,096-GPU all-to-all flow by flow in about 25 s on 2 "
+                  "<= 0.01; 1e-4 runs a 4,096-GPU all-to-all flow by flow in about 15 s on 2 "
                   "cores, its completion within about 1.4e-5 of exact, and both phases of a "
-                  "skewed MoE all-to-all of 4,096 GPUs in about 50 s)")
+                  "skewed MoE all-to-all of 4,096 GPUs in about 36 s)")
       ->capture_default_str();
   cmd->add_option("--top", args->top, "Busiest links to list")->capture_default_str();
   add_routing_options(*cmd, args->network);  // sim: adaptive = least-loaded of 16 hashed paths
