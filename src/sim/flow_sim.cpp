@@ -462,24 +462,10 @@ class Engine {
     std::sort(dirty_.begin(), dirty_.end());
     res_.refills += static_cast<std::int64_t>(dirty_.size());
     if (dirty_.size() >= 4) {
-      // One task per component, the largest first: a few large components (the rails of an
-      // all-to-all) among many small ones would otherwise share one thread's range.
+      // A few large components (the rails of an all-to-all) among many small ones would share
+      // one thread's range under the default partitioner.
       order_.assign(dirty_.begin(), dirty_.end());
-      auto size = [&](std::int32_t k) {
-        const auto& c = comps_[static_cast<std::size_t>(k)];
-        return c.flows.size() - c.dead + c.pending.size();
-      };
-      std::sort(order_.begin(), order_.end(), [&](std::int32_t a, std::int32_t b) {
-        const std::size_t na = size(a), nb = size(b);
-        return na != nb ? na > nb : a < b;
-      });
-      tbb::parallel_for(
-          tbb::blocked_range<std::size_t>(0, order_.size(), 1),
-          [&](const tbb::blocked_range<std::size_t>& r) {
-            for (std::size_t i = r.begin(); i != r.end(); ++i)
-              refill(comps_[static_cast<std::size_t>(order_[i])], now);
-          },
-          tbb::simple_partitioner());
+      for_each_largest_first(order_, [&](std::size_t, Component& k) { refill(k, now); });
     } else {
       for (auto k : dirty_) refill(comps_[static_cast<std::size_t>(k)], now);
     }
@@ -496,34 +482,41 @@ class Engine {
     dirty_.clear();
   }
 
+  // Sorts the components `ks` by their flows in progress or waiting, the largest first (ties by
+  // id), and calls fn(j, component ks[j]) for each in parallel, one task each: components may
+  // differ a lot in work.
+  template <class Ks, class Fn>
+  void for_each_largest_first(Ks& ks, Fn&& fn) {
+    auto size = [&](std::int32_t k) {
+      const auto& c = comps_[static_cast<std::size_t>(k)];
+      return c.flows.size() - c.dead + c.pending.size();
+    };
+    std::sort(ks.begin(), ks.end(), [&](std::int32_t a, std::int32_t b) {
+      const std::size_t na = size(a), nb = size(b);
+      return na != nb ? na > nb : a < b;
+    });
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, ks.size(), 1),
+        [&](const tbb::blocked_range<std::size_t>& r) {
+          for (std::size_t j = r.begin(); j != r.end(); ++j)
+            fn(j, comps_[static_cast<std::size_t>(ks[j])]);
+        },
+        tbb::simple_partitioner());
+  }
+
   // Runs every closed component to its end, in parallel: each is independent of everything
   // else, so its events are those the main loop would have run with it alone (the batching
   // horizon taken from its own next finish). The result does not depend on the threads.
   void drain_closed() {
-    // One task per component (they may differ a lot in work), the largest first.
-    auto in_progress = [&](std::int32_t k) {
-      const auto& c = comps_[static_cast<std::size_t>(k)];
-      return c.flows.size() - c.dead;
-    };
-    std::sort(closed_.begin(), closed_.end(), [&](std::int32_t a, std::int32_t b) {
-      const std::size_t na = in_progress(a), nb = in_progress(b);
-      return na != nb ? na > nb : a < b;
-    });
     std::vector<Tally> tallies(closed_.size());
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, closed_.size(), 1),
-        [&](const tbb::blocked_range<std::size_t>& r) {
-          for (std::size_t j = r.begin(); j != r.end(); ++j) {
-            auto& k = comps_[static_cast<std::size_t>(closed_[j])];
-            while (k.next_finish < std::numeric_limits<double>::infinity()) {
-              const double now = k.next_finish;
-              complete_finished(k, horizon(now), tallies[j]);
-              refill(k, now);
-              ++k.own_events;
-            }
-          }
-        },
-        tbb::simple_partitioner());
+    for_each_largest_first(closed_, [&](std::size_t j, Component& k) {
+      while (k.next_finish < std::numeric_limits<double>::infinity()) {
+        const double now = k.next_finish;
+        complete_finished(k, horizon(now), tallies[j]);
+        refill(k, now);
+        ++k.own_events;
+      }
+    });
     for (std::size_t j = 0; j < closed_.size(); ++j) {
       main_.completion_s = std::max(main_.completion_s, tallies[j].completion_s);
       main_.delivered += tallies[j].delivered;
