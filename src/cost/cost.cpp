@@ -131,7 +131,9 @@ Json to_json(const DesignReport& r, bool with_savings) {
   j["cables"] = {{"optical", b.optical_links}, {"copper", b.copper_links}};
   j["nics"] = b.nics;
   j["cost_usd"] = r.cost.cost_usd();
+  j["cost_per_gpu_usd"] = r.cost_per_gpu_usd();
   j["power_w"] = r.cost.power_w();
+  j["power_per_gpu_w"] = r.power_per_gpu_w();
   j["cost_breakdown_usd"] = {{"switches", r.cost.usd.switches},
                              {"transceivers", r.cost.usd.transceivers},
                              {"cables", r.cost.usd.cables}};

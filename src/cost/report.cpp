@@ -102,12 +102,14 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
   if (b.management_links > 0) s += fmt::format(" ({} management links)", b.management_links);
   s += fmt::format("\nNICs               {}\n", with_commas(double(b.nics)));
   s += fmt::format(
-      "cost               {} (switches {}, transceivers {}, cables {}); NICs apart: {}\n",
-      money(r.cost.cost_usd()), money(r.cost.usd.switches), money(r.cost.usd.transceivers),
-      money(r.cost.usd.cables), money(r.cost.nic_usd));
-  s += fmt::format("power              {} (switches {}, transceivers {}, cables {})\n",
-                   watts(r.cost.power_w()), watts(r.cost.watts.switches),
-                   watts(r.cost.watts.transceivers), watts(r.cost.watts.cables));
+      "cost               {}, {} per GPU (switches {}, transceivers {}, cables {}); NICs apart: "
+      "{}\n",
+      money(r.cost.cost_usd()), money(r.cost_per_gpu_usd()), money(r.cost.usd.switches),
+      money(r.cost.usd.transceivers), money(r.cost.usd.cables), money(r.cost.nic_usd));
+  s +=
+      fmt::format("power              {}, {} per GPU (switches {}, transceivers {}, cables {})\n",
+                  watts(r.cost.power_w()), watts(r.power_per_gpu_w()), watts(r.cost.watts.switches),
+                  watts(r.cost.watts.transceivers), watts(r.cost.watts.cables));
   s += fmt::format("switch power       {}\n", r.switch_power_basis);
   return s;
 }

@@ -121,6 +121,38 @@ TEST(CliCompare, OneClusterWhenAskedAndPaperRatioCatalog) {
   EXPECT_EQ(line_count(csv.out), 4);
 }
 
+// Per GPU, what an architect compares across cluster sizes. 32,768 H100 on the default catalog:
+// rail_optimized 1,280 switches x 128 ports x $562.5 + 32,768 NIC-side x $600 + 81,920
+// switch-side transceivers x $1,100 = $201,932,800, $6,162.5 per GPU; rail_only $129,024,000,
+// $3,937.5 per GPU.
+TEST(CliCompare, CostAndPowerPerGpu) {
+  const auto r = run_cli("compare --gpus 32768 --gpu H100-SXM --hb-domain 8 --no-perf --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["designs"][0]["cost_usd"].get<double>(), 201'932'800.0);
+  EXPECT_DOUBLE_EQ(j["designs"][0]["cost_per_gpu_usd"].get<double>(), 6162.5);
+  EXPECT_DOUBLE_EQ(j["designs"][1]["cost_per_gpu_usd"].get<double>(), 3937.5);
+  EXPECT_EQ(j["designs"][2]["cost_per_gpu_usd"].get<double>(), 0.0);  // ideal: no network
+  for (const auto& d : j["designs"])
+    EXPECT_DOUBLE_EQ(d["power_per_gpu_w"].get<double>() * 32768.0, d["power_w"].get<double>());
+  const auto text = run_cli("compare --gpus 32768 --gpu H100-SXM --hb-domain 8 --no-perf");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("cost per GPU"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("$6,162"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("power per GPU"), std::string::npos) << text.out;
+  // design: the same figures in its JSON and its text.
+  const auto d =
+      run_cli("design --gpus 32768 --gpu H100-SXM --hb-domain 8 --design rail_only --json");
+  ASSERT_EQ(d.code, 0) << d.err;
+  const Json dj = Json::parse(d.out);
+  EXPECT_DOUBLE_EQ(dj["cost_per_gpu_usd"].get<double>(), 3937.5);
+  EXPECT_DOUBLE_EQ(dj["power_per_gpu_w"].get<double>(),
+                   j["designs"][1]["power_per_gpu_w"].get<double>());
+  const auto dt = run_cli("design --gpus 32768 --gpu H100-SXM --hb-domain 8 --design rail_only");
+  EXPECT_NE(dt.out.find("$129.02M, $3,938 per GPU"), std::string::npos) << dt.out;
+}
+
 TEST(CliCompare, CsvRowsHaveTheHeadersFieldCount) {
   // perf_model ("GPT-1T, 4096 x 2048") holds a comma: unquoted, it shifted every later column.
   const auto r = run_cli("compare --csv");

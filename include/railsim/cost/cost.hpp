@@ -61,6 +61,10 @@ struct DesignReport {
   std::string switch_power_basis;  // one line for humans: "913 W per switch, typical ..."
   double cost_saving = 0;          // fraction saved against rail_optimized (filled by compare)
   double power_saving = 0;
+
+  // The network's cost and power over the GPUs it connects (NICs apart, as in cost).
+  double cost_per_gpu_usd() const { return cost.cost_usd() / static_cast<double>(bom.gpus); }
+  double power_per_gpu_w() const { return cost.power_w() / static_cast<double>(bom.gpus); }
 };
 
 DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& design,
