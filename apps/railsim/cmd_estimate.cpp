@@ -18,12 +18,22 @@ struct EstimateArgs {
   spec::ClusterOptions cluster;
   NetworkOptions network;
   StrategyOptions strategy;
+  std::optional<double> train_tokens;
   bool json = false;
 };
 
+// "15T", "300B", "2.5M", "40,000".
+std::string tokens_text(double n) {
+  if (n >= 1e12) return fmt::format("{:g}T", n / 1e12);
+  if (n >= 1e9) return fmt::format("{:g}B", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:g}M", n / 1e6);
+  return cost::with_commas(n);
+}
+
 void print_human(const perf::Model& m, const perf::Training& tr, const spec::Cluster& c,
                  const spec::NetworkDesign& d, const perf::Strategy& s,
-                 const perf::IterationTime& it, const report::Table& comm) {
+                 const perf::IterationTime& it, const report::Table& comm,
+                 std::optional<double> train_tokens, double train_days) {
   fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name,
              cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
              units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
@@ -32,6 +42,11 @@ void print_human(const perf::Model& m, const perf::Training& tr, const spec::Clu
              perf::to_string(tr.dtype), tr.flash_attention ? "on" : "off");
   fmt::print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {} tokens/s\n",
              it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, cost::with_commas(it.tokens_per_s));
+  if (train_tokens)
+    fmt::print(
+        "time to train {} tokens: {:.1f} days ({} h) at this iteration time, without "
+        "failures or restarts (railsim fail goodput adds them)\n",
+        tokens_text(*train_tokens), train_days, cost::with_commas(train_days * 24));
   const perf::ErrorBand band = perf::error_band(c.gpu.name, tr.stack.name);
   fmt::print("error band +-{:.1f}% ({:.4g}-{:.4g} s): {}\n", 100 * band.fraction,
              it.iteration_time_s * (1 - band.fraction), it.iteration_time_s * (1 + band.fraction),
@@ -56,6 +71,9 @@ void add_estimate_command(CLI::App& app) {
   add_network_options(*cmd, args->network);
   add_routing_options(*cmd, args->network);
   add_strategy_options(*cmd, args->strategy);
+  cmd->add_option("--train-tokens", args->train_tokens,
+                  "Tokens to train on: prints the days this iteration time takes for them "
+                  "(tokens / tokens per second; no failures)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] {
     const StrategyInputs in = resolve_strategy_inputs(args->strategy);
@@ -63,8 +81,9 @@ void add_estimate_command(CLI::App& app) {
     const spec::NetworkDesign d = resolve_network(args->network);
     const perf::Strategy s = resolve_strategy(in, c);
     if (args->json) {
-      fmt::print("{}\n",
-                 perf::estimate_document(in.model, in.training, s, c, d, in.placement).dump(2));
+      fmt::print("{}\n", perf::estimate_document(in.model, in.training, s, c, d, in.placement,
+                                                 args->train_tokens)
+                             .dump(2));
       return;
     }
     const perf::IterationTime it = perf::estimate(in.model, in.training, s, c, d, in.placement);
@@ -72,7 +91,9 @@ void add_estimate_command(CLI::App& app) {
     const perf::Placement pl(c, s.degrees(), in.placement);
     const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
     const perf::NetworkModel nm = perf::make_network_model(c, d);
-    print_human(in.model, in.training, c, d, s, it, report::comm_table(cs, pl, nm));
+    const double days = args->train_tokens ? perf::days_to_train(it, *args->train_tokens) : 0;
+    print_human(in.model, in.training, c, d, s, it, report::comm_table(cs, pl, nm),
+                args->train_tokens, days);
   });
 }
 

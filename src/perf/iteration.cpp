@@ -7,9 +7,11 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 #include "detail.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/perf/expansion.hpp"
 
@@ -858,6 +860,12 @@ IterationTime estimate(const Model& m, const Training& tr, const Strategy& s,
   validate(m, tr, s, c);
   const EstimateContext ctx = make_context(m, tr, c, d, placement);
   return estimate(ctx, s);
+}
+
+double days_to_train(const IterationTime& it, double tokens) {
+  check_number("--train-tokens", tokens, Range::positive(1e18));
+  if (!(it.tokens_per_s > 0)) throw std::logic_error("days_to_train: no throughput");
+  return tokens / it.tokens_per_s / 86'400.0;
 }
 
 }  // namespace railsim::perf

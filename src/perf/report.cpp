@@ -24,8 +24,9 @@ Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
 
 Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
                        const spec::Cluster& c, const spec::NetworkDesign& d,
-                       PlacementKind placement) {
+                       PlacementKind placement, std::optional<double> train_tokens) {
   const IterationTime it = estimate(m, tr, s, c, d, placement);
+  const double days = train_tokens ? days_to_train(it, *train_tokens) : 0.0;
   // The schedule that was timed, op by op (the same as estimate() builds internally).
   const Placement pl(c, s.degrees(), placement);
   const CommSchedule cs = build_comm_schedule(m, tr, s, pl);
@@ -33,6 +34,10 @@ Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
   j.update(run_json(m, tr, c, d));
   j["error_band"] = to_json(error_band(c.gpu.name, tr.stack.name), it.iteration_time_s);
   j["comm"] = comm_to_json(cs, pl, make_network_model(c, d));
+  if (train_tokens) {
+    j["train_tokens"] = *train_tokens;
+    j["train_days"] = days;
+  }
   return j;
 }
 

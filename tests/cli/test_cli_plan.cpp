@@ -58,6 +58,27 @@ TEST(CliEstimate, HumanOutputNamesTheBreakdown) {
     EXPECT_NE(r.out.find(w), std::string::npos) << w;
 }
 
+// Days to train N tokens at the iteration's throughput (tokens / tokens_per_s / 86,400 s).
+TEST(CliEstimate, DaysToTrainATokenBudget) {
+  const std::string gpt = "estimate --model GPT-1T --gpus 4096 --tp 8 --pp 16";
+  const auto r = run_cli(gpt + " --train-tokens 1e12 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["train_tokens"].get<double>(), 1e12);
+  // GPT-1T, batch 4,096 x 2,048 tokens: 8,388,608 tokens per iteration.
+  const double tokens_per_s = 8'388'608.0 / j["iteration_time_s"].get<double>();
+  EXPECT_NEAR(j["tokens_per_s"].get<double>(), tokens_per_s, 1e-9 * tokens_per_s);
+  EXPECT_NEAR(j["train_days"].get<double>(), 1e12 / tokens_per_s / 86'400.0, 1e-9);
+  EXPECT_GT(j["train_days"].get<double>(), 30.0);  // about 45 days at some 257,000 tokens/s
+  EXPECT_LT(j["train_days"].get<double>(), 60.0);
+  EXPECT_FALSE(nlohmann::json::parse(run_cli(gpt + " --json").out).contains("train_days"));
+  const auto text = run_cli(gpt + " --train-tokens 15e12");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("time to train 15T tokens: "), std::string::npos) << text.out;
+  for (const char* bad : {"0", "-1", "nan", "1e30", "many"})
+    expect_error(gpt + " --train-tokens " + bad, "--train-tokens");
+}
+
 TEST(CliEstimate, InfeasibleStrategyIsReportedNotAnError) {
   // 175B without recompute or SP needs ~112 GiB per GPU (Korthikanti et al. Figure 1, their
   // unfused attention: the megatron-lm-2022 stack).

@@ -143,6 +143,11 @@ IterationTime estimate(const Model& m, const Training& tr, const Strategy& s,
                        const spec::Cluster& c, const spec::NetworkDesign& d,
                        PlacementKind placement = PlacementKind::rail_aligned);
 
+// Days to train on `tokens` tokens at the iteration's throughput (ours: tokens / tokens_per_s /
+// 86,400 s): every iteration as timed, without failures, restarts or checkpoints (`railsim fail
+// goodput` adds those). Throws InputError("--train-tokens") unless tokens is in (0, 1e18].
+double days_to_train(const IterationTime& it, double tokens);
+
 // Memory per GPU alone (used for the "no feasible strategy" message).
 MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s);
 
