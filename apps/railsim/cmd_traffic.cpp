@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
@@ -197,10 +198,13 @@ void run(const TrafficArgs& a) {
         traffic::to_string(traffic::locality_of(c, sum.busiest_pair.src, sum.busiest_pair.dst)),
         report::si(sum.busiest_pair.bytes, "B"));
   if (sum.busiest_nic.gpu >= 0)
-    fmt::print("busiest NIC: GPU {} (domain {}, rail {}): {} out, {} in\n", sum.busiest_nic.gpu,
-               c.domain_of(sum.busiest_nic.gpu), c.rail_of(sum.busiest_nic.gpu),
-               report::si(sum.busiest_nic.tx_bytes, "B"),
-               report::si(sum.busiest_nic.rx_bytes, "B"));
+    fmt::print(
+        "busiest NIC: GPU {} (domain {}, rail {}): {} out, {} in; busy {} of the iteration at "
+        "{:g} Gb/s\n",
+        sum.busiest_nic.gpu, c.domain_of(sum.busiest_nic.gpu), c.rail_of(sum.busiest_nic.gpu),
+        report::si(sum.busiest_nic.tx_bytes, "B"), report::si(sum.busiest_nic.rx_bytes, "B"),
+        pct(traffic::busiest_nic_utilisation(sum, c, it)),
+        units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()));
   else
     fmt::print("busiest NIC: none ({})\n", d.kind == spec::DesignKind::ideal
                                                ? "the ideal design has no NIC network"

@@ -119,8 +119,16 @@ Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
   j["seed"] = seed;
   j["iteration_time_s"] = it.iteration_time_s;
   j["feasible"] = it.feasible;
+  j["busiest_nic_utilisation"] = busiest_nic_utilisation(summary, cluster, it);
   j["matrix_memory_bytes"] = tm.memory_bytes();
   return j;
+}
+
+double busiest_nic_utilisation(const TrafficSummary& s, const spec::Cluster& cluster,
+                               const perf::IterationTime& it) {
+  if (s.busiest_nic.gpu < 0 || !(it.iteration_time_s > 0)) return 0.0;
+  return std::max(s.busiest_nic.tx_bytes, s.busiest_nic.rx_bytes) /
+         (it.iteration_time_s * cluster.nic_bw_per_gpu_Bps());
 }
 
 Json to_json(const TrafficSummary& s, const spec::Cluster& c) {

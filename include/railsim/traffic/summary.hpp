@@ -57,6 +57,12 @@ struct TrafficSummary {
 TrafficSummary summarize(const TrafficMatrix& tm, const spec::Cluster& cluster,
                          spec::DesignKind design);
 
+// The busiest NIC's load averaged over one iteration: max(tx, rx) bytes over the iteration time x
+// the GPU's NIC bandwidth (ours; bursts run at line rate, so this is the fraction of the
+// iteration they take). 0 without a busiest NIC or an iteration time.
+double busiest_nic_utilisation(const TrafficSummary& s, const spec::Cluster& cluster,
+                               const perf::IterationTime& it);
+
 // JSON of a summary: bytes_by_locality {same_domain, same_rail, cross_rail},
 // bytes_by_parallelism {tp, sp, pp, dp, ep}, bytes {parallelism: {locality: bytes}}, shares,
 // pairs_with_traffic, ordered_pairs, pair_fraction_with_traffic, busiest_pair, busiest_nic, ...
