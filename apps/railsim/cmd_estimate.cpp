@@ -72,8 +72,8 @@ void add_estimate_command(CLI::App& app) {
   add_routing_options(*cmd, args->network);
   add_strategy_options(*cmd, args->strategy);
   cmd->add_option("--train-tokens", args->train_tokens,
-                  "Tokens to train on: prints the days this iteration time takes for them "
-                  "(tokens / tokens per second; no failures)");
+                  "Tokens to train on, in (0, 1e18]: prints the days this iteration time takes "
+                  "for them (tokens / tokens per second; no failures)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] {
     const StrategyInputs in = resolve_strategy_inputs(args->strategy);
