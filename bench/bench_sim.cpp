@@ -31,7 +31,7 @@ spec::NetworkDesign design(spec::DesignKind k, const std::string& sw = "") {
 }
 
 void run(benchmark::State& state, std::int64_t n, spec::DesignKind k, perf::CollectiveOp op,
-         sim::Aggregation agg, sim::Routing routing = sim::Routing::ecmp,
+         sim::Aggregation agg, spec::Routing routing = spec::Routing::ecmp,
          const std::string& sw = "", double batch_tolerance = 1e-9) {
   const topo::Fabric f = topo::build_fabric(cluster(n), design(k, sw));
   const sim::SimNetwork net = sim::make_sim_network(f);
@@ -68,7 +68,7 @@ void BM_AllToAll1024_RailOptimized(benchmark::State& s) {
 // Packet spraying: the same flows over bundles of parallel uplinks (no collisions, 3 events).
 void BM_AllToAll1024_RailOptimized_Spray(benchmark::State& s) {
   run(s, 1024, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_to_all,
-      sim::Aggregation::off, sim::Routing::spray);
+      sim::Aggregation::off, spec::Routing::spray);
 }
 void BM_AllToAll1024_RailOnly(benchmark::State& s) {
   run(s, 1024, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
@@ -78,7 +78,7 @@ void BM_AllToAll1024_RailOnly(benchmark::State& s) {
 // from the lowest level they change, some giving up (then events re-fill whole for a while).
 void BM_AllToAll1024_RailOnly_TH4(benchmark::State& s) {
   run(s, 1024, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off,
-      sim::Routing::ecmp, "TH4-64x400G");
+      spec::Routing::ecmp, "TH4-64x400G");
 }
 void BM_AllToAll3072_RailOnly(benchmark::State& s) {
   run(s, 3072, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off);
@@ -93,12 +93,12 @@ void BM_AllToAll4096_RailOnly(benchmark::State& s) {
 // Scale, for what it costs in accuracy: 1.1e-5 of the exact completion at 4,096 GPUs).
 void BM_AllToAll4096_RailOnly_Tol1e4(benchmark::State& s) {
   run(s, 4096, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off,
-      sim::Routing::ecmp, "", 1e-4);
+      spec::Routing::ecmp, "", 1e-4);
 }
 // 67.1M flows, about 14 GB: run it on a machine with the memory.
 void BM_AllToAll8192_RailOnly_Tol1e3(benchmark::State& s) {
   run(s, 8192, spec::DesignKind::rail_only, perf::CollectiveOp::all_to_all, sim::Aggregation::off,
-      sim::Routing::ecmp, "", 1e-3);
+      spec::Routing::ecmp, "", 1e-3);
 }
 void BM_AllToAll4096_RailOptimized(benchmark::State& s) {
   run(s, 4096, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_to_all,
@@ -110,7 +110,7 @@ void BM_RingAllReduce32768_RailOptimized(benchmark::State& s) {
 }
 void BM_RingAllReduce32768_RailOptimized_Spray(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_optimized, perf::CollectiveOp::all_reduce,
-      sim::Aggregation::off, sim::Routing::spray);
+      sim::Aggregation::off, spec::Routing::spray);
 }
 void BM_RingAllReduce32768_RailOnly(benchmark::State& s) {
   run(s, 32768, spec::DesignKind::rail_only, perf::CollectiveOp::all_reduce, sim::Aggregation::off);

@@ -490,7 +490,7 @@ std::string sim_(const py::kwargs& kw) {
       check_number("hop_latency_us", hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("max_flows", max_flows, 1000, 200'000'000);
   cfg.aggregate = sim::parse_aggregation(aggregate, "aggregate");
-  cfg.routing = sim::parse_routing(routing, "routing");
+  cfg.routing = spec::parse_routing(routing, "routing");
   cfg.seed = static_cast<std::uint64_t>(check_integer("seed", seed, 0, std::int64_t{1} << 62));
   cfg.batch_tolerance = check_number("batch_tolerance", batch_tolerance, Range::between(0, 0.01));
   const int top_n = static_cast<int>(check_integer("top", top, 0, 1000));

@@ -134,7 +134,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
   cfg.max_memory_bytes = units::parse_bytes(a.max_memory, "--max-memory");
   cfg.aggregate = sim::parse_aggregation(a.aggregate);
-  cfg.routing = sim::parse_routing(spec::to_string(d.routing), "--routing");
+  cfg.routing = d.routing;
   cfg.seed = d.ecmp_seed;
   cfg.batch_tolerance =
       check_number("--batch-tolerance", a.batch_tolerance, Range::between(0, 0.01));
@@ -306,7 +306,7 @@ void add_sim_command(CLI::App& app) {
                   "skewed MoE all-to-all of 4,096 GPUs in about 36 s)")
       ->capture_default_str();
   cmd->add_option("--top", args->top, "Busiest links to list")->capture_default_str();
-  add_routing_options(*cmd, args->network);  // sim: adaptive = least-loaded of 16 hashed paths
+  add_routing_options(*cmd, args->network);
   cmd->add_option("--skew", args->skew,
                   "Skewed (MoE) all-to-all: expert popularity uniform or zipf:S (the expert of "
                   "rank r gets r^-S, S in [0, 4]; ranks dealt to experts by --moe-seed)")

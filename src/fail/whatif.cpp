@@ -143,7 +143,7 @@ void simulate(const topo::Fabric& f, const topo::DegradedFabric& d, const perf::
   sim::SimConfig cfg;
   cfg.aggregate = sim::Aggregation::off;  // failures break the symmetry aggregation needs
   // The design's routing (--routing): under spray each bundle holds its live links only.
-  cfg.routing = sim::parse_routing(spec::to_string(f.design.routing), "--routing");
+  cfg.routing = f.design.routing;
   const sim::ScheduleCheck healthy = sim::check_schedule(f, cs, pl, cfg);
   sim::SimConfig dcfg = cfg;
   const sim::SimNetwork net = sim::like_for_like(d, dcfg);

@@ -28,11 +28,8 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   out.sim = simulate_schedule(net, schedule, placement, cfg);
   // The analytic model under the simulation's routing: ECMP's expected collisions, or perfect
   // spreading for adaptive routing and spraying (docs/model.md section 5).
-  const spec::Routing routing = cfg.routing == Routing::adaptive ? spec::Routing::adaptive
-                                : cfg.routing == Routing::spray  ? spec::Routing::spray
-                                                                 : spec::Routing::ecmp;
   const perf::NetworkModel nm =
-      perf::make_network_model(topo::make_network_view(fabric), fabric.cluster.gpu.eff, routing);
+      perf::make_network_model(topo::make_network_view(fabric), fabric.cluster.gpu.eff, cfg.routing);
   for (const perf::CommOp& op : schedule) {
     const double t = perf::collective_time(op, placement.shape(op.axis), nm).time_s;
     out.analytic_s.push_back(t);
@@ -46,7 +43,7 @@ void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg
   j["design"] = std::string(spec::to_string(fabric.design.kind));
   j["gpus"] = fabric.cluster.gpus;
   j["hb_domain"] = fabric.cluster.hb_domain;
-  j["routing"] = std::string(to_string(cfg.routing));
+  j["routing"] = std::string(spec::to_string(cfg.routing));
   j["seed"] = cfg.seed;
   j["forwarding"] = std::string(to_string(cfg.mode));
   j["forward_via"] = forward_via;

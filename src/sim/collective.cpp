@@ -25,19 +25,6 @@ std::string_view to_string(ForwardingMode m) {
   return kForwardingNames.name(m);
 }
 
-namespace {
-constexpr EnumNames<Routing, 3> kRoutingNames{
-    {{{Routing::ecmp, "ecmp"}, {Routing::adaptive, "adaptive"}, {Routing::spray, "spray"}}}};
-}  // namespace
-
-std::string_view to_string(Routing r) {
-  return kRoutingNames.name(r);
-}
-
-Routing parse_routing(std::string_view s, const std::string& option) {
-  return kRoutingNames.parse(s, option, "routing");
-}
-
 ForwardingMode parse_forwarding_mode(std::string_view s, const std::string& option) {
   return kForwardingNames.parse(s, option, "forwarding mode");
 }
@@ -70,8 +57,9 @@ std::int64_t forwarding_peer(const SimNetwork& net, topo::Forwarding fw, std::in
 }
 
 // Turns transfers into flows: forwarding legs, pipelining chunks, merging of identical flows,
-// (by_class) mapping channels onto one channel per link class, and (spray) mapping switch-switch
-// channels onto their bundles, which follow the network's channels in the workload.
+// (by_class) mapping channels onto one channel per link class, and (adaptive, spray: spreading)
+// mapping switch-switch channels onto their bundles, which follow the network's channels in the
+// workload.
 class FlowBuilder {
  public:
   // two_phase: a barrier separates every first leg (and direct transfer of the same kind) from
@@ -81,14 +69,14 @@ class FlowBuilder {
         cfg_(cfg),
         by_class_(by_class),
         two_phase_(two_phase && net.rail_only && cfg.mode == ForwardingMode::two_phase),
-        spray_(cfg.routing == Routing::spray && !by_class && !net.bundle_of.empty()) {
+        spread_(cfg.routing != spec::Routing::ecmp && !by_class && !net.bundle_of.empty()) {
     if (by_class) {
       std::vector<double> cap(net.class_names.size(), 0.0);
       for (std::size_t c = 0; c < net.capacity_Bps.size(); ++c)
         cap[static_cast<std::size_t>(net.channel_class[c])] += net.capacity_Bps[c];
       for (double& x : cap) x = x > 0 ? x : 1.0;  // a class without channels carries nothing
       w_ = Workload(std::move(cap));
-    } else if (spray_) {
+    } else if (spread_) {
       std::vector<double> cap = net.capacity_Bps;
       bundle_cap_ = bundle_capacities(net);
       for (double x : bundle_cap_) cap.push_back(x > 0 ? x : 1.0);  // no live member: unused
@@ -98,12 +86,12 @@ class FlowBuilder {
     }
   }
 
-  // Simulates the finished workload. Under spray, a bundle's bytes are handed back to its member
+  // Simulates the finished workload. Spread (adaptive, spray), a bundle's bytes are handed back to its member
   // links in proportion to their capacities (spraying loads them evenly), each member at the
   // bundle's peak utilisation, so that the result has one entry per network channel.
   SimResult run(const EngineOptions& opt) {
     SimResult r = simulate(done(), opt);
-    if (!spray_) return r;
+    if (!spread_) return r;
     const std::size_t C = net_.capacity_Bps.size();
     for (std::size_t c = 0; c < C; ++c) {
       const std::int32_t b = net_.bundle_of[c];
@@ -163,8 +151,8 @@ class FlowBuilder {
       const FlowId d1[1] = {f1};
       return leg(mid, dst, mix(h), bytes, weight, d1);
     }
-    route(src, mid, h, p1_, bytes * weight);
-    route(mid, dst, mix(h), p2_, bytes * weight);
+    route(src, mid, h, p1_);
+    route(mid, dst, mix(h), p2_);
     const double piece = bytes / cfg_.chunks;
     FlowId prev1 = -1, prev2 = -1;
     for (int j = 0; j < cfg_.chunks; ++j) {
@@ -197,7 +185,7 @@ class FlowBuilder {
       return f;
     };
     if (!fw) {
-      route(src, dst, h, p1_, bytes * weight);
+      route(src, dst, h, p1_);
       // hb_first: the first phase is the NVLink shuffle of what changes rails; transfers inside
       // the domain run with the NIC phase (as the analytic model's max(intra / B_hb,
       // inter / B_nic) + cross / B_hb has it). rail_first: the rail transfers go first.
@@ -206,8 +194,8 @@ class FlowBuilder {
     }
     const std::int64_t mid = hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
                                       : c.gpu_at(c.domain_of(dst), c.rail_of(src));
-    route(src, mid, h, p1_, bytes * weight);
-    route(mid, dst, mix(h), p2_, bytes * weight);
+    route(src, mid, h, p1_);
+    route(mid, dst, mix(h), p2_);
     first(p1_);
     return add(p2_, bytes, weight, bar);
   }
@@ -218,7 +206,7 @@ class FlowBuilder {
              std::span<const FlowId> after) {
     const int k = net_.spread && !by_class_ ? net_.spread(s, d) : 0;
     if (k <= 1) {
-      route(s, d, h, p1_, bytes * weight);
+      route(s, d, h, p1_);
       return add(p1_, bytes, weight, after);
     }
     std::vector<FlowId> parts;
@@ -233,7 +221,7 @@ class FlowBuilder {
     return add(p1_, 0.0, weight, parts);
   }
 
-  void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out, double bytes) {
+  void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out) {
     out.clear();
     net_.route(s, d, h, out);
     if (by_class_) {
@@ -241,32 +229,13 @@ class FlowBuilder {
       return;
     }
     to_bundles(out);
-    if (cfg_.routing != Routing::adaptive) return;
-    // Of the candidate paths, the one whose busiest channel carries the fewest bytes so far.
-    if (load_.empty()) load_.assign(net_.capacity_Bps.size(), 0.0);
-    auto busiest = [this](const topo::Path& p) {
-      double m = 0;
-      for (auto ch : p) m = std::max(m, load_[static_cast<std::size_t>(ch)]);
-      return m;
-    };
-    double best = busiest(out);
-    for (int c = 1; c < cfg_.adaptive_choices; ++c) {
-      alt_.clear();
-      net_.route(s, d, mix(h + static_cast<std::uint64_t>(c) * 0x9E3779B97F4A7C15ull), alt_);
-      const double b = busiest(alt_);
-      if (b < best) {
-        best = b;
-        std::swap(out, alt_);
-      }
-    }
-    for (auto ch : out) load_[static_cast<std::size_t>(ch)] += bytes;
   }
 
-  // Spray: every switch-switch channel of a path replaced by its bundle. The bundles a route
+  // Spreading: every switch-switch channel of a path replaced by its bundle. The bundles a route
   // crosses do not depend on which equal-cost uplinks the hash picked, so this is the path of the
   // whole sprayed transfer.
   void to_bundles(topo::Path& p) const {
-    if (!spray_) return;
+    if (!spread_) return;
     const auto C = static_cast<std::int32_t>(net_.capacity_Bps.size());
     for (auto& ch : p) {
       const std::int32_t b = net_.bundle_of[static_cast<std::size_t>(ch)];
@@ -333,8 +302,8 @@ class FlowBuilder {
 
   const SimNetwork& net_;
   const SimConfig& cfg_;
-  bool by_class_, two_phase_, spray_;
-  std::vector<double> bundle_cap_;  // spray: capacity of each bundle
+  bool by_class_, two_phase_, spread_;
+  std::vector<double> bundle_cap_;  // spreading: capacity of each bundle
   FlowId barrier_ = -1;
   double sent_ = 0;
   std::vector<std::uint8_t> linked_;
@@ -364,8 +333,7 @@ class FlowBuilder {
   core::BigVector<std::int64_t> dep_off_{0};
   core::BigVector<FlowId> dep_ids_;
   std::vector<FlowId> deps_;
-  topo::Path p1_, p2_, alt_;
-  std::vector<double> load_;  // bytes given to each channel so far (adaptive routing)
+  topo::Path p1_, p2_;
 };
 
 // Per-channel (or per-class) statistics accumulated over the phases of a collective.
@@ -813,7 +781,7 @@ CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Gro
 
 topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64_t src,
                          std::int64_t dst) {
-  if (cfg.routing != Routing::ecmp)
+  if (cfg.routing != spec::Routing::ecmp)
     throw std::logic_error("transfer_path: only ECMP paths are fixed per transfer");
   topo::Path out;
   if (src == dst) return out;

@@ -132,9 +132,9 @@ TEST(ScheduleCrossCheck, AdaptiveRoutingRemovesTheEcmpCollisionsOfPipelineSends)
   const perf::Placement pl(f.cluster, s.degrees());
   const perf::CommSchedule sched = perf::build_comm_schedule(m, tr, s, pl);
   sim::SimConfig cfg;
-  cfg.routing = sim::Routing::adaptive;
+  cfg.routing = spec::Routing::adaptive;
   const sim::ScheduleCheck adaptive = sim::check_schedule(f, sched, pl, cfg);
-  cfg.routing = sim::Routing::ecmp;
+  cfg.routing = spec::Routing::ecmp;
   const sim::ScheduleCheck ecmp = sim::check_schedule(f, sched, pl, cfg);
   cfg.seed = 7;
   const sim::ScheduleCheck seeded = sim::check_schedule(f, sched, pl, cfg);

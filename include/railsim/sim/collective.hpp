@@ -47,18 +47,13 @@ ForwardingMode parse_forwarding_mode(std::string_view s,
 
 enum class Aggregation : std::uint8_t { automatic, off, on };
 
-// How a flow picks among equal-cost paths above its leaf. ecmp: a hash of (source, destination,
-// seed), as switches hash a flow's headers; flows can collide on one uplink. adaptive: each
-// transfer takes, of `adaptive_choices` hashed candidates, the path whose busiest channel has
-// been given the fewest bytes so far (in the order transfers are issued): load-aware path choice
-// as adaptive routing (InfiniBand AR, Spectrum-X, Tomahawk-5 DLB) approximates it; ours.
-// spray: per-packet spraying over every equal-cost path, in the fluid model one flow over the
-// bundles of parallel uplinks it crosses (SimNetwork::bundle_of), each bundle's capacity the sum
-// of its live links; per-link bytes are the bundle's shared evenly (docs/sim.md; ours).
-enum class Routing : std::uint8_t { ecmp, adaptive, spray };
-std::string_view to_string(Routing r);
-Routing parse_routing(std::string_view s, const std::string& option = "--routing");
-
+// How a flow picks among equal-cost paths above its leaf: spec::Routing (docs/model.md section
+// 5 defines each, with its source). ecmp: a hash of (source, destination, seed) at every hop, as
+// switches hash a flow's headers; flows can collide on one uplink. adaptive and spray: per-packet
+// adaptive routing (InfiniBand AR, Spectrum-X) and per-packet spraying both spread a flow's bytes
+// over every equal-cost uplink; in the fluid model that is one flow over the bundles of parallel
+// uplinks it crosses (SimNetwork::bundle_of), each bundle's capacity the sum of its live links,
+// per-link bytes the bundle's shared evenly (docs/sim.md).
 struct SimConfig {
   topo::Forwarding forwarding = topo::Forwarding::hb_first;
   ForwardingMode mode = ForwardingMode::store;
@@ -73,11 +68,10 @@ struct SimConfig {
   double max_memory_bytes = 16.0 * (1ull << 30);
   Aggregation aggregate = Aggregation::automatic;  // all-to-all over all GPUs by link class
   double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance
-  Routing routing = Routing::ecmp;
-  // Salts the ECMP hash (another seed, another set of collisions). adaptive: salts the candidates;
-  // spray: no effect on switch paths (all are used), only a multi-NIC GPU's NIC choice.
+  spec::Routing routing = spec::Routing::ecmp;
+  // Salts the ECMP hash (another seed, another set of collisions). adaptive, spray: no effect on
+  // switch paths (all are used), only a multi-NIC GPU's NIC choice.
   std::uint64_t seed = 0;
-  int adaptive_choices = 16;  // candidate paths per transfer with Routing::adaptive
 };
 
 using Group = std::vector<std::int64_t>;  // GPU ids in ring (rank) order
@@ -143,7 +137,7 @@ CollectiveResult simulate_alltoallv(const SimNetwork& net, const std::vector<Gro
 // The directed channels a transfer from src to dst crosses under cfg (the ECMP hash the simulator
 // uses, salted by cfg.seed; on rail-only, the forwarding legs through the HB-domain peer that
 // cfg.forwarding picks, concatenated), for packet-level cross-checks that must take the same
-// paths. Routing::ecmp only (adaptive choices depend on the order transfers are issued).
+// paths. ECMP only (adaptive routing and spraying split a transfer over every path).
 topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64_t src,
                          std::int64_t dst);
 
