@@ -45,15 +45,7 @@ std::uint64_t flow_hash(std::int64_t src, std::int64_t dst, std::uint64_t seed) 
 }
 
 bool needs_forwarding(const SimNetwork& net, std::int64_t src, std::int64_t dst) {
-  const auto& c = net.cluster;
-  return net.rail_only && c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
-}
-
-std::int64_t forwarding_peer(const SimNetwork& net, topo::Forwarding fw, std::int64_t src,
-                             std::int64_t dst) {
-  const auto& c = net.cluster;
-  return fw == topo::Forwarding::hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
-                                          : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+  return net.rail_only && topo::needs_forwarding(net.cluster, src, dst);
 }
 
 // Turns transfers into flows: forwarding legs, pipelining chunks, merging of identical flows,
@@ -138,14 +130,11 @@ class FlowBuilder {
   FlowId transfer_impl(std::int64_t src, std::int64_t dst, double bytes,
                        std::span<const FlowId> after, double weight) {
     if (src == dst || bytes <= 0) return -1;
-    const auto& c = net_.cluster;
     const std::uint64_t h = flow_hash(src, dst, cfg_.seed);
     const bool fw = needs_forwarding(net_, src, dst);
     if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
     if (!fw) return leg(src, dst, h, bytes, weight, after);
-    const std::int64_t mid = cfg_.forwarding == topo::Forwarding::hb_first
-                                 ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
-                                 : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+    const std::int64_t mid = topo::forwarding_peer(net_.cluster, cfg_.forwarding, src, dst);
     if (cfg_.mode != ForwardingMode::pipelined || cfg_.chunks <= 1) {  // two-phase: store here
       const FlowId f1 = leg(src, mid, h, bytes, weight, after);
       const FlowId d1[1] = {f1};
@@ -192,8 +181,7 @@ class FlowBuilder {
       const bool same_domain = c.domain_of(src) == c.domain_of(dst);
       return !hb_first && !same_domain ? first(p1_) : add(p1_, bytes, weight, bar);
     }
-    const std::int64_t mid = hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
-                                      : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+    const std::int64_t mid = topo::forwarding_peer(c, cfg_.forwarding, src, dst);
     route(src, mid, h, p1_);
     route(mid, dst, mix(h), p2_);
     first(p1_);
@@ -790,7 +778,7 @@ topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64
     net.route(src, dst, h, out);
     return out;
   }
-  const std::int64_t mid = forwarding_peer(net, cfg.forwarding, src, dst);
+  const std::int64_t mid = topo::forwarding_peer(net.cluster, cfg.forwarding, src, dst);
   net.route(src, mid, h, out);
   net.route(mid, dst, mix(h), out);
   return out;

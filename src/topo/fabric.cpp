@@ -13,12 +13,9 @@ using detail::mix;
 
 std::int32_t Fabric::leaf_of(std::int64_t gpu, int nic) const {
   if (instances == 0) return -1;
-  const std::int64_t rail = cluster.rail_of(gpu);
-  const std::int64_t pos = cluster.domain_of(gpu) * cluster.nics_per_gpu + nic;
-  if (instances == 1)  // rail_optimized: one Clos, leaves grouped per rail
-    return static_cast<std::int32_t>(tier_node_base[1] + plan.leaf_of(rail, pos));
-  return static_cast<std::int32_t>(tier_node_base[1] + rail * plan.tiers[0].switches() +
-                                   plan.leaf_of(0, pos));
+  return static_cast<std::int32_t>(tier_node_base[1] +
+                                   clos_instance(instances, cluster, gpu) * plan.tiers[0].switches() +
+                                   leaf_in_instance(plan, instances, cluster, gpu, nic));
 }
 
 namespace {
@@ -28,26 +25,14 @@ namespace {
 void clos_route(const Fabric& f, std::int64_t s, std::int64_t d, int nic, std::uint64_t h,
                 Path& out) {
   const ClosPlan& p = f.plan;
-  const std::int64_t inst = f.instances == 1 ? 0 : f.cluster.rail_of(s);
-  const std::int64_t leaf_base = f.tier_node_base[1] + inst * p.tiers[0].switches();
+  const std::int64_t inst = clos_instance(f.instances, f.cluster, s);
   out.push_back(2 * f.nic_link(s, nic));
-  const std::int64_t ls = f.leaf_of(s, nic) - leaf_base;
-  const std::int64_t ld = f.leaf_of(d, nic) - leaf_base;
-  if (ls == ld) {
+  std::int64_t bs[kMaxLevels], bd[kMaxLevels];
+  const int top = p.common_blocks(leaf_in_instance(p, f.instances, f.cluster, s, nic),
+                                  leaf_in_instance(p, f.instances, f.cluster, d, nic), bs, bd);
+  if (top == 1) {
     out.push_back(2 * f.nic_link(d, nic) + 1);
     return;
-  }
-  std::int64_t bs[kMaxLevels], bd[kMaxLevels];
-  bs[1] = ls;
-  bd[1] = ld;
-  int top = p.tier_count();
-  for (int t = 2; t <= p.tier_count(); ++t) {
-    bs[t] = bs[t - 1] / p.tiers[t - 1].group;
-    bd[t] = bd[t - 1] / p.tiers[t - 1].group;
-    if (bs[t] == bd[t]) {
-      top = t;
-      break;
-    }
   }
   std::int64_t j = 0;  // switch index inside the current block (a leaf block has one)
   for (int t = 1; t < top; ++t) {
@@ -55,9 +40,7 @@ void clos_route(const Fabric& f, std::int64_t s, std::int64_t d, int nic, std::u
     const ClosTier& hi = p.tiers[t];
     h = mix(h + static_cast<std::uint64_t>(t));
     const std::int64_t port = j * lo.up_ports + static_cast<std::int64_t>(h % lo.up_ports);
-    const std::int64_t link =
-        f.link_base[t] + inst * lo.uplinks() + bs[t] * lo.up_ports_per_block() + port;
-    out.push_back(static_cast<std::int32_t>(2 * link));
+    out.push_back(static_cast<std::int32_t>(2 * f.uplink(t, inst, bs[t], port)));
     j = hi.switch_of(bs[t] % hi.group, port);
   }
   for (int t = top - 1; t >= 1; --t) {
@@ -68,9 +51,7 @@ void clos_route(const Fabric& f, std::int64_t s, std::int64_t d, int nic, std::u
     const std::int64_t i = bd[t] % hi.group;
     const auto n = static_cast<std::uint64_t>(hi.links_between(i, j));
     const std::int64_t port = hi.port_between(i, j, static_cast<std::int64_t>(h % n));
-    const std::int64_t link =
-        f.link_base[t] + inst * lo.uplinks() + bd[t] * lo.up_ports_per_block() + port;
-    out.push_back(static_cast<std::int32_t>(2 * link + 1));
+    out.push_back(static_cast<std::int32_t>(2 * f.uplink(t, inst, bd[t], port) + 1));
     j = port / lo.up_ports;
   }
   out.push_back(2 * f.nic_link(d, nic) + 1);
@@ -97,12 +78,11 @@ void Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, 
           : 0;
   if (instances > 1 && c.rail_of(src) != c.rail_of(dst)) {
     // rail_only: no switch path between rails; hop through the HB domain.
+    const std::int64_t w = forwarding_peer(c, fw, src, dst);
     if (fw == Forwarding::hb_first) {
-      const std::int64_t w = c.gpu_at(c.domain_of(src), c.rail_of(dst));
       hb_route(*this, src, w, out);
       clos_route(*this, w, dst, nic, flow_hash, out);
     } else {
-      const std::int64_t w = c.gpu_at(c.domain_of(dst), c.rail_of(src));
       clos_route(*this, src, w, nic, flow_hash, out);
       hb_route(*this, w, dst, out);
     }

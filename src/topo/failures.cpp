@@ -378,8 +378,7 @@ bool DegradedFabric::down(int t, const std::int64_t* bd, std::int64_t j, std::in
   const std::size_t mark = out.size();
   for (std::int64_t k = 0; k < n; ++k) {
     const std::int64_t port = hi.port_between(i, j, nth_choice(first, k, n, h));
-    const std::int64_t link = f_->link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
-                              bd[t] * lo.up_ports_per_block() + port;
+    const std::int64_t link = f_->uplink(t, inst, bd[t], port);
     const std::int64_t j2 = port / lo.up_ports;
     if (!link_alive(link) || !node_alive(switch_node(t, inst, bd[t], j2))) continue;
     out.push_back(static_cast<std::int32_t>(2 * link + 1));
@@ -401,8 +400,7 @@ bool DegradedFabric::up(int t, const std::int64_t* bs, const std::int64_t* bd, i
   const std::size_t mark = out.size();
   for (std::int64_t k = 0; k < u; ++k) {
     const std::int64_t port = j * u + nth_choice(first, k, u, h);
-    const std::int64_t link = f_->link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
-                              bs[t] * lo.up_ports_per_block() + port;
+    const std::int64_t link = f_->uplink(t, inst, bs[t], port);
     const std::int64_t j2 = hi.switch_of(bs[t] % hi.group, port);
     if (!link_alive(link) || !node_alive(switch_node(t + 1, inst, bs[t + 1], j2))) continue;
     out.push_back(static_cast<std::int32_t>(2 * link));
@@ -419,26 +417,14 @@ bool DegradedFabric::clos_live(std::int64_t s, std::int64_t d, int nic, std::uin
   if (!edge_alive(s, nic) || !edge_alive(d, nic)) return false;
   const Fabric& f = *f_;
   const ClosPlan& p = f.plan;
-  const std::int64_t inst = f.instances == 1 ? 0 : f.cluster.rail_of(s);
-  if (f.instances > 1 && f.cluster.rail_of(d) != inst) return false;
-  const std::int64_t leaf_base = f.tier_node_base[1] + inst * p.tiers[0].switches();
-  const std::int64_t ls = f.leaf_of(s, nic) - leaf_base;
-  const std::int64_t ld = f.leaf_of(d, nic) - leaf_base;
+  const std::int64_t inst = clos_instance(f.instances, f.cluster, s);
+  if (clos_instance(f.instances, f.cluster, d) != inst) return false;
   const std::size_t mark = out.size();
   out.push_back(2 * f.nic_link(s, nic));
-  if (ls != ld) {
-    std::int64_t bs[kMaxLevels], bd[kMaxLevels];
-    bs[1] = ls;
-    bd[1] = ld;
-    int top = p.tier_count();
-    for (int t = 2; t <= p.tier_count(); ++t) {
-      bs[t] = bs[t - 1] / p.tiers[static_cast<std::size_t>(t - 1)].group;
-      bd[t] = bd[t - 1] / p.tiers[static_cast<std::size_t>(t - 1)].group;
-      if (bs[t] == bd[t]) {
-        top = t;
-        break;
-      }
-    }
+  std::int64_t bs[kMaxLevels], bd[kMaxLevels];
+  const int top = p.common_blocks(leaf_in_instance(p, f.instances, f.cluster, s, nic),
+                                  leaf_in_instance(p, f.instances, f.cluster, d, nic), bs, bd);
+  if (top > 1) {
     if (!up(1, bs, bd, top, 0, inst, h, out)) {
       out.resize(mark);
       return false;
@@ -507,7 +493,7 @@ RouteStatus DegradedFabric::route(std::int64_t src, std::int64_t dst, std::uint6
   // (the GPU on the destination's rail), as Fabric::route with Forwarding::hb_first.
   const std::size_t mark = out.size();
   if (rail_only && c.rail_of(src) != c.rail_of(dst)) {
-    const std::int64_t w = c.gpu_at(ds, c.rail_of(dst));
+    const std::int64_t w = forwarding_peer(c, Forwarding::hb_first, src, dst);
     if (hb_alive(src) && hb_alive(w)) {
       hb(src, w);
       if (clos(w, dst)) return RouteStatus::direct;
@@ -552,7 +538,7 @@ int DegradedFabric::peer_choices(std::int64_t src, std::int64_t dst) const {
   // Not forwarded when the design's own route is alive.
   {
     scratch.clear();
-    const std::int64_t a = rail_only ? c.gpu_at(ds, c.rail_of(dst)) : src;
+    const std::int64_t a = rail_only ? forwarding_peer(c, Forwarding::hb_first, src, dst) : src;
     const bool hb_ok = a == src || (hb_alive(src) && hb_alive(a));
     const int n = pick_nic(M, h, [&](int k) { return edge_alive(a, k) && edge_alive(dst, k); });
     if (hb_ok && clos_live(a, dst, n, h, scratch)) return 0;

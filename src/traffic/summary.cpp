@@ -32,7 +32,7 @@ NicLoads nic_loads(const TrafficMatrix& tm, const spec::Cluster& c, spec::Design
     if (l == Locality::same_domain) continue;
     std::int64_t sender = e.src;
     if (l == Locality::cross_rail && design == spec::DesignKind::rail_only) {
-      sender = c.gpu_at(c.domain_of(e.src), c.rail_of(e.dst));
+      sender = topo::forwarding_peer(c, topo::Forwarding::hb_first, e.src, e.dst);
       out.forwarded_bytes += e.bytes;
     }
     out.tx_bytes[static_cast<std::size_t>(sender)] += e.bytes;

@@ -103,6 +103,23 @@ struct ClosPlan {
     return (rail / rails_per_leaf) * leaves_per_group +
            ((rail % rails_per_leaf) * endpoints_per_rail + pos) / tiers[0].down_ports;
   }
+  // The block walk of a route between two leaves (indices in one instance): bs[t] and bd[t], the
+  // level-t blocks holding each (t = 1 .. top; bs[1], bd[1] the leaves), up to the lowest tier
+  // `top` whose block holds both (1 when the leaves are one). Fabric::route, the live routing of a
+  // DegradedFabric and perf's link-load census walk a route this way; the arrays need room for
+  // tier_count() + 1 entries.
+  int common_blocks(std::int64_t leaf_s, std::int64_t leaf_d, std::int64_t* bs,
+                    std::int64_t* bd) const {
+    bs[1] = leaf_s;
+    bd[1] = leaf_d;
+    if (leaf_s == leaf_d) return 1;
+    for (int t = 2; t <= tier_count(); ++t) {
+      bs[t] = bs[t - 1] / tiers[static_cast<std::size_t>(t - 1)].group;
+      bd[t] = bd[t - 1] / tiers[static_cast<std::size_t>(t - 1)].group;
+      if (bs[t] == bd[t]) return t;
+    }
+    return tier_count();
+  }
   // The rail every endpoint of leaf `leaf` belongs to, or -1 when the leaf serves several.
   std::int64_t rail_of_leaf(std::int64_t leaf) const {
     if (rails_per_leaf == 1) return leaf / leaves_per_group;

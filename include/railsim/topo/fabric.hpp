@@ -43,6 +43,33 @@ enum class Forwarding : std::uint8_t {
 
 using Path = std::vector<std::int32_t>;  // directed channel ids, in order
 
+// Rail-only's forwarding rule, for every module that routes a transfer (sim's flows, perf's
+// link-load census, traffic's locality, a DegradedFabric): a transfer between GPUs on different
+// rails in different HB domains has no switched path and goes through one HB-domain peer,
+// hb_first: the GPU of the destination's rail in the source's domain; rail_first: the GPU of the
+// source's rail in the destination's domain.
+inline bool needs_forwarding(const spec::Cluster& c, std::int64_t src, std::int64_t dst) {
+  return c.rail_of(src) != c.rail_of(dst) && c.domain_of(src) != c.domain_of(dst);
+}
+inline std::int64_t forwarding_peer(const spec::Cluster& c, Forwarding fw, std::int64_t src,
+                                    std::int64_t dst) {
+  return fw == Forwarding::hb_first ? c.gpu_at(c.domain_of(src), c.rail_of(dst))
+                                    : c.gpu_at(c.domain_of(dst), c.rail_of(src));
+}
+
+// Where a GPU's NIC is cabled in a design of `instances` Clos instances of `plan` (1:
+// rail_optimized, one Clos over every rail; K: rail_only, one per rail): its instance, and its
+// leaf's index inside the instance (rail groups in order, then positions domain x M + nic).
+inline std::int64_t clos_instance(std::int64_t instances, const spec::Cluster& c,
+                                  std::int64_t gpu) {
+  return instances == 1 ? 0 : c.rail_of(gpu);
+}
+inline std::int64_t leaf_in_instance(const ClosPlan& plan, std::int64_t instances,
+                                     const spec::Cluster& c, std::int64_t gpu, int nic) {
+  const std::int64_t pos = c.domain_of(gpu) * c.nics_per_gpu + nic;
+  return plan.leaf_of(instances == 1 ? c.rail_of(gpu) : 0, pos);
+}
+
 struct Fabric {
   spec::Cluster cluster;
   spec::NetworkDesign design;
@@ -84,6 +111,13 @@ struct Fabric {
   }
   // Node id of the leaf that GPU `gpu`'s NIC `nic` is cabled to (-1 for ideal).
   std::int32_t leaf_of(std::int64_t gpu, int nic) const;
+  // Link id of up port `port` of level-t block `block` of instance `inst` (boundary t, t >= 1):
+  // a block's up ports are numbered switch by switch, u_t ports each.
+  std::int64_t uplink(int t, std::int64_t inst, std::int64_t block, std::int64_t port) const {
+    const ClosTier& lo = plan.tiers[static_cast<std::size_t>(t - 1)];
+    return link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks() +
+           block * lo.up_ports_per_block() + port;
+  }
   std::int64_t channel_count() const { return 2 * static_cast<std::int64_t>(links.size()); }
   // Longest path route() can return, in channels (reserve this much in a Path).
   int max_path_channels() const { return 2 * (tiers > 0 ? tiers : 0) + 4; }
