@@ -140,15 +140,16 @@ class FlowBuilder {
       const FlowId d1[1] = {f1};
       return leg(mid, dst, mix(h), bytes, weight, d1);
     }
-    route(src, mid, h, p1_);
-    route(mid, dst, mix(h), p2_);
+    // Piece j's second leg waits for its first leg and for piece j-1's second leg; first legs
+    // go one after another. Each piece takes one peer route (no detour spreading).
     const double piece = bytes / cfg_.chunks;
     FlowId prev1 = -1, prev2 = -1;
     for (int j = 0; j < cfg_.chunks; ++j) {
       const FlowId d0[1] = {prev1};
-      const FlowId f1 = j == 0 ? add(p1_, piece, weight, after) : add(p1_, piece, weight, d0);
+      const FlowId f1 = leg(src, mid, h, piece, weight, j == 0 ? after : d0, false);
       const FlowId d2[2] = {f1, prev2};
-      prev2 = add(p2_, piece, weight, std::span<const FlowId>(d2, prev2 < 0 ? 1 : 2));
+      prev2 = leg(mid, dst, mix(h), piece, weight, std::span<const FlowId>(d2, prev2 < 0 ? 1 : 2),
+                  false);
       prev1 = f1;
     }
     return prev2;
@@ -163,8 +164,7 @@ class FlowBuilder {
     }
     const bool hb_first = cfg_.forwarding == topo::Forwarding::hb_first;
     const FlowId bar[1] = {barrier_};
-    auto first = [&](const topo::Path& p) {
-      const FlowId f = add(p, bytes, weight, {});
+    auto first = [&](FlowId f) {
       if (static_cast<std::size_t>(f) >= linked_.size())
         linked_.resize(static_cast<std::size_t>(f) + 1, 0);
       if (!linked_[static_cast<std::size_t>(f)]) {
@@ -174,44 +174,59 @@ class FlowBuilder {
       return f;
     };
     if (!fw) {
-      route(src, dst, h, p1_);
       // hb_first: the first phase is the NVLink shuffle of what changes rails; transfers inside
       // the domain run with the NIC phase (as the analytic model's max(intra / B_hb,
       // inter / B_nic) + cross / B_hb has it). rail_first: the rail transfers go first.
       const bool same_domain = c.domain_of(src) == c.domain_of(dst);
-      return !hb_first && !same_domain ? first(p1_) : add(p1_, bytes, weight, bar);
+      if (!hb_first && !same_domain) return first(leg(src, dst, h, bytes, weight, {}, false));
+      return leg(src, dst, h, bytes, weight, bar, false);
     }
     const std::int64_t mid = topo::forwarding_peer(c, cfg_.forwarding, src, dst);
-    route(src, mid, h, p1_);
-    route(mid, dst, mix(h), p2_);
-    first(p1_);
-    return add(p2_, bytes, weight, bar);
+    first(leg(src, mid, h, bytes, weight, {}, false));
+    return leg(mid, dst, mix(h), bytes, weight, bar, false);
   }
 
-  // One transfer from s to d: one flow on its route or, when the network spreads the pair over
-  // several detours (failures), an equal share on each and an empty flow that joins them.
+  // One transfer from s to d: one flow on its route; or, when it leaves the HB domain from a
+  // GPU with several NICs, an equal share on each NIC (NCCL spreads its channels over a GPU's
+  // NICs); or, when the network spreads the pair over several detours (failures, `detours`), an
+  // equal share on each. Shares are joined by an empty flow that waits for them all.
   FlowId leg(std::int64_t s, std::int64_t d, std::uint64_t h, double bytes, double weight,
-             std::span<const FlowId> after) {
-    const int k = net_.spread && !by_class_ ? net_.spread(s, d) : 0;
-    if (k <= 1) {
-      route(s, d, h, p1_);
+             std::span<const FlowId> after, bool detours = true) {
+    const int k = detours && net_.spread && !by_class_ ? net_.spread(s, d) : 0;
+    const int nics = by_class_ || k > 1 ? 1 : nic_shares(s, d);
+    if (k <= 1 && nics <= 1) {
+      route(s, d, h, -1, p1_);
       return add(p1_, bytes, weight, after);
     }
+    const int n = k > 1 ? k : nics;
     std::vector<FlowId> parts;
-    parts.reserve(static_cast<std::size_t>(k));
-    for (int j = 0; j < k; ++j) {
-      p1_.clear();
-      net_.route_part(s, d, h, j, p1_);
-      to_bundles(p1_);
-      parts.push_back(add(p1_, bytes / k, weight, after));
+    parts.reserve(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      if (k > 1) {
+        p1_.clear();
+        net_.route_part(s, d, h, j, p1_);
+        to_bundles(p1_);
+      } else {
+        // Each NIC's share is its own connection (NCCL: one queue pair per channel), so ECMP
+        // hashes it on its own.
+        route(s, d, j == 0 ? h : mix(h + 0x5851F42D4C957F2Dull * static_cast<std::uint64_t>(j)), j,
+              p1_);
+      }
+      parts.push_back(add(p1_, bytes / n, weight, after));
     }
     p1_.clear();
     return add(p1_, 0.0, weight, parts);
   }
 
-  void route(std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out) {
+  // NICs a transfer from s to d is split over: every NIC of s when it leaves the HB domain.
+  int nic_shares(std::int64_t s, std::int64_t d) const {
+    const auto& c = net_.cluster;
+    return c.nics_per_gpu > 1 && c.domain_of(s) != c.domain_of(d) ? c.nics_per_gpu : 1;
+  }
+
+  void route(std::int64_t s, std::int64_t d, std::uint64_t h, int nic, topo::Path& out) {
     out.clear();
-    net_.route(s, d, h, out);
+    net_.route(s, d, h, nic, out);
     if (by_class_) {
       for (auto& ch : out) ch = net_.channel_class[static_cast<std::size_t>(ch)];
       return;
@@ -415,12 +430,20 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
   out.phases.push_back(std::move(ph));
 }
 
-// Flows one transfer becomes (forwarding legs, pipelined chunks), for the limits below.
+// Flows one transfer's leg through a NIC becomes: one per NIC and their join on a multi-NIC GPU.
+double nic_flows(const spec::Cluster& c) {
+  return c.nics_per_gpu > 1 ? c.nics_per_gpu + 1.0 : 1.0;
+}
+
+// Flows one transfer becomes (forwarding legs, pipelined chunks, NIC shares), for the limits
+// below.
 double flows_per_transfer(const SimNetwork& net, const SimConfig& cfg, std::int64_t s,
                           std::int64_t d) {
   const auto& c = net.cluster;
-  if (!net.rail_only || c.rail_of(s) == c.rail_of(d) || c.domain_of(s) == c.domain_of(d)) return 1;
-  return cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? 2.0 * cfg.chunks : 2.0;
+  if (c.domain_of(s) == c.domain_of(d)) return 1;
+  if (!net.rail_only || c.rail_of(s) == c.rail_of(d)) return nic_flows(c);
+  return (cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? cfg.chunks : 1.0) *
+         (1.0 + nic_flows(c));
 }
 
 // A path crosses each link class at most once per leg: a bound of a flow's channel entries.
@@ -504,7 +527,8 @@ bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
 // leg, first legs merged per source and peer (at most K-1 peers with hb_first, one per other
 // domain with rail_first). Pairs on other rails and domains are counted per group from its
 // members per domain and per rail: n(n-1) - same-domain pairs - same-rail pairs (a GPU is the
-// only one of its domain and rail).
+// only one of its domain and rail). On multi-NIC GPUs every leg through a NIC is split over them
+// (nic_flows), counted for every pair: an upper bound.
 double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
                       const std::vector<Group>& groups) {
   const auto& c = net.cluster;
@@ -537,7 +561,7 @@ double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
     else
       flows += pairs;
   }
-  return flows;
+  return flows * nic_flows(c);
 }
 
 void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
@@ -775,12 +799,12 @@ topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64
   if (src == dst) return out;
   const std::uint64_t h = flow_hash(src, dst, cfg.seed);
   if (!needs_forwarding(net, src, dst)) {
-    net.route(src, dst, h, out);
+    net.route(src, dst, h, -1, out);
     return out;
   }
   const std::int64_t mid = topo::forwarding_peer(net.cluster, cfg.forwarding, src, dst);
-  net.route(src, mid, h, out);
-  net.route(mid, dst, mix(h), out);
+  net.route(src, mid, h, -1, out);
+  net.route(mid, dst, mix(h), -1, out);
   return out;
 }
 

@@ -9,17 +9,17 @@ namespace railsim::sim {
 
 SimNetwork make_sim_network(const topo::Fabric& fabric) {
   const topo::Fabric* f = &fabric;
-  return make_sim_network(fabric,
-                          [f](std::int64_t s, std::int64_t d, std::uint64_t h, topo::Path& out) {
-                            f->route(s, d, h, topo::Forwarding::hb_first, out);
-                          });
+  return make_sim_network(
+      fabric, [f](std::int64_t s, std::int64_t d, std::uint64_t h, int nic, topo::Path& out) {
+        f->route(s, d, h, topo::Forwarding::hb_first, out, nic);
+      });
 }
 
 namespace {
 
 void live_route(const topo::DegradedFabric& d, std::int64_t s, std::int64_t t, std::uint64_t h,
-                int part, topo::Path& out) {
-  if (d.route(s, t, h, part, out) == topo::RouteStatus::none)
+                int part, topo::Path& out, int nic = -1) {
+  if (d.route(s, t, h, part, out, nic) == topo::RouteStatus::none)
     throw InputError("--fail", fmt::format("no live path from GPU {} to GPU {}", s, t));
 }
 
@@ -28,9 +28,10 @@ void live_route(const topo::DegradedFabric& d, std::int64_t s, std::int64_t t, s
 SimNetwork make_sim_network(const topo::DegradedFabric& degraded) {
   const topo::DegradedFabric* d = &degraded;
   SimNetwork n = make_sim_network(
-      degraded.fabric(), [d](std::int64_t s, std::int64_t t, std::uint64_t h, topo::Path& out) {
+      degraded.fabric(),
+      [d](std::int64_t s, std::int64_t t, std::uint64_t h, int nic, topo::Path& out) {
         // One peer route per flow, picked by the hash (pipelined and two-phase forwarding).
-        live_route(*d, s, t, h, static_cast<int>(h >> 40), out);
+        live_route(*d, s, t, h, static_cast<int>(h >> 40), out, nic);
       });
   // A dead HB switch plane: the domain's HB links keep live planes / planes of their capacity.
   const topo::Fabric& f = degraded.fabric();

@@ -65,7 +65,7 @@ inline void hb_route(const Fabric& f, std::int64_t s, std::int64_t d, Path& out)
 }  // namespace
 
 void Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, Forwarding fw,
-                   Path& out) const {
+                   Path& out, int nic_choice) const {
   if (src == dst) return;
   const spec::Cluster& c = cluster;
   if (c.domain_of(src) == c.domain_of(dst)) {
@@ -73,7 +73,8 @@ void Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, 
     return;
   }
   const int nic =
-      c.nics_per_gpu > 1
+      nic_choice >= 0 ? nic_choice
+      : c.nics_per_gpu > 1
           ? static_cast<int>(mix(flow_hash) % static_cast<std::uint64_t>(c.nics_per_gpu))
           : 0;
   if (instances > 1 && c.rail_of(src) != c.rail_of(dst)) {

@@ -436,10 +436,13 @@ bool DegradedFabric::clos_live(std::int64_t s, std::int64_t d, int nic, std::uin
 
 namespace {
 
-// The NIC a pair uses: the hashed one, else the first whose edges are alive at both ends.
+// The NIC a pair uses: the one asked for (`want` >= 0) or else the hashed one, else the first
+// whose edges are alive at both ends.
 template <class Live>
-int pick_nic(int nics, std::uint64_t h, Live live) {
-  const int first = nics > 1 ? static_cast<int>(mix(h) % static_cast<std::uint64_t>(nics)) : 0;
+int pick_nic(int nics, std::uint64_t h, Live live, int want = -1) {
+  const int first = want >= 0                ? want % std::max(nics, 1)
+                    : nics > 1 ? static_cast<int>(mix(h) % static_cast<std::uint64_t>(nics))
+                               : 0;
   for (int k = 0; k < nics; ++k) {
     const int n = (first + k) % nics;
     if (live(n)) return n;
@@ -467,7 +470,7 @@ bool DegradedFabric::detour_ends(std::int64_t src, std::int64_t dst, std::int64_
 }
 
 RouteStatus DegradedFabric::route(std::int64_t src, std::int64_t dst, std::uint64_t h, int choice,
-                                  Path& out) const {
+                                  Path& out, int nic) const {
   if (src == dst) return RouteStatus::direct;
   const Fabric& f = *f_;
   const spec::Cluster& c = f.cluster;
@@ -486,7 +489,8 @@ RouteStatus DegradedFabric::route(std::int64_t src, std::int64_t dst, std::uint6
   const int M = c.nics_per_gpu;
   const bool rail_only = f.instances > 1;
   auto clos = [&](std::int64_t a, std::int64_t b) {
-    const int n = pick_nic(M, h, [&](int k) { return edge_alive(a, k) && edge_alive(b, k); });
+    const int n =
+        pick_nic(M, h, [&](int k) { return edge_alive(a, k) && edge_alive(b, k); }, nic);
     return clos_live(a, b, n, h, out);
   };
   // The design's own route: rail_only forwards a cross-rail pair through the source's domain

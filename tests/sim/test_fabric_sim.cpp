@@ -77,3 +77,29 @@ TEST(FabricSim, ResultsDoNotDependOnThreadCount) {
     EXPECT_EQ(one.tiers[i].peak_utilisation, two.tiers[i].peak_utilisation);
   }
 }
+
+// Several NICs per GPU: a transfer that leaves the HB domain is split over every NIC of the GPU
+// (NCCL spreads its channels over them), so a rail ring on 2 NICs per GPU runs at twice one NIC's
+// rate, as the analytic model's per-GPU NIC bandwidth (nic link x NICs) has it; a hashed choice of
+// one NIC per transfer would leave the second idle. Spread routing, so that the few ring edges
+// between a rail's two leaves meet no ECMP collision.
+TEST(FabricSim, ARingUsesEveryNicOfAGpu) {
+  spec::ClusterOptions co;
+  co.gpus = 512;
+  for (int nics : {1, 2}) {
+    co.nics_per_gpu = nics;
+    const spec::Cluster c = spec::make_cluster(co);
+    const topo::Fabric f = topo::build_fabric(c, spec::make_network_design({}));
+    sim::CollectiveRequest req;
+    req.op = perf::CollectiveOp::all_gather;
+    const double S = 1e9;
+    req.bytes = S;
+    req.groups = sim::groups_rails(c);
+    sim::SimConfig cfg;
+    cfg.routing = spec::Routing::spray;
+    const auto r = sim::simulate_collective(sim::make_sim_network(f), req, cfg);
+    const double n = static_cast<double>(c.domains());
+    EXPECT_NEAR(r.completion_time_s / ((n - 1) / n * S / (nics * c.nic_bw_Bps)), 1.0, 1e-9)
+        << nics << " NICs per GPU";
+  }
+}

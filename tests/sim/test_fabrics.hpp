@@ -74,7 +74,7 @@ inline TestFabric make_test_fabric(const TestFabricSpec& s) {
   const topo::Fabric* fp = f.get();
   const TestFabricSpec spec = s;
   auto route = [fp, spec, leaf_of, up0, N, K, G](std::int64_t a, std::int64_t b, std::uint64_t h,
-                                                 topo::Path& out) {
+                                                 int /*nic: one per GPU*/, topo::Path& out) {
     if (a / K == b / K) {  // same HB domain
       out.push_back(static_cast<std::int32_t>(2 * a));
       out.push_back(static_cast<std::int32_t>(2 * b + 1));

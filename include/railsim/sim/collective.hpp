@@ -70,7 +70,7 @@ struct SimConfig {
   double batch_tolerance = 1e-9;                   // EngineOptions::batch_tolerance
   spec::Routing routing = spec::Routing::ecmp;
   // Salts the ECMP hash (another seed, another set of collisions). adaptive, spray: no effect on
-  // switch paths (all are used), only a multi-NIC GPU's NIC choice.
+  // switch paths (all are used).
   std::uint64_t seed = 0;
 };
 

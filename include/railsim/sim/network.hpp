@@ -13,8 +13,10 @@
 
 namespace railsim::sim {
 
-using RouteFn =
-    std::function<void(std::int64_t src, std::int64_t dst, std::uint64_t hash, topo::Path& out)>;
+// `nic` >= 0 asks for that NIC of a multi-NIC GPU (the simulator splits a transfer that leaves
+// the HB domain over every NIC, as NCCL's channels do); -1 lets the hash pick.
+using RouteFn = std::function<void(std::int64_t src, std::int64_t dst, std::uint64_t hash, int nic,
+                                   topo::Path& out)>;
 
 struct SimNetwork {
   spec::Cluster cluster;

@@ -85,11 +85,12 @@ struct Fabric {
 
   // Appends to `out` the directed channels from GPU src to GPU dst (src != dst). Inside one HB
   // domain: GPU -> HB switch -> GPU. Across domains: up the Clos to the lowest common tier and
-  // down; `flow_hash` picks among equal-cost uplinks deterministically (ECMP) and the NIC when a
-  // GPU has several. On rail_only, traffic between different rails is forwarded through the HB
-  // domain as `fw` says. Allocation-free when `out` has capacity.
+  // down; `flow_hash` picks among equal-cost uplinks deterministically (ECMP) and, unless `nic`
+  // (0 .. nics_per_gpu - 1) names it, the NIC when a GPU has several. On rail_only, traffic
+  // between different rails is forwarded through the HB domain as `fw` says. Allocation-free
+  // when `out` has capacity.
   void route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, Forwarding fw,
-             Path& out) const;
+             Path& out, int nic = -1) const;
 
   // Routing data that route() needs, filled by the builders in src/topo/builders.cpp.
   //

@@ -85,11 +85,13 @@ class DegradedFabric {
 
   // Routes src -> dst (src != dst) like Fabric::route, around the dead components; `choice`
   // picks among the HB-domain peers when the pair is forwarded (peer_choices of them, in
-  // order; taken modulo the count). Allocation-free when `out` has max_path_channels().
+  // order; taken modulo the count). `nic`, when >= 0, is the NIC to use if its edges are alive
+  // (else the first live one, as for a hashed choice). Allocation-free when `out` has
+  // max_path_channels().
   // Pairs on different rails of rail_only are routed only within one rail or one domain: give
   // them as two legs, as the simulator does (the first through the HB domain).
   RouteStatus route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, int choice,
-                    Path& out) const;
+                    Path& out, int nic = -1) const;
   // How many peer routes a forwarded pair can spread over (0 when the pair is not forwarded or
   // has no live path).
   int peer_choices(std::int64_t src, std::int64_t dst) const;
