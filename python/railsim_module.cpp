@@ -356,6 +356,10 @@ const std::vector<std::string> kClusterNames = {"gpu",      "gpus",    "hb_domai
 const std::vector<std::string> kNetworkNames = {"design",           "switch",
                                                 "oversubscription", "oversubscribed_tier",
                                                 "copper_gpu_leaf",  "management_links"};
+// The CLI's routing options (plan, compare, estimate, sim): --routing, --seed, --forwarding,
+// --forward-via, --chunks.
+const std::vector<std::string> kRoutingNames = {"routing", "seed", "forwarding", "forward_via",
+                                                "chunks"};
 const std::vector<std::string> kStrategyNames = {
     "model",     "batch", "seq",      "stack",      "dtype",       "flash_attention",
     "tp",        "pp",    "dp",       "ep",         "micro_batch", "interleave",
@@ -390,6 +394,11 @@ spec::NetworkOptions network_options(const Args& a) {
   o.copper_gpu_leaf = a.boolean("copper_gpu_leaf").value_or(false);
   o.management_links = static_cast<int>(
       check_integer("management_links", a.integer("management_links", 0), 0, 1 << 20));
+  o.routing = a.string("routing", o.routing);
+  o.seed = a.integer("seed", o.seed);
+  o.forwarding = a.string("forwarding", o.forwarding);
+  o.forward_via = a.string("forward_via", o.forward_via);
+  o.chunks = a.integer("chunks", o.chunks);
   return o;
 }
 
@@ -434,7 +443,7 @@ StrategyIn strategy_inputs(const Args& a) {
 
 // railsim estimate --json.
 std::string estimate_(const py::kwargs& kw) {
-  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {}));
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kRoutingNames, &kStrategyNames}, {}));
   const spec::ClusterOptions co = cluster_options(a);
   const spec::NetworkOptions no = network_options(a);
   const StrategyIn in = strategy_inputs(a);  // reads the arguments: with the GIL
@@ -447,10 +456,10 @@ std::string estimate_(const py::kwargs& kw) {
 
 // railsim sim: one collective, or (schedule=True) every collective of one iteration.
 std::string sim_(const py::kwargs& kw) {
-  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames},
-                         {"collective", "algorithm", "group", "bytes", "forwarding", "forward_via",
-                          "chunks", "hop_latency_us", "aggregate", "max_flows", "top",
-                          "batch_tolerance", "routing", "seed", "schedule", "efficiency"}));
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kRoutingNames, &kStrategyNames},
+                         {"collective", "algorithm", "group", "bytes", "hop_latency_us",
+                          "aggregate", "max_flows", "top", "batch_tolerance", "schedule",
+                          "efficiency"}));
   const spec::ClusterOptions co = cluster_options(a);
   const spec::NetworkOptions no = network_options(a);
   const bool schedule = a.boolean("schedule").value_or(false);
@@ -459,16 +468,11 @@ std::string sim_(const py::kwargs& kw) {
   const std::string algorithm = a.string("algorithm", "ring");
   const std::string group = a.string("group", "all");
   const std::optional<double> bytes = a.bytes("bytes");
-  const std::string forwarding = a.string("forwarding", "store");
-  const std::string forward_via = a.string("forward_via", "hb_first");
-  const std::int64_t chunks = a.integer("chunks", 8);
   const double hop_latency_us = a.number("hop_latency_us", 0.5);
   const std::string aggregate = a.string("aggregate", "auto");
   const std::int64_t max_flows = a.integer("max_flows", 4'000'000);
   const std::int64_t top = a.integer("top", 5);
   const double batch_tolerance = a.number("batch_tolerance", 1e-9);
-  const std::string routing = a.string("routing", "ecmp");
-  const std::int64_t seed = a.integer("seed", 0);
   if (!schedule)
     for (const auto& n : kStrategyNames)
       if (a.has(n))
@@ -483,15 +487,15 @@ std::string sim_(const py::kwargs& kw) {
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
   sim::SimConfig cfg;
-  cfg.mode = sim::parse_forwarding_mode(forwarding, "forwarding");
-  cfg.forwarding = sim::parse_forward_via(forward_via, "forward_via");
-  cfg.chunks = static_cast<int>(check_integer("chunks", chunks, 1, 4096));
+  cfg.mode = d.forwarding;
+  cfg.forwarding = d.forward_via;
+  cfg.chunks = d.forwarding_chunks;
   cfg.hop_latency_s =
       check_number("hop_latency_us", hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("max_flows", max_flows, 1000, 200'000'000);
   cfg.aggregate = sim::parse_aggregation(aggregate, "aggregate");
-  cfg.routing = spec::parse_routing(routing, "routing");
-  cfg.seed = static_cast<std::uint64_t>(check_integer("seed", seed, 0, std::int64_t{1} << 62));
+  cfg.routing = d.routing;
+  cfg.seed = d.ecmp_seed;
   cfg.batch_tolerance = check_number("batch_tolerance", batch_tolerance, Range::between(0, 0.01));
   const int top_n = static_cast<int>(check_integer("top", top, 0, 1000));
 
@@ -514,7 +518,7 @@ std::string sim_(const py::kwargs& kw) {
       efficiency ? sim::like_for_like(fabric, cfg) : sim::make_sim_network(fabric);
   req.groups = sim::parse_groups(group, fabric.cluster, "group");
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top_n);
-  return sim::collective_document(r, req, group, fabric, cfg, forward_via, efficiency).dump();
+  return sim::collective_document(r, req, group, fabric, cfg, efficiency).dump();
 }
 
 // railsim sweep: the rows of --json.
@@ -554,7 +558,7 @@ std::string sweep_(const py::kwargs& kw) {
   if (auto f = a.string("forwarding")) {
     if (s.alltoall_bytes == 0)
       throw InputError("forwarding", "sets the forwarding of the alltoall simulation");
-    s.alltoall_forwarding = sim::parse_forwarding_mode(*f, "forwarding");
+    s.alltoall_forwarding = spec::parse_forwarding_mode(*f, "forwarding");
   }
   s.max_points = m;
   s.threads = threads;
@@ -683,7 +687,8 @@ std::string design2(const py::kwargs& kw) {
 
 // railsim plan --json (without --explain).
 std::string plan2(const py::kwargs& kw) {
-  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kStrategyNames}, {"top", "threads"}));
+  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kRoutingNames, &kStrategyNames},
+                         {"top", "threads"}));
   const spec::ClusterOptions co = cluster_options(a);
   const spec::NetworkOptions no = network_options(a);
   const StrategyIn in = strategy_inputs(a);

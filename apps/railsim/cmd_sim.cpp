@@ -35,9 +35,6 @@ struct SimArgs {
   std::string algorithm = "ring";
   std::string group = "all";
   std::string bytes = "1GB";
-  int chunks = 8;
-  std::string forwarding = "store";
-  std::string forward_via = "hb_first";
   double hop_latency_us = 0.5;
   std::string aggregate = "auto";
   std::int64_t max_flows = 4'000'000;
@@ -126,9 +123,9 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   const spec::Cluster c = spec::make_cluster(a.cluster);
   const spec::NetworkDesign d = resolve_network(a.network);
   sim::SimConfig cfg;
-  cfg.mode = sim::parse_forwarding_mode(a.forwarding);
-  cfg.forwarding = sim::parse_forward_via(a.forward_via);
-  cfg.chunks = static_cast<int>(check_integer("--chunks", a.chunks, 1, 4096));
+  cfg.mode = d.forwarding;
+  cfg.forwarding = d.forward_via;
+  cfg.chunks = d.forwarding_chunks;
   cfg.hop_latency_s =
       check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
@@ -199,7 +196,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       j["collective"] = "all_to_all";
       j["group"] = a.group;
       j["groups"] = moe.groups.size();
-      sim::add_settings_json(j, fabric, cfg, a.forward_via, a.efficiency);
+      sim::add_settings_json(j, fabric, cfg, a.efficiency);
       j["moe"] = sim::to_json(moe, m.stats);
       fmt::print("{}\n", j.dump(2));
       return;
@@ -229,8 +226,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   const sim::CollectiveResult r = sim::simulate_collective(net, req, cfg, top);
   if (a.json) {
     fmt::print("{}\n",
-               sim::collective_document(r, req, a.group, fabric, cfg, a.forward_via, a.efficiency)
-                   .dump(2));
+               sim::collective_document(r, req, a.group, fabric, cfg, a.efficiency).dump(2));
     return;
   }
   fmt::print(
@@ -246,7 +242,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       spec::to_string(d.kind), fabric.tiers, fabric.tiers == 1 ? "" : "s");
   if (d.kind == spec::DesignKind::rail_only)
     fmt::print(
-        ", forwarding {} {}{}", a.forward_via, sim::to_string(cfg.mode),
+        ", forwarding {} {}{}", spec::to_string(cfg.forwarding), spec::to_string(cfg.mode),
         cfg.mode == sim::ForwardingMode::pipelined ? fmt::format(" ({} chunks)", cfg.chunks) : "");
   fmt::print("\n");
   print_collective(r);
@@ -274,14 +270,6 @@ void add_sim_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--bytes", args->bytes,
                   "Buffer per GPU (as in NCCL tests): e.g. 1e9, 512MB, 1GiB")
-      ->capture_default_str();
-  cmd->add_option("--forwarding", args->forwarding,
-                  "Rail-only cross-rail forwarding: store, pipelined or two-phase")
-      ->capture_default_str();
-  cmd->add_option("--forward-via", args->forward_via,
-                  "hb_first (HB hop, then the destination's rail) or rail_first")
-      ->capture_default_str();
-  cmd->add_option("--chunks", args->chunks, "Pieces per forwarded transfer when pipelined")
       ->capture_default_str();
   cmd->add_option("--hop-latency-us", args->hop_latency_us,
                   "Latency per link crossed, microseconds")

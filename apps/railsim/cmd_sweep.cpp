@@ -114,7 +114,7 @@ void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
   if (o.forwarding) {
     if (s.alltoall_bytes == 0)
       throw InputError("--forwarding", "sets the forwarding of the --alltoall simulation");
-    s.alltoall_forwarding = sim::parse_forwarding_mode(*o.forwarding, "--forwarding");
+    s.alltoall_forwarding = spec::parse_forwarding_mode(*o.forwarding, "--forwarding");
   }
   s.max_points = m;
   s.threads = o.threads;

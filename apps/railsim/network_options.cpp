@@ -26,6 +26,17 @@ void add_network_options(CLI::App& cmd, NetworkOptions& opt, bool with_design) {
 void add_routing_options(CLI::App& cmd, NetworkOptions& opt) {
   cmd.add_option("--routing", opt.routing, kRoutingHelp)->capture_default_str();
   cmd.add_option("--seed", opt.seed, kSeedHelp)->capture_default_str();
+  cmd.add_option("--forwarding", opt.forwarding,
+                 "Rail-only forwarding of cross-rail transfers through an HB-domain peer: store "
+                 "(each transfer whole, leg after leg), pipelined (in --chunks pieces, the legs "
+                 "overlapping) or two-phase (every first leg, a barrier, then the rest: the "
+                 "paper's non-overlapped all-to-all)")
+      ->capture_default_str();
+  cmd.add_option("--forward-via", opt.forward_via,
+                 "Forwarding peer: hb_first (HB hop, then the destination's rail) or rail_first")
+      ->capture_default_str();
+  cmd.add_option("--chunks", opt.chunks, "Pieces per forwarded transfer when pipelined")
+      ->capture_default_str();
 }
 
 spec::NetworkDesign resolve_network(const NetworkOptions& opt) {

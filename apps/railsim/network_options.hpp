@@ -15,8 +15,9 @@ using NetworkOptions = spec::NetworkOptions;
 // with_design = false leaves out --design (for `compare`, which builds every design).
 void add_network_options(CLI::App& cmd, NetworkOptions& opt, bool with_design = true);
 
-// --routing and --seed (plan, compare, estimate, sim; optimize has its own copy): how flows pick
-// among equal-cost uplinks, and the ECMP hash's salt.
+// --routing, --seed, --forwarding, --forward-via and --chunks (plan, compare, estimate, sim;
+// optimize has its own copy): how flows pick among equal-cost uplinks, the ECMP hash's salt, and
+// how rail-only forwards cross-rail transfers through the HB domain.
 void add_routing_options(CLI::App& cmd, NetworkOptions& opt);
 inline constexpr const char* kRoutingHelp =
     "Path choice above the leaf: ecmp (a hash per flow: flows may collide on one uplink; the "

@@ -39,14 +39,14 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
 }
 
 void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg,
-                       const std::string& forward_via, bool efficiency) {
+                       bool efficiency) {
   j["design"] = std::string(spec::to_string(fabric.design.kind));
   j["gpus"] = fabric.cluster.gpus;
   j["hb_domain"] = fabric.cluster.hb_domain;
   j["routing"] = std::string(spec::to_string(cfg.routing));
   j["seed"] = cfg.seed;
-  j["forwarding"] = std::string(to_string(cfg.mode));
-  j["forward_via"] = forward_via;
+  j["forwarding"] = std::string(spec::to_string(cfg.mode));
+  j["forward_via"] = std::string(spec::to_string(cfg.forwarding));
   j["chunks"] = cfg.chunks;
   j["hop_latency_s"] = cfg.hop_latency_s;
   j["efficiency"] = efficiency;
@@ -54,14 +54,14 @@ void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg
 
 Json collective_document(const CollectiveResult& r, const CollectiveRequest& req,
                          const std::string& group, const topo::Fabric& fabric, const SimConfig& cfg,
-                         const std::string& forward_via, bool efficiency) {
+                         bool efficiency) {
   Json j = to_json(r);
   j["collective"] = std::string(perf::to_string(req.op));
   j["algorithm"] = std::string(perf::to_string(req.algorithm));
   j["group"] = group;
   j["groups"] = req.groups.size();
   j["bytes"] = req.bytes;
-  add_settings_json(j, fabric, cfg, forward_via, efficiency);
+  add_settings_json(j, fabric, cfg, efficiency);
   return j;
 }
 

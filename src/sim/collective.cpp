@@ -15,21 +15,6 @@
 namespace railsim::sim {
 
 namespace {
-constexpr EnumNames<ForwardingMode, 3> kForwardingNames{
-    {{{ForwardingMode::store, "store"},
-      {ForwardingMode::pipelined, "pipelined"},
-      {ForwardingMode::two_phase, "two-phase"}}}};
-}  // namespace
-
-std::string_view to_string(ForwardingMode m) {
-  return kForwardingNames.name(m);
-}
-
-ForwardingMode parse_forwarding_mode(std::string_view s, const std::string& option) {
-  return kForwardingNames.parse(s, option, "forwarding mode");
-}
-
-namespace {
 
 std::uint64_t mix(std::uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;

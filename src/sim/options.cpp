@@ -41,11 +41,4 @@ Aggregation parse_aggregation(const std::string& s, const std::string& option) {
   throw InputError(option, fmt::format("unknown value '{}'; valid: auto, on, off", printable(s)));
 }
 
-topo::Forwarding parse_forward_via(const std::string& s, const std::string& option) {
-  if (s == "hb_first") return topo::Forwarding::hb_first;
-  if (s == "rail_first") return topo::Forwarding::rail_first;
-  throw InputError(option,
-                   fmt::format("unknown value '{}'; valid: hb_first, rail_first", printable(s)));
-}
-
 }  // namespace railsim::sim

@@ -13,7 +13,25 @@ constexpr EnumNames<DesignKind, 3> kDesignNames{{{{DesignKind::rail_optimized, "
                                                   {DesignKind::ideal, "ideal"}}}};
 constexpr EnumNames<Routing, 3> kRoutingNames{
     {{{Routing::ecmp, "ecmp"}, {Routing::adaptive, "adaptive"}, {Routing::spray, "spray"}}}};
+constexpr EnumNames<ForwardVia, 2> kViaNames{
+    {{{ForwardVia::hb_first, "hb_first"}, {ForwardVia::rail_first, "rail_first"}}}};
+constexpr EnumNames<ForwardingMode, 3> kModeNames{{{{ForwardingMode::store, "store"},
+                                                    {ForwardingMode::pipelined, "pipelined"},
+                                                    {ForwardingMode::two_phase, "two-phase"}}}};
 }  // namespace
+
+std::string_view to_string(ForwardVia v) {
+  return kViaNames.name(v);
+}
+std::string_view to_string(ForwardingMode m) {
+  return kModeNames.name(m);
+}
+ForwardVia parse_forward_via(std::string_view s, const std::string& option) {
+  return kViaNames.parse(s, option, "forwarding peer");
+}
+ForwardingMode parse_forwarding_mode(std::string_view s, const std::string& option) {
+  return kModeNames.parse(s, option, "forwarding mode");
+}
 
 std::string_view to_string(DesignKind k) {
   return kDesignNames.name(k);
@@ -59,6 +77,10 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
                           opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
   d.routing = parse_routing(opt.routing, "--routing");
   d.ecmp_seed = static_cast<std::uint64_t>(check_integer("--seed", opt.seed, 0, kMaxRoutingSeed));
+  d.forwarding = parse_forwarding_mode(opt.forwarding, "--forwarding");
+  d.forward_via = parse_forward_via(opt.forward_via, "--forward-via");
+  d.forwarding_chunks =
+      static_cast<int>(check_integer("--chunks", opt.chunks, 1, kMaxForwardingChunks));
   return d;
 }
 

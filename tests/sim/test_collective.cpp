@@ -278,7 +278,7 @@ TEST(Collective, BadInputNamesTheField) {
   EXPECT_THROW(
       simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, 1, {{0, 99}}), cfg),
       InputError);
-  EXPECT_THROW(sim::parse_forwarding_mode("fast"), InputError);
+  EXPECT_THROW(spec::parse_forwarding_mode("fast"), InputError);
 }
 
 // Forwarding legs and pipelined chunks count against max_flows, as many as are simulated: a

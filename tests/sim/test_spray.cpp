@@ -285,7 +285,7 @@ TEST(Spray, AggregatedAllToAllEqualsFlowByFlowWithForwarding) {
     const double a = simulate_collective(t.net, req, cfg).completion_time_s;
     cfg.aggregate = Aggregation::on;
     const double b = simulate_collective(t.net, req, cfg).completion_time_s;
-    EXPECT_NEAR(b / a, 1.0, 1e-9) << sim::to_string(mode);
+    EXPECT_NEAR(b / a, 1.0, 1e-9) << spec::to_string(mode);
   }
 }
 

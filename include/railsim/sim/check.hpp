@@ -38,15 +38,14 @@ Json to_json(const ScheduleCheck& r);  // {"ops": [...], "completion_time_s", "a
 // The settings of a simulation as its JSON documents state them (design, gpus, hb_domain, routing,
 // seed, forwarding, forward_via, chunks, hop_latency_s, efficiency), added to `j`: one writer for
 // the CLI's `sim --json` and the Python module's `sim()`.
-void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg,
-                       const std::string& forward_via, bool efficiency);
+void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg, bool efficiency);
 
 // The documents `railsim sim --json` prints and Python's sim() returns, one writer each.
 // One collective: to_json(r), "collective", "algorithm", "group" (as the user wrote it), "groups",
 // "bytes" (per GPU) and the settings above.
 Json collective_document(const CollectiveResult& r, const CollectiveRequest& req,
                          const std::string& group, const topo::Fabric& fabric, const SimConfig& cfg,
-                         const std::string& forward_via, bool efficiency);
+                         bool efficiency);
 // One iteration's schedule (--schedule): to_json(chk), "design", "gpus" and "strategy" (tp, pp,
 // dp, ep).
 Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,

@@ -35,15 +35,13 @@
 
 namespace railsim::sim {
 
-// two_phase (all-to-all on rail-only only): every GPU first finishes all its first legs (the HB
-// shuffle for hb_first; the rail legs and the same-rail transfers for rail_first), then, after a
-// barrier, everything else (second legs, and for hb_first the transfers inside the domain and
-// along the rail): the non-overlapped reading behind the paper's 8.2-11.2% (Wang et al., arXiv
-// 2307.12169), which the analytic model assumes.
-enum class ForwardingMode : std::uint8_t { store, pipelined, two_phase };
-std::string_view to_string(ForwardingMode m);
-ForwardingMode parse_forwarding_mode(std::string_view s,
-                                     const std::string& option = "--forwarding");
+// Rail-only forwarding's modes (spec::ForwardingMode, the network design's): store, pipelined,
+// two_phase. two_phase (all-to-all on rail-only only): every GPU first finishes all its first legs
+// (the HB shuffle for hb_first; the rail legs and the same-rail transfers for rail_first), then,
+// after a barrier, everything else (second legs, and for hb_first the transfers inside the domain
+// and along the rail): the non-overlapped reading behind the paper's 8.2-11.2% (Wang et al., arXiv
+// 2307.12169).
+using ForwardingMode = spec::ForwardingMode;
 
 enum class Aggregation : std::uint8_t { automatic, off, on };
 

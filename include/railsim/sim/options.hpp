@@ -1,7 +1,7 @@
 #pragma once
 // The named choices of a simulated collective, parsed from text (the `railsim sim` options and
-// the Python module's arguments): which groups run it, the reduction algorithm, cross-rail
-// forwarding and aggregation. Each throws InputError naming `option` with the valid values.
+// the Python module's arguments): which groups run it, the reduction algorithm and aggregation
+// (cross-rail forwarding is the network design's: spec::parse_forwarding_mode, parse_forward_via). Each throws InputError naming `option` with the valid values.
 #include <string>
 #include <vector>
 
@@ -21,7 +21,5 @@ std::vector<Group> parse_groups(const std::string& name, const spec::Cluster& c,
 perf::Algorithm parse_collective_algorithm(const std::string& s, perf::CollectiveOp op,
                                            const std::string& option = "--algorithm");
 Aggregation parse_aggregation(const std::string& s, const std::string& option = "--aggregate");
-topo::Forwarding parse_forward_via(const std::string& s,
-                                   const std::string& option = "--forward-via");
 
 }  // namespace railsim::sim

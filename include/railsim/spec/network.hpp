@@ -24,11 +24,34 @@ std::string_view to_string(Routing r);
 Routing parse_routing(std::string_view s, const std::string& option = "--routing");
 inline constexpr std::int64_t kMaxRoutingSeed = std::int64_t{1} << 62;
 
+// How rail-only carries a transfer between GPUs on different rails in different HB domains: over
+// one HB-domain peer (docs/model.md section 5). `ForwardVia` says which peer: hb_first, the GPU of
+// the destination's rail in the source's domain (NVLink first, then that rail: NCCL's PXN);
+// rail_first, the source's rail to the GPU of the source's rail in the destination's domain, then
+// NVLink. `ForwardingMode` says how the two legs follow each other: store (each transfer whole on
+// its first leg, then on its second), pipelined (in chunks, chunk j's second leg as soon as its
+// first leg is delivered, the legs of different chunks overlapping), two_phase (every GPU's
+// first legs, a barrier, then everything else: the non-overlapped reading of the paper's
+// all-to-all analysis, Wang et al., arXiv 2307.12169).
+enum class ForwardVia : std::uint8_t { hb_first, rail_first };
+enum class ForwardingMode : std::uint8_t { store, pipelined, two_phase };
+std::string_view to_string(ForwardVia v);
+std::string_view to_string(ForwardingMode m);
+// Throw InputError(option, ...) listing the valid names.
+ForwardVia parse_forward_via(std::string_view s, const std::string& option = "--forward-via");
+ForwardingMode parse_forwarding_mode(std::string_view s,
+                                     const std::string& option = "--forwarding");
+inline constexpr int kMaxForwardingChunks = 4096;
+
 struct NetworkDesign {
   DesignKind kind = DesignKind::rail_optimized;
   Routing routing = Routing::ecmp;
   std::uint64_t ecmp_seed = 0;  // salt of the ECMP hash (sim); the analytic model takes the
                                 // expectation over hashes
+  // Rail-only's forwarding between rails (the simulator's and the analytic model's alike).
+  ForwardingMode forwarding = ForwardingMode::store;
+  ForwardVia forward_via = ForwardVia::hb_first;
+  int forwarding_chunks = 8;  // pipelined: pieces per forwarded transfer
   SwitchSpec sw;
   // Leaf downlink:uplink ratio (1 = non-blocking; 7 = 1:7 as between Meta's pods). Applies to the
   // tier given by oversubscribed_tier (1 = leaf uplinks, 2 = spine uplinks, ...).
@@ -51,11 +74,14 @@ struct NetworkOptions {
   int management_links = 0;
   std::string routing = "ecmp";  // ecmp | adaptive | spray
   std::int64_t seed = 0;         // ECMP hash salt, 0 .. 2^62
+  std::string forwarding = "store";     // store | pipelined | two-phase
+  std::string forward_via = "hb_first";  // hb_first | rail_first
+  std::int64_t chunks = 8;               // 1 .. kMaxForwardingChunks
 };
 
 // Validates and resolves the options (loads the switch preset or file). Errors name the CLI
 // option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links,
-// --routing, --seed.
+// --routing, --seed, --forwarding, --forward-via, --chunks.
 NetworkDesign make_network_design(const NetworkOptions& opt);
 // Same, with an already loaded switch.
 NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,

@@ -35,11 +35,10 @@ struct Link {
   std::int8_t tier = 0;  // tier boundary: 0 = GPU-leaf (or GPU-HB), 1 = leaf-spine, 2 = spine-core
 };
 
-// How rail-only carries traffic between GPUs of different rails (through the HB domain).
-enum class Forwarding : std::uint8_t {
-  hb_first,    // HB hop to the GPU of the destination's rail in the source's domain, then its rail
-  rail_first,  // source's rail to the destination's domain, then HB hop to the destination
-};
+// How rail-only carries traffic between GPUs of different rails (through the HB domain):
+// hb_first (HB hop to the GPU of the destination's rail in the source's domain, then its rail) or
+// rail_first (the source's rail to the destination's domain, then the HB hop); spec's ForwardVia.
+using Forwarding = spec::ForwardVia;
 
 using Path = std::vector<std::int32_t>;  // directed channel ids, in order
 
