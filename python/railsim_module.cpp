@@ -486,16 +486,11 @@ std::string sim_(const py::kwargs& kw) {
   py::gil_scoped_release release;
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
-  sim::SimConfig cfg;
-  cfg.mode = d.forwarding;
-  cfg.forwarding = d.forward_via;
-  cfg.chunks = d.forwarding_chunks;
+  sim::SimConfig cfg = sim::sim_config(d);
   cfg.hop_latency_s =
       check_number("hop_latency_us", hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("max_flows", max_flows, 1000, 200'000'000);
   cfg.aggregate = sim::parse_aggregation(aggregate, "aggregate");
-  cfg.routing = d.routing;
-  cfg.seed = d.ecmp_seed;
   cfg.batch_tolerance = check_number("batch_tolerance", batch_tolerance, Range::between(0, 0.01));
   const int top_n = static_cast<int>(check_integer("top", top, 0, 1000));
 

@@ -34,7 +34,7 @@ struct OptimizeArgs {
   bool first = false, all = false, json = false, csv = false;
   std::string plot;
   int threads = 0;
-  std::string routing = "ecmp";
+  std::string routing = "auto";
   std::int64_t seed = 0;
 };
 
@@ -69,7 +69,8 @@ void run(const OptimizeArgs& a) {
     space.nics_per_gpu = sweep::parse_integers("--nics-per-gpu", a.nics_per_gpu);
   if (!a.switches.empty()) space.switches = sweep::parse_names("--switch", a.switches);
   if (!a.catalogs.empty()) space.catalogs = sweep::parse_names("--catalog", a.catalogs);
-  space.routing = spec::parse_routing(a.routing, "--routing");
+  if (a.routing != "auto")
+    space.routing = spec::resolve_routing(a.routing, spec::SwitchSpec{}, "--routing");
   check_integer("--seed", a.seed, 0, spec::kMaxRoutingSeed);  // sim's hash only: no effect here
   space.copper.clear();
   for (const auto& c : sweep::parse_names("--copper-gpu-leaf", a.copper)) {

@@ -122,17 +122,12 @@ void run(const SimArgs& a, const CLI::App& cmd) {
   if (a.csv && !a.schedule) throw InputError("--csv", "CSV is printed for --schedule only");
   const spec::Cluster c = spec::make_cluster(a.cluster);
   const spec::NetworkDesign d = resolve_network(a.network);
-  sim::SimConfig cfg;
-  cfg.mode = d.forwarding;
-  cfg.forwarding = d.forward_via;
-  cfg.chunks = d.forwarding_chunks;
+  sim::SimConfig cfg = sim::sim_config(d);
   cfg.hop_latency_s =
       check_number("--hop-latency-us", a.hop_latency_us, Range::non_negative(1e6)) * 1e-6;
   cfg.max_flows = check_integer("--max-flows", a.max_flows, 1000, 200'000'000);
   cfg.max_memory_bytes = units::parse_bytes(a.max_memory, "--max-memory");
   cfg.aggregate = sim::parse_aggregation(a.aggregate);
-  cfg.routing = d.routing;
-  cfg.seed = d.ecmp_seed;
   cfg.batch_tolerance =
       check_number("--batch-tolerance", a.batch_tolerance, Range::between(0, 0.01));
   const int top = static_cast<int>(check_integer("--top", a.top, 0, 1000));

@@ -21,10 +21,11 @@ void add_network_options(CLI::App& cmd, NetworkOptions& opt, bool with_design = 
 void add_routing_options(CLI::App& cmd, NetworkOptions& opt);
 inline constexpr const char* kRoutingHelp =
     "Path choice above the leaf: ecmp (a hash per flow: flows may collide on one uplink; the "
-    "analytic model charges the expected collision slowdown), adaptive (per-packet adaptive "
-    "routing: InfiniBand AR, Spectrum-X) or spray (per-packet spraying); adaptive and spray "
-    "spread a flow evenly over every equal-cost uplink, in the analytic model and in sim (one "
-    "flow over each tier's bundle of parallel uplinks)";
+    "analytic model charges the expected busiest link), adaptive (per-packet adaptive "
+    "routing: InfiniBand AR, Spectrum-X) or spray (per-packet spraying): adaptive and spray "
+    "spread a flow evenly over every equal-cost uplink, in the analytic model and in sim; auto: "
+    "the switch's default, adaptive on InfiniBand (the subnet manager and NCCL enable it), ecmp "
+    "on Ethernet";
 inline constexpr const char* kSeedHelp =
     "Salt of the ECMP hash, 0 to 2^62 (0: the default hash; sim hashes with it, the analytic "
     "model takes the expectation over hashes; with spray it changes no switch path)";

@@ -71,12 +71,20 @@ double exposed_of(const perf::Breakdown& b, perf::Parallelism p) {
   return 0;
 }
 
+// The analytic model on the degraded network, coarsely: every NIC slowed by the busiest NIC's
+// load factor, HB links by the domains' HB factor, and each tier's uplink bundles by its worst
+// block's live share (its healthy over its degraded down:up ratio).
 void apply_network(perf::EstimateContext& ctx, double nic_factor,
+                   const std::vector<double>& healthy_ratio,
                    const std::vector<double>& uplink_ratio, double hb_factor = 1.0) {
   ctx.net.nic_Bps /= nic_factor;
   ctx.net.hb_Bps *= hb_factor;
-  for (std::size_t t = 1; t < uplink_ratio.size() && t <= topo::NetworkView::kMaxTiers; ++t)
+  std::vector<double> live(uplink_ratio.size(), 1.0);
+  for (std::size_t t = 1; t < uplink_ratio.size() && t <= topo::NetworkView::kMaxTiers; ++t) {
     ctx.net.view.uplink_ratio[t] = uplink_ratio[t];
+    if (t < healthy_ratio.size() && uplink_ratio[t] > 0) live[t] = healthy_ratio[t] / uplink_ratio[t];
+  }
+  if (ctx.net.contention) ctx.net.contention = ctx.net.contention->scaled(nic_factor, hb_factor, live);
 }
 
 bool finite_ratios(const std::vector<double>& r) {
@@ -140,10 +148,10 @@ void check_pairs(const topo::Fabric& f, const topo::DegradedFabric& d, const per
 // The flow simulation of the plan's schedule on the healthy and the degraded fabric.
 void simulate(const topo::Fabric& f, const topo::DegradedFabric& d, const perf::Placement& pl,
               const perf::CommSchedule& cs, const perf::Breakdown& b, DesignWhatIf& out) {
-  sim::SimConfig cfg;
+  // The design's routing (--routing; under spray each bundle holds its live links only) and
+  // forwarding, as the analytic model times the plan.
+  sim::SimConfig cfg = sim::sim_config(f.design);
   cfg.aggregate = sim::Aggregation::off;  // failures break the symmetry aggregation needs
-  // The design's routing (--routing): under spray each bundle holds its live links only.
-  cfg.routing = f.design.routing;
   const sim::ScheduleCheck healthy = sim::check_schedule(f, cs, pl, cfg);
   sim::SimConfig dcfg = cfg;
   const sim::SimNetwork net = sim::like_for_like(d, dcfg);
@@ -270,7 +278,8 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
 
   if (out.runnable) {
     perf::EstimateContext dctx = ctx;
-    apply_network(dctx, out.nic_load_factor, out.uplink_ratio, out.hb_factor);
+    apply_network(dctx, out.nic_load_factor, out.healthy_uplink_ratio, out.uplink_ratio,
+                  out.hb_factor);
     out.degraded_s = perf::estimate(dctx, s).iteration_time_s;
     const bool sim =
         opt.sim == SimMode::on || (opt.sim == SimMode::automatic && c.gpus <= kSimAutoGpus);
@@ -326,7 +335,7 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
         perf::EstimateContext lctx = perf::make_context(model, training, left, design);
         if (topo::make_network_view(left, design).tiers == f.tiers &&
             finite_ratios(out.uplink_ratio))
-          apply_network(lctx, 1.0, out.uplink_ratio);
+          apply_network(lctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
         const perf::PlanResult lr = perf::plan(lctx, opt.plan);
         if (lr.plans.empty()) {
           if (first_reason.empty())
@@ -361,7 +370,7 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
     swap.detail = "a switch block has no live uplink";
   } else {
     perf::EstimateContext sctx = ctx;
-    apply_network(sctx, 1.0, out.uplink_ratio);
+    apply_network(sctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
     swap.possible = true;
     swap.throughput = out.healthy_s / perf::estimate(sctx, s).iteration_time_s;
     swap.detail = fmt::format("{} of {} spare domains", affected, opt.spare_domains);

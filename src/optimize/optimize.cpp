@@ -192,7 +192,8 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                   try {
                     cand.design = spec::fit_to_cluster(
                         c, spec::make_network_design(kind, sw, o, 1, copper, 0));
-                    cand.design.routing = space.routing;
+                    cand.design.routing = space.routing.value_or(spec::default_routing(sw));
+                    cand.design.routing_default = !space.routing.has_value();
                     const cost::DesignReport rep = cost::evaluate(c, cand.design, cat);
                     // Oversubscription needs a tier above the leaf: a one-tier network with a
                     // ratio is the same network as without (kept once).

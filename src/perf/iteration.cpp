@@ -21,262 +21,51 @@ using spec::DesignKind;
 
 // ---- network ------------------------------------------------------------------------------------
 
-namespace {
-
-// The expected maximum of f balls in u bins, exactly, for f = 0 .. NetworkModel::kEcmpTable:
-// P(max <= x) = f! / u^f [z^f] (sum_{j <= x} z^j / j!)^u (the multinomial count of placements
-// with no bin above x), E[max] = sum_{x < f} (1 - P(max <= x)). Cached per u (a few distinct
-// leaf radixes), so the search's hot path only reads the table.
-using EcmpTable = std::array<double, NetworkModel::kEcmpTable + 1>;
-
-EcmpTable compute_ecmp_table(std::int64_t u) {
-  constexpr int F = NetworkModel::kEcmpTable;
-  EcmpTable e{};
-  std::array<double, F + 1> fact{};
-  fact[0] = 1;
-  for (int i = 1; i <= F; ++i) fact[static_cast<std::size_t>(i)] = fact[i - 1] * i;
-  const double ud = static_cast<double>(u);
-  using Poly = std::array<double, F + 1>;
-  auto mul = [](const Poly& a, const Poly& b) {
-    Poly r{};
-    for (int i = 0; i <= F; ++i)
-      if (a[static_cast<std::size_t>(i)] != 0)
-        for (int j = 0; i + j <= F; ++j)
-          r[static_cast<std::size_t>(i + j)] +=
-              a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(j)];
-    return r;
-  };
-  // Scaled by 1/u per ball so that the coefficients stay in range: q(z/u)^u.
-  for (int x = 0; x < F; ++x) {
-    Poly q{};
-    double term = 1;
-    for (int j = 0; j <= x; ++j) {
-      q[static_cast<std::size_t>(j)] = term / fact[static_cast<std::size_t>(j)];
-      term /= ud;
-    }
-    Poly r{};
-    r[0] = 1;
-    Poly base = q;
-    for (std::int64_t k = u; k > 0; k >>= 1) {
-      if (k & 1) r = mul(r, base);
-      if (k > 1) base = mul(base, base);
-    }
-    for (int f = x + 1; f <= F; ++f) {
-      const double p_le =
-          std::min(1.0, r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)]);
-      e[static_cast<std::size_t>(f)] += 1.0 - p_le;
-    }
-  }
-  return e;
-}
-
-const EcmpTable& ecmp_table(std::int64_t u) {
-  static std::mutex mu;
-  static std::map<std::int64_t, EcmpTable> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(u);
-  if (it == cache.end()) it = cache.emplace(u, compute_ecmp_table(u)).first;
-  return it->second;
-}
-
-}  // namespace
-
-NetworkModel make_network_model(const topo::NetworkView& v, const spec::GpuEfficiency& e,
-                                spec::Routing routing) {
+NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d) {
+  const topo::NetworkView v = topo::make_network_view(c, d);
+  const spec::GpuEfficiency& e = c.gpu.eff;
   NetworkModel n;
   n.kind = v.kind;
   n.hb_Bps = v.hb_Bps * e.hb;
   n.nic_Bps = v.nic_Bps() * e.nic;
   n.latency_s = e.collective_latency_s;
   n.view = v;
-  n.routing = routing;
-  if (routing == spec::Routing::ecmp && v.leaf_uplinks > 1) n.ecmp_max = ecmp_table(v.leaf_uplinks);
+  n.routing = d.routing;
+  n.forwarding = d.forwarding;
+  if (d.kind != DesignKind::ideal) n.contention = std::make_shared<const ContentionModel>(c, d);
   return n;
 }
 
-NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d) {
-  return make_network_model(topo::make_network_view(c, d), c.gpu.eff, d.routing);
-}
-
-namespace {
-// E[max] for f flows on u paths from the exact table of u (linear between integers); beyond it
-// lambda + c sqrt(2 lambda ln u), the heavily loaded case's form (Raab and Steger 1998), with c
-// matched to the exact value at the table's end (ours).
-double max_load(const EcmpTable& t, double f, double u) {
-  constexpr int F = NetworkModel::kEcmpTable;
-  if (f <= F) {
-    const auto lo = static_cast<std::size_t>(f);
-    const double w = f - static_cast<double>(lo);
-    return lo < static_cast<std::size_t>(F) ? (1 - w) * t[lo] + w * t[lo + 1] : t[lo];
-  }
-  const double lf = F / u, l = f / u, ln = std::log(u);
-  const double c = (t[static_cast<std::size_t>(F)] - lf) / std::sqrt(2 * lf * ln);
-  return l + c * std::sqrt(2 * l * ln);
-}
-}  // namespace
-
-double expected_max_load(double f, double u) {
-  if (f <= 1.0 || u < 2.0) return f;
-  return max_load(ecmp_table(static_cast<std::int64_t>(u)), f, std::floor(u));
-}
-
-double routing_slowdown(const NetworkModel& net, double flows, double demand) {
-  const std::int64_t u = net.view.leaf_uplinks;
-  if (net.routing != spec::Routing::ecmp || u <= 1 || flows <= 1.0 || net.view.port_Bps <= 0)
-    return 1.0;
-  const double speed = net.view.nic_link_Bps / net.view.port_Bps;  // a NIC link on an uplink
-  const double ud = static_cast<double>(u);
-  const double m = max_load(net.ecmp_max, flows, ud);
-  const double perfect = std::max(1.0, demand * flows / ud * speed);
-  const double hashed = std::max(1.0, demand * m * speed);
-  return std::max(1.0, hashed / perfect);
-}
-
-namespace {
-
-// Routing's slowdown of the NIC traffic of a collective (docs/model.md section 5; ours): every
-// group of an axis runs the collective at once, so each NIC port of a leaf carries one group's
-// flows. A ring or pipeline along a rail leaves the leaf only at its edges: with r of its q
-// members under the leaf (r = min(q, the rail's domains under a leaf)), 1/r flows per port;
-// a ring between rails leaves the domain on 1/p_g of its edges.
-// Members of a group's rail under one leaf: the leaf spans `under` consecutive domains of a rail,
-// the members' domains are `stride` apart.
-double members_per_leaf(const NetworkModel& net, double q, std::int64_t stride) {
-  const double under = static_cast<double>(net.view.rail_domains_under[1]);
-  return std::min(
-      q, std::max(1.0, std::floor(under / static_cast<double>(std::max<std::int64_t>(1, stride)))));
-}
-double along_rail_slowdown(const NetworkModel& net, double q, std::int64_t stride) {
-  const double r = members_per_leaf(net, q, stride);
-  if (q <= r) return 1.0;
-  return routing_slowdown(net, static_cast<double>(net.view.leaf_nic_ports) / r, 1.0);
-}
-double cross_rail_slowdown(const NetworkModel& net, double per_domain, double q,
-                           std::int64_t stride) {
-  if (net.kind == DesignKind::rail_only)  // forwarded onto the destination's rail first
-    return along_rail_slowdown(net, q, stride);
-  return routing_slowdown(net, static_cast<double>(net.view.leaf_nic_ports) / per_domain, 1.0);
-}
-
-// One ring phase of the expansion (perf/expansion.hpp) on a group of shape g.
-CollectiveTime ring_phase_time(const CollectivePhase& ph, const GroupShape& g,
-                               const NetworkModel& net) {
+CollectiveTime collective_time(const CommOp& op, const Placement& pl, const NetworkModel& net) {
   CollectiveTime r;
-  const double n = static_cast<double>(ph.members);
-  const double steps = static_cast<double>(ring_steps(ph));
-  const double vol = ring_bytes_per_member(ph);
-  const double a = net.latency_s;
-  switch (ph.scope) {
-    case Scope::in_domain:  // inside the domain at HB bandwidth
-      r.time_s = vol / net.hb_Bps + steps * a;
-      return r;
-    case Scope::along_rail:  // every member's NIC works in parallel on its rail
-      r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, n, g.domain_stride) + steps * a;
-      return r;
-    case Scope::group:
-      break;
-  }
-  if (net.kind == DesignKind::ideal || g.domains == 1) {
-    r.time_s = vol / net.hb_Bps + steps * a;
-    return r;
-  }
-  // Flat ring: its slowest edge crosses HB domains through a NIC.
-  const bool cross = !g.rail_aligned;
-  r.cross_rail = cross;
-  const double q = static_cast<double>(g.domains);
-  if (!cross) {
-    r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + steps * a;
-  } else if (net.kind == DesignKind::rail_only) {
-    r.forwarding_s = vol / net.hb_Bps;
-    r.time_s = vol / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s +
-               steps * a;
-  } else {
-    r.time_s = vol * net.view.cross_rail_oversubscription(g.domains) / net.nic_Bps *
-                   cross_rail_slowdown(net, static_cast<double>(g.per_domain), q, g.domain_stride) +
-               steps * a;
-  }
-  return r;
-}
-
-}  // namespace
-
-CollectiveTime collective_time(const CommOp& op, const GroupShape& shape, const NetworkModel& net) {
+  const GroupShape shape = pl.shape(op.axis);
+  if (shape.size <= 1 || op.bytes <= 0) return r;
   // ideal: one HB domain over every GPU, whatever the cluster's K.
-  const GroupShape g =
-      net.kind == DesignKind::ideal ? GroupShape{shape.size, shape.size, 1, true} : shape;
-  CollectiveTime r;
-  const double n = static_cast<double>(g.size);
-  if (g.size <= 1 || op.bytes <= 0) return r;
-  const double B = op.bytes;
-  const double p = static_cast<double>(g.per_domain), q = static_cast<double>(g.domains);
-  const bool ideal = net.kind == DesignKind::ideal;
-  const bool rail_only = net.kind == DesignKind::rail_only;
+  const bool ideal = net.kind == DesignKind::ideal || !net.contention;
+  const GroupShape g = ideal ? GroupShape{shape.size, shape.size, 1, true} : shape;
   const double a = net.latency_s;
-
-  if (op.op == CollectiveOp::send_recv) {
-    // One transfer per step between neighbouring stages; the slowest pair sets the pace.
-    if (ideal || g.domains == 1) {
-      r.time_s = B / net.hb_Bps + a;
-    } else if (g.rail_aligned && g.per_domain == 1) {
-      r.time_s = B / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + a;
-    } else {
-      // Several stages per domain (or scattered GPUs): the pair that crosses a domain boundary
-      // joins the last local rank used in one domain to the first in the next: another rail.
-      r.cross_rail = true;
-      if (rail_only) {
-        r.forwarding_s = B / net.hb_Bps;
-        r.time_s =
-            B / net.nic_Bps * along_rail_slowdown(net, q, g.domain_stride) + r.forwarding_s + a;
-      } else {
-        r.time_s = B * net.view.cross_rail_oversubscription(2) / net.nic_Bps *
-                       cross_rail_slowdown(net, p, q, g.domain_stride) +
-                   a;
-      }
-    }
-    return r;
-  }
-
-  if (op.op == CollectiveOp::all_to_all) {
-    // Each member sends B/n to every member (ours; the two-phase forwarding model follows the
-    // paper's all-to-all analysis: the NVLink shuffle does not overlap the rail phase).
-    if (ideal || g.domains == 1) {
-      r.time_s = (n - 1.0) / n * B / net.hb_Bps + a;
-      return r;
-    }
-    const double intra = (p - 1.0) / n * B;
-    const double same_rail = g.rail_aligned ? (q - 1.0) / n * B : 0.0;
-    const double inter = (n - p) / n * B;
-    const double cross = inter - same_rail;
-    r.cross_rail = cross > 0;
-    // Traffic that leaves a leaf crosses the tiers above it, oversubscribed or not.
-    const double o_rail = net.view.same_rail_oversubscription(g.domains);
-    double nic_time;
-    if (rail_only)
-      nic_time = inter * o_rail / net.nic_Bps;
-    else
-      nic_time = (same_rail * o_rail + cross * net.view.cross_rail_oversubscription(g.domains)) /
-                 net.nic_Bps;
-    // Each member's NIC carries n - p flows of B/n; those to members outside its leaf (all
-    // but the r - 1 others of its rail under the leaf) climb above it.
-    const double r_leaf = g.rail_aligned ? members_per_leaf(net, q, g.domain_stride) : 1.0;
-    const double off_leaf = (n - p) - (r_leaf - 1.0);
-    if (off_leaf > 0)
-      nic_time *= routing_slowdown(net, static_cast<double>(net.view.leaf_nic_ports) * off_leaf,
-                                   1.0 / (n - p));
-    r.time_s = std::max(intra / net.hb_Bps, nic_time) + a;
-    if (rail_only && cross > 0) {
-      r.forwarding_s = cross / net.hb_Bps;
-      r.time_s += r.forwarding_s;
-    }
-    return r;
-  }
-
-  // Reductions and gathers: the phases of the algorithm, one after another.
   for (const CollectivePhase& ph : phase_plan(op, g)) {
-    const CollectiveTime t = ring_phase_time(ph, g, net);
-    r.time_s += t.time_s;
-    r.forwarding_s += t.forwarding_s;
-    r.cross_rail = r.cross_rail || t.cross_rail;
+    const double n = static_cast<double>(ph.members);
+    double steps = 1, step_bytes = ph.bytes;
+    if (ph.algorithm == Algorithm::ring || ph.algorithm == Algorithm::hierarchical) {
+      steps = static_cast<double>(ring_steps(ph));
+      step_bytes = ph.bytes / n;
+    } else if (ph.algorithm == Algorithm::direct) {
+      step_bytes = (op.op == CollectiveOp::all_reduce ? 2.0 : 1.0) * ph.bytes / n;
+    }
+    StepLoad load;
+    if (ideal || ph.scope == Scope::in_domain || g.domains == 1) {
+      // Inside HB domains every GPU sends its step on its own HB link: one flow per GPU, an
+      // all-to-all's n - 1 (the census's count, without building it).
+      load.s_per_byte = (ph.algorithm == Algorithm::direct ? n - 1.0 : 1.0) / net.hb_Bps;
+    } else {
+      // sim sends the backward pass's pipeline traffic from stage i + 1 to stage i.
+      const bool reverse = op.op == CollectiveOp::send_recv && op.phase == Phase::backward;
+      load = net.contention->step_load(pl, op.axis, op.algorithm, ph.scope, reverse);
+    }
+    r.time_s += steps * (step_bytes * load.s_per_byte + a);
+    r.forwarding_s += steps * step_bytes * load.forwarding_s_per_byte;
+    r.cross_rail = r.cross_rail || load.cross_rail;
   }
   return r;
 }
@@ -631,8 +420,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   double dp_fwd_n = 1, dp_bwd_n = 1;  // instances (FSDP: one per micro-batch)
   bool dp_fwd_overlap = false, dp_bwd_overlap = false, dp_opt_overlap = false;
   for (const CommOp& op : cs) {
-    const GroupShape g = pl.shape(op.axis);
-    const CollectiveTime ct = collective_time(op, g, ctx.net);
+    const CollectiveTime ct = collective_time(op, pl, ctx.net);
     it.cross_rail = it.cross_rail || ct.cross_rail;
     switch (op.parallelism) {
       case Parallelism::tp:

@@ -348,7 +348,7 @@ Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkMode
   Json a = Json::array();
   for (const CommOp& op : cs) {
     const GroupShape g = pl.shape(op.axis);
-    const CollectiveTime t = collective_time(op, g, net);
+    const CollectiveTime t = collective_time(op, pl, net);
     a.push_back(Json{{"parallelism", std::string(to_string(op.parallelism))},
                      {"op", std::string(to_string(op.op))},
                      {"axis", std::string(to_string(op.axis))},

@@ -405,7 +405,7 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
                     seconds("forwarding_s", "forwarding", 4)});
   for (const perf::CommOp& op : cs) {
     const perf::GroupShape g = pl.shape(op.axis);
-    const perf::CollectiveTime ct = perf::collective_time(op, g, net);
+    const perf::CollectiveTime ct = perf::collective_time(op, pl, net);
     std::vector<Cell> row = op_cells(op);
     row.insert(row.end(),
                {g.size, g.per_domain, g.domains, g.rail_aligned, ct.time_s, ct.forwarding_s});

@@ -26,12 +26,15 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   cfg.hop_latency_s = 0;  // the analytic model's per-step latency stands for it
   ScheduleCheck out;
   out.sim = simulate_schedule(net, schedule, placement, cfg);
-  // The analytic model under the simulation's routing: ECMP's expected collisions, or perfect
-  // spreading for adaptive routing and spraying (docs/model.md section 5).
-  const perf::NetworkModel nm =
-      perf::make_network_model(topo::make_network_view(fabric), fabric.cluster.gpu.eff, cfg.routing);
+  // The analytic model under the simulation's routing and forwarding (docs/model.md section 5).
+  spec::NetworkDesign d = fabric.design;
+  d.routing = cfg.routing;
+  d.forwarding = cfg.mode;
+  d.forward_via = cfg.forwarding;
+  d.forwarding_chunks = cfg.chunks;
+  const perf::NetworkModel nm = perf::make_network_model(fabric.cluster, d);
   for (const perf::CommOp& op : schedule) {
-    const double t = perf::collective_time(op, placement.shape(op.axis), nm).time_s;
+    const double t = perf::collective_time(op, placement, nm).time_s;
     out.analytic_s.push_back(t);
     out.analytic_total_s += t * op.count;
   }

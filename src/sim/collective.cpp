@@ -103,27 +103,32 @@ class FlowBuilder {
   double sent() const { return sent_; }
 
   // Returns the flow whose delivery completes the transfer (-1 when there is nothing to send).
+  // That flow carries the transfer's latency (SimConfig::transfer_latency_s), once per transfer:
+  // it is part of the flow's identity, so a forwarded transfer's first leg never merges with a
+  // direct transfer's final flow on the same path and inherits its latency.
   FlowId transfer(std::int64_t src, std::int64_t dst, double bytes, std::span<const FlowId> after,
                   double weight = 1.0) {
     if (src != dst && bytes > 0) sent_ += bytes * weight;
-    const FlowId f = transfer_impl(src, dst, bytes, after, weight);
-    if (f >= 0 && cfg_.transfer_latency_s > 0) w_.set_latency(f, cfg_.transfer_latency_s);
-    return f;
+    return transfer_impl(src, dst, bytes, after, weight);
   }
 
  private:
+  // How leg() builds a leg: kDetours spreads it over a degraded network's detours; kFinal makes
+  // it the flow that completes its transfer (it carries the transfer's latency).
+  enum LegFlags : unsigned { kDetours = 1, kFinal = 2 };
+
   FlowId transfer_impl(std::int64_t src, std::int64_t dst, double bytes,
                        std::span<const FlowId> after, double weight) {
     if (src == dst || bytes <= 0) return -1;
     const std::uint64_t h = flow_hash(src, dst, cfg_.seed);
     const bool fw = needs_forwarding(net_, src, dst);
     if (two_phase_) return transfer_two_phase(src, dst, bytes, h, fw, weight);
-    if (!fw) return leg(src, dst, h, bytes, weight, after);
+    if (!fw) return leg(src, dst, h, bytes, weight, after, kDetours | kFinal);
     const std::int64_t mid = topo::forwarding_peer(net_.cluster, cfg_.forwarding, src, dst);
     if (cfg_.mode != ForwardingMode::pipelined || cfg_.chunks <= 1) {  // two-phase: store here
-      const FlowId f1 = leg(src, mid, h, bytes, weight, after);
+      const FlowId f1 = leg(src, mid, h, bytes, weight, after, kDetours);
       const FlowId d1[1] = {f1};
-      return leg(mid, dst, mix(h), bytes, weight, d1);
+      return leg(mid, dst, mix(h), bytes, weight, d1, kDetours | kFinal);
     }
     // Piece j's second leg waits for its first leg and for piece j-1's second leg; first legs
     // go one after another. Each piece takes one peer route (no detour spreading).
@@ -131,10 +136,10 @@ class FlowBuilder {
     FlowId prev1 = -1, prev2 = -1;
     for (int j = 0; j < cfg_.chunks; ++j) {
       const FlowId d0[1] = {prev1};
-      const FlowId f1 = leg(src, mid, h, piece, weight, j == 0 ? after : d0, false);
+      const FlowId f1 = leg(src, mid, h, piece, weight, j == 0 ? after : d0, 0);
       const FlowId d2[2] = {f1, prev2};
       prev2 = leg(mid, dst, mix(h), piece, weight, std::span<const FlowId>(d2, prev2 < 0 ? 1 : 2),
-                  false);
+                  j + 1 == cfg_.chunks ? kFinal : 0u);
       prev1 = f1;
     }
     return prev2;
@@ -163,12 +168,12 @@ class FlowBuilder {
       // the domain run with the NIC phase (as the analytic model's max(intra / B_hb,
       // inter / B_nic) + cross / B_hb has it). rail_first: the rail transfers go first.
       const bool same_domain = c.domain_of(src) == c.domain_of(dst);
-      if (!hb_first && !same_domain) return first(leg(src, dst, h, bytes, weight, {}, false));
-      return leg(src, dst, h, bytes, weight, bar, false);
+      if (!hb_first && !same_domain) return first(leg(src, dst, h, bytes, weight, {}, kFinal));
+      return leg(src, dst, h, bytes, weight, bar, kFinal);
     }
     const std::int64_t mid = topo::forwarding_peer(c, cfg_.forwarding, src, dst);
-    first(leg(src, mid, h, bytes, weight, {}, false));
-    return leg(mid, dst, mix(h), bytes, weight, bar, false);
+    first(leg(src, mid, h, bytes, weight, {}, 0));
+    return leg(mid, dst, mix(h), bytes, weight, bar, kFinal);
   }
 
   // One transfer from s to d: one flow on its route; or, when it leaves the HB domain from a
@@ -176,12 +181,13 @@ class FlowBuilder {
   // NICs); or, when the network spreads the pair over several detours (failures, `detours`), an
   // equal share on each. Shares are joined by an empty flow that waits for them all.
   FlowId leg(std::int64_t s, std::int64_t d, std::uint64_t h, double bytes, double weight,
-             std::span<const FlowId> after, bool detours = true) {
-    const int k = detours && net_.spread && !by_class_ ? net_.spread(s, d) : 0;
+             std::span<const FlowId> after, unsigned flags) {
+    const int k = (flags & kDetours) && net_.spread && !by_class_ ? net_.spread(s, d) : 0;
     const int nics = by_class_ || k > 1 ? 1 : nic_shares(s, d);
+    const bool final = flags & kFinal;
     if (k <= 1 && nics <= 1) {
       route(s, d, h, -1, p1_);
-      return add(p1_, bytes, weight, after);
+      return add(p1_, bytes, weight, after, final);
     }
     const int n = k > 1 ? k : nics;
     std::vector<FlowId> parts;
@@ -200,7 +206,7 @@ class FlowBuilder {
       parts.push_back(add(p1_, bytes / n, weight, after));
     }
     p1_.clear();
-    return add(p1_, 0.0, weight, parts);
+    return add(p1_, 0.0, weight, parts, final);
   }
 
   // NICs a transfer from s to d is split over: every NIC of s when it leaves the HB domain.
@@ -231,7 +237,11 @@ class FlowBuilder {
     }
   }
 
-  FlowId add(const topo::Path& p, double bytes, double weight, std::span<const FlowId> after) {
+  // A flow of `bytes` on path p after the flows `after`; `final`: it completes a transfer and
+  // carries the transfer's latency. Identical flows (path, bytes, dependencies, latency) merge.
+  FlowId add(const topo::Path& p, double bytes, double weight, std::span<const FlowId> after,
+             bool final = false) {
+    const double latency = final ? cfg_.transfer_latency_s : 0.0;
     deps_.clear();
     for (FlowId f : after)
       if (f >= 0) deps_.push_back(f);
@@ -241,6 +251,7 @@ class FlowBuilder {
     for (auto c : p) key = mix(key ^ static_cast<std::uint64_t>(c));
     key = mix(key ^ 0xD1B54A32D192ED03ull);
     for (auto d : deps_) key = mix(key ^ static_cast<std::uint64_t>(d));
+    if (latency > 0) key = mix(key ^ 0x2545F4914F6CDD1Dull);
     // Open addressing (linear probing) on the key's low 32 bits in the table of the path's first
     // channel; a slot holds (tag, flow).
     if (index_.empty()) index_.resize(static_cast<std::size_t>(w_.channel_count()) + 1);
@@ -255,7 +266,8 @@ class FlowBuilder {
       const auto fp = w_.path(f);
       const auto db = dep_off_[static_cast<std::size_t>(f)];
       const auto de = dep_off_[static_cast<std::size_t>(f) + 1];
-      if (w_.bytes(f) == bytes && std::equal(fp.begin(), fp.end(), p.begin(), p.end()) &&
+      if (w_.bytes(f) == bytes && w_.latency_s(f) == latency &&
+          std::equal(fp.begin(), fp.end(), p.begin(), p.end()) &&
           std::equal(dep_ids_.begin() + db, dep_ids_.begin() + de, deps_.begin(), deps_.end())) {
         w_.add_weight(f, weight);
         return f;
@@ -263,6 +275,7 @@ class FlowBuilder {
     }
     check_flow_budget();
     const FlowId f = w_.add_flow(p, bytes, weight);
+    if (latency > 0) w_.set_latency(f, latency);
     for (auto d : deps_) w_.add_dependency(d, f);
     dep_ids_.insert(dep_ids_.end(), deps_.begin(), deps_.end());
     dep_off_.push_back(static_cast<std::int64_t>(dep_ids_.size()));
@@ -791,6 +804,16 @@ topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64
   net.route(src, mid, h, -1, out);
   net.route(mid, dst, mix(h), -1, out);
   return out;
+}
+
+SimConfig sim_config(const spec::NetworkDesign& d) {
+  SimConfig cfg;
+  cfg.routing = d.routing;
+  cfg.seed = d.ecmp_seed;
+  cfg.mode = d.forwarding;
+  cfg.forwarding = d.forward_via;
+  cfg.chunks = d.forwarding_chunks;
+  return cfg;
 }
 
 std::vector<Group> groups_all(const spec::Cluster& c) {

@@ -70,12 +70,25 @@ Routing parse_routing(std::string_view s, const std::string& option) {
   return kRoutingNames.parse(s, option, "routing");
 }
 
+Routing default_routing(const SwitchSpec& sw) {
+  return sw.family == "infiniband" ? Routing::adaptive : Routing::ecmp;
+}
+
+Routing resolve_routing(std::string_view choice, const SwitchSpec& sw, const std::string& option) {
+  if (choice == "auto") return default_routing(sw);
+  for (const auto& [r, name] : kRoutingNames.entries)
+    if (name == choice) return r;
+  throw InputError(option, "unknown routing '" + printable(choice) + "'; valid: auto, " +
+                               kRoutingNames.list());
+}
+
 NetworkDesign make_network_design(const NetworkOptions& opt) {
   const DesignKind kind = parse_design_kind(opt.design, "--design");
   NetworkDesign d =
       make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
                           opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
-  d.routing = parse_routing(opt.routing, "--routing");
+  d.routing = resolve_routing(opt.routing, d.sw, "--routing");
+  d.routing_default = opt.routing == "auto";
   d.ecmp_seed = static_cast<std::uint64_t>(check_integer("--seed", opt.seed, 0, kMaxRoutingSeed));
   d.forwarding = parse_forwarding_mode(opt.forwarding, "--forwarding");
   d.forward_via = parse_forward_via(opt.forward_via, "--forward-via");

@@ -113,7 +113,8 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
     base = spec::make_network_design(spec::DesignKind::rail_optimized, presets.switches.at(p.sw),
                                      p.oversubscription, opt.network.oversubscribed_tier,
                                      opt.network.copper_gpu_leaf, opt.network.management_links);
-    base.routing = spec::parse_routing(opt.network.routing, "--routing");
+    base.routing = spec::resolve_routing(opt.network.routing, base.sw, "--routing");
+    base.routing_default = opt.network.routing == "auto";
     tr = spec::make_training(check_integer("--batch", p.batch, 1, std::int64_t{1} << 40),
                              check_integer("--seq", r.seq, 1, 1 << 24), opt.stack, opt.dtype,
                              opt.flash_attention);

@@ -11,7 +11,7 @@ namespace railsim::topo {
 
 namespace {
 
-constexpr int kMaxTiers = 8;
+constexpr int kMaxTiers = kMaxClosTiers;
 
 // Down/up split of a switch at a tier: non-blocking halves, or down:up = r:1 when oversubscribed.
 void split_ports(int radix, double r, int& down, int& up) {

@@ -141,7 +141,7 @@ TEST(CliPlan, HumanTableHasLabelsAndUnits) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(line_count(r.out), 6);  // summary, header, 3 plans, the error band
   EXPECT_NE(
-      r.out.find("error band of every time: +-5.2% (max |error| of 9 validated runs on H100-SXM"),
+      r.out.find("error band of every time: +-3.4% (max |error| of 9 validated runs on H100-SXM"),
       std::string::npos)
       << r.out;
   for (const char* s : {"strategies", "fit in memory", "recompute", "MFU", "memory", "tp comm",
@@ -250,14 +250,16 @@ TEST(CliComparePerf, BestPlanTimePerDesign) {
     EXPECT_NE(d["perf_model"].get<std::string>().find("GPT-1T"), std::string::npos);
   }
   ASSERT_EQ(t.size(), 2u);
-  // Under the default ECMP, rail-optimized's pipeline flows that climb above the leaf collide
-  // (docs/model.md section 5): rail-only is never slower, and within 4% (GH200: tp16 pp8, 3.78 s
-  // against 3.91 s on rail-optimized; H100 the same plan on both).
+  // Under the default ECMP (the default switch is Ethernet), the flows that climb above the leaf
+  // collide (docs/model.md section 5): GH200's rail-only rails fit in one switch, so nothing of it
+  // collides and it is faster (3.70 s against 3.90 s); H100's rail-only spines take two links
+  // from each leaf where rail-optimized's take one, so its pipeline sends collide a little more
+  // (4.905 s against 4.884 s). Within 6% either way.
   for (auto& [gpu, by] : t) {
-    EXPECT_LE(by["rail_only"], by["rail_optimized"] * (1 + 1e-12)) << gpu;
-    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.04) << gpu;
+    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.06) << gpu;
     EXPECT_LE(by["ideal"], by["rail_optimized"]) << gpu;
   }
+  EXPECT_LT(t["GH200"]["rail_only"], t["GH200"]["rail_optimized"]);
   // With perfect spreading (the paper's setting) the two designs take the same time.
   const auto a = run_cli("compare --routing adaptive --json");
   ASSERT_EQ(a.code, 0) << a.err;
@@ -295,8 +297,11 @@ TEST(CliEstimate, ModelPresetsAreListed) {
 
 TEST(CliEstimate, CommOpsShowWhyRailOnlyIsSlower) {
   // MoE-1.2T with tp 2, ep 32 on 4096 H100: the expert all-to-all spans 4 rails in 8 domains.
+  // Forwarded two-phase (the paper's non-overlapped reading) with perfect spreading above the
+  // leaf, rail-only pays the NVLink shuffle; NCCL's PXN (pipelined, the default) hides most of it.
   const std::string base =
-      "estimate --gpus 4096 --model MoE-1.2T --tp 2 --pp 8 --ep 32 --dist-opt on --json --design ";
+      "estimate --gpus 4096 --model MoE-1.2T --tp 2 --pp 8 --ep 32 --dist-opt on --json "
+      "--routing adaptive --forwarding two-phase --design ";
   const auto a = run_cli(base + "rail_optimized");
   const auto b = run_cli(base + "rail_only");
   ASSERT_EQ(a.code, 0) << a.err;
@@ -316,6 +321,14 @@ TEST(CliEstimate, CommOpsShowWhyRailOnlyIsSlower) {
   }
   EXPECT_EQ(a2a, 2);  // forward and backward
   for (const auto& op : ja["comm"]) EXPECT_EQ(op["forwarding_s"].get<double>(), 0.0);
+  const auto pxn = run_cli(
+      "estimate --gpus 4096 --model MoE-1.2T --tp 2 --pp 8 --ep 32 --dist-opt on --json "
+      "--routing adaptive --design rail_only");
+  ASSERT_EQ(pxn.code, 0) << pxn.err;
+  const auto jp = nlohmann::json::parse(pxn.out);
+  EXPECT_LT(jp["breakdown"]["rail_forwarding_s"].get<double>(),
+            0.2 * jb["breakdown"]["rail_forwarding_s"].get<double>());
+  EXPECT_LT(jp["iteration_time_s"].get<double>(), jb["iteration_time_s"].get<double>());
 }
 
 // plan --explain: the model's size and FLOPs, the MFU basis, and the winner against the

@@ -1,5 +1,6 @@
 // --routing and --seed as a user gives them to plan, compare, estimate, optimize and sim: one
-// default (ecmp) everywhere, the modes change the analytic times where flows leave a leaf, and bad
+// default (auto: the switch family's routing, ecmp on the default Ethernet switch, adaptive on
+// InfiniBand) everywhere, the modes change the analytic times where flows leave a leaf, and bad
 // values are one line naming the option (exit 2).
 #include <gtest/gtest.h>
 
@@ -50,7 +51,7 @@ TEST(CliRouting, SameDefaultEverywhereAndStatedInHelp) {
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(r.out.find("--routing"), std::string::npos) << cmd;
     EXPECT_NE(r.out.find("spray"), std::string::npos) << cmd;
-    EXPECT_NE(r.out.find("--routing TEXT=ecmp"), std::string::npos) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("--routing TEXT=auto"), std::string::npos) << cmd << "\n" << r.out;
     EXPECT_NE(r.out.find("--seed"), std::string::npos) << cmd;
   }
 }
@@ -60,9 +61,14 @@ TEST(CliRouting, EcmpCostsTheExpectedCollisionsAdaptiveAndSprayDoNot) {
   const double ecmp = iteration_time(kMoe + " --routing ecmp");
   const double adaptive = iteration_time(kMoe + " --routing adaptive");
   const double spray = iteration_time(kMoe + " --routing spray");
-  EXPECT_EQ(def, ecmp);  // ecmp is the default
+  EXPECT_EQ(def, ecmp);  // the default Ethernet switch's routing
   EXPECT_GT(ecmp, adaptive);
   EXPECT_EQ(adaptive, spray);
+  // On InfiniBand the default is adaptive routing.
+  EXPECT_EQ(iteration_time(kMoe + " --switch QM9700"),
+            iteration_time(kMoe + " --switch QM9700 --routing adaptive"));
+  EXPECT_GT(iteration_time(kMoe + " --switch QM9700 --routing ecmp"),
+            iteration_time(kMoe + " --switch QM9700"));
   // The analytic model takes the expectation over hashes: the seed does not change it.
   EXPECT_EQ(iteration_time(kMoe + " --seed 7"), ecmp);
 }

@@ -24,7 +24,7 @@ TEST(CliSim, HumanOutputShowsTimeTiersAndBusiestLinks) {
   auto r = run_cli("sim --gpus 128 --collective alltoall --design rail_only --bytes 256MB");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* s : {"completion time", "per link class", "HB up", "GPU-leaf up",
-                        "busiest links", "forwarding hb_first store"})
+                        "busiest links", "forwarding hb_first pipelined (8 chunks)"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
@@ -208,11 +208,12 @@ TEST(CliSim, BadMoeOptionsAreOneLineErrors) {
 }
 
 // A simulation whose estimated memory exceeds --max-memory is refused before it starts: one
-// line naming the option, with the estimate, exit 2, and no time spent building 16.7M flows.
+// line naming the option, with the estimate, exit 2, and no time spent building 16.7M flows
+// (store-and-forward: the default pipelined forwarding makes 2 x 8 flows of a forwarded pair).
 TEST(CliSim, MaxMemoryRefusesAnOversizedSimulationUpFront) {
   auto r = run_cli(
-      "sim --gpus 4096 --design rail_only --collective alltoall --aggregate off --max-flows "
-      "100000000 --max-memory 1GB");
+      "sim --gpus 4096 --design rail_only --collective alltoall --forwarding store --aggregate off "
+      "--max-flows 100000000 --max-memory 1GB");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("--max-memory"), std::string::npos) << r.err;
@@ -222,7 +223,8 @@ TEST(CliSim, MaxMemoryRefusesAnOversizedSimulationUpFront) {
   EXPECT_NE(r.err.find("16773120 flows"), std::string::npos) << r.err;
   // The same all-to-all within the default limit is not refused for memory (it is for its
   // flows beyond --max-flows 4,000,000).
-  auto d = run_cli("sim --gpus 4096 --design rail_only --collective alltoall --aggregate off");
+  auto d = run_cli(
+      "sim --gpus 4096 --design rail_only --collective alltoall --forwarding store --aggregate off");
   EXPECT_EQ(d.code, 2);
   EXPECT_NE(d.err.find("--aggregate"), std::string::npos) << d.err;
 }
@@ -267,7 +269,7 @@ TEST(CliSim, SprayAllToAllJsonIsTheBundleClosedForm) {
     "algorithm": "direct", "busiest": [], "bytes": 1e9, "bytes_sent": 95e9, "chunks": 8,
     "collective": "all_to_all", "completion_time_s": 0.03, "design": "rail_optimized",
     "efficiency": false, "flows_represented": 9120.0, "flows_simulated": 9120,
-    "forward_via": "hb_first", "forwarding": "store", "gpus": 96, "group": "all", "groups": 1,
+    "forward_via": "hb_first", "forwarding": "pipelined", "gpus": 96, "group": "all", "groups": 1,
     "hb_domain": 1, "hop_latency_s": 0.0,
     "phases": [{"aggregated": false, "events": 3, "flows_simulated": 9120, "name": "all-to-all",
                 "step_scaled": false, "steps": 1, "time_s": 0.03}],

@@ -82,6 +82,8 @@ TEST(Collective, ScaledRingEqualsStepByStep) {
     auto t = make_test_fabric(s);
     SimConfig full, scaled;
     full.hop_latency_s = scaled.hop_latency_s = 0.5e-6;
+    // Store-and-forward: a forwarded ring edge is two flows (pipelined: two per chunk).
+    full.mode = scaled.mode = ForwardingMode::store;
     scaled.max_flows = 100;  // one step (64 flows) fits, 126 steps do not
     auto req = request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster));
     auto a = simulate_collective(t.net, req, full), b = simulate_collective(t.net, req, scaled);
@@ -294,6 +296,7 @@ TEST(Collective, ChunksCountAgainstMaxFlows) {
   auto t = make_test_fabric(s);
   auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
   SimConfig cfg;
+  cfg.mode = ForwardingMode::store;  // each forwarded pair two flows (pipelined: 2 x chunks)
   cfg.aggregate = Aggregation::off;
   cfg.max_flows = 4'032;
   EXPECT_EQ(simulate_collective(t.net, req, cfg).flows_simulated, 4'032);

@@ -71,20 +71,23 @@ TEST(NetworkTruth, NicFasterThanPresetPortUsesTheSwitchsMatchingPortMode) {
   const perf::NetworkModel nm = perf::make_network_model(c, d);
   EXPECT_DOUBLE_EQ(nm.nic_Bps, 100e9 * c.gpu.eff.nic);
 
-  // The simulated 1 GB transfer between two domains of one rail takes what perf says.
+  // The simulated 1 GB sends between the pipeline stages of one rail (tp 8 dp 1 pp 128: stage
+  // i + 1 in the next domain) take what perf says.
   sim::SimConfig cfg;
   const sim::SimNetwork net = without_hop_latency(f, cfg);
+  const perf::Placement pl(f.cluster, perf::Degrees{8, 128, 1, 1});
   sim::CollectiveRequest req;
   req.op = perf::CollectiveOp::send_recv;
   req.algorithm = perf::Algorithm::p2p;
   req.bytes = 1e9;
-  req.groups = {{0, 8}};
+  req.groups = sim::groups_of_axis(pl, perf::Axis::pp);
   const double simulated = sim::simulate_collective(net, req, cfg).completion_time_s;
   perf::CommOp op;
   op.op = perf::CollectiveOp::send_recv;
   op.algorithm = perf::Algorithm::p2p;
+  op.axis = perf::Axis::pp;
   op.bytes = 1e9;
-  const double analytic = perf::collective_time(op, perf::GroupShape{2, 1, 2, true}, nm).time_s;
+  const double analytic = perf::collective_time(op, pl, nm).time_s;
   EXPECT_NEAR(simulated / analytic, 1.0, 1e-9);
 }
 
@@ -155,7 +158,7 @@ TEST(NetworkTruth, HierarchicalReduceScatterAndAllGatherAreSimulatedHierarchical
   for (const auto& o : r.ops) {
     if (o.op.algorithm != perf::Algorithm::hierarchical) continue;
     ++hierarchical;
-    const double an = perf::collective_time(o.op, pl.shape(o.op.axis), nm).time_s;
+    const double an = perf::collective_time(o.op, pl, nm).time_s;
     EXPECT_NEAR(o.time_s / an, 1.0, 0.01) << perf::to_string(o.op.op);
     EXPECT_GE(o.detail.phases.size(), 2u) << perf::to_string(o.op.op);
   }
@@ -166,15 +169,33 @@ namespace {
 
 struct Case {
   std::int64_t k = 8, domains = 2;
+  int nics = 1;
   spec::DesignKind kind = spec::DesignKind::rail_only;
-  std::string sw;
+  spec::SwitchSpec sw;
+  double oversubscription = 1;
+  spec::ForwardingMode forwarding = spec::ForwardingMode::store;
+  spec::ForwardVia via = spec::ForwardVia::hb_first;
   perf::Model model;
   perf::Training training;
   perf::Strategy strategy;
   perf::PlacementKind placement = perf::PlacementKind::rail_aligned;
   std::string name() const {
-    return fmt::format("{} GPUs K={} {} {} {} {} {}", k * domains, k, spec::to_string(kind), sw,
-                       model.name, perf::describe(strategy), perf::to_string(placement));
+    return fmt::format("{} GPUs K={} x{} NIC {} radix {} {}:1 {} {} {} {} {}", k * domains, k, nics,
+                       spec::to_string(kind), sw.radix, oversubscription,
+                       spec::to_string(forwarding), spec::to_string(via), model.name,
+                       perf::describe(strategy), perf::to_string(placement));
+  }
+  spec::Cluster cluster() const {
+    const spec::GpuSpec g = spec::load_gpu("H100-SXM");
+    return spec::make_cluster(g, k * domains, k, 400, g.hb_bw_Bps / 1e9, nics);
+  }
+  spec::NetworkDesign design(spec::Routing routing, std::uint64_t seed = 0) const {
+    spec::NetworkDesign d = spec::make_network_design(kind, sw, oversubscription);
+    d.routing = routing;
+    d.ecmp_seed = seed;
+    d.forwarding = forwarding;
+    d.forward_via = via;
+    return d;
   }
 };
 
@@ -203,14 +224,33 @@ std::int64_t pick_divisor(std::mt19937_64& rng, std::int64_t n, std::int64_t cap
   return d[std::uniform_int_distribution<std::size_t>(0, d.size() - 1)(rng)];
 }
 
+// Small switches (radix 8 to 32) give small clusters two and three tiers, rail groups and
+// oversubscribed leaves; the presets give one-tier rails.
+spec::SwitchSpec test_switch(std::mt19937_64& rng) {
+  const int radixes[] = {8, 12, 16, 32};
+  const char* presets[] = {"QM9700", "ETH-51.2T-128x400G", "TH4-64x400G"};
+  if (rng() % 4 == 0) return spec::load_switch(presets[rng() % 3]);
+  spec::SwitchSpec sw;
+  sw.radix = radixes[rng() % 4];
+  sw.port_gbps = 400;
+  sw.name = fmt::format("test-{}x400G", sw.radix);
+  sw.family = "ethernet";
+  sw.modes.push_back({sw.radix, sw.port_gbps});
+  return sw;
+}
+
 bool draw(std::mt19937_64& rng, Case& c) {
   const std::int64_t ks[] = {2, 4, 8};
-  const std::int64_t ds[] = {2, 3, 4, 6, 8, 12, 16};
-  const char* sws[] = {"QM9700", "ETH-51.2T-128x400G", "TH4-64x400G"};
+  const std::int64_t ds[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+  const double overs[] = {1, 1, 2, 3};
   c.k = ks[rng() % 3];
-  c.domains = ds[rng() % 7];
+  c.domains = ds[rng() % 9];
+  c.nics = rng() % 5 == 0 ? 2 : 1;
   c.kind = static_cast<spec::DesignKind>(rng() % 3);
-  c.sw = sws[rng() % 3];
+  c.sw = test_switch(rng);
+  c.oversubscription = overs[rng() % 4];
+  c.forwarding = static_cast<spec::ForwardingMode>(rng() % 3);
+  c.via = rng() % 3 == 0 ? spec::ForwardVia::rail_first : spec::ForwardVia::hb_first;
   c.model = small_model(rng() % 2 == 0);
   const std::int64_t n = c.k * c.domains;
   perf::Strategy& s = c.strategy;
@@ -224,118 +264,131 @@ bool draw(std::mt19937_64& rng, Case& c) {
   s.micro_batch = 1;
   c.training.seq_len = c.model.seq_len;
   c.training.global_batch = s.dp * static_cast<std::int64_t>(1 + rng() % 4);
-  c.placement =
-      rng() % 4 == 0 ? perf::PlacementKind::tp_across_domains : perf::PlacementKind::rail_aligned;
-  const spec::Cluster cl = cluster("H100-SXM", n, c.k, 400);
-  return perf::is_valid(c.model, c.training, s, cl);
-}
-
-// True when some transfer of the op (forwarding legs included) leaves its leaf switch: then a
-// hashed ECMP choice decides its uplink.
-bool climbs_above_leaf(const topo::Fabric& f, const perf::CommOp& op, const perf::Placement& pl) {
-  if (f.instances == 0) return false;
-  const spec::Cluster& c = f.cluster;
-  std::vector<traffic::Transfer> tr;
-  std::vector<std::int64_t> scratch;
-  for (std::int64_t g = 0; g < pl.group_count(op.axis); ++g) {
-    tr.clear();
-    traffic::expand_group(op, pl, g, tr, scratch);
-    for (const auto& t : tr) {
-      if (c.domain_of(t.src) == c.domain_of(t.dst)) continue;
-      std::int64_t from = t.src;
-      if (f.instances > 1 && c.rail_of(t.src) != c.rail_of(t.dst))
-        from = c.gpu_at(c.domain_of(t.src), c.rail_of(t.dst));  // hb_first forwarding
-      if (f.leaf_of(from, 0) != f.leaf_of(t.dst, 0)) return true;
-    }
+  const int p = static_cast<int>(rng() % 8);
+  c.placement = p == 0   ? perf::PlacementKind::tp_across_domains
+                : p == 1 ? perf::PlacementKind::shuffled
+                         : perf::PlacementKind::rail_aligned;
+  try {
+    (void)topo::plan_network(c.cluster(), c.design(spec::Routing::spray));
+    return perf::is_valid(c.model, c.training, s, c.cluster());
+  } catch (const InputError&) {
+    return false;  // no Clos of <= 8 tiers of this radix
   }
-  return false;
-}
-
-// Why the simulation may differ from the model for one op; empty when it may not.
-// - Rings and pipelines: every member sends one stream, so no link carries more than one
-//   member's bytes unless two streams meet on it: hashed ECMP onto one uplink, or, on rail_only,
-//   groups that are not rail-aligned forwarding through the same peer's NIC (the model charges
-//   each group's forwarding as if it had the NIC to itself).
-// - All-to-all: the model spreads the inter-domain bytes evenly; it holds while nothing climbs
-//   above a leaf.
-std::string contention(const topo::Fabric& f, const sim::ScheduleOpResult& o,
-                       const perf::CommOp& once, const perf::Placement& pl) {
-  if (once.op == perf::CollectiveOp::all_to_all)
-    return climbs_above_leaf(f, once, pl) ? "all-to-all above a leaf (ECMP)" : "";
-  const double n = static_cast<double>(pl.axis_size(once.axis));
-  const double f_ = once.op == perf::CollectiveOp::all_reduce ? 2.0 : 1.0;
-  const double one_stream =
-      once.op == perf::CollectiveOp::send_recv ? once.bytes : f_ * (n - 1.0) / n * once.bytes;
-  if (o.detail.busiest.empty() || o.detail.busiest.front().bytes <= one_stream * (1 + 1e-9))
-    return "";
-  return f.design.kind == spec::DesignKind::rail_only && !pl.shape(once.axis).rail_aligned
-             ? "forwarding streams share a NIC"
-             : "ECMP streams share an uplink";
 }
 
 }  // namespace
 
-TEST(NetworkTruth, PerfTrafficAndSimAgreeOnRandomCases) {
-  std::mt19937_64 rng(20261130);
-  int cases = 0, ops_checked = 0, uncontended = 0, contended_slower = 0;
-  std::map<std::string, int> contended;
-  std::string worst;
-  double worst_err = 0;
-  while (cases < 1000) {
+// One network truth, tested: over random clusters (2 to 32 HB domains of 2 to 8 GPUs, 1 or 2 NICs
+// per GPU), designs, switches of radix 8 to 128 (one to three tiers, rail groups), oversubscribed
+// leaves, forwarding modes and peers, dense and MoE strategies and placements (shuffled ones too),
+// every op of the schedule is simulated like for like and timed by the analytic model:
+// - the bytes the simulated senders hand to the network equal traffic's matrix and
+//   perf::op_wire_bytes;
+// - spray and adaptive routing (one spread model): every op within 10% of the model, the
+//   iteration's communication within 5% (10% on shuffled placements: there a ring's edges differ
+//   in load, the slow ones lag and the simulated ring desynchronizes, overlapping what the
+//   model's synchronized steps keep apart: the simulation is the faster, by up to 9%);
+// - ECMP (every fourth case, 16 seeds): one seed's op is a draw of the busiest link's integer
+//   flow count (2 flows where 1.5 are expected: 33% apart, by nature), the model its expectation
+//   over every bundle; the mean over seeds must meet it within 10% per op and 5% per iteration,
+//   or within three standard errors of the seeds' mean where their spread is wider.
+// The measured distribution is printed (docs/model.md, section 5).
+TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
+  std::mt19937_64 rng(20261201);
+  constexpr int kCases = 400, kSeeds = 16, kEcmpEvery = 4;
+  int cases = 0, ops_checked = 0, ecmp_ops = 0, beyond_ten = 0;
+  double worst_spread = 0, worst_iter_spread = 0, worst_iter_shuffled = 0, worst_mean = 0,
+         worst_z = 0, worst_iter_mean = 0;
+  std::string worst_spread_case, worst_mean_case;
+  auto mean_and_error = [](const std::vector<double>& x) {
+    double m = 0, v = 0;
+    for (double y : x) m += y / static_cast<double>(x.size());
+    for (double y : x) v += (y - m) * (y - m) / static_cast<double>(x.size() - 1);
+    return std::pair{m, std::sqrt(v / static_cast<double>(x.size()))};
+  };
+  while (cases < kCases) {
     Case cs;
     if (!draw(rng, cs)) continue;
     ++cases;
     SCOPED_TRACE(cs.name());
-    const spec::Cluster cl = cluster("H100-SXM", cs.k * cs.domains, cs.k, 400);
-    const spec::NetworkDesign d = design(cs.kind, cs.sw);
-    const topo::Fabric f = topo::build_fabric(cl, d);
-    sim::SimConfig cfg;
-    cfg.mode = sim::ForwardingMode::two_phase;  // the model's non-overlapped forwarding
-    const sim::SimNetwork net = without_hop_latency(f, cfg);
+    const spec::Cluster cl = cs.cluster();
+    const topo::Fabric f = topo::build_fabric(cl, cs.design(spec::Routing::spray));
     const perf::Placement pl(f.cluster, cs.strategy.degrees(), cs.placement);
     const perf::CommSchedule sched =
         perf::build_comm_schedule(cs.model, cs.training, cs.strategy, pl);
-    const auto r = sim::simulate_schedule(net, sched, pl, cfg);
-    const perf::NetworkModel nm = perf::make_network_model(cl, d);
-    for (const auto& o : r.ops) {
+    auto simulate = [&](spec::Routing routing, std::uint64_t seed) {
+      sim::SimConfig cfg;
+      cfg.routing = routing;
+      cfg.seed = seed;
+      cfg.mode = cs.forwarding;
+      cfg.forwarding = cs.via;
+      return sim::check_schedule(f, sched, pl, cfg);
+    };
+    const sim::ScheduleCheck spread = simulate(spec::Routing::spray, 0);
+    std::vector<sim::ScheduleCheck> ecmp;
+    if (cases % kEcmpEvery == 0)
+      for (int seed = 0; seed < kSeeds; ++seed)
+        ecmp.push_back(simulate(spec::Routing::ecmp, static_cast<std::uint64_t>(seed)));
+    // The model itself, as the search sees it (not only through check_schedule).
+    const perf::NetworkModel nm = perf::make_network_model(cl, cs.design(spec::Routing::spray));
+    for (std::size_t i = 0; i < spread.sim.ops.size(); ++i) {
+      const auto& o = spread.sim.ops[i];
       if (pl.axis_size(o.op.axis) < 2 || o.op.bytes <= 0) continue;
       ++ops_checked;
-      // Bytes: one occurrence of the op (sim does not simulate the interleaving wrap).
       perf::CommOp once = o.op;
       once.count = 1;
       once.wrap_count = 0;
       perf::CommSchedule one;
       one.add(once);
       const double tbytes = traffic::TrafficMatrix::build(one, pl, f.cluster).total_bytes();
-      EXPECT_NEAR(o.detail.bytes_sent, tbytes, 1e-12 * tbytes)
-          << perf::to_string(o.op.parallelism) << " " << perf::to_string(o.op.op);
+      EXPECT_NEAR(o.detail.bytes_sent, tbytes, 1e-12 * tbytes);
       EXPECT_NEAR(tbytes, perf::op_wire_bytes(once, pl), 1e-12 * tbytes);
+      EXPECT_DOUBLE_EQ(perf::collective_time(o.op, pl, nm).time_s, spread.analytic_s[i]);
 
-      const double an = perf::collective_time(o.op, pl.shape(o.op.axis), nm).time_s;
-      const double ratio = o.time_s / an;
-      const std::string why = contention(f, o, once, pl);
-      if (!why.empty()) {
-        ++contended[why];
-        contended_slower += ratio > 1.01;
-        EXPECT_GE(ratio, 0.99) << "sim faster than the model: " << perf::to_string(o.op.op);
-      } else {
-        ++uncontended;
-        EXPECT_NEAR(ratio, 1.0, 0.01)
-            << perf::to_string(o.op.parallelism) << " " << perf::to_string(o.op.op) << " "
-            << perf::to_string(o.op.algorithm) << " sim " << o.time_s << " s, perf " << an << " s";
-        if (std::abs(ratio - 1) > worst_err) {
-          worst_err = std::abs(ratio - 1);
-          worst = cs.name();
-        }
+      const std::string what = fmt::format("{} {} {}", perf::to_string(o.op.parallelism),
+                                           perf::to_string(o.op.op),
+                                           perf::to_string(o.op.algorithm));
+      const double r = spread.sim.ops[i].time_s / spread.analytic_s[i];
+      EXPECT_NEAR(r, 1.0, 0.10) << what;
+      if (std::abs(r - 1) > worst_spread) {
+        worst_spread = std::abs(r - 1);
+        worst_spread_case = cs.name() + " " + what;
+      }
+      if (ecmp.empty()) continue;
+      ++ecmp_ops;
+      std::vector<double> x;
+      for (const auto& e : ecmp) x.push_back(e.sim.ops[i].time_s / e.analytic_s[i]);
+      const auto [mean, se] = mean_and_error(x);
+      EXPECT_LT(std::abs(mean - 1), std::max(0.10, 3 * se)) << what << " mean " << mean;
+      beyond_ten += std::abs(mean - 1) > 0.10;
+      if (std::abs(mean - 1) > worst_mean) {
+        worst_mean = std::abs(mean - 1);
+        worst_mean_case = cs.name() + " " + what;
+      }
+      if (std::abs(mean - 1) > 0.01) worst_z = std::max(worst_z, std::abs(mean - 1) / se);
+    }
+    if (spread.analytic_total_s > 0) {
+      const bool shuffled = cs.placement == perf::PlacementKind::shuffled;
+      const double bar = shuffled ? 0.10 : 0.05;
+      const double r = spread.sim.total_s / spread.analytic_total_s;
+      EXPECT_NEAR(r, 1.0, bar) << "iteration, spread";
+      (shuffled ? worst_iter_shuffled : worst_iter_spread) =
+          std::max(shuffled ? worst_iter_shuffled : worst_iter_spread, std::abs(r - 1));
+      if (!ecmp.empty()) {
+        std::vector<double> x;
+        for (const auto& e : ecmp) x.push_back(e.sim.total_s / e.analytic_total_s);
+        const auto [mean, se] = mean_and_error(x);
+        EXPECT_LT(std::abs(mean - 1), std::max(bar, 3 * se)) << "iteration, ecmp";
+        worst_iter_mean = std::max(worst_iter_mean, std::abs(mean - 1));
       }
     }
   }
-  EXPECT_EQ(cases, 1000);
-  EXPECT_GT(uncontended, 2000);
-  std::string classes;
-  for (const auto& [why, count] : contended) classes += fmt::format("; {}: {}", why, count);
+  EXPECT_EQ(cases, kCases);
   std::printf(
-      "%d cases, %d ops: %d uncontended (worst |sim/perf - 1| = %.2e in %s), contended "
-      "(%d of them slower in simulation by more than 1%%)%s\n",
-      cases, ops_checked, uncontended, worst_err, worst.c_str(), contended_slower, classes.c_str());
+      "%d cases, %d ops; spread: worst op |sim/model - 1| %.3f (%s), iteration %.3f (shuffled "
+      "%.3f); ecmp (%d ops, %d seeds): worst mean %.3f (%s), %d ops beyond 10%%, worst |mean - 1| "
+      "/ standard error %.1f where above 1%%, worst iteration mean %.3f\n",
+      cases, ops_checked, worst_spread, worst_spread_case.c_str(), worst_iter_spread,
+      worst_iter_shuffled, ecmp_ops, kSeeds, worst_mean, worst_mean_case.c_str(), beyond_ten,
+      worst_z, worst_iter_mean);
 }

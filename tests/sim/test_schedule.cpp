@@ -23,12 +23,13 @@ struct IterationRun {
   double analytic_total = 0;
 };
 
-IterationRun run(spec::DesignKind kind, perf::Strategy s) {
+IterationRun run(spec::DesignKind kind, perf::Strategy s, std::int64_t seed = 0) {
   spec::ClusterOptions co;
   co.gpus = 1024;
   const spec::Cluster c = spec::make_cluster(co);
   spec::NetworkOptions no;
   no.design = std::string(spec::to_string(kind));
+  no.seed = seed;
   const spec::NetworkDesign d = spec::make_network_design(no);
   const perf::Model m = perf::load_model("MoE-1.2T");
   perf::Training tr;
@@ -39,13 +40,16 @@ IterationRun run(spec::DesignKind kind, perf::Strategy s) {
   sim::scale_capacities(net, c.gpu.eff.hb, c.gpu.eff.nic);
   sim::SimConfig cfg;
   cfg.transfer_latency_s = c.gpu.eff.collective_latency_s;
+  cfg.routing = d.routing;
+  cfg.seed = d.ecmp_seed;
+  cfg.mode = d.forwarding;
   const perf::Placement pl(f.cluster, s.degrees());
   const perf::CommSchedule sched = perf::build_comm_schedule(m, tr, s, pl);
   IterationRun r;
   r.sim = sim::simulate_schedule(net, sched, pl, cfg);
   const perf::NetworkModel nm = perf::make_network_model(f.cluster, d);
   for (const auto& op : sched) {
-    r.analytic.push_back(perf::collective_time(op, pl.shape(op.axis), nm).time_s);
+    r.analytic.push_back(perf::collective_time(op, pl, nm).time_s);
     r.analytic_total += r.analytic.back() * op.count;
   }
   return r;
@@ -64,20 +68,34 @@ TEST(ScheduleCrossCheck, RailOnlyIterationMatchesAnalyticModel) {
   EXPECT_NEAR(r.sim.total_s / r.analytic_total, 1.0, 0.01);
 }
 
-TEST(ScheduleCrossCheck, RailOptimizedIterationMatchesExceptEcmpCollisions) {
-  const IterationRun r = run(spec::DesignKind::rail_optimized, strategy());
-  for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
-    const auto& op = r.sim.ops[i].op;
-    if (op.op == perf::CollectiveOp::send_recv) {
-      // Pipeline neighbours 128 GPUs apart sit on different leaves of the same rail: their flows
-      // hash onto the spines and collide; the model assumes perfect spreading.
-      EXPECT_GE(r.sim.ops[i].time_s, r.analytic[i] * 0.99);
-    } else {
-      EXPECT_NEAR(r.sim.ops[i].time_s / r.analytic[i], 1.0, 0.01)
-          << perf::to_string(op.op) << " " << perf::to_string(op.axis);
+TEST(ScheduleCrossCheck, RailOptimizedIterationMatchesTheExpectedEcmpCollisions) {
+  // Pipeline neighbours 128 GPUs apart sit on different leaves of the same rail: 16 flows per rail
+  // leave one leaf for the other, hashed onto 64 uplinks. One seed's busiest link carries 2, 3 or
+  // 4 of them; the model charges the expected busiest link over every bundle (2.95 flows): one
+  // seed is an integer draw around it, the mean over seeds meets it. Every other op spreads
+  // without collisions and matches to 1%.
+  constexpr int kSeeds = 16;
+  std::vector<double> pp_ratio;
+  IterationRun first;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    const IterationRun r = run(spec::DesignKind::rail_optimized, strategy(), seed);
+    if (seed == 0) first = r;
+    for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
+      const auto& op = r.sim.ops[i].op;
+      const double ratio = r.sim.ops[i].time_s / r.analytic[i];
+      if (op.op == perf::CollectiveOp::send_recv) {
+        pp_ratio.push_back(ratio);
+        EXPECT_GT(ratio, 0.6);  // at least 2 flows where 2.95 are expected
+        EXPECT_LT(ratio, 1.5);  // at most 4
+      } else {
+        EXPECT_NEAR(ratio, 1.0, 0.01) << perf::to_string(op.op) << " " << perf::to_string(op.axis);
+      }
     }
   }
-  EXPECT_NEAR(r.sim.total_s / r.analytic_total, 1.0, 0.10);
+  double mean = 0;
+  for (double x : pp_ratio) mean += x / static_cast<double>(pp_ratio.size());
+  EXPECT_NEAR(mean, 1.0, 0.10);
+  EXPECT_NEAR(first.sim.total_s / first.analytic_total, 1.0, 0.02);
 }
 
 // The analytic EP all-to-all on rail-only (perf: max(intra/B_hb, inter/B_nic) + cross/B_hb, the
@@ -107,9 +125,10 @@ TEST(ScheduleCrossCheck, AnalyticRailOnlyAllToAllMatchesTwoPhaseSimulation) {
   perf::CommSchedule s;
   s.add(op);
   const auto r = sim::simulate_schedule(net, s, pl, cfg);
-  const double an =
-      perf::collective_time(op, pl.shape(perf::Axis::ep), perf::make_network_model(f.cluster, d))
-          .time_s;
+  spec::NetworkDesign two_phase = d;
+  two_phase.forwarding = spec::ForwardingMode::two_phase;
+  const double an = perf::collective_time(op, pl, perf::make_network_model(f.cluster, two_phase))
+                        .time_s;
   EXPECT_NEAR(r.total_s / an, 1.0, 0.01);
   EXPECT_GE(r.total_s, an);
 }

@@ -47,7 +47,9 @@ struct Space {
   std::vector<std::string> switches;
   std::vector<bool> copper = {false};
   std::vector<std::string> catalogs;            // empty: the default catalog
-  spec::Routing routing = spec::Routing::ecmp;  // of every candidate (docs/model.md section 5)
+  // Of every candidate (docs/model.md section 5); unset: each candidate switch's own default
+  // (spec::default_routing: adaptive on InfiniBand, ecmp on Ethernet).
+  std::optional<spec::Routing> routing;
 };
 
 // What "fast enough" means; at least one must be set. within: iteration time at most (1 +

@@ -3,8 +3,10 @@
 // strategy's CommSchedule timed on the network design. Every equation is in docs/model.md.
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/contention.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"
@@ -15,40 +17,34 @@
 namespace railsim::perf {
 
 // The network as the collective model sees it: the Fabric's view (topo::NetworkView) with the
-// GPU preset's achievable fractions of line rate and per-step latency. Built once per cluster
-// and design.
+// GPU preset's achievable fractions of line rate and per-step latency, the design's routing and
+// forwarding, and the contention model that loads the Fabric's links with each collective's
+// flows (perf/contention.hpp). Built once per cluster and design; copies share the contention
+// model and its cache.
 struct NetworkModel {
-  static constexpr int kEcmpTable = 64;
   spec::DesignKind kind = spec::DesignKind::rail_optimized;
   double hb_Bps = 0;     // HB-domain bandwidth per GPU per direction a collective reaches
   double nic_Bps = 0;    // NIC bandwidth per GPU per direction a collective reaches
   double latency_s = 0;  // per collective step
   topo::NetworkView view;
   spec::Routing routing = spec::Routing::ecmp;
-  // ecmp_max[f]: the expected largest number of f flows hashed onto the leaf's uplinks, f = 0 ..
-  // kEcmpTable (larger f: the balls-into-bins asymptote, matched at kEcmpTable).
-  std::array<double, kEcmpTable + 1> ecmp_max{};
+  spec::ForwardingMode forwarding = spec::ForwardingMode::store;
+  std::shared_ptr<const ContentionModel> contention;  // null for ideal (every link is HB)
 };
-NetworkModel make_network_model(const topo::NetworkView& view, const spec::GpuEfficiency& eff,
-                                spec::Routing routing = spec::Routing::ecmp);
-// With the design's routing.
+// With the design's routing and forwarding.
 NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d);
 
-// Time of one instance of a collective over a group of this shape.
+// Time of one instance of a collective over the groups of op.axis under `pl`.
 struct CollectiveTime {
   double time_s = 0;        // total, forwarding included
   double forwarding_s = 0;  // rail_only: the extra HB hop for traffic between rails
   bool cross_rail = false;  // some of the traffic goes between rails through the NIC network
 };
-CollectiveTime collective_time(const CommOp& op, const GroupShape& g, const NetworkModel& net);
-
-// Expected largest load when f flows are hashed uniformly onto u paths (balls into bins, Poisson
-// approximation; Raab and Steger 1998). Exact for u = 1 (f) and f <= 1 (f).
-double expected_max_load(double f, double u);
-// The slowdown that the routing adds to traffic leaving a leaf: `flows` flows from one leaf, each
-// asking `demand` of a NIC link, on the leaf's uplinks. ECMP: the busiest uplink's load against
-// perfect spreading's (>= 1); adaptive and spray: 1 (perfect spreading; ours).
-double routing_slowdown(const NetworkModel& net, double flows, double demand);
+// Each phase of perf::phase_plan (ring phases step by step, the all-to-all and the pipeline
+// sends at once) takes steps x (bytes per step x the contention model's time per byte + the
+// per-step latency); docs/model.md section 5. Allocation-free once the contention model has seen
+// the op's signature.
+CollectiveTime collective_time(const CommOp& op, const Placement& pl, const NetworkModel& net);
 
 // Where the time of one iteration goes. The entries add up to iteration_time_s.
 struct Breakdown {

@@ -58,6 +58,7 @@ class Placement {
 
   const Degrees& degrees() const { return d_; }
   PlacementKind kind() const { return kind_; }
+  std::uint64_t seed() const { return seed_; }  // shuffled: its seed (0 otherwise)
   std::int64_t gpus() const { return n_; }
   std::int64_t hb_domain() const { return k_; }
 

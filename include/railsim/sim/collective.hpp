@@ -16,7 +16,7 @@
 // first leg, then on the second; pipelined cuts it into `chunks` pieces, piece j's second leg
 // starting when its first leg is delivered (the legs of different pieces overlap).
 //
-// Scale: identical flows (same path, size and dependencies) are merged into one weighted flow
+// Scale: identical flows (same path, size, dependencies and latency) are merged into one weighted flow
 // (exact). A ring phase whose step-by-step flow count exceeds max_flows is simulated for one
 // step and scaled by the step count (exact when every step sees the same contention, which
 // holds for the symmetric groups used here; tests compare both at small sizes). An all-to-all
@@ -54,7 +54,7 @@ enum class Aggregation : std::uint8_t { automatic, off, on };
 // per-link bytes the bundle's shared evenly (docs/sim.md).
 struct SimConfig {
   topo::Forwarding forwarding = topo::Forwarding::hb_first;
-  ForwardingMode mode = ForwardingMode::store;
+  ForwardingMode mode = ForwardingMode::pipelined;  // spec::NetworkDesign's default (NCCL's PXN)
   int chunks = 8;                   // pipelined forwarding: pieces per forwarded transfer
   double hop_latency_s = 0.0;       // per channel crossed
   double transfer_latency_s = 0.0;  // per transfer (software and NIC cost of one step)
@@ -71,6 +71,10 @@ struct SimConfig {
   // switch paths (all are used).
   std::uint64_t seed = 0;
 };
+
+// The settings a network design fixes (routing, ECMP seed, rail-only forwarding), the rest at
+// their defaults: what every command simulates a design with.
+SimConfig sim_config(const spec::NetworkDesign& d);
 
 using Group = std::vector<std::int64_t>;  // GPU ids in ring (rank) order
 

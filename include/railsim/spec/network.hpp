@@ -15,13 +15,26 @@ std::string_view to_string(DesignKind k);
 // Throws InputError(option, ...) listing the valid names.
 DesignKind parse_design_kind(std::string_view s, const std::string& option = "--design");
 
-// How flows choose among equal-cost paths above the leaf: ecmp (a hash per flow: flows may
-// collide on one uplink), adaptive (per flow, the least-loaded path) or spray (per packet, every
-// path). One default everywhere: ecmp.
+// How flows choose among equal-cost paths above the leaf (docs/model.md section 5): ecmp (a hash
+// per flow at every hop: flows may collide on one uplink), adaptive (per-packet adaptive routing:
+// InfiniBand AR, Spectrum-X) or spray (per-packet spraying); adaptive and spray spread a flow
+// evenly over every equal-cost uplink.
 enum class Routing { ecmp, adaptive, spray };
 std::string_view to_string(Routing r);
 // Throws InputError(option, ...) listing the valid names.
 Routing parse_routing(std::string_view s, const std::string& option = "--routing");
+// The routing a fabric of this switch runs unless configured otherwise: InfiniBand (family
+// "infiniband") adaptive, since the subnet manager enables adaptive routing by default (opensm's
+// ar_updn engine; NVIDIA, "InfiniBand Cluster Bring-up Procedure", Adaptive Routing) and NCCL
+// uses it on InfiniBand links (NCCL's net_ib transport: adaptive routing on by default when the
+// link layer is InfiniBand); Ethernet (any other family) ecmp, the per-flow hashing Ethernet
+// switches do unless adaptive routing is configured (e.g. Cumulus Linux, `router
+// adaptive-routing`, disabled by default; Spectrum-X turns it on).
+Routing default_routing(const SwitchSpec& sw);
+// `choice` is "auto" (default_routing(sw)) or a routing name; throws InputError(option, ...)
+// listing auto, ecmp, adaptive, spray.
+Routing resolve_routing(std::string_view choice, const SwitchSpec& sw,
+                        const std::string& option = "--routing");
 inline constexpr std::int64_t kMaxRoutingSeed = std::int64_t{1} << 62;
 
 // How rail-only carries a transfer between GPUs on different rails in different HB domains: over
@@ -46,10 +59,15 @@ inline constexpr int kMaxForwardingChunks = 4096;
 struct NetworkDesign {
   DesignKind kind = DesignKind::rail_optimized;
   Routing routing = Routing::ecmp;
+  bool routing_default = false;  // routing is default_routing(sw): the user asked for "auto"
   std::uint64_t ecmp_seed = 0;  // salt of the ECMP hash (sim); the analytic model takes the
                                 // expectation over hashes
-  // Rail-only's forwarding between rails (the simulator's and the analytic model's alike).
-  ForwardingMode forwarding = ForwardingMode::store;
+  // Rail-only's forwarding between rails (the simulator's and the analytic model's alike). The
+  // default is what NCCL's PXN does: the source writes over NVLink into the peer on the
+  // destination's rail, whose proxy sends it on over the network chunk by chunk as it arrives
+  // (NVIDIA, "Doubling all2all Performance with NVIDIA Collective Communication Library 2.12",
+  // 2022): pipelined, hb_first.
+  ForwardingMode forwarding = ForwardingMode::pipelined;
   ForwardVia forward_via = ForwardVia::hb_first;
   int forwarding_chunks = 8;  // pipelined: pieces per forwarded transfer
   SwitchSpec sw;
@@ -72,9 +90,9 @@ struct NetworkOptions {
   int oversubscribed_tier = 1;            // 1 = leaf uplinks, 2 = spine uplinks, ...
   bool copper_gpu_leaf = false;
   int management_links = 0;
-  std::string routing = "ecmp";  // ecmp | adaptive | spray
+  std::string routing = "auto";  // auto (the switch family's default) | ecmp | adaptive | spray
   std::int64_t seed = 0;         // ECMP hash salt, 0 .. 2^62
-  std::string forwarding = "store";     // store | pipelined | two-phase
+  std::string forwarding = "pipelined";  // store | pipelined | two-phase
   std::string forward_via = "hb_first";  // hb_first | rail_first
   std::int64_t chunks = 8;               // 1 .. kMaxForwardingChunks
 };

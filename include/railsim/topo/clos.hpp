@@ -32,6 +32,9 @@
 
 namespace railsim::topo {
 
+// The deepest Clos plan_clos builds (tiers of switches).
+inline constexpr int kMaxClosTiers = 8;
+
 struct ClosTier {
   int down_ports = 0;                   // d_t: ports per switch that may face down
   int up_ports = 0;                     // u_t: ports per switch facing up (0 on the top tier)

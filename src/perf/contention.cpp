@@ -1,0 +1,735 @@
+#include "railsim/perf/contention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "railsim/core/units.hpp"
+#include "railsim/topo/fabric.hpp"
+
+namespace railsim::perf {
+
+// ---- balls into bins ----------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::int64_t kExactBalls = 64;
+constexpr std::size_t kRow = kExactBalls + 1;
+
+// P(max <= x) for f <= 64 balls in u bins, [f * kRow + x]: P(max <= x) = f!/u^f [z^f]
+// (sum_{j<=x} z^j/j!)^u (the multinomial count of throws with no bin above x). Scaled by 1/u per
+// ball so that the coefficients stay in range: q(z/u)^u, raised by squaring.
+std::vector<double> exact_cdf(std::int64_t u) {
+  constexpr int F = kExactBalls;
+  std::vector<double> cdf(kRow * kRow, 1.0);
+  std::array<double, F + 1> fact{};
+  fact[0] = 1;
+  for (int i = 1; i <= F; ++i) fact[static_cast<std::size_t>(i)] = fact[i - 1] * i;
+  const double ud = static_cast<double>(u);
+  using Poly = std::array<double, F + 1>;
+  auto mul = [](const Poly& a, const Poly& b) {
+    Poly r{};
+    for (int i = 0; i <= F; ++i)
+      if (a[static_cast<std::size_t>(i)] != 0)
+        for (int j = 0; i + j <= F; ++j)
+          r[static_cast<std::size_t>(i + j)] +=
+              a[static_cast<std::size_t>(i)] * b[static_cast<std::size_t>(j)];
+    return r;
+  };
+  for (int x = 0; x < F; ++x) {
+    Poly q{};
+    double term = 1;
+    for (int j = 0; j <= x; ++j) {
+      q[static_cast<std::size_t>(j)] = term / fact[static_cast<std::size_t>(j)];
+      term /= ud;
+    }
+    Poly r{};
+    r[0] = 1;
+    Poly base = q;
+    for (std::int64_t k = u; k > 0; k >>= 1) {
+      if (k & 1) r = mul(r, base);
+      if (k > 1) base = mul(base, base);
+    }
+    for (int f = x + 1; f <= F; ++f)
+      cdf[static_cast<std::size_t>(f) * kRow + static_cast<std::size_t>(x)] = std::clamp(
+          r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)], 0.0, 1.0);
+  }
+  return cdf;
+}
+
+const std::vector<double>& exact_table(std::int64_t u) {
+  static std::mutex mu;
+  static std::map<std::int64_t, std::vector<double>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(u);
+  if (it == cache.end()) it = cache.emplace(u, exact_cdf(u)).first;
+  return it->second;
+}
+
+// P(Pois(lambda) <= x): the terms next to x by the ratio recurrence from pmf(x) (log space),
+// the lower sum below the mean and one minus the upper tail above it, until a term no longer
+// counts; O(sqrt(lambda)) terms.
+double poisson_cdf(double lambda, std::int64_t x) {
+  if (x < 0) return 0.0;
+  const double xd = static_cast<double>(x);
+  const double pmf_x = std::exp(xd * std::log(lambda) - lambda - std::lgamma(xd + 1));
+  if (xd < lambda) {
+    double sum = 0, term = pmf_x;
+    for (double j = xd; j >= 0 && term > 1e-18 * sum; j -= 1) {
+      sum += term;
+      term *= j / lambda;
+    }
+    return std::min(sum, 1.0);
+  }
+  double tail = 0, term = pmf_x * lambda / (xd + 1);
+  for (double j = xd + 1; term > 1e-18 * std::max(tail, 1e-300); j += 1) {
+    tail += term;
+    term *= lambda / (j + 1);
+  }
+  return std::clamp(1.0 - tail, 0.0, 1.0);
+}
+
+// The exact table of u (the last one asked for in this thread kept at hand).
+const std::vector<double>& exact_table_cached(std::int64_t u) {
+  thread_local std::int64_t last_u = -1;
+  thread_local const std::vector<double>* last = nullptr;
+  if (u != last_u) {
+    last = &exact_table(u);
+    last_u = u;
+  }
+  return *last;
+}
+
+}  // namespace
+
+double max_load_cdf(std::int64_t f, std::int64_t u, std::int64_t x) {
+  if (x < 0) return 0.0;
+  if (f <= 0 || x >= f) return 1.0;
+  if (u <= 1) return 0.0;  // x < f balls in one bin
+  if (x * u < f) return 0.0;  // some bin holds at least ceil(f / u)
+  if (f <= kExactBalls)
+    return exact_table_cached(u)[static_cast<std::size_t>(f) * kRow + static_cast<std::size_t>(x)];
+  const double p = poisson_cdf(static_cast<double>(f) / static_cast<double>(u), x);
+  return std::pow(p, static_cast<double>(u));
+}
+
+double expected_max_load(std::int64_t f, std::int64_t u) {
+  if (f <= 1 || u <= 1) return static_cast<double>(std::max<std::int64_t>(f, 0));
+  double e = 0;
+  for (std::int64_t x = 0; x < f; ++x) {
+    const double tail = 1.0 - max_load_cdf(f, u, x);
+    if (tail < 1e-15 && x * u >= f) break;
+    e += tail;
+  }
+  return e;
+}
+
+namespace {
+
+// One kind of hashed bundle: `count` bundles of `links` links carrying `flows` flows each, a
+// flow taking `seconds` on one of its links.
+struct HashedBundles {
+  std::int64_t flows = 0, links = 0, count = 0;
+  double seconds = 0;
+};
+
+// E[max(d, T)], T the busiest link of independent hashed bundles: T <= tau when every bundle's
+// busiest link holds at most floor(tau / seconds) flows, so E = d + integral over tau > d of
+// 1 - prod_b P(M_b <= floor(tau / seconds_b)), piecewise constant between the multiples of each
+// kind's `seconds`.
+double expected_max_over(double d, const std::vector<HashedBundles>& kinds) {
+  double top = d;
+  for (const auto& k : kinds) top = std::max(top, static_cast<double>(k.flows) * k.seconds);
+  if (top <= d) return d;
+  // Below the load every kind's busiest link reaches almost surely, the tail is 1: start there.
+  double start = d;
+  for (const auto& k : kinds) {
+    std::int64_t lo = 0, hi = k.flows;  // the first x with P(M <= x)^count above 1e-15
+    while (lo < hi) {
+      const std::int64_t mid = (lo + hi) / 2;
+      if (std::pow(max_load_cdf(k.flows, k.links, mid), static_cast<double>(k.count)) > 1e-15)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    start = std::max(start, static_cast<double>(lo) * k.seconds);
+  }
+  double e = start, tau = start;
+  while (tau < top) {
+    double next = top, log_p = 0;
+    bool zero = false;
+    for (const auto& k : kinds) {
+      const auto x = static_cast<std::int64_t>(std::floor(tau / k.seconds * (1 + 1e-12)));
+      next = std::min(next, static_cast<double>(x + 1) * k.seconds);
+      if (zero) continue;
+      const double c = max_load_cdf(k.flows, k.links, x);
+      if (c <= 0)
+        zero = true;
+      else
+        log_p += static_cast<double>(k.count) * std::log(c);
+    }
+    const double tail = zero ? 1.0 : 1.0 - std::exp(log_p);
+    e += tail * (next - tau);
+    if (!zero && tail < 1e-13) break;
+    tau = next;
+  }
+  return e;
+}
+
+}  // namespace
+
+// ---- the census ---------------------------------------------------------------------------------
+
+// Flows per link of one phase step, by class: 0 inside an HB domain, 1 through the NIC network
+// without forwarding, 2 and 3 the first and second legs of a forwarded transfer. The NIC count is
+// per GPU (each transfer puts 1/M of its bytes on each of its M NICs); the bundle count is per
+// flow on the bundle (one per NIC share).
+class Census {
+ public:
+  enum : int { kHb = 0, kNet = 1, kLeg1 = 2, kLeg2 = 3, kClasses = 4 };
+
+  explicit Census(const ContentionModel& m)
+      : m_(m),
+        c_(m.cluster_),
+        ideal_(m.design_.kind == spec::DesignKind::ideal),
+        rail_only_(m.design_.kind == spec::DesignKind::rail_only),
+        hb_first_(m.design_.forward_via == spec::ForwardVia::hb_first),
+        nics_(c_.nics_per_gpu) {
+    const auto n = static_cast<std::size_t>(c_.gpus) * kClasses;
+    hb_up_.assign(n, 0.0);
+    hb_dn_.assign(n, 0.0);
+    nic_up_.assign(n, 0.0);
+    nic_dn_.assign(n, 0.0);
+    const auto b = static_cast<std::size_t>(m.plan_.instances * m.bundles_per_instance_) * kClasses;
+    b_up_.assign(b, 0.0);
+    b_dn_.assign(b, 0.0);
+    partner_up_.assign(b / kClasses, kNoPartner);
+    partner_dn_.assign(b / kClasses, kNoPartner);
+  }
+
+  void transfer(std::int64_t s, std::int64_t d) {
+    if (s == d) return;
+    if (ideal_ || c_.domain_of(s) == c_.domain_of(d)) {
+      hb(s, d, kHb, 1.0);
+      return;
+    }
+    if (rail_only_ && topo::needs_forwarding(c_, s, d)) {
+      cross_rail_ = true;
+      const std::int64_t w = topo::forwarding_peer(c_, m_.design_.forward_via, s, d);
+      if (hb_first_) {
+        hb(s, w, kLeg1, 1.0);
+        net(w, d, kLeg2, 1.0);
+      } else {
+        net(s, w, kLeg1, 1.0);
+        hb(w, d, kLeg2, 1.0);
+      }
+      forwarded_.push_back({s, w, d});
+      return;
+    }
+    if (c_.rail_of(s) != c_.rail_of(d)) cross_rail_ = true;
+    net(s, d, kNet, 1.0);
+  }
+
+  // Every ordered pair of `g`'s members at once, counted per link from the members' domains,
+  // rails and blocks instead of pair by pair (the same counts: ContentionModel::census checks).
+  void all_to_all(std::span<const std::int64_t> g) {
+    const auto n = static_cast<double>(g.size());
+    if (g.size() < 2) return;
+    if (ideal_) {
+      for (auto s : g) {
+        hb_up_[at(s, kHb)] += n - 1;
+        hb_dn_[at(s, kHb)] += n - 1;
+      }
+      return;
+    }
+    per_domain_.clear();
+    per_rail_.clear();
+    for (auto s : g) {
+      per_domain_[c_.domain_of(s)] += 1;
+      per_rail_[c_.rail_of(s)] += 1;
+    }
+    for (auto s : g) {
+      const double p = per_domain_[c_.domain_of(s)], q = per_rail_[c_.rail_of(s)];
+      hb_up_[at(s, kHb)] += p - 1;
+      hb_dn_[at(s, kHb)] += p - 1;
+      const double fwd = n - q - p + 1;  // members on other rails and domains
+      if (fwd > 0) cross_rail_ = true;
+      if (!rail_only_) {
+        nic_up_[at(s, kNet)] += n - p;
+        nic_dn_[at(s, kNet)] += n - p;
+        continue;
+      }
+      nic_up_[at(s, kNet)] += q - 1;
+      nic_dn_[at(s, kNet)] += q - 1;
+      if (hb_first_) {
+        hb_up_[at(s, kLeg1)] += fwd;
+        nic_dn_[at(s, kLeg2)] += fwd;
+      } else {
+        nic_up_[at(s, kLeg1)] += fwd;
+        hb_dn_[at(s, kLeg2)] += fwd;
+      }
+    }
+    if (!rail_only_) {
+      clos_pairs_rail_optimized(g);
+      return;
+    }
+    members_.assign(g.begin(), g.end());
+    std::sort(members_.begin(), members_.end());
+    for (const auto& [rail, q] : per_rail_) rail_only_instance(rail, q, n);
+    // The peers: GPU (domain, rail) forwards (p - e)(q - e) transfers, e = 1 when it is a member.
+    for (const auto& [dom, p] : per_domain_)
+      for (const auto& [rail, q] : per_rail_) {
+        const std::int64_t w = c_.gpu_at(dom, rail);
+        const double e = std::binary_search(members_.begin(), members_.end(), w) ? 1.0 : 0.0;
+        const double v = (p - e) * (q - e);
+        if (v <= 0) continue;
+        if (hb_first_) {
+          hb_dn_[at(w, kLeg1)] += v;
+          nic_up_[at(w, kLeg2)] += v;
+        } else {
+          nic_dn_[at(w, kLeg1)] += v;
+          hb_up_[at(w, kLeg2)] += v;
+        }
+      }
+  }
+
+  // The busiest link's time per byte counting the flows of the classes in `mask` only.
+  double busiest(unsigned mask) const {
+    auto sum = [mask](const std::vector<double>& v, std::size_t i) {
+      double x = 0;
+      for (int k = 0; k < kClasses; ++k)
+        if (mask & (1u << k)) x += v[i * kClasses + static_cast<std::size_t>(k)];
+      return x;
+    };
+    double hb = 0, nic = 0;
+    for (std::size_t g = 0; g < static_cast<std::size_t>(c_.gpus); ++g) {
+      hb = std::max({hb, sum(hb_up_, g), sum(hb_dn_, g)});
+      nic = std::max({nic, sum(nic_up_, g), sum(nic_dn_, g)});
+    }
+    const double M = static_cast<double>(nics_);
+    // A NIC share and a bundle flow carry 1/M of a transfer.
+    double d = std::max(hb / m_.hb_Bps_, nic > 0 ? nic / (M * m_.nic_Bps_) : 0.0);
+    if (m_.port_Bps_ <= 0) return d;
+    const double unit = 1.0 / (M * m_.port_Bps_);  // one flow on one switch-switch link
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::int64_t> hashed;
+    const bool spread = m_.design_.routing != spec::Routing::ecmp;
+    const std::int64_t per = m_.bundles_per_instance_;
+    for (std::int64_t b = 0; b < m_.plan_.instances * per; ++b) {
+      const std::int64_t t = boundary_of(b % per);
+      const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
+      const double link = unit / m_.bundle_scale_[static_cast<std::size_t>(t)];
+      const auto ub = static_cast<std::size_t>(b);
+      for (const bool down : {false, true}) {
+        const double f = sum(down ? b_dn_ : b_up_, ub);
+        if (f <= 0) continue;
+        if (spread || u <= 1) {
+          d = std::max(d, f * link / static_cast<double>(u));
+          continue;
+        }
+        // A down bundle that carries exactly the flows of one up bundle through top switches
+        // joined to each block by one link is the same draw as that up bundle: counted once.
+        const std::int64_t pu = down ? partner_dn_[ub] : kNoPartner;
+        if (pu >= 0 && partner_up_[static_cast<std::size_t>(pu)] == b &&
+            sum(b_up_, static_cast<std::size_t>(pu)) == f)
+          continue;
+        ++hashed[{std::llround(f), u, t}];
+      }
+    }
+    if (hashed.empty()) return d;
+    std::vector<HashedBundles> kinds;
+    for (const auto& [key, count] : hashed) {
+      const auto [f, u, t] = key;
+      kinds.push_back({f, u, count, unit / m_.bundle_scale_[static_cast<std::size_t>(t)]});
+    }
+    return expected_max_over(d, kinds);
+  }
+
+  StepLoad result(Algorithm algorithm) const {
+    StepLoad r;
+    r.cross_rail = cross_rail_;
+    constexpr unsigned all = 0xF, leg1 = 1u << kLeg1, leg2 = 1u << kLeg2;
+    const double t_all = busiest(all);
+    const unsigned hb_legs = hb_first_ ? leg1 : leg2;
+    const bool forwarded = rail_only_ && cross_rail_;
+    if (!forwarded) {
+      r.s_per_byte = t_all;
+      return r;
+    }
+    const spec::ForwardingMode mode = m_.design_.forwarding;
+    double t;
+    if (mode == spec::ForwardingMode::two_phase && algorithm == Algorithm::direct) {
+      // sim's barrier: hb_first runs the HB shuffle first; rail_first the rail legs and the
+      // same-rail transfers.
+      const unsigned first = hb_first_ ? leg1 : (leg1 | (1u << kNet));
+      t = busiest(first) + busiest(all & ~first);
+    } else {
+      // A forwarded transfer's first leg shares its links with the direct transfers on them
+      // (HB links for hb_first, the network for rail_first) and is delivered by t1, the busiest
+      // of its links; its second leg starts then and needs t2, its busiest link counting the
+      // second legs alone (store), or the two overlap chunk by chunk (pipelined). Per transfer
+      // where the census has them, else from the busiest links of each kind (all-to-all).
+      const unsigned first_side = hb_first_ ? (leg1 | (1u << kHb)) : (leg1 | (1u << kNet));
+      const double chunks = static_cast<double>(m_.design_.forwarding_chunks);
+      auto chain = [&](double t1, double t2) {
+        return mode == spec::ForwardingMode::pipelined && chunks > 1
+                   ? std::max(t1, t2) + std::min(t1, t2) / chunks
+                   : t1 + t2;
+      };
+      t = t_all;
+      if (forwarded_.empty()) {
+        t = std::max(t, chain(busiest(first_side), busiest(leg2)));
+      } else {
+        for (const auto& [src, peer, dst] : forwarded_) {
+          const double hb1 = hb_first_ ? link_time(src, peer, first_side, true) : 0;
+          const double net1 = hb_first_ ? 0 : link_time(src, peer, first_side, false);
+          const double t2 = hb_first_ ? link_time(peer, dst, leg2, false)
+                                      : link_time(peer, dst, leg2, true);
+          t = std::max(t, chain(std::max(hb1, net1), t2));
+        }
+      }
+    }
+    r.s_per_byte = t;
+    r.forwarding_s_per_byte = std::max(0.0, t - busiest(all & ~hb_legs));
+    return r;
+  }
+
+ private:
+  // The busiest link of one leg from a to b, counting the classes of `mask`: their HB links, or
+  // their NICs and the bundles of the Clos walk between them (spread over the bundle's links).
+  double link_time(std::int64_t a, std::int64_t b, unsigned mask, bool on_hb) const {
+    auto sum = [mask](const std::vector<double>& v, std::size_t i) {
+      double x = 0;
+      for (int k = 0; k < kClasses; ++k)
+        if (mask & (1u << k)) x += v[i * kClasses + static_cast<std::size_t>(k)];
+      return x;
+    };
+    const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+    if (on_hb) return std::max(sum(hb_up_, ua), sum(hb_dn_, ub)) / m_.hb_Bps_;
+    const double M = static_cast<double>(nics_);
+    double t = std::max(sum(nic_up_, ua), sum(nic_dn_, ub)) / (M * m_.nic_Bps_);
+    const topo::ClosPlan& p = m_.plan_.plan;
+    const std::int64_t inst = topo::clos_instance(m_.plan_.instances, c_, a);
+    std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
+    for (int j = 0; j < nics_; ++j) {
+      const int top =
+          p.common_blocks(topo::leaf_in_instance(p, m_.plan_.instances, c_, a, j),
+                          topo::leaf_in_instance(p, m_.plan_.instances, c_, b, j), bs, bd);
+      for (int u = 1; u < top; ++u) {
+        const double links = M * m_.port_Bps_ * m_.bundle_scale_[static_cast<std::size_t>(u)] *
+                             static_cast<double>(m_.bundle_links_[static_cast<std::size_t>(u)]);
+        t = std::max({t, sum(b_up_, bundle(inst, u, bs[u], 0) / kClasses) / links,
+                      sum(b_dn_, bundle(inst, u, bd[u], 0) / kClasses) / links});
+      }
+    }
+    return t;
+  }
+
+  std::size_t at(std::int64_t gpu, int cls) const {
+    return static_cast<std::size_t>(gpu) * kClasses + static_cast<std::size_t>(cls);
+  }
+  std::size_t bundle(std::int64_t inst, int t, std::int64_t block, int cls) const {
+    return static_cast<std::size_t>(inst * m_.bundles_per_instance_ +
+                                    m_.bundle_base_[static_cast<std::size_t>(t)] + block) *
+               kClasses +
+           static_cast<std::size_t>(cls);
+  }
+  std::int64_t boundary_of(std::int64_t b) const {
+    const auto& base = m_.bundle_base_;
+    return static_cast<std::int64_t>(std::upper_bound(base.begin() + 1, base.end(), b) -
+                                     base.begin()) -
+           1;
+  }
+
+  void hb(std::int64_t a, std::int64_t b, int cls, double w) {
+    hb_up_[at(a, cls)] += w;
+    hb_dn_[at(b, cls)] += w;
+  }
+
+  // Through the NIC network: every NIC share climbs from its leaf to the lowest common block.
+  void net(std::int64_t a, std::int64_t b, int cls, double w) {
+    nic_up_[at(a, cls)] += w;
+    nic_dn_[at(b, cls)] += w;
+    const topo::ClosPlan& p = m_.plan_.plan;
+    const std::int64_t inst = topo::clos_instance(m_.plan_.instances, c_, a);
+    std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
+    for (int j = 0; j < nics_; ++j) {
+      const int top =
+          p.common_blocks(topo::leaf_in_instance(p, m_.plan_.instances, c_, a, j),
+                          topo::leaf_in_instance(p, m_.plan_.instances, c_, b, j), bs, bd);
+      for (int t = 1; t < top; ++t) {
+        b_up_[bundle(inst, t, bs[t], cls)] += w;
+        b_dn_[bundle(inst, t, bd[t], cls)] += w;
+        pair(inst, t, bs[t], bd[t], t == top - 1);
+      }
+    }
+  }
+
+  // Records which bundles carry the same flows: the up bundle of block x and the down bundle of
+  // block y at boundary t, for flows that turn at tier t + 1 (`turn`) where each switch of that
+  // tier has one link to each block, so that a flow's uplink fixes its downlink. Bundles that
+  // also carry other flows, or flows that climb on, are marked as drawn on their own.
+  void pair(std::int64_t inst, int t, std::int64_t x, std::int64_t y, bool turn) {
+    const auto bx = static_cast<std::int64_t>(bundle(inst, t, x, 0) / kClasses);
+    const auto by = static_cast<std::int64_t>(bundle(inst, t, y, 0) / kClasses);
+    const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    const bool one_link = turn && hi.sub_ports == hi.switches_per_block;
+    auto note = [](std::int64_t& slot, std::int64_t other, bool ok) {
+      slot = ok && (slot == kNoPartner || slot == other) ? other : kMixed;
+    };
+    note(partner_up_[static_cast<std::size_t>(bx)], by, one_link);
+    note(partner_dn_[static_cast<std::size_t>(by)], bx, one_link);
+  }
+
+  // The level-t block (t = 1 .. tiers - 1) of the leaf of NIC j of `gpu`, in its instance.
+  void blocks_of(std::int64_t gpu, int j, std::int64_t* out) const {
+    const topo::ClosPlan& p = m_.plan_.plan;
+    out[1] = topo::leaf_in_instance(p, m_.plan_.instances, c_, gpu, j);
+    for (int t = 2; t < p.tier_count(); ++t)
+      out[t] = out[t - 1] / p.tiers[static_cast<std::size_t>(t - 1)].group;
+  }
+
+  // rail_optimized: the pairs of different domains that climb out of each block X, c_X (n - c_X)
+  // minus the same-domain pairs split by X (those stay on NVLink), up and down alike.
+  void clos_pairs_rail_optimized(std::span<const std::int64_t> g) {
+    const int L = m_.plan_.plan.tier_count();
+    const auto n = static_cast<double>(g.size());
+    std::int64_t blk[topo::kMaxClosTiers + 1];
+    for (int j = 0; j < nics_; ++j)
+      for (int t = 1; t < L; ++t) {
+        touched_.clear();
+        keyed_.clear();
+        for (auto s : g) {
+          blocks_of(s, j, blk);
+          keyed_.push_back({blk[t], c_.domain_of(s)});
+        }
+        std::sort(keyed_.begin(), keyed_.end());
+        for (std::size_t i = 0; i < keyed_.size();) {
+          std::size_t k = i;
+          double split_same_domain = 0;
+          while (k < keyed_.size() && keyed_[k].first == keyed_[i].first) {
+            std::size_t e = k;
+            while (e < keyed_.size() && keyed_[e] == keyed_[k]) ++e;
+            const double in = static_cast<double>(e - k);
+            split_same_domain += in * (per_domain_[keyed_[k].second] - in);
+            k = e;
+          }
+          const double cx = static_cast<double>(k - i);
+          const double f = cx * (n - cx) - split_same_domain;
+          if (f > 0) {
+            b_up_[bundle(0, t, keyed_[i].first, kNet)] += f;
+            b_dn_[bundle(0, t, keyed_[i].first, kNet)] += f;
+            touched_.push_back(keyed_[i].first);
+          }
+          i = k;
+        }
+        pair_blocks(0, t);
+      }
+  }
+
+  // The blocks an all-to-all loads at boundary t (touched_): with exactly two under one parent,
+  // each one's up bundle carries the other's down bundle's flows (pair()); otherwise all mixed.
+  void pair_blocks(std::int64_t inst, int t) {
+    const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    const bool two = touched_.size() == 2 && touched_[0] / hi.group == touched_[1] / hi.group;
+    for (std::size_t i = 0; i < touched_.size(); ++i)
+      pair(inst, t, touched_[i], two ? touched_[1 - i] : touched_[i], two);
+  }
+
+  // rail_only, the Clos of rail r: same-rail pairs (class 1) and the forwarded legs through the
+  // GPUs of rail r. Per block X: a_X = transfers forwarded from the domains under X (p - e of each
+  // domain whose rail-r GPU sits under X), b_X = the group's members on rail r under X.
+  void rail_only_instance(std::int64_t rail, double q, double n) {
+    const int L = m_.plan_.plan.tier_count();
+    const double A = n - q;  // transfers forwarded into rail r from each of its members' view
+    const int fwd_cls = hb_first_ ? kLeg2 : kLeg1;
+    std::int64_t blk[topo::kMaxClosTiers + 1];
+    for (int j = 0; j < nics_; ++j)
+      for (int t = 1; t < L; ++t) {
+        counts_.clear();  // block -> (a, b)
+        for (const auto& [dom, p] : per_domain_) {
+          const std::int64_t w = c_.gpu_at(dom, rail);
+          const bool member = std::binary_search(members_.begin(), members_.end(), w);
+          blocks_of(w, j, blk);
+          auto& ab = counts_[blk[t]];
+          ab.first += p - (member ? 1.0 : 0.0);
+          if (member) ab.second += 1;
+        }
+        touched_.clear();
+        for (const auto& [x, ab] : counts_) {
+          const double a = ab.first, b = ab.second;
+          if (b > 0 || a > 0) touched_.push_back(x);
+          const double same = b * (q - b);
+          if (same > 0) {
+            b_up_[bundle(rail, t, x, kNet)] += same;
+            b_dn_[bundle(rail, t, x, kNet)] += same;
+          }
+          const double out = hb_first_ ? a * (q - b) : b * (A - a);
+          const double in = hb_first_ ? b * (A - a) : a * (q - b);
+          if (out > 0) b_up_[bundle(rail, t, x, fwd_cls)] += out;
+          if (in > 0) b_dn_[bundle(rail, t, x, fwd_cls)] += in;
+        }
+        pair_blocks(rail, t);
+      }
+  }
+
+  const ContentionModel& m_;
+  const spec::Cluster& c_;
+  bool ideal_, rail_only_, hb_first_;
+  int nics_;
+  bool cross_rail_ = false;
+  std::vector<double> hb_up_, hb_dn_, nic_up_, nic_dn_, b_up_, b_dn_;
+  // Per bundle: the bundle carrying the same flows the other way (pair()), kNoPartner before any
+  // flow, kMixed when drawn on its own.
+  static constexpr std::int64_t kNoPartner = -1, kMixed = -2;
+  std::vector<std::int64_t> partner_up_, partner_dn_, touched_;
+  // Forwarded transfers (source, peer, destination) of a transfer-by-transfer census.
+  std::vector<std::array<std::int64_t, 3>> forwarded_;
+  std::map<std::int64_t, double> per_domain_, per_rail_;
+  std::vector<std::int64_t> members_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> keyed_;
+  std::map<std::int64_t, std::pair<double, double>> counts_;
+};
+
+// ---- the model ----------------------------------------------------------------------------------
+
+ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::NetworkDesign& design)
+    : cluster_(cluster), design_(spec::fit_to_cluster(cluster, design)) {
+  const spec::GpuEfficiency& e = cluster.gpu.eff;
+  hb_Bps_ = cluster.hb_bw_Bps * e.hb;
+  if (design_.kind == spec::DesignKind::ideal) return;
+  plan_ = topo::plan_network(cluster, design_);
+  const double port = units::gbps_to_Bps(design_.sw.port_gbps);
+  nic_Bps_ = std::min(cluster.nic_bw_Bps, port) * e.nic;
+  port_Bps_ = port * e.nic;
+  const int L = plan_.plan.tier_count();
+  bundle_base_.assign(static_cast<std::size_t>(std::max(L, 1)), 0);
+  bundle_links_.assign(static_cast<std::size_t>(std::max(L, 1)), 0);
+  bundle_scale_.assign(static_cast<std::size_t>(std::max(L, 1)), 1.0);
+  std::int64_t base = 0;
+  for (int t = 1; t < L; ++t) {
+    const topo::ClosTier& lo = plan_.plan.tiers[static_cast<std::size_t>(t - 1)];
+    bundle_base_[static_cast<std::size_t>(t)] = base;
+    bundle_links_[static_cast<std::size_t>(t)] = lo.up_ports_per_block();
+    base += lo.blocks;
+  }
+  bundles_per_instance_ = base;
+}
+
+std::shared_ptr<const ContentionModel> ContentionModel::scaled(
+    double nic_load, double hb, const std::vector<double>& uplink) const {
+  auto m = std::make_shared<ContentionModel>(cluster_, design_);
+  m->nic_Bps_ = nic_Bps_ / std::max(nic_load, 1e-300);
+  m->hb_Bps_ = hb_Bps_ * hb;
+  for (std::size_t t = 1; t < uplink.size() && t < m->bundle_scale_.size(); ++t)
+    m->bundle_scale_[t] = uplink[t];
+  return m;
+}
+
+std::size_t ContentionModel::KeyHash::operator()(const Key& k) const {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull;
+  auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  };
+  mix(static_cast<std::uint64_t>(k.tp));
+  mix(static_cast<std::uint64_t>(k.pp));
+  mix(static_cast<std::uint64_t>(k.dp));
+  mix(static_cast<std::uint64_t>(k.ep));
+  mix(k.seed);
+  mix((static_cast<std::uint64_t>(k.kind) << 24) | (static_cast<std::uint64_t>(k.axis) << 16) |
+      (static_cast<std::uint64_t>(k.algorithm) << 8) | k.scope |
+      (static_cast<std::uint64_t>(k.reverse) << 32));
+  return static_cast<std::size_t>(h);
+}
+
+StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
+                                 bool reverse, bool aggregate_all_to_all) const {
+  if (pl.gpus() != cluster_.gpus)
+    throw std::logic_error("ContentionModel: placement of another cluster");
+  Census cs(*this);
+  CommOp op;
+  op.axis = axis;
+  op.algorithm = algorithm;
+  op.bytes = 1;
+  op.op = algorithm == Algorithm::p2p      ? CollectiveOp::send_recv
+          : algorithm == Algorithm::direct ? CollectiveOp::all_to_all
+                                           : CollectiveOp::all_reduce;
+  GroupExpansion ex;
+  std::vector<std::int64_t> scratch;
+  bool any = false;
+  for (std::int64_t g = 0; g < pl.group_count(axis); ++g) {
+    expand_group(op, pl, g, ex, scratch);
+    int i = 0;
+    while (i < ex.plan.size && ex.plan.phases[static_cast<std::size_t>(i)].scope != scope) ++i;
+    if (i == ex.plan.size) continue;  // a group without this phase (a flat ring of another shape)
+    const CollectivePhase& ph = ex.plan.phases[static_cast<std::size_t>(i)];
+    for (std::int64_t r = 0; r < ex.rings[static_cast<std::size_t>(i)]; ++r) {
+      const auto m = ex.ring(i, r);
+      const std::size_t n = m.size();
+      if (n < 2) continue;
+      any = true;
+      switch (ph.algorithm) {
+        case Algorithm::ring:
+        case Algorithm::hierarchical:
+          for (std::size_t k = 0; k < n; ++k) cs.transfer(m[k], m[(k + 1) % n]);
+          break;
+        case Algorithm::p2p:
+          for (std::size_t k = 0; k + 1 < n; ++k)
+            reverse ? cs.transfer(m[k + 1], m[k]) : cs.transfer(m[k], m[k + 1]);
+          break;
+        case Algorithm::direct:
+          if (aggregate_all_to_all) {
+            cs.all_to_all(m);
+          } else {
+            for (std::size_t a = 0; a < n; ++a)
+              for (std::size_t b = 0; b < n; ++b) cs.transfer(m[a], m[b]);
+          }
+          break;
+      }
+    }
+  }
+  // A phase the op's expansion never runs is a caller's bug (perf::collective_time asks for the
+  // phases of phase_plan), not a free phase.
+  if (!any && pl.axis_size(axis) > 1)
+    throw std::logic_error("ContentionModel: no group of this axis runs the phase asked for");
+  return cs.result(algorithm);
+}
+
+StepLoad ContentionModel::step_load(const Placement& pl, Axis axis, Algorithm algorithm,
+                                    Scope scope, bool reverse) const {
+  // The groups of an axis are {base + i x stride} over ranks: under the rail-aligned placement
+  // (GPU = rank) they depend on the axis's stride and size alone, under tp_across_domains on the
+  // TP degree too, shuffled on every degree and the seed. Keyed so, the search meets each group
+  // set once, whatever the other degrees.
+  const Degrees& d = pl.degrees();
+  const std::int64_t stride = pl.axis_stride(axis), size = pl.axis_size(axis);
+  Key key{d.tp,
+          d.pp,
+          d.dp,
+          d.ep,
+          pl.seed(),
+          static_cast<std::uint8_t>(pl.kind()),
+          static_cast<std::uint8_t>(axis),
+          static_cast<std::uint8_t>(algorithm),
+          static_cast<std::uint8_t>(scope),
+          static_cast<std::uint8_t>(reverse && algorithm == Algorithm::p2p)};
+  if (pl.kind() != PlacementKind::shuffled) {
+    key.tp = pl.kind() == PlacementKind::tp_across_domains ? d.tp : 0;
+    key.pp = stride;
+    key.dp = size;
+    key.ep = 0;
+    key.axis = 0;
+  }
+  {
+    const std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
+  const StepLoad r = census(pl, axis, algorithm, scope, reverse);
+  const std::unique_lock<std::shared_mutex> lock(mu_);
+  return cache_.emplace(key, r).first->second;
+}
+
+}  // namespace railsim::perf
