@@ -456,10 +456,10 @@ std::string estimate_(const py::kwargs& kw) {
 
 // railsim sim: one collective, or (schedule=True) every collective of one iteration.
 std::string sim_(const py::kwargs& kw) {
-  const Args a(kw, names({&kClusterNames, &kNetworkNames, &kRoutingNames, &kStrategyNames},
-                         {"collective", "algorithm", "group", "bytes", "hop_latency_us",
-                          "aggregate", "max_flows", "top", "batch_tolerance", "schedule",
-                          "efficiency"}));
+  const Args a(kw,
+               names({&kClusterNames, &kNetworkNames, &kRoutingNames, &kStrategyNames},
+                     {"collective", "algorithm", "group", "bytes", "hop_latency_us", "aggregate",
+                      "max_flows", "top", "batch_tolerance", "schedule", "efficiency"}));
   const spec::ClusterOptions co = cluster_options(a);
   const spec::NetworkOptions no = network_options(a);
   const bool schedule = a.boolean("schedule").value_or(false);
@@ -697,7 +697,9 @@ std::string plan2(const py::kwargs& kw) {
   const perf::PlanResult res =
       perf::plan(perf::make_context(in.model, in.training, c, d, in.placement), po);
   if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
-  return perf::plan_document(in.model, in.training, c, d, res, in.placement).dump();
+  const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
+      in.model, in.training, c, d, po, in.placement, res.plans.front());
+  return perf::plan_document(in.model, in.training, c, d, res, in.placement, &flip).dump();
 }
 
 // whatif, optimize and traffic: their arguments read by Args, then the functions above.

@@ -73,8 +73,10 @@ void add_plan_command(CLI::App& app) {
     const perf::PlanResult res = perf::plan(ctx, po);
     if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
     const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
+    const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
+        in.model, in.training, c, d, po, in.placement, res.plans.front());
     if (args->json) {
-      Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement);
+      Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement, &flip);
       if (args->explain) {
         const std::vector<perf::Plan> two(
             res.plans.begin(), res.plans.begin() + std::min<std::ptrdiff_t>(2, res.plans.size()));
@@ -88,7 +90,8 @@ void add_plan_command(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
       return;
     }
-    const report::Table table = report::plans_table(res.plans, in.placement);
+    report::Table table = report::plans_table(res.plans, in.placement);
+    report::add_routing_columns(table, d);
     if (args->csv) {
       fmt::print("{}", report::to_csv(table));
       return;
@@ -100,8 +103,10 @@ void add_plan_command(CLI::App& app) {
         spec::to_string(d.kind), in.training.stack.name, perf::to_string(in.training.dtype),
         in.training.flash_attention ? ", flash attention" : "",
         cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
+    fmt::print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
     fmt::print("{}", report::to_text(table));
     fmt::print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);
+    if (flip.flips) fmt::print("note: {}\n", flip.line);
     if (!args->explain) return;
     const perf::Plan& w = res.plans.front();
     fmt::print(

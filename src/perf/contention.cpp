@@ -1,6 +1,7 @@
 #include "railsim/perf/contention.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -54,8 +55,8 @@ std::vector<double> exact_cdf(std::int64_t u) {
       if (k > 1) base = mul(base, base);
     }
     for (int f = x + 1; f <= F; ++f)
-      cdf[static_cast<std::size_t>(f) * kRow + static_cast<std::size_t>(x)] = std::clamp(
-          r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)], 0.0, 1.0);
+      cdf[static_cast<std::size_t>(f) * kRow + static_cast<std::size_t>(x)] =
+          std::clamp(r[static_cast<std::size_t>(f)] * fact[static_cast<std::size_t>(f)], 0.0, 1.0);
   }
   return cdf;
 }
@@ -108,7 +109,7 @@ const std::vector<double>& exact_table_cached(std::int64_t u) {
 double max_load_cdf(std::int64_t f, std::int64_t u, std::int64_t x) {
   if (x < 0) return 0.0;
   if (f <= 0 || x >= f) return 1.0;
-  if (u <= 1) return 0.0;  // x < f balls in one bin
+  if (u <= 1) return 0.0;     // x < f balls in one bin
   if (x * u < f) return 0.0;  // some bin holds at least ceil(f / u)
   if (f <= kExactBalls)
     return exact_table_cached(u)[static_cast<std::size_t>(f) * kRow + static_cast<std::size_t>(x)];
@@ -183,6 +184,18 @@ double expected_max_over(double d, const std::vector<HashedBundles>& kinds) {
 
 // ---- the census ---------------------------------------------------------------------------------
 
+namespace {
+// A census's per-link counts, kept per thread between censuses (a census at 32,768 GPUs holds
+// megabytes; allocating and zeroing them each time cost more than the counting): only what a
+// census touched is zeroed after it.
+struct CensusScratch {
+  std::vector<double> hb_up, hb_dn, nic_up, nic_dn, b_up, b_dn;
+  std::vector<std::int64_t> partner_up, partner_dn;
+  std::vector<std::uint8_t> gpu_mark, bundle_mark;
+  std::vector<std::int64_t> gpus, bundles;  // touched, in first-touch order
+};
+}  // namespace
+
 // Flows per link of one phase step, by class: 0 inside an HB domain, 1 through the NIC network
 // without forwarding, 2 and 3 the first and second legs of a forwarded transfer. The NIC count is
 // per GPU (each transfer puts 1/M of its bytes on each of its M NICs); the bundle count is per
@@ -197,17 +210,45 @@ class Census {
         ideal_(m.design_.kind == spec::DesignKind::ideal),
         rail_only_(m.design_.kind == spec::DesignKind::rail_only),
         hb_first_(m.design_.forward_via == spec::ForwardVia::hb_first),
-        nics_(c_.nics_per_gpu) {
-    const auto n = static_cast<std::size_t>(c_.gpus) * kClasses;
-    hb_up_.assign(n, 0.0);
-    hb_dn_.assign(n, 0.0);
-    nic_up_.assign(n, 0.0);
-    nic_dn_.assign(n, 0.0);
-    const auto b = static_cast<std::size_t>(m.plan_.instances * m.bundles_per_instance_) * kClasses;
-    b_up_.assign(b, 0.0);
-    b_dn_.assign(b, 0.0);
-    partner_up_.assign(b / kClasses, kNoPartner);
-    partner_dn_.assign(b / kClasses, kNoPartner);
+        nics_(c_.nics_per_gpu),
+        sc_(scratch()),
+        hb_up_(sc_.hb_up),
+        hb_dn_(sc_.hb_dn),
+        nic_up_(sc_.nic_up),
+        nic_dn_(sc_.nic_dn),
+        b_up_(sc_.b_up),
+        b_dn_(sc_.b_dn),
+        partner_up_(sc_.partner_up),
+        partner_dn_(sc_.partner_dn) {
+    const auto n = static_cast<std::size_t>(c_.gpus);
+    const auto b = static_cast<std::size_t>(m.plan_.instances * m.bundles_per_instance_);
+    for (auto* v : {&hb_up_, &hb_dn_, &nic_up_, &nic_dn_})
+      if (v->size() < n * kClasses) v->resize(n * kClasses, 0.0);
+    for (auto* v : {&b_up_, &b_dn_})
+      if (v->size() < b * kClasses) v->resize(b * kClasses, 0.0);
+    for (auto* v : {&partner_up_, &partner_dn_})
+      if (v->size() < b) v->resize(b, kNoPartner);
+    if (sc_.gpu_mark.size() < n) sc_.gpu_mark.resize(n, 0);
+    if (sc_.bundle_mark.size() < b) sc_.bundle_mark.resize(b, 0);
+  }
+  Census(const Census&) = delete;
+  Census& operator=(const Census&) = delete;
+  ~Census() {
+    for (const std::int64_t g : sc_.gpus) {
+      const auto i = static_cast<std::size_t>(g);
+      for (auto* v : {&hb_up_, &hb_dn_, &nic_up_, &nic_dn_})
+        std::fill_n(v->begin() + static_cast<std::ptrdiff_t>(i * kClasses), kClasses, 0.0);
+      sc_.gpu_mark[i] = 0;
+    }
+    for (const std::int64_t x : sc_.bundles) {
+      const auto i = static_cast<std::size_t>(x);
+      for (auto* v : {&b_up_, &b_dn_})
+        std::fill_n(v->begin() + static_cast<std::ptrdiff_t>(i * kClasses), kClasses, 0.0);
+      partner_up_[i] = partner_dn_[i] = kNoPartner;
+      sc_.bundle_mark[i] = 0;
+    }
+    sc_.gpus.clear();
+    sc_.bundles.clear();
   }
 
   void transfer(std::int64_t s, std::int64_t d) {
@@ -240,8 +281,8 @@ class Census {
     if (g.size() < 2) return;
     if (ideal_) {
       for (auto s : g) {
-        hb_up_[at(s, kHb)] += n - 1;
-        hb_dn_[at(s, kHb)] += n - 1;
+        gpu_add(hb_up_, s, kHb, n - 1);
+        gpu_add(hb_dn_, s, kHb, n - 1);
       }
       return;
     }
@@ -253,23 +294,23 @@ class Census {
     }
     for (auto s : g) {
       const double p = per_domain_[c_.domain_of(s)], q = per_rail_[c_.rail_of(s)];
-      hb_up_[at(s, kHb)] += p - 1;
-      hb_dn_[at(s, kHb)] += p - 1;
+      gpu_add(hb_up_, s, kHb, p - 1);
+      gpu_add(hb_dn_, s, kHb, p - 1);
       const double fwd = n - q - p + 1;  // members on other rails and domains
       if (fwd > 0) cross_rail_ = true;
       if (!rail_only_) {
-        nic_up_[at(s, kNet)] += n - p;
-        nic_dn_[at(s, kNet)] += n - p;
+        gpu_add(nic_up_, s, kNet, n - p);
+        gpu_add(nic_dn_, s, kNet, n - p);
         continue;
       }
-      nic_up_[at(s, kNet)] += q - 1;
-      nic_dn_[at(s, kNet)] += q - 1;
+      gpu_add(nic_up_, s, kNet, q - 1);
+      gpu_add(nic_dn_, s, kNet, q - 1);
       if (hb_first_) {
-        hb_up_[at(s, kLeg1)] += fwd;
-        nic_dn_[at(s, kLeg2)] += fwd;
+        gpu_add(hb_up_, s, kLeg1, fwd);
+        gpu_add(nic_dn_, s, kLeg2, fwd);
       } else {
-        nic_up_[at(s, kLeg1)] += fwd;
-        hb_dn_[at(s, kLeg2)] += fwd;
+        gpu_add(nic_up_, s, kLeg1, fwd);
+        gpu_add(hb_dn_, s, kLeg2, fwd);
       }
     }
     if (!rail_only_) {
@@ -287,11 +328,11 @@ class Census {
         const double v = (p - e) * (q - e);
         if (v <= 0) continue;
         if (hb_first_) {
-          hb_dn_[at(w, kLeg1)] += v;
-          nic_up_[at(w, kLeg2)] += v;
+          gpu_add(hb_dn_, w, kLeg1, v);
+          gpu_add(nic_up_, w, kLeg2, v);
         } else {
-          nic_dn_[at(w, kLeg1)] += v;
-          hb_up_[at(w, kLeg2)] += v;
+          gpu_add(nic_dn_, w, kLeg1, v);
+          gpu_add(hb_up_, w, kLeg2, v);
         }
       }
   }
@@ -305,7 +346,8 @@ class Census {
       return x;
     };
     double hb = 0, nic = 0;
-    for (std::size_t g = 0; g < static_cast<std::size_t>(c_.gpus); ++g) {
+    for (const std::int64_t gi : sc_.gpus) {
+      const auto g = static_cast<std::size_t>(gi);
       hb = std::max({hb, sum(hb_up_, g), sum(hb_dn_, g)});
       nic = std::max({nic, sum(nic_up_, g), sum(nic_dn_, g)});
     }
@@ -317,7 +359,7 @@ class Census {
     std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::int64_t> hashed;
     const bool spread = m_.design_.routing != spec::Routing::ecmp;
     const std::int64_t per = m_.bundles_per_instance_;
-    for (std::int64_t b = 0; b < m_.plan_.instances * per; ++b) {
+    for (const std::int64_t b : sc_.bundles) {
       const std::int64_t t = boundary_of(b % per);
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
       const double link = unit / m_.bundle_scale_[static_cast<std::size_t>(t)];
@@ -335,7 +377,7 @@ class Census {
         if (pu >= 0 && partner_up_[static_cast<std::size_t>(pu)] == b &&
             sum(b_up_, static_cast<std::size_t>(pu)) == f)
           continue;
-        ++hashed[{std::llround(f), u, t}];
+        hashed[{std::llround(f), u, t}] += copies_;
       }
     }
     if (hashed.empty()) return d;
@@ -346,6 +388,9 @@ class Census {
     }
     return expected_max_over(d, kinds);
   }
+
+  // The census counts one rail of `copies` identical ones (ContentionModel::census).
+  void set_copies(std::int64_t copies) { copies_ = copies; }
 
   StepLoad result(Algorithm algorithm) const {
     StepLoad r;
@@ -385,8 +430,8 @@ class Census {
         for (const auto& [src, peer, dst] : forwarded_) {
           const double hb1 = hb_first_ ? link_time(src, peer, first_side, true) : 0;
           const double net1 = hb_first_ ? 0 : link_time(src, peer, first_side, false);
-          const double t2 = hb_first_ ? link_time(peer, dst, leg2, false)
-                                      : link_time(peer, dst, leg2, true);
+          const double t2 =
+              hb_first_ ? link_time(peer, dst, leg2, false) : link_time(peer, dst, leg2, true);
           t = std::max(t, chain(std::max(hb1, net1), t2));
         }
       }
@@ -410,13 +455,10 @@ class Census {
     if (on_hb) return std::max(sum(hb_up_, ua), sum(hb_dn_, ub)) / m_.hb_Bps_;
     const double M = static_cast<double>(nics_);
     double t = std::max(sum(nic_up_, ua), sum(nic_dn_, ub)) / (M * m_.nic_Bps_);
-    const topo::ClosPlan& p = m_.plan_.plan;
     const std::int64_t inst = topo::clos_instance(m_.plan_.instances, c_, a);
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
-      const int top =
-          p.common_blocks(topo::leaf_in_instance(p, m_.plan_.instances, c_, a, j),
-                          topo::leaf_in_instance(p, m_.plan_.instances, c_, b, j), bs, bd);
+      const int top = m_.walk(a, b, j, bs, bd);
       for (int u = 1; u < top; ++u) {
         const double links = M * m_.port_Bps_ * m_.bundle_scale_[static_cast<std::size_t>(u)] *
                              static_cast<double>(m_.bundle_links_[static_cast<std::size_t>(u)]);
@@ -425,6 +467,28 @@ class Census {
       }
     }
     return t;
+  }
+
+  static CensusScratch& scratch() {
+    thread_local CensusScratch s;
+    return s;
+  }
+  void gpu_add(std::vector<double>& v, std::int64_t g, int cls, double w) {
+    const auto i = static_cast<std::size_t>(g);
+    if (!sc_.gpu_mark[i]) {
+      sc_.gpu_mark[i] = 1;
+      sc_.gpus.push_back(g);
+    }
+    v[i * kClasses + static_cast<std::size_t>(cls)] += w;
+  }
+  // `slot` = bundle(...): bundle index x kClasses + class.
+  void bundle_add(std::vector<double>& v, std::size_t slot, double w) {
+    const std::size_t i = slot / kClasses;
+    if (!sc_.bundle_mark[i]) {
+      sc_.bundle_mark[i] = 1;
+      sc_.bundles.push_back(static_cast<std::int64_t>(i));
+    }
+    v[slot] += w;
   }
 
   std::size_t at(std::int64_t gpu, int cls) const {
@@ -444,24 +508,21 @@ class Census {
   }
 
   void hb(std::int64_t a, std::int64_t b, int cls, double w) {
-    hb_up_[at(a, cls)] += w;
-    hb_dn_[at(b, cls)] += w;
+    gpu_add(hb_up_, a, cls, w);
+    gpu_add(hb_dn_, b, cls, w);
   }
 
   // Through the NIC network: every NIC share climbs from its leaf to the lowest common block.
   void net(std::int64_t a, std::int64_t b, int cls, double w) {
-    nic_up_[at(a, cls)] += w;
-    nic_dn_[at(b, cls)] += w;
-    const topo::ClosPlan& p = m_.plan_.plan;
+    gpu_add(nic_up_, a, cls, w);
+    gpu_add(nic_dn_, b, cls, w);
     const std::int64_t inst = topo::clos_instance(m_.plan_.instances, c_, a);
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
-      const int top =
-          p.common_blocks(topo::leaf_in_instance(p, m_.plan_.instances, c_, a, j),
-                          topo::leaf_in_instance(p, m_.plan_.instances, c_, b, j), bs, bd);
+      const int top = m_.walk(a, b, j, bs, bd);
       for (int t = 1; t < top; ++t) {
-        b_up_[bundle(inst, t, bs[t], cls)] += w;
-        b_dn_[bundle(inst, t, bd[t], cls)] += w;
+        bundle_add(b_up_, bundle(inst, t, bs[t], cls), w);
+        bundle_add(b_dn_, bundle(inst, t, bd[t], cls), w);
         pair(inst, t, bs[t], bd[t], t == top - 1);
       }
     }
@@ -479,16 +540,17 @@ class Census {
     auto note = [](std::int64_t& slot, std::int64_t other, bool ok) {
       slot = ok && (slot == kNoPartner || slot == other) ? other : kMixed;
     };
+    bundle_add(b_up_, static_cast<std::size_t>(bx) * kClasses, 0.0);  // reset after the census
+    bundle_add(b_dn_, static_cast<std::size_t>(by) * kClasses, 0.0);
     note(partner_up_[static_cast<std::size_t>(bx)], by, one_link);
     note(partner_dn_[static_cast<std::size_t>(by)], bx, one_link);
   }
 
   // The level-t block (t = 1 .. tiers - 1) of the leaf of NIC j of `gpu`, in its instance.
   void blocks_of(std::int64_t gpu, int j, std::int64_t* out) const {
-    const topo::ClosPlan& p = m_.plan_.plan;
-    out[1] = topo::leaf_in_instance(p, m_.plan_.instances, c_, gpu, j);
-    for (int t = 2; t < p.tier_count(); ++t)
-      out[t] = out[t - 1] / p.tiers[static_cast<std::size_t>(t - 1)].group;
+    const std::int64_t leaf = m_.leaf_[static_cast<std::size_t>(gpu * nics_ + j)];
+    for (int t = 1; t < m_.plan_.plan.tier_count(); ++t)
+      out[t] = m_.ancestor_[static_cast<std::size_t>(t)][static_cast<std::size_t>(leaf)];
   }
 
   // rail_optimized: the pairs of different domains that climb out of each block X, c_X (n - c_X)
@@ -519,8 +581,8 @@ class Census {
           const double cx = static_cast<double>(k - i);
           const double f = cx * (n - cx) - split_same_domain;
           if (f > 0) {
-            b_up_[bundle(0, t, keyed_[i].first, kNet)] += f;
-            b_dn_[bundle(0, t, keyed_[i].first, kNet)] += f;
+            bundle_add(b_up_, bundle(0, t, keyed_[i].first, kNet), f);
+            bundle_add(b_dn_, bundle(0, t, keyed_[i].first, kNet), f);
             touched_.push_back(keyed_[i].first);
           }
           i = k;
@@ -563,13 +625,13 @@ class Census {
           if (b > 0 || a > 0) touched_.push_back(x);
           const double same = b * (q - b);
           if (same > 0) {
-            b_up_[bundle(rail, t, x, kNet)] += same;
-            b_dn_[bundle(rail, t, x, kNet)] += same;
+            bundle_add(b_up_, bundle(rail, t, x, kNet), same);
+            bundle_add(b_dn_, bundle(rail, t, x, kNet), same);
           }
           const double out = hb_first_ ? a * (q - b) : b * (A - a);
           const double in = hb_first_ ? b * (A - a) : a * (q - b);
-          if (out > 0) b_up_[bundle(rail, t, x, fwd_cls)] += out;
-          if (in > 0) b_dn_[bundle(rail, t, x, fwd_cls)] += in;
+          if (out > 0) bundle_add(b_up_, bundle(rail, t, x, fwd_cls), out);
+          if (in > 0) bundle_add(b_dn_, bundle(rail, t, x, fwd_cls), in);
         }
         pair_blocks(rail, t);
       }
@@ -580,11 +642,14 @@ class Census {
   bool ideal_, rail_only_, hb_first_;
   int nics_;
   bool cross_rail_ = false;
-  std::vector<double> hb_up_, hb_dn_, nic_up_, nic_dn_, b_up_, b_dn_;
+  std::int64_t copies_ = 1;
+  CensusScratch& sc_;
+  std::vector<double>&hb_up_, &hb_dn_, &nic_up_, &nic_dn_, &b_up_, &b_dn_;
   // Per bundle: the bundle carrying the same flows the other way (pair()), kNoPartner before any
   // flow, kMixed when drawn on its own.
   static constexpr std::int64_t kNoPartner = -1, kMixed = -2;
-  std::vector<std::int64_t> partner_up_, partner_dn_, touched_;
+  std::vector<std::int64_t>&partner_up_, &partner_dn_;
+  std::vector<std::int64_t> touched_;
   // Forwarded transfers (source, peer, destination) of a transfer-by-transfer census.
   std::vector<std::array<std::int64_t, 3>> forwarded_;
   std::map<std::int64_t, double> per_domain_, per_rail_;
@@ -595,8 +660,12 @@ class Census {
 
 // ---- the model ----------------------------------------------------------------------------------
 
+namespace {
+std::atomic<std::uint64_t> g_next_model_id{1};
+}  // namespace
+
 ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::NetworkDesign& design)
-    : cluster_(cluster), design_(spec::fit_to_cluster(cluster, design)) {
+    : cluster_(cluster), design_(spec::fit_to_cluster(cluster, design)), id_(g_next_model_id++) {
   const spec::GpuEfficiency& e = cluster.gpu.eff;
   hb_Bps_ = cluster.hb_bw_Bps * e.hb;
   if (design_.kind == spec::DesignKind::ideal) return;
@@ -616,6 +685,60 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
     base += lo.blocks;
   }
   bundles_per_instance_ = base;
+  // Every rail's NICs sit in the same places of like blocks (rail_only: one instance per rail;
+  // rail_optimized: each rail its own leaves, and every block below the top inside one rail),
+  // so that a rail's traffic loads its blocks as any other rail's loads its own.
+  {
+    const topo::ClosPlan& p = plan_.plan;
+    rails_alike_ = plan_.instances == cluster.hb_domain;
+    if (plan_.instances == 1 && p.rails_per_leaf == 1) {
+      rails_alike_ = true;
+      std::int64_t span = 1;
+      for (int t = 2; t < L; ++t) {
+        span *= p.tiers[static_cast<std::size_t>(t - 1)].group;
+        rails_alike_ = rails_alike_ && p.leaves_per_group % span == 0;
+      }
+    }
+  }
+  // The leaf of every NIC and the block of every leaf at each tier (ClosPlan::common_blocks's
+  // climb, tabulated): the census walks each transfer by lookups.
+  const std::int64_t M = cluster.nics_per_gpu;
+  leaf_.resize(static_cast<std::size_t>(cluster.gpus * M));
+  for (std::int64_t g = 0; g < cluster.gpus; ++g)
+    for (int j = 0; j < M; ++j)
+      leaf_[static_cast<std::size_t>(g * M + j)] = static_cast<std::int32_t>(
+          topo::leaf_in_instance(plan_.plan, plan_.instances, cluster, g, j));
+  ancestor_.assign(static_cast<std::size_t>(L + 1), {});
+  const std::int64_t leaves = plan_.plan.tiers[0].blocks;
+  ancestor_[1].resize(static_cast<std::size_t>(leaves));
+  for (std::int64_t l = 0; l < leaves; ++l)
+    ancestor_[1][static_cast<std::size_t>(l)] = static_cast<std::int32_t>(l);
+  for (int t = 2; t <= L; ++t) {
+    ancestor_[static_cast<std::size_t>(t)].resize(static_cast<std::size_t>(leaves));
+    for (std::int64_t l = 0; l < leaves; ++l)
+      ancestor_[static_cast<std::size_t>(t)][static_cast<std::size_t>(l)] =
+          static_cast<std::int32_t>(
+              ancestor_[static_cast<std::size_t>(t - 1)][static_cast<std::size_t>(l)] /
+              plan_.plan.tiers[static_cast<std::size_t>(t - 1)].group);
+  }
+}
+
+int ContentionModel::walk(std::int64_t a, std::int64_t b, int nic, std::int64_t* bs,
+                          std::int64_t* bd) const {
+  const std::int64_t M = cluster_.nics_per_gpu;
+  const std::int32_t la = leaf_[static_cast<std::size_t>(a * M + nic)];
+  const std::int32_t lb = leaf_[static_cast<std::size_t>(b * M + nic)];
+  bs[1] = la;
+  bd[1] = lb;
+  if (la == lb) return 1;
+  const int L = plan_.plan.tier_count();
+  for (int t = 2; t <= L; ++t) {
+    const auto& anc = ancestor_[static_cast<std::size_t>(t)];
+    bs[t] = anc[static_cast<std::size_t>(la)];
+    bd[t] = anc[static_cast<std::size_t>(lb)];
+    if (bs[t] == bd[t]) return t;
+  }
+  return L;
 }
 
 std::shared_ptr<const ContentionModel> ContentionModel::scaled(
@@ -630,9 +753,7 @@ std::shared_ptr<const ContentionModel> ContentionModel::scaled(
 
 std::size_t ContentionModel::KeyHash::operator()(const Key& k) const {
   std::uint64_t h = 0x9E3779B97F4A7C15ull;
-  auto mix = [&h](std::uint64_t v) {
-    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  };
+  auto mix = [&h](std::uint64_t v) { h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2); };
   mix(static_cast<std::uint64_t>(k.tp));
   mix(static_cast<std::uint64_t>(k.pp));
   mix(static_cast<std::uint64_t>(k.dp));
@@ -649,6 +770,10 @@ StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algor
   if (pl.gpus() != cluster_.gpus)
     throw std::logic_error("ContentionModel: placement of another cluster");
   Census cs(*this);
+  // Groups each on one rail whose rails are alike: count rail 0's, the others are copies.
+  const bool by_rail = rails_alike_ && pl.kind() == PlacementKind::rail_aligned &&
+                       pl.axis_stride(axis) % cluster_.hb_domain == 0;
+  if (by_rail) cs.set_copies(cluster_.hb_domain);
   CommOp op;
   op.axis = axis;
   op.algorithm = algorithm;
@@ -660,6 +785,7 @@ StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algor
   std::vector<std::int64_t> scratch;
   bool any = false;
   for (std::int64_t g = 0; g < pl.group_count(axis); ++g) {
+    if (by_rail && cluster_.rail_of(pl.gpu_of(pl.rank_in_group(axis, g, 0))) != 0) continue;
     expand_group(op, pl, g, ex, scratch);
     int i = 0;
     while (i < ex.plan.size && ex.plan.phases[static_cast<std::size_t>(i)].scope != scope) ++i;
@@ -699,6 +825,33 @@ StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algor
 
 StepLoad ContentionModel::step_load(const Placement& pl, Axis axis, Algorithm algorithm,
                                     Scope scope, bool reverse) const {
+  // The search's case, rail-aligned groups: the signature in one word, a per-thread
+  // direct-mapped cache of them read without a lock (the search asks for the same few
+  // signatures millions of times).
+  const std::int64_t stride = pl.axis_stride(axis), size = pl.axis_size(axis);
+  constexpr std::int64_t kField = std::int64_t{1} << 28;
+  const bool packed = pl.kind() == PlacementKind::rail_aligned && stride < kField && size < kField;
+  std::uint64_t word = 0;
+  struct Fast {
+    std::uint64_t model = 0, word = 0;
+    StepLoad load;
+  };
+  thread_local std::array<Fast, 256> fast;
+  Fast* slot = nullptr;
+  if (packed) {
+    word = static_cast<std::uint64_t>(stride) | static_cast<std::uint64_t>(size) << 28 |
+           static_cast<std::uint64_t>(algorithm) << 56 | static_cast<std::uint64_t>(scope) << 59 |
+           static_cast<std::uint64_t>(reverse && algorithm == Algorithm::p2p) << 62;
+    slot = &fast[(word * 0x9E3779B97F4A7C15ull) >> 56];
+    if (slot->model == id_ && slot->word == word) return slot->load;
+  }
+  const StepLoad r = lookup(pl, axis, algorithm, scope, reverse);
+  if (slot) *slot = {id_, word, r};
+  return r;
+}
+
+StepLoad ContentionModel::lookup(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
+                                 bool reverse) const {
   // The groups of an axis are {base + i x stride} over ranks: under the rail-aligned placement
   // (GPU = rank) they depend on the axis's stride and size alone, under tp_across_domains on the
   // TP degree too, shuffled on every degree and the seed. Keyed so, the search meets each group
@@ -722,14 +875,34 @@ StepLoad ContentionModel::step_load(const Placement& pl, Axis axis, Algorithm al
     key.ep = 0;
     key.axis = 0;
   }
+  // A small direct-mapped cache per thread in front of the shared one: the search asks for the
+  // same few signatures millions of times, and a lock per ask cost more than the rest of it.
+  struct Recent {
+    std::uint64_t model = 0;  // id_ of the model (0: empty)
+    Key key{};
+    StepLoad load;
+  };
+  thread_local std::array<Recent, 256> recent;
+  const std::size_t h = KeyHash{}(key);
+  Recent& slot = recent[h & (recent.size() - 1)];
+  if (slot.model == id_ && slot.key == key) return slot.load;
+  StepLoad r;
+  bool found = false;
   {
     const std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+    if (it != cache_.end()) {
+      r = it->second;
+      found = true;
+    }
   }
-  const StepLoad r = census(pl, axis, algorithm, scope, reverse);
-  const std::unique_lock<std::shared_mutex> lock(mu_);
-  return cache_.emplace(key, r).first->second;
+  if (!found) {
+    r = census(pl, axis, algorithm, scope, reverse);
+    const std::unique_lock<std::shared_mutex> lock(mu_);
+    r = cache_.emplace(key, r).first->second;
+  }
+  slot = {id_, key, r};
+  return r;
 }
 
 }  // namespace railsim::perf

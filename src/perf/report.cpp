@@ -10,16 +10,19 @@ namespace railsim::perf {
 
 Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
               const spec::NetworkDesign& d) {
-  return Json{{"model", m.name},
-              {"gpus", c.gpus},
-              {"gpu", c.gpu.name},
-              {"hb_domain", c.hb_domain},
-              {"design", std::string(spec::to_string(d.kind))},
-              {"global_batch", tr.global_batch},
-              {"seq_len", tr.seq_len},
-              {"stack", tr.stack.name},
-              {"dtype", std::string(to_string(tr.dtype))},
-              {"flash_attention", tr.flash_attention}};
+  Json j{{"model", m.name},
+         {"gpus", c.gpus},
+         {"gpu", c.gpu.name},
+         {"hb_domain", c.hb_domain},
+         {"design", std::string(spec::to_string(d.kind))},
+         {"switch", d.sw.name},
+         {"global_batch", tr.global_batch},
+         {"seq_len", tr.seq_len},
+         {"stack", tr.stack.name},
+         {"dtype", std::string(to_string(tr.dtype))},
+         {"flash_attention", tr.flash_attention}};
+  j.update(spec::routing_json(d));
+  return j;
 }
 
 Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
@@ -42,7 +45,8 @@ Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
 }
 
 Json plan_document(const Model& m, const Training& tr, const spec::Cluster& c,
-                   const spec::NetworkDesign& d, const PlanResult& r, PlacementKind placement) {
+                   const spec::NetworkDesign& d, const PlanResult& r, PlacementKind placement,
+                   const RoutingFlip* flip) {
   const ErrorBand band = error_band(c.gpu.name, tr.stack.name);
   Json plans = Json::array();
   for (const Plan& p : r.plans) {
@@ -54,6 +58,7 @@ Json plan_document(const Model& m, const Training& tr, const spec::Cluster& c,
   j["evaluated"] = r.evaluated;
   j["feasible"] = r.feasible;
   j["plans"] = std::move(plans);
+  if (flip != nullptr) j["routing_flip"] = to_json(*flip);
   return j;
 }
 

@@ -157,9 +157,9 @@ bool plan_before(const Plan& a, const Plan& b) {
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins) {
   std::int64_t n = 0;
   for (const Shape& sh : shapes(ctx, pins))
-    visit_knobs(sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention, [&](const Strategy& s) {
-      n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster);
-    });
+    visit_knobs(
+        sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention,
+        [&](const Strategy& s) { n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster); });
   return n;
 }
 
@@ -217,10 +217,10 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
           for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
       }
       std::int64_t per_ep = 0;
-      for (std::int64_t mb : mbs)
-        per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
+      for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
       std::int64_t variants = 0;
-      visit_knobs(Shape{tp, pp, dp, 1, 1, 1}, pins, knobs, ctx.training.flash_attention, [&](const Strategy&) { ++variants; });
+      visit_knobs(Shape{tp, pp, dp, 1, 1, 1}, pins, knobs, ctx.training.flash_attention,
+                  [&](const Strategy&) { ++variants; });
       std::int64_t shapes_n = 0;
       if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
       add(shapes_n, variants);
@@ -257,16 +257,17 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
                     *ctx.cluster))
         continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
-      visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention, [&](const Strategy& s) {
-        ++acc.evaluated;
-        const double mem = memory_use(*ctx.model, ctx.training, s).total();
-        acc.min_mem = std::min(acc.min_mem, mem);
-        if (mem > hbm) return;
-        ++acc.feasible;
-        const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, s, pl);
-        Plan p{s, estimate(ctx, s, pl, cs)};
-        keep(acc.top, k, p);
-      });
+      visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
+                  [&](const Strategy& s) {
+                    ++acc.evaluated;
+                    const double mem = memory_use(*ctx.model, ctx.training, s).total();
+                    acc.min_mem = std::min(acc.min_mem, mem);
+                    if (mem > hbm) return;
+                    ++acc.feasible;
+                    const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, s, pl);
+                    Plan p{s, estimate(ctx, s, pl, cs)};
+                    keep(acc.top, k, p);
+                  });
     }
     return acc;
   };
@@ -472,6 +473,44 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
                   "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
                   tr.global_batch, m.heads, m.layers, c.gpus, min_dp,
                   pinned ? " or other pinned knobs" : ""));
+}
+
+spec::Routing contrasting_routing(spec::Routing r) {
+  return r == spec::Routing::ecmp ? spec::Routing::adaptive : spec::Routing::ecmp;
+}
+
+RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
+                                           const spec::Cluster& c, const spec::NetworkDesign& d,
+                                           const PlanOptions& opt, PlacementKind placement,
+                                           const Plan& best) {
+  RoutingFlip f;
+  f.routing = contrasting_routing(d.routing);
+  spec::NetworkDesign other = d;
+  other.routing = f.routing;
+  other.routing_default = false;
+  PlanOptions one = opt;
+  one.top = 1;
+  const PlanResult r = plan(make_context(m, tr, c, other, placement), one);
+  if (!r.plans.empty()) f.best = r.plans.front();
+  f.flips = f.best && key(f.best->strategy) != key(best.strategy);
+  if (f.flips)
+    f.line = fmt::format(
+        "the routing decides the plan: under --routing {} the best is {}, {:.3f} s, and this "
+        "one takes {:.3f} s there",
+        spec::to_string(f.routing), describe(f.best->strategy), f.best->time.iteration_time_s,
+        estimate(make_context(m, tr, c, other, placement), best.strategy).iteration_time_s);
+  return f;
+}
+
+Json to_json(const RoutingFlip& f) {
+  Json j{{"routing", std::string(spec::to_string(f.routing))}, {"flips", f.flips}};
+  if (f.best) {
+    j["best_plan"] = describe(f.best->strategy);
+    j["iteration_time_s"] = f.best->time.iteration_time_s;
+  } else {
+    j["best_plan"] = nullptr;
+  }
+  return j;
 }
 
 }  // namespace railsim::perf

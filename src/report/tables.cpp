@@ -56,6 +56,19 @@ Column flag(const char* name, const char* label, bool human = true) {
 
 }  // namespace
 
+void add_routing_columns(Table& t, const spec::NetworkDesign& d) {
+  const std::size_t n = t.rows.size();
+  const auto col = [&](const char* name, Cell v, Type type) {
+    t.add_column({.name = name, .label = name, .type = type, .human = false},
+                 std::vector<Cell>(n, v));
+  };
+  col("routing", std::string(spec::to_string(d.routing)), Type::text);
+  col("seed", static_cast<std::int64_t>(d.ecmp_seed), Type::integer);
+  col("forwarding", std::string(spec::to_string(d.forwarding)), Type::text);
+  col("forward_via", std::string(spec::to_string(d.forward_via)), Type::text);
+  col("chunks", std::int64_t{d.forwarding_chunks}, Type::integer);
+}
+
 report::Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport>& rows,
                             bool with_savings) {
   report::Table t;
@@ -453,16 +466,25 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
     const perf::Breakdown& b = it.breakdown;
     const perf::MemoryUse& m = it.memory;
     const double g = units::kGiB;
-    return std::array<double, 20>{it.iteration_time_s,   b.compute_s,
-                                  b.recompute_s,         b.tp_comm_s,
-                                  b.tp_overlap_s,        b.ep_comm_s,
-                                  b.pp_comm_s,           b.dp_comm_s,
-                                  b.rail_forwarding_s,   b.bubble_s,
-                                  b.pipeline_overhead_s, b.optimizer_s,
-                                  b.tp_hidden_s,         b.pp_hidden_s,
+    return std::array<double, 20>{it.iteration_time_s,
+                                  b.compute_s,
+                                  b.recompute_s,
+                                  b.tp_comm_s,
+                                  b.tp_overlap_s,
+                                  b.ep_comm_s,
+                                  b.pp_comm_s,
+                                  b.dp_comm_s,
+                                  b.rail_forwarding_s,
+                                  b.bubble_s,
+                                  b.pipeline_overhead_s,
+                                  b.optimizer_s,
+                                  b.tp_hidden_s,
+                                  b.pp_hidden_s,
                                   m.total() / g,
-                                  m.weights_bytes / g,   m.gradients_bytes / g,
-                                  m.optimizer_bytes / g, m.activations_bytes / g,
+                                  m.weights_bytes / g,
+                                  m.gradients_bytes / g,
+                                  m.optimizer_bytes / g,
+                                  m.activations_bytes / g,
                                   m.reserved_bytes / g};
   };
   for (std::size_t i = 0; i < plans.size(); ++i) {

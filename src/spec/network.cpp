@@ -78,8 +78,8 @@ Routing resolve_routing(std::string_view choice, const SwitchSpec& sw, const std
   if (choice == "auto") return default_routing(sw);
   for (const auto& [r, name] : kRoutingNames.entries)
     if (name == choice) return r;
-  throw InputError(option, "unknown routing '" + printable(choice) + "'; valid: auto, " +
-                               kRoutingNames.list());
+  throw InputError(
+      option, "unknown routing '" + printable(choice) + "'; valid: auto, " + kRoutingNames.list());
 }
 
 NetworkDesign make_network_design(const NetworkOptions& opt) {
@@ -95,6 +95,30 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
   d.forwarding_chunks =
       static_cast<int>(check_integer("--chunks", opt.chunks, 1, kMaxForwardingChunks));
   return d;
+}
+
+std::string describe_routing(const NetworkDesign& d) {
+  std::string s = fmt::format("routing {}", to_string(d.routing));
+  if (d.routing_default)
+    s += d.sw.family == "infiniband" ? " (InfiniBand's default)" : " (Ethernet's default)";
+  if (d.routing == Routing::ecmp) s += fmt::format(", seed {}", d.ecmp_seed);
+  if (d.kind != DesignKind::rail_only) return s;
+  s += fmt::format("; rail-only forwarding {} via {}", to_string(d.forwarding),
+                   to_string(d.forward_via));
+  if (d.forwarding == ForwardingMode::pipelined)
+    s += fmt::format(", {} chunks", d.forwarding_chunks);
+  if (d.forwarding == ForwardingMode::pipelined && d.forward_via == ForwardVia::hb_first)
+    s += " (NCCL's PXN)";
+  return s;
+}
+
+Json routing_json(const NetworkDesign& d) {
+  return Json{{"routing", std::string(to_string(d.routing))},
+              {"routing_default", d.routing_default},
+              {"seed", d.ecmp_seed},
+              {"forwarding", std::string(to_string(d.forwarding))},
+              {"forward_via", std::string(to_string(d.forward_via))},
+              {"chunks", d.forwarding_chunks}};
 }
 
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {

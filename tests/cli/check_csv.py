@@ -107,7 +107,10 @@ def check_compare(args):
 def check_plan(args):
     what = "plan " + " ".join(args)
     header, body = read_csv(run(["plan", "--csv"] + args), what)
-    plans = [flatten(p) for p in json.loads(run(["plan", "--json"] + args))["plans"]]
+    doc = json.loads(run(["plan", "--json"] + args))
+    # The routing assumptions are stated once at the top of the JSON and on every CSV row.
+    routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks")}
+    plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 
 

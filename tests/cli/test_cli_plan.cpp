@@ -139,7 +139,12 @@ TEST(CliPlan, CsvHasOneRowPerPlanWithTheJsonValues) {
 TEST(CliPlan, HumanTableHasLabelsAndUnits) {
   const auto r = run_cli("plan --gpus 4096 --model GPT-1T --top 3");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(line_count(r.out), 6);  // summary, header, 3 plans, the error band
+  // summary, network and routing, header, 3 plans, the error band (no routing flip here)
+  EXPECT_EQ(line_count(r.out), 7);
+  EXPECT_NE(r.out.find("network: switch ETH-51.2T-128x400G, routing ecmp (Ethernet's default), "
+                       "seed 0\n"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(
       r.out.find("error band of every time: +-3.4% (max |error| of 9 validated runs on H100-SXM"),
       std::string::npos)

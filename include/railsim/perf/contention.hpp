@@ -95,22 +95,31 @@ class ContentionModel {
 
  private:
   struct Key {
-    std::int64_t tp, pp, dp, ep;
-    std::uint64_t seed;
-    std::uint8_t kind, axis, algorithm, scope, reverse;
+    std::int64_t tp = 0, pp = 0, dp = 0, ep = 0;
+    std::uint64_t seed = 0;
+    std::uint8_t kind = 0, axis = 0, algorithm = 0, scope = 0, reverse = 0;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     std::size_t operator()(const Key& k) const;
   };
+  // step_load past its per-thread cache of rail-aligned signatures.
+  StepLoad lookup(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
+                  bool reverse) const;
 
   spec::Cluster cluster_;
   spec::NetworkDesign design_;
+  std::uint64_t id_ = 0;  // unique per model, for the per-thread cache of recent step loads
   topo::NetworkPlan plan_;
   double hb_Bps_ = 0, nic_Bps_ = 0, port_Bps_ = 0;  // achievable, per link
-  std::vector<std::int64_t> bundle_base_;  // [t]: first bundle of boundary t in an instance
+  std::vector<std::int64_t> bundle_base_;   // [t]: first bundle of boundary t in an instance
   std::vector<std::int64_t> bundle_links_;  // [t]: links of one bundle at boundary t
   std::vector<double> bundle_scale_;        // [t]: capacity factor of boundary t's bundles
+  bool rails_alike_ = false;                // see the constructor
+  std::vector<std::int32_t> leaf_;          // [gpu x NICs + nic]: its leaf in its instance
+  std::vector<std::vector<std::int32_t>> ancestor_;  // [t][leaf]: the leaf's level-t block
+  // ClosPlan::common_blocks of the leaves of a's and b's NIC `nic`, from the tables.
+  int walk(std::int64_t a, std::int64_t b, int nic, std::int64_t* bs, std::int64_t* bd) const;
   std::int64_t bundles_per_instance_ = 0;
 
   mutable std::shared_mutex mu_;

@@ -26,9 +26,11 @@ Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
                        std::optional<double> train_tokens = std::nullopt);
 
 // `railsim plan --json` (without --explain): the run's fields, "evaluated", "feasible" and
-// "plans" (each to_json(strategy, time, placement) with its "rank", from 1, and "error_band").
+// "plans" (each to_json(strategy, time, placement) with its "rank", from 1, and "error_band");
+// with `flip`, "routing_flip" (the best plan under the contrasting routing).
 Json plan_document(const Model& m, const Training& tr, const spec::Cluster& c,
                    const spec::NetworkDesign& d, const PlanResult& r,
-                   PlacementKind placement = PlacementKind::rail_aligned);
+                   PlacementKind placement = PlacementKind::rail_aligned,
+                   const RoutingFlip* flip = nullptr);
 
 }  // namespace railsim::perf

@@ -69,6 +69,26 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt);
 InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& tr,
                            const StrategyPins& pins, const spec::Cluster& c);
 
+// Verdicts under the other routing (docs/model.md section 5): railsim sets each answer beside
+// the one under the contrasting routing, ecmp against spreading: adaptive for ecmp, ecmp for
+// adaptive and spray.
+spec::Routing contrasting_routing(spec::Routing r);
+
+// The best plan of the same search under contrasting_routing(d.routing), and whether it is
+// another strategy than `best` (the plan's verdict flips). `line`: one sentence saying so, empty
+// when the plan holds.
+struct RoutingFlip {
+  spec::Routing routing = spec::Routing::adaptive;  // the contrasting routing
+  std::optional<Plan> best;                         // its best plan (none: nothing fits)
+  bool flips = false;
+  std::string line;
+};
+RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
+                                           const spec::Cluster& c, const spec::NetworkDesign& d,
+                                           const PlanOptions& opt, PlacementKind placement,
+                                           const Plan& best);
+Json to_json(const RoutingFlip& f);
+
 // Candidates the search would visit (shapes x boolean knobs, before the validity check; an
 // upper bound of count_strategies), counted without building them: O(divisors) work, no
 // allocation proportional to the answer. Saturates at INT64_MAX.

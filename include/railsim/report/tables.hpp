@@ -8,6 +8,7 @@
 #include "railsim/report/table.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/spec/cluster.hpp"
+#include "railsim/spec/network.hpp"
 
 namespace railsim::report {
 
@@ -19,6 +20,10 @@ Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport
 // One row per plan, fastest first (plan's human table and --csv; plan --json carries the same
 // values in estimate's layout).
 Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement);
+
+// The routing assumptions of `d` (spec::routing_json's keys: routing, seed, forwarding,
+// forward_via, chunks) as columns of every row, CSV and JSON only: every CSV states its routing.
+void add_routing_columns(Table& t, const spec::NetworkDesign& d);
 
 // The columns of traffic --csv: one row per GPU pair with traffic.
 std::vector<Column> traffic_pair_columns();

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "railsim/core/json.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/switch.hpp"
 
@@ -60,8 +61,8 @@ struct NetworkDesign {
   DesignKind kind = DesignKind::rail_optimized;
   Routing routing = Routing::ecmp;
   bool routing_default = false;  // routing is default_routing(sw): the user asked for "auto"
-  std::uint64_t ecmp_seed = 0;  // salt of the ECMP hash (sim); the analytic model takes the
-                                // expectation over hashes
+  std::uint64_t ecmp_seed = 0;   // salt of the ECMP hash (sim); the analytic model takes the
+                                 // expectation over hashes
   // Rail-only's forwarding between rails (the simulator's and the analytic model's alike). The
   // default is what NCCL's PXN does: the source writes over NVLink into the peer on the
   // destination's rail, whose proxy sends it on over the network chunk by chunk as it arrives
@@ -105,6 +106,13 @@ NetworkDesign make_network_design(const NetworkOptions& opt);
 NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
                                   double oversubscription = 1.0, int oversubscribed_tier = 1,
                                   bool copper_gpu_leaf = false, int management_links = 0);
+
+// The routing assumptions every answer states (docs/model.md section 5), in words: "routing
+// ecmp (Ethernet's default), seed 0; rail-only forwarding pipelined via hb_first, 8 chunks
+// (NCCL's PXN)"; and as JSON: {"routing", "routing_default", "seed", "forwarding",
+// "forward_via", "chunks"}, the same keys every document carries.
+std::string describe_routing(const NetworkDesign& d);
+Json routing_json(const NetworkDesign& d);
 
 // The design as built for this cluster: the switch in the port mode that serves its NICs
 // (spec::fit_to_nics). Every consumer of a design over a cluster (topo's sizing and graph, the
