@@ -112,7 +112,7 @@ std::string whatif(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, 
                    const std::vector<std::string>& designs, const std::string& sw,
                    const std::string& model, std::int64_t batch, OptI seq, const std::string& stack,
                    const std::vector<std::string>& fail, std::int64_t random, std::int64_t seed,
-                   const std::string& pxn, const std::string& sim, std::int64_t spares) {
+                   const std::string& pxn, const std::string& sim, OptI spares) {
   const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
   const Job jb = job(model, batch, seq, stack, std::nullopt, std::nullopt, {}, {}, {}, {}, {}, {});
   fail::WhatIfOptions o;
@@ -121,7 +121,7 @@ std::string whatif(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic, 
   o.seed = static_cast<std::uint64_t>(check_integer("seed", seed, 0, std::int64_t{1} << 53));
   o.pxn = fail::parse_pxn_mode(pxn, "pxn");
   o.sim = fail::parse_sim_mode(sim, "sim");
-  o.spare_domains = check_integer("spare_domains", spares, 0, spec::kMaxGpus);
+  if (spares) o.spare_domains = check_integer("spare_domains", *spares, 0, spec::kMaxGpus);
   o.plan.top = 1;
   std::vector<spec::NetworkDesign> ds;
   for (const auto& d : designs) ds.push_back(network(d, sw, 1.0));
@@ -523,7 +523,8 @@ std::string sweep_(const py::kwargs& kw) {
       {"study",        "gpus",       "gpu",     "hb_domain",        "nic_gbps",        "hb_GBps",
        "nics_per_gpu", "switch",     "catalog", "oversubscription", "model",           "batch",
        "seq",          "stack",      "dtype",   "flash_attention",  "switch_counting", "zip",
-       "perf",         "max_points", "threads", "alltoall",         "forwarding"});
+       "perf",         "max_points", "threads", "alltoall",         "forwarding",
+       "routing",      "seed",       "forward_via", "chunks"});
   const std::int64_t m = check_integer(
       "max_points", a.integer("max_points", sweep::kDefaultMaxPoints), 1, std::int64_t{1} << 40);
   const int threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
@@ -546,15 +547,15 @@ std::string sweep_(const py::kwargs& kw) {
   if (auto v = a.sweep_values("model")) ax.model = sweep::parse_names("model", *v, m);
   if (auto v = a.sweep_values("batch")) ax.batch = sweep::parse_integers("batch", *v, m);
   if (auto v = a.sweep_values("seq")) ax.seq = sweep::parse_integers("seq", *v, m);
+  if (auto v = a.sweep_values("routing")) ax.routing = sweep::parse_names("routing", *v, m);
   s.zip = a.boolean("zip").value_or(false);
   if (auto p = a.boolean("perf"); p && !*p) s.perf = false;
   if (auto b = a.bytes("alltoall"))
     s.alltoall_bytes = check_number("alltoall", *b, Range::positive(1e18));
-  if (auto f = a.string("forwarding")) {
-    if (s.alltoall_bytes == 0)
-      throw InputError("forwarding", "sets the forwarding of the alltoall simulation");
-    s.alltoall_forwarding = spec::parse_forwarding_mode(*f, "forwarding");
-  }
+  if (auto f = a.string("forwarding")) s.network.forwarding = *f;
+  if (auto f = a.string("forward_via")) s.network.forward_via = *f;
+  if (auto v = a.integer("seed")) s.network.seed = *v;
+  if (auto v = a.integer("chunks")) s.network.chunks = *v;
   s.max_points = m;
   s.threads = threads;
   s.counting = cost::parse_switch_counting(a.string("switch_counting", "whole"), "switch_counting");
@@ -623,9 +624,7 @@ std::string goodput_(const py::kwargs& kw) {
   const std::string rates_name = a.string("rates", spec::kDefaultFailureRates);
   const std::string catalog_name = a.string("catalog", cost::kDefaultCatalog);
   const bool from_fabric = a.has("model");
-  if (!from_fabric && a.has("pxn"))
-    throw InputError("pxn", "pxn needs model (network failure effects from the Fabric)");
-  const std::string pxn = a.string("pxn", "auto");
+  const std::string pxn = a.string("pxn", "on");
   std::optional<StrategyIn> in;
   if (from_fabric) in = strategy_inputs(a);
 
@@ -646,15 +645,16 @@ std::string goodput_(const py::kwargs& kw) {
   fail::GoodputRequest req;
   for (spec::DesignKind kind : kinds) {
     req.designs.push_back(spec::make_network_design(kind, sw));
+    spec::apply_routing_options(req.designs.back(), spec::NetworkOptions{});
     req.network_cost_usd.push_back(
         cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
   req.rates = rates;
   req.run = run;
+  req.run.pxn = fail::parse_pxn_mode(pxn, "pxn") == fail::PxnMode::on;
   req.mc = mc;
   if (from_fabric) {
     fail::WhatIfOptions w;
-    w.pxn = fail::parse_pxn_mode(pxn, "pxn");
     w.plan.pins = in->pins;
     req.fabric = fail::GoodputRequest::FabricJob{in->model, in->training, w};
   }
@@ -717,8 +717,8 @@ std::string whatif_kw(const py::kwargs& kw) {
   const std::string stack = a.string("stack", std::string(spec::kDefaultStack));
   const std::vector<std::string> fail = a.strings("fail").value_or(std::vector<std::string>{});
   const std::int64_t random = a.integer("fail_random", 0), seed = a.integer("seed", 1);
-  const std::string pxn = a.string("pxn", "auto"), sim = a.string("sim", "auto");
-  const std::int64_t spares = a.integer("spare_domains", 0);
+  const std::string pxn = a.string("pxn", "on"), sim = a.string("sim", "auto");
+  const OptI spares = a.integer("spare_domains");
   py::gil_scoped_release release;
   return whatif(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s, co.nics_per_gpu,
                 designs, sw, model, batch, seq, stack, fail, random, seed, pxn, sim, spares);

@@ -46,11 +46,12 @@ void add_performance_options(CLI::App& cmd, PerformanceOptions& opt) {
   cmd.add_flag("--no-perf", opt.skip, "Cost and power only: skip the best-plan search");
 }
 // Adds the best plan of each design as columns of `t`, whose rows are `designs` in order. A
-// design without a plan has missing figures and says why in no_plan_reason.
-void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
-                             const spec::Cluster& cluster,
-                             const std::vector<spec::NetworkDesign>& designs) {
-  if (opt.skip) return;
+// design without a plan has missing figures and says why in no_plan_reason. Returns rail_only's
+// verdict under the contrasting routing (none without both plans).
+std::optional<perf::VerdictFlip> add_performance_columns(
+    report::Table& t, const PerformanceOptions& opt, const spec::Cluster& cluster,
+    const std::vector<spec::NetworkDesign>& designs) {
+  if (opt.skip) return std::nullopt;
   using report::Cell;
   using report::Style;
   using report::Type;
@@ -62,6 +63,7 @@ void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
   const StrategyInputs in = resolve_strategy_inputs(so);
   std::vector<Cell> model, batch, seq, stack, time, vs, mfu, best, knobs, reason;
   double reference = 0;
+  std::optional<double> rail_only_pct;
   for (const spec::NetworkDesign& d : designs) {
     model.push_back(
         fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
@@ -86,6 +88,8 @@ void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
     if (d.kind == spec::DesignKind::rail_optimized) reference = seconds;
     time.push_back(seconds);
     vs.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : report::Missing{});
+    if (reference > 0 && d.kind == spec::DesignKind::rail_only)
+      rail_only_pct = 100 * (seconds / reference - 1);
     mfu.push_back(p.time.mfu);
     best.push_back(fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
                                s.ep > 1 ? fmt::format(" ep{}", s.ep) : ""));
@@ -130,6 +134,9 @@ void add_performance_columns(report::Table& t, const PerformanceOptions& opt,
   t.add_column({.name = "best_plan", .label = "best plan"}, best);
   t.add_column({.name = "best_plan_knobs", .label = "best plan knobs"}, knobs);
   t.add_column({.name = "no_plan_reason", .label = "no plan"}, reason);
+  if (!rail_only_pct) return std::nullopt;
+  return perf::rail_only_under_contrasting_routing(in.model, in.training, cluster, designs.front(),
+                                                   *rail_only_pct);
 }
 
 bool any_cluster_option(const CLI::App& cmd) {
@@ -188,8 +195,11 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
     clusters.push_back(spec::make_cluster(h100));
   }
 
+  spec::NetworkDesign stated = base;  // rail_only is one of the columns: state its forwarding too
+  stated.kind = spec::DesignKind::rail_only;
   report::Table all;
   std::string text;
+  Json flips = Json::array();
   for (std::size_t ci = 0; ci < clusters.size(); ++ci) {
     const spec::Cluster& c = clusters[ci];
     const auto rows = cost::compare_designs(c, base, cat, counting);
@@ -200,17 +210,23 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
       designs.push_back(d);
     }
     report::Table t = report::designs_table(c, rows, /*with_savings=*/true);
-    add_performance_columns(t, perf, c, designs);
+    const std::optional<perf::VerdictFlip> flip = add_performance_columns(t, perf, c, designs);
+    report::add_routing_columns(t, base);
     if (ci) text += "\n";
-    text += cost::compare_heading(c, rows) + report::to_text_by_column(t, "design") +
-            cost::compare_notes(rows);
+    text += cost::compare_heading(c, rows) + spec::describe_routing(stated) + "\n" +
+            report::to_text_by_column(t, "design") + cost::compare_notes(rows);
+    if (flip && flip->flips) text += "  note: " + flip->line + "\n";
+    if (flip) flips.push_back(perf::to_json(*flip));
     if (ci == 0)
       all = std::move(t);
     else
       report::append(all, t);
   }
   if (o.json) {
-    fmt::print("{}\n", Json{{"designs", report::to_json(all)}}.dump(2));
+    Json j{{"designs", report::to_json(all)}};
+    j.update(spec::routing_json(base));
+    if (!perf.skip) j["routing_flip"] = std::move(flips);  // one per cluster, in order
+    fmt::print("{}\n", j.dump(2));
   } else if (o.csv) {
     fmt::print("{}", report::to_csv(all));
   } else {

@@ -37,6 +37,7 @@ void print_human(const perf::Model& m, const perf::Training& tr, const spec::Clu
   fmt::print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name,
              cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
              units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
+  fmt::print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   fmt::print("strategy: {}\n", perf::describe(s));
   fmt::print("software: stack {}, {}, flash attention {}\n", tr.stack.name,
              perf::to_string(tr.dtype), tr.flash_attention ? "on" : "off");

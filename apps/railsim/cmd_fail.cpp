@@ -34,7 +34,8 @@ struct GoodputOptions {
   bool json = false;
   StrategyOptions strategy;
   bool from_fabric = false;  // --model given: network failure effects from the Fabric
-  std::string pxn = "auto";
+  std::string pxn = "on";
+  std::string routing = "auto";
 };
 
 void run_goodput(const GoodputOptions& o) {
@@ -52,18 +53,21 @@ void run_goodput(const GoodputOptions& o) {
   const spec::FailureRates rates = spec::load_failure_rates(o.rates, "--rates");
   const cost::Catalog catalog = cost::load_catalog(o.catalog, "--catalog");
   fail::GoodputRequest req;
+  spec::NetworkOptions routing;
+  routing.routing = o.routing;
   for (spec::DesignKind kind : kinds) {
     req.designs.push_back(spec::make_network_design(kind, sw));
+    spec::apply_routing_options(req.designs.back(), routing);
     req.network_cost_usd.push_back(
         cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
   req.rates = rates;
   req.run = o.run;
+  req.run.pxn = fail::parse_pxn_mode(o.pxn, "--pxn") == fail::PxnMode::on;
   req.mc = o.mc;
   if (o.from_fabric) {
     const StrategyInputs in = resolve_strategy_inputs(o.strategy);
     fail::WhatIfOptions w;
-    w.pxn = fail::parse_pxn_mode(o.pxn, "--pxn");
     w.plan.pins = in.pins;
     req.fabric = fail::GoodputRequest::FabricJob{in.model, in.training, w};
   }
@@ -94,9 +98,9 @@ struct WhatIfArgs {
   std::vector<std::string> fail;
   std::int64_t random = 0;
   std::int64_t seed = 1;
-  std::string pxn = "auto";
+  std::string pxn = "on";
   std::string sim = "auto";
-  std::int64_t spare_domains = 0;
+  std::optional<std::int64_t> spare_domains;
   std::int64_t examples = 5;
   std::int64_t threads = 0;
   bool json = false;
@@ -111,7 +115,8 @@ void run_whatif(const WhatIfArgs& a) {
   o.seed = static_cast<std::uint64_t>(check_integer("--seed", a.seed, 0, std::int64_t{1} << 53));
   o.pxn = fail::parse_pxn_mode(a.pxn, "--pxn");
   o.sim = fail::parse_sim_mode(a.sim, "--sim");
-  o.spare_domains = check_integer("--spare-domains", a.spare_domains, 0, spec::kMaxGpus);
+  if (a.spare_domains)
+    o.spare_domains = check_integer("--spare-domains", *a.spare_domains, 0, spec::kMaxGpus);
   o.examples = static_cast<int>(check_integer("--examples", a.examples, 0, 1000));
   o.plan.pins = in.pins;
   o.plan.top = 1;
@@ -148,15 +153,16 @@ void add_whatif_command(CLI::App& fail_cmd) {
   cmd->add_option("--seed", a->seed, "Seed of --fail-random")->capture_default_str();
   cmd->add_option("--routing", a->network.routing, kRoutingHelp)->capture_default_str();
   cmd->add_option("--pxn", a->pxn,
-                  "Forward through HB-domain peers around a dead NIC, link or leaf: auto (on for "
-                  "rail_only, off for rail_optimized), on, off")
+                  "Forward through HB-domain peers around a dead NIC, link or leaf, on every "
+                  "design: on (NCCL's PXN) or off (a dead NIC stops the job)")
       ->capture_default_str();
   cmd->add_option("--sim", a->sim,
                   "Flow-simulate the plan's schedule on the degraded network: auto (up to 4,096 "
                   "GPUs), on, off")
       ->capture_default_str();
-  cmd->add_option("--spare-domains", a->spare_domains, "Spare HB domains the job can swap in")
-      ->capture_default_str();
+  cmd->add_option("--spare-domains", a->spare_domains,
+                  "Spare HB domains the job can swap in (default: fail goodput's auto spares "
+                  "under the default failure rates)");
   cmd->add_option("--examples", a->examples, "Rerouted pairs shown per design")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "Threads of the plan search (0 = all cores)")
@@ -255,14 +261,13 @@ void add_fail_command(CLI::App& app) {
       ->capture_default_str();
   add_strategy_options(*cmd, o->strategy);
   cmd->add_option("--pxn", o->pxn,
-                  "With --model: forwarding through HB-domain peers (auto, on, off), as in "
-                  "`fail whatif`")
+                  "Forwarding through HB-domain peers around a dead NIC on every design: on "
+                  "(NCCL's PXN: the job runs degraded) or off (it stops and loses the domain)")
       ->capture_default_str();
+  cmd->add_option("--routing", o->routing, kRoutingHelp)->capture_default_str();
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, cmd] {
     o->from_fabric = cmd->count("--model") > 0;
-    if (!o->from_fabric && cmd->count("--pxn") > 0)
-      throw InputError("--pxn", "--pxn needs --model (network failure effects from the Fabric)");
     run_goodput(*o);
   });
 }

@@ -54,6 +54,10 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--batch", a->report.batch, "Global batch in sequences")->capture_default_str();
   cmd->add_option("--catalog", a->report.catalog,
                   "Price/power catalog (default ib-ndr-thirdparty-2024)");
+  cmd->add_option("--routing", a->report.routing,
+                  "Routing of every section: auto (the switch's default), ecmp, adaptive, spray")
+      ->capture_default_str();
+  cmd->add_option("--seed", a->report.seed, "ECMP hash seed, 0 .. 2^62")->capture_default_str();
   cmd->add_option("--studies", a->studies,
                   "Studies to run and plot: all, none, or a list of hb-domain, hb-bandwidth, "
                   "nic-bandwidth, batch, cluster-size, moe-alltoall")

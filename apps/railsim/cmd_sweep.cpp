@@ -30,9 +30,10 @@ namespace {
 // --max-points is known.
 struct SweepCliOptions {
   std::optional<std::string> gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, gpu, sw, catalog,
-      oversubscription, model, batch, seq;
+      oversubscription, model, batch, seq, routing;
   SoftwareOptions software;
-  std::optional<std::string> study, alltoall, forwarding;
+  std::optional<std::string> study, alltoall, forwarding, forward_via;
+  std::optional<std::int64_t> seed, chunks;
   std::string plot, plot_x, plot_y;
   std::string counting = "whole";
   bool zip = false;
@@ -107,15 +108,23 @@ void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
   if (o.model) a.model = sweep::parse_names("--model", *o.model, m);
   if (o.batch) a.batch = sweep::parse_integers("--batch", *o.batch, m);
   if (o.seq) a.seq = sweep::parse_integers("--seq", *o.seq, m);
+  if (o.routing) a.routing = sweep::parse_names("--routing", *o.routing, m);
   s.zip = o.zip;
   if (o.no_perf) s.perf = false;
   if (o.perf) s.perf = true;
   if (o.alltoall) s.alltoall_bytes = units::parse_bytes(*o.alltoall, "--alltoall");
-  if (o.forwarding) {
-    if (s.alltoall_bytes == 0)
-      throw InputError("--forwarding", "sets the forwarding of the --alltoall simulation");
-    s.alltoall_forwarding = spec::parse_forwarding_mode(*o.forwarding, "--forwarding");
-  }
+  if (!s.perf && s.alltoall_bytes == 0)
+    for (const auto& [given, name] : {std::pair{o.forwarding.has_value(), "--forwarding"},
+                                      {o.forward_via.has_value(), "--forward-via"},
+                                      {o.chunks.has_value(), "--chunks"},
+                                      {o.seed.has_value(), "--seed"}})
+      if (given)
+        throw InputError(name, "sets how the plans and --alltoall are routed; with --no-perf "
+                               "and no --alltoall neither runs");
+  if (o.forwarding) s.network.forwarding = *o.forwarding;
+  if (o.forward_via) s.network.forward_via = *o.forward_via;
+  if (o.seed) s.network.seed = *o.seed;
+  if (o.chunks) s.network.chunks = *o.chunks;
   s.max_points = m;
   s.threads = o.threads;
   s.counting = cost::parse_switch_counting(o.counting);
@@ -168,7 +177,7 @@ void run_sweep(const SweepCliOptions& o) {
       else if (o.csv)
         fmt::print("{}", report::to_csv(t));
       else
-        fmt::print("{}", report::to_text(t));
+        fmt::print("{}\n{}", sweep::routing_line(t), report::to_text(t));
     } catch (const std::system_error& e) {
       throw InputError("stdout", "cannot write the output (" + e.code().message() + ")");
     }
@@ -231,9 +240,16 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--alltoall", o->alltoall,
                   "Also simulate a uniform all-to-all of this size per GPU over all GPUs on each "
                   "design (e.g. 256MB): columns alltoall_time_s, alltoall_vs_rail_optimized_pct");
+  cmd->add_option("--routing", o->routing,
+                  "Routings: auto (the switch's default: adaptive on InfiniBand, ecmp on "
+                  "Ethernet), ecmp, adaptive, spray; a list sweeps them (default auto)");
+  cmd->add_option("--seed", o->seed, "ECMP hash seed, 0 .. 2^62 (default 0)");
   cmd->add_option("--forwarding", o->forwarding,
-                  "Rail-only forwarding of the --alltoall simulation: two-phase (default), store "
-                  "or pipelined");
+                  "Rail-only forwarding of every design's plans and of --alltoall: pipelined "
+                  "(default, NCCL's PXN), store or two-phase (the moe-alltoall study's)");
+  cmd->add_option("--forward-via", o->forward_via,
+                  "Forwarding peer: hb_first (default) or rail_first");
+  cmd->add_option("--chunks", o->chunks, "Pieces per forwarded transfer when pipelined (default 8)");
   cmd->add_option("--plot", o->plot,
                   "Write a line chart of the rows (.png, .svg or .pdf, drawn by gnuplot): the "
                   "study's, or --plot-x against --plot-y");

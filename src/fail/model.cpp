@@ -104,7 +104,6 @@ FailureModel make_streams(const spec::Cluster& cluster, const spec::NetworkDesig
   const topo::NetworkPlan np = topo::plan_network(cluster, design);
   const topo::NetworkView view = topo::make_network_view(cluster, design);
   const topo::ClosPlan& plan = np.plan;
-  const bool rail_only = design.kind == spec::DesignKind::rail_only;
 
   FailureModel m;
   m.design = design.kind;
@@ -123,13 +122,14 @@ FailureModel make_streams(const spec::Cluster& cluster, const spec::NetworkDesig
   const double f = params.comm_fraction;
   const double pxn_slowdown = params.degraded_slowdown.value_or(1.0 + f);
 
-  // A dead NIC port (NIC, its link, a leaf, a block cut off) for `domains` domains: rail_optimized
-  // stops and loses them; rail_only forwards their rail through peer NICs and runs degraded.
+  // A dead NIC port (NIC, its link, a leaf, a block cut off) for `domains` domains: with PXN
+  // (either design) their traffic is forwarded through peer NICs and the job runs degraded;
+  // without, the job stops and loses them.
   auto nic_side = [&](std::int64_t domains, double repair_s) {
     FailureEffect e;
-    e.interrupts = !rail_only;
+    e.interrupts = !params.pxn;
     e.domains_lost = domains;
-    e.slowdown = rail_only ? pxn_slowdown : 1.0;
+    e.slowdown = params.pxn ? pxn_slowdown : 1.0;
     e.repair_s = repair_s;
     return e;
   };

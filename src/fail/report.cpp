@@ -45,14 +45,19 @@ GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest&
   rep.tokens = req.tokens;
   rep.tokens_per_s = req.tokens_per_s;
   rep.network_cost_usd = req.network_cost_usd;
+  rep.pxn = req.run.pxn;
+  if (!req.designs.empty()) rep.network = req.designs.front();
+  rep.network.kind = spec::DesignKind::rail_only;  // states the rail-only forwarding too
   if (req.fabric)
     rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
                               req.fabric->model.name);
   for (const spec::NetworkDesign& design : req.designs) {
     FailureModel m = make_failure_model(cluster, design, req.rates, req.run);
     if (req.fabric) {
-      rep.effect_notes.push_back(fabric_effects(m, cluster, design, req.fabric->model,
-                                                req.fabric->training, req.fabric->whatif));
+      WhatIfOptions w = req.fabric->whatif;
+      w.pxn = req.run.pxn ? PxnMode::on : PxnMode::off;
+      rep.effect_notes.push_back(
+          fabric_effects(m, cluster, design, req.fabric->model, req.fabric->training, w));
       resolve_run(m, req.run);
     }
     rep.designs.push_back(run_goodput(m, req.mc));
@@ -66,6 +71,8 @@ Json to_json(const GoodputReport& rep) {
   out["gpu"] = rep.gpu;
   out["rates"] = rep.rates;
   out["effects"] = rep.effects;
+  out["pxn"] = rep.pxn;
+  out.update(spec::routing_json(rep.network));
   if (first) {
     out["gpus"] = first->model.gpus;
     out["hb_domain"] = first->model.hb_domain;
@@ -153,6 +160,8 @@ std::string to_text(const GoodputReport& rep) {
       fmt::format("{:g}", m0.run_s / 86400.0), rep.rates, grouped(double(g0.trials)), g0.seed);
   s += fmt::format("checkpoint write {}, restart {} (detection + restart), degraded policy {}\n",
                    duration(m0.checkpoint_write_s), duration(m0.restart_s), to_string(m0.policy));
+  s += fmt::format("network: {}; forwarding around a dead NIC through HB-domain peers (PXN) {}\n",
+                   spec::describe_routing(rep.network), rep.pxn ? "on" : "off");
   s += fmt::format("network failure effects from {}\n", rep.effects);
   for (std::size_t i = 0; i < rep.effect_notes.size() && i < rep.designs.size(); ++i)
     for (const auto& n : rep.effect_notes[i])

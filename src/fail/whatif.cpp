@@ -15,6 +15,7 @@
 #include "railsim/perf/iteration.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/collective.hpp"
+#include "railsim/spec/failure_rates.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/network_view.hpp"
 #include "text.hpp"
@@ -23,8 +24,7 @@ namespace railsim::fail {
 
 namespace {
 
-constexpr EnumNames<PxnMode, 3> kPxnNames{{{
-    {PxnMode::automatic, "auto"},
+constexpr EnumNames<PxnMode, 2> kPxnNames{{{
     {PxnMode::on, "on"},
     {PxnMode::off, "off"},
 }}};
@@ -215,8 +215,15 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
     set.insert(set.end(), r.begin(), r.end());
   }
   for (const auto& x : set) out.failures.push_back(topo::to_string(x));
-  out.pxn = opt.pxn == PxnMode::automatic ? design.kind == spec::DesignKind::rail_only
-                                          : opt.pxn == PxnMode::on;
+  out.pxn = opt.pxn == PxnMode::on;
+  out.network = design;
+  out.spares_auto = !opt.spare_domains;
+  out.spare_domains =
+      opt.spare_domains
+          ? *opt.spare_domains
+          : auto_spare_domains(make_failure_model(
+                c, design, spec::load_failure_rates(spec::kDefaultFailureRates, "--rates"),
+                RunParams{}));
   const topo::DegradedFabric d(f, set, out.pxn);
 
   // What is cut off, and how much NIC capacity each domain keeps.
@@ -364,8 +371,9 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
   swap.restart = true;
   if (affected == 0) {
     swap.detail = "no HB domain to swap (the failures are above the leaves)";
-  } else if (affected > opt.spare_domains) {
-    swap.detail = fmt::format("{} domains affected, {} spare", affected, opt.spare_domains);
+  } else if (affected > out.spare_domains) {
+    swap.detail = fmt::format("{} domains affected, {} spare{}", affected, out.spare_domains,
+                              out.spares_auto ? " (auto)" : "");
   } else if (!finite_ratios(out.uplink_ratio)) {
     swap.detail = "a switch block has no live uplink";
   } else {
@@ -373,7 +381,8 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
     apply_network(sctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
     swap.possible = true;
     swap.throughput = out.healthy_s / perf::estimate(sctx, s).iteration_time_s;
-    swap.detail = fmt::format("{} of {} spare domains", affected, opt.spare_domains);
+    swap.detail = fmt::format("{} of {} spare domains{}", affected, out.spare_domains,
+                              out.spares_auto ? " (auto)" : "");
   }
   out.options = {run, drop, swap};
   return out;
@@ -472,6 +481,8 @@ Json to_json(const WhatIfReport& r) {
     Json x{{"design", std::string(spec::to_string(d.design))},
            {"tiers", d.tiers},
            {"pxn", d.pxn},
+           {"spare_domains", d.spare_domains},
+           {"spares_auto", d.spares_auto},
            {"failures", d.failures},
            {"not_present", d.not_present},
            {"gpus_dead", d.gpus_dead},
@@ -521,6 +532,7 @@ Json to_json(const WhatIfReport& r) {
                               {"throughput", o.possible ? Json(o.throughput) : Json(nullptr)},
                               {"restart", o.restart},
                               {"detail", o.detail}});
+    x.update(spec::routing_json(d.network));
     j["designs"].push_back(std::move(x));
   }
   return j;
@@ -548,6 +560,7 @@ std::string to_text(const WhatIfReport& r) {
                        d.tiers == 1 ? "" : "s");
   });
   row("failures", [&](const DesignWhatIf& d) { return join(d.failures); });
+  row("network", [](const DesignWhatIf& d) { return spec::describe_routing(d.network); });
   row("forwarding through HB peers", [](const DesignWhatIf& d) { return d.pxn ? "on" : "off"; });
   row("GPUs dead / cut off",
       [&](const DesignWhatIf& d) { return n(d.gpus_dead) + " / " + n(d.gpus_cut_off); });

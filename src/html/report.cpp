@@ -194,6 +194,8 @@ std::string build_report(const ReportOptions& o) {
   so.axes.model = {o.model};
   so.axes.batch = {batch};
   so.axes.catalog = {catalog_name};
+  so.axes.routing = {o.routing};
+  so.network.seed = o.seed;
   so.threads = o.threads;
   const sweep::SweepResult designs = sweep::run_sweep(so);
   for (const auto& p : designs.points)
@@ -212,10 +214,11 @@ std::string build_report(const ReportOptions& o) {
       "Clos with a spine), rail-only (no spine: one Clos per rail) and ideal (one HB domain over "
       "every GPU). Cost and power under the <code>{}</code> catalog; the saving is rail-only's "
       "against rail-optimized; the best plan is the fastest parallelization that fits in "
-      "memory.</p>\n",
+      "memory. Every time on this page assumes {} (<code>--routing</code>).</p>\n",
       escape(model.name), cost::with_commas(static_cast<double>(batch)),
       cost::with_commas(static_cast<double>(model.seq_len)),
-      cost::with_commas(static_cast<double>(o.gpus)), escape(catalog.name));
+      cost::with_commas(static_cast<double>(o.gpus)), escape(catalog.name),
+      escape(sweep::routing_line(sweep::sweep_table(designs))));
   body += table_html(sweep::sweep_table(designs));
 
   section("bom", "Bill of materials");
@@ -270,10 +273,14 @@ std::string build_report(const ReportOptions& o) {
         "(docs/studies.md has their tables).</p>\n";
     for (sweep::Study& st : studies) {
       st.options.threads = o.threads;
+      st.options.axes.routing = {o.routing};
+      st.options.network.seed = o.seed;
       const report::Table t = sweep::sweep_table(sweep::run_sweep(st.options));
       body += fmt::format(
-          "<h3>{}</h3>\n<p>{}: <code>railsim sweep --study {} --plot {}.svg</code></p>\n",
-          escape(st.name), escape(st.summary), escape(st.name), escape(st.name));
+          "<h3>{}</h3>\n<p>{}; {}: <code>railsim sweep --study {} --routing {} --plot "
+          "{}.svg</code></p>\n",
+          escape(st.name), escape(st.summary), escape(sweep::routing_line(t)), escape(st.name),
+          escape(o.routing), escape(st.name));
       body +=
           figure(report::render(sweep::sweep_chart(t, st.plot), report::PlotFormat::svg, "--out"),
                  st.plot.title);
@@ -292,7 +299,10 @@ std::string build_report(const ReportOptions& o) {
     mc.trials = o.failure_trials;
     mc.threads = o.threads;
     fail::validate(mc);
-    const spec::NetworkDesign base = spec::make_network_design(spec::NetworkOptions{});
+    spec::NetworkOptions no;
+    no.routing = o.routing;
+    no.seed = o.seed;
+    const spec::NetworkDesign base = spec::make_network_design(no);
     for (spec::DesignKind kind : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only}) {
       spec::NetworkDesign d = base;
       d.kind = kind;

@@ -513,4 +513,51 @@ Json to_json(const RoutingFlip& f) {
   return j;
 }
 
+std::string_view rail_only_verdict(double pct) {
+  if (pct < -100 * kVerdictBand) return "faster";
+  if (pct > 100 * kVerdictBand) return "slower";
+  return "as fast";
+}
+
+VerdictFlip rail_only_under_contrasting_routing(const Model& m, const Training& tr,
+                                                const spec::Cluster& c,
+                                                const spec::NetworkDesign& d, double here_pct) {
+  VerdictFlip f;
+  f.routing = contrasting_routing(d.routing);
+  PlanOptions one;
+  one.top = 1;
+  std::optional<double> seconds[2];
+  const spec::DesignKind kinds[2] = {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
+  for (int i = 0; i < 2; ++i) {
+    spec::NetworkDesign other = d;
+    other.kind = kinds[i];
+    other.routing = f.routing;
+    other.routing_default = false;
+    const PlanResult r = plan(make_context(m, tr, c, other), one);
+    if (!r.plans.empty()) seconds[i] = r.plans.front().time.iteration_time_s;
+  }
+  if (!seconds[0] || !seconds[1]) return f;
+  f.there_pct = 100 * (*seconds[1] / *seconds[0] - 1);
+  const std::string_view here = rail_only_verdict(here_pct);
+  const std::string_view there = rail_only_verdict(*f.there_pct);
+  f.flips = here != there;
+  if (f.flips)
+    f.line = fmt::format(
+        "the routing decides the verdict: against rail_optimized, rail_only is {} here "
+        "({:+.2f}%) and {} under --routing {} ({:+.2f}%)",
+        here, here_pct, there, spec::to_string(f.routing), *f.there_pct);
+  return f;
+}
+
+Json to_json(const VerdictFlip& f) {
+  Json j{{"routing", std::string(spec::to_string(f.routing))}, {"flips", f.flips}};
+  if (f.there_pct) {
+    j["vs_rail_optimized_pct"] = *f.there_pct;
+    j["verdict"] = std::string(rail_only_verdict(*f.there_pct));
+  } else {
+    j["vs_rail_optimized_pct"] = nullptr;
+  }
+  return j;
+}
+
 }  // namespace railsim::perf

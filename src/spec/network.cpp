@@ -87,6 +87,11 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
   NetworkDesign d =
       make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
                           opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
+  apply_routing_options(d, opt);
+  return d;
+}
+
+void apply_routing_options(NetworkDesign& d, const NetworkOptions& opt) {
   d.routing = resolve_routing(opt.routing, d.sw, "--routing");
   d.routing_default = opt.routing == "auto";
   d.ecmp_seed = static_cast<std::uint64_t>(check_integer("--seed", opt.seed, 0, kMaxRoutingSeed));
@@ -94,7 +99,6 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
   d.forward_via = parse_forward_via(opt.forward_via, "--forward-via");
   d.forwarding_chunks =
       static_cast<int>(check_integer("--chunks", opt.chunks, 1, kMaxForwardingChunks));
-  return d;
 }
 
 std::string describe_routing(const NetworkDesign& d) {

@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -38,7 +39,8 @@ std::vector<Axis> axes_of(const SweepAxes& a) {
           {"--oversubscription", a.oversubscription.size()},
           {"--model", a.model.size()},
           {"--batch", a.batch.size()},
-          {"--seq", a.seq.size()}};
+          {"--seq", a.seq.size()},
+          {"--routing", a.routing.size()}};
 }
 
 template <typename T>
@@ -65,10 +67,12 @@ SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
   p.model = pick(a.model, idx[9], std::string("GPT-1T"));
   p.batch = pick(a.batch, idx[10], std::int64_t{4096});
   p.seq = pick_opt(a.seq, idx[11]);
+  p.routing = pick(a.routing, idx[12], std::string("auto"));
   return p;
 }
 
-constexpr std::size_t kInputColumns = 12;  // gpu ... seq, first in every row
+// gpu ... seq, routing, seed, forwarding, forward_via, chunks: first in every row
+constexpr std::size_t kInputColumns = 17;
 
 std::string plan_text(const perf::Strategy& s) {
   return fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
@@ -104,17 +108,20 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
   r.seq = p.seq.value_or(m.seq_len);
   r.model_name = m.name;
   spec::Cluster cluster;
-  spec::NetworkDesign base;
+  spec::NetworkDesign& base = r.network;
+  base.sw = presets.switches.at(p.sw);
+  spec::NetworkOptions routing = opt.network;
+  routing.routing = p.routing;
+  spec::apply_routing_options(base, routing);  // checked by load_sweep_inputs: cannot throw
   perf::Training tr;
   try {
     const auto nics = check_integer("--nics-per-gpu", r.nics_per_gpu, 1, 64);
     cluster =
         spec::make_cluster(g, r.gpus, r.hb_domain, r.nic_gbps, r.hb_GBps, static_cast<int>(nics));
-    base = spec::make_network_design(spec::DesignKind::rail_optimized, presets.switches.at(p.sw),
+    base = spec::make_network_design(spec::DesignKind::rail_optimized, base.sw,
                                      p.oversubscription, opt.network.oversubscribed_tier,
                                      opt.network.copper_gpu_leaf, opt.network.management_links);
-    base.routing = spec::resolve_routing(opt.network.routing, base.sw, "--routing");
-    base.routing_default = opt.network.routing == "auto";
+    spec::apply_routing_options(base, routing);
     tr = spec::make_training(check_integer("--batch", p.batch, 1, std::int64_t{1} << 40),
                              check_integer("--seq", r.seq, 1, 1 << 24), opt.stack, opt.dtype,
                              opt.flash_attention);
@@ -125,8 +132,7 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
     return r;
   }
   if (opt.alltoall_bytes > 0) {
-    sim::SimConfig cfg;
-    cfg.mode = opt.alltoall_forwarding;
+    sim::SimConfig cfg = sim::sim_config(base);
     cfg.hop_latency_s = 0.5e-6;
     cfg.aggregate = sim::Aggregation::on;
     for (const cost::DesignReport& dr : r.designs) {
@@ -242,6 +248,13 @@ SweepInputs load_sweep_inputs(const SweepOptions& opt) {
     if (!presets.catalogs.count(s)) presets.catalogs.emplace(s, spec::load_catalog(s, "--catalog"));
   for (const std::string& s : opt.axes.model)
     if (!presets.models.count(s)) presets.models.emplace(s, spec::load_model(s, "--model"));
+  for (const std::string& r : opt.axes.routing) {  // every routing name and routing option
+    spec::NetworkDesign d;
+    d.sw = presets.switches.begin()->second;
+    spec::NetworkOptions routing = opt.network;
+    routing.routing = r;
+    spec::apply_routing_options(d, routing);
+  }
   for (const SweepPoint& p : presets.points) {  // the defaults of axes left empty
     if (!presets.gpus.count(p.gpu)) presets.gpus.emplace(p.gpu, spec::load_gpu(p.gpu, "--gpu"));
     if (!presets.switches.count(p.sw))
@@ -308,6 +321,11 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
       {.name = "model", .label = "model"},
       {.name = "batch", .label = "batch", .type = Type::integer, .unit = "seq"},
       {.name = "seq", .label = "seq", .type = Type::integer, .unit = "tokens"},
+      {.name = "routing", .label = "routing"},
+      {.name = "seed", .label = "seed", .type = Type::integer},
+      {.name = "forwarding", .label = "forwarding"},
+      {.name = "forward_via", .label = "forward via"},
+      {.name = "chunks", .label = "chunks", .type = Type::integer},
       {.name = "design", .label = "design"},
       {.name = "tiers", .label = "tiers", .type = Type::integer},
       {.name = "switches", .label = "switches", .type = Type::integer},
@@ -394,6 +412,11 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     row.emplace_back(p.model_name);
     row.emplace_back(p.point.batch);
     row.emplace_back(p.seq);
+    row.emplace_back(std::string(spec::to_string(p.network.routing)));
+    row.emplace_back(static_cast<std::int64_t>(p.network.ecmp_seed));
+    row.emplace_back(std::string(spec::to_string(p.network.forwarding)));
+    row.emplace_back(std::string(spec::to_string(p.network.forward_via)));
+    row.emplace_back(std::int64_t{p.network.forwarding_chunks});
     return row;
   };
   if (p.invalid) {
@@ -473,6 +496,25 @@ report::Table sweep_table(const SweepResult& r) {
   for (const PointResult& p : r.points)
     for (auto& row : point_rows(p, r.perf, r.alltoall)) rows.push_back(std::move(row));
   return sweep_table(std::move(rows), r.perf, r.alltoall);
+}
+
+std::string routing_line(const report::Table& t) {
+  const auto values = [&](const char* name) {
+    std::size_t c = 0;
+    while (c < t.columns.size() && t.columns[c].name != name) ++c;
+    std::vector<std::string> seen;
+    if (c == t.columns.size()) return std::string("?");
+    for (const auto& row : t.rows) {
+      const std::string v = report::csv_cell(row[c]);
+      if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+    }
+    std::string out;
+    for (const std::string& v : seen) out += (out.empty() ? "" : ", ") + v;
+    return out;
+  };
+  return fmt::format("routing {}, seed {}; rail-only forwarding {} via {}, {} chunks",
+                     values("routing"), values("seed"), values("forwarding"),
+                     values("forward_via"), values("chunks"));
 }
 
 }  // namespace railsim::sweep

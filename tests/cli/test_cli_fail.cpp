@@ -13,9 +13,13 @@ using railsim::test::line_count;
 using railsim::test::run_cli;
 
 TEST(CliFail, GoodputJsonOfBothDesigns) {
-  auto r = run_cli("fail goodput --gpus 16384 --days 54 --trials 200 --seed 3 --json");
+  // Meta's stack stopped on a dead NIC: --pxn off for its 419 interruptions; rail_only below
+  // runs with PXN (the default).
+  auto r = run_cli("fail goodput --gpus 16384 --days 54 --trials 200 --seed 3 --json --pxn off");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["pxn"].get<bool>());
+  EXPECT_EQ(j["routing"].get<std::string>(), "ecmp");
   EXPECT_EQ(j["gpus"].get<int>(), 16384);
   EXPECT_EQ(j["hb_domain"].get<int>(), 8);
   EXPECT_EQ(j["rates"].get<std::string>(), "llama3-meta-2024");
@@ -29,9 +33,15 @@ TEST(CliFail, GoodputJsonOfBothDesigns) {
   EXPECT_GT(opt["ettr"]["mean"].get<double>(), 0.9);
   EXPECT_NEAR(opt["checkpoint_interval_min"].get<double>(), 7.86, 0.01);
   EXPECT_TRUE(opt["checkpoint_interval_auto"].get<bool>());
-  EXPECT_LT(only["interruptions"]["mean"].get<double>(),
+  const auto with_pxn =
+      run_cli("fail goodput --gpus 16384 --days 54 --trials 200 --seed 3 --json --design rail_only");
+  ASSERT_EQ(with_pxn.code, 0) << with_pxn.err;
+  const auto pj = nlohmann::json::parse(with_pxn.out);
+  EXPECT_TRUE(pj["pxn"].get<bool>());
+  const auto& only_pxn = pj["designs"][0];
+  EXPECT_LT(only_pxn["interruptions"]["mean"].get<double>(),
             opt["interruptions"]["mean"].get<double>());
-  EXPECT_GT(only["degradations"]["mean"].get<double>(), 30);
+  EXPECT_GT(only_pxn["degradations"]["mean"].get<double>(), 30);
   EXPECT_LT(only["network_cost_usd"].get<double>(), opt["network_cost_usd"].get<double>());
   EXPECT_EQ(opt["streams"].size(), 18u);
   const auto& h = opt["gpu_hours"];
@@ -124,7 +134,17 @@ TEST(CliFail, ListedInHelpAndPresets) {
 
 TEST(CliFail, WhatIfLeafOnBothDesigns) {
   // 1,024 H100 in domains of 8: rail_optimized is two tiers with 64-port leaves, each serving one
-  // rail of 64 domains; rail_only is one 128-port switch per rail.
+  // rail of 64 domains; rail_only is one 128-port switch per rail. PXN (the default on both)
+  // forwards the dead leaf's rail through HB-domain peers; --pxn off cuts its domains off.
+  auto off = run_cli("fail whatif --gpus 1024 --fail leaf:3 --sim off --json --pxn off");
+  ASSERT_EQ(off.code, 0) << off.err;
+  const auto jo = nlohmann::json::parse(off.out);
+  EXPECT_FALSE(jo["designs"][0]["pxn"].get<bool>());
+  EXPECT_EQ(jo["designs"][0]["gpus_cut_off"].get<int>(), 64);
+  EXPECT_EQ(jo["designs"][0]["domains_lost"].get<int>(), 64);
+  EXPECT_FALSE(jo["designs"][0]["runnable"].get<bool>());
+  EXPECT_TRUE(jo["designs"][0]["degraded_s"].is_null());
+  EXPECT_EQ(jo["designs"][1]["gpus_cut_off"].get<int>(), 128);
   auto r = run_cli("fail whatif --gpus 1024 --fail leaf:3 --sim off --json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -132,11 +152,14 @@ TEST(CliFail, WhatIfLeafOnBothDesigns) {
   const auto& only = j["designs"][1];
   EXPECT_EQ(opt["design"].get<std::string>(), "rail_optimized");
   EXPECT_EQ(opt["tiers"].get<int>(), 2);
-  EXPECT_FALSE(opt["pxn"].get<bool>());
-  EXPECT_EQ(opt["gpus_cut_off"].get<int>(), 64);
-  EXPECT_EQ(opt["domains_lost"].get<int>(), 64);
-  EXPECT_FALSE(opt["runnable"].get<bool>());
-  EXPECT_TRUE(opt["degraded_s"].is_null());
+  EXPECT_TRUE(opt["pxn"].get<bool>());
+  EXPECT_EQ(opt["gpus_cut_off"].get<int>(), 0);
+  EXPECT_EQ(opt["domains_forwarding"].get<int>(), 64);
+  EXPECT_TRUE(opt["runnable"].get<bool>());
+  EXPECT_EQ(opt["routing"].get<std::string>(), "ecmp");
+  // The same spares on both: fail goodput's auto spares under the default rates.
+  EXPECT_EQ(opt["spare_domains"], only["spare_domains"]);
+  EXPECT_TRUE(opt["spares_auto"].get<bool>());
   EXPECT_EQ(only["design"].get<std::string>(), "rail_only");
   EXPECT_EQ(only["tiers"].get<int>(), 1);
   EXPECT_EQ(only["gpus_cut_off"].get<int>(), 0);
@@ -198,7 +221,7 @@ TEST(CliFail, GoodputEffectsFromTheFabricWithModel) {
   EXPECT_FALSE(only["effect_notes"].empty());
   auto plain = run_cli("fail goodput --gpus 1024 --trials 50 --json");
   EXPECT_EQ(nlohmann::json::parse(plain.out)["effects"].get<std::string>(), "inputs");
-  auto bad = run_cli("fail goodput --gpus 1024 --pxn on");
+  auto bad = run_cli("fail goodput --gpus 1024 --pxn auto");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("railsim: error: --pxn"), std::string::npos) << bad.err;
 }

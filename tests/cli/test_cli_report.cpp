@@ -41,6 +41,22 @@ TEST(CliReport, WritesOneSelfContainedHtmlFile) {
   EXPECT_NE(page.find("4,096 x GH200"), std::string::npos);
   EXPECT_EQ(page.find("id=\"studies\""), std::string::npos);
   EXPECT_NE(page.find("</html>"), std::string::npos);
+  // The routing every time assumes is stated: the Ethernet switch's default, ecmp.
+  EXPECT_NE(page.find("Every time on this page assumes routing ecmp, seed 0;"), std::string::npos);
+}
+
+TEST(CliReport, TakesTheRoutingOfEverySection) {
+  const std::string out =
+      testing::TempDir() + "/railsim_cli_report_spray_" + std::to_string(::getpid()) + ".html";
+  const auto r = run_cli("report --out " + out +
+                         " --gpus 4096 --studies batch --trials 4 --routing spray --seed 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = slurp(out);
+  std::remove(out.c_str());
+  EXPECT_NE(page.find("Every time on this page assumes routing spray, seed 3;"), std::string::npos);
+  EXPECT_NE(page.find("routing spray, seed 3; rail-only forwarding pipelined via hb_first, 8 "
+                      "chunks: <code>railsim sweep --study batch --routing spray"),
+            std::string::npos);
 }
 
 TEST(CliReport, BadInputIsOneLineNamingTheOption) {
@@ -49,6 +65,9 @@ TEST(CliReport, BadInputIsOneLineNamingTheOption) {
   expect_input_error("report --out /nonexistent-dir/x.html", "--out");
   expect_input_error("report --out /tmp/railsim_x.html --studies nope --no-failures", "--studies");
   expect_input_error("report --out /tmp/railsim_x.html --gpus 1000", "--hb-domain");
+  expect_input_error("report --out /tmp/railsim_x.html --routing sideways --no-failures",
+                     "--routing");
+  expect_input_error("report --out /tmp/railsim_x.html --seed -2 --no-failures", "--seed");
   expect_input_error("report --out /tmp/railsim_x.html --studies none", "--out",
                      "PATH=/nonexistent-dir");
 }

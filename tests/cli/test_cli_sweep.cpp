@@ -103,10 +103,26 @@ TEST(CliSweep, CsvReadsBackAsTheJson) {
   EXPECT_NE(csv.out.find("no valid strategy"), std::string::npos);
 }
 
+// --routing is an axis like the others: one row per routing and design, each stating it; auto
+// resolves to the switch's default.
+TEST(CliSweep, RoutingIsASweptAxis) {
+  const auto r =
+      run_cli("sweep --gpus 1024 --batch 1024 --routing auto,spray --switch QM9700 --csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(line_count(r.out), 1 + 2 * 3);
+  EXPECT_NE(r.out.find(",adaptive,0,pipelined,hb_first,8,rail_only,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",spray,0,pipelined,hb_first,8,rail_only,"), std::string::npos) << r.out;
+}
+
 TEST(CliSweep, HumanTableShowsTheInputsThatVary) {
   const auto r = run_cli("sweep --gpus 1024,2048 --no-perf");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(line_count(r.out), 1 + 6);
+  EXPECT_EQ(line_count(r.out), 2 + 6);  // the routing, the header, 6 rows
+  EXPECT_EQ(r.out.rfind("routing ecmp, seed 0; rail-only forwarding pipelined via hb_first, 8 "
+                        "chunks\n",
+                        0),
+            0u)
+      << r.out;
   EXPECT_NE(r.out.find("GPUs"), std::string::npos);
   EXPECT_EQ(r.out.find("catalog"), std::string::npos);
   EXPECT_EQ(r.out.find("best iteration time"), std::string::npos);
@@ -138,6 +154,9 @@ TEST(CliSweep, BadInputIsOneLineNamingTheOption) {
   expect_input_error("sweep --no-perf --alltoall 0", "--alltoall");
   expect_input_error("sweep --no-perf --alltoall 1GB --forwarding sideways", "--forwarding");
   expect_input_error("sweep --no-perf --split blocks", "--split");
+  expect_input_error("sweep --no-perf --routing ecmp,sideways", "--routing");
+  expect_input_error("sweep --gpus 1024 --batch 1024 --seed -1", "--seed");
+  expect_input_error("sweep --gpus 1024 --batch 1024 --chunks 0", "--chunks");
   expect_input_error("sweep --no-perf --gpus 0", "--gpus");  // not the default of 32,768
   expect_input_error("sweep --perf --no-perf", "--perf");
 }

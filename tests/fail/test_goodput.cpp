@@ -17,10 +17,12 @@ using spec::FailureScope;
 
 namespace {
 
-// Meta's job: 16,384 H100 in HB domains of 8, 54 days.
-FailureModel llama3_model(DesignKind kind) {
+// Meta's job: 16,384 H100 in HB domains of 8, 54 days; its stack stopped on a dead NIC (no PXN
+// around it: Meta counted NIC failures as interruptions).
+FailureModel llama3_model(DesignKind kind, bool pxn = false) {
   RunParams p;
   p.days = 54;
+  p.pxn = pxn;
   return make_failure_model(test::fail_cluster("H100-SXM", 16384, 8), test::fail_design(kind),
                             spec::load_failure_rates("llama3-meta-2024"), p);
 }
@@ -123,9 +125,9 @@ TEST(Goodput, YoungDalyIntervalIsSqrtTwoCM) {
   const double at = periodic_checkpoint_goodput(l, tau, 10, 420);
   EXPECT_GT(at, periodic_checkpoint_goodput(l, tau / 2, 10, 420));
   EXPECT_GT(at, periodic_checkpoint_goodput(l, tau * 2, 10, 420));
-  // rail_only's NIC and NIC-leaf failures do not interrupt: a longer MTBF and interval.
+  // With PXN, NIC and NIC-leaf failures do not interrupt: a longer MTBF and interval.
   // The interval counts each degradation left at the next checkpoint as f/(1+f) of one.
-  const FailureModel ro = llama3_model(DesignKind::rail_only);
+  const FailureModel ro = llama3_model(DesignKind::rail_only, /*pxn=*/true);
   const double mtbf_ro = 54 * 86400.0 / (419 - 7 - 35);
   EXPECT_NEAR(ro.mtbf_s(), mtbf_ro, 1e-9 * mtbf_ro);
   const double m_eff = 54 * 86400.0 / (419 - 42 + 42 * 0.15 / 1.15);
@@ -171,23 +173,34 @@ TEST(Goodput, SameSeedSameResultsWithOneOrTwoThreads) {
   EXPECT_EQ(a.interruptions, b.interruptions);
 }
 
-TEST(Goodput, RailOnlyRunsThroughNicFailuresThatInterruptRailOptimized) {
-  // A NIC class alone: rail_optimized stops at each failure; rail_only forwards the dead NIC's
-  // rail through a peer's NIC (PXN) and runs degraded (slowdown 1 + f = 1.15) instead.
+TEST(Goodput, PxnRunsThroughNicFailuresOnEitherDesign) {
+  // A NIC class alone. With PXN (the default, on both designs) the dead NIC's traffic goes
+  // through a peer's NIC and the job runs degraded (slowdown 1 + f = 1.15); without, it stops at
+  // each failure. `opt` is rail_optimized without PXN, `only` rail_only with it.
   const spec::Cluster c = test::fail_cluster("H100-SXM", 4096, 8);
   const spec::FailureRates rates = test::one_class(FailureScope::nic, 1e-5);  // ~1 a day
   RunParams p;
   p.days = 60;
   MonteCarloOptions o;
   o.trials = 200;
+  RunParams off = p;
+  off.pxn = false;
   const FailureModel opt =
-      make_failure_model(c, test::fail_design(DesignKind::rail_optimized), rates, p);
+      make_failure_model(c, test::fail_design(DesignKind::rail_optimized), rates, off);
   const FailureModel only =
       make_failure_model(c, test::fail_design(DesignKind::rail_only), rates, p);
   ASSERT_EQ(only.streams.size(), 1u);
   EXPECT_FALSE(only.streams[0].effect.interrupts);
   EXPECT_DOUBLE_EQ(only.streams[0].effect.slowdown, 1.15);
   EXPECT_TRUE(opt.streams[0].effect.interrupts);
+  // The same default on both designs: each forwards with PXN, and neither does without.
+  for (DesignKind k : {DesignKind::rail_optimized, DesignKind::rail_only}) {
+    const FailureModel on = make_failure_model(c, test::fail_design(k), rates, p);
+    EXPECT_FALSE(on.streams[0].effect.interrupts) << spec::to_string(k);
+    EXPECT_DOUBLE_EQ(on.streams[0].effect.slowdown, 1.15) << spec::to_string(k);
+    EXPECT_TRUE(make_failure_model(c, test::fail_design(k), rates, off).streams[0].effect.interrupts)
+        << spec::to_string(k);
+  }
   const GoodputResult go = run_goodput(opt, o);
   const GoodputResult gr = run_goodput(only, o);
   const double n = 1e-5 * 4096 * 60 * 24;  // 58.98 failures per run
@@ -212,9 +225,9 @@ TEST(Goodput, RailOnlyRunsThroughNicFailuresThatInterruptRailOptimized) {
   EXPECT_GT(gu.degraded_gpu_h, 0.0);
   EXPECT_LT(gu.ettr.mean, gr.ettr.mean);
 
-  // With Meta's rates: fewer interruptions on rail_only (no NIC or NIC-leaf link stops it).
+  // With Meta's rates: fewer interruptions with PXN (no NIC or NIC-leaf link stops the job).
   const FailureModel lo = llama3_model(DesignKind::rail_optimized);
-  const FailureModel lr = llama3_model(DesignKind::rail_only);
+  const FailureModel lr = llama3_model(DesignKind::rail_only, /*pxn=*/true);
   const GoodputResult a = run_goodput(lo, o), b = run_goodput(lr, o);
   EXPECT_LT(b.interruptions.mean, a.interruptions.mean - 30);
   EXPECT_NEAR(b.degradations.mean, 42.0, 3 * std::sqrt(42.0 / 200) + 0.5);
@@ -225,8 +238,10 @@ TEST(Goodput, EffectsFollowTheDesignAndTier) {
   RunParams p;
   // A leaf takes the 64 domains whose NICs it holds (one rail); a spine loses 1/X of a block.
   spec::FailureRates sw = test::one_class(FailureScope::network_switch, 1e-6);
+  RunParams off = p;  // rail_optimized without PXN: a dead leaf stops the job
+  off.pxn = false;
   const FailureModel opt =
-      make_failure_model(c, test::fail_design(DesignKind::rail_optimized), sw, p);
+      make_failure_model(c, test::fail_design(DesignKind::rail_optimized), sw, off);
   ASSERT_EQ(opt.tiers, 3);
   ASSERT_EQ(opt.streams.size(), 3u);
   EXPECT_EQ(opt.streams[0].name, "only tier 1");
@@ -376,8 +391,14 @@ TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
     EXPECT_EQ(rep.designs[i].interruptions.mean, direct.interruptions.mean) << i;
     EXPECT_EQ(rep.designs[i].trials, 50);
   }
-  // rail_only's NIC failures degrade instead of interrupting: fewer interruptions than rail_opt.
-  EXPECT_LT(rep.designs[1].interruptions.mean, rep.designs[0].interruptions.mean);
+  // The same PXN on both designs: the same NIC failures degrade rather than interrupt, and each
+  // design's interruptions are its switch failures above the leaf and the domains it loses.
+  EXPECT_TRUE(rep.pxn);
+  EXPECT_EQ(rep.network.routing, req.designs[0].routing);
+  req.run.pxn = false;
+  const GoodputReport off = goodput_report(c, req);
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_GT(off.designs[i].interruptions.mean, rep.designs[i].interruptions.mean) << i;
 }
 
 TEST(Goodput, DesignsAreBothOrOneNamedAndAnythingElseNamesTheOption) {

@@ -66,10 +66,10 @@ TEST(WhatIf, SimulatedForwardingMatchesTheClosedForm) {
   EXPECT_NEAR(healthy, 2.0 * 15.0 / 16.0 * 1e9 / 50e9, 1e-12);
 }
 
-TEST(WhatIf, DeadLeafRailOnlyRunsDegradedRailOptimizedLosesDomains) {
+TEST(WhatIf, DeadLeafRunsDegradedWithPxnAndLosesDomainsWithout) {
   const spec::Cluster c = test::fail_cluster("H100-SXM", 128, 8);
   const Job job;
-  const auto o = with({"leaf:0"});
+  auto o = with({"leaf:0"});
   const fail::DesignWhatIf ro = fail::what_if_design(
       c, small_switch(spec::DesignKind::rail_only, 8), job.model, job.training, o);
   EXPECT_TRUE(ro.pxn);
@@ -87,6 +87,15 @@ TEST(WhatIf, DeadLeafRailOnlyRunsDegradedRailOptimizedLosesDomains) {
   EXPECT_TRUE(option(ro, "run degraded").possible);
   EXPECT_NEAR(option(ro, "run degraded").throughput, ro.healthy_s / ro.degraded_s, 1e-15);
 
+  // PXN is the same default on rail_optimized: it forwards the dead leaf's rail too.
+  const fail::DesignWhatIf opt_pxn = fail::what_if_design(
+      c, small_switch(spec::DesignKind::rail_optimized, 8), job.model, job.training, o);
+  EXPECT_TRUE(opt_pxn.pxn);
+  EXPECT_EQ(opt_pxn.gpus_cut_off, 0);
+  EXPECT_EQ(opt_pxn.domains_forwarding, 4);
+  EXPECT_TRUE(opt_pxn.runnable);
+  // Without PXN the leaf's 4 domains are cut off.
+  o.pxn = fail::PxnMode::off;
   const fail::DesignWhatIf opt = fail::what_if_design(
       c, small_switch(spec::DesignKind::rail_optimized, 8), job.model, job.training, o);
   EXPECT_FALSE(opt.pxn);
@@ -183,17 +192,13 @@ TEST(WhatIf, GoodputEffectsFromTheFabric) {
     w.sim = fail::SimMode::off;
     const fail::DesignWhatIf ref = fail::what_if_design(c, d, job.model, job.training, w);
     const fail::FailureEffect& e = m.streams[0].effect;
-    if (kind == spec::DesignKind::rail_only) {
-      EXPECT_FALSE(e.interrupts);
-      EXPECT_EQ(e.domains_lost, 1);
-      EXPECT_DOUBLE_EQ(e.slowdown, ref.degraded_s / ref.healthy_s);
-      EXPECT_GT(e.slowdown, 1.0);
-      EXPECT_LT(e.slowdown, 1.15);  // the input default 1 + f it replaces
-    } else {
-      EXPECT_TRUE(e.interrupts);
-      EXPECT_EQ(e.domains_lost, 1);
-      EXPECT_DOUBLE_EQ(e.slowdown, 1.0);
-    }
+    // PXN on both designs (the default): the dead NIC's traffic is forwarded and the job
+    // runs at the whatif's degraded speed.
+    EXPECT_FALSE(e.interrupts);
+    EXPECT_EQ(e.domains_lost, 1);
+    EXPECT_DOUBLE_EQ(e.slowdown, ref.degraded_s / ref.healthy_s);
+    EXPECT_GT(e.slowdown, 1.0);
+    EXPECT_LT(e.slowdown, 1.15);  // the input default 1 + f it replaces
   }
 }
 

@@ -56,7 +56,10 @@ struct RunParams {
   std::optional<std::int64_t> spare_domains;  // default: auto_spare_domains
   std::int64_t gpus_per_host = kDefaultGpusPerHost;
   double comm_fraction = kDefaultCommFraction;  // f
-  std::optional<double> degraded_slowdown;      // rail_only NIC/link/leaf; default 1 + f
+  std::optional<double> degraded_slowdown;      // a NIC/link/leaf forwarded; default 1 + f
+  // A dead NIC port forwarded through HB-domain peers (NCCL's PXN, on both designs: the job runs
+  // degraded) or not (the job stops and loses the domain until repaired); fail::PxnMode.
+  bool pxn = true;
   DegradedPolicy policy = DegradedPolicy::swap_at_checkpoint;
 };
 

@@ -26,6 +26,8 @@ struct GoodputReport {
   // the Fabric (fabric_effects: one line per stream changed, per design).
   std::string effects = "inputs";
   std::vector<std::vector<std::string>> effect_notes;  // per design
+  spec::NetworkDesign network;  // the routing and forwarding assumed (every design's)
+  bool pxn = true;              // RunParams::pxn
 };
 
 // The designs a failure study runs on: "both" (rail_optimized, then rail_only) or one design's
@@ -43,7 +45,7 @@ struct GoodputRequest {
   struct FabricJob {
     perf::Model model;
     perf::Training training;
-    WhatIfOptions whatif;  // its pxn and plan.pins
+    WhatIfOptions whatif;  // its plan.pins (its pxn is the run's: RunParams::pxn)
   };
   std::optional<FabricJob> fabric;
   std::vector<std::optional<double>> network_cost_usd;  // per design, priced by the caller

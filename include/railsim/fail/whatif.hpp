@@ -30,10 +30,12 @@
 
 namespace railsim::fail {
 
-// Forwarding through HB-domain peers: automatic = on for rail_only (it is how the design carries
-// cross-rail traffic), off for rail_optimized (as in today's practice, where a dead NIC stops the
-// job; Meta's Llama 3 run counts NIC failures as interruptions).
-enum class PxnMode : std::uint8_t { automatic, on, off };
+// Forwarding through HB-domain peers around a dead NIC, link or leaf, the same on every design:
+// on (the default) is NCCL's PXN, on by default since NCCL 2.12 (NCCL_PXN_DISABLE=0), which moves
+// data over NVLink to a peer GPU whose NIC reaches the destination, on rail-optimized and rail-only
+// networks alike; off models a stack that stops the job on a dead NIC (Meta's Llama 3 run counted
+// NIC failures as interruptions).
+enum class PxnMode : std::uint8_t { on, off };
 std::string_view to_string(PxnMode m);
 PxnMode parse_pxn_mode(std::string_view s, const std::string& option = "--pxn");
 
@@ -46,9 +48,11 @@ struct WhatIfOptions {
   std::vector<std::string> fail;  // component specs (topo::parse_failure), applied to each design
   std::int64_t random = 0;        // plus this many drawn at random per design
   std::uint64_t seed = 1;
-  PxnMode pxn = PxnMode::automatic;
+  PxnMode pxn = PxnMode::on;
   SimMode sim = SimMode::automatic;
-  std::int64_t spare_domains = 0;
+  // Spare HB domains the job can swap in; unset: the goodput model's (auto_spare_domains under
+  // the default failure rates), so that whatif and goodput assume the same spares.
+  std::optional<std::int64_t> spare_domains;
   int examples = 5;         // rerouted pairs shown per design
   bool job_options = true;  // false: skip the options (and their re-plan searches)
   perf::PlanOptions plan;
@@ -72,6 +76,9 @@ struct DesignWhatIf {
   spec::DesignKind design = spec::DesignKind::rail_only;
   int tiers = 0;
   bool pxn = false;
+  spec::NetworkDesign network;  // the routing and forwarding the answer assumes
+  std::int64_t spare_domains = 0;
+  bool spares_auto = false;
   std::vector<std::string> failures;           // applied, as written back (leaf:3, ...)
   std::vector<std::string> not_present;        // specs that name nothing in this design, with why
   std::vector<std::size_t> not_present_index;  // of each, its index in WhatIfOptions::fail

@@ -32,6 +32,8 @@ struct ReportOptions {
   std::string model = "GPT-1T";
   std::int64_t batch = 4096;
   std::string catalog;                // empty: the default catalog
+  std::string routing = "auto";       // every section's: auto (the switch's default) or a name
+  std::int64_t seed = 0;              // the ECMP hash seed
   std::vector<std::string> studies;   // names of sweep::study_names() to run and plot
   bool failures = true;               // the goodput section
   std::int64_t failure_trials = 200;  // Monte Carlo trials per design
@@ -39,7 +41,7 @@ struct ReportOptions {
 };
 
 // The whole page. Throws InputError naming the option (--gpus, --model, --batch, --catalog,
-// --studies) for bad input, and "--out" when gnuplot is missing.
+// --routing, --seed, --studies) for bad input, and "--out" when gnuplot is missing.
 std::string build_report(const ReportOptions& o);
 
 }  // namespace railsim::html

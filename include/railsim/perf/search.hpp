@@ -5,6 +5,7 @@
 // count: ties are broken by the strategy's knobs).
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "railsim/core/error.hpp"
@@ -88,6 +89,23 @@ RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
                                            const PlanOptions& opt, PlacementKind placement,
                                            const Plan& best);
 Json to_json(const RoutingFlip& f);
+
+// compare's verdict, rail_only against rail_optimized: "faster" or "slower" when the best plans
+// differ by more than kVerdictBand, else "as fast". `here_pct` is rail_only's best iteration time
+// against rail_optimized's under d.routing (percent; + is slower); `there_pct` the same under
+// contrasting_routing(d.routing), from the same searches. `line` says so when the verdicts differ.
+inline constexpr double kVerdictBand = 0.01;
+std::string_view rail_only_verdict(double pct);
+struct VerdictFlip {
+  spec::Routing routing = spec::Routing::adaptive;  // the contrasting routing
+  std::optional<double> there_pct;                   // none: a design has no plan there
+  bool flips = false;
+  std::string line;
+};
+VerdictFlip rail_only_under_contrasting_routing(const Model& m, const Training& tr,
+                                                const spec::Cluster& c,
+                                                const spec::NetworkDesign& d, double here_pct);
+Json to_json(const VerdictFlip& f);
 
 // Candidates the search would visit (shapes x boolean knobs, before the validity check; an
 // upper bound of count_strategies), counted without building them: O(divisors) work, no

@@ -102,6 +102,9 @@ struct NetworkOptions {
 // option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links,
 // --routing, --seed, --forwarding, --forward-via, --chunks.
 NetworkDesign make_network_design(const NetworkOptions& opt);
+// The routing part of `opt` (routing against d.sw, seed, forwarding, forward_via, chunks) set
+// on `d`, with the same checks and errors.
+void apply_routing_options(NetworkDesign& d, const NetworkOptions& opt);
 // Same, with an already loaded switch.
 NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
                                   double oversubscription = 1.0, int oversubscribed_tier = 1,

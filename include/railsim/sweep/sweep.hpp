@@ -41,19 +41,23 @@ struct SweepAxes {
   std::vector<std::string> model = {"GPT-1T"};
   std::vector<std::int64_t> batch = {4096};
   std::vector<std::int64_t> seq;
+  std::vector<std::string> routing = {"auto"};  // auto: the switch family's default
 };
 
 struct SweepOptions {
   SweepAxes axes;
   // false: the cartesian product (the last input varies fastest: gpu, gpus, hb_domain, nic_gbps,
-  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq). true: the
+  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq, routing). true: the
   // lists taken together, point i from item i of each; every list with more than one value must
   // have the same length (one-value lists apply to every point).
   bool zip = false;
   bool perf = true;  // false: cost and power only
   std::int64_t max_points = kDefaultMaxPoints;
   int threads = 0;               // 0: oneTBB's default
-  spec::NetworkOptions network;  // the other network options (tier, copper, management links)
+  // The other network options (tier, copper, management links, ECMP seed, rail-only forwarding:
+  // every design's, the all-to-all simulation's included); network.routing is replaced by the
+  // routing axis.
+  spec::NetworkOptions network;
   // The training software of every point (spec::make_training): the stack, and the dtype and
   // flash attention when given (otherwise bf16 and the stack's default).
   spec::Stack stack;
@@ -61,11 +65,10 @@ struct SweepOptions {
   std::optional<bool> flash_attention;
   cost::SwitchCounting counting = cost::SwitchCounting::whole;
   // Bytes per GPU of a uniform all-to-all over all GPUs (the MoE dispatch), simulated on each
-  // design's network (sim::simulate_collective, aggregated by link class, 0.5 us per hop, hb_first
-  // forwarding in `alltoall_forwarding` mode); 0: none. Adds the columns alltoall_time_s and
-  // alltoall_vs_rail_optimized_pct.
+  // design's network (sim::simulate_collective with sim::sim_config of the design: its routing and
+  // rail-only forwarding; aggregated by link class, 0.5 us per hop); 0: none. Adds the columns
+  // alltoall_time_s and alltoall_vs_rail_optimized_pct.
   double alltoall_bytes = 0;
-  sim::ForwardingMode alltoall_forwarding = sim::ForwardingMode::two_phase;
   // Called once per evaluated point, from the worker threads (e.g. report::ProgressBar::step).
   std::function<void()> on_point_done;
 };
@@ -81,6 +84,7 @@ struct SweepPoint {
   std::string model;
   std::int64_t batch = 0;
   std::optional<std::int64_t> seq;
+  std::string routing = "auto";
 };
 
 // Expands the axes into points, in order. Throws InputError: --zip with lists of different
@@ -101,6 +105,7 @@ struct PointResult {
   std::int64_t gpus = 0, hb_domain = 0, nics_per_gpu = 0, seq = 0;
   double nic_gbps = 0, hb_GBps = 0;
   std::string model_name;
+  spec::NetworkDesign network;  // the routing resolved (auto: the switch's default) and forwarding
   std::vector<cost::DesignReport> designs;
   std::vector<DesignPlan> plans;  // empty without perf
   // Per design, the simulated all-to-all's completion time (empty without alltoall_bytes; a
@@ -146,7 +151,8 @@ InputError no_valid_point(const InputError& first);
 
 // One row per (point, design); an invalid point has one row per design with only its inputs, the
 // design and the reason. Columns: gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
-// catalog, oversubscription, model, batch, seq, design, tiers, switches, cost_usd, power_w,
+// catalog, oversubscription, model, batch, seq, routing, seed, forwarding, forward_via, chunks
+// (the routing resolved: auto becomes the switch's default), design, tiers, switches, cost_usd, power_w,
 // cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
 // best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, reason (the perf
 // columns only with perf, the all-to-all ones only with alltoall_bytes).
@@ -159,6 +165,10 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
 // inputs that vary among the rows shown to people. sweep_table(r) is this table of the rows of
 // r's points.
 report::Table sweep_table(std::vector<std::vector<report::Cell>> rows, bool perf, bool alltoall);
+
+// The routing assumptions of a sweep_table's rows in one line for people: "routing ecmp, seed 0;
+// rail-only forwarding pipelined via hb_first, 8 chunks" (each value once, in row order).
+std::string routing_line(const report::Table& t);
 
 // The columns of sweep_table for these options (what a plot may name), without any row.
 std::vector<report::Column> sweep_columns(const SweepOptions& opt);
