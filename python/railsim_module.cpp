@@ -195,7 +195,7 @@ py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic
         perf::estimate(perf::make_context(jb.model, jb.training, c, d), s, pl, cs);
     summary =
         traffic::traffic_document(tm, traffic::summarize(tm, c, d.kind), c, jb.model, jb.training,
-                                  s, perf::PlacementKind::rail_aligned, source, kTrafficSeed, it)
+                                  s, perf::PlacementKind::rail_aligned, source, kTrafficSeed, it, d)
             .dump();
     traffic::for_each_pair(tm, [&](std::int64_t a, std::int64_t b, const auto& per) {
       src.push_back(a);
@@ -520,11 +520,11 @@ std::string sim_(const py::kwargs& kw) {
 std::string sweep_(const py::kwargs& kw) {
   const Args a(
       kw,
-      {"study",        "gpus",       "gpu",     "hb_domain",        "nic_gbps",        "hb_GBps",
-       "nics_per_gpu", "switch",     "catalog", "oversubscription", "model",           "batch",
-       "seq",          "stack",      "dtype",   "flash_attention",  "switch_counting", "zip",
-       "perf",         "max_points", "threads", "alltoall",         "forwarding",
-       "routing",      "seed",       "forward_via", "chunks"});
+      {"study",        "gpus",        "gpu",     "hb_domain",        "nic_gbps",        "hb_GBps",
+       "nics_per_gpu", "switch",      "catalog", "oversubscription", "model",           "batch",
+       "seq",          "stack",       "dtype",   "flash_attention",  "switch_counting", "zip",
+       "perf",         "max_points",  "threads", "alltoall",         "forwarding",      "routing",
+       "seed",         "forward_via", "chunks"});
   const std::int64_t m = check_integer(
       "max_points", a.integer("max_points", sweep::kDefaultMaxPoints), 1, std::int64_t{1} << 40);
   const int threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));

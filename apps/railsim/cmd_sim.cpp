@@ -150,9 +150,12 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       return;
     }
     if (!a.json)
-      fmt::print("{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\n{}",
-                 in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name,
-                 spec::to_string(d.kind), s.tp, s.pp, s.dp, s.ep, report::to_text(table));
+      fmt::print(
+          "{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\nnetwork: "
+          "switch {}, {}\n{}",
+          in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name, spec::to_string(d.kind),
+          s.tp, s.pp, s.dp, s.ep, d.sw.describe(), spec::describe_routing(d),
+          report::to_text(table));
     if (a.json) {
       fmt::print("{}\n", sim::schedule_document(chk, fabric, s).dump(2));
     } else {
@@ -235,11 +238,7 @@ void run(const SimArgs& a, const CLI::App& cmd) {
       cost::with_commas(double(req.groups.front().size())), cost::with_commas(double(c.gpus)),
       c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9, units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()),
       spec::to_string(d.kind), fabric.tiers, fabric.tiers == 1 ? "" : "s");
-  if (d.kind == spec::DesignKind::rail_only)
-    fmt::print(
-        ", forwarding {} {}{}", spec::to_string(cfg.forwarding), spec::to_string(cfg.mode),
-        cfg.mode == sim::ForwardingMode::pipelined ? fmt::format(" ({} chunks)", cfg.chunks) : "");
-  fmt::print("\n");
+  fmt::print("\nnetwork: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   print_collective(r);
 }
 

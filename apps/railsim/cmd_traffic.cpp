@@ -152,12 +152,13 @@ void run(const TrafficArgs& a) {
 
   if (a.json) {
     fmt::print("{}\n", traffic::traffic_document(tm, sum, c, in.model, in.training, s, in.placement,
-                                                 source, seed, it)
+                                                 source, seed, it, d)
                            .dump(2));
     return;
   }
   using perf::Parallelism;
   fmt::print("{}, placement {}\n", who, perf::to_string(in.placement));
+  fmt::print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   fmt::print("strategy ({}): {}\n", source, perf::describe(s));
   fmt::print("iteration time {:.4g} s{}; {} on the wire per iteration\n", it.iteration_time_s,
              it.feasible ? "" : " (does not fit in memory)", report::si(sum.total_bytes, "B"));
@@ -224,6 +225,7 @@ void add_traffic_command(CLI::App& app) {
       "traffic", "Bytes per GPU pair of one iteration, by parallelism and locality; heatmaps");
   add_cluster_options(*cmd, args->cluster);
   add_network_options(*cmd, args->network);
+  cmd->add_option("--routing", args->network.routing, kRoutingHelp)->capture_default_str();
   add_strategy_options(*cmd, args->strategy);
   cmd->add_option("--seed", args->seed, "Seed of the shuffled placement")->capture_default_str();
   cmd->add_flag("--best", args->best,

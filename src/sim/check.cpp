@@ -41,8 +41,7 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   return out;
 }
 
-void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg,
-                       bool efficiency) {
+void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg, bool efficiency) {
   j["design"] = std::string(spec::to_string(fabric.design.kind));
   j["gpus"] = fabric.cluster.gpus;
   j["hb_domain"] = fabric.cluster.hb_domain;
@@ -74,6 +73,7 @@ Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
   j["design"] = std::string(spec::to_string(fabric.design.kind));
   j["gpus"] = fabric.cluster.gpus;
   j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
+  j.update(spec::routing_json(fabric.design));
   return j;
 }
 

@@ -87,6 +87,10 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
   NetworkDesign d =
       make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
                           opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
+  if (kind == DesignKind::ideal && opt.routing != "auto")
+    throw InputError("--routing",
+                     "the ideal design has no scale-out network to route (one HB domain over "
+                     "every GPU); drop --routing or take --design rail_optimized or rail_only");
   apply_routing_options(d, opt);
   return d;
 }

@@ -108,7 +108,7 @@ Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
                       const spec::Cluster& cluster, const perf::Model& m, const perf::Training& tr,
                       const perf::Strategy& s, perf::PlacementKind placement,
                       const std::string& strategy_source, std::int64_t seed,
-                      const perf::IterationTime& it) {
+                      const perf::IterationTime& it, const spec::NetworkDesign& d) {
   Json j = to_json(summary, cluster);
   j["model"] = m.name;
   j["gpu"] = cluster.gpu.name;
@@ -121,6 +121,10 @@ Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
   j["feasible"] = it.feasible;
   j["busiest_nic_utilisation"] = busiest_nic_utilisation(summary, cluster, it);
   j["matrix_memory_bytes"] = tm.memory_bytes();
+  Json net = spec::routing_json(d);
+  net["design"] = std::string(spec::to_string(d.kind));
+  net["switch"] = d.sw.name;
+  j["network"] = std::move(net);
   return j;
 }
 

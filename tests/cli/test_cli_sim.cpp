@@ -23,8 +23,10 @@ TEST(CliSim, RingAllReduceOnOneRailJsonMatchesClosedForm) {
 TEST(CliSim, HumanOutputShowsTimeTiersAndBusiestLinks) {
   auto r = run_cli("sim --gpus 128 --collective alltoall --design rail_only --bytes 256MB");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"completion time", "per link class", "HB up", "GPU-leaf up",
-                        "busiest links", "forwarding hb_first pipelined (8 chunks)"})
+  for (const char* s :
+       {"completion time", "per link class", "HB up", "GPU-leaf up", "busiest links",
+        "routing ecmp (Ethernet's default), seed 0; rail-only forwarding pipelined "
+        "via hb_first, 8 chunks (NCCL's PXN)"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
@@ -224,7 +226,8 @@ TEST(CliSim, MaxMemoryRefusesAnOversizedSimulationUpFront) {
   // The same all-to-all within the default limit is not refused for memory (it is for its
   // flows beyond --max-flows 4,000,000).
   auto d = run_cli(
-      "sim --gpus 4096 --design rail_only --collective alltoall --forwarding store --aggregate off");
+      "sim --gpus 4096 --design rail_only --collective alltoall --forwarding store --aggregate "
+      "off");
   EXPECT_EQ(d.code, 2);
   EXPECT_NE(d.err.find("--aggregate"), std::string::npos) << d.err;
 }

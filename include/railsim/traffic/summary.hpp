@@ -72,12 +72,13 @@ Json to_json(const TrafficSummary& s, const spec::Cluster& cluster);
 // to_json(summary, cluster) and where the matrix came from: "model", "gpu", "global_batch",
 // "seq_len", "strategy" (perf::to_json(s, placement)), "strategy_source" ("given" or "best plan
 // of N strategies"), "seed" (of the shuffled placement), "iteration_time_s" and "feasible" (the
-// strategy's estimate) and "matrix_memory_bytes" (tm's).
+// strategy's estimate), "matrix_memory_bytes" (tm's) and "network" (the design, switch and
+// spec::routing_json of `d`: the routing the best plan and the estimate assumed).
 Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
                       const spec::Cluster& cluster, const perf::Model& m, const perf::Training& tr,
                       const perf::Strategy& s, perf::PlacementKind placement,
                       const std::string& strategy_source, std::int64_t seed,
-                      const perf::IterationTime& it);
+                      const perf::IterationTime& it, const spec::NetworkDesign& d);
 
 // Calls fn(src, dst, bytes) once per GPU pair with traffic, in (src, dst) order, with the pair's
 // bytes per parallelism (indexed by perf::Parallelism).
