@@ -766,12 +766,13 @@ std::size_t ContentionModel::KeyHash::operator()(const Key& k) const {
 }
 
 StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
-                                 bool reverse, bool aggregate_all_to_all) const {
+                                 bool reverse, bool aggregate_all_to_all,
+                                 bool rail_symmetry) const {
   if (pl.gpus() != cluster_.gpus)
     throw std::logic_error("ContentionModel: placement of another cluster");
   Census cs(*this);
   // Groups each on one rail whose rails are alike: count rail 0's, the others are copies.
-  const bool by_rail = rails_alike_ && pl.kind() == PlacementKind::rail_aligned &&
+  const bool by_rail = rail_symmetry && rails_alike_ && pl.kind() == PlacementKind::rail_aligned &&
                        pl.axis_stride(axis) % cluster_.hb_domain == 0;
   if (by_rail) cs.set_copies(cluster_.hb_domain);
   CommOp op;

@@ -78,10 +78,12 @@ class ContentionModel {
   StepLoad step_load(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
                      bool reverse = false) const;
 
-  // The same without the cache (tests compare both, and the aggregated all-to-all census with
-  // the transfer-by-transfer one).
+  // The same without the cache (tests compare both, the aggregated all-to-all census with the
+  // transfer-by-transfer one, and rail 0's census standing for every alike rail with the census
+  // of every rail).
   StepLoad census(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
-                  bool reverse = false, bool aggregate_all_to_all = true) const;
+                  bool reverse = false, bool aggregate_all_to_all = true,
+                  bool rail_symmetry = true) const;
 
   // The same network with its capacities scaled, for the what-if of a failure set (fail/):
   // every NIC's by 1 / nic_load (the busiest NIC's load against healthy, forwarding included),
