@@ -87,6 +87,27 @@ void BM_PlanMoE12T32kGpus(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_PlanMoE12T32kGpus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The search as a command runs it once: a fresh context each time (the network model and its
+// link-load census built, every op signature's census counted on first use), GPT-1T and MoE-1.2T
+// on 32,768 H100 in domains of 8.
+void BM_PlanCold32kGpus(benchmark::State& state) {
+  Setup su;
+  if (state.range(0) == 1) su.model = load_model("MoE-1.2T");
+  PlanOptions po;
+  po.top = 10;
+  po.threads = 1;
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    const EstimateContext ctx = make_context(su.model, su.tr, su.cluster, su.design);
+    PlanResult r = plan(ctx, po);
+    n = r.evaluated;
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetLabel(state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T");
+  state.counters["strategies"] = static_cast<double>(n);
+}
+BENCHMARK(BM_PlanCold32kGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 
 BENCHMARK_MAIN();

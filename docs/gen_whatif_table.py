@@ -5,8 +5,9 @@ Usage: python3 docs/gen_whatif_table.py [path/to/railsim] > /tmp/whatif.md
 One failure of each class (a GPU, a NIC, a NIC-leaf link, a leaf, a spine, a core switch, a
 leaf-spine link, an HB domain) on 32,768 H100 (K=8) and 32,768 GH200 (K=256), GPT-1T and
 MoE-1.2T, rail_optimized and rail_only on the default 51.2T switch (128 x 400G), forwarding
-through HB-domain peers as each design does by default (--pxn auto), then a NIC and a leaf with
---pxn on for both; 2 spare HB domains; the analytic model (no flow simulation at this size).
+through HB-domain peers on both designs (--pxn on, the default: NCCL's PXN), then a NIC and a
+leaf with --pxn off for both (a dead NIC stops the job); 2 spare HB domains; the default routing
+(ecmp on the Ethernet switch); the analytic model (no flow simulation at this size).
 """
 import json
 import subprocess
@@ -16,7 +17,7 @@ RAILSIM = sys.argv[1] if len(sys.argv) > 1 else "./build/railsim"
 CLUSTERS = [("H100-SXM", 8), ("GH200", 256)]
 MODELS = ["GPT-1T", "MoE-1.2T"]
 FAILURES = ["gpu:0", "nic:0", "link:0", "leaf:0", "spine:0", "core:0", "uplink:1:0", "domain:0"]
-PXN_FAILURES = ["nic:0", "leaf:0"]  # the only ones forwarding changes
+PXN_FAILURES = ["nic:0", "link:0", "leaf:0"]  # the ones forwarding changes
 SPARES = 2
 
 
@@ -48,7 +49,7 @@ def cell(d):
     return f"{what}; stops; restart: {best['name']}, {100 * best['throughput']:.1f}%"
 
 
-for pxn, failures in [("auto", FAILURES), ("on", PXN_FAILURES)]:
+for pxn, failures in [("on", FAILURES), ("off", PXN_FAILURES)]:
     print(f"With `--pxn {pxn}` and `--spare-domains {SPARES}`:\n")
     print("| cluster | model | failure | rail_optimized | rail_only |")
     print("|---|---|---|---|---|")

@@ -113,6 +113,7 @@ ValidationTable korthikanti_time() {
       .points = {},
   };
   const auto design = network();
+  t.routing = std::string(spec::to_string(design.routing));
   for (const Json& row : d["models"]) {
     for (const char* mode : {"full", "selective_sp"}) {
       const bool sel = std::string(mode) == "selective_sp";
@@ -141,6 +142,7 @@ ValidationTable korthikanti_hold_out() {
       .points = {},
   };
   const auto design = network();
+  t.routing = std::string(spec::to_string(design.routing));
   for (const Json& row : d["models"]) {
     if (row["name"] != "530B") continue;
     for (bool sel : {true, false}) {
@@ -179,6 +181,7 @@ ValidationTable narayanan() {
       .points = {},
   };
   const auto design = network();
+  t.routing = std::string(spec::to_string(design.routing));
   const spec::Stack stack = spec::load_stack(t.stack);
   for (const Json& row : d["rows"]) {
     const Model m = gpt_model(common, row);
@@ -231,6 +234,7 @@ ValidationTable llama3() {
   // 2024, Sec. 3.3.1), which railsim models as perfect spreading.
   spec::NetworkDesign design = network();
   design.routing = spec::Routing::adaptive;
+  t.routing = std::string(spec::to_string(design.routing));
   for (const Json& row : d["rows"]) {
     const spec::Cluster c =
         cluster(t.gpu, row["gpus"].get<std::int64_t>(), common["gpus_per_node"].get<std::int64_t>(),
@@ -282,6 +286,7 @@ ValidationTable megatron_core_h100() {
       .points = {},
   };
   const auto design = network();
+  t.routing = std::string(spec::to_string(design.routing));
   const spec::Stack stack = spec::load_stack(t.stack);
   for (const Json& row : d["rows"]) {
     const Model m = gpt_model(common, row);
@@ -292,8 +297,7 @@ ValidationTable megatron_core_h100() {
     PlanOptions opt;
     opt.top = 1;
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
-    t.points.push_back({fit_label(fmt::format("{} GPUs", n), row),
-                        row["mfu"].get<double>(),
+    t.points.push_back({fit_label(fmt::format("{} GPUs", n), row), row["mfu"].get<double>(),
                         r.plans.empty() ? 0.0 : r.plans[0].time.mfu});
   }
   return t;
@@ -315,6 +319,7 @@ ValidationTable nemo_h100() {
       .points = {},
   };
   const auto design = network();
+  t.routing = std::string(spec::to_string(design.routing));
   for (const Json& row : d["rows"]) {
     const Model m = load_model(row["model"].get<std::string>());
     const Training tr = make_training(row["global_batch"].get<std::int64_t>(),
@@ -391,7 +396,8 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   std::string s;
   int points = 0;
   for (const auto& t : tables) {
-    s += fmt::format("{}\n  {} on {}, stack {}{}; data {}\n", t.title, t.quantity, t.gpu, t.stack,
+    s += fmt::format("{}\n  {} on {}, stack {}, switch QM9700, routing {}{}; data {}\n", t.title,
+                     t.quantity, t.gpu, t.stack, t.routing,
                      t.held_out ? " (held out: no constant set on these runs)" : "", t.source);
     s += fmt::format("  {:<22} {:>12} {:>12} {:>9}\n", "run", "measured", "railsim", "error");
     for (const auto& p : t.points)
@@ -426,6 +432,8 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                  {"source", t.source},
                  {"gpu", t.gpu},
                  {"stack", t.stack},
+                 {"switch", "QM9700"},
+                 {"routing", t.routing},
                  {"quantity", t.quantity},
                  {"held_out", t.held_out},
                  {"points", pts},
