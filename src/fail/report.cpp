@@ -72,7 +72,7 @@ Json to_json(const GoodputReport& rep) {
   out["rates"] = rep.rates;
   out["effects"] = rep.effects;
   out["pxn"] = rep.pxn;
-  out.update(spec::routing_json(rep.network));
+  out["network"] = spec::routing_json(rep.network);  // "seed" here is the Monte Carlo's
   if (first) {
     out["gpus"] = first->model.gpus;
     out["hb_domain"] = first->model.hb_domain;

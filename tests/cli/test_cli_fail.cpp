@@ -19,7 +19,8 @@ TEST(CliFail, GoodputJsonOfBothDesigns) {
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j["pxn"].get<bool>());
-  EXPECT_EQ(j["routing"].get<std::string>(), "ecmp");
+  EXPECT_EQ(j["network"]["routing"].get<std::string>(), "ecmp");
+  EXPECT_EQ(j["seed"].get<int>(), 3);  // the Monte Carlo's seed
   EXPECT_EQ(j["gpus"].get<int>(), 16384);
   EXPECT_EQ(j["hb_domain"].get<int>(), 8);
   EXPECT_EQ(j["rates"].get<std::string>(), "llama3-meta-2024");
