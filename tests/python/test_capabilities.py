@@ -69,6 +69,12 @@ def test_sweep_rows_equal_cli():
     # perf=False is --no-perf.
     assert json.loads(json.dumps(railsim.sweep(gpus=1024, perf=False))) == \
         cli("sweep", "--gpus", "1024", "--no-perf")["rows"]
+    # The routing is a swept axis, stated on every row, as in the CLI.
+    routed = railsim.sweep(gpus=1024, batch=1024, routing="auto,spray", switch="QM9700")
+    assert [dict(r) for r in json.loads(json.dumps(routed))] == \
+        cli("sweep", "--gpus", "1024", "--batch", "1024", "--routing", "auto,spray", "--switch",
+            "QM9700")["rows"]
+    assert [r.routing for r in routed] == ["adaptive"] * 3 + ["spray"] * 3
 
 
 def test_fail_goodput_equals_cli():
