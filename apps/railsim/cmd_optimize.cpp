@@ -105,8 +105,12 @@ void run(const OptimizeArgs& a) {
   }
   const optimize::Result r = optimize::optimize(gpu, gpus, models, space, t, b, o);
   if (!a.plot.empty()) report::write_plot(optimize::frontier_chart(r), a.plot, "--plot");
+  const optimize::RoutingFlip flip =
+      optimize::under_contrasting_routing(gpu, gpus, models, space, t, b, o, r);
   if (a.json) {
-    fmt::print("{}\n", optimize::to_json(r).dump(2));
+    Json j = optimize::to_json(r);
+    j["routing_flip"] = optimize::to_json(flip);
+    fmt::print("{}\n", j.dump(2));
     return;
   }
   const report::Table table = optimize::candidates_table(r, a.all);
@@ -119,6 +123,7 @@ void run(const OptimizeArgs& a) {
              a.all ? "every candidate evaluated, cheapest first"
                    : "frontier (each faster than every cheaper candidate)",
              report::to_text(table));
+  if (flip.flips) fmt::print("note: {}\n", flip.line);
 }
 
 }  // namespace

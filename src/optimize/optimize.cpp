@@ -502,4 +502,45 @@ Json to_json(const Result& r) {
   return j;
 }
 
+RoutingFlip under_contrasting_routing(const spec::GpuSpec& gpu, std::int64_t gpus,
+                                      const std::vector<ModelSpec>& models, const Space& space,
+                                      const Target& target, const Budget& budget,
+                                      const Options& options, const Result& r) {
+  RoutingFlip f;
+  f.routing = space.routing ? perf::contrasting_routing(*space.routing) : spec::Routing::ecmp;
+  if (!r.cheapest) return f;
+  const Candidate& answer = r.candidates[*r.cheapest];
+  Space other = space;
+  other.routing = f.routing;
+  Options first = options;
+  first.frontier = false;
+  try {
+    const Result o = optimize(gpu, gpus, models, other, target, budget, first);
+    if (o.cheapest) {
+      f.cheapest = o.candidates[*o.cheapest].name();
+      f.cost_usd = o.candidates[*o.cheapest].cost_usd;
+    }
+  } catch (const InputError&) {
+    // no candidate meets the target under that routing
+  }
+  f.flips = !f.cheapest || *f.cheapest != answer.name();
+  if (!f.flips) return f;
+  f.line = f.cheapest ? fmt::format(
+                            "the routing decides the network: under --routing {} the "
+                            "cheapest meeting the target is {} (${:.2f}M)",
+                            spec::to_string(f.routing), *f.cheapest, f.cost_usd / 1e6)
+                      : fmt::format(
+                            "the routing decides the network: under --routing {} no "
+                            "candidate meets the target",
+                            spec::to_string(f.routing));
+  return f;
+}
+
+Json to_json(const RoutingFlip& f) {
+  return Json{{"routing", std::string(spec::to_string(f.routing))},
+              {"flips", f.flips},
+              {"cheapest", f.cheapest ? Json(*f.cheapest) : Json(nullptr)},
+              {"cost_usd", f.cheapest ? Json(f.cost_usd) : Json(nullptr)}};
+}
+
 }  // namespace railsim::optimize

@@ -31,6 +31,33 @@ TEST(CliOptimize, PaperSettingsPickRailOnlyWithTheFewestTiers) {
   }
 }
 
+// Each candidate states its routing (each switch's own by default), and one line says when the
+// answer changes under the contrasting routing: on 4,096 H100 within 1%, a 3:1 QM9700 rail_only
+// network (InfiniBand: adaptive) by default, a 3:1 Ethernet one when every switch hashes.
+TEST(CliOptimize, StatesItsRoutingAndWhenTheAnswerFlips) {
+  auto r = run_cli("optimize --gpus 4096 --within 1 --of rail_optimized --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cheapest"]["switch"].get<std::string>(), "QM9700");
+  EXPECT_EQ(j["cheapest"]["routing"].get<std::string>(), "adaptive");
+  for (const auto& row : j["frontier"])
+    EXPECT_EQ(row["routing"].get<std::string>(),
+              row["switch"].get<std::string>() == "QM9700" || row["switch"] == "Q3400" ? "adaptive"
+                                                                                       : "ecmp");
+  const auto& f = j["routing_flip"];
+  EXPECT_EQ(f["routing"].get<std::string>(), "ecmp");
+  EXPECT_TRUE(f["flips"].get<bool>());
+  EXPECT_EQ(f["cheapest"].get<std::string>(),
+            "rail_only 3:1 K=8 400G x1 ETH-51.2T-128x400G ib-ndr-thirdparty-2024");
+  auto text = run_cli("optimize --gpus 4096 --within 1 --of rail_optimized");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("note: the routing decides the network: under --routing ecmp the "
+                          "cheapest meeting the target is rail_only 3:1 K=8 400G x1 "
+                          "ETH-51.2T-128x400G"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(CliOptimize, HumanAndCsv) {
   auto r = run_cli("optimize --gpus 1024 --within 10 --switch ETH-51.2T-128x400G,QM9700");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -46,7 +46,7 @@ struct Space {
   std::vector<std::int64_t> nics_per_gpu;
   std::vector<std::string> switches;
   std::vector<bool> copper = {false};
-  std::vector<std::string> catalogs;            // empty: the default catalog
+  std::vector<std::string> catalogs;  // empty: the default catalog
   // Of every candidate (docs/model.md section 5); unset: each candidate switch's own default
   // (spec::default_routing: adaptive on InfiniBand, ecmp on Ethernet).
   std::optional<spec::Routing> routing;
@@ -128,5 +128,22 @@ std::string explain(const Result& r);
 // time relative to its ideal-cluster time, and the answer as its own point.
 report::LineChart frontier_chart(const Result& r);
 Json to_json(const Result& r);
+
+// The answer under the contrasting routing (perf::contrasting_routing of space.routing; with
+// each switch's own routing, ecmp everywhere): the same search stopped at its cheapest candidate
+// that meets the target. `flips` when that is another network than r's answer (or none meets
+// the target there); `line` says so, empty when the answer holds.
+struct RoutingFlip {
+  spec::Routing routing = spec::Routing::ecmp;
+  std::optional<std::string> cheapest;  // Candidate::name() of its answer; none: nothing meets
+  double cost_usd = 0;
+  bool flips = false;
+  std::string line;
+};
+RoutingFlip under_contrasting_routing(const spec::GpuSpec& gpu, std::int64_t gpus,
+                                      const std::vector<ModelSpec>& models, const Space& space,
+                                      const Target& target, const Budget& budget,
+                                      const Options& options, const Result& r);
+Json to_json(const RoutingFlip& f);
 
 }  // namespace railsim::optimize
