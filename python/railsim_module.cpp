@@ -153,7 +153,10 @@ std::string optimize_(const std::string& gpu, std::int64_t gpus,
   t.max_iteration_s = max_iteration_time;
   optimize::Budget b;
   b.max_cost_usd = max_cost;
-  return optimize::to_json(optimize::optimize(g, n, ms, s, t, b)).dump();
+  const optimize::Result r = optimize::optimize(g, n, ms, s, t, b);
+  return optimize::optimize_document(r,
+                                     optimize::under_contrasting_routing(g, n, ms, s, t, b, {}, r))
+      .dump();
 }
 
 // The seed `railsim traffic --json` reports by default (--seed 1); it moves only a shuffled

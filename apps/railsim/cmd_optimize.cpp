@@ -108,9 +108,7 @@ void run(const OptimizeArgs& a) {
   const optimize::RoutingFlip flip =
       optimize::under_contrasting_routing(gpu, gpus, models, space, t, b, o, r);
   if (a.json) {
-    Json j = optimize::to_json(r);
-    j["routing_flip"] = optimize::to_json(flip);
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", optimize::optimize_document(r, flip).dump(2));
     return;
   }
   const report::Table table = optimize::candidates_table(r, a.all);

@@ -543,4 +543,10 @@ Json to_json(const RoutingFlip& f) {
               {"cost_usd", f.cheapest ? Json(f.cost_usd) : Json(nullptr)}};
 }
 
+Json optimize_document(const Result& r, const RoutingFlip& f) {
+  Json j = to_json(r);
+  j["routing_flip"] = to_json(f);
+  return j;
+}
+
 }  // namespace railsim::optimize
