@@ -125,18 +125,18 @@ std::string_view to_string(PlotFormat f) {
 }
 
 std::string gnuplot_quote(std::string_view text) {
-  std::string o = "\"";
+  std::string o = "'";
   for (char c : text) {
-    if (c == '\\' || c == '"')
-      o += '\\', o += c;
+    if (c == '\'')
+      o += "''";
     else if (c == '\n')
-      o += "\\n";
+      o += "'.\"\\n\".'";  // end the piece, a line break, a new piece
     else if (c == '\r' || c == '\t')
       o += ' ';
     else
       o += c;
   }
-  return o + "\"";
+  return o + "'";
 }
 
 std::string gnuplot_number(double v) {

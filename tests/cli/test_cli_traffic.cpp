@@ -132,6 +132,30 @@ TEST(CliTraffic, WritesHeatmapsAsPngAndSvg) {
   for (const auto& f : {g, d, r}) std::remove(f.c_str());
 }
 
+// A name from a spec file reaches the heatmap's title as text, never as a command: gnuplot runs
+// `...` inside double-quoted strings, so every string railsim gives it is single-quoted.
+TEST(CliTraffic, NamesInHeatmapTitlesAreTextNotCommands) {
+  const std::string model = tmp("evil_model.json"), pwned = tmp("PWNED"), svg = tmp("evil.svg");
+  std::remove(pwned.c_str());
+  FILE* f = std::fopen(model.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fprintf(f,
+               R"({"name":"M`touch %s`'\" x","layers":4,"hidden":256,"heads":4,"vocab":1000,)"
+               R"("seq_len":128})",
+               pwned.c_str());
+  std::fclose(f);
+  const auto res =
+      run_cli("traffic --gpus 64 --batch 64 --model " + model + " --heatmap-rail " + svg);
+  ASSERT_EQ(res.code, 0) << res.err;
+  FILE* p = std::fopen(pwned.c_str(), "r");
+  EXPECT_EQ(p, nullptr) << "gnuplot ran a command from the model's name";
+  if (p) std::fclose(p);
+  const auto text = railsim::test::xml_text(svg);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("M`touch " + pwned + "`'\" x"), std::string::npos) << *text;
+  for (const auto& x : {model, svg, pwned}) std::remove(x.c_str());
+}
+
 TEST(CliTraffic, MissingGnuplotIsOneLineNamingTheOptionAndWritesNothing) {
   const std::string r = tmp("nognuplot.png");
   const auto res = run_cli("traffic --gpus 64 --tp 8 --heatmap-rail " + r, "PATH=/nonexistent-dir");

@@ -63,11 +63,13 @@ TEST(Plot, LineScriptHoldsEachSeriesPointsAndDropsWhatALogAxisCannotShow) {
   EXPECT_EQ(block(s, "$s2"), (std::vector<std::string>{"128 2.25"}));
   EXPECT_NE(s.find("set logscale x 2"), std::string::npos);
   EXPECT_NE(s.find("set logscale y 10"), std::string::npos);
-  EXPECT_NE(s.find("title \"rail_only\""), std::string::npos);
+  EXPECT_NE(s.find("title 'rail_only'"), std::string::npos);
 }
 
 TEST(Plot, TextIsQuotedForGnuplot) {
-  EXPECT_EQ(report::gnuplot_quote("a \"b\" \\ c\nd"), "\"a \\\"b\\\" \\\\ c\\nd\"");
+  // Single-quoted pieces (no `command` substitution there), a quote doubled, line breaks joined.
+  EXPECT_EQ(report::gnuplot_quote("a \"b\" \\ it's\nd"), "'a \"b\" \\ it''s'.\"\\n\".'d'");
+  EXPECT_EQ(report::gnuplot_quote("M`touch x`"), "'M`touch x`'");
   const std::string s =
       report::gnuplot_terminal(report::PlotFormat::png, 300, 200, "/tmp/it's.png");
   EXPECT_NE(s.find("set output '/tmp/it''s.png'"), std::string::npos) << s;
@@ -179,7 +181,8 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   // slave side is closed and empty).
   std::string got;
   char buf[512];
-  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;)
+    got.append(buf, static_cast<std::size_t>(n));
   ::close(master);
   ASSERT_FALSE(got.empty());
   EXPECT_NE(got.find("sweep [###############...............] 1/2 50%"), std::string::npos) << got;

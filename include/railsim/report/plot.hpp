@@ -86,7 +86,10 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
                         const std::string& option);
 // "set terminal ..." and "set output ..." lines for a picture of width x height pixels.
 std::string gnuplot_terminal(PlotFormat f, int width, int height, const std::string& output);
-// A gnuplot double-quoted string holding `text` literally (newlines become line breaks).
+// A gnuplot string expression holding `text` literally: single-quoted pieces (a quote doubled),
+// joined by "\n" where the text breaks a line. Never double quotes around the text: gnuplot runs
+// `command` substitution inside double-quoted strings (a model named M`touch x` would run
+// `touch x`), not inside single-quoted ones.
 std::string gnuplot_quote(std::string_view text);
 // A number as gnuplot reads it back exactly (shortest round-trip form).
 std::string gnuplot_number(double v);
