@@ -26,10 +26,21 @@ std::string csv_field(std::string_view s) {
 
 CsvFile::CsvFile(const std::string& path, std::string option)
     : f_(nullptr, &std::fclose), path_(path), option_(std::move(option)) {
-  check_writable(path_, option_);
-  const auto slash = path_.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  const OutputTarget target = resolve_output(path_, option_);
+  if (target.in_place) {  // a device or FIFO: written as it goes, never renamed over
+    const int fd = open_in_place(path_, option_);
+    f_.reset(::fdopen(fd, "wb"));
+    if (!f_) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(option_, fmt::format("cannot write '{}': {}", path_, std::strerror(err)));
+    }
+    return;
+  }
+  target_ = target.path;
+  const auto slash = target_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : target_.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
   std::string tmpl =
       (slash == std::string::npos ? std::string("./") : dir) + "." + base + ".tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
@@ -53,7 +64,7 @@ CsvFile::CsvFile(const std::string& path, std::string option)
 CsvFile::~CsvFile() {
   if (!f_) return;
   f_.reset();
-  ::unlink(tmp_.c_str());
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
 void CsvFile::line(std::string_view text) {
@@ -68,9 +79,9 @@ void CsvFile::close() {
   int err = 0;
   if (std::fflush(f) != 0 || std::ferror(f)) err = errno != 0 ? errno : EIO;
   if (std::fclose(f) != 0 && err == 0) err = errno;
-  if (err == 0 && std::rename(tmp_.c_str(), path_.c_str()) != 0) err = errno;
+  if (err == 0 && !tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) err = errno;
   if (err != 0) {
-    ::unlink(tmp_.c_str());
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
     throw InputError(option_, fmt::format("cannot write '{}': {}", path_, std::strerror(err)));
   }
 }

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -31,19 +32,67 @@ std::string directory_of(const std::string& path) {
 
 }  // namespace
 
-void check_writable(const std::string& path, const std::string& option) {
-  if (path.empty()) throw InputError(option, "the file name is empty");
+OutputTarget resolve_output(const std::string& requested, const std::string& option) {
+  if (requested.empty()) throw InputError(option, "the file name is empty");
+  OutputTarget out{requested, false};
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw InputError(option, fmt::format("cannot write '{}': it is a directory", path));
-  const std::string dir = directory_of(path);
-  if (::stat(dir.c_str(), &st) != 0) cannot_write(path, option, errno);
-  if (!S_ISDIR(st.st_mode)) cannot_write(path, option, ENOTDIR);
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) cannot_write(path, option, errno);
+  if (::lstat(requested.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (::stat(requested.c_str(), &st) != 0)
+      throw InputError(option,
+                       fmt::format("cannot write '{}': it is a link to a missing file", requested));
+    if (S_ISREG(st.st_mode)) {  // replace the link's target, keep the link
+      char* real = ::realpath(requested.c_str(), nullptr);
+      if (real == nullptr) cannot_write(requested, option, errno);
+      out.path = real;
+      std::free(real);
+    }
+  } else if (::stat(requested.c_str(), &st) != 0) {
+    st.st_mode = 0;  // nothing there: a new file
+  }
+  if (S_ISDIR(st.st_mode))
+    throw InputError(option, fmt::format("cannot write '{}': it is a directory", requested));
+  if (st.st_mode != 0 && !S_ISREG(st.st_mode)) {  // a device, FIFO or socket: written in place
+    out.in_place = true;
+    if (::access(requested.c_str(), W_OK) != 0) cannot_write(requested, option, errno);
+    return out;
+  }
+  const std::string dir = directory_of(out.path);
+  if (::stat(dir.c_str(), &st) != 0) cannot_write(requested, option, errno);
+  if (!S_ISDIR(st.st_mode)) cannot_write(requested, option, ENOTDIR);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) cannot_write(requested, option, errno);
+  return out;
 }
 
-void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& option) {
-  check_writable(path, option);
+void check_writable(const std::string& path, const std::string& option) {
+  (void)resolve_output(path, option);
+}
+
+int open_in_place(const std::string& path, const std::string& option) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) cannot_write(path, option, errno);
+  return fd;
+}
+
+void write_file_atomic(const std::string& requested, std::string_view bytes,
+                       const std::string& option) {
+  const OutputTarget target = resolve_output(requested, option);
+  if (target.in_place) {
+    const int fd = open_in_place(requested, option);
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        ::close(fd);
+        cannot_write(requested, option, err);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0) cannot_write(requested, option, errno);
+    return;
+  }
+  const std::string& path = target.path;
   const std::string dir = directory_of(path);
   const auto slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -56,7 +105,7 @@ void write_file_atomic(const std::string& path, std::string_view bytes, const st
   auto fail = [&](int err) {
     ::close(fd);
     ::unlink(tmp.c_str());
-    cannot_write(path, option, err);
+    cannot_write(requested, option, err);
   };
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -74,12 +123,12 @@ void write_file_atomic(const std::string& path, std::string_view bytes, const st
   if (::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    cannot_write(path, option, err);
+    cannot_write(requested, option, err);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    cannot_write(path, option, err);
+    cannot_write(requested, option, err);
   }
 }
 

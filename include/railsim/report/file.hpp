@@ -2,14 +2,30 @@
 // Output files written whole or not at all: the bytes go to a temporary file in the target's
 // directory, which is then renamed over the target (atomic on POSIX file systems), so that an
 // error or an interruption never leaves a half-written file under the requested name.
+//
+// What is at the path decides where the bytes go: a regular file (or nothing) is replaced
+// atomically; a symbolic link is followed, its target replaced and the link kept; a device,
+// FIFO or socket (/dev/null, /dev/stdout, a named pipe) is written in place, never renamed
+// over, with every write error reported (a link to /dev/full fails with "No space left on
+// device"). A directory or a link to a missing file is refused.
 #include <string>
 #include <string_view>
 
 namespace railsim::report {
 
-// Throws InputError(option, ...) unless a file can be created at `path`: its directory exists,
-// is a directory and is writable, and `path` is not a directory. Cheap: call it before long work.
+// Where an output's bytes go. `path`: the file to replace (a link resolved to its target) or to
+// write; `in_place`: write to it directly (not a regular file).
+struct OutputTarget {
+  std::string path;
+  bool in_place = false;
+};
+// Throws InputError(option, ...) unless the output can be written: a new or regular file in an
+// existing, writable directory, or a writable device, FIFO or socket. Cheap: call it (or
+// check_writable) before long work.
+OutputTarget resolve_output(const std::string& path, const std::string& option);
 void check_writable(const std::string& path, const std::string& option);
+// A descriptor open for writing on an in-place target (resolve_output's in_place).
+int open_in_place(const std::string& path, const std::string& option);
 
 // Writes `bytes` to `path` atomically. Throws InputError(option, "cannot write 'path': reason").
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& option);

@@ -1,0 +1,104 @@
+// Output files (report/file.hpp, report/csv.hpp): what is at the path decides where the bytes go.
+// A regular file is replaced atomically; a symbolic link keeps being a link and its target is
+// replaced; a device is written in place and its write errors reported; a directory or a
+// dangling link is refused. Every refusal is an InputError naming the option.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include "railsim/core/error.hpp"
+#include "railsim/report/csv.hpp"
+#include "railsim/report/file.hpp"
+
+using namespace railsim;
+
+namespace {
+
+std::string tmp(const std::string& name) {
+  return testing::TempDir() + "/railsim_file_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool is_link(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(OutputFile, ALinkStaysALinkAndItsTargetIsReplaced) {
+  const std::string target = tmp("target.csv"), link = tmp("link.csv");
+  std::remove(link.c_str());
+  { std::ofstream(target) << "old\n"; }
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  report::write_file_atomic(link, "new\n", "--csv");
+  EXPECT_TRUE(is_link(link));
+  EXPECT_EQ(slurp(target), "new\n");
+  report::CsvFile f(link, "--csv");
+  f.line("a,b");
+  f.close();
+  EXPECT_TRUE(is_link(link));
+  EXPECT_EQ(slurp(target), "a,b\n");
+  std::remove(link.c_str());
+  std::remove(target.c_str());
+}
+
+TEST(OutputFile, ADeviceIsWrittenInPlaceWithItsErrors) {
+  // /dev/null takes the bytes and stays a device; /dev/full (through a link too) fails.
+  report::write_file_atomic("/dev/null", "x\n", "--csv");
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  {
+    report::CsvFile f("/dev/null", "--csv");
+    f.line("a,b");
+    f.close();
+  }
+  if (::access("/dev/full", W_OK) == 0) {
+    EXPECT_EQ(error_of([] { report::write_file_atomic("/dev/full", "x\n", "--csv"); }),
+              "--csv: cannot write '/dev/full': No space left on device");
+    const std::string link = tmp("full.csv");
+    std::remove(link.c_str());
+    ASSERT_EQ(::symlink("/dev/full", link.c_str()), 0);
+    EXPECT_EQ(error_of([&] {
+                report::CsvFile f(link, "--csv");
+                f.line("a,b");
+                f.close();
+              }),
+              "--csv: cannot write '" + link + "': No space left on device");
+    EXPECT_TRUE(is_link(link));
+    std::remove(link.c_str());
+  }
+}
+
+TEST(OutputFile, ADirectoryOrADanglingLinkIsRefused) {
+  EXPECT_EQ(error_of([] { report::check_writable("/tmp", "--out"); }),
+            "--out: cannot write '/tmp': it is a directory");
+  const std::string link = tmp("dangling.csv");
+  std::remove(link.c_str());
+  ASSERT_EQ(::symlink(tmp("nowhere").c_str(), link.c_str()), 0);
+  EXPECT_EQ(error_of([&] { report::write_file_atomic(link, "x", "--csv"); }),
+            "--csv: cannot write '" + link + "': it is a link to a missing file");
+  std::remove(link.c_str());
+}
