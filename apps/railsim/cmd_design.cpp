@@ -1,16 +1,17 @@
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/report/file.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/report/tables.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/export.hpp"
-#include "railsim/report/tables.hpp"
 
 namespace railsim::cli {
 
@@ -31,17 +32,19 @@ void run_design(const DesignOptions& o) {
   const auto [cat, counting] = resolve_cost(o.cost);
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
   std::optional<topo::GraphFormat> export_format;
-  if (!o.export_args.empty())
+  if (!o.export_args.empty()) {
     export_format = topo::parse_graph_format(o.export_args[0], "--export");
+    report::check_writable(o.export_args[1], "--export");  // before the graph is built
+  }
 
   const cost::DesignReport r = cost::evaluate(cluster, design, cat, counting);
   if (export_format) {
     const topo::Fabric f = topo::build_fabric(cluster, design);
-    std::ofstream out(o.export_args[1]);
-    if (!out) throw InputError("--export", fmt::format("cannot write file '{}'", o.export_args[1]));
+    // Whole or not at all (report/file.hpp): a signal, a full disk or a second writer never
+    // leaves a partial graph under the name, nor destroys the previous one.
+    std::ostringstream out;
     topo::write_graph(f, *export_format, out);
-    out.flush();
-    if (!out) throw InputError("--export", fmt::format("failed writing '{}'", o.export_args[1]));
+    report::write_file_atomic(o.export_args[1], out.view(), "--export");
   }
   if (o.json) {
     fmt::print("{}\n", cost::design_document(cluster, r).dump(2));

@@ -282,6 +282,8 @@ TEST(CliDesign, BadInputIsOneLineNamingTheField) {
   expect_input_error("design --oversubscription nan", "--oversubscription");
   expect_input_error("design --switch-counting half", "--switch-counting");
   expect_input_error("design --export svg /tmp/x.svg", "--export");
+  expect_input_error("design --export json /nonexistent-dir/g.json", "--export");
+  expect_input_error("design --export json /tmp", "--export");
   expect_input_error("design --json --csv", "--csv");
   // The bill of materials works at the size limit, but the graph export refuses gigabytes.
   expect_input_error("design --gpus 16777216 --export json /tmp/railsim_never_written.json",
