@@ -529,7 +529,7 @@ std::string sweep_(const py::kwargs& kw) {
        "perf",         "max_points",  "threads", "alltoall",         "forwarding",      "routing",
        "seed",         "forward_via", "chunks"});
   const std::int64_t m = check_integer(
-      "max_points", a.integer("max_points", sweep::kDefaultMaxPoints), 1, std::int64_t{1} << 40);
+      "max_points", a.integer("max_points", sweep::kDefaultMaxPoints), 1, sweep::kMaxSweepPoints);
   const int threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
   std::optional<sweep::Study> study;
   if (auto s = a.string("study")) study = sweep::make_study(*s, "study");

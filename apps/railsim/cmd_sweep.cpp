@@ -83,8 +83,7 @@ struct Resolved {
 void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
   if (o.perf && o.no_perf) throw InputError("--perf", "choose one of --perf and --no-perf");
-  if (o.max_points < 1)
-    throw InputError("--max-points", fmt::format("got {}, expected at least 1", o.max_points));
+  check_integer("--max-points", o.max_points, 1, sweep::kMaxSweepPoints);
   if (o.threads < 0)
     throw InputError("--threads", fmt::format("got {}, expected 0 (all cores) or more", o.threads));
   out.split = sweep::parse_split(o.split, "--split");

@@ -1,5 +1,6 @@
 #include "railsim/fail/monte_carlo.hpp"
 
+#include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -9,7 +10,9 @@
 #include <functional>
 #include <limits>
 
+#include "railsim/core/error.hpp"
 #include "railsim/fail/rng.hpp"
+#include "text.hpp"
 
 namespace railsim::fail {
 
@@ -271,6 +274,16 @@ double GoodputResult::ettr_standard_error() const {
 
 GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o) {
   validate(o);
+  const double per_trial = m.rate_per_s() * m.run_s;
+  if (static_cast<double>(o.trials) * per_trial > kMaxGoodputEvents)
+    throw InputError(
+        "--trials",
+        fmt::format("{} trials of about {} failure events each ({:.2g} events) exceed one run's "
+                    "budget of {:.0g} events (about two minutes on two cores); take at most {} "
+                    "trials (the ETTR's standard error falls as 1/sqrt(trials))",
+                    text::grouped(static_cast<double>(o.trials)), text::grouped(per_trial),
+                    static_cast<double>(o.trials) * per_trial, kMaxGoodputEvents,
+                    text::grouped(std::floor(kMaxGoodputEvents / std::max(per_trial, 1.0)))));
   const auto n = static_cast<std::size_t>(o.trials);
   const std::size_t ns = m.streams.size();
   std::vector<TrialResult> trials(n);

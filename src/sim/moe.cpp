@@ -310,8 +310,18 @@ void check_moe(const MoeRouting& r, const Group& group, const spec::Cluster& c) 
     throw InputError("--topk", fmt::format("{} is out of range: a token picks 1 to --experts ({}) "
                                            "distinct experts",
                                            r.topk, r.experts));
-  checked_mul("--tokens", checked_mul("--tokens", r.tokens, r.topk, "tokens x topk"), n,
-              "tokens x topk x GPUs");
+  const std::int64_t routed = checked_mul(
+      "--tokens", checked_mul("--tokens", r.tokens, r.topk, "tokens x topk"), n,
+      "tokens x topk x GPUs");
+  // Routing is bounded before it starts (about 20 s on one core at the bound).
+  if (r.popularity != Popularity::pair_weights && routed > kMaxRoutedTokens)
+    throw InputError("--tokens",
+                     fmt::format("{} tokens x top-{} x {} GPUs routes {:.3g} token copies, more "
+                                 "than one run takes ({:.0g}, about 20 s); take at most {} tokens "
+                                 "per GPU",
+                                 r.tokens, r.topk, n, static_cast<double>(routed),
+                                 static_cast<double>(kMaxRoutedTokens),
+                                 kMaxRoutedTokens / (r.topk * n)));
   if (r.popularity == Popularity::pair_weights) {
     if (r.weight_rows != n || static_cast<std::int64_t>(r.weights.size()) != n * n)
       throw InputError("--pair-matrix",

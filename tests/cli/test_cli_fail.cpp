@@ -193,6 +193,8 @@ TEST(CliFail, WhatIfBadInput) {
       {"fail whatif --gpus 1024 --fail nic:1.7", "--fail"},
       {"fail whatif --gpus 16 --fail domain:0 --fail domain:1", "--fail"},
       {"fail whatif --gpus 1024 --fail leaf:1 --pxn maybe", "--pxn"},
+      // Bounded before it starts: 10M trials of ~1,400 failure events each.
+      {"fail goodput --gpus 32768 --trials 10000000", "--trials"},
       {"fail whatif --gpus 1024 --fail leaf:1 --sim sometimes", "--sim"},
       {"fail whatif --gpus 1024 --fail-random -1", "--fail-random"},
       {"fail whatif --gpus 1024 --fail-random 99999999", "--fail-random"},

@@ -188,6 +188,8 @@ TEST(CliSim, BadMoeOptionsAreOneLineErrors) {
       {"sim --gpus 64 --collective alltoall --topk 0", "--topk"},
       {"sim --gpus 64 --collective alltoall --experts 32", "--experts"},
       {"sim --gpus 64 --collective alltoall --tokens 0", "--tokens"},
+      // Bounded before it starts: 10M tokens x top-8 x 64 GPUs is 5e9 routed copies.
+      {"sim --gpus 64 --collective alltoall --skew zipf:1 --tokens 10000000", "--tokens"},
       {"sim --gpus 64 --collective alltoall --max-domains -1", "--max-domains"},
       {"sim --gpus 64 --collective alltoall --experts 64 --topk 16 --max-domains 1",
        "--max-domains"},

@@ -138,6 +138,7 @@ TEST(CliSweep, BadInputIsOneLineNamingTheOption) {
   expect_input_error("sweep --gpus 1024,2048 --batch 1,2,3 --zip", "--batch");
   expect_input_error("sweep --gpus 1:100:1 --batch 1:200:1 --no-perf", "--max-points");
   expect_input_error("sweep --gpus 1:20:1 --max-points 10", "--gpus");
+  expect_input_error("sweep --no-perf --max-points 100000000", "--max-points");
   expect_input_error("sweep --gpus 1001,1003 --no-perf", "--hb-domain");  // every point invalid
   expect_input_error("sweep --json --csv", "--csv");
   expect_input_error("sweep --study hb_domain", "--study");

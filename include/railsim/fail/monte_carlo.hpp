@@ -96,6 +96,10 @@ struct GoodputResult {
   double ettr_standard_error() const;  // ettr.stddev / sqrt(trials)
 };
 
+// The Monte Carlo is bounded before it starts: trials x the expected failure events of one trial
+// (rate x run length) at most kMaxGoodputEvents (about two minutes on two cores), else an
+// InputError naming --trials with the estimate.
+inline constexpr double kMaxGoodputEvents = 2e9;
 GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o);
 
 // Days to train `tokens` at `tokens_per_s` (the job's full-speed throughput): the productive time

@@ -35,6 +35,8 @@ namespace railsim::sim {
 enum class Popularity : std::uint8_t { uniform, zipf, expert_weights, pair_weights };
 
 inline constexpr double kMaxZipfExponent = 4.0;
+// At most this many token copies (tokens x top-k x GPUs of a group) are routed in one run.
+inline constexpr std::int64_t kMaxRoutedTokens = 1'000'000'000;
 
 struct MoeRouting {
   Popularity popularity = Popularity::uniform;

@@ -13,6 +13,9 @@ namespace railsim::sweep {
 
 // Most points a sweep (or one option's list) may expand to unless --max-points says otherwise.
 inline constexpr std::int64_t kDefaultMaxPoints = 10'000;
+// --max-points may rise to this: a point's rows take about 7 kB, so a million points take about
+// 7 GB (split a larger grid into several sweeps, or over MPI ranks that write their own).
+inline constexpr std::int64_t kMaxSweepPoints = 1'000'000;
 
 // Integer values (every number, bound, step and factor an integer).
 std::vector<std::int64_t> parse_integers(const std::string& option, const std::string& text,
