@@ -274,6 +274,27 @@ void require_gnuplot(const std::string& option) {
                      "(apt-get install gnuplot-nox)");
 }
 
+bool complete_picture(std::string_view bytes, PlotFormat f) {
+  const auto ends = [&](std::string_view tail) {
+    std::string_view b = bytes;
+    while (!b.empty() && (b.back() == '\n' || b.back() == '\r' || b.back() == ' '))
+      b.remove_suffix(1);
+    return b.size() >= tail.size() && b.substr(b.size() - tail.size()) == tail;
+  };
+  switch (f) {
+    case PlotFormat::svg:
+      return ends("</svg>");
+    case PlotFormat::pdf:
+      return ends("%%EOF");
+    case PlotFormat::png:
+      break;
+  }
+  // A PNG ends with its IEND chunk: length 0, "IEND", the chunk's CRC.
+  static constexpr std::string_view kIend("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+  return bytes.size() >= 8 + kIend.size() && bytes.substr(0, 8) == "\x89PNG\r\n\x1a\n" &&
+         bytes.substr(bytes.size() - kIend.size()) == kIend;
+}
+
 std::string run_gnuplot(const std::function<std::string(const std::string&)>& script, PlotFormat f,
                         const std::string& option) {
   const std::string gnuplot = find_gnuplot();
@@ -324,6 +345,11 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
     ss << e.rdbuf();
     throw InputError(option, fmt::format("gnuplot failed: {}", first_line(ss.str())));
   }
+  // gnuplot can exit 0 on a picture cut short (a full temporary directory): check its end.
+  if (!complete_picture(bytes, f))
+    throw InputError(option, fmt::format("gnuplot wrote an incomplete {} ({} bytes) in '{}': is "
+                                         "the temporary directory full?",
+                                         to_string(f), bytes.size(), dir));
   if (f == PlotFormat::pdf) {  // cairo stamps the time of day; fix it (same length, offsets hold)
     const std::string key = "/CreationDate (D:";
     const auto p = bytes.find(key);

@@ -76,6 +76,18 @@ TEST(Plot, TextIsQuotedForGnuplot) {
   EXPECT_NE(s.find("pngcairo size 300,200"), std::string::npos);
 }
 
+TEST(Plot, ACutShortPictureIsRefused) {
+  report::LineChart c;
+  c.series.push_back({.name = "a", .x = {1, 2}, .y = {1, 2}});
+  for (const auto f : {report::PlotFormat::png, report::PlotFormat::svg, report::PlotFormat::pdf}) {
+    const std::string whole = report::render(c, f, "--plot");
+    EXPECT_TRUE(report::complete_picture(whole, f)) << report::to_string(f);
+    EXPECT_FALSE(report::complete_picture(whole.substr(0, whole.size() / 2), f))
+        << report::to_string(f);
+    EXPECT_FALSE(report::complete_picture("", f));
+  }
+}
+
 TEST(Plot, NothingToDrawOrMismatchedSeriesIsAnInputError) {
   report::LineChart c;
   EXPECT_THROW(report::gnuplot_script(c, report::PlotFormat::svg, "o.svg", "--plot"), InputError);

@@ -91,6 +91,9 @@ std::string gnuplot_terminal(PlotFormat f, int width, int height, const std::str
 // `command` substitution inside double-quoted strings (a model named M`touch x` would run
 // `touch x`), not inside single-quoted ones.
 std::string gnuplot_quote(std::string_view text);
+// Whether `bytes` is a whole picture of format f (a PNG's IEND chunk, an SVG's </svg>, a PDF's
+// %%EOF at the end): gnuplot can exit 0 with a picture cut short.
+bool complete_picture(std::string_view bytes, PlotFormat f);
 // A number as gnuplot reads it back exactly (shortest round-trip form).
 std::string gnuplot_number(double v);
 
