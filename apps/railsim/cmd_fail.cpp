@@ -268,6 +268,12 @@ void add_fail_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, cmd] {
     o->from_fabric = cmd->count("--model") > 0;
+    if (!o->from_fabric) {
+      std::vector<std::string> strategy(kStrategyOptionNames.begin() + 1,
+                                        kStrategyOptionNames.end());
+      refuse_ignored(*cmd, strategy,
+                     "without --model (the network failure effects come from the inputs)");
+    }
     run_goodput(*o);
   });
 }

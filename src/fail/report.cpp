@@ -49,6 +49,8 @@ GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest&
   if (!req.designs.empty()) rep.network = req.designs.front();
   rep.network.kind = spec::DesignKind::rail_only;  // states the rail-only forwarding too
   if (req.fabric)
+    perf::check_pins(req.fabric->model, req.fabric->training, req.fabric->whatif.plan.pins);
+  if (req.fabric)
     rep.effects = fmt::format("the Fabric: fail whatif of {}'s best plan, one component at a time",
                               req.fabric->model.name);
   for (const spec::NetworkDesign& design : req.designs) {

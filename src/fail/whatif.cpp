@@ -82,9 +82,11 @@ void apply_network(perf::EstimateContext& ctx, double nic_factor,
   std::vector<double> live(uplink_ratio.size(), 1.0);
   for (std::size_t t = 1; t < uplink_ratio.size() && t <= topo::NetworkView::kMaxTiers; ++t) {
     ctx.net.view.uplink_ratio[t] = uplink_ratio[t];
-    if (t < healthy_ratio.size() && uplink_ratio[t] > 0) live[t] = healthy_ratio[t] / uplink_ratio[t];
+    if (t < healthy_ratio.size() && uplink_ratio[t] > 0)
+      live[t] = healthy_ratio[t] / uplink_ratio[t];
   }
-  if (ctx.net.contention) ctx.net.contention = ctx.net.contention->scaled(nic_factor, hb_factor, live);
+  if (ctx.net.contention)
+    ctx.net.contention = ctx.net.contention->scaled(nic_factor, hb_factor, live);
 }
 
 bool finite_ratios(const std::vector<double>& r) {
@@ -270,10 +272,9 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
   // The chosen plan on the healthy network, and its communicating pairs on the degraded one.
   const perf::EstimateContext ctx = perf::make_context(model, training, c, design);
   const perf::PlanResult res = perf::plan(ctx, opt.plan);
-  if (res.plans.empty()) {
-    out.no_plan_reason = perf::explain_no_plan(res, model, training, opt.plan.pins, c).what();
-    return out;
-  }
+  // No plan on the healthy network is the job's input at fault (a pinned knob, the batch, the
+  // memory), not an effect of the failures: the error names the option.
+  if (res.plans.empty()) throw perf::explain_no_plan(res, model, training, opt.plan.pins, c);
   out.plan = res.plans.front();
   const perf::Strategy& s = out.plan->strategy;
   out.healthy_s = out.plan->time.iteration_time_s;
@@ -393,6 +394,7 @@ WhatIfReport what_if(const spec::Cluster& c, const std::vector<spec::NetworkDesi
                      const WhatIfOptions& opt) {
   if (opt.fail.empty() && opt.random == 0)
     throw InputError("--fail", "give at least one component (--fail KIND:INDEX) or --fail-random");
+  perf::check_pins(model, training, opt.plan.pins);  // a knob that cannot work, before any plan
   WhatIfReport r;
   r.model = model.name;
   r.gpu = c.gpu.name;

@@ -34,8 +34,8 @@ TEST(CliFail, GoodputJsonOfBothDesigns) {
   EXPECT_GT(opt["ettr"]["mean"].get<double>(), 0.9);
   EXPECT_NEAR(opt["checkpoint_interval_min"].get<double>(), 7.86, 0.01);
   EXPECT_TRUE(opt["checkpoint_interval_auto"].get<bool>());
-  const auto with_pxn =
-      run_cli("fail goodput --gpus 16384 --days 54 --trials 200 --seed 3 --json --design rail_only");
+  const auto with_pxn = run_cli(
+      "fail goodput --gpus 16384 --days 54 --trials 200 --seed 3 --json --design rail_only");
   ASSERT_EQ(with_pxn.code, 0) << with_pxn.err;
   const auto pj = nlohmann::json::parse(with_pxn.out);
   EXPECT_TRUE(pj["pxn"].get<bool>());
@@ -191,10 +191,16 @@ TEST(CliFail, WhatIfBadInput) {
       {"fail whatif --gpus 1024 --fail fan:1", "--fail"},
       {"fail whatif --gpus 1024 --fail gpu:-3", "--fail"},
       {"fail whatif --gpus 1024 --fail nic:1.7", "--fail"},
-      {"fail whatif --gpus 16 --fail domain:0 --fail domain:1", "--fail"},
+      {"fail whatif --gpus 16 --model Llama-3-8B --batch 16 --fail domain:0 --fail domain:1",
+       "--fail"},
       {"fail whatif --gpus 1024 --fail leaf:1 --pxn maybe", "--pxn"},
       // Bounded before it starts: 10M trials of ~1,400 failure events each.
       {"fail goodput --gpus 32768 --trials 10000000", "--trials"},
+      // A knob that cannot work, or one that needs --model, is refused, not ignored.
+      {"fail whatif --gpus 1024 --fail nic:0 --tp 7", "--tp"},
+      {"fail goodput --gpus 1024 --model GPT-3-175B --batch 1024 --tp 7", "--tp"},
+      {"fail goodput --gpus 1024 --tp 8", "--tp"},
+      {"fail goodput --gpus 1024 --batch 512", "--batch"},
       {"fail whatif --gpus 1024 --fail leaf:1 --sim sometimes", "--sim"},
       {"fail whatif --gpus 1024 --fail-random -1", "--fail-random"},
       {"fail whatif --gpus 1024 --fail-random 99999999", "--fail-random"},
