@@ -627,6 +627,12 @@ std::string goodput_(const py::kwargs& kw) {
   const std::string rates_name = a.string("rates", spec::kDefaultFailureRates);
   const std::string catalog_name = a.string("catalog", cost::kDefaultCatalog);
   const bool from_fabric = a.has("model");
+  if (!from_fabric)
+    for (std::size_t i = 1; i < kStrategyNames.size(); ++i)
+      if (a.has(kStrategyNames[i]))
+        throw InputError(kStrategyNames[i],
+                         "has no effect without model (the network failure "
+                         "effects come from the inputs)");
   const std::string pxn = a.string("pxn", "on");
   std::optional<StrategyIn> in;
   if (from_fabric) in = strategy_inputs(a);

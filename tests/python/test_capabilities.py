@@ -187,6 +187,7 @@ def test_calculon_bad_file_names_the_field(tmp_path):
     (lambda: railsim.fail_goodput(gpus=1024, rates="nope"), "rates"),
     (lambda: railsim.fail_goodput(gpus=1024, tokens=1e12), "tokens_per_s"),
     (lambda: railsim.fail_goodput(gpus=1024, pxn="auto"), "pxn"),
+    (lambda: railsim.fail_goodput(gpus=1024, tp=8), "tp"),
 ])
 def test_bad_input_raises_input_error_naming_the_field(call, field):
     with pytest.raises(railsim.InputError) as e:
