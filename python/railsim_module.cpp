@@ -376,10 +376,25 @@ std::vector<std::string> names(std::initializer_list<const std::vector<std::stri
   return out;
 }
 
+// railsim.presets(kind): the names of one kind, or InputError naming "kind" (a kind that is not
+// one of them, or not a string).
+std::vector<std::string> presets_of(const py::object& kind) {
+  static const std::vector<std::string> kKinds = {"gpus",   "switches", "catalogs",
+                                                  "models", "failures", "stacks"};
+  const std::string valid = "gpus, switches, catalogs, models, failures, stacks";
+  if (!py::isinstance<py::str>(kind))
+    throw InputError("kind", "expected a string: one of " + valid);
+  const auto k = kind.cast<std::string>();
+  if (std::find(kKinds.begin(), kKinds.end(), k) == kKinds.end())
+    throw InputError("kind", "unknown kind '" + k + "'; valid: " + valid);
+  return spec::preset_names(k);
+}
+
 spec::ClusterOptions cluster_options(const Args& a) {
   spec::ClusterOptions o;
   o.gpu = a.string("gpu", o.gpu);
-  o.gpus = a.integer("gpus", 0);
+  // Unset is the default (32,768 in whole HB domains); a given count is checked like --gpus.
+  o.gpus = a.has("gpus") ? check_integer("gpus", *a.integer("gpus"), 1, spec::kMaxGpus) : 0;
   o.hb_domain = a.integer("hb_domain");
   o.nic_gbps = a.number("nic_gbps");
   o.hb_gbytes_per_s = a.number("hb_GBps");
@@ -779,7 +794,7 @@ PYBIND11_MODULE(_railsim, m) {
       input_error(e.what());
     }
   });
-  m.def("presets", &spec::preset_names, py::arg("kind"),
+  m.def("presets", &presets_of, py::arg("kind"),
         "Names of the shipped presets of a kind: gpus, switches, catalogs, models, failures, "
         "stacks");
   m.def("traffic", &traffic_kw, "railsim traffic: the summary and the pairs as arrays");

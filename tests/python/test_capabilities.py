@@ -163,7 +163,7 @@ def test_calculon_bad_file_names_the_field(tmp_path):
     (lambda: railsim.estimate(gpus="many"), "gpus"),
     (lambda: railsim.estimate(gpus=True), "gpus"),
     (lambda: railsim.estimate(gpuz=8), "gpuz"),
-    (lambda: railsim.estimate(gpus=-8), "--gpus"),
+    (lambda: railsim.estimate(gpus=-8), "gpus"),
     (lambda: railsim.estimate(model="no-such-model"), "model"),
     (lambda: railsim.estimate(gpus=1024, tp=-2), "tp"),
     (lambda: railsim.estimate(gpus=1024, sp="on"), "sp"),
@@ -188,6 +188,10 @@ def test_calculon_bad_file_names_the_field(tmp_path):
     (lambda: railsim.fail_goodput(gpus=1024, tokens=1e12), "tokens_per_s"),
     (lambda: railsim.fail_goodput(gpus=1024, pxn="auto"), "pxn"),
     (lambda: railsim.fail_goodput(gpus=1024, tp=8), "tp"),
+    (lambda: railsim.design(gpus=0), "gpus"),
+    (lambda: railsim.plan(gpus=-8), "gpus"),
+    (lambda: railsim.presets("bogus"), "kind"),
+    (lambda: railsim.presets(None), "kind"),
 ])
 def test_bad_input_raises_input_error_naming_the_field(call, field):
     with pytest.raises(railsim.InputError) as e:

@@ -52,7 +52,7 @@ def test_optimize_equals_cli():
 
 @pytest.mark.parametrize("call, field", [
     (lambda: railsim.design(gpus=1001), "hb-domain"),
-    (lambda: railsim.design(gpus=-5), "--gpus"),
+    (lambda: railsim.design(gpus=-5), "gpus"),
     (lambda: railsim.plan(gpus=1024, model="no-such-model"), "model"),
     (lambda: railsim.plan(gpus=1024, tp=0), "tp"),
     (lambda: railsim.whatif(gpus=1024, fail=["fan:1"]), "--fail"),
