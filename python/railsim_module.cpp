@@ -135,8 +135,8 @@ std::string optimize_(const std::string& gpu, std::int64_t gpus,
                       const std::vector<double>& oversub, OptD within, const std::string& of,
                       OptD max_iteration_time, OptD max_cost) {
   const spec::GpuSpec g = spec::load_gpu(gpu, "gpu");
-  const std::int64_t n = gpus > 0 ? check_integer("gpus", gpus, 1, spec::kMaxGpus)
-                                  : spec::kDefaultGpus / g.default_hb_domain * g.default_hb_domain;
+  const std::int64_t n = gpus != 0 ? check_integer("gpus", gpus, 1, spec::kMaxGpus)
+                                   : spec::kDefaultGpus / g.default_hb_domain * g.default_hb_domain;
   std::vector<optimize::ModelSpec> ms;
   for (const auto& name : models) {
     const Job jb = job(name, batch, {}, "megatron-core-2024", {}, {}, {}, {}, {}, {}, {}, {});
@@ -148,11 +148,15 @@ std::string optimize_(const std::string& gpu, std::int64_t gpus,
   s.switches = sws;
   if (!oversub.empty()) s.oversubscription = oversub;
   optimize::Target t;
-  if (within) t.within = *within / 100;
+  std::optional<double> b_cost;
+  if (within) t.within = check_number("within", *within, Range::between(0, 1e4)) / 100;
+  if (max_iteration_time)
+    t.max_iteration_s =
+        check_number("max_iteration_time", *max_iteration_time, Range::positive(1e9));
+  if (max_cost) b_cost = check_number("max_network_cost", *max_cost, Range::positive(1e15));
   t.within_of = spec::parse_design_kind(of, "of");
-  t.max_iteration_s = max_iteration_time;
   optimize::Budget b;
-  b.max_cost_usd = max_cost;
+  b.max_cost_usd = b_cost;
   const optimize::Result r = optimize::optimize(g, n, ms, s, t, b);
   return optimize::optimize_document(r,
                                      optimize::under_contrasting_routing(g, n, ms, s, t, b, {}, r))
@@ -752,7 +756,8 @@ std::string optimize_kw(const py::kwargs& kw) {
   const Args a(kw, {"gpu", "gpus", "models", "batch", "hb_domain", "nic_gbps", "switches",
                     "oversubscription", "within", "of", "max_iteration_time", "max_network_cost"});
   const std::string gpu = a.string("gpu", "H100-SXM");
-  const std::int64_t gpus = a.integer("gpus", 0);
+  const std::int64_t gpus =
+      a.has("gpus") ? check_integer("gpus", *a.integer("gpus"), 1, spec::kMaxGpus) : 0;
   const std::vector<std::string> models =
       a.strings("models").value_or(std::vector<std::string>{"GPT-1T"});
   const std::int64_t batch = a.integer("batch", 4096);
@@ -763,6 +768,13 @@ std::string optimize_kw(const py::kwargs& kw) {
   const OptD within = a.number("within"), max_time = a.number("max_iteration_time"),
              max_cost = a.number("max_network_cost");
   const std::string of = a.string("of", "ideal");
+  // A list given empty is an error, not the default.
+  const bool empty[] = {a.has("models") && models.empty(), a.has("hb_domain") && k.empty(),
+                        a.has("nic_gbps") && nic.empty(), a.has("switches") && sws.empty(),
+                        a.has("oversubscription") && over.empty()};
+  const char* list_names[] = {"models", "hb_domain", "nic_gbps", "switches", "oversubscription"};
+  for (std::size_t i = 0; i < std::size(empty); ++i)
+    if (empty[i]) throw InputError(list_names[i], "an empty list: give at least one value");
   py::gil_scoped_release release;
   return optimize_(gpu, gpus, models, batch, k, nic, sws, over, within, of, max_time, max_cost);
 }

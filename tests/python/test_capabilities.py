@@ -192,6 +192,10 @@ def test_calculon_bad_file_names_the_field(tmp_path):
     (lambda: railsim.plan(gpus=-8), "gpus"),
     (lambda: railsim.presets("bogus"), "kind"),
     (lambda: railsim.presets(None), "kind"),
+    (lambda: railsim.optimize(gpus=0, within=1), "gpus"),
+    (lambda: railsim.optimize(gpus=1024, within=1e308), "within"),
+    (lambda: railsim.optimize(gpus=1024, within=1, switches=[]), "switches"),
+    (lambda: railsim.optimize(gpus=1024, within=1, models=[]), "models"),
 ])
 def test_bad_input_raises_input_error_naming_the_field(call, field):
     with pytest.raises(railsim.InputError) as e:
