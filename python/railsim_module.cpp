@@ -738,6 +738,7 @@ std::string whatif_kw(const py::kwargs& kw) {
   const spec::ClusterOptions co = cluster_options(a);
   const std::vector<std::string> designs =
       a.strings("designs").value_or(std::vector<std::string>{"rail_optimized", "rail_only"});
+  if (designs.empty()) throw InputError("designs", "an empty list: give at least one design");
   const std::string sw = a.string("switch", spec::NetworkOptions{}.sw);
   const std::string model = a.string("model", "GPT-1T");
   const std::int64_t batch = a.integer("batch", 4096);

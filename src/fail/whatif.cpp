@@ -394,6 +394,7 @@ WhatIfReport what_if(const spec::Cluster& c, const std::vector<spec::NetworkDesi
                      const WhatIfOptions& opt) {
   if (opt.fail.empty() && opt.random == 0)
     throw InputError("--fail", "give at least one component (--fail KIND:INDEX) or --fail-random");
+  if (designs.empty()) throw InputError("--design", "give at least one design");
   perf::check_pins(model, training, opt.plan.pins);  // a knob that cannot work, before any plan
   WhatIfReport r;
   r.model = model.name;

@@ -196,6 +196,7 @@ def test_calculon_bad_file_names_the_field(tmp_path):
     (lambda: railsim.optimize(gpus=1024, within=1e308), "within"),
     (lambda: railsim.optimize(gpus=1024, within=1, switches=[]), "switches"),
     (lambda: railsim.optimize(gpus=1024, within=1, models=[]), "models"),
+    (lambda: railsim.whatif(gpus=1024, fail=["nic:0"], designs=[]), "designs"),
 ])
 def test_bad_input_raises_input_error_naming_the_field(call, field):
     with pytest.raises(railsim.InputError) as e:
