@@ -6,6 +6,7 @@
 // keyword arguments through Args (below), which names the argument. The GIL is released while the
 // library works.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -383,13 +384,12 @@ std::vector<std::string> names(std::initializer_list<const std::vector<std::stri
 // railsim.presets(kind): the names of one kind, or InputError naming "kind" (a kind that is not
 // one of them, or not a string).
 std::vector<std::string> presets_of(const py::object& kind) {
-  static const std::vector<std::string> kKinds = {"gpus",   "switches", "catalogs",
-                                                  "models", "failures", "stacks"};
-  const std::string valid = "gpus, switches, catalogs, models, failures, stacks";
+  const std::vector<std::string>& kinds = spec::preset_kinds();
+  const std::string valid = fmt::format("{}", fmt::join(kinds, ", "));
   if (!py::isinstance<py::str>(kind))
     throw InputError("kind", "expected a string: one of " + valid);
   const auto k = kind.cast<std::string>();
-  if (std::find(kKinds.begin(), kKinds.end(), k) == kKinds.end())
+  if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
     throw InputError("kind", "unknown kind '" + k + "'; valid: " + valid);
   return spec::preset_names(k);
 }

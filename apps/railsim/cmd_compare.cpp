@@ -195,8 +195,6 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
     clusters.push_back(spec::make_cluster(h100));
   }
 
-  spec::NetworkDesign stated = base;  // rail_only is one of the columns: state its forwarding too
-  stated.kind = spec::DesignKind::rail_only;
   report::Table all;
   std::string text;
   Json flips = Json::array();
@@ -213,7 +211,7 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
     const std::optional<perf::VerdictFlip> flip = add_performance_columns(t, perf, c, designs);
     report::add_routing_columns(t, base);
     if (ci) text += "\n";
-    text += cost::compare_heading(c, rows) + spec::describe_routing(stated) + "\n" +
+    text += cost::compare_heading(c, rows) + spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +
             report::to_text_by_column(t, "design") + cost::compare_notes(rows);
     if (flip && flip->flips) text += "  note: " + flip->line + "\n";
     if (flip) flips.push_back(perf::to_json(*flip));

@@ -22,9 +22,10 @@ void add_presets_command(CLI::App& app) {
     bool json = false;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("kind", a->kind, "gpus, switches, catalogs, models, stacks, failures or all")
-      ->check(
-          CLI::IsMember({"all", "gpus", "switches", "catalogs", "models", "stacks", "failures"}));
+  std::vector<std::string> kinds = spec::preset_kinds();
+  kinds.push_back("all");
+  cmd->add_option("kind", a->kind, fmt::format("{} or all", fmt::join(spec::preset_kinds(), ", ")))
+      ->check(CLI::IsMember(kinds));
   cmd->add_option("name", a->name, "A preset of that kind: print its JSON");
   cmd->add_flag("--json", a->json, "List as JSON: {\"gpus\": [...], ...}");
   cmd->callback([a] {
@@ -47,7 +48,7 @@ void add_presets_command(CLI::App& app) {
       return;
     }
     Json all = Json::object();
-    for (const char* folder : {"gpus", "switches", "catalogs", "models", "stacks", "failures"}) {
+    for (const std::string& folder : spec::preset_kinds()) {
       if (a->kind != "all" && a->kind != folder) continue;
       if (a->json)
         all[folder] = spec::preset_names(folder);

@@ -47,7 +47,6 @@ GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest&
   rep.network_cost_usd = req.network_cost_usd;
   rep.pxn = req.run.pxn;
   if (!req.designs.empty()) rep.network = req.designs.front();
-  rep.network.kind = spec::DesignKind::rail_only;  // states the rail-only forwarding too
   if (req.fabric)
     perf::check_pins(req.fabric->model, req.fabric->training, req.fabric->whatif.plan.pins);
   if (req.fabric)
@@ -163,7 +162,7 @@ std::string to_text(const GoodputReport& rep) {
   s += fmt::format("checkpoint write {}, restart {} (detection + restart), degraded policy {}\n",
                    duration(m0.checkpoint_write_s), duration(m0.restart_s), to_string(m0.policy));
   s += fmt::format("network: {}; forwarding around a dead NIC through HB-domain peers (PXN) {}\n",
-                   spec::describe_routing(rep.network), rep.pxn ? "on" : "off");
+                   spec::describe_routing(rep.network, /*with_forwarding=*/true), rep.pxn ? "on" : "off");
   s += fmt::format("network failure effects from {}\n", rep.effects);
   for (std::size_t i = 0; i < rep.effect_notes.size() && i < rep.designs.size(); ++i)
     for (const auto& n : rep.effect_notes[i])

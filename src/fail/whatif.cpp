@@ -219,13 +219,6 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
   for (const auto& x : set) out.failures.push_back(topo::to_string(x));
   out.pxn = opt.pxn == PxnMode::on;
   out.network = design;
-  out.spares_auto = !opt.spare_domains;
-  out.spare_domains =
-      opt.spare_domains
-          ? *opt.spare_domains
-          : auto_spare_domains(make_failure_model(
-                c, design, spec::load_failure_rates(spec::kDefaultFailureRates, "--rates"),
-                RunParams{}));
   const topo::DegradedFabric d(f, set, out.pxn);
 
   // What is cut off, and how much NIC capacity each domain keeps.
@@ -294,8 +287,16 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
     if (sim) simulate(f, d, pl, cs, out.plan->time.breakdown, out);
   }
 
-  // The job's options.
+  // The job's options, with the spares (goodput's auto spares unless given; fabric_effects,
+  // which asks no options, does not build the failure model they come from).
   if (!opt.job_options) return out;
+  out.spares_auto = !opt.spare_domains;
+  out.spare_domains =
+      opt.spare_domains
+          ? *opt.spare_domains
+          : auto_spare_domains(make_failure_model(
+                c, design, spec::load_failure_rates(spec::kDefaultFailureRates, "--rates"),
+                RunParams{}));
   JobOption run;
   run.name = "run degraded";
   if (out.runnable) {

@@ -201,6 +201,7 @@ std::string build_report(const ReportOptions& o) {
   for (const auto& p : designs.points)
     if (p.invalid) throw *p.invalid;
 
+  const report::Table designs_table = sweep::sweep_table(designs);
   std::string body;
   std::string nav;
   auto section = [&](const std::string& id, const std::string& title) {
@@ -218,8 +219,8 @@ std::string build_report(const ReportOptions& o) {
       escape(model.name), cost::with_commas(static_cast<double>(batch)),
       cost::with_commas(static_cast<double>(model.seq_len)),
       cost::with_commas(static_cast<double>(o.gpus)), escape(catalog.name),
-      escape(sweep::routing_line(sweep::sweep_table(designs))));
-  body += table_html(sweep::sweep_table(designs));
+      escape(sweep::routing_line(designs_table)));
+  body += table_html(designs_table);
 
   section("bom", "Bill of materials");
   for (const spec::Cluster& c : clusters) {

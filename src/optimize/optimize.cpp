@@ -11,6 +11,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
+#include "railsim/report/routing_columns.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/preset.hpp"
@@ -349,18 +350,18 @@ report::Table candidates_table(const Result& r, bool all) {
       Column{"nic_gbps", "NIC", Type::real, "G", 0},
       Column{"nics_per_gpu", "NICs", Type::integer},
       Column{"switch", "switch", Type::text},
-      Column{"routing", "routing", Type::text},
-      Column{"seed", "seed", Type::integer, "", 0, Style::plain, false},
-      Column{"forwarding", "forwarding", Type::text, "", 0, Style::plain, false},
-      Column{"forward_via", "forward via", Type::text, "", 0, Style::plain, false},
-      Column{"chunks", "chunks", Type::integer, "", 0, Style::plain, false},
-      Column{"copper_gpu_leaf", "copper", Type::boolean},
-      Column{"catalog", "catalog", Type::text, "", 0, Style::plain, false},
-      Column{"tiers", "tiers", Type::integer},
-      Column{"switches", "switches", Type::integer},
-      Column{"cost_usd", "cost", Type::real, "", 2, Style::usd},
-      Column{"power_w", "power", Type::real, "W", 4, Style::si},
   };
+  for (Column& c : report::routing_columns()) t.columns.push_back(std::move(c));
+  for (Column c : {
+           Column{"copper_gpu_leaf", "copper", Type::boolean},
+           Column{"catalog", "catalog", Type::text, "", 0, Style::plain, false},
+           Column{"tiers", "tiers", Type::integer},
+           Column{"switches", "switches", Type::integer},
+           Column{"cost_usd", "cost", Type::real, "", 2, Style::usd},
+           Column{"power_w", "power", Type::real, "W", 4, Style::si},
+       })
+    t.columns.push_back(std::move(c));
+
   for (const auto& m : r.model_names) {
     t.columns.push_back(
         Column{m + "_iteration_time_s", m + " time", Type::real, "s", 4, Style::si});
@@ -388,18 +389,17 @@ report::Table candidates_table(const Result& r, bool all) {
         units::Bps_to_gbps(c.cluster.nic_bw_Bps),
         static_cast<std::int64_t>(c.cluster.nics_per_gpu),
         c.design.sw.name,
-        std::string(spec::to_string(c.design.routing)),
-        static_cast<std::int64_t>(c.design.ecmp_seed),
-        std::string(spec::to_string(c.design.forwarding)),
-        std::string(spec::to_string(c.design.forward_via)),
-        std::int64_t{c.design.forwarding_chunks},
-        c.design.copper_gpu_leaf,
-        c.catalog,
-        static_cast<std::int64_t>(c.tiers),
-        c.switches,
-        c.cost_usd,
-        c.power_w,
     };
+    report::append_routing_cells(cells, c.design);
+    for (report::Cell x : std::initializer_list<report::Cell>{
+             c.design.copper_gpu_leaf,
+             c.catalog,
+             static_cast<std::int64_t>(c.tiers),
+             c.switches,
+             c.cost_usd,
+             c.power_w,
+         })
+      cells.push_back(std::move(x));
     for (const auto& o : c.models) {
       if (o.best) {
         cells.emplace_back(o.best->time.iteration_time_s);

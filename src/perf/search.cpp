@@ -479,18 +479,26 @@ spec::Routing contrasting_routing(spec::Routing r) {
   return r == spec::Routing::ecmp ? spec::Routing::adaptive : spec::Routing::ecmp;
 }
 
+namespace {
+// `d` under routing `r`, chosen rather than defaulted.
+spec::NetworkDesign routed_as(spec::NetworkDesign d, spec::Routing r) {
+  d.routing = r;
+  d.routing_default = false;
+  return d;
+}
+}  // namespace
+
 RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
                                            const spec::Cluster& c, const spec::NetworkDesign& d,
                                            const PlanOptions& opt, PlacementKind placement,
                                            const Plan& best) {
   RoutingFlip f;
   f.routing = contrasting_routing(d.routing);
-  spec::NetworkDesign other = d;
-  other.routing = f.routing;
-  other.routing_default = false;
+  // One context (and so one link-load census) for the search and the estimate below.
+  const EstimateContext ctx = make_context(m, tr, c, routed_as(d, f.routing), placement);
   PlanOptions one = opt;
   one.top = 1;
-  const PlanResult r = plan(make_context(m, tr, c, other, placement), one);
+  const PlanResult r = plan(ctx, one);
   if (!r.plans.empty()) f.best = r.plans.front();
   f.flips = f.best && key(f.best->strategy) != key(best.strategy);
   if (f.flips)
@@ -498,7 +506,7 @@ RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
         "the routing decides the plan: under --routing {} the best is {}, {:.3f} s, and this "
         "one takes {:.3f} s there",
         spec::to_string(f.routing), describe(f.best->strategy), f.best->time.iteration_time_s,
-        estimate(make_context(m, tr, c, other, placement), best.strategy).iteration_time_s);
+        estimate(ctx, best.strategy).iteration_time_s);
   return f;
 }
 
@@ -529,10 +537,8 @@ VerdictFlip rail_only_under_contrasting_routing(const Model& m, const Training& 
   std::optional<double> seconds[2];
   const spec::DesignKind kinds[2] = {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only};
   for (int i = 0; i < 2; ++i) {
-    spec::NetworkDesign other = d;
+    spec::NetworkDesign other = routed_as(d, f.routing);
     other.kind = kinds[i];
-    other.routing = f.routing;
-    other.routing_default = false;
     const PlanResult r = plan(make_context(m, tr, c, other), one);
     if (!r.plans.empty()) seconds[i] = r.plans.front().time.iteration_time_s;
   }

@@ -40,6 +40,12 @@ spec::NetworkDesign network() {
   return d;
 }
 
+// The table states the network its runs are modelled on.
+void state_network(ValidationTable& t, const spec::NetworkDesign& d) {
+  t.switch_name = d.sw.name;
+  t.routing = std::string(spec::to_string(d.routing));
+}
+
 // GPU presets that replace the shipped ones of the same name (validation_tables(gpus): how the
 // constants were fitted); empty for the shipped tables. Set for the duration of one call.
 thread_local const std::vector<spec::GpuSpec>* g_gpus = nullptr;
@@ -113,7 +119,7 @@ ValidationTable korthikanti_time() {
       .points = {},
   };
   const auto design = network();
-  t.routing = std::string(spec::to_string(design.routing));
+  state_network(t, design);
   for (const Json& row : d["models"]) {
     for (const char* mode : {"full", "selective_sp"}) {
       const bool sel = std::string(mode) == "selective_sp";
@@ -142,7 +148,7 @@ ValidationTable korthikanti_hold_out() {
       .points = {},
   };
   const auto design = network();
-  t.routing = std::string(spec::to_string(design.routing));
+  state_network(t, design);
   for (const Json& row : d["models"]) {
     if (row["name"] != "530B") continue;
     for (bool sel : {true, false}) {
@@ -181,7 +187,7 @@ ValidationTable narayanan() {
       .points = {},
   };
   const auto design = network();
-  t.routing = std::string(spec::to_string(design.routing));
+  state_network(t, design);
   const spec::Stack stack = spec::load_stack(t.stack);
   for (const Json& row : d["rows"]) {
     const Model m = gpt_model(common, row);
@@ -234,7 +240,7 @@ ValidationTable llama3() {
   // 2024, Sec. 3.3.1), which railsim models as perfect spreading.
   spec::NetworkDesign design = network();
   design.routing = spec::Routing::adaptive;
-  t.routing = std::string(spec::to_string(design.routing));
+  state_network(t, design);
   for (const Json& row : d["rows"]) {
     const spec::Cluster c =
         cluster(t.gpu, row["gpus"].get<std::int64_t>(), common["gpus_per_node"].get<std::int64_t>(),
@@ -286,7 +292,7 @@ ValidationTable megatron_core_h100() {
       .points = {},
   };
   const auto design = network();
-  t.routing = std::string(spec::to_string(design.routing));
+  state_network(t, design);
   const spec::Stack stack = spec::load_stack(t.stack);
   for (const Json& row : d["rows"]) {
     const Model m = gpt_model(common, row);
@@ -319,7 +325,7 @@ ValidationTable nemo_h100() {
       .points = {},
   };
   const auto design = network();
-  t.routing = std::string(spec::to_string(design.routing));
+  state_network(t, design);
   for (const Json& row : d["rows"]) {
     const Model m = load_model(row["model"].get<std::string>());
     const Training tr = make_training(row["global_batch"].get<std::int64_t>(),
@@ -396,8 +402,8 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   std::string s;
   int points = 0;
   for (const auto& t : tables) {
-    s += fmt::format("{}\n  {} on {}, stack {}, switch QM9700, routing {}{}; data {}\n", t.title,
-                     t.quantity, t.gpu, t.stack, t.routing,
+    s += fmt::format("{}\n  {} on {}, stack {}, switch {}, routing {}{}; data {}\n", t.title,
+                     t.quantity, t.gpu, t.stack, t.switch_name, t.routing,
                      t.held_out ? " (held out: no constant set on these runs)" : "", t.source);
     s += fmt::format("  {:<22} {:>12} {:>12} {:>9}\n", "run", "measured", "railsim", "error");
     for (const auto& p : t.points)
@@ -432,7 +438,7 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                  {"source", t.source},
                  {"gpu", t.gpu},
                  {"stack", t.stack},
-                 {"switch", "QM9700"},
+                 {"switch", t.switch_name},
                  {"routing", t.routing},
                  {"quantity", t.quantity},
                  {"held_out", t.held_out},

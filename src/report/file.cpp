@@ -30,6 +30,18 @@ std::string directory_of(const std::string& path) {
   throw InputError(option, fmt::format("cannot write '{}': {}", path, std::strerror(err)));
 }
 
+// Writes every byte (retrying interrupted and short writes); the errno of a failure, else 0.
+int write_all(int fd, std::string_view bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
 
 OutputTarget resolve_output(const std::string& requested, const std::string& option) {
@@ -78,16 +90,9 @@ void write_file_atomic(const std::string& requested, std::string_view bytes,
   const OutputTarget target = resolve_output(requested, option);
   if (target.in_place) {
     const int fd = open_in_place(requested, option);
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int err = n < 0 ? errno : EIO;
-        ::close(fd);
-        cannot_write(requested, option, err);
-      }
-      done += static_cast<std::size_t>(n);
+    if (const int err = write_all(fd, bytes); err != 0) {
+      ::close(fd);
+      cannot_write(requested, option, err);
     }
     if (::close(fd) != 0) cannot_write(requested, option, errno);
     return;
@@ -107,15 +112,7 @@ void write_file_atomic(const std::string& requested, std::string_view bytes,
     ::unlink(tmp.c_str());
     cannot_write(requested, option, err);
   };
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(errno);
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  if (const int err = write_all(fd, bytes); err != 0) fail(err);
   // mkstemp creates the file 0600; an output file gets the usual 0666 less the umask.
   const mode_t mask = ::umask(0);
   ::umask(mask);

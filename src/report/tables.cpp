@@ -56,17 +56,28 @@ Column flag(const char* name, const char* label, bool human = true) {
 
 }  // namespace
 
+std::vector<Column> routing_columns() {
+  return {text("routing", "routing"), count("seed", "seed", false),
+          text("forwarding", "forwarding", false), text("forward_via", "forward via", false),
+          count("chunks", "chunks", false)};
+}
+
+void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d) {
+  row.emplace_back(std::string(spec::to_string(d.routing)));
+  row.emplace_back(static_cast<std::int64_t>(d.ecmp_seed));
+  row.emplace_back(std::string(spec::to_string(d.forwarding)));
+  row.emplace_back(std::string(spec::to_string(d.forward_via)));
+  row.emplace_back(std::int64_t{d.forwarding_chunks});
+}
+
 void add_routing_columns(Table& t, const spec::NetworkDesign& d) {
-  const std::size_t n = t.rows.size();
-  const auto col = [&](const char* name, Cell v, Type type) {
-    t.add_column({.name = name, .label = name, .type = type, .human = false},
-                 std::vector<Cell>(n, v));
-  };
-  col("routing", std::string(spec::to_string(d.routing)), Type::text);
-  col("seed", static_cast<std::int64_t>(d.ecmp_seed), Type::integer);
-  col("forwarding", std::string(spec::to_string(d.forwarding)), Type::text);
-  col("forward_via", std::string(spec::to_string(d.forward_via)), Type::text);
-  col("chunks", std::int64_t{d.forwarding_chunks}, Type::integer);
+  std::vector<Cell> cells;
+  append_routing_cells(cells, d);
+  std::vector<Column> columns = routing_columns();
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    columns[i].human = false;
+    t.add_column(columns[i], std::vector<Cell>(t.rows.size(), cells[i]));
+  }
 }
 
 report::Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport>& rows,

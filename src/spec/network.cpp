@@ -106,11 +106,15 @@ void apply_routing_options(NetworkDesign& d, const NetworkOptions& opt) {
 }
 
 std::string describe_routing(const NetworkDesign& d) {
+  return describe_routing(d, d.kind == DesignKind::rail_only);
+}
+
+std::string describe_routing(const NetworkDesign& d, bool with_forwarding) {
   std::string s = fmt::format("routing {}", to_string(d.routing));
   if (d.routing_default)
     s += d.sw.family == "infiniband" ? " (InfiniBand's default)" : " (Ethernet's default)";
   if (d.routing == Routing::ecmp) s += fmt::format(", seed {}", d.ecmp_seed);
-  if (d.kind != DesignKind::rail_only) return s;
+  if (!with_forwarding) return s;
   s += fmt::format("; rail-only forwarding {} via {}", to_string(d.forwarding),
                    to_string(d.forward_via));
   if (d.forwarding == ForwardingMode::pipelined)

@@ -11,6 +11,7 @@
 
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/report/routing_columns.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"
@@ -118,9 +119,9 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
     const auto nics = check_integer("--nics-per-gpu", r.nics_per_gpu, 1, 64);
     cluster =
         spec::make_cluster(g, r.gpus, r.hb_domain, r.nic_gbps, r.hb_GBps, static_cast<int>(nics));
-    base = spec::make_network_design(spec::DesignKind::rail_optimized, base.sw,
-                                     p.oversubscription, opt.network.oversubscribed_tier,
-                                     opt.network.copper_gpu_leaf, opt.network.management_links);
+    base = spec::make_network_design(spec::DesignKind::rail_optimized, base.sw, p.oversubscription,
+                                     opt.network.oversubscribed_tier, opt.network.copper_gpu_leaf,
+                                     opt.network.management_links);
     spec::apply_routing_options(base, routing);
     tr = spec::make_training(check_integer("--batch", p.batch, 1, std::int64_t{1} << 40),
                              check_integer("--seq", r.seq, 1, 1 << 24), opt.stack, opt.dtype,
@@ -321,11 +322,9 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
       {.name = "model", .label = "model"},
       {.name = "batch", .label = "batch", .type = Type::integer, .unit = "seq"},
       {.name = "seq", .label = "seq", .type = Type::integer, .unit = "tokens"},
-      {.name = "routing", .label = "routing"},
-      {.name = "seed", .label = "seed", .type = Type::integer},
-      {.name = "forwarding", .label = "forwarding"},
-      {.name = "forward_via", .label = "forward via"},
-      {.name = "chunks", .label = "chunks", .type = Type::integer},
+  };
+  for (report::Column& c : report::routing_columns()) columns.push_back(std::move(c));
+  const std::vector<Column> outputs = {
       {.name = "design", .label = "design"},
       {.name = "tiers", .label = "tiers", .type = Type::integer},
       {.name = "switches", .label = "switches", .type = Type::integer},
@@ -347,6 +346,8 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
        .precision = 1,
        .style = Style::fraction},
   };
+  columns.insert(columns.end(), outputs.begin(), outputs.end());
+
   if (perf) {
     columns.push_back({.name = "best_iteration_time_s",
                        .label = "best iteration time",
@@ -412,16 +413,12 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     row.emplace_back(p.model_name);
     row.emplace_back(p.point.batch);
     row.emplace_back(p.seq);
-    row.emplace_back(std::string(spec::to_string(p.network.routing)));
-    row.emplace_back(static_cast<std::int64_t>(p.network.ecmp_seed));
-    row.emplace_back(std::string(spec::to_string(p.network.forwarding)));
-    row.emplace_back(std::string(spec::to_string(p.network.forward_via)));
-    row.emplace_back(std::int64_t{p.network.forwarding_chunks});
+    report::append_routing_cells(row, p.network);
     return row;
   };
   if (p.invalid) {
-    for (spec::DesignKind k : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only,
-                               spec::DesignKind::ideal}) {
+    for (spec::DesignKind k :
+         {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only, spec::DesignKind::ideal}) {
       std::vector<Cell> row = inputs();
       row.push_back(std::string(spec::to_string(k)));
       while (row.size() + 1 < n_columns) row.push_back(Missing{});
@@ -513,8 +510,8 @@ std::string routing_line(const report::Table& t) {
     return out;
   };
   return fmt::format("routing {}, seed {}; rail-only forwarding {} via {}, {} chunks",
-                     values("routing"), values("seed"), values("forwarding"),
-                     values("forward_via"), values("chunks"));
+                     values("routing"), values("seed"), values("forwarding"), values("forward_via"),
+                     values("chunks"));
 }
 
 }  // namespace railsim::sweep

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/small_network.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/perf/contention.hpp"
 #include "railsim/perf/expansion.hpp"
@@ -26,16 +27,6 @@ using namespace railsim;
 using namespace railsim::perf;
 
 namespace {
-
-spec::SwitchSpec small_switch(int radix) {
-  spec::SwitchSpec sw;
-  sw.radix = radix;
-  sw.port_gbps = 400;
-  sw.name = fmt::format("test-{}x400G", radix);
-  sw.family = "ethernet";
-  sw.modes.push_back({radix, 400.0});
-  return sw;
-}
 
 void expect_same(const StepLoad& a, const StepLoad& b, const std::string& what) {
   EXPECT_NEAR(a.s_per_byte, b.s_per_byte, 1e-12 * b.s_per_byte) << what;
@@ -60,7 +51,7 @@ TEST(Contention, ShortcutsGiveTheCensusTheyStandFor) {
     const spec::Cluster cl = spec::make_cluster(g, k * domains, k, 400, g.hb_bw_Bps / 1e9, nics);
     spec::NetworkDesign d = spec::make_network_design(
         rng() % 2 ? spec::DesignKind::rail_only : spec::DesignKind::rail_optimized,
-        small_switch(radixes[rng() % 4]), overs[rng() % 4]);
+        test::small_switch(radixes[rng() % 4]), overs[rng() % 4]);
     d.routing = static_cast<spec::Routing>(rng() % 3);
     d.forwarding = static_cast<spec::ForwardingMode>(rng() % 3);
     try {

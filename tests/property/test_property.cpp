@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common/read_csv.hpp"
+#include "../common/small_network.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/placement.hpp"
@@ -152,15 +153,7 @@ RC_GTEST_PROP(Property, MoreNetworkCapacityIsNeverSlower, ()) {
   // favours small values while RapidCheck's size is small)
   const int which = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 4));
   RC_PRE(!(which == 3 && routing == spec::Routing::ecmp));
-  perf::Model m;
-  m.name = "dense-small";
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 32000;
-  m.seq_len = 1024;
+  const perf::Model m = test::small_model(/*moe=*/false, /*layers=*/8);
   perf::Strategy st;
   st.tp = *rc::gen::elementOf(std::vector<std::int64_t>{1, k});
   st.pp = *rc::gen::elementOf(std::vector<std::int64_t>{1, 2});
@@ -192,13 +185,7 @@ RC_GTEST_PROP(Property, MoreNetworkCapacityIsNeverSlower, ()) {
   const auto times = [&](const Net& x) -> std::optional<Times> {
     const spec::GpuSpec g = spec::load_gpu("H100-SXM");
     const spec::Cluster c = spec::make_cluster(g, n, k, x.nic_gbps, g.hb_bw_Bps / 1e9, x.nics);
-    spec::SwitchSpec sw;
-    sw.name = "test";
-    sw.family = "ethernet";
-    sw.radix = x.radix;
-    sw.port_gbps = 400;
-    sw.modes = {{x.radix, 400.0}};
-    spec::NetworkDesign d = spec::make_network_design(kind, sw, x.over);
+    spec::NetworkDesign d = spec::make_network_design(kind, test::small_switch(x.radix), x.over);
     d.routing = routing;
     int tiers = 0;
     try {

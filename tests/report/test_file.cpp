@@ -8,15 +8,16 @@
 
 #include <cstdio>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <string>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/file.hpp"
 
 using namespace railsim;
+using railsim::test::error_of;
 
 namespace {
 
@@ -34,15 +35,6 @@ std::string slurp(const std::string& path) {
 bool is_link(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 
+#include "../common/small_network.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/bill_of_materials.hpp"
@@ -199,23 +200,7 @@ struct Case {
   }
 };
 
-perf::Model small_model(bool moe) {
-  perf::Model m;
-  m.name = moe ? "moe-small" : "dense-small";
-  m.layers = 12;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 32000;
-  m.seq_len = 1024;
-  if (moe) {
-    m.experts = 16;
-    m.top_k = 2;
-    m.expert_ffn_hidden = 2048;
-  }
-  return m;
-}
+using test::small_model;
 
 std::int64_t pick_divisor(std::mt19937_64& rng, std::int64_t n, std::int64_t cap) {
   std::vector<std::int64_t> d;
@@ -230,13 +215,7 @@ spec::SwitchSpec test_switch(std::mt19937_64& rng) {
   const int radixes[] = {8, 12, 16, 32};
   const char* presets[] = {"QM9700", "ETH-51.2T-128x400G", "TH4-64x400G"};
   if (rng() % 4 == 0) return spec::load_switch(presets[rng() % 3]);
-  spec::SwitchSpec sw;
-  sw.radix = radixes[rng() % 4];
-  sw.port_gbps = 400;
-  sw.name = fmt::format("test-{}x400G", sw.radix);
-  sw.family = "ethernet";
-  sw.modes.push_back({sw.radix, sw.port_gbps});
-  return sw;
+  return test::small_switch(radixes[rng() % 4]);
 }
 
 bool draw(std::mt19937_64& rng, Case& c) {

@@ -26,7 +26,7 @@ struct ValidationTable {
   std::string source;  // the data file under data/validation/
   std::string gpu;     // the regime: GPU preset and software stack of the runs
   std::string stack;
-  std::string routing;    // of the QM9700 network the runs are modelled on (InfiniBand: adaptive)
+  std::string switch_name, routing;  // the network the runs are modelled on
   std::string quantity;   // "iteration time (s)", "MFU", "TFLOP/s per GPU"
   bool held_out = false;  // no constant was set on these runs
   double max_tolerance = 0;   // every |error| must be below it (docs/validation.md)

@@ -5,6 +5,7 @@
 
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/report/routing_columns.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -21,9 +22,6 @@ Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport
 // values in estimate's layout).
 Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement);
 
-// The routing assumptions of `d` (spec::routing_json's keys: routing, seed, forwarding,
-// forward_via, chunks) as columns of every row, CSV and JSON only: every CSV states its routing.
-void add_routing_columns(Table& t, const spec::NetworkDesign& d);
 
 // The columns of traffic --csv: one row per GPU pair with traffic.
 std::vector<Column> traffic_pair_columns();

@@ -114,7 +114,10 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
 // ecmp (Ethernet's default), seed 0; rail-only forwarding pipelined via hb_first, 8 chunks
 // (NCCL's PXN)"; and as JSON: {"routing", "routing_default", "seed", "forwarding",
 // "forward_via", "chunks"}, the same keys every document carries.
+// The forwarding part is stated for rail_only designs, or with `with_forwarding` for an answer
+// that covers several designs (compare, fail goodput).
 std::string describe_routing(const NetworkDesign& d);
+std::string describe_routing(const NetworkDesign& d, bool with_forwarding);
 Json routing_json(const NetworkDesign& d);
 
 // The design as built for this cluster: the switch in the port mode that serves its NICs

@@ -15,6 +15,13 @@ struct EmbeddedPreset {
 };
 const std::vector<EmbeddedPreset>& embedded_presets();
 
+// The kinds of presets (their folders), in the order `railsim presets` lists them.
+inline const std::vector<std::string>& preset_kinds() {
+  static const std::vector<std::string> kinds = {"gpus",   "switches", "catalogs",
+                                                 "models", "stacks",   "failures"};
+  return kinds;
+}
+
 // Names of the presets in one folder ("gpus", "switches", "catalogs", "models"), sorted.
 std::vector<std::string> preset_names(std::string_view folder);
 
