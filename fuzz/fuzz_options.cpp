@@ -1,5 +1,7 @@
 // libFuzzer target: the library's validation of what the command line hands it, as `railsim
-// design`, `estimate`, `plan` and `sim --fail` resolve it. The input is text, one `key=value` per
+// design`, `estimate`, `plan`, `sim --fail`, `sim` (MoE token routing), `sweep` (the value
+// syntax of its lists) and `fail goodput` (the run, the failure rates, the Monte Carlo's bound on
+// work) resolve it. The input is text, one `key=value` per
 // line (keys below; an unknown key or a number that does not parse is skipped, as CLI11 would
 // refuse it before the library sees it). Every step either throws railsim::InputError or returns
 // values that are finite and consistent: ports used within the ports there are, a positive finite
@@ -7,6 +9,10 @@
 //
 // keys: gpu gpus hb_domain nic_gbps hb_gbps nics design switch oversub tier management model
 //       stack batch seq tp pp dp ep mb v bytes fail
+//       list_ints list_reals list_names max_points (sweep's value syntax)
+//       tokens experts topk skew max_domains (MoE routing, over the first GPUs, up to 64)
+//       days ckpt_min ckpt_write_s restart_min repair_h spares trials degraded rates (goodput)
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -19,12 +25,17 @@
 #include "check_error.hpp"
 #include "railsim/core/bytes.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/fail/model.hpp"
+#include "railsim/fail/monte_carlo.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/strategy.hpp"
+#include "railsim/sim/moe.hpp"
 #include "railsim/spec/cluster.hpp"
+#include "railsim/spec/failure_rates.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/spec/stack.hpp"
+#include "railsim/sweep/values.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/failures.hpp"
 
@@ -89,6 +100,72 @@ void run(const std::map<std::string, std::string>& kv) {
   }
   if (np.instances > 0) require(np.plan.endpoints() >= c.gpus / np.instances);
 
+  // sweep's lists: at most max_points values, every one of the kind asked for.
+  const std::int64_t max_points = integer(kv, "max_points").value_or(100);
+  if (kv.count("list_ints")) {
+    const auto v = sweep::parse_integers("--gpus", kv.at("list_ints"), max_points);
+    require(!v.empty() && static_cast<std::int64_t>(v.size()) <= max_points);
+  }
+  if (kv.count("list_reals")) {
+    const auto v = sweep::parse_reals("--nic-gbps", kv.at("list_reals"), max_points);
+    require(!v.empty() && static_cast<std::int64_t>(v.size()) <= max_points);
+    for (double x : v) require(std::isfinite(x));
+  }
+  if (kv.count("list_names")) {
+    const auto v = sweep::parse_names("--model", kv.at("list_names"), max_points);
+    require(!v.empty() && static_cast<std::int64_t>(v.size()) <= max_points);
+  }
+
+  // MoE token routing over the first GPUs: checked before any token is routed; where it is
+  // small enough to run here, every token picks topk distinct experts that exist.
+  if (kv.count("tokens") || kv.count("skew")) {
+    sim::MoeRouting r;
+    r.tokens = integer(kv, "tokens").value_or(r.tokens);
+    r.experts = integer(kv, "experts").value_or(r.experts);
+    r.topk = integer(kv, "topk").value_or(r.topk);
+    r.max_domains = integer(kv, "max_domains").value_or(0);
+    if (kv.count("skew")) sim::parse_skew(kv.at("skew"), r);
+    sim::Group group;
+    for (std::int64_t g = 0; g < std::min<std::int64_t>(c.gpus, 64); ++g) group.push_back(g);
+    sim::check_moe(r, group, c);
+    if (r.tokens * r.topk * static_cast<std::int64_t>(group.size()) <= 200'000) {
+      const std::vector<std::int32_t> ids = sim::route_tokens(r, group, c, 0);
+      require(static_cast<std::int64_t>(ids.size()) == r.tokens * r.topk);
+      for (std::size_t t = 0; t < ids.size(); t += static_cast<std::size_t>(r.topk))
+        for (std::int64_t a = 0; a < r.topk; ++a) {
+          const std::int32_t e = ids[t + static_cast<std::size_t>(a)];
+          require(e >= 0 && e < r.experts);
+          for (std::int64_t b = 0; b < a; ++b) require(ids[t + static_cast<std::size_t>(b)] != e);
+        }
+    }
+  }
+
+  // fail goodput: the run's parameters, the rates, and the bound on the Monte Carlo's work
+  // (checked before any trial); where a few trials are cheap, they run and give ratios in [0, 1].
+  if (kv.count("trials") || kv.count("days") || kv.count("rates")) {
+    fail::RunParams p;
+    p.days = real(kv, "days").value_or(p.days);
+    if (auto m = real(kv, "ckpt_min")) p.checkpoint_interval_s = *m * 60;
+    p.checkpoint_write_s = real(kv, "ckpt_write_s").value_or(p.checkpoint_write_s);
+    if (auto m = real(kv, "restart_min")) p.restart_s = *m * 60;
+    if (auto h = real(kv, "repair_h")) p.repair_s = *h * 3600;
+    p.spare_domains = integer(kv, "spares");
+    if (kv.count("degraded")) p.policy = fail::parse_degraded_policy(kv.at("degraded"));
+    fail::validate(p);
+    const spec::FailureRates rates =
+        spec::load_failure_rates(text("rates", "llama3-meta-2024"), "--rates");
+    const fail::FailureModel fm = fail::make_failure_model(c, d, rates, p);
+    fail::MonteCarloOptions mc;
+    mc.trials = integer(kv, "trials").value_or(4);
+    fail::validate(mc);
+    const double events = static_cast<double>(mc.trials) * fm.rate_per_s() * fm.run_s;
+    if (events > fail::kMaxGoodputEvents || (mc.trials <= 8 && events <= 1e5)) {
+      const fail::GoodputResult g = fail::run_goodput(fm, mc);  // throws when over the bound
+      require(events <= fail::kMaxGoodputEvents);
+      require(std::isfinite(g.ettr.mean) && g.ettr.mean >= 0 && g.ettr.mean <= 1);
+    }
+  }
+
   if (kv.count("fail") && c.gpus <= 1024) {
     const topo::Fabric f = topo::build_fabric(c, d);
     (void)topo::parse_failure(kv.at("fail"), f, "--fail");
@@ -96,10 +173,10 @@ void run(const std::map<std::string, std::string>& kv) {
 
   if (!kv.count("model")) return;
   const perf::Model m = perf::load_model(text("model", ""), "--model");
-  const spec::Stack st = spec::load_stack(text("stack", std::string(spec::kDefaultStack)), "--stack");
-  const spec::Training tr =
-      spec::make_training(integer(kv, "batch").value_or(1024), integer(kv, "seq").value_or(m.seq_len),
-                          st);
+  const spec::Stack st =
+      spec::load_stack(text("stack", std::string(spec::kDefaultStack)), "--stack");
+  const spec::Training tr = spec::make_training(integer(kv, "batch").value_or(1024),
+                                                integer(kv, "seq").value_or(m.seq_len), st);
   perf::StrategyPins pins;
   pins.tp = integer(kv, "tp");
   pins.pp = integer(kv, "pp");

@@ -295,7 +295,21 @@ std::string JsonObject::string(std::string_view key) {
   if (!v.is_string())
     throw InputError(field(key),
                      fmt::format("expected a string, got {} ({})", type_name(v), show(v)));
-  return v.get<std::string>();
+  std::string s = v.get<std::string>();
+  check_printable(field(key), s);
+  return s;
+}
+
+std::string JsonObject::source() {
+  if (!has("source")) return "";
+  const Json& v = get("source");
+  if (!v.is_string())
+    throw InputError(
+        field("source"),
+        fmt::format("expected a string naming the source, got {} ({})", type_name(v), show(v)));
+  std::string s = v.get<std::string>();
+  check_printable(field("source"), s);
+  return s;
 }
 
 std::string JsonObject::string_or(std::string_view key, std::string fallback) {

@@ -39,9 +39,11 @@ DegradedPolicy parse_degraded_policy(std::string_view s, const std::string& opti
 
 void validate(const RunParams& p) {
   check_number("--days", p.days, Range::positive(36500));
+  // At least a second: no job checkpoints more often (writing one takes seconds), and below it the
+  // run would be all checkpoints (a cost per effective GPU-hour of hundreds of digits).
   if (p.checkpoint_interval_s)
     check_number("--checkpoint-interval-min", *p.checkpoint_interval_s / 60.0,
-                 Range::positive(1e7));
+                 Range::between(1.0 / 60.0, 1e7));
   check_number("--checkpoint-write-s", p.checkpoint_write_s, Range::positive(1e7));
   check_number("--detect-min", p.detect_s / 60.0, Range::non_negative(1e6));
   check_number("--restart-min", p.restart_s / 60.0, Range::positive(1e6));

@@ -10,7 +10,9 @@
 #include <functional>
 #include <limits>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/fail/rng.hpp"
 #include "text.hpp"
 
@@ -149,7 +151,8 @@ TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint6
   };
 
   enum class Next { end, state, degraded_end, failure };
-  while (true) {
+  for (std::uint64_t step = 1;; ++step) {
+    if ((step & 0xffff) == 0) check_cancelled();
     double d_state = kInf;
     if (st == State::run) {
       if (swap && swappable > 0) d_state = cycle - phase;
@@ -242,7 +245,7 @@ TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint6
 
 void validate(const MonteCarloOptions& o) {
   check_integer("--trials", o.trials, 1, 10'000'000);
-  check_integer("--threads", o.threads, 0, 1024);
+  check_threads("--threads", o.threads);
 }
 
 Stats stats_of(std::vector<double> v) {
@@ -291,18 +294,14 @@ GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o) {
   auto body = [&](const tbb::blocked_range<std::size_t>& range) {
     TrialWorkspace ws(m);
     for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      check_cancelled();
       trials[i] = simulate_trial(m, o.seed, i, ws);
       std::copy(ws.events().begin(), ws.events().end(),
                 events.begin() + static_cast<std::ptrdiff_t>(i * ns));
     }
   };
   const tbb::blocked_range<std::size_t> all(0, n, 16);
-  if (o.threads > 0) {
-    tbb::task_arena arena(o.threads);
-    arena.execute([&] { tbb::parallel_for(all, body); });
-  } else {
-    tbb::parallel_for(all, body);
-  }
+  with_threads(o.threads, [&] { tbb::parallel_for(all, body); });
 
   // Aggregated in trial order: the same sums whatever ran where.
   GoodputResult g;

@@ -11,8 +11,8 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
-#include "railsim/report/routing_columns.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/report/routing_columns.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/spec/switch.hpp"
@@ -160,6 +160,29 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
       space.switches.empty() ? spec::preset_names("switches") : space.switches;
   const std::vector<std::string> cat_names =
       space.catalogs.empty() ? std::vector<std::string>{spec::kDefaultCatalog} : space.catalogs;
+  // The work is bounded before any of it starts: the product of the lists, named by its longest.
+  {
+    const std::pair<std::size_t, const char*> lists[] = {
+        {ks.size(), "--hb-domain"},
+        {nics.size(), "--nic-gbps"},
+        {nic_counts.size(), "--nics-per-gpu"},
+        {space.designs.size(), "--design"},
+        {space.oversubscription.size(), "--oversubscription"},
+        {sw_names.size(), "--switch"},
+        {space.copper.size(), "--copper-gpu-leaf"},
+        {cat_names.size(), "--catalog"}};
+    double networks = 1;
+    for (const auto& [n, option] : lists) networks *= static_cast<double>(n);
+    if (networks > static_cast<double>(kMaxCandidateNetworks)) {
+      const auto* longest = &lists[0];
+      for (const auto& l : lists)
+        if (l.first > longest->first) longest = &l;
+      throw InputError(longest->second,
+                       fmt::format("the lists make {:.3g} candidate networks, more than one search "
+                                   "takes ({}); shorten a list (this one has {} values)",
+                                   networks, kMaxCandidateNetworks, longest->first));
+    }
+  }
   std::vector<spec::SwitchSpec> sws;
   for (const auto& s : sw_names) sws.push_back(spec::load_switch(s, "--switch"));
   std::vector<spec::Catalog> cats;

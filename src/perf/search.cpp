@@ -10,7 +10,9 @@
 #include <numeric>
 #include <tuple>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
 
 namespace railsim::perf {
@@ -247,6 +249,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
   const double hbm = ctx.cluster->gpu.hbm_bytes;
   auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc acc) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      check_cancelled();
       const Shape& sh = all[i];
       Strategy base;
       base.tp = sh.tp;
@@ -282,13 +285,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
     return tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, all.size(), 4), Acc{}, body,
                                 join);
   };
-  Acc acc;
-  if (opt.threads > 0) {
-    tbb::task_arena arena(opt.threads);
-    acc = arena.execute(run);
-  } else {
-    acc = run();
-  }
+  Acc acc = with_threads(opt.threads, run);
   PlanResult res;
   res.plans = std::move(acc.top);
   res.evaluated = acc.evaluated;

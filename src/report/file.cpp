@@ -10,9 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <utility>
 #include <vector>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 
 namespace railsim::report {
@@ -34,6 +37,7 @@ std::string directory_of(const std::string& path) {
 int write_all(int fd, std::string_view bytes) {
   std::size_t done = 0;
   while (done < bytes.size()) {
+    check_cancelled();  // a slow device or a full pipe: stop when asked
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? errno : EIO;
@@ -85,48 +89,64 @@ int open_in_place(const std::string& path, const std::string& option) {
   return fd;
 }
 
-void write_file_atomic(const std::string& requested, std::string_view bytes,
-                       const std::string& option) {
-  const OutputTarget target = resolve_output(requested, option);
-  if (target.in_place) {
-    const int fd = open_in_place(requested, option);
-    if (const int err = write_all(fd, bytes); err != 0) {
-      ::close(fd);
-      cannot_write(requested, option, err);
-    }
-    if (::close(fd) != 0) cannot_write(requested, option, errno);
+OutputFile::OutputFile(const std::string& path, std::string option)
+    : path_(path), option_(std::move(option)) {
+  const OutputTarget target = resolve_output(path_, option_);
+  if (target.in_place) {  // a device, FIFO or socket: written as it goes, never renamed over
+    fd_ = open_in_place(path_, option_);
     return;
   }
-  const std::string& path = target.path;
-  const std::string dir = directory_of(path);
-  const auto slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  target_ = target.path;
+  const std::string dir = directory_of(target_);
+  const auto slash = target_.rfind('/');
+  const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
   std::string tmpl = dir + "/." + base + ".tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) cannot_write(path, option, errno);
-  const std::string tmp(name.data());
-  auto fail = [&](int err) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    cannot_write(requested, option, err);
-  };
-  if (const int err = write_all(fd, bytes); err != 0) fail(err);
+  fd_ = ::mkstemp(name.data());
+  if (fd_ < 0) cannot_write(path_, option_, errno);
+  tmp_ = name.data();
+  registered_ = std::make_unique<ExitCleanup>(ExitCleanup::Kind::file, tmp_);
   // mkstemp creates the file 0600; an output file gets the usual 0666 less the umask.
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) fail(errno);
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    cannot_write(requested, option, err);
+  if (::fchmod(fd_, 0666 & ~mask) != 0) cannot_write(path_, option_, errno);
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void OutputFile::write(std::string_view bytes) {
+  if (buffer_.size() + bytes.size() > kBuffer) flush();
+  if (bytes.size() > kBuffer) {
+    if (const int err = write_all(fd_, bytes); err != 0) cannot_write(path_, option_, err);
+  } else {
+    buffer_.append(bytes);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    cannot_write(requested, option, err);
-  }
+}
+
+void OutputFile::flush() {
+  if (buffer_.empty()) return;
+  if (const int err = write_all(fd_, buffer_); err != 0) cannot_write(path_, option_, err);
+  buffer_.clear();
+}
+
+void OutputFile::commit() {
+  if (fd_ < 0) return;
+  flush();
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) cannot_write(path_, option_, errno);
+  if (tmp_.empty()) return;
+  if (std::rename(tmp_.c_str(), target_.c_str()) != 0) cannot_write(path_, option_, errno);
+  tmp_.clear();  // in place now: nothing to remove
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& option) {
+  OutputFile f(path, option);
+  f.write(bytes);
+  f.commit();
 }
 
 std::string read_file(const std::string& path, const std::string& option) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/file.hpp"
 
@@ -94,6 +96,27 @@ std::string temp_dir(const std::string& option) {
   return name.data();
 }
 
+// The exit status of child `pid`, polled every 5 ms so that a cancellation (core/cancel.hpp)
+// stops gnuplot and returns at once: a Ctrl-C reaches gnuplot from the terminal, but a SIGTERM
+// sent to railsim alone would leave it running.
+int wait_for(pid_t pid, const std::string& option) {
+  ExitCleanup registered(pid);
+  int status = 0;
+  while (true) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR)
+      throw InputError(option, fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
+    if (cancel_requested()) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      check_cancelled();
+    }
+    ::usleep(5000);
+  }
+}
+
 std::string first_line(const std::string& s) {
   std::istringstream in(s);
   std::string line, last;
@@ -131,7 +154,7 @@ std::string gnuplot_quote(std::string_view text) {
       o += "''";
     else if (c == '\n')
       o += "'.\"\\n\".'";  // end the piece, a line break, a new piece
-    else if (c == '\r' || c == '\t')
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)  // other controls: a space
       o += ' ';
     else
       o += c;
@@ -145,9 +168,7 @@ std::string gnuplot_number(double v) {
 }
 
 std::string gnuplot_terminal(PlotFormat f, int width, int height, const std::string& output) {
-  std::string path = "'";
-  for (char c : output) path += c == '\'' ? std::string("''") : std::string(1, c);
-  path += "'";
+  const std::string path = gnuplot_quote(output);
   std::string term;
   switch (f) {
     case PlotFormat::png:
@@ -309,6 +330,12 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
   } cleanup{dir};
   const std::string out = dir + "/plot." + std::string(to_string(f));
   const std::string gp = dir + "/plot.gp", err = dir + "/gnuplot.err";
+  // What a signal that cannot wait for unwinding removes (core/cancel.hpp): the folder holds
+  // these three files and nothing else.
+  const ExitCleanup registered[] = {{ExitCleanup::Kind::folder, dir},
+                                    {ExitCleanup::Kind::file, gp},
+                                    {ExitCleanup::Kind::file, err},
+                                    {ExitCleanup::Kind::file, out}};
   {
     std::ofstream o(gp, std::ios::binary);
     o << script(out);
@@ -328,10 +355,7 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
     throw InputError(option, fmt::format("cannot run '{}': {}", gnuplot, std::strerror(rc)));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw InputError(option, fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
+  const int status = wait_for(pid, option);
   std::string bytes;
   std::ifstream in(out, std::ios::binary);
   if (in) {

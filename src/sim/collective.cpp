@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/perf/expansion.hpp"
@@ -63,9 +64,9 @@ class FlowBuilder {
     }
   }
 
-  // Simulates the finished workload. Spread (adaptive, spray), a bundle's bytes are handed back to its member
-  // links in proportion to their capacities (spraying loads them evenly), each member at the
-  // bundle's peak utilisation, so that the result has one entry per network channel.
+  // Simulates the finished workload. Spread (adaptive, spray), a bundle's bytes are handed back to
+  // its member links in proportion to their capacities (spraying loads them evenly), each member at
+  // the bundle's peak utilisation, so that the result has one entry per network channel.
   SimResult run(const EngineOptions& opt) {
     SimResult r = simulate(done(), opt);
     if (!spread_) return r;
@@ -108,6 +109,7 @@ class FlowBuilder {
   // direct transfer's final flow on the same path and inherits its latency.
   FlowId transfer(std::int64_t src, std::int64_t dst, double bytes, std::span<const FlowId> after,
                   double weight = 1.0) {
+    if ((++transfers_ & 0xffff) == 0) check_cancelled();  // millions of transfers: stop when asked
     if (src != dst && bytes > 0) sent_ += bytes * weight;
     return transfer_impl(src, dst, bytes, after, weight);
   }
@@ -307,6 +309,7 @@ class FlowBuilder {
   std::vector<double> bundle_cap_;  // spreading: capacity of each bundle
   FlowId barrier_ = -1;
   double sent_ = 0;
+  std::uint64_t transfers_ = 0;
   std::vector<std::uint8_t> linked_;
   Workload w_;
   // Merging index: one table per channel, of the flows whose path starts there (the last table:

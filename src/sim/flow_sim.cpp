@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "railsim/core/cancel.hpp"
+
 namespace railsim::sim {
 
 Workload::Workload(std::vector<double> channel_capacity_Bps)
@@ -287,6 +289,7 @@ class Engine {
       const double t_fin = finishes_.empty() ? inf : finishes_.top().t;
       const double now = std::min(t_rel, t_fin);
       if (now == inf) break;
+      check_cancelled();
       const double until = horizon(now);
       bool progress = true;
       while (progress) {
@@ -511,6 +514,7 @@ class Engine {
     std::vector<Tally> tallies(closed_.size());
     for_each_largest_first(closed_, [&](std::size_t j, Component& k) {
       while (k.next_finish < std::numeric_limits<double>::infinity()) {
+        check_cancelled();
         const double now = k.next_finish;
         complete_finished(k, horizon(now), tallies[j]);
         refill(k, now);

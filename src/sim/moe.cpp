@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
@@ -141,6 +142,7 @@ struct Router {
     std::vector<std::int32_t> cand;
     std::int64_t domain_sum = 0;
     for (std::int64_t t = 0; t < r.tokens; ++t) {
+      if ((t & 0xffff) == 0) check_cancelled();
       std::int32_t* chosen = out + static_cast<std::size_t>(t) * k;
       std::size_t got = 0;
       double mass = 0;
@@ -310,18 +312,18 @@ void check_moe(const MoeRouting& r, const Group& group, const spec::Cluster& c) 
     throw InputError("--topk", fmt::format("{} is out of range: a token picks 1 to --experts ({}) "
                                            "distinct experts",
                                            r.topk, r.experts));
-  const std::int64_t routed = checked_mul(
-      "--tokens", checked_mul("--tokens", r.tokens, r.topk, "tokens x topk"), n,
-      "tokens x topk x GPUs");
+  const std::int64_t routed =
+      checked_mul("--tokens", checked_mul("--tokens", r.tokens, r.topk, "tokens x topk"), n,
+                  "tokens x topk x GPUs");
   // Routing is bounded before it starts (about 20 s on one core at the bound).
   if (r.popularity != Popularity::pair_weights && routed > kMaxRoutedTokens)
-    throw InputError("--tokens",
-                     fmt::format("{} tokens x top-{} x {} GPUs routes {:.3g} token copies, more "
-                                 "than one run takes ({:.0g}, about 20 s); take at most {} tokens "
-                                 "per GPU",
-                                 r.tokens, r.topk, n, static_cast<double>(routed),
-                                 static_cast<double>(kMaxRoutedTokens),
-                                 kMaxRoutedTokens / (r.topk * n)));
+    throw InputError(
+        "--tokens",
+        fmt::format("{} tokens x top-{} x {} GPUs routes {:.3g} token copies, more "
+                    "than one run takes ({:.0g}, about 20 s); take at most {} tokens "
+                    "per GPU",
+                    r.tokens, r.topk, n, static_cast<double>(routed),
+                    static_cast<double>(kMaxRoutedTokens), kMaxRoutedTokens / (r.topk * n)));
   if (r.popularity == Popularity::pair_weights) {
     if (r.weight_rows != n || static_cast<std::int64_t>(r.weights.size()) != n * n)
       throw InputError("--pair-matrix",
@@ -329,6 +331,15 @@ void check_moe(const MoeRouting& r, const Group& group, const spec::Cluster& c) 
                                    "it must be {} x {}",
                                    r.weight_rows, n, n, n));
     check_weights(r.weights, "--pair-matrix");
+    // The diagonal is a GPU's tokens to its own experts: nothing crosses a link.
+    bool sends = false;
+    for (std::int64_t i = 0; i < n && !sends; ++i)
+      for (std::int64_t j = 0; j < n && !sends; ++j)
+        sends = i != j && r.weights[static_cast<std::size_t>(i * n + j)] > 0;
+    if (!sends)
+      throw InputError("--pair-matrix",
+                       "only the diagonal (a GPU to itself) has weight, so the all-to-all sends "
+                       "nothing over any link; give weight to some pair of two GPUs");
     if (r.max_domains > 0)
       throw InputError("--max-domains", "has no effect with --pair-matrix (no token routing)");
     return;

@@ -55,7 +55,9 @@ std::vector<std::pair<double, double>> efficiency_table(const Json& t, const std
 // of the largest size listed (ours). Smaller sizes are not mapped: railsim derives the efficiency
 // of a GEMM from its shape (tiles and waves over the SMs, the k-loop, the HBM roofline), so the
 // table's lower rows only reach the caller's warning.
-double gemm_curve(const std::vector<std::pair<double, double>>& rows) { return rows.back().second; }
+double gemm_curve(const std::vector<std::pair<double, double>>& rows) {
+  return rows.back().second;
+}
 
 std::mutex g_warn_mutex;
 std::set<std::string> g_warned;
@@ -69,14 +71,44 @@ WarningSink g_sink = &default_sink;
 
 }  // namespace
 
-bool is_calculon_application(const Json& j) {
-  return j.is_object() && j.contains("num_blocks") && j.contains("attn_heads") &&
-         !j.contains("layers");
+namespace {
+
+// True when `j` has one of `theirs` (Calculon's own keys) and none of `ours` (railsim's); both is
+// an error naming one key of each.
+bool has_keys_of(const Json& j, std::initializer_list<std::string_view> theirs,
+                 std::initializer_list<std::string_view> ours, const std::string& path,
+                 std::string_view what) {
+  if (!j.is_object()) return false;
+  const auto first_of = [&](std::initializer_list<std::string_view> keys) {
+    for (std::string_view k : keys)
+      if (j.contains(k)) return std::string(k);
+    return std::string();
+  };
+  const std::string calculon = first_of(theirs), railsim = first_of(ours);
+  if (!calculon.empty() && !railsim.empty())
+    throw InputError(path,
+                     fmt::format("the file mixes railsim's {} fields (\"{}\") and Calculon's "
+                                 "{} fields (\"{}\"); give one format (docs/calculon.md)",
+                                 what == "application" ? "model" : "GPU", railsim, what, calculon));
+  return !calculon.empty();
 }
 
-bool is_calculon_system(const Json& j) {
-  return j.is_object() && j.contains("matrix") && j.contains("networks") &&
-         !j.contains("peak_bf16_tflops");
+}  // namespace
+
+bool is_calculon_application(const Json& j, const std::string& path) {
+  return has_keys_of(
+      j, {"num_blocks", "attn_heads", "attn_size", "feedforward", "seq_size", "vocab_size"},
+      {"layers", "heads", "ffn_hidden", "seq_len", "vocab", "experts", "top_k", "expert_ffn_hidden",
+       "moe_every", "gated_ffn", "tied_embeddings"},
+      path, "application");
+}
+
+bool is_calculon_system(const Json& j, const std::string& path) {
+  return has_keys_of(j, {"matrix", "vector", "mem1", "mem2", "networks", "processing_mode"},
+                     {"peak_bf16_tflops", "peak_fp8_tflops", "hbm_gib", "hbm_gbytes_per_s",
+                      "hb_gbytes_per_s_per_direction", "nic_gbps", "default_hb_domain",
+                      "nics_per_gpu", "hb_planes", "efficiency"},
+                     path, "system");
 }
 
 Model model_from_calculon(const Json& j, const std::string& name, const std::string& path,

@@ -10,19 +10,12 @@ namespace {
 constexpr EnumNames<SwitchPowerFrom, 2> kPowerFromNames{
     {{{SwitchPowerFrom::preset, "preset"}, {SwitchPowerFrom::catalog, "catalog"}}}};
 
-std::string source_of(JsonObject& o) {
-  if (!o.has("source")) return "";
-  const Json& s = o.raw("source");
-  if (!s.is_string()) throw InputError(o.field("source"), "expected a string naming the source");
-  return s.get<std::string>();
-}
-
 PricePower item(JsonObject& parent, std::string_view key) {
   JsonObject o = parent.object(key);
   PricePower p;
   p.price_usd = o.number("price_usd", Range::non_negative(1e8));
   p.power_w = o.number("power_w", Range::non_negative(1e6));
-  p.source = source_of(o);
+  p.source = o.source();
   o.finish();
   return p;
 }
@@ -53,7 +46,7 @@ Catalog catalog_from_json(const Json& j, const std::string& path) {
       c.switch_power_from =
           kPowerFromNames.parse(v.get<std::string>(), s.field("power_from"), "switch power source");
     }
-    c.switch_port.source = c.switch_fixed.source = source_of(s);
+    c.switch_port.source = c.switch_fixed.source = s.source();
     s.finish();
   }
   c.nic_transceiver = item(o, "nic_transceiver");
@@ -62,7 +55,7 @@ Catalog catalog_from_json(const Json& j, const std::string& path) {
     c.switch_transceiver_ports = static_cast<int>(s.integer("ports", 1, 8));
     c.switch_transceiver.price_usd = s.number("price_usd", Range::non_negative(1e8));
     c.switch_transceiver.power_w = s.number("power_w", Range::non_negative(1e6));
-    c.switch_transceiver.source = source_of(s);
+    c.switch_transceiver.source = s.source();
     s.finish();
   }
   c.optical_cable = item(o, "optical_cable");

@@ -19,13 +19,6 @@ constexpr EnumNames<FailureScope, 6> kScopeNames{{{{FailureScope::gpu, "gpu"},
 // 1 per hour per unit is a unit that fails every hour: beyond it the figure is a typo.
 constexpr double kMaxRate = 1.0;
 
-std::string source_of(JsonObject& o) {
-  if (!o.has("source")) return "";
-  const Json& s = o.raw("source");
-  if (!s.is_string()) throw InputError(o.field("source"), "expected a string naming the source");
-  return s.get<std::string>();
-}
-
 FailureClass class_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   FailureClass c;
@@ -64,9 +57,10 @@ FailureClass class_from_json(const Json& j, const std::string& path) {
   if (o.has("repair_h")) {
     if (c.scope == FailureScope::job)
       throw InputError(o.field("repair_h"), "scope 'job' repairs nothing; remove repair_h");
-    c.repair_h = o.number("repair_h", Range::non_negative(1e5));
+    // A repair takes time: 0 would return the part before the job could restart.
+    c.repair_h = o.number("repair_h", Range::positive(1e5));
   }
-  c.source = source_of(o);
+  c.source = o.source();
   o.finish();
   return c;
 }
@@ -86,7 +80,7 @@ FailureRates failure_rates_from_json(const Json& j, const std::string& path) {
   FailureRates r;
   r.name = o.string("name");
   r.about = o.string_or("about", "");
-  r.source = source_of(o);
+  r.source = o.source();
   const Json& classes = o.raw("classes");
   if (!classes.is_array() || classes.empty())
     throw InputError(o.field("classes"), "expected a non-empty array of failure classes");

@@ -56,8 +56,7 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     g.eff.hb = e->number_or("hb", g.eff.hb, kFraction);
     e->finish();
   }
-  if (o.has("source"))
-    g.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
+  g.source = o.source();
   o.finish();
   return g;
 }
@@ -66,7 +65,8 @@ GpuSpec load_gpu(const std::string& arg, const std::string& option) {
   const Json j = load_preset_or_file("gpus", arg, option);
   if (is_calculon_system(j)) {  // a Calculon system file (spec/calculon.hpp)
     CalculonImport info;
-    GpuSpec g = gpu_from_calculon(j, std::filesystem::path(arg).stem().string(), "gpu", &info);
+    GpuSpec g =
+        gpu_from_calculon(j, printable(std::filesystem::path(arg).stem().string()), "gpu", &info);
     if (const std::string w = calculon_warning(option, arg, "system", info); !w.empty()) warn(w);
     return g;
   }

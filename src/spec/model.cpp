@@ -90,7 +90,7 @@ Model model_from_json(const Json& j, const std::string& path) {
         throw InputError(o.field(k),
                          "only meaningful for a mixture-of-experts model (experts > 1)");
   }
-  if (o.has("source") && o.raw("source").is_string()) m.source = o.raw("source").get<std::string>();
+  m.source = o.source();
   o.finish();
   return m;
 }
@@ -99,7 +99,8 @@ Model load_model(const std::string& arg, const std::string& option) {
   const Json j = spec::load_preset_or_file("models", arg, option);
   if (is_calculon_application(j)) {  // a Calculon application file (spec/calculon.hpp)
     CalculonImport info;
-    Model m = model_from_calculon(j, std::filesystem::path(arg).stem().string(), "model", &info);
+    Model m = model_from_calculon(j, printable(std::filesystem::path(arg).stem().string()), "model",
+                                  &info);
     if (const std::string w = calculon_warning(option, arg, "application", info); !w.empty())
       warn(w);
     return m;

@@ -89,14 +89,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
     d.finish();
   }
-  if (o.has("source")) {
-    const Json& s = o.raw("source");
-    if (!s.is_string())
-      throw InputError(o.field("source"),
-                       "expected a string naming where the stack's knobs are "
-                       "documented");
-    st.source = s.get<std::string>();
-  }
+  st.source = o.source();
   o.finish();
   return st;
 }

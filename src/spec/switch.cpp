@@ -57,14 +57,11 @@ SwitchSpec switch_from_json(const Json& j, const std::string& path) {
                        "come from");
     JsonObject p = o.object("power");
     s.power.typical_w = p.number("typical_w", Range::positive(1e6));
-    const Json& src = p.raw("source");
-    if (!src.is_string() || src.get<std::string>().empty())
+    if (!p.has("source") || (s.power.source = p.source()).empty())
       throw InputError(p.field("source"), "expected a non-empty string naming the data sheet");
-    s.power.source = src.get<std::string>();
     p.finish();
   }
-  if (o.has("source"))
-    s.source = o.raw("source").is_string() ? o.raw("source").get<std::string>() : "";
+  s.source = o.source();
   o.finish();
   return s;
 }

@@ -1,14 +1,19 @@
 #include "railsim/sweep/distributed.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <stdexcept>
 #include <type_traits>
+
+#include "railsim/core/cancel.hpp"
 
 namespace railsim::sweep {
 
@@ -76,16 +81,11 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
-// The message of an InputError without its "field: " prefix.
-std::string message_of(const InputError& e) {
-  return std::string(e.what()).substr(e.field().size() + 2);
-}
-
 void write_error(Writer& w, const std::optional<InputError>& e) {
   w.u8(e ? 1 : 0);
   if (!e) return;
   w.text(e->field());
-  w.text(message_of(*e));
+  w.text(e->message());
 }
 std::optional<InputError> read_error(Reader& r) {
   if (r.u8() == 0) return std::nullopt;
@@ -190,17 +190,23 @@ void agree(Communicator& comm, const std::function<void()>& step) {
     step();
     return;
   }
-  // Each rank's outcome: 0 ok; 2 an InputError (field, message); 1 anything else (message).
+  // Each rank's outcome: 0 ok; 2 an InputError (field, message); 3 cancelled (the signal as the
+  // message); 1 anything else (message).
   std::exception_ptr failure;
   Writer w;
   try {
     step();
     w.u8(0);
+  } catch (const Cancelled& e) {
+    failure = std::current_exception();
+    w.u8(3);
+    w.text("");
+    w.text(std::to_string(e.signal()));
   } catch (const InputError& e) {
     failure = std::current_exception();
     w.u8(2);
     w.text(e.field());
-    w.text(message_of(e));
+    w.text(e.message());
   } catch (const std::exception& e) {
     failure = std::current_exception();
     w.u8(1);
@@ -231,13 +237,71 @@ void agree(Communicator& comm, const std::function<void()>& step) {
   if (rank == comm.rank() && failure) std::rethrow_exception(failure);
   const std::string where =
       rank == 0 ? std::string() : fmt::format(" (rank {} of {})", rank, comm.size());
+  if (kind == 3) throw Cancelled(std::stoi(message));
   if (kind == 2) throw InputError(field, message + where);
   throw std::runtime_error(message + where);
 }
 
+std::vector<std::string> describe_inputs(
+    const std::vector<std::pair<std::string, std::string>>& given) {
+  std::vector<std::string> lines;
+  for (const auto& [name, values] : given) {
+    lines.push_back(name + " " + values);
+    // Each value that names a readable regular file: its bytes, summarised.
+    std::size_t start = 0;
+    while (start <= values.size()) {
+      const std::size_t end = std::min(values.find(' ', start), values.size());
+      const std::string v = values.substr(start, end - start);
+      start = end + 1;
+      struct stat st {};
+      if (v.empty() || ::stat(v.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      std::ifstream in(v, std::ios::binary);
+      std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+      std::uint64_t size = 0;
+      char buf[1 << 16];
+      while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        for (std::streamsize i = 0; i < in.gcount(); ++i) {
+          h ^= static_cast<unsigned char>(buf[i]);
+          h *= 0x100000001b3ull;
+        }
+        size += static_cast<std::uint64_t>(in.gcount());
+      }
+      lines.push_back(fmt::format("{} file {}: {} bytes, FNV-1a {:016x}", name, v, size, h));
+    }
+  }
+  return lines;
+}
+
+void check_same_inputs(Communicator& comm, const std::vector<std::string>& inputs) {
+  if (comm.size() == 1) return;
+  Writer w;
+  w.u64(inputs.size());
+  for (const std::string& line : inputs) w.text(line);
+  const std::vector<std::string> all = comm.gather(w.take());
+  std::string verdict;  // empty: every rank agrees with rank 0
+  for (std::size_t r = 1; r < all.size() && verdict.empty(); ++r) {
+    Reader rd(all[r]);
+    std::vector<std::string> theirs(rd.count(8));
+    for (std::string& line : theirs) line = rd.text();
+    if (theirs == inputs) continue;
+    std::size_t i = 0;
+    while (i < theirs.size() && i < inputs.size() && theirs[i] == inputs[i]) ++i;
+    const auto quote = [](const std::vector<std::string>& lines, std::size_t k) {
+      return k < lines.size() ? "'" + printable(lines[k]) + "'" : std::string("nothing");
+    };
+    verdict = fmt::format(
+        "rank {} of {} was given other inputs than rank 0 ({} where rank 0 has {}); every "
+        "process of a distributed sweep must be started with the same options and files",
+        r, comm.size(), quote(theirs, i), quote(inputs, i));
+  }
+  verdict = comm.broadcast(verdict);
+  if (!verdict.empty()) throw InputError("mpirun", verdict);
+}
+
 std::string encode_share(const Share& share) {
   Writer w;
-  w.u8(share.error ? 1 : 0);
+  w.u8(share.cancelled ? 2 : share.error ? 1 : 0);
+  if (share.cancelled) return w.take();
   if (share.error) {
     w.text(*share.error);
     return w.take();
@@ -257,7 +321,9 @@ std::string encode_share(const Share& share) {
 Share decode_share(const std::string& bytes) {
   Reader r(bytes);
   Share share;
-  if (r.u8() != 0) {
+  if (const std::uint8_t kind = r.u8(); kind == 2) {
+    share.cancelled = true;
+  } else if (kind != 0) {
     share.error = r.text();
   } else {
     share.points.resize(r.count(2));
@@ -285,6 +351,8 @@ std::optional<GatheredSweep> run_distributed(const SweepOptions& opt, const Swee
     mine.points.reserve(r.points.size());
     for (const PointResult& p : r.points)
       mine.points.push_back({p.invalid, point_rows(p, opt.perf, alltoall)});
+  } catch (const Cancelled&) {
+    mine = Share{.error = std::nullopt, .points = {}, .cancelled = true};
   } catch (const std::exception& e) {
     mine = Share{.error = e.what(), .points = {}};
   }
@@ -295,6 +363,7 @@ std::optional<GatheredSweep> run_distributed(const SweepOptions& opt, const Swee
   std::vector<EncodedPoint> points(n);
   for (int rank = 0; rank < comm.size(); ++rank) {
     Share s = decode_share(shares.at(static_cast<std::size_t>(rank)));
+    if (s.cancelled) throw Cancelled(0);  // run inside agree: every rank stops
     if (s.error)
       throw std::runtime_error(fmt::format("rank {} of {}: {}", rank, comm.size(), *s.error));
     const std::vector<std::size_t> which = share_of(n, rank, comm.size(), split);

@@ -156,8 +156,10 @@ StudyPlot resolve_plot(const Study* study, const std::string& x, const std::stri
   for (const auto& c : cols)
     if (numeric(c.type)) valid += (valid.empty() ? "" : ", ") + c.name;
   for (const auto& [value, option] : {std::pair{p.x, "--plot-x"}, {p.y, "--plot-y"}}) {
-    const auto it = std::find_if(cols.begin(), cols.end(),
-                                 [&](const report::Column& c) { return c.name == value; });
+    const auto it =
+        std::find_if(cols.begin(), cols.end(), [&, name = value](const report::Column& c) {
+          return c.name == name;  // a copy: clang 14 cannot capture a structured binding
+        });
     if (it == cols.end()) {
       const bool timing = value.rfind("best_", 0) == 0 || value == "vs_rail_optimized_pct";
       const bool alltoall = value.rfind("alltoall_", 0) == 0;

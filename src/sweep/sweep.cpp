@@ -9,7 +9,9 @@
 #include <map>
 #include <stdexcept>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/json.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/report/routing_columns.hpp"
 #include "railsim/spec/catalog.hpp"
@@ -82,11 +84,6 @@ std::string plan_text(const perf::Strategy& s) {
 std::string knobs_text(const perf::Strategy& s) {
   return fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave, perf::to_string(s.recompute),
                      s.sp ? " sp" : "", s.dist_opt ? " dopt" : "", s.dp_overlap ? " ovl" : "");
-}
-
-// The message of an InputError without its "field: " prefix.
-std::string message_of(const InputError& e) {
-  return std::string(e.what()).substr(e.field().size() + 2);
 }
 
 PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
@@ -165,7 +162,7 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
       po.top = 1;
       const perf::PlanResult pr = perf::plan(perf::make_context(m, tr, cluster, d), po);
       if (pr.plans.empty())
-        dp.no_plan_reason = message_of(perf::explain_no_plan(pr, m, tr, {}, cluster));
+        dp.no_plan_reason = perf::explain_no_plan(pr, m, tr, {}, cluster).message();
       else
         dp.best = pr.plans.front();
     } catch (const InputError& e) {
@@ -234,8 +231,7 @@ std::int64_t SweepResult::valid_points() const {
 
 InputError no_valid_point(const InputError& first) {
   return InputError(first.field(),
-                    fmt::format("{} (every point of the sweep is invalid)",
-                                std::string(first.what()).substr(first.field().size() + 2)));
+                    fmt::format("{} (every point of the sweep is invalid)", first.message()));
 }
 
 SweepInputs load_sweep_inputs(const SweepOptions& opt) {
@@ -282,17 +278,13 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, which.size()),
                       [&](const tbb::blocked_range<std::size_t>& range) {
                         for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                          check_cancelled();
                           res.points[i] = evaluate_point(inputs.points[which[i]], inputs, opt);
                           if (opt.on_point_done) opt.on_point_done();
                         }
                       });
   };
-  if (opt.threads > 0) {
-    tbb::task_arena arena(opt.threads);
-    arena.execute(run);
-  } else {
-    run();
-  }
+  with_threads(opt.threads, run);
   return res;
 }
 

@@ -21,7 +21,8 @@ std::vector<std::string> split_items(const std::string& option, const std::strin
     const std::string item =
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item.empty())
-      throw InputError(option, fmt::format("item {} of '{}' is empty", items.size() + 1, text));
+      throw InputError(option,
+                       fmt::format("item {} of '{}' is empty", items.size() + 1, printable(text)));
     items.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -40,11 +41,11 @@ double number(const std::string& option, std::string_view part, bool integer,
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   if (s.empty() || end == s.c_str() || *end != '\0' || !std::isfinite(v))
-    throw InputError(option, fmt::format("{}'{}' is not a number", context, s));
+    throw InputError(option, fmt::format("{}'{}' is not a number", context, printable(s)));
   if (integer && v != std::floor(v))
-    throw InputError(option, fmt::format("{}'{}' is not an integer", context, s));
+    throw InputError(option, fmt::format("{}'{}' is not an integer", context, printable(s)));
   if (integer && std::fabs(v) > 9.0e15)
-    throw InputError(option, fmt::format("{}'{}' is too large", context, s));
+    throw InputError(option, fmt::format("{}'{}' is too large", context, printable(s)));
   return v;
 }
 
@@ -68,18 +69,19 @@ std::vector<double> parse(const std::string& option, const std::string& text, bo
     if (colon != std::string::npos) {  // start:stop:step
       const std::size_t colon2 = item.find(':', colon + 1);
       if (colon2 == std::string::npos || item.find(':', colon2 + 1) != std::string::npos)
-        throw InputError(option, fmt::format("{}'{}': a range is start:stop:step", ctx, item));
+        throw InputError(option,
+                         fmt::format("{}'{}': a range is start:stop:step", ctx, printable(item)));
       const std::string_view sv(item);
       const double start = number(option, sv.substr(0, colon), integer, ctx);
       const double stop = number(option, sv.substr(colon + 1, colon2 - colon - 1), integer, ctx);
       const double step = number(option, sv.substr(colon2 + 1), integer, ctx);
       if (step <= 0)
-        throw InputError(option,
-                         fmt::format("{}'{}': the step must be positive, got {}", ctx, item, step));
+        throw InputError(option, fmt::format("{}'{}': the step must be positive, got {}", ctx,
+                                             printable(item), step));
       if (stop < start)
         throw InputError(option, fmt::format("{}'{}': the range descends ({} > {}); write it "
                                              "ascending",
-                                             ctx, item, start, stop));
+                                             ctx, printable(item), start, stop));
       // A relative tolerance so that 0.1:0.3:0.1 includes 0.3.
       const double n = std::floor((stop - start) / step * (1 + 1e-12)) + 1;
       check_count(option, out.size(), n, max_points);
@@ -90,21 +92,21 @@ std::vector<double> parse(const std::string& option, const std::string& text, bo
       if (x == std::string::npos)
         throw InputError(option, fmt::format("{}'{}': a geometric range is start..stop x factor "
                                              "(1024..8192x2)",
-                                             ctx, item));
+                                             ctx, printable(item)));
       const std::string_view sv(item);
       const double start = number(option, sv.substr(0, dots), integer, ctx);
       const double stop = number(option, sv.substr(dots + 2, x - dots - 2), integer, ctx);
       const double factor = number(option, sv.substr(x + 1), integer, ctx);
       if (factor <= 1)
         throw InputError(option, fmt::format("{}'{}': the factor must be greater than 1, got {}",
-                                             ctx, item, factor));
+                                             ctx, printable(item), factor));
       if (start <= 0)
         throw InputError(option, fmt::format("{}'{}': a geometric range starts above 0, got {}",
-                                             ctx, item, start));
+                                             ctx, printable(item), start));
       if (stop < start)
         throw InputError(option, fmt::format("{}'{}': the range descends ({} > {}); write it "
                                              "ascending",
-                                             ctx, item, start, stop));
+                                             ctx, printable(item), start, stop));
       for (double v = start; v <= stop * (1 + 1e-12); v *= factor) {
         check_count(option, out.size(), 1, max_points);
         out.push_back(v);

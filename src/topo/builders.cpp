@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 
@@ -112,9 +113,11 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
 
   // NIC links: GPU g's NIC n is link N + g*M + n.
   const double nic_cap = std::min(c.nic_bw_Bps, units::gbps_to_Bps(d.sw.port_gbps));
-  for (std::int64_t g = 0; g < c.gpus; ++g)
+  for (std::int64_t g = 0; g < c.gpus; ++g) {
+    if ((g & 0xffff) == 0) check_cancelled();  // up to 2^25 links: stop when asked
     for (int n = 0; n < c.nics_per_gpu; ++n)
       f.links.push_back({static_cast<std::int32_t>(g), f.leaf_of(g, n), nic_cap, LinkKind::nic, 0});
+  }
 
   // Switch-switch links, boundary by boundary: sub-block s's up port p goes from its switch
   // p / u_t to switch switch_of(s mod n_{t+1}, p) of its parent block s / n_{t+1} (ClosTier).
@@ -129,6 +132,7 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
       const std::int64_t lo_base = f.tier_node_base[t] + inst * lo.switches();
       const std::int64_t hi_base = f.tier_node_base[t + 1] + inst * hi.switches();
       for (std::int64_t s = 0; s < lo.blocks; ++s) {
+        check_cancelled();
         const std::int64_t parent = s / hi.group;
         for (std::int64_t q = 0; q < P; ++q) {
           const auto a =

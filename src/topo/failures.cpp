@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -98,10 +99,11 @@ std::int64_t parse_index(std::string_view s, std::string_view spec, const std::s
                          std::int64_t count, const std::string& what) {
   std::int64_t v = -1;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0)
-    throw InputError(
-        option, fmt::format("'{}': {} index '{}' is not a non-negative integer", spec, what,
-                            printable(s)));
+  // Digits only: "-0" and "+3" are not indices.
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || ec != std::errc() ||
+      p != s.data() + s.size() || v < 0)
+    throw InputError(option, fmt::format("'{}': {} index '{}' is not a non-negative integer", spec,
+                                         what, printable(s)));
   if (count <= 0) throw InputError(option, fmt::format("'{}': this network has no {}", spec, what));
   if (v >= count)
     throw InputError(option, fmt::format("'{}': {} index {} is out of range (0 to {})", spec, what,
@@ -440,7 +442,7 @@ namespace {
 // whose edges are alive at both ends.
 template <class Live>
 int pick_nic(int nics, std::uint64_t h, Live live, int want = -1) {
-  const int first = want >= 0                ? want % std::max(nics, 1)
+  const int first = want >= 0  ? want % std::max(nics, 1)
                     : nics > 1 ? static_cast<int>(mix(h) % static_cast<std::uint64_t>(nics))
                                : 0;
   for (int k = 0; k < nics; ++k) {
@@ -489,8 +491,8 @@ RouteStatus DegradedFabric::route(std::int64_t src, std::int64_t dst, std::uint6
   const int M = c.nics_per_gpu;
   const bool rail_only = f.instances > 1;
   auto clos = [&](std::int64_t a, std::int64_t b) {
-    const int n =
-        pick_nic(M, h, [&](int k) { return edge_alive(a, k) && edge_alive(b, k); }, nic);
+    const int n = pick_nic(
+        M, h, [&](int k) { return edge_alive(a, k) && edge_alive(b, k); }, nic);
     return clos_live(a, b, n, h, out);
   };
   // The design's own route: rail_only forwards a cross-rail pair through the source's domain

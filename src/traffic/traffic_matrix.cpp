@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/perf/expansion.hpp"
@@ -166,12 +167,16 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
     const std::int64_t n = pl.axis_size(c.op.axis);
     budget += static_cast<double>(max_transfers(c.op, n)) *
               static_cast<double>(pl.group_count(c.op.axis));
-    if (budget > static_cast<double>(kMaxRecords))
-      throw InputError("strategy", fmt::format("the traffic matrix of this strategy would need "
-                                               "more than {} pair records ({} {} over groups of "
-                                               "{}); use a smaller group",
-                                               kMaxRecords, perf::to_string(c.op.parallelism),
-                                               perf::to_string(c.op.op), n));
+    if (budget > static_cast<double>(kMaxRecords)) {
+      // The degree whose groups are too large (an expert-data-parallel group is dp / ep).
+      const perf::Axis degree = c.op.axis == perf::Axis::edp ? perf::Axis::dp : c.op.axis;
+      throw InputError(fmt::format("--{}", perf::to_string(degree)),
+                       fmt::format("the traffic matrix of this strategy would need more than {} "
+                                   "pair records ({} {} over groups of {} GPUs); use a smaller "
+                                   "{} degree or fewer --gpus",
+                                   kMaxRecords, perf::to_string(c.op.parallelism),
+                                   perf::to_string(c.op.op), n, perf::to_string(degree)));
+    }
   }
 
   // Two expansion passes bucket the records by sender without a global sort: the first counts
@@ -193,6 +198,7 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
                           std::vector<std::int64_t> scratch;
                           perf::GroupExpansion ex;
                           for (std::int64_t g = r.begin(); g != r.end(); ++g) {
+                            check_cancelled();
                             tr.clear();
                             expand(op, pl, g, b, wrap, tr, ex, scratch);
                             for (const Transfer& t : tr)

@@ -155,6 +155,71 @@ TEST(Json, PrintableEscapesControlsAndCutsLongValues) {
   EXPECT_EQ(railsim::printable("caf\xc3\xa9"), "caf\xc3\xa9");  // other UTF-8 kept
   EXPECT_EQ(railsim::printable(std::string(200, 'x')), std::string(80, 'x') + "...");
   EXPECT_EQ(railsim::printable("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // never splits a character
+
+  // Bidirectional-text controls and bytes that are not UTF-8 are escaped too.
+  EXPECT_EQ(railsim::printable("GPT\xe2\x80\xae"
+                               "1T"),
+            "GPT\\u202e1T");
+  EXPECT_EQ(railsim::printable("a\xe2\x81\xa6"
+                               "b"),
+            "a\\u2066b");
+  EXPECT_EQ(railsim::printable("a\xff"
+                               "b\x80"),
+            "a\\xffb\\x80");
+  EXPECT_EQ(railsim::printable("\xc0\xaf"), "\\xc0\\xaf");                // an overlong '/'
+  EXPECT_EQ(railsim::printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");       // a surrogate
+  EXPECT_EQ(railsim::printable("\xf0\x9f\x9a\x80"), "\xf0\x9f\x9a\x80");  // an emoji, kept
+  EXPECT_EQ(railsim::printable("\xf0\x9f\x9a"), "\\xf0\\x9f\\x9a");       // cut short
+  // The cut falls after a whole character, within `max` bytes (the "..." aside).
+  const std::string long_utf8 = std::string(1999, 'x') + "\xc3\xa9\xc3\xa9";
+  EXPECT_EQ(railsim::printable(long_utf8, 2000), std::string(1999, 'x') + "...");
+  EXPECT_EQ(railsim::printable(long_utf8, 2001), std::string(1999, 'x') + "\xc3\xa9...");
+}
+
+TEST(Printable, FindUnprintableNamesTheFirstCharacterAndItsByte) {
+  EXPECT_FALSE(railsim::find_unprintable("GPT-1T Mod\xc3\xa8le \xf0\x9f\x9a\x80"));
+  auto u = railsim::find_unprintable("ab\x1b[2J");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->byte, 2u);
+  EXPECT_EQ(u->what, "U+001B (a control character)");
+  u = railsim::find_unprintable("x\xc2\x9b");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->what, "U+009B (a control character)");
+  u = railsim::find_unprintable("GPT\xe2\x80\xae");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->byte, 3u);
+  EXPECT_EQ(u->what, "U+202E (a bidirectional-text control)");
+  u = railsim::find_unprintable("ok\xff");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->what, "byte 0xff (not UTF-8)");
+  EXPECT_THROW(railsim::check_printable("model.name", "a\nb"), railsim::InputError);
+  EXPECT_NO_THROW(railsim::check_printable("model.name", "a b"));
+}
+
+TEST(JsonObject, StringsAndSourcesArePrintableText) {
+  const railsim::Json j = railsim::parse_json(
+      R"({"name": "M\u001b]0;x\u0007", "ok": "caf\u00e9", "source": 3, "bidi": "\u202e"})", "t");
+  railsim::JsonObject o(j, "model");
+  EXPECT_EQ(o.string("ok"), "caf\xc3\xa9");
+  try {
+    (void)o.string("name");
+    ADD_FAILURE();
+  } catch (const railsim::InputError& e) {
+    EXPECT_EQ(e.field(), "model.name");
+    EXPECT_NE(e.message().find("holds U+001B (a control character) at byte 1"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos);
+  }
+  EXPECT_THROW((void)o.string("bidi"), railsim::InputError);
+  try {
+    (void)o.source();
+    ADD_FAILURE();
+  } catch (const railsim::InputError& e) {
+    EXPECT_EQ(e.field(), "model.source");
+  }
+  const railsim::Json none = railsim::parse_json(R"({"a": 1})", "t");
+  railsim::JsonObject n(none, "x");
+  EXPECT_EQ(n.source(), "");
 }
 
 TEST(Json, CheckedMultiplicationRefusesOverflow) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/report.hpp"
@@ -198,7 +199,8 @@ TEST(Goodput, PxnRunsThroughNicFailuresOnEitherDesign) {
     const FailureModel on = make_failure_model(c, test::fail_design(k), rates, p);
     EXPECT_FALSE(on.streams[0].effect.interrupts) << spec::to_string(k);
     EXPECT_DOUBLE_EQ(on.streams[0].effect.slowdown, 1.15) << spec::to_string(k);
-    EXPECT_TRUE(make_failure_model(c, test::fail_design(k), rates, off).streams[0].effect.interrupts)
+    EXPECT_TRUE(
+        make_failure_model(c, test::fail_design(k), rates, off).streams[0].effect.interrupts)
         << spec::to_string(k);
   }
   const GoodputResult go = run_goodput(opt, o);
@@ -413,4 +415,13 @@ TEST(Goodput, DesignsAreBothOrOneNamedAndAnythingElseNamesTheOption) {
     EXPECT_NE(std::string(e.what()).find("valid: rail_optimized, rail_only, both"),
               std::string::npos);
   }
+}
+
+TEST(Goodput, TheTrialsStopWhenCancelled) {
+  const FailureModel m = llama3_model(DesignKind::rail_optimized);
+  MonteCarloOptions o;
+  o.trials = 1000;
+  request_cancel();
+  EXPECT_THROW((void)run_goodput(m, o), Cancelled);
+  reset_cancel();
 }

@@ -2,6 +2,7 @@
 // strategies dropped, top-k ordered.
 #include <gtest/gtest.h>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/perf/search.hpp"
 #include "test_perf_common.hpp"
 
@@ -100,4 +101,15 @@ TEST(Search, WithFlashAttentionSelectiveRecomputeIsVisitedOnceAsNone) {
   const PlanResult pinned = plan(make_context(m, flash, c, design), po);
   ASSERT_FALSE(pinned.plans.empty());
   EXPECT_EQ(pinned.plans[0].strategy.recompute, Recompute::selective);
+}
+
+TEST(Search, StopsWhenCancelled) {
+  const Model m = load_model("GPT-1T");
+  const Training tr{4096, 2048, Dtype::bf16};
+  const spec::Cluster c = test::cluster("H100-SXM", 32768, 8);
+  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_only));
+  request_cancel();
+  EXPECT_THROW((void)plan(ctx, PlanOptions{}), Cancelled);
+  reset_cancel();
+  EXPECT_FALSE(plan(ctx, PlanOptions{}).plans.empty());
 }

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "../common/error_of.hpp"
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/file.hpp"
@@ -93,4 +95,21 @@ TEST(OutputFile, ADirectoryOrADanglingLinkIsRefused) {
   EXPECT_EQ(error_of([&] { report::write_file_atomic(link, "x", "--csv"); }),
             "--csv: cannot write '" + link + "': it is a link to a missing file");
   std::remove(link.c_str());
+}
+
+TEST(OutputFile, ACancelledWriteLeavesNoTemporaryAndThePreviousFile) {
+  // Cancelled while writing (core/cancel.hpp): the temporary is removed, the target untouched.
+  const std::string path = tmp("cancelled.csv");
+  report::write_file_atomic(path, "old\n", "--csv");
+  request_cancel();
+  EXPECT_THROW(report::write_file_atomic(path, std::string(1 << 20, 'x'), "--csv"), Cancelled);
+  reset_cancel();
+  EXPECT_EQ(slurp(path), "old\n");
+  const std::string dir = testing::TempDir();
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".railsim_file_" + std::to_string(::getpid()) +
+                                                "_cancelled.csv.tmp-"),
+              std::string::npos)
+        << e.path();
+  std::remove(path.c_str());
 }

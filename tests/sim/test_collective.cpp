@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/sim/collective.hpp"
 #include "test_fabrics.hpp"
@@ -350,4 +351,19 @@ TEST(Collective, EstimatedMemoryBeyondTheLimitIsRefused) {
       simulate_collective(
           t.net, request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster)), cfg),
       InputError);
+}
+
+TEST(Collective, StopsWhenCancelled) {
+  TestFabricSpec s;
+  s.gpus = 64;
+  s.per_leaf = 8;
+  s.spines = 2;
+  auto t = make_test_fabric(s);
+  const std::vector<sim::Group> all = sim::groups_all(t.net.cluster);
+  request_cancel();
+  EXPECT_THROW((void)simulate_collective(
+                   t.net, request(perf::CollectiveOp::all_to_all, kB, all, perf::Algorithm::direct),
+                   SimConfig{}),
+               Cancelled);
+  reset_cancel();
 }

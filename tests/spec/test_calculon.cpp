@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/spec/calculon.hpp"
 #include "railsim/spec/gpu.hpp"
@@ -112,14 +113,30 @@ TEST(Calculon, PerDatatypeMatrixGivesFp8AndTheGemmCurve) {
   EXPECT_EQ(info.unmapped, std::vector<std::string>{"matrix.float8.gflops_efficiency"});
 }
 
-TEST(Calculon, DetectionNeedsTheCalculonKeys) {
+TEST(Calculon, DetectionReadsTheKeysOnlyOneFormatHas) {
   EXPECT_TRUE(spec::is_calculon_application(app()));
-  Json railsim = app();
-  railsim["layers"] = 2;
-  EXPECT_FALSE(spec::is_calculon_application(railsim));
+  // One of Calculon's keys is enough: a file missing attn_heads is still Calculon's, and its
+  // error names attn_heads (not railsim's "name").
+  Json partial = app();
+  partial.erase("attn_heads");
+  ASSERT_TRUE(spec::is_calculon_application(partial));
+  EXPECT_EQ(error_field([&] { (void)spec::model_from_calculon(partial, "m", "model"); }),
+            "model.attn_heads");
+  // Keys of both formats: an error naming one of each, not a guess.
+  Json both = app();
+  both["layers"] = 2;
+  EXPECT_EQ(test::error_of([&] { (void)spec::is_calculon_application(both); }),
+            "model: the file mixes railsim's model fields (\"layers\") and Calculon's "
+            "application fields (\"num_blocks\"); give one format (docs/calculon.md)");
+  EXPECT_FALSE(spec::is_calculon_application(Json{{"name", "M"}, {"layers", 2}, {"hidden", 8}}));
   EXPECT_FALSE(spec::is_calculon_application(Json::array()));
-  EXPECT_FALSE(spec::is_calculon_system(Json{{"matrix", 1}}));
-  EXPECT_TRUE(spec::is_calculon_system(Json{{"matrix", 1}, {"networks", 1}}));
+  EXPECT_TRUE(spec::is_calculon_system(Json{{"matrix", 1}}));
+  EXPECT_TRUE(spec::is_calculon_system(Json{{"mem1", 1}, {"networks", 1}}));
+  EXPECT_FALSE(spec::is_calculon_system(Json{{"name", "G"}, {"hbm_gib", 80}}));
+  EXPECT_EQ(error_field([] {
+              (void)spec::is_calculon_system(Json{{"matrix", 1}, {"peak_bf16_tflops", 989}});
+            }),
+            "gpu");
 }
 
 TEST(Calculon, BadFieldsAreNamed) {

@@ -1,12 +1,15 @@
 // The distributed sweep without MPI: ranks are threads of this test joined by an in-process
 // Communicator, so that sharing, gathering and agreeing on errors are checked in every build.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <barrier>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "../common/error_of.hpp"
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sweep/distributed.hpp"
@@ -312,6 +316,105 @@ TEST(Distributed, AgreeGivesEveryRankTheLowestFailingRanksError) {
   // One process: the step's own exception, untouched.
   SerialCommunicator one;
   EXPECT_THROW(agree(one, [] { throw std::out_of_range("x"); }), std::out_of_range);
+}
+
+TEST(Distributed, RanksGivenOtherInputsAllStopNamingTheFirstDifference) {
+  // Two files of the same name on two nodes are two paths here: same name, other bytes.
+  const std::string dir = ::testing::TempDir();
+  const std::string a = dir + "/railsim_inputs_a.json", b = dir + "/railsim_inputs_b.json";
+  std::ofstream(a) << R"({"name": "M", "layers": 2})";
+  std::ofstream(b) << R"({"name": "M", "layers": 3})";
+  const std::vector<std::string> da = describe_inputs({{"--gpus", "64"}, {"--model", a}});
+  ASSERT_EQ(da.size(), 3u);
+  EXPECT_EQ(da[0], "--gpus 64");
+  EXPECT_EQ(da[1], "--model " + a);
+  EXPECT_NE(da[2].find("--model file " + a + ": 26 bytes, FNV-1a "), std::string::npos) << da[2];
+  // The same bytes describe the same (size and hash); other bytes of the same size do not.
+  const auto summary = [](const std::string& path) {
+    const std::string line = describe_inputs({{"--model", path}}).back();
+    return line.substr(line.find(':'));
+  };
+  EXPECT_EQ(summary(a), summary(a));
+  std::ofstream(b) << R"({"name": "M", "layers": 2})";
+  EXPECT_EQ(summary(a), summary(b));
+  std::ofstream(b) << R"({"name": "M", "layers": 3})";
+  EXPECT_NE(summary(a), summary(b));
+
+  // Every rank equal: nothing thrown.
+  auto errors = run_ranks(3, [&](ThreadCommunicator& comm) { check_same_inputs(comm, da); });
+  for (const auto& e : errors) EXPECT_FALSE(e);
+
+  // Rank 2 was given other GPUs: every rank throws the same error, naming rank 2 and the line.
+  errors = run_ranks(3, [&](ThreadCommunicator& comm) {
+    check_same_inputs(comm,
+                      comm.rank() == 2 ? describe_inputs({{"--gpus", "128"}, {"--model", a}}) : da);
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(is_input_error(e));
+    EXPECT_EQ(what_of(e),
+              "mpirun: rank 2 of 3 was given other inputs than rank 0 ('--gpus 128' where rank 0 "
+              "has '--gpus 64'); every process of a distributed sweep must be started with the "
+              "same options and files");
+  }
+  // Rank 1's file holds other bytes under the same option value: caught by the file's line.
+  errors = run_ranks(2, [&](ThreadCommunicator& comm) {
+    std::vector<std::string> mine = da;
+    if (comm.rank() == 1) mine = describe_inputs({{"--gpus", "64"}, {"--model", a}});
+    if (comm.rank() == 1) mine.back() = describe_inputs({{"--model", b}}).back();
+    check_same_inputs(comm, mine);
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_NE(what_of(e).find("rank 1 of 2 was given other inputs than rank 0 ('--model file"),
+              std::string::npos)
+        << what_of(e);
+  }
+  // A rank with an input more than rank 0's.
+  errors = run_ranks(2, [&](ThreadCommunicator& comm) {
+    check_same_inputs(comm, comm.rank() == 1 ? describe_inputs({{"--gpus", "64"}, {"--zip", ""}})
+                                             : describe_inputs({{"--gpus", "64"}}));
+  });
+  EXPECT_NE(what_of(errors[0]).find("('--zip ' where rank 0 has nothing)"), std::string::npos)
+      << what_of(errors[0]);
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
+TEST(Distributed, ACancelledRankStopsEveryRank) {
+  // Inside agree: every rank throws Cancelled, whichever rank was interrupted.
+  auto errors = run_ranks(3, [&](ThreadCommunicator& comm) {
+    agree(comm, [&] {
+      if (comm.rank() == 1) throw Cancelled(SIGINT);
+    });
+  });
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(errors[static_cast<std::size_t>(r)]);
+    try {
+      std::rethrow_exception(errors[static_cast<std::size_t>(r)]);
+    } catch (const Cancelled& c) {
+      EXPECT_EQ(c.signal(), SIGINT) << r;
+    } catch (...) {
+      ADD_FAILURE() << "rank " << r << " did not throw Cancelled";
+    }
+  }
+  // A share interrupted while evaluating reaches rank 0 as such, not as an internal error.
+  SweepOptions o;
+  o.perf = false;
+  o.axes.gpus = {1024, 2048};
+  const SweepInputs inputs = load_sweep_inputs(o);
+  errors = run_ranks(2, [&](ThreadCommunicator& comm) {
+    SweepOptions mine = o;
+    if (comm.rank() == 1) mine.on_point_done = [] { throw Cancelled(0); };
+    agree(comm, [&] { (void)run_distributed(mine, inputs, comm); });
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_THROW(std::rethrow_exception(e), Cancelled);
+  }
+  const Share s = decode_share(encode_share(Share{.error = {}, .points = {}, .cancelled = true}));
+  EXPECT_TRUE(s.cancelled);
+  EXPECT_FALSE(s.error);
 }
 
 TEST(Distributed, TheLauncherIsReadFromItsEnvironment) {

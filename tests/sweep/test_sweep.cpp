@@ -3,6 +3,7 @@
 #include <string>
 
 #include "../common/error_of.hpp"
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/report/table.hpp"
@@ -141,6 +142,16 @@ TEST(Sweep, SameOutputForAnyThreadCount) {
   const std::string two = report::to_csv(sweep_table(run_sweep(o)));
   EXPECT_EQ(one, two);
   EXPECT_NE(one.find("no valid strategy"), std::string::npos);  // a batch of 4097 sequences
+}
+
+TEST(Sweep, StopsWhenCancelled) {
+  SweepOptions o;
+  o.perf = false;
+  o.axes.gpus = {1024, 2048};
+  request_cancel();
+  EXPECT_THROW((void)run_sweep(o), Cancelled);
+  reset_cancel();
+  EXPECT_EQ(run_sweep(o).points.size(), 2u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
@@ -213,4 +214,13 @@ TEST(Fabric, OneHundredThirtyOneThousandGpusBuildWithLinearMemory) {
   f.route(0, 131071, 9, Forwarding::hb_first, p);
   EXPECT_EQ(p.size(), 8u);
   EXPECT_EQ(walk(f, 0, p), 131071);
+}
+
+TEST(Fabric, BuildingStopsWhenCancelled) {
+  request_cancel();
+  EXPECT_THROW((void)topo::build_fabric(cluster(4096, 8), design(spec::DesignKind::rail_only, 64)),
+               Cancelled);
+  reset_cancel();
+  EXPECT_NO_THROW(
+      (void)topo::build_fabric(cluster(4096, 8), design(spec::DesignKind::rail_only, 64)));
 }

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/preset.hpp"
@@ -303,12 +304,34 @@ TEST(TrafficMatrix, AnAllToAllTooLargeToHoldIsAnInputErrorNotACrash) {
   const perf::Placement pl(c, {.tp = 1, .pp = 1, .dp = 32768, .ep = 32768});
   perf::CommSchedule s;
   s.add(op(CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, 1e6));
+  // The error names the degree whose groups are too large.
   try {
     traffic::TrafficMatrix::build(s, pl, c);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "strategy");
-    EXPECT_NE(std::string(e.what()).find("ep all_to_all over groups of 32768"), std::string::npos)
+    EXPECT_EQ(e.field(), "--ep");
+    EXPECT_NE(e.message().find("ep all_to_all over groups of 32768 GPUs); use a smaller ep degree"),
+              std::string::npos)
         << e.what();
   }
+  // An expert-data-parallel group is dp / ep: its error names --dp.
+  const perf::Placement edp(c, {.tp = 1, .pp = 1, .dp = 32768, .ep = 1});
+  perf::CommSchedule g;
+  g.add(op(CollectiveOp::all_to_all, Parallelism::dp, Axis::edp, Algorithm::direct, 1e6));
+  try {
+    traffic::TrafficMatrix::build(g, edp, c);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--dp");
+  }
+}
+
+TEST(TrafficMatrix, StopsWhenCancelled) {
+  const auto c = cluster(1024, 8);
+  const perf::Placement pl(c, {.tp = 8, .pp = 1, .dp = 128, .ep = 1});
+  perf::CommSchedule s;
+  s.add(op(CollectiveOp::all_reduce, Parallelism::dp, Axis::dp, Algorithm::ring, 1000));
+  request_cancel();
+  EXPECT_THROW((void)traffic::TrafficMatrix::build(s, pl, c), Cancelled);
+  reset_cancel();
 }

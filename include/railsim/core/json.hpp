@@ -59,8 +59,11 @@ class JsonObject {
   std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max);
   std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min,
                           std::int64_t max);
+  // Strings are names and notes shown on terminals: check_printable (core/error.hpp) applies.
   std::string string(std::string_view key);
   std::string string_or(std::string_view key, std::string fallback);
+  // The "source" note: where the values come from ("" when absent); a string, printable.
+  std::string source();
   bool boolean_or(std::string_view key, bool fallback);
   // A nested object; the returned view must be finish()ed by the caller.
   JsonObject object(std::string_view key);

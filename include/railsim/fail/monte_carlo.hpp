@@ -61,7 +61,7 @@ struct MonteCarloOptions {
   std::uint64_t seed = 1;
   int threads = 0;  // 0: every core
 };
-// --trials in [1, 10^7], --threads in [0, 1024].
+// --trials in [1, 10^7], --threads in [0, kMaxThreads] (core/threads.hpp).
 void validate(const MonteCarloOptions& o);
 
 // Mean, sample standard deviation and percentiles (linear between order statistics).

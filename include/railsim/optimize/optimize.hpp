@@ -37,6 +37,10 @@ struct ModelSpec {
 
 // The space searched. Empty lists take the GPU preset's value (hb_domain, nic_gbps,
 // nics_per_gpu) or every shipped switch preset (switches).
+// The most candidate networks one search takes (the product of the Space's lists), checked
+// before any is priced or planned: about 10 minutes on 2 cores at the bound (docs/trust.md).
+inline constexpr std::int64_t kMaxCandidateNetworks = 100'000;
+
 struct Space {
   std::vector<spec::DesignKind> designs = {spec::DesignKind::rail_only,
                                            spec::DesignKind::rail_optimized};

@@ -87,9 +87,11 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
 // "set terminal ..." and "set output ..." lines for a picture of width x height pixels.
 std::string gnuplot_terminal(PlotFormat f, int width, int height, const std::string& output);
 // A gnuplot string expression holding `text` literally: single-quoted pieces (a quote doubled),
-// joined by "\n" where the text breaks a line. Never double quotes around the text: gnuplot runs
-// `command` substitution inside double-quoted strings (a model named M`touch x` would run
-// `touch x`), not inside single-quoted ones.
+// joined by "\n" where the text breaks a line; other control characters become spaces. Never
+// double quotes around the text: gnuplot runs `command` substitution inside double-quoted strings
+// (a model named M`touch x` would run `touch x`), not inside single-quoted ones. Every string of a
+// script (titles, labels, legends, the output path) goes through it; fuzz/fuzz_plot.cpp checks
+// that no text reaches gnuplot otherwise.
 std::string gnuplot_quote(std::string_view text);
 // Whether `bytes` is a whole picture of format f (a PNG's IEND chunk, an SVG's </svg>, a PDF's
 // %%EOF at the end): gnuplot can exit 0 with a picture cut short.

@@ -14,10 +14,14 @@
 
 namespace railsim::spec {
 
-// An object with "num_blocks" and "attn_heads" and without railsim's "layers".
-bool is_calculon_application(const Json& j);
-// An object with "matrix" and "networks" and without railsim's "peak_bf16_tflops".
-bool is_calculon_system(const Json& j);
+// Which of the two formats a file is in, from the keys only one of them has: Calculon's
+// application (num_blocks, attn_heads, attn_size, feedforward, seq_size, vocab_size) against
+// railsim's model (layers, heads, ffn_hidden, seq_len, vocab, ...); Calculon's system (matrix,
+// vector, mem1, mem2, networks, ...) against railsim's GPU (peak_bf16_tflops, hbm_gib, ...). A file
+// with keys of both is an InputError(`path`) naming one of each, so that a file missing one of
+// Calculon's required fields is reported as such rather than as a railsim file missing "name".
+bool is_calculon_application(const Json& j, const std::string& path = "model");
+bool is_calculon_system(const Json& j, const std::string& path = "gpu");
 
 // What an import left out: the file's fields railsim has no use for (JSON paths such as
 // "vector" or "networks[0].ops"), and railsim's fields the file lacks, with the value taken.

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "railsim/core/error.hpp"
@@ -67,8 +68,19 @@ std::optional<Launch> launched_by_mpi();
 // Collective: runs `step` on every rank. When it throws on one rank or more, every rank throws
 // the lowest failing rank's error: that rank its own exception, the others an InputError with the
 // same field and message (or, for any other exception, std::runtime_error with its message,
-// naming the rank). With one rank, `step` runs as is.
+// naming the rank; for a Cancelled, Cancelled: every rank stops). With one rank, `step` runs as is.
 void agree(Communicator& comm, const std::function<void()>& step);
+
+// One line per input of a rank, in a fixed order, for check_same_inputs: "NAME VALUES" for each
+// (name, values) given, and for every value that names a regular file, its size and FNV-1a hash
+// (a model file that differs between two nodes differs here too).
+std::vector<std::string> describe_inputs(
+    const std::vector<std::pair<std::string, std::string>>& given);
+
+// Collective: every rank's `inputs` (describe_inputs) must equal rank 0's. Otherwise every rank
+// throws the same InputError("mpirun", ...) naming the first rank that differs and its first line
+// that differs, so that no rank evaluates points of another sweep.
+void check_same_inputs(Communicator& comm, const std::vector<std::string>& inputs);
 
 // What rank 0 holds after a distributed sweep.
 struct GatheredSweep {
@@ -94,6 +106,7 @@ struct EncodedPoint {
 struct Share {
   std::optional<std::string> error;  // set: the rank failed
   std::vector<EncodedPoint> points;
+  bool cancelled = false;  // the rank was interrupted (core/cancel.hpp); rank 0 throws Cancelled
 };
 std::string encode_share(const Share& share);
 Share decode_share(const std::string& bytes);
