@@ -113,6 +113,8 @@ ValidationTable korthikanti_time() {
       .source = "data/validation/megatron-korthikanti-2022.json",
       .gpu = d["common"]["gpu"].get<std::string>(),
       .stack = "megatron-lm-2022",
+      .switch_name = {},  // set by state_network
+      .routing = {},
       .quantity = "iteration time (s)",
       .max_tolerance = 0.05,
       .mean_tolerance = 0.03,
@@ -141,6 +143,8 @@ ValidationTable korthikanti_hold_out() {
       .source = "data/validation/megatron-korthikanti-2022.json",
       .gpu = d["common"]["gpu"].get<std::string>(),
       .stack = "megatron-lm-2022",
+      .switch_name = {},  // set by state_network
+      .routing = {},
       .quantity = "MFU",
       .held_out = true,
       .max_tolerance = 0.05,
@@ -176,6 +180,8 @@ ValidationTable narayanan() {
       .source = "data/validation/megatron-narayanan-2021.json",
       .gpu = common["gpu"].get<std::string>(),
       .stack = "megatron-lm-2021",
+      .switch_name = {},  // set by state_network
+      .routing = {},
       .quantity = "TFLOP/s per GPU",
       .held_out = true,
       // Above the project's 10% and 5%: timed on Selene's InfiniBand as it routes (adaptively; its
@@ -226,6 +232,8 @@ ValidationTable llama3() {
       .source = "data/validation/llama3-405b-meta-2024.json",
       .gpu = common["gpu"].get<std::string>(),
       .stack = "megatron-core-2024",
+      .switch_name = {},  // set by state_network
+      .routing = {},
       .quantity = "TFLOP/s per GPU",
       .held_out = false,  // the 8,192-GPU run is in the fit of gemm_max; 16,384 GPUs is held out
       .max_tolerance = 0.10,
@@ -285,6 +293,8 @@ ValidationTable megatron_core_h100() {
       .source = "data/validation/megatron-core-h100-2024.json",
       .gpu = common["gpu"].get<std::string>(),
       .stack = "megatron-core-2024",
+      .switch_name = {},  // set by state_network
+      .routing = {},
       .quantity = "MFU",
       .held_out = false,  // the 96-GPU run is in the fit of gemm_max; 4,608 GPUs is held out
       .max_tolerance = 0.10,
@@ -318,6 +328,8 @@ ValidationTable nemo_h100() {
       .source = "data/validation/nemo-h100-2025.json",
       .gpu = common["gpu"].get<std::string>(),
       .stack = "megatron-core-2024",
+      .switch_name = {},  // set by state_network
+      .routing = {},
       .quantity = "tokens/s per GPU",
       .held_out = false,  // the 8B 25.11 row set H100's gemm_max_fp8; the others are held out
       .max_tolerance = 0.10,

@@ -8,9 +8,13 @@ namespace railsim::spec {
 
 namespace {
 std::string with_thousands(std::int64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-    s.insert(static_cast<std::size_t>(i), ",");
+  const std::string digits = std::to_string(v);
+  const std::size_t sign = digits[0] == '-' ? 1 : 0;
+  std::string s;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) s += ',';
+    s += digits[i];
+  }
   return s;
 }
 }  // namespace
