@@ -10,16 +10,20 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "railsim/core/bytes.hpp"
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
@@ -53,6 +57,65 @@ namespace py = pybind11;
 using namespace railsim;
 
 namespace {
+
+// While the library works without the GIL, Ctrl-C cancels it (core/cancel.hpp): Python runs its
+// own SIGINT handler only between bytecodes, so a long call would otherwise run to its end first.
+// For the duration of the calls in flight, SIGINT goes to a handler that raises railsim's flag and
+// then calls Python's (which notes the signal, as it would have); the call unwinds and raises
+// KeyboardInterrupt (translated below). Where Python does not handle SIGINT (SIG_IGN, SIG_DFL),
+// nothing is changed.
+std::mutex g_sigint_mutex;
+int g_calls_in_flight = 0;
+bool g_sigint_installed = false;
+struct sigaction g_python_sigint {};
+
+extern "C" void cancel_on_sigint(int sig, siginfo_t* info, void* context) {
+  request_cancel(sig);
+  if (g_python_sigint.sa_flags & SA_SIGINFO)
+    g_python_sigint.sa_sigaction(sig, info, context);
+  else
+    g_python_sigint.sa_handler(sig);
+}
+
+class Interruptible {
+ public:
+  Interruptible() {
+    {
+      const std::lock_guard lock(g_sigint_mutex);
+      if (g_calls_in_flight++ == 0) {
+        reset_cancel();
+        struct sigaction old {};
+        const bool python_handles =
+            ::sigaction(SIGINT, nullptr, &old) == 0 &&
+            ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != nullptr
+                                         : old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+        g_sigint_installed = python_handles;
+        if (python_handles) {
+          g_python_sigint = old;
+          struct sigaction sa {};
+          sa.sa_sigaction = cancel_on_sigint;
+          ::sigemptyset(&sa.sa_mask);
+          sa.sa_flags = SA_SIGINFO | SA_RESTART;
+          ::sigaction(SIGINT, &sa, nullptr);
+        }
+      }
+    }
+    release_.emplace();
+  }
+  ~Interruptible() {
+    release_.reset();
+    const std::lock_guard lock(g_sigint_mutex);
+    if (--g_calls_in_flight == 0 && g_sigint_installed) {
+      ::sigaction(SIGINT, &g_python_sigint, nullptr);
+      g_sigint_installed = false;
+    }
+  }
+  Interruptible(const Interruptible&) = delete;
+  Interruptible& operator=(const Interruptible&) = delete;
+
+ private:
+  std::optional<py::gil_scoped_release> release_;
+};
 
 using OptI = std::optional<std::int64_t>;
 using OptD = std::optional<double>;
@@ -178,7 +241,7 @@ py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic
   std::vector<double> bytes;
   std::string summary;
   {
-    py::gil_scoped_release release;
+    const Interruptible release;
     const spec::Cluster c = cluster(gpu, gpus, k, nic, hb, m);
     const spec::NetworkDesign d = network(kind, sw, 1.0);
     const Job jb = job(model, batch, seq, stack, {}, {}, tp, pp, dp, ep, {}, {});
@@ -226,18 +289,33 @@ py::dict traffic_coo(const std::string& gpu, std::int64_t gpus, OptI k, OptD nic
 // estimate, sim, sweep, fail_goodput take their keyword arguments as a dict read here, so that a
 // wrong type, an unknown name or a bad value is an InputError naming the argument (as the CLI
 // names its option), never a pybind11 TypeError listing signatures.
+// A Python str as UTF-8: a string that cannot be encoded (a lone surrogate such as '\udc80',
+// which os.fsdecode makes of undecodable bytes) is an InputError naming `field`, not a
+// UnicodeEncodeError surfacing as RuntimeError.
+std::string utf8(const std::string& field, const py::handle& v) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(v.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    throw InputError(field,
+                     "is not valid Unicode text (it holds a lone surrogate); give UTF-8 "
+                     "text");
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
 class Args {
  public:
   Args(const py::kwargs& kw, std::vector<std::string> names) : names_(std::move(names)) {
     for (const auto& [k, v] : kw) {
-      const std::string key = py::cast<std::string>(k);
+      const std::string key = utf8("argument name", k);
       if (std::find(names_.begin(), names_.end(), key) == names_.end()) {
         std::string valid;
         for (const auto& n : names_) {
           if (!valid.empty()) valid += ", ";
           valid += n;
         }
-        throw InputError(key, "unknown argument; valid: " + valid);
+        throw InputError(printable(key), "unknown argument; valid: " + valid);
       }
       if (!v.is_none()) d_[key] = py::reinterpret_borrow<py::object>(v);
     }
@@ -288,8 +366,7 @@ class Args {
   std::optional<double> bytes(const std::string& k) const {
     auto it = d_.find(k);
     if (it == d_.end()) return std::nullopt;
-    if (py::isinstance<py::str>(it->second))
-      return units::parse_bytes(py::cast<std::string>(it->second), k);
+    if (py::isinstance<py::str>(it->second)) return units::parse_bytes(utf8(k, it->second), k);
     return number(k);
   }
   // A swept value in the CLI's syntax: a string ("8,16,32", "200:800:200", "1024..8192x2"), one
@@ -300,7 +377,7 @@ class Args {
     const py::object& v = it->second;
     auto one = [&](const py::handle& x) -> std::string {
       if (py::isinstance<py::bool_>(x)) throw InputError(k, "expected numbers or names, got bool");
-      if (py::isinstance<py::str>(x)) return py::cast<std::string>(x);
+      if (py::isinstance<py::str>(x)) return utf8(k, x);
       if (py::isinstance<py::int_>(x)) return py::cast<std::string>(py::str(x));  // any size
       if (py::isinstance<py::float_>(x)) return fmt::format("{}", py::cast<double>(x));
       throw InputError(k, "expected a number, a name or a list of them, got " + type_of(x));
@@ -337,7 +414,7 @@ class Args {
   }
   static std::string as_string(const std::string& k, const py::handle& v) {
     if (!py::isinstance<py::str>(v)) throw InputError(k, "expected a string, got " + type_of(v));
-    return py::cast<std::string>(v);
+    return utf8(k, v);
   }
   template <class T>
   std::optional<std::vector<T>> list(const std::string& k,
@@ -388,9 +465,9 @@ std::vector<std::string> presets_of(const py::object& kind) {
   const std::string valid = fmt::format("{}", fmt::join(kinds, ", "));
   if (!py::isinstance<py::str>(kind))
     throw InputError("kind", "expected a string: one of " + valid);
-  const auto k = kind.cast<std::string>();
+  const std::string k = utf8("kind", kind);
   if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
-    throw InputError("kind", "unknown kind '" + k + "'; valid: " + valid);
+    throw InputError("kind", "unknown kind '" + printable(k) + "'; valid: " + valid);
   return spec::preset_names(k);
 }
 
@@ -469,7 +546,7 @@ std::string estimate_(const py::kwargs& kw) {
   const spec::ClusterOptions co = cluster_options(a);
   const spec::NetworkOptions no = network_options(a);
   const StrategyIn in = strategy_inputs(a);  // reads the arguments: with the GIL
-  py::gil_scoped_release release;
+  const Interruptible release;
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
   const perf::Strategy s = perf::default_strategy(in.model, in.training, in.pins, c);
@@ -505,7 +582,7 @@ std::string sim_(const py::kwargs& kw) {
   std::optional<StrategyIn> in;
   if (schedule) in = strategy_inputs(a);
 
-  py::gil_scoped_release release;
+  const Interruptible release;
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
   sim::SimConfig cfg = sim::sim_config(d);
@@ -549,7 +626,7 @@ std::string sweep_(const py::kwargs& kw) {
        "seed",         "forward_via", "chunks"});
   const std::int64_t m = check_integer(
       "max_points", a.integer("max_points", sweep::kDefaultMaxPoints), 1, sweep::kMaxSweepPoints);
-  const int threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
+  const int threads = check_threads("threads", a.integer("threads", 0));
   std::optional<sweep::Study> study;
   if (auto s = a.string("study")) study = sweep::make_study(*s, "study");
   sweep::SweepOptions s = study ? study->options : sweep::SweepOptions{};
@@ -586,7 +663,7 @@ std::string sweep_(const py::kwargs& kw) {
   s.flash_attention = a.boolean("flash_attention");
   (void)spec::make_training(1, 1, s.stack, s.dtype, s.flash_attention);  // checks them
 
-  py::gil_scoped_release release;
+  const Interruptible release;
   const sweep::SweepResult r = sweep::run_sweep(s);
   if (r.valid_points() == 0) throw sweep::no_valid_point(*r.points.front().invalid);
   return report::to_json(sweep::sweep_table(r)).dump();
@@ -623,8 +700,7 @@ std::string goodput_(const py::kwargs& kw) {
   if (auto v = a.integer("trials")) mc.trials = check_integer("trials", *v, 1, 10'000'000);
   if (auto v = a.integer("seed"))
     mc.seed = static_cast<std::uint64_t>(check_integer("seed", *v, 0, std::int64_t{1} << 53));
-  if (auto v = a.integer("threads"))
-    mc.threads = static_cast<int>(check_integer("threads", *v, 0, 1024));
+  if (auto v = a.integer("threads")) mc.threads = check_threads("threads", *v);
   if (auto v = a.number("checkpoint_interval_min"))
     run.checkpoint_interval_s =
         check_number("checkpoint_interval_min", *v, Range::positive(1e7)) * 60;
@@ -656,7 +732,7 @@ std::string goodput_(const py::kwargs& kw) {
   std::optional<StrategyIn> in;
   if (from_fabric) in = strategy_inputs(a);
 
-  py::gil_scoped_release release;
+  const Interruptible release;
   const spec::Cluster cluster = spec::make_cluster(co);
   fail::validate(run);
   fail::validate(mc);
@@ -699,7 +775,7 @@ std::string design2(const py::kwargs& kw) {
   const spec::NetworkOptions no = network_options(a);
   const std::string catalog = a.string("catalog", std::string(spec::kDefaultCatalog));
   const std::string counting = a.string("switch_counting", "whole");
-  py::gil_scoped_release release;
+  const Interruptible release;
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
   const cost::DesignReport r =
@@ -718,8 +794,8 @@ std::string plan2(const py::kwargs& kw) {
   perf::PlanOptions po;
   po.pins = in.pins;
   po.top = static_cast<int>(check_integer("top", a.integer("top", 5), 1, 100000));
-  po.threads = static_cast<int>(check_integer("threads", a.integer("threads", 0), 0, 4096));
-  py::gil_scoped_release release;
+  po.threads = check_threads("threads", a.integer("threads", 0));
+  const Interruptible release;
   const spec::Cluster c = spec::make_cluster(co);
   const spec::NetworkDesign d = spec::make_network_design(no);
   const perf::PlanResult res =
@@ -748,7 +824,7 @@ std::string whatif_kw(const py::kwargs& kw) {
   const std::int64_t random = a.integer("fail_random", 0), seed = a.integer("seed", 1);
   const std::string pxn = a.string("pxn", "on"), sim = a.string("sim", "auto");
   const OptI spares = a.integer("spare_domains");
-  py::gil_scoped_release release;
+  const Interruptible release;
   return whatif(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s, co.nics_per_gpu,
                 designs, sw, model, batch, seq, stack, fail, random, seed, pxn, sim, spares);
 }
@@ -776,7 +852,7 @@ std::string optimize_kw(const py::kwargs& kw) {
   const char* list_names[] = {"models", "hb_domain", "nic_gbps", "switches", "oversubscription"};
   for (std::size_t i = 0; i < std::size(empty); ++i)
     if (empty[i]) throw InputError(list_names[i], "an empty list: give at least one value");
-  py::gil_scoped_release release;
+  const Interruptible release;
   return optimize_(gpu, gpus, models, batch, k, nic, sws, over, within, of, max_time, max_cost);
 }
 
@@ -804,7 +880,13 @@ PYBIND11_MODULE(_railsim, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
-      input_error(e.what());
+      // The CLI's bound: one line, escaped, at most 2,000 bytes however long the value echoed.
+      input_error(printable(e.what(), 2000).c_str());
+    } catch (const Cancelled&) {
+      // Python's handler runs now (it was noted during the call): KeyboardInterrupt, or what a
+      // handler of the user's raises. Off the main thread, or if it raises nothing, the call
+      // still ended early: KeyboardInterrupt.
+      if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
     }
   });
   m.def("presets", &presets_of, py::arg("kind"),

@@ -79,7 +79,7 @@ std::optional<perf::VerdictFlip> add_performance_columns(
     if (r.plans.empty()) {
       for (auto* col : {&time, &vs, &mfu, &best, &knobs}) col->push_back(report::Missing{});
       const InputError why = perf::explain_no_plan(r, in.model, in.training, {}, cluster);
-      reason.push_back(std::string(why.what()).substr(why.field().size() + 2));
+      reason.push_back(why.message());
       continue;
     }
     const perf::Plan& p = r.plans.front();
@@ -211,7 +211,8 @@ void run_compare(const CLI::App& cmd, const CompareOptions& o, const Performance
     const std::optional<perf::VerdictFlip> flip = add_performance_columns(t, perf, c, designs);
     report::add_routing_columns(t, base);
     if (ci) text += "\n";
-    text += cost::compare_heading(c, rows) + spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +
+    text += cost::compare_heading(c, rows) +
+            spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +
             report::to_text_by_column(t, "design") + cost::compare_notes(rows);
     if (flip && flip->flips) text += "  note: " + flip->line + "\n";
     if (flip) flips.push_back(perf::to_json(*flip));

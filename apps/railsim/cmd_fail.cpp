@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
@@ -120,7 +121,7 @@ void run_whatif(const WhatIfArgs& a) {
   o.examples = static_cast<int>(check_integer("--examples", a.examples, 0, 1000));
   o.plan.pins = in.pins;
   o.plan.top = 1;
-  o.plan.threads = static_cast<int>(check_integer("--threads", a.threads, 0, 4096));
+  o.plan.threads = check_threads("--threads", a.threads);
   std::vector<spec::NetworkDesign> designs;
   for (spec::DesignKind k : fail::parse_designs(a.design, "--design")) {
     NetworkOptions n = a.network;
@@ -208,7 +209,7 @@ void add_fail_command(CLI::App& app) {
   cmd->add_option_function<std::string>(
       "--threads",
       [o](const std::string& s) {
-        o->mc.threads = static_cast<int>(parse_integer_option("--threads", s, 0, 1024));
+        o->mc.threads = static_cast<int>(parse_integer_option("--threads", s, 0, kMaxThreads));
       },
       "Threads (default 0: every core)");
   cmd->add_option_function<double>(

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/optimize/optimize.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
@@ -96,8 +97,12 @@ void run(const OptimizeArgs& a) {
     b.max_cost_usd = check_number("--max-network-cost", *a.max_cost, Range::positive(1e15));
   if (a.max_power) b.max_power_w = check_number("--max-power", *a.max_power, Range::positive(1e15));
   optimize::Options o;
+  if (a.first && a.all)
+    throw InputError("--all",
+                     "lists every candidate of the whole search, which --first stops "
+                     "early; choose one of them");
   o.frontier = !a.first;
-  o.threads = static_cast<int>(check_integer("--threads", a.threads, 0, 4096));
+  o.threads = check_threads("--threads", a.threads);
   if (!a.plot.empty()) {  // checked before the search
     report::plot_format(a.plot, "--plot");
     report::check_writable(a.plot, "--plot");

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "network_options.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/report.hpp"
@@ -66,7 +67,7 @@ void add_plan_command(CLI::App& app) {
     perf::PlanOptions po;
     po.pins = in.pins;
     po.top = static_cast<int>(check_integer("--top", args->top, 1, 100000));
-    po.threads = static_cast<int>(check_integer("--threads", args->threads, 0, 4096));
+    po.threads = check_threads("--threads", args->threads);
     po.max_candidates =
         check_integer("--max-candidates", args->max_candidates, 1, std::int64_t{1} << 40);
     const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);

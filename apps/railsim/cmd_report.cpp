@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/html/report.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/sweep/study.hpp"
@@ -32,9 +33,7 @@ void run(ReportArgs a) {
   else if (a.studies != "none")
     a.report.studies = sweep::parse_names("--studies", a.studies);
   a.report.failures = !a.no_failures;
-  if (a.report.threads < 0)
-    throw InputError("--threads",
-                     fmt::format("got {}, expected 0 (all cores) or more", a.report.threads));
+  check_threads("--threads", a.report.threads);
   report::write_file_atomic(a.out, html::build_report(a.report), "--out");
 }
 

@@ -5,10 +5,13 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "railsim/core/bytes.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
 #include "railsim/report/progress.hpp"
@@ -65,8 +68,10 @@ std::unique_ptr<sweep::Communicator> make_world() {
 // The world lives until the process exits, after main has printed the error of a failed sweep:
 // every rank then waits for the others before leaving MPI, so no rank exits first and lets the
 // launcher end the job before rank 0's line is out.
+bool g_world_open = false;
 sweep::Communicator& open_world() {
   static const std::unique_ptr<sweep::Communicator> world = make_world();
+  g_world_open = true;
   return *world;
 }
 
@@ -84,8 +89,7 @@ void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
   if (o.json && o.csv) throw InputError("--csv", "choose one of --json and --csv");
   if (o.perf && o.no_perf) throw InputError("--perf", "choose one of --perf and --no-perf");
   check_integer("--max-points", o.max_points, 1, sweep::kMaxSweepPoints);
-  if (o.threads < 0)
-    throw InputError("--threads", fmt::format("got {}, expected 0 (all cores) or more", o.threads));
+  check_threads("--threads", o.threads);
   out.split = sweep::parse_split(o.split, "--split");
   const std::int64_t m = o.max_points;
   // A study's axes and options first; every option given replaces the study's value.
@@ -118,8 +122,9 @@ void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
                                       {o.chunks.has_value(), "--chunks"},
                                       {o.seed.has_value(), "--seed"}})
       if (given)
-        throw InputError(name, "sets how the plans and --alltoall are routed; with --no-perf "
-                               "and no --alltoall neither runs");
+        throw InputError(name,
+                         "sets how the plans and --alltoall are routed; with --no-perf "
+                         "and no --alltoall neither runs");
   if (o.forwarding) s.network.forwarding = *o.forwarding;
   if (o.forward_via) s.network.forward_via = *o.forward_via;
   if (o.seed) s.network.seed = *o.seed;
@@ -148,11 +153,14 @@ void resolve(const SweepCliOptions& o, bool root, Resolved& out) {
 // Under an MPI launcher every rank runs this: the same checks (errors agreed among the ranks, so
 // all exit with the same status; rank 0 prints), its share of the points, and rank 0 writes the
 // table and the plot from every rank's rows.
-void run_sweep(const SweepCliOptions& o) {
+void run_sweep(const SweepCliOptions& o,
+               const std::vector<std::pair<std::string, std::string>>& given) {
   sweep::Communicator& comm = open_world();
   const bool root = comm.rank() == 0;
   Resolved in;
   sweep::agree(comm, [&] { resolve(o, root, in); });
+  // An MPMD launch, or nodes with different files, would otherwise mix rows of other sweeps.
+  sweep::check_same_inputs(comm, sweep::describe_inputs(given));
 
   // On a terminal, a sweep that takes more than 2 s shows rank 0's progress on stderr.
   std::optional<report::ProgressBar> bar;
@@ -186,7 +194,31 @@ void run_sweep(const SweepCliOptions& o) {
   });
 }
 
+// What each rank was given, for sweep::check_same_inputs: every option set on the command line
+// with its values, by name (so "--gpus=64" and "--gpus 64" agree), --threads aside (a count per
+// process; the output does not depend on it).
+std::vector<std::pair<std::string, std::string>> given_options(const CLI::App& cmd) {
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0 || opt->get_name() == "--threads") continue;
+    std::string values;
+    for (const std::string& v : opt->results()) values += (values.empty() ? "" : " ") + v;
+    given.emplace_back(opt->get_name(), values);
+  }
+  return given;
+}
+
 }  // namespace
+
+std::string agree_on_startup_error(const std::string& message) {
+  if (g_world_open || !sweep::launched_by_mpi()) return message;
+  try {
+    sweep::agree(open_world(), [&] { throw InputError("", message); });
+  } catch (const InputError& agreed) {
+    return agreed.what();
+  }
+  return message;
+}
 
 void add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepCliOptions>();
@@ -248,7 +280,8 @@ void add_sweep_command(CLI::App& app) {
                   "(default, NCCL's PXN), store or two-phase (the moe-alltoall study's)");
   cmd->add_option("--forward-via", o->forward_via,
                   "Forwarding peer: hb_first (default) or rail_first");
-  cmd->add_option("--chunks", o->chunks, "Pieces per forwarded transfer when pipelined (default 8)");
+  cmd->add_option("--chunks", o->chunks,
+                  "Pieces per forwarded transfer when pipelined (default 8)");
   cmd->add_option("--plot", o->plot,
                   "Write a line chart of the rows (.png, .svg or .pdf, drawn by gnuplot): the "
                   "study's, or --plot-x against --plot-y");
@@ -257,7 +290,7 @@ void add_sweep_command(CLI::App& app) {
                   "The y axis of --plot: a numeric column (best_iteration_time_s, cost_usd, ...)");
   cmd->add_flag("--json", o->json, "Print JSON: {\"rows\": [...]}");
   cmd->add_flag("--csv", o->csv, "Print CSV: a header and one row per point and design");
-  cmd->callback([o] { run_sweep(*o); });
+  cmd->callback([o, cmd] { run_sweep(*o, given_options(*cmd)); });
 }
 
 }  // namespace railsim::cli

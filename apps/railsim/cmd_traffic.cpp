@@ -95,7 +95,7 @@ void run(const TrafficArgs& a) {
     if (res.plans.empty()) {
       const InputError e = perf::explain_no_plan(res, in.model, in.training, in.pins, c);
       if (res.evaluated == 0) throw e;
-      throw InputError(e.field(), std::string(e.what()).substr(e.field().size() + 2) +
+      throw InputError(e.field(), e.message() +
                                       "; give --tp/--pp/--dp to see the traffic of a strategy "
                                       "anyway");
     }

@@ -21,8 +21,15 @@ void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
-void add_report_command(CLI::App& app);  // the one-file HTML report
+void add_report_command(CLI::App& app);      // the one-file HTML report
 void add_validate_command(CLI::App& app);
+
+// Under an MPI launcher, `railsim sweep` runs on every rank; a rank whose command line fails
+// before the sweep starts (an option CLI11 cannot parse) still meets the others in their first
+// collective step, so that every rank stops with the lowest failing rank's message (naming the
+// rank when it is not 0), which this returns for rank 0 to print. Outside MPI, or once the sweep
+// has started (its own errors are agreed already), `message` as is.
+std::string agree_on_startup_error(const std::string& message);
 
 // Thrown by a command whose output is printed but whose check failed (validate): main prints
 // "railsim: <message>" on stderr and exits with `code`.

@@ -1,20 +1,26 @@
 // railsim: design and evaluate GPU-cluster networks for LLM training.
 #include <fmt/format.h>
-
+#include <signal.h>
 #include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "commands.hpp"
+#include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
+#include "railsim/spec/calculon.hpp"
 #include "railsim/sweep/distributed.hpp"
 
 namespace {
@@ -29,6 +35,117 @@ int error(const std::string& msg, int code = 2) {
   if (quiet) return code;
   fmt::print(stderr, "railsim: {}\n", railsim::printable(msg, 2000));
   return code;
+}
+
+// Warnings of the library (a Calculon file's unmapped fields) are held until the command succeeds
+// and then printed, once each: a command that fails prints its one error line and nothing else.
+std::mutex g_warnings_mutex;
+std::vector<std::string> g_warnings;
+void hold_warning(const std::string& line) {
+  const std::lock_guard lock(g_warnings_mutex);
+  if (std::find(g_warnings.begin(), g_warnings.end(), line) == g_warnings.end())
+    g_warnings.push_back(line);
+}
+void print_warnings() {
+  const std::lock_guard lock(g_warnings_mutex);
+  if (quiet) return;
+  for (const std::string& w : g_warnings)
+    fmt::print(stderr, "railsim: warning: {}\n", railsim::printable(w, 2000));
+}
+
+// SIGINT, SIGTERM and SIGHUP ask the running command to stop (core/cancel.hpp): it unwinds within
+// a fraction of a second, removing its temporary files and stopping gnuplot, and main ends the
+// process by the same signal. A second signal does not wait: what is registered for clean-up is
+// removed at once and the process ends.
+extern "C" void on_signal(int sig) {
+  if (railsim::cancel_requested()) {
+    railsim::clean_up_now();
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when this handler returns
+    return;
+  }
+  railsim::request_cancel(sig);
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  ::sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // reads and writes go on; the work checks the flag
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    // A signal ignored by whoever started railsim (nohup, a background job) stays ignored.
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+// No command, or an unknown one at any level (CLI11 says only "A subcommand is required"): name
+// the word given and list the commands there are.
+std::string missing_command(const CLI::App& app, int argc, char** argv, const std::string& what) {
+  const CLI::App* parent = &app;
+  int at = 1;  // the argument after the deepest command given
+  for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    for (int i = at; i < argc; ++i)
+      if (sub->check_name(argv[i])) {
+        at = i + 1;
+        break;
+      }
+    parent = sub;
+  }
+  std::string commands;
+  for (const CLI::App* sub : parent->get_subcommands({}))
+    commands += (commands.empty() ? "" : ", ") + sub->get_name();
+  if (commands.empty()) return what;
+  const std::string where = parent == &app ? "" : parent->get_name() + " ";
+  if (at < argc && argv[at][0] != '-')
+    return fmt::format("unknown {}command '{}'; valid: {}", where, railsim::printable(argv[at]),
+                       commands);
+  return fmt::format("a {}command is required; valid: {} (railsim {}--help)", where, commands,
+                     where);
+}
+
+// CLI11 2.1 reads integers with strtoll in base 0: beyond 2^63 it silently takes 2^63 - 1, and
+// "010" is octal. Every integer option of every command reads its text as a decimal integer of
+// 64 bits instead, or says why not.
+void read_integers_in_decimal(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({})) read_integers_in_decimal(*sub);
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_name() != "INT") continue;
+    opt->check(CLI::Validator(
+        [](std::string& text) -> std::string {
+          std::int64_t v = 0;
+          const char* end = text.data() + text.size();
+          const auto r = std::from_chars(text.data(), end, v);
+          if (r.ec == std::errc::result_out_of_range)
+            return "'" + railsim::printable(text) +
+                   "' is beyond the range of a 64-bit integer (-2^63 .. 2^63 - 1)";
+          if (r.ec != std::errc() || r.ptr != end)
+            return "cannot read '" + railsim::printable(text) +
+                   "' as an integer (write it in full, in decimal)";
+          if (text.size() > 1 && (text[0] == '0' || (text[0] == '-' && text[1] == '0')))
+            return "'" + railsim::printable(text) + "' has a leading zero; write it in decimal";
+          return "";
+        },
+        "", "decimal"));
+  }
+}
+
+// After a cancelled command has unwound: one line, then the process ends by the signal that
+// stopped it, so that a shell or a parent process sees what happened (exit status 128 + signal).
+int interrupted(const railsim::Cancelled& e) {
+  std::fflush(stdout);
+  const int sig = e.signal();
+  error(fmt::format("interrupted by {}", sig == SIGINT    ? "SIGINT"
+                                         : sig == SIGTERM ? "SIGTERM"
+                                         : sig == SIGHUP  ? "SIGHUP"
+                                                          : "a request"));
+  if (sig > 0) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+  return 128 + (sig > 0 ? sig : SIGINT);
 }
 }  // namespace
 
@@ -56,14 +173,19 @@ int main(int argc, char** argv) {
   railsim::cli::add_report_command(app);
   railsim::cli::add_validate_command(app);
   railsim::cli::add_completion_command(app);
+  read_integers_in_decimal(app);
   // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
-  // default used instead: refuse it for every option at once.
+  // default used instead: refuse it for every option at once, naming the option it was given to.
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool empty_after_eq = arg.rfind("--", 0) == 0 && !arg.empty() && arg.back() == '=';
     if (arg.empty() || empty_after_eq) {
-      const std::string option =
-          empty_after_eq ? arg.substr(0, arg.size() - 1) : (i > 1 ? argv[i - 1] : "argument");
+      std::string option = empty_after_eq ? arg.substr(0, arg.size() - 1) : "argument";
+      for (int j = i - 1; !empty_after_eq && j >= 1; --j)
+        if (argv[j][0] == '-') {  // the option whose values this one follows
+          option = argv[j];
+          break;
+        }
       return error("error: " + railsim::printable(option) +
                    ": empty value; give a value or leave the option out");
     }
@@ -75,57 +197,54 @@ int main(int argc, char** argv) {
     const std::string_view v(env);
     long n = 0;
     const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 1 || n > 4096)
-      return error("error: RAILSIM_THREADS: got '" + railsim::printable(v) +
-                   "', expected an integer from 1 to 4096 (or leave it unset: all cores)");
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 1 || n > railsim::kMaxThreads)
+      return error(
+          fmt::format("error: RAILSIM_THREADS: got '{}', expected an integer from 1 to {} "
+                      "(or leave it unset: all cores)",
+                      railsim::printable(v), railsim::kMaxThreads));
     thread_cap.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(n));
   }
+  install_signal_handlers();
+  railsim::spec::set_warning_sink(&hold_warning);
+  std::string failure;  // the error, without "railsim: error: "
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return quiet ? 0 : app.exit(e);  // --help, --version
   } catch (const CLI::ConversionError& e) {
     // CLI11 says "Could not convert: --seq = 1e300"; name the option first, like every other error.
-    std::string msg = e.what();
+    failure = e.what();
     const std::string prefix = "Could not convert: ";
-    if (msg.rfind(prefix, 0) == 0) {
-      const std::string rest = msg.substr(prefix.size());
+    if (failure.rfind(prefix, 0) == 0) {
+      const std::string rest = failure.substr(prefix.size());
       const auto eq = rest.find(" = ");
       if (eq != std::string::npos)
-        msg = rest.substr(0, eq) + ": cannot read '" + railsim::printable(rest.substr(eq + 3)) +
-              "' as the expected type (see --help; integers must be written in full, in range)";
+        failure = rest.substr(0, eq) + ": cannot read '" + railsim::printable(rest.substr(eq + 3)) +
+                  "' as the expected type (see --help; integers must be written in full, in range)";
     }
-    return error("error: " + msg);
   } catch (const CLI::RequiredError& e) {
-    // No subcommand, or an unknown one (CLI11 says only "A subcommand is required"): name what
-    // was given and list the commands.
-    std::string commands;
-    for (const CLI::App* sub : app.get_subcommands({}))
-      commands += (commands.empty() ? "" : ", ") + sub->get_name();
-    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
-      return error(fmt::format("error: unknown command '{}'; valid: {}",
-                               railsim::printable(argv[1]), commands));
-    if (app.get_subcommands().empty())
-      return error(
-          fmt::format("error: a command is required; valid: {} (railsim --help)", commands));
-    return error(std::string("error: ") + e.what());
+    failure = missing_command(app, argc, argv, e.what());
   } catch (const CLI::ParseError& e) {
     // CLI11's own messages span lines and quote what was typed.
-    std::string msg = e.what();
-    for (char& c : msg)
+    failure = e.what();
+    for (char& c : failure)
       if (c == '\n') c = ' ';
-    return error("error: " + msg);
   } catch (const railsim::InputError& e) {
-    return error(std::string("error: ") + e.what());
+    failure = e.what();
+  } catch (const railsim::Cancelled& e) {
+    return interrupted(e);
   } catch (const railsim::cli::CommandFailed& e) {
     std::fflush(stdout);
     return error(e.message, e.code);
   } catch (const std::system_error& e) {
     // fmt reports a failed write to stdout (a full disk, a closed pipe) this way.
-    return error("error: stdout: cannot write the output (" + e.code().message() + ")");
+    failure = "stdout: cannot write the output (" + e.code().message() + ")";
   } catch (const std::exception& e) {
     return error(std::string("internal error: ") + e.what(), 1);
   }
+  if (!failure.empty()) return error("error: " + railsim::cli::agree_on_startup_error(failure));
+  std::fflush(stdout);
+  print_warnings();
   if (std::fflush(stdout) != 0 || std::ferror(stdout))
     return error("error: stdout: cannot write the output");
   return 0;

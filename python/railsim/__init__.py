@@ -6,7 +6,9 @@ Each function takes the command line's inputs as keyword arguments (``gpus=1024`
 as attributes. Bad input raises :class:`InputError` (a ``ValueError``) with the CLI's one-line
 message, naming the field; it is also a ``TypeError``, raised as well for an argument of the
 wrong type or an unknown argument name.
-The GIL is released while the library computes, so threads may call these concurrently.
+The GIL is released while the library computes, so threads may call these concurrently; Ctrl-C
+(SIGINT) stops a call within a fraction of a second and raises ``KeyboardInterrupt``. Errors are
+one line of at most 2,000 bytes, with control characters escaped.
 
 ``--model`` and ``--gpu`` values, here as on the command line, may be Calculon application and
 system files (docs/calculon.md).

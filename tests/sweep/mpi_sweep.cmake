@@ -4,7 +4,8 @@
 # same_bytes: a plan sweep and a design sweep, as text, CSV and JSON (and a plot when gnuplot is
 #   there): the bytes of `mpirun -np 2` (and -np 3, both splits) equal those of one process.
 # bad_input: under `mpirun -np 2`, bad input prints exactly the one-process error line, once, and
-#   every rank exits 2.
+#   every rank exits 2; two ranks started with other inputs (MPMD) stop before any work, and the
+#   line names the rank that differs.
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
@@ -142,6 +143,36 @@ elseif(CASE STREQUAL "bad_input")
       message(FATAL_ERROR "sweep ${c} under mpirun: wrote to stdout")
     endif()
     expect_same(bad${i}_1.err bad${i}_np2.err "sweep ${c}: the error line")
+    math(EXPR i "${i} + 1")
+  endforeach()
+  # Two ranks started with other command lines (MPMD, "A : B"): rank 1 with other GPUs, or with
+  # an option that does not parse. Every rank exits 2 and rank 0 prints one line naming rank 1,
+  # before any point is evaluated (no rows of two sweeps mixed).
+  set(mpmd_cases
+      "--gpus 2048|mpirun: rank 1 of 2 was given other inputs than rank 0 \\('--gpus 2048' where rank 0 has '--gpus 1024'\\)"
+      "--gpus 1024 --zip|mpirun: rank 1 of 2 was given other inputs than rank 0 \\('--zip true' where rank 0 has '--no-perf true'\\)"
+      "--gpus 1024 --bogus|The following argument was not expected: --bogus \\(rank 1 of 2\\)")
+  set(i 0)
+  foreach(c ${mpmd_cases})
+    string(REPLACE "|" ";" parts "${c}")
+    list(GET parts 0 args)
+    list(GET parts 1 expected)
+    separate_arguments(args UNIX_COMMAND "${args}")
+    execute_process(COMMAND ${MPIEXEC} ${MPI_FLAGS} ${NUMPROC_FLAG} 1 ${RAILSIM} sweep --no-perf
+                            --gpus 1024 : ${NUMPROC_FLAG} 1 ${RAILSIM} sweep --no-perf ${args}
+                    WORKING_DIRECTORY ${WORK_DIR} OUTPUT_FILE ${WORK_DIR}/mpmd${i}.out
+                    ERROR_FILE ${WORK_DIR}/mpmd${i}.err RESULT_VARIABLE rc TIMEOUT 120)
+    file(READ ${WORK_DIR}/mpmd${i}.err err)
+    line_count(${WORK_DIR}/mpmd${i}.err lines)
+    file(SIZE ${WORK_DIR}/mpmd${i}.out out_size)
+    if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT out_size EQUAL 0)
+      message(FATAL_ERROR "MPMD sweep (rank 1: ${c}): exit ${rc}, ${lines} lines on stderr, "
+                          "${out_size} bytes on stdout; expected 2, 1, 0:\n${err}")
+    endif()
+    if(NOT err MATCHES "^railsim: error: ${expected}")
+      message(FATAL_ERROR "MPMD sweep (rank 1: ${c}): expected 'railsim: error: ${expected}', "
+                          "got ${err}")
+    endif()
     math(EXPR i "${i} + 1")
   endforeach()
 else()
