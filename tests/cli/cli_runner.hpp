@@ -67,4 +67,29 @@ void expect_one_line_errors(const Cases& cases) {
   }
 }
 
+// A scratch file path of this test process (`prefix` names the test file, `name` the file).
+inline std::string temp_path(const std::string& prefix, const std::string& name) {
+  return "/tmp/railsim_" + prefix + "_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// Writes `text` to temp_path(prefix, name) and returns the path.
+inline std::string write_temp_file(const std::string& prefix, const std::string& name,
+                                   const std::string& text) {
+  const std::string path = temp_path(prefix, name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Exit 2, exactly one stderr line starting `railsim: error: <field>` and holding `detail`, and
+// nothing on stdout.
+inline void expect_input_error(const std::string& args, const std::string& field,
+                               const std::string& detail) {
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: " + field, 0), 0u) << args << " -> " << r.err;
+  EXPECT_NE(r.err.find(detail), std::string::npos) << args << " -> " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+}
+
 }  // namespace railsim::test

@@ -10,31 +10,18 @@
 
 #include "cli_runner.hpp"
 
+using railsim::test::expect_input_error;
 using railsim::test::line_count;
 using railsim::test::run_cli;
 
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return "/tmp/railsim_untrusted_" + std::to_string(::getpid()) + "_" + name;
+  return railsim::test::temp_path("untrusted", name);
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-// Exit 2, exactly one stderr line starting `railsim: error: <field>` and holding `detail`, and
-// nothing on stdout.
-void expect_input_error(const std::string& args, const std::string& field,
-                        const std::string& detail) {
-  const auto r = run_cli(args);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
-  EXPECT_EQ(r.err.rfind("railsim: error: " + field, 0), 0u) << args << " -> " << r.err;
-  EXPECT_NE(r.err.find(detail), std::string::npos) << args << " -> " << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+  return railsim::test::write_temp_file("untrusted", name, text);
 }
 
 // A railsim model file named `name` (JSON string, already escaped as JSON wants).
