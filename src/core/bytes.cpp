@@ -17,8 +17,8 @@ double parse_bytes(const std::string& s, const std::string& option) {
   try {
     v = std::stod(s, &pos);
   } catch (const std::exception&) {
-    throw InputError(option, fmt::format("'{}' is not a size; write e.g. 1e9, 512MB or 1GiB",
-                                         printable(s)));
+    throw InputError(
+        option, fmt::format("'{}' is not a size; write e.g. 1e9, 512MB or 1GiB", printable(s)));
   }
   std::string unit = s.substr(pos);
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);

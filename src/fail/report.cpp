@@ -162,7 +162,8 @@ std::string to_text(const GoodputReport& rep) {
   s += fmt::format("checkpoint write {}, restart {} (detection + restart), degraded policy {}\n",
                    duration(m0.checkpoint_write_s), duration(m0.restart_s), to_string(m0.policy));
   s += fmt::format("network: {}; forwarding around a dead NIC through HB-domain peers (PXN) {}\n",
-                   spec::describe_routing(rep.network, /*with_forwarding=*/true), rep.pxn ? "on" : "off");
+                   spec::describe_routing(rep.network, /*with_forwarding=*/true),
+                   rep.pxn ? "on" : "off");
   s += fmt::format("network failure effects from {}\n", rep.effects);
   for (std::size_t i = 0; i < rep.effect_notes.size() && i < rep.designs.size(); ++i)
     for (const auto& n : rep.effect_notes[i])

@@ -18,8 +18,8 @@ struct StageShape {
   double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
   double expert_params = 0;  // expert weights per GPU
   double embedding_params = 0;  // of dense_params: the embedding (and untied output layer)
-  double tokens_mb = 0;      // tokens per micro-batch: b s
-  double micro_batches = 0;  // m
+  double tokens_mb = 0;         // tokens per micro-batch: b s
+  double micro_batches = 0;     // m
 };
 
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {

@@ -242,9 +242,8 @@ double dp_chunked_exposed(double time, double chunks, double gap, double window,
   const double part = time / chunks;
   // Parts chunks-1 .. 1 one after another: the network is free when the longest back-to-back run
   // ends, max over s of s (part - gap) (the run of parts s .. 1), taken at s = chunks - 1 or 1.
-  const double free =
-      chunks < 2.0 ? -std::numeric_limits<double>::infinity()
-                   : (part > gap ? chunks - 1.0 : 1.0) * (part - gap);
+  const double free = chunks < 2.0 ? -std::numeric_limits<double>::infinity()
+                                   : (part > gap ? chunks - 1.0 : 1.0) * (part - gap);
   return std::max(std::max(free, -window) + part, last_bucket);
 }
 
@@ -573,11 +572,10 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
                               time / std::max(1.0, st.layers));
   };
   // Reductions repeated per micro-batch (FSDP) hide each behind that micro-batch's pass (ours).
-  const double dp_exposed = dp_bwd_n * exposed(dp_bwd / dp_bwd_n, dp_bwd_overlap, last_bwd,
-                                               dp_bwd_n > 1 ? 1.0 : v) +
-                            dp_fwd_n * exposed(dp_fwd / dp_fwd_n, dp_fwd_overlap, fwd,
-                                               dp_fwd_n > 1 ? 1.0 : v) +
-                            exposed(dp_opt, dp_opt_overlap, fwd, 1.0);
+  const double dp_exposed =
+      dp_bwd_n * exposed(dp_bwd / dp_bwd_n, dp_bwd_overlap, last_bwd, dp_bwd_n > 1 ? 1.0 : v) +
+      dp_fwd_n * exposed(dp_fwd / dp_fwd_n, dp_fwd_overlap, fwd, dp_fwd_n > 1 ? 1.0 : v) +
+      exposed(dp_opt, dp_opt_overlap, fwd, 1.0);
   // Adam step: read fp32 gradient, read and write master weights, momentum, variance, write bf16
   // weights (30), plus the gradient-norm read (4), zeroing the gradient buffer (4) and the bf16
   // copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's step).

@@ -287,7 +287,7 @@ void check_same_inputs(Communicator& comm, const std::vector<std::string>& input
     std::size_t i = 0;
     while (i < theirs.size() && i < inputs.size() && theirs[i] == inputs[i]) ++i;
     const auto quote = [](const std::vector<std::string>& lines, std::size_t k) {
-      return k < lines.size() ? "'" + printable(lines[k]) + "'" : std::string("nothing");
+      return k < lines.size() ? fmt::format("'{}'", printable(lines[k])) : std::string("nothing");
     };
     verdict = fmt::format(
         "rank {} of {} was given other inputs than rank 0 ({} where rank 0 has {}); every "

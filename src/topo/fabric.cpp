@@ -13,9 +13,9 @@ using detail::mix;
 
 std::int32_t Fabric::leaf_of(std::int64_t gpu, int nic) const {
   if (instances == 0) return -1;
-  return static_cast<std::int32_t>(tier_node_base[1] +
-                                   clos_instance(instances, cluster, gpu) * plan.tiers[0].switches() +
-                                   leaf_in_instance(plan, instances, cluster, gpu, nic));
+  return static_cast<std::int32_t>(
+      tier_node_base[1] + clos_instance(instances, cluster, gpu) * plan.tiers[0].switches() +
+      leaf_in_instance(plan, instances, cluster, gpu, nic));
 }
 
 namespace {

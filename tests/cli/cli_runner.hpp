@@ -92,4 +92,15 @@ inline void expect_input_error(const std::string& args, const std::string& field
   EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
 }
 
+// Exit 2, exactly one stderr line starting `railsim: error: <field>: `, nothing on stdout; `env`
+// is added to the program's environment.
+inline void expect_field_error(const std::string& args, const std::string& field,
+                               const std::string& env = "") {
+  const CliResult r = run_cli(args, env);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("railsim: error: " + field + ": ", 0), 0u) << args << " -> " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+}
+
 }  // namespace railsim::test

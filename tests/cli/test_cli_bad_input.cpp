@@ -16,23 +16,14 @@ using railsim::test::expect_input_error;
 using railsim::test::line_count;
 using railsim::test::run_cli;
 
-namespace {
-
-std::string temp_path(const std::string& name) {
-  return railsim::test::temp_path("bad_input", name);
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  return railsim::test::write_temp_file("bad_input", name, text);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(CliBadInput, SpecFilesNestedTooDeepAreRefusedWithoutCrashing) {
   // 55,000 levels overflowed the stack of a recursive walk (exit 139).
-  const std::string deep = write_file(
-      "deep.json", "{\"name\": " + std::string(55000, '[') + std::string(55000, ']') + "}");
-  const std::string out = temp_path("deep_graph.json");
+  const std::string deep = railsim::test::write_temp_file(
+      "bad_input", "deep.json",
+      "{\"name\": " + std::string(55000, '[') + std::string(55000, ']') + "}");
+  const std::string out = railsim::test::temp_path("bad_input", "deep_graph.json");
   expect_input_error("design --gpus 64 --gpu " + deep + " --export json " + out, "--gpu",
                      "nested deeper than 64 levels at name");
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -41,17 +32,19 @@ TEST(CliBadInput, SpecFilesNestedTooDeepAreRefusedWithoutCrashing) {
 }
 
 TEST(CliBadInput, DuplicateKeysAreRefusedNamingTheKey) {
-  const std::string dup =
-      write_file("dup.json", R"({"name": "x", "radix": 64, "port_gbps": 400, "radix": 128})");
+  const std::string dup = railsim::test::write_temp_file(
+      "bad_input", "dup.json", R"({"name": "x", "radix": 64, "port_gbps": 400, "radix": 128})");
   expect_input_error("design --gpus 64 --switch " + dup, "--switch", "duplicate key 'radix'");
   std::remove(dup.c_str());
 }
 
 TEST(CliBadInput, BytesAfterTheValueAreRefused) {
   using namespace std::string_literals;
-  const std::string nul = write_file("nul.json", "{}\0{\"garbage\": 1}"s);
+  const std::string nul =
+      railsim::test::write_temp_file("bad_input", "nul.json", "{}\0{\"garbage\": 1}"s);
   expect_input_error("design --gpus 64 --catalog " + nul, "--catalog", "a NUL byte at offset 2");
-  const std::string trailing = write_file("trailing.json", "{} {}");
+  const std::string trailing =
+      railsim::test::write_temp_file("bad_input", "trailing.json", "{} {}");
   expect_input_error("design --gpus 64 --catalog " + trailing, "--catalog", "malformed JSON");
   std::remove(nul.c_str());
   std::remove(trailing.c_str());
@@ -61,7 +54,7 @@ TEST(CliBadInput, OnlyRegularFilesAreRead) {
   expect_input_error("design --gpus 64 --gpu /tmp/", "--gpu", "it is a directory");
   expect_input_error("design --gpus 64 --catalog /dev/zero", "--catalog", "not a regular file");
   // A FIFO with no writer: opening it would block for ever.
-  const std::string fifo = temp_path("fifo.json");
+  const std::string fifo = railsim::test::temp_path("bad_input", "fifo.json");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   expect_input_error("plan --model " + fifo, "--model", "not a regular file");
   std::remove(fifo.c_str());
@@ -69,8 +62,8 @@ TEST(CliBadInput, OnlyRegularFilesAreRead) {
 
 TEST(CliBadInput, ProductsOfDegreesAreCheckedNotWrapped) {
   // tp x pp x dp = 2^24 x 2^16 x 2^24 = 2^64 wrapped to 0 in int64.
-  const std::string wide = write_file(
-      "wide.json",
+  const std::string wide = railsim::test::write_temp_file(
+      "bad_input", "wide.json",
       R"({"name": "wide", "layers": 65536, "hidden": 16777216, "heads": 16777216, "vocab": 1000,)"
       R"( "ffn_hidden": 1024, "seq_len": 2048})");
   expect_input_error(
@@ -82,14 +75,14 @@ TEST(CliBadInput, ProductsOfDegreesAreCheckedNotWrapped) {
 TEST(CliBadInput, RatesBelowAnyPhysicalValueAreRefused) {
   expect_input_error("design --gpus 64 --hb-GBps 1e-308", "--hb-GBps", "expected a number >= 1");
   expect_input_error("design --gpus 64 --nic-gbps 5e-324", "--nic-gbps", "expected a number >= 1");
-  const std::string gpu = write_file(
-      "gpu.json",
+  const std::string gpu = railsim::test::write_temp_file(
+      "bad_input", "gpu.json",
       R"({"name": "g", "peak_bf16_tflops": 989, "hbm_gib": 80, "hbm_gbytes_per_s": 3350,)"
       R"( "hb_gbytes_per_s_per_direction": 450, "default_hb_domain": 8, "nic_gbps": 5e-324})");
   expect_input_error("design --gpus 64 --gpu " + gpu, "gpu.nic_gbps", "expected a number >= 1");
   // An achieved fraction of 1e-308 turned every time into inf (null in --json).
-  const std::string eff = write_file(
-      "gpu_eff.json",
+  const std::string eff = railsim::test::write_temp_file(
+      "bad_input", "gpu_eff.json",
       R"({"name": "g", "peak_bf16_tflops": 989, "hbm_gib": 80, "hbm_gbytes_per_s": 3350,)"
       R"( "hb_gbytes_per_s_per_direction": 450, "default_hb_domain": 8, "nic_gbps": 400,)"
       R"( "efficiency": {"hb": 1e-308}})");
@@ -109,7 +102,7 @@ TEST(CliBadInput, NegativeSwitchPriceOrPowerIsRefused) {
     const auto at = text.find("\"" + key + "\": 0");
     ASSERT_NE(at, std::string::npos) << key;
     text.replace(at, key.size() + 5, "\"" + key + "\": -5000");
-    const std::string cat = write_file("catalog.json", text);
+    const std::string cat = railsim::test::write_temp_file("bad_input", "catalog.json", text);
     expect_input_error("design --gpus 64 --catalog " + cat, "catalog.switch." + key,
                        "got -5000, expected a number >= 0");
     std::remove(cat.c_str());

@@ -11,10 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
 
@@ -26,15 +25,15 @@ namespace {
 namespace fs = std::filesystem;
 
 // A scratch folder per test, removed at the end.
-struct Scratch {
+struct CorpusScratch {
   fs::path dir;
-  explicit Scratch(const std::string& name)
+  explicit CorpusScratch(const std::string& name)
       : dir(fs::temp_directory_path() /
             ("railsim_corpus_" + std::to_string(::getpid()) + "_" + name)) {
     fs::remove_all(dir);
     fs::create_directories(dir / "out");
   }
-  ~Scratch() { fs::remove_all(dir); }
+  ~CorpusScratch() { fs::remove_all(dir); }
   std::string file(const std::string& name, const std::string& text) const {
     const fs::path p = dir / name;
     std::ofstream(p, std::ios::binary) << text;
@@ -54,7 +53,7 @@ struct Case {
   std::string field;  // what the one line must name first
 };
 
-void expect_refused(const Scratch& s, const Case& c) {
+void expect_refused(const CorpusScratch& s, const Case& c) {
   const auto r = run_cli(c.args);
   EXPECT_EQ(r.code, 2) << c.what << ": " << c.args << "\n" << r.err;
   EXPECT_EQ(line_count(r.err), 1) << c.what << "\n" << r.err;
@@ -71,7 +70,7 @@ const char* kGpu =
 
 TEST(CliBadInputCorpus, EveryClassIsOneLineExit2NamingTheFieldAndLeavesNoFile) {
   using namespace std::string_literals;
-  const Scratch s("classes");
+  const CorpusScratch s("classes");
   const auto shipped = run_cli("presets catalogs ib-ndr-thirdparty-2024");
   ASSERT_EQ(shipped.code, 0) << shipped.err;
   std::string negative = shipped.out;
@@ -79,8 +78,8 @@ TEST(CliBadInputCorpus, EveryClassIsOneLineExit2NamingTheFieldAndLeavesNoFile) {
   ASSERT_NE(negative.find(key), std::string::npos);
   negative.replace(negative.find(key), key.size(), "\"price_usd_per_switch\": -1");
 
-  const std::string deep =
-      s.file("deep.json", "{\"name\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const std::string deep = s.file(
+      "deep.json", "{\"name\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
   const std::string wide = s.file(
       "wide.json",
       R"({"name": "wide", "layers": 65536, "hidden": 16777216, "heads": 16777216, "vocab": 1000,)"
@@ -130,9 +129,10 @@ TEST(CliBadInputCorpus, EveryClassIsOneLineExit2NamingTheFieldAndLeavesNoFile) {
 // A full stdout (a full disk): exit 2 and one line naming stdout, whatever the command printed.
 TEST(CliBadInputCorpus, FullStdoutIsOneLineNamingStdout) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
-  const Scratch s("full");
-  for (const std::string args : {"design --gpus 64 --json", "plan --gpus 64 --model Llama-3-8B --csv",
-                                 "traffic --gpus 64 --model Llama-3-8B --json", "presets models GPT-1T"}) {
+  const CorpusScratch s("full");
+  for (const std::string args :
+       {"design --gpus 64 --json", "plan --gpus 64 --model Llama-3-8B --csv",
+        "traffic --gpus 64 --model Llama-3-8B --json", "presets models GPT-1T"}) {
     const std::string err = (s.dir / "err").string();
     const std::string cmd = std::string(RAILSIM_CLI_PATH) + " " + args + " >/dev/full 2>" + err;
     const int status = std::system(cmd.c_str());
@@ -185,11 +185,10 @@ TEST(CliBadInputCorpus, SimChunksAreCountedAgainstMaxFlows) {
 // micro-batch sizes) would have the search build billions of candidates up front; the count is
 // estimated first and refused over --max-candidates, with the estimate.
 TEST(CliBadInputCorpus, PlanAtTheModelMaximumsIsRefusedWithTheEstimate) {
-  const Scratch s("plan");
+  const CorpusScratch s("plan");
   const std::string big = s.file(
-      "big.json",
-      R"({"name": "big", "layers": 100000, "hidden": 256, "heads": 8, "vocab": 1000,)"
-      R"( "seq_len": 2048})");
+      "big.json", R"({"name": "big", "layers": 100000, "hidden": 256, "heads": 8, "vocab": 1000,)"
+                  R"( "seq_len": 2048})");
   const auto r = run_cli("plan --gpus 32768 --batch 1099511627776 --model " + big);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(line_count(r.err), 1) << r.err;

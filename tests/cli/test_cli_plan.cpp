@@ -13,11 +13,11 @@ using railsim::test::run_cli;
 namespace {
 // Korthikanti et al. 2022: 175B, selective recompute + SP on 64 A100, measured 13.75 s, on the
 // software of the run (megatron-lm-2022: unfused attention).
-const char* k175 =
+const char* kMegatron175Selective =
     "--stack megatron-lm-2022 --gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Megatron-175B "
     "--batch 64 --tp 8 --pp 8 --interleave 3 --recompute selective --sp on";
 
-void expect_error(const std::string& args, const std::string& field) {
+void expect_error_naming(const std::string& args, const std::string& field) {
   const auto r = run_cli(args);
   EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
   EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
@@ -41,7 +41,7 @@ void expect_result_fields(const nlohmann::json& j) {
 }  // namespace
 
 TEST(CliEstimate, JsonOfAMeasuredRun) {
-  const auto r = run_cli(std::string("estimate ") + k175 + " --json");
+  const auto r = run_cli(std::string("estimate ") + kMegatron175Selective + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   expect_result_fields(j);
@@ -52,7 +52,7 @@ TEST(CliEstimate, JsonOfAMeasuredRun) {
 }
 
 TEST(CliEstimate, HumanOutputNamesTheBreakdown) {
-  const auto r = run_cli(std::string("estimate ") + k175);
+  const auto r = run_cli(std::string("estimate ") + kMegatron175Selective);
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* w : {"iteration time", "MFU", "pipeline bubble", "tp/sp comm", "memory"})
     EXPECT_NE(r.out.find(w), std::string::npos) << w;
@@ -76,7 +76,7 @@ TEST(CliEstimate, DaysToTrainATokenBudget) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("time to train 15T tokens: "), std::string::npos) << text.out;
   for (const char* bad : {"0", "-1", "nan", "1e30", "many"})
-    expect_error(gpt + " --train-tokens " + bad, "--train-tokens");
+    expect_error_naming(gpt + " --train-tokens " + bad, "--train-tokens");
 }
 
 TEST(CliEstimate, InfeasibleStrategyIsReportedNotAnError) {
@@ -133,7 +133,7 @@ TEST(CliPlan, CsvHasOneRowPerPlanWithTheJsonValues) {
     const double tp = p["breakdown"]["tp_comm_s"].get<double>();
     EXPECT_NEAR(std::stod(rows[i][col["tp_comm_s"]]), tp, 1e-9 * tp);
   }
-  expect_error("plan --gpus 4096 --json --csv", "--csv");
+  expect_error_naming("plan --gpus 4096 --json --csv", "--csv");
 }
 
 TEST(CliPlan, HumanTableHasLabelsAndUnits) {
@@ -189,46 +189,48 @@ TEST(CliPlan, BatchThatNoDpDivides) {
 TEST(CliPlanErrors, ImpossibleStrategies) {
   for (const char* cmd : {"estimate", "plan"}) {
     const std::string c = cmd;
-    expect_error(c + " --model GPT-1T --tp 3", "--tp");                            // 160 heads
-    expect_error(c + " --model GPT-1T --pp 200", "--pp");                          // 128 layers
-    expect_error(c + " --model GPT-1T --pp 3", "--pp");                            // not a divisor
-    expect_error(c + " --model GPT-1T --gpus 1024 --tp 8 --pp 8 --dp 8", "--dp");  // 512 != 1024
-    expect_error(c + " --model GPT-1T --gpus 1024 --tp 8 --pp 8 --batch 17", "--batch");
-    expect_error(c + " --model GPT-1T --ep 2", "--ep");  // dense model
-    expect_error(c + " --model GPT-1T --pp 1 --interleave 2", "--interleave");
-    expect_error(c + " --model Mixtral-8x7B --gpus 64 --tp 1 --pp 1 --ep 16", "--ep");  // 8 experts
-    expect_error(c + " --gpu A100-SXM-80GB --dtype fp8", "--dtype");
+    expect_error_naming(c + " --model GPT-1T --tp 3", "--tp");    // 160 heads
+    expect_error_naming(c + " --model GPT-1T --pp 200", "--pp");  // 128 layers
+    expect_error_naming(c + " --model GPT-1T --pp 3", "--pp");    // not a divisor
+    expect_error_naming(c + " --model GPT-1T --gpus 1024 --tp 8 --pp 8 --dp 8",
+                        "--dp");  // 512 != 1024
+    expect_error_naming(c + " --model GPT-1T --gpus 1024 --tp 8 --pp 8 --batch 17", "--batch");
+    expect_error_naming(c + " --model GPT-1T --ep 2", "--ep");  // dense model
+    expect_error_naming(c + " --model GPT-1T --pp 1 --interleave 2", "--interleave");
+    expect_error_naming(c + " --model Mixtral-8x7B --gpus 64 --tp 1 --pp 1 --ep 16",
+                        "--ep");  // 8 experts
+    expect_error_naming(c + " --gpu A100-SXM-80GB --dtype fp8", "--dtype");
   }
 }
 
 TEST(CliPlanErrors, ZeroNegativeNanHugeAndUnknown) {
   for (const char* cmd : {"estimate", "plan"}) {
     const std::string c = cmd;
-    expect_error(c + " --tp 0", "--tp");
-    expect_error(c + " --pp -2", "--pp");
-    expect_error(c + " --tp nan", "--tp");
-    expect_error(c + " --dp 1e30", "--dp");
-    expect_error(c + " --micro-batch 0", "--micro-batch");
-    expect_error(c + " --batch 0", "--batch");
-    expect_error(c + " --batch -4096", "--batch");
-    expect_error(c + " --batch 99999999999999999999", "--batch");
-    expect_error(c + " --seq 0", "--seq");
-    expect_error(c + " --seq nan", "--seq");
-    expect_error(c + " --gpus 0", "--gpus");
-    expect_error(c + " --gpus 100000000000", "--gpus");
-    expect_error(c + " --nic-gbps nan", "--nic-gbps");
-    expect_error(c + " --nic-gbps -400", "--nic-gbps");
-    expect_error(c + " --nic-gbps 1e300", "--nic-gbps");
-    expect_error(c + " --hb-domain 0", "--hb-domain");
-    expect_error(c + " --recompute sometimes", "--recompute");
-    expect_error(c + " --sp maybe", "--sp");
-    expect_error(c + " --dist-opt 2", "--dist-opt");
-    expect_error(c + " --placement random", "--placement");
-    expect_error(c + " --model no-such-model", "--model");
-    expect_error(c + " --design mesh", "--design");
+    expect_error_naming(c + " --tp 0", "--tp");
+    expect_error_naming(c + " --pp -2", "--pp");
+    expect_error_naming(c + " --tp nan", "--tp");
+    expect_error_naming(c + " --dp 1e30", "--dp");
+    expect_error_naming(c + " --micro-batch 0", "--micro-batch");
+    expect_error_naming(c + " --batch 0", "--batch");
+    expect_error_naming(c + " --batch -4096", "--batch");
+    expect_error_naming(c + " --batch 99999999999999999999", "--batch");
+    expect_error_naming(c + " --seq 0", "--seq");
+    expect_error_naming(c + " --seq nan", "--seq");
+    expect_error_naming(c + " --gpus 0", "--gpus");
+    expect_error_naming(c + " --gpus 100000000000", "--gpus");
+    expect_error_naming(c + " --nic-gbps nan", "--nic-gbps");
+    expect_error_naming(c + " --nic-gbps -400", "--nic-gbps");
+    expect_error_naming(c + " --nic-gbps 1e300", "--nic-gbps");
+    expect_error_naming(c + " --hb-domain 0", "--hb-domain");
+    expect_error_naming(c + " --recompute sometimes", "--recompute");
+    expect_error_naming(c + " --sp maybe", "--sp");
+    expect_error_naming(c + " --dist-opt 2", "--dist-opt");
+    expect_error_naming(c + " --placement random", "--placement");
+    expect_error_naming(c + " --model no-such-model", "--model");
+    expect_error_naming(c + " --design mesh", "--design");
   }
-  expect_error("plan --top 0", "--top");
-  expect_error("plan --threads -1", "--threads");
+  expect_error_naming("plan --top 0", "--top");
+  expect_error_naming("plan --threads -1", "--threads");
 }
 
 TEST(CliPlanErrors, BadModelFile) {
@@ -237,7 +239,7 @@ TEST(CliPlanErrors, BadModelFile) {
   ASSERT_NE(f, nullptr);
   std::fputs(R"({"name":"x","layers":4,"hidden":64,"heads":4,"vocab":-3,"seq_len":8})", f);
   std::fclose(f);
-  expect_error("estimate --model " + path, "model.vocab");
+  expect_error_naming("estimate --model " + path, "model.vocab");
   std::remove(path.c_str());
 }
 
@@ -284,8 +286,8 @@ TEST(CliComparePerf, ModelAndBatchOptions) {
   for (const auto& d : j["designs"])
     EXPECT_NE(d["perf_model"].get<std::string>().find("Megatron-175B, 1024 x 2048"),
               std::string::npos);
-  expect_error("compare --batch 0", "--batch");
-  expect_error("compare --model nope", "--model");
+  expect_error_naming("compare --batch 0", "--batch");
+  expect_error_naming("compare --model nope", "--model");
   const auto n = run_cli("compare --no-perf --json");
   ASSERT_EQ(n.code, 0) << n.err;
   EXPECT_EQ(n.out.find("best_iteration_time_s"), std::string::npos);

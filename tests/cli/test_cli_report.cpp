@@ -6,19 +6,12 @@
 
 #include "cli_runner.hpp"
 
+using railsim::test::expect_field_error;
 using railsim::test::line_count;
 using railsim::test::run_cli;
 using railsim::test::slurp;
 
 namespace {
-
-void expect_input_error(const std::string& args, const std::string& field,
-                        const std::string& env = "") {
-  const auto r = run_cli(args, env);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
-  EXPECT_EQ(r.err.rfind("railsim: error: " + field + ": ", 0), 0u) << args << " -> " << r.err;
-}
 
 std::size_t count(const std::string& s, const std::string& what) {
   std::size_t n = 0;
@@ -60,14 +53,14 @@ TEST(CliReport, TakesTheRoutingOfEverySection) {
 }
 
 TEST(CliReport, BadInputIsOneLineNamingTheOption) {
-  expect_input_error("report", "--out");
-  expect_input_error("report --out /tmp/x.txt", "--out");
-  expect_input_error("report --out /nonexistent-dir/x.html", "--out");
-  expect_input_error("report --out /tmp/railsim_x.html --studies nope --no-failures", "--studies");
-  expect_input_error("report --out /tmp/railsim_x.html --gpus 1000", "--hb-domain");
-  expect_input_error("report --out /tmp/railsim_x.html --routing sideways --no-failures",
+  expect_field_error("report", "--out");
+  expect_field_error("report --out /tmp/x.txt", "--out");
+  expect_field_error("report --out /nonexistent-dir/x.html", "--out");
+  expect_field_error("report --out /tmp/railsim_x.html --studies nope --no-failures", "--studies");
+  expect_field_error("report --out /tmp/railsim_x.html --gpus 1000", "--hb-domain");
+  expect_field_error("report --out /tmp/railsim_x.html --routing sideways --no-failures",
                      "--routing");
-  expect_input_error("report --out /tmp/railsim_x.html --seed -2 --no-failures", "--seed");
-  expect_input_error("report --out /tmp/railsim_x.html --studies none", "--out",
+  expect_field_error("report --out /tmp/railsim_x.html --seed -2 --no-failures", "--seed");
+  expect_field_error("report --out /tmp/railsim_x.html --studies none", "--out",
                      "PATH=/nonexistent-dir");
 }

@@ -25,15 +25,15 @@ using railsim::test::slurp;
 namespace {
 
 // A scratch folder of its own (removed at the end).
-struct Scratch {
+struct SignalScratch {
   fs::path dir;
-  explicit Scratch(const std::string& name)
+  explicit SignalScratch(const std::string& name)
       : dir(fs::temp_directory_path() /
             ("railsim_signals_" + name + "_" + std::to_string(::getpid()))) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
-  ~Scratch() { fs::remove_all(dir); }
+  ~SignalScratch() { fs::remove_all(dir); }
   std::vector<std::string> entries(const fs::path& in) const {
     std::vector<std::string> out;
     for (const auto& e : fs::directory_iterator(in)) out.push_back(e.path().filename().string());
@@ -98,7 +98,7 @@ bool process_gone(pid_t pid) {
 // with the one line.
 void expect_stops(const std::vector<std::string>& args, int sig, const char* name,
                   std::chrono::milliseconds after) {
-  Scratch s(std::string("stops_") + name);
+  SignalScratch s(std::string("stops_") + name);
   Child c(args, s.dir);
   std::this_thread::sleep_for(after);
   ::kill(c.pid, sig);
@@ -150,7 +150,7 @@ TEST(CliSignals, AStoppedPlotLeavesNoTemporaryAndNoGnuplot) {
   // the folder; the picture is not written. Then the same with two signals in a row, the second
   // ending the process at once: what is registered for clean-up is removed by the handler.
   for (const int signals : {1, 2}) {
-    Scratch s("plot" + std::to_string(signals));
+    SignalScratch s("plot" + std::to_string(signals));
     const fs::path tmp = s.dir / "tmp";
     fs::create_directories(tmp);
     const fs::path bin = slow_gnuplot(s.dir);
@@ -180,7 +180,7 @@ TEST(CliSignals, AStoppedPlotLeavesNoTemporaryAndNoGnuplot) {
 TEST(CliSignals, AStoppedExportLeavesNoTemporaryAndNoPartialFile) {
   // A 262,144-GPU graph (about 100 MB of JSON) stopped at several moments: building the graph,
   // writing the text, renaming. The folder then holds nothing, or the whole previous file.
-  Scratch s("export");
+  SignalScratch s("export");
   const fs::path folder = s.dir / "out";
   fs::create_directories(folder);
   const fs::path out = folder / "graph.json";

@@ -13,7 +13,7 @@ using railsim::test::line_count;
 using railsim::test::run_cli;
 
 namespace {
-void expect_error(const std::string& args, const std::string& prefix) {
+void expect_error_prefix(const std::string& args, const std::string& prefix) {
   const auto r = run_cli(args);
   EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
   EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
@@ -23,7 +23,7 @@ void expect_error(const std::string& args, const std::string& prefix) {
 }
 
 // A small Korthikanti-style run that every stack can time.
-const char* k175 =
+const char* kMegatron175Small =
     "--gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Megatron-175B --batch 64 --tp 8 --pp 8";
 }  // namespace
 
@@ -40,20 +40,22 @@ TEST(CliStack, PresetsListsAndPrintsTheStacks) {
 }
 
 TEST(CliStack, DefaultIsMegatronCore2024WithFlashAttention) {
-  const auto r = run_cli(std::string("estimate ") + k175 + " --json");
+  const auto r = run_cli(std::string("estimate ") + kMegatron175Small + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["stack"], "megatron-core-2024");
   EXPECT_EQ(j["flash_attention"], true);
   EXPECT_EQ(j["strategy"]["recompute"], "selective");
   // The 2022 stack: unfused attention, so the same strategy is slower.
-  const auto y22 = run_cli(std::string("estimate ") + k175 + " --stack megatron-lm-2022 --json");
+  const auto y22 =
+      run_cli(std::string("estimate ") + kMegatron175Small + " --stack megatron-lm-2022 --json");
   ASSERT_EQ(y22.code, 0) << y22.err;
   const auto k = nlohmann::json::parse(y22.out);
   EXPECT_EQ(k["flash_attention"], false);
   EXPECT_GT(k["iteration_time_s"].get<double>(), j["iteration_time_s"].get<double>());
   // The 2021 stack's defaults: full recompute, no SP.
-  const auto y21 = run_cli(std::string("estimate ") + k175 + " --stack megatron-lm-2021 --json");
+  const auto y21 =
+      run_cli(std::string("estimate ") + kMegatron175Small + " --stack megatron-lm-2021 --json");
   ASSERT_EQ(y21.code, 0) << y21.err;
   const auto l = nlohmann::json::parse(y21.out);
   EXPECT_EQ(l["strategy"]["recompute"], "full");
@@ -80,42 +82,49 @@ TEST(CliStack, PlanNeverUsesAKnobTheStackLacks) {
 
 TEST(CliStack, EveryTimingCommandTakesTheSoftwareOptions) {
   for (const std::string& cmd :
-       {std::string("estimate ") + k175, std::string("plan ") + k175 + " --top 1",
-        std::string("traffic ") + k175,
+       {std::string("estimate ") + kMegatron175Small,
+        std::string("plan ") + kMegatron175Small + " --top 1",
+        std::string("traffic ") + kMegatron175Small,
         std::string("compare --gpus 64 --hb-domain 8 --model Megatron-175B --batch 64"),
         std::string("sweep --gpus 64 --hb-domain 8 --model Megatron-175B --batch 64")}) {
     const auto ok = run_cli(cmd + " --stack megatron-lm-2022 --dtype bf16 --flash-attention off");
     EXPECT_EQ(ok.code, 0) << cmd << "\n" << ok.err;
-    expect_error(cmd + " --stack megatron-lm-2022 --flash-attention on",
-                 "--flash-attention: stack megatron-lm-2022 has no flash attention");
-    expect_error(cmd + " --stack megatron-lm-2022 --dtype fp8",
-                 "--dtype: stack megatron-lm-2022 has no fp8");
-    expect_error(cmd + " --stack megatron-9000", "--stack: unknown preset 'megatron-9000'");
+    expect_error_prefix(cmd + " --stack megatron-lm-2022 --flash-attention on",
+                        "--flash-attention: stack megatron-lm-2022 has no flash attention");
+    expect_error_prefix(cmd + " --stack megatron-lm-2022 --dtype fp8",
+                        "--dtype: stack megatron-lm-2022 has no fp8");
+    expect_error_prefix(cmd + " --stack megatron-9000", "--stack: unknown preset 'megatron-9000'");
   }
   const auto sim = run_cli(
       "sim --gpus 64 --hb-domain 8 --schedule --model Megatron-175B --batch 64 --tp 8 --pp 8 "
       "--stack megatron-lm-2022");
   EXPECT_EQ(sim.code, 0) << sim.err;
-  expect_error(
+  expect_error_prefix(
       "sim --gpus 64 --hb-domain 8 --schedule --model Megatron-175B --batch 64 --tp 8 --pp 8 "
       "--stack megatron-lm-2021 --sp on",
       "--sp: stack megatron-lm-2021 has no sequence parallelism");
 }
 
 TEST(CliStack, AKnobTheStackLacksIsNamed) {
-  expect_error(std::string("plan ") + k175 + " --stack megatron-lm-2021 --sp on",
-               "--sp: stack megatron-lm-2021 has no sequence parallelism");
-  expect_error(std::string("estimate ") + k175 + " --stack megatron-lm-2021 --interleave 5",
-               "--interleave: stack megatron-lm-2021 has no uneven stages");
-  expect_error(std::string("plan ") + k175 + " --stack megatron-lm-2021 --recompute selective",
-               "--recompute: stack megatron-lm-2021 has no selective recompute");
-  expect_error(std::string("estimate ") + k175 + " --stack megatron-lm-2022 --dist-opt on",
-               "--dist-opt: stack megatron-lm-2022 has no distributed optimizer");
-  expect_error(std::string("plan ") + k175 + " --stack fsdp-2024",
-               "--pp: stack fsdp-2024 has no pipeline parallelism");
+  expect_error_prefix(
+      std::string("plan ") + kMegatron175Small + " --stack megatron-lm-2021 --sp on",
+      "--sp: stack megatron-lm-2021 has no sequence parallelism");
+  expect_error_prefix(
+      std::string("estimate ") + kMegatron175Small + " --stack megatron-lm-2021 --interleave 5",
+      "--interleave: stack megatron-lm-2021 has no uneven stages");
+  expect_error_prefix(
+      std::string("plan ") + kMegatron175Small + " --stack megatron-lm-2021 --recompute selective",
+      "--recompute: stack megatron-lm-2021 has no selective recompute");
+  expect_error_prefix(
+      std::string("estimate ") + kMegatron175Small + " --stack megatron-lm-2022 --dist-opt on",
+      "--dist-opt: stack megatron-lm-2022 has no distributed optimizer");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --stack fsdp-2024",
+                      "--pp: stack fsdp-2024 has no pipeline parallelism");
   // What the stack does, given explicitly, is fine.
-  EXPECT_EQ(run_cli(std::string("estimate ") + k175 + " --stack megatron-lm-2021 --sp off").code,
-            0);
+  EXPECT_EQ(
+      run_cli(std::string("estimate ") + kMegatron175Small + " --stack megatron-lm-2021 --sp off")
+          .code,
+      0);
 }
 
 TEST(CliStack, MalformedStackFileNamesTheField) {
@@ -125,37 +134,41 @@ TEST(CliStack, MalformedStackFileNamesTheField) {
   nlohmann::json j = preset;
   j["knobs"].erase("fp8");
   write(j.dump());
-  expect_error(std::string("estimate ") + k175 + " --stack " + path,
-               "stack.knobs.fp8: missing required field");
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --stack " + path,
+                      "stack.knobs.fp8: missing required field");
   j = preset;
   j["knobs"]["tp_comm_overlap"] = "yes";
   write(j.dump());
-  expect_error(std::string("estimate ") + k175 + " --stack " + path,
-               "stack.knobs.tp_comm_overlap:");
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --stack " + path,
+                      "stack.knobs.tp_comm_overlap:");
   j = preset;
   j["knobs"]["pp_comm_overlap"] = 1;
   write(j.dump());
-  expect_error(std::string("plan ") + k175 + " --stack " + path, "stack.knobs.pp_comm_overlap:");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --stack " + path,
+                      "stack.knobs.pp_comm_overlap:");
   j = preset;
   j["knobs"]["interleave"] = false;  // the sends overlap only in interleaved pipelines
   write(j.dump());
-  expect_error(std::string("estimate ") + k175 + " --stack " + path,
-               "stack.knobs.pp_comm_overlap: true needs interleave: true");
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --stack " + path,
+                      "stack.knobs.pp_comm_overlap: true needs interleave: true");
   j = preset;
   j["knobs"]["uneven_stages"] = "yes";
   write(j.dump());
-  expect_error(std::string("plan ") + k175 + " --stack " + path, "stack.knobs.uneven_stages:");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --stack " + path,
+                      "stack.knobs.uneven_stages:");
   j = preset;
   j["knobs"]["flash_attention"] = false;  // its default says on
   write(j.dump());
-  expect_error(std::string("plan ") + k175 + " --stack " + path, "stack.defaults.flash_attention:");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --stack " + path,
+                      "stack.defaults.flash_attention:");
   j = preset;
   j["name"] = "my-stack";
   j["knobs"]["sequence_parallel"] = false;
   j["knobs"]["tp_comm_overlap"] = false;  // it overlaps SP's collectives
   j["defaults"]["sp"] = false;
   write(j.dump());
-  const auto ok = run_cli(std::string("estimate ") + k175 + " --stack " + path + " --json");
+  const auto ok =
+      run_cli(std::string("estimate ") + kMegatron175Small + " --stack " + path + " --json");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_EQ(nlohmann::json::parse(ok.out)["stack"], "my-stack");
   EXPECT_EQ(nlohmann::json::parse(ok.out)["strategy"]["sp"], false);

@@ -7,21 +7,13 @@
 #include "../common/picture_files.hpp"
 #include "cli_runner.hpp"
 
+using railsim::test::expect_field_error;
 using railsim::test::line_count;
 using railsim::test::read_csv;
 using railsim::test::run_cli;
 using Json = nlohmann::json;
 
 namespace {
-
-void expect_input_error(const std::string& args, const std::string& field,
-                        const std::string& env = "") {
-  const auto r = run_cli(args, env);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-  EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
-  EXPECT_EQ(r.err.rfind("railsim: error: " + field + ": ", 0), 0u) << args << " -> " << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-}
 
 Json rows_of(const std::string& args) {
   const auto r = run_cli(args);
@@ -129,37 +121,37 @@ TEST(CliSweep, HumanTableShowsTheInputsThatVary) {
 }
 
 TEST(CliSweep, BadInputIsOneLineNamingTheOption) {
-  expect_input_error("sweep --gpus 800:200:200", "--gpus");
-  expect_input_error("sweep --gpus 8,,16", "--gpus");
-  expect_input_error("sweep --hb-domain 8,7.5", "--hb-domain");
-  expect_input_error("sweep --batch 1024..8192x1", "--batch");
-  expect_input_error("sweep --seq 1:10:0", "--seq");
-  expect_input_error("sweep --model GPT-1T,no-such-model", "--model");
-  expect_input_error("sweep --gpus 1024,2048 --batch 1,2,3 --zip", "--batch");
-  expect_input_error("sweep --gpus 1:100:1 --batch 1:200:1 --no-perf", "--max-points");
-  expect_input_error("sweep --gpus 1:20:1 --max-points 10", "--gpus");
-  expect_input_error("sweep --no-perf --max-points 100000000", "--max-points");
-  expect_input_error("sweep --gpus 1001,1003 --no-perf", "--hb-domain");  // every point invalid
-  expect_input_error("sweep --json --csv", "--csv");
-  expect_input_error("sweep --study hb_domain", "--study");
-  expect_input_error("sweep --study hb-domain --no-perf --plot /tmp/x.svg", "--no-perf");
-  expect_input_error("sweep --gpus 1024 --no-perf --plot /tmp/x.svg", "--plot");
-  expect_input_error("sweep --gpus 1024 --no-perf --plot-x gpus", "--plot-x");
-  expect_input_error("sweep --no-perf --plot /tmp/x.svg --plot-x gpus --plot-y design", "--plot-y");
-  expect_input_error("sweep --no-perf --plot /tmp/x.gif --plot-x gpus --plot-y cost_usd", "--plot");
-  expect_input_error(
+  expect_field_error("sweep --gpus 800:200:200", "--gpus");
+  expect_field_error("sweep --gpus 8,,16", "--gpus");
+  expect_field_error("sweep --hb-domain 8,7.5", "--hb-domain");
+  expect_field_error("sweep --batch 1024..8192x1", "--batch");
+  expect_field_error("sweep --seq 1:10:0", "--seq");
+  expect_field_error("sweep --model GPT-1T,no-such-model", "--model");
+  expect_field_error("sweep --gpus 1024,2048 --batch 1,2,3 --zip", "--batch");
+  expect_field_error("sweep --gpus 1:100:1 --batch 1:200:1 --no-perf", "--max-points");
+  expect_field_error("sweep --gpus 1:20:1 --max-points 10", "--gpus");
+  expect_field_error("sweep --no-perf --max-points 100000000", "--max-points");
+  expect_field_error("sweep --gpus 1001,1003 --no-perf", "--hb-domain");  // every point invalid
+  expect_field_error("sweep --json --csv", "--csv");
+  expect_field_error("sweep --study hb_domain", "--study");
+  expect_field_error("sweep --study hb-domain --no-perf --plot /tmp/x.svg", "--no-perf");
+  expect_field_error("sweep --gpus 1024 --no-perf --plot /tmp/x.svg", "--plot");
+  expect_field_error("sweep --gpus 1024 --no-perf --plot-x gpus", "--plot-x");
+  expect_field_error("sweep --no-perf --plot /tmp/x.svg --plot-x gpus --plot-y design", "--plot-y");
+  expect_field_error("sweep --no-perf --plot /tmp/x.gif --plot-x gpus --plot-y cost_usd", "--plot");
+  expect_field_error(
       "sweep --no-perf --plot /nonexistent-dir/x.svg --plot-x gpus --plot-y cost_usd", "--plot");
-  expect_input_error("sweep --no-perf --plot /tmp/x.svg --plot-x gpus --plot-y cost_usd", "--plot",
+  expect_field_error("sweep --no-perf --plot /tmp/x.svg --plot-x gpus --plot-y cost_usd", "--plot",
                      "PATH=/nonexistent-dir");
-  expect_input_error("sweep --no-perf --forwarding store", "--forwarding");
-  expect_input_error("sweep --no-perf --alltoall 0", "--alltoall");
-  expect_input_error("sweep --no-perf --alltoall 1GB --forwarding sideways", "--forwarding");
-  expect_input_error("sweep --no-perf --split blocks", "--split");
-  expect_input_error("sweep --no-perf --routing ecmp,sideways", "--routing");
-  expect_input_error("sweep --gpus 1024 --batch 1024 --seed -1", "--seed");
-  expect_input_error("sweep --gpus 1024 --batch 1024 --chunks 0", "--chunks");
-  expect_input_error("sweep --no-perf --gpus 0", "--gpus");  // not the default of 32,768
-  expect_input_error("sweep --perf --no-perf", "--perf");
+  expect_field_error("sweep --no-perf --forwarding store", "--forwarding");
+  expect_field_error("sweep --no-perf --alltoall 0", "--alltoall");
+  expect_field_error("sweep --no-perf --alltoall 1GB --forwarding sideways", "--forwarding");
+  expect_field_error("sweep --no-perf --split blocks", "--split");
+  expect_field_error("sweep --no-perf --routing ecmp,sideways", "--routing");
+  expect_field_error("sweep --gpus 1024 --batch 1024 --seed -1", "--seed");
+  expect_field_error("sweep --gpus 1024 --batch 1024 --chunks 0", "--chunks");
+  expect_field_error("sweep --no-perf --gpus 0", "--gpus");  // not the default of 32,768
+  expect_field_error("sweep --perf --no-perf", "--perf");
 }
 
 // A study with options of the user's: they replace the study's, and --plot draws its chart.
@@ -219,7 +211,8 @@ TEST(CliSweep, PerfAndNoPerfDecideThePlanColumns) {
     EXPECT_EQ(cost_only[i]["cost_usd"], with_plans[i]["cost_usd"]);
   }
   // A timing study with --no-perf has no timing columns either.
-  const Json batch = rows_of("sweep --study batch --gpu H100-SXM --batch 512 --no-perf --json")["rows"];
+  const Json batch =
+      rows_of("sweep --study batch --gpu H100-SXM --batch 512 --no-perf --json")["rows"];
   ASSERT_EQ(batch.size(), 3u);
   EXPECT_FALSE(batch[0].contains("best_plan"));
 }
@@ -227,8 +220,8 @@ TEST(CliSweep, PerfAndNoPerfDecideThePlanColumns) {
 // Under an MPI launcher, ranks other than 0 print nothing, not even the errors every rank meets
 // before the sweep starts (the environment says the rank; no MPI starts for a parse error).
 TEST(CliSweep, RanksOtherThanZeroArePrintingNothing) {
-  for (const char* env : {"OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2", "PMIX_RANK=3",
-                          "PMI_RANK=1 PMI_SIZE=2"}) {
+  for (const char* env :
+       {"OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2", "PMIX_RANK=3", "PMI_RANK=1 PMI_SIZE=2"}) {
     const auto bad = run_cli("sweep --no-such-option", env);
     EXPECT_EQ(bad.code, 2) << env;
     EXPECT_TRUE(bad.err.empty()) << env << ": " << bad.err;
@@ -238,7 +231,8 @@ TEST(CliSweep, RanksOtherThanZeroArePrintingNothing) {
     EXPECT_TRUE(help.out.empty()) << env;
   }
   // Rank 0 prints the one line; other commands are not affected.
-  const auto root = run_cli("sweep --no-such-option", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2");
+  const auto root =
+      run_cli("sweep --no-such-option", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2");
   EXPECT_EQ(root.code, 2);
   EXPECT_EQ(line_count(root.err), 1) << root.err;
   EXPECT_EQ(run_cli("plan --no-such-option", "PMIX_RANK=1").err.rfind("railsim: error: ", 0), 0u);

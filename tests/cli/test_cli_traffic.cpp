@@ -16,7 +16,7 @@ namespace {
 std::string tmp(const std::string& name) {
   return testing::TempDir() + "/railsim_cli_traffic_" + std::to_string(::getpid()) + "_" + name;
 }
-void expect_error(const std::string& args, const std::string& field) {
+void expect_traffic_error(const std::string& args, const std::string& field) {
   const auto r = run_cli("traffic " + args);
   EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
   EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
@@ -168,17 +168,17 @@ TEST(CliTraffic, MissingGnuplotIsOneLineNamingTheOptionAndWritesNothing) {
 }
 
 TEST(CliTraffic, BadInputIsOneLineNamingTheField) {
-  expect_error("--gpus 64 --tp 8 --placement sideways", "--placement");
-  expect_error("--gpus 64 --tp 3", "--tp");
-  expect_error("--gpus 0", "--gpus");
-  expect_error("--gpus 64 --tp 8 --seed -1", "--seed");
-  expect_error("--gpus 64 --tp 8 --heatmap-cells 0", "--heatmap-cells");
-  expect_error("--gpus 64 --tp 8 --heatmap-domain out.jpg", "--heatmap-domain");
-  expect_error("--gpus 64 --tp 8 --csv /nonexistent-dir/x.csv", "--csv");
-  expect_error("--gpus 64 --tp 8 --heatmap-rail /nonexistent-dir/x.png", "--heatmap-rail");
-  expect_error("--gpus 16384 --tp 8 --heatmap-gpu x.png", "--heatmap-gpu");
-  expect_error("--gpus 64 --tp 8 --model NoSuchModel", "--model");
-  expect_error("--gpus 64 --tp 8 --design mesh", "--design");
-  expect_error("--gpus 64 --tp 8 --ep 3 --model Mixtral-8x7B", "--ep");
-  expect_error("--gpus 64 --tp 8 --batch nan", "--batch");
+  expect_traffic_error("--gpus 64 --tp 8 --placement sideways", "--placement");
+  expect_traffic_error("--gpus 64 --tp 3", "--tp");
+  expect_traffic_error("--gpus 0", "--gpus");
+  expect_traffic_error("--gpus 64 --tp 8 --seed -1", "--seed");
+  expect_traffic_error("--gpus 64 --tp 8 --heatmap-cells 0", "--heatmap-cells");
+  expect_traffic_error("--gpus 64 --tp 8 --heatmap-domain out.jpg", "--heatmap-domain");
+  expect_traffic_error("--gpus 64 --tp 8 --csv /nonexistent-dir/x.csv", "--csv");
+  expect_traffic_error("--gpus 64 --tp 8 --heatmap-rail /nonexistent-dir/x.png", "--heatmap-rail");
+  expect_traffic_error("--gpus 16384 --tp 8 --heatmap-gpu x.png", "--heatmap-gpu");
+  expect_traffic_error("--gpus 64 --tp 8 --model NoSuchModel", "--model");
+  expect_traffic_error("--gpus 64 --tp 8 --design mesh", "--design");
+  expect_traffic_error("--gpus 64 --tp 8 --ep 3 --model Mixtral-8x7B", "--ep");
+  expect_traffic_error("--gpus 64 --tp 8 --batch nan", "--batch");
 }

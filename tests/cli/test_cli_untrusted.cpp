@@ -16,17 +16,10 @@ using railsim::test::run_cli;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return railsim::test::temp_path("untrusted", name);
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  return railsim::test::write_temp_file("untrusted", name, text);
-}
-
 // A railsim model file named `name` (JSON string, already escaped as JSON wants).
 std::string model_named(const std::string& file, const std::string& json_name) {
-  return write_file(file, R"({"name": ")" + json_name + R"(", "layers": 4, "hidden": 1024,
+  return railsim::test::write_temp_file(
+      "untrusted", file, R"({"name": ")" + json_name + R"(", "layers": 4, "hidden": 1024,
       "heads": 16, "ffn_hidden": 4096, "vocab": 32000, "seq_len": 2048})");
 }
 
@@ -53,8 +46,9 @@ TEST(CliUntrusted, NamesInSpecFilesMustBePrintable) {
   expect_input_error("plan --gpus 64 --batch 64 --model " + bidi, "",
                      "U+202E (a bidirectional-text control) at byte 3");
   // A source note is text too.
-  const std::string src = write_file(
-      "src.json", R"({"name": "M", "layers": 4, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
+  const std::string src = railsim::test::write_temp_file(
+      "untrusted", "src.json",
+      R"({"name": "M", "layers": 4, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
       "vocab": 32000, "seq_len": 2048, "source": "paper\n\u001b[2J"})");
   expect_input_error("plan --gpus 64 --batch 64 --model " + src, "", "model.source:");
   // Plain UTF-8 stays welcome.
@@ -77,21 +71,23 @@ TEST(CliUntrusted, ErrorsNameTheOptionThatWasWrong) {
 
 TEST(CliUntrusted, CalculonFilesAreToldApartByTheirOwnKeys) {
   // A Calculon application file missing attn_heads: its error names attn_heads.
-  const std::string partial =
-      write_file("partial.json", R"({"hidden": 1024, "feedforward": 4096, "seq_size": 2048,
+  const std::string partial = railsim::test::write_temp_file(
+      "untrusted", "partial.json", R"({"hidden": 1024, "feedforward": 4096, "seq_size": 2048,
           "attn_size": 64, "num_blocks": 4})");
   expect_input_error("plan --gpus 64 --batch 64 --model " + partial, "model.attn_heads",
                      "missing required field");
   // Keys of both formats: refused, naming one of each.
-  const std::string both = write_file(
-      "both.json", R"({"name": "M", "layers": 4, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
+  const std::string both = railsim::test::write_temp_file(
+      "untrusted", "both.json",
+      R"({"name": "M", "layers": 4, "hidden": 1024, "heads": 16, "ffn_hidden": 4096,
           "vocab": 32000, "seq_len": 2048, "num_blocks": 4})");
   expect_input_error("plan --gpus 64 --batch 64 --model " + both, "model",
                      "mixes railsim's model fields (\"layers\") and Calculon's application "
                      "fields (\"num_blocks\")");
   // A Calculon file that imports with a warning, then an error later: the error line alone.
-  const std::string calc = write_file(
-      "calc.json", R"({"hidden": 1024, "feedforward": 4096, "seq_size": 2048, "attn_heads": 16,
+  const std::string calc = railsim::test::write_temp_file(
+      "untrusted", "calc.json",
+      R"({"hidden": 1024, "feedforward": 4096, "seq_size": 2048, "attn_heads": 16,
           "attn_size": 64, "num_blocks": 4, "extra": 1})");
   expect_input_error("estimate --gpus 64 --batch 64 --tp 3 --pp 1 --dp 8 --model " + calc, "--tp",
                      "");
@@ -111,8 +107,9 @@ TEST(CliUntrusted, ImpossibleValuesAreRefused) {
   expect_input_error("design --gpus 010", "--gpus", "'010' has a leading zero");
   expect_input_error("design --gpus 0x40", "--gpus", "cannot read '0x40' as an integer");
   // One bound for every thread count.
-  expect_input_error("report --threads 4097 --out " + temp_path("r.html"), "--threads",
-                     "expected an integer from 0 to 4096");
+  expect_input_error(
+      "report --threads 4097 --out " + railsim::test::temp_path("untrusted", "r.html"), "--threads",
+      "expected an integer from 0 to 4096");
   expect_input_error("sweep --no-perf --threads 5000", "--threads", "from 0 to 4096");
   expect_input_error("fail goodput --threads 5000", "--threads", "from 0 to 4096");
   // Options that contradict each other.
@@ -128,15 +125,15 @@ TEST(CliUntrusted, ImpossibleValuesAreRefused) {
       "fail whatif --gpus 64 --model Megatron-22B --batch 64 --sim off --fail gpu:+1", "--fail",
       "index '+1' is not a non-negative integer");
   // A repair takes time.
-  const std::string rates =
-      write_file("rates.json", R"({"name": "r", "classes": [{"name": "gpu", "scope": "gpu",
+  const std::string rates = railsim::test::write_temp_file(
+      "untrusted", "rates.json", R"({"name": "r", "classes": [{"name": "gpu", "scope": "gpu",
           "events": 10, "unit_hours": 1000000, "repair_h": 0}]})");
   expect_input_error("fail goodput --gpus 64 --rates " + rates, "", "repair_h: got 0");
   // A pair matrix that sends nothing over any link.
-  const std::string diag =
-      write_file("diag.json",
-                 "[[1,0,0,0,0,0,0,0],[0,1,0,0,0,0,0,0],[0,0,1,0,0,0,0,0],[0,0,0,1,0,0,0,0],"
-                 "[0,0,0,0,1,0,0,0],[0,0,0,0,0,1,0,0],[0,0,0,0,0,0,1,0],[0,0,0,0,0,0,0,1]]");
+  const std::string diag = railsim::test::write_temp_file(
+      "untrusted", "diag.json",
+      "[[1,0,0,0,0,0,0,0],[0,1,0,0,0,0,0,0],[0,0,1,0,0,0,0,0],[0,0,0,1,0,0,0,0],"
+      "[0,0,0,0,1,0,0,0],[0,0,0,0,0,1,0,0],[0,0,0,0,0,0,1,0],[0,0,0,0,0,0,0,1]]");
   expect_input_error("sim --gpus 8 --hb-domain 8 --collective alltoall --pair-matrix " + diag,
                      "--pair-matrix", "only the diagonal");
   // A list with a newline in it.

@@ -11,8 +11,9 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   const auto r = run_cli("validate");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
-  for (const char* s : {"Korthikanti", "Narayanan", "Llama 3", "NeMo", "175B selective + SP",
-                        "+1.7%", "-2.4%", "6 tables, 29 runs: every tolerance holds", "Megatron-Core README"})
+  for (const char* s :
+       {"Korthikanti", "Narayanan", "Llama 3", "NeMo", "175B selective + SP", "+1.7%", "-2.4%",
+        "6 tables, 29 runs: every tolerance holds", "Megatron-Core README"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   const auto j = run_cli("validate --json");
   ASSERT_EQ(j.code, 0) << j.err;

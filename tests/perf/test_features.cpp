@@ -58,9 +58,9 @@ TEST(Features, Fp8UsesTheFp8PeakForGemms) {
   s.sp = true;
   const IterationTime bf16 = estimate(m, Training{1024, 2048, Dtype::bf16}, s, c, d);
   const IterationTime fp8 = estimate(m, Training{1024, 2048, Dtype::fp8}, s, c, d);
-  // GEMMs at twice the peak at their own fitted fraction (H100: 0.50 of the bf16 peak, 0.51 of the fp8 one) and paying
-  // the casts; communication and element-wise work unchanged. The TP communication is the same;
-  // with TP overlap (the default stack) faster GEMMs hide less of it.
+  // GEMMs at twice the peak at their own fitted fraction (H100: 0.50 of the bf16 peak, 0.51 of the
+  // fp8 one) and paying the casts; communication and element-wise work unchanged. The TP
+  // communication is the same; with TP overlap (the default stack) faster GEMMs hide less of it.
   EXPECT_LT(fp8.iteration_time_s, 0.9 * bf16.iteration_time_s);
   EXPECT_GT(fp8.iteration_time_s, 0.5 * bf16.iteration_time_s);
   EXPECT_NEAR(fp8.breakdown.tp_comm_s + fp8.breakdown.tp_hidden_s,
@@ -91,8 +91,8 @@ TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
     const Breakdown& b = it.breakdown;
     // The busy time of the stage holds every send: with pp_comm_overlap (v > 1) those of the
     // 1F1B body are hidden but the fill and drain's stay in the bubble, (p-1)/v of a stage time.
-    const double busy = b.compute_s + b.recompute_s + b.tp_comm_s + b.tp_overlap_s + b.pp_comm_s +
-                        b.pp_hidden_s;
+    const double busy =
+        b.compute_s + b.recompute_s + b.tp_comm_s + b.tp_overlap_s + b.pp_comm_s + b.pp_hidden_s;
     EXPECT_EQ(b.pp_hidden_s > 0, v > 1) << v;
     EXPECT_NEAR(b.bubble_s / busy, 7.0 / (64.0 * static_cast<double>(v)), 2.5e-3) << v;
   }

@@ -84,8 +84,7 @@ TEST(RailOnly, CrossRailExpertAllToAllIsSlowerAndTheBreakdownSaysWhy) {
     return d;
   };
   const auto two_phase = spec::ForwardingMode::two_phase;
-  const IterationTime opt =
-      estimate(m, tr, s, c, design(DesignKind::rail_optimized, two_phase));
+  const IterationTime opt = estimate(m, tr, s, c, design(DesignKind::rail_optimized, two_phase));
   const IterationTime only = estimate(m, tr, s, c, design(DesignKind::rail_only, two_phase));
   ASSERT_TRUE(opt.feasible);
   EXPECT_TRUE(opt.cross_rail);

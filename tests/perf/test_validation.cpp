@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "../common/scratch.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/perf/iteration.hpp"
@@ -16,10 +17,6 @@ using namespace railsim;
 using namespace railsim::perf;
 
 namespace {
-Json data() {
-  return read_json_file(std::string(RAILSIM_TEST_DATA_DIR) + "/megatron-korthikanti-2022.json",
-                        "data");
-}
 
 // Virtual pipeline stages of each run. The data file does not list them; Figure 1's activation
 // memory does: the first stage holds L (1 + (p-1)/(p v)) layers' worth (Korthikanti et al.
@@ -63,7 +60,7 @@ MeasuredRun make_run(const Json& common, const Json& row, bool selective_sp) {
 }  // namespace
 
 TEST(Validation, IterationTimeKorthikanti2022) {
-  const Json d = data();
+  const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   const auto design = test::design(spec::DesignKind::rail_optimized);
   double sum = 0;
   int n = 0;
@@ -86,7 +83,7 @@ TEST(Validation, IterationTimeKorthikanti2022) {
 
 TEST(Validation, MfuKorthikanti2022) {
   // The README's MFU of the selective_sp runs follows from the times; within 3 points.
-  const Json d = data();
+  const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   const auto design = test::design(spec::DesignKind::rail_optimized);
   for (const Json& row : d["models"]) {
     const MeasuredRun r = make_run(d["common"], row, true);
@@ -99,7 +96,7 @@ TEST(Validation, MfuKorthikanti2022) {
 }
 
 TEST(Validation, MemoryFigure1) {
-  const Json d = data();
+  const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   const Json& mem = d["memory_gib_per_gpu"];
   for (const Json& row : d["models"]) {
     MeasuredRun r = make_run(d["common"], row, true);
@@ -124,7 +121,7 @@ TEST(Validation, MemoryFigure1) {
 
 TEST(Validation, RatiosImplyTheInterleaving) {
   // Figure 1 baseline activations / (L layers x s b h (10 + 24/t + 5 a s/(h t))) = 1 + (p-1)/(p v).
-  const Json d = data();
+  const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   for (const Json& row : d["models"]) {
     const double s = 2048, b = row["micro_batch"].get<double>(), h = row["hidden"].get<double>();
     const double a = row["heads"].get<double>(), t = row["tp"].get<double>(),
@@ -144,7 +141,7 @@ TEST(Validation, ScaleOutHoldOut530B) {
   // Not used to set the constants: 530B on 2240 A100 with DP 8 (abstract: 54.2% MFU with
   // selective recompute + SP, 42.1% with full recompute); global batch 2240 (m = 280 per
   // pipeline as in the DP-1 run). Within 5% relative.
-  const Json d = data();
+  const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   const Json* row530 = nullptr;
   for (const Json& row : d["models"])
     if (row["name"] == "530B") row530 = &row;

@@ -2,21 +2,23 @@
 // tests/data/llama3-405b-meta-2024.json): TP 8, PP 16, DP 64 / 128 on 8,192 / 16,384 H100,
 // 8,192-token sequences, 2,048 sequences per batch, micro-batch 1, interleaved 1F1B over 126
 // layers (uneven model chunks). The 8,192-GPU point is in the fit of H100's gemm_max
-// (data/gpus/H100-SXM.json); the 16,384-GPU point is held out. Meta's fabric spreads load (16 flows per GPU pair and
-// Enhanced-ECMP, Dubey et al. 2024 Sec. 3.3.1): adaptive routing. Knobs Meta does not publish are
-// set to what its stack did or what Megatron does: selective recompute (flash attention keeps no s
-// x s tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap, flash attention.
+// (data/gpus/H100-SXM.json); the 16,384-GPU point is held out. Meta's fabric spreads load (16 flows
+// per GPU pair and Enhanced-ECMP, Dubey et al. 2024 Sec. 3.3.1): adaptive routing. Knobs Meta does
+// not publish are set to what its stack did or what Megatron does: selective recompute (flash
+// attention keeps no s x s tensor, so nothing is recomputed), SP, sharded optimizer, DP overlap,
+// flash attention.
 //
 // Meta does not publish the number of virtual stages v, so v is free within the stack's limits
 // (v = 1..7 for 126 layers on 16 stages), the fastest taken, as railsim validate does and as for
 // Narayanan et al.'s runs; TP communication overlaps the GEMMs (the stack's tp_comm_overlap). The
-// 8,192-GPU point is in the fit of gemm_max (+2.4%), the 16,384-GPU point is held out (+1.7%); each is asserted
-// within the project's 10% and their mean within 5% (docs/validation.md).
+// 8,192-GPU point is in the fit of gemm_max (+2.4%), the 16,384-GPU point is held out (+1.7%); each
+// is asserted within the project's 10% and their mean within 5% (docs/validation.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "../common/scratch.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
@@ -59,13 +61,10 @@ Point run(const Json& common, const Json& row, std::int64_t v) {
   return p;
 }
 
-Json data() {
-  return read_json_file(std::string(RAILSIM_TEST_DATA_DIR) + "/llama3-405b-meta-2024.json", "data");
-}
 }  // namespace
 
 TEST(ValidationLlama3, InterleavedThroughputWithinTolerance) {
-  const Json d = data();
+  const Json d = test::read_test_data("llama3-405b-meta-2024.json");
   int n = 0;
   double sum = 0;
   std::vector<double> ratio;
@@ -90,7 +89,7 @@ TEST(ValidationLlama3, InterleavedThroughputWithinTolerance) {
 
 TEST(ValidationLlama3, WithoutInterleavingTheBubbleDominates) {
   // 16 micro-batches through 16 stages: the plain 1F1B bubble (p-1)/m is ~48% of the iteration.
-  const Json d = data();
+  const Json d = test::read_test_data("llama3-405b-meta-2024.json");
   for (const Json& row : d["rows"]) {
     if (row["gpus"].get<std::int64_t>() != 16384) continue;
     const Point plain = run(d["common"], row, 1), inter = run(d["common"], row, 2);
@@ -105,7 +104,7 @@ TEST(ValidationLlama3, UnevenChunksAreValidAndInterleavingIsNotFree) {
   // host steps and the fill crosses p (v - 1) more chunk boundaries (docs/model.md section 6):
   // the bubble's gain falls as 1/v while the schedule's cost grows with v, so each further chunk
   // gains less (at m = 16 the bubble still dominates: v = 7 is the fastest here).
-  const Json d = data();
+  const Json d = test::read_test_data("llama3-405b-meta-2024.json");
   const Json& row = d["rows"][1];
   double best = 0;
   std::int64_t best_v = 0;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../common/error_of.hpp"
+#include "../common/scratch.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/csv.hpp"
@@ -22,10 +23,6 @@ using namespace railsim;
 using railsim::test::error_of;
 
 namespace {
-
-std::string tmp(const std::string& name) {
-  return testing::TempDir() + "/railsim_file_" + std::to_string(::getpid()) + "_" + name;
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -42,7 +39,8 @@ bool is_link(const std::string& path) {
 }  // namespace
 
 TEST(OutputFile, ALinkStaysALinkAndItsTargetIsReplaced) {
-  const std::string target = tmp("target.csv"), link = tmp("link.csv");
+  const std::string target = test::scratch_path("file", "target.csv"),
+                    link = test::scratch_path("file", "link.csv");
   std::remove(link.c_str());
   { std::ofstream(target) << "old\n"; }
   ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
@@ -72,7 +70,7 @@ TEST(OutputFile, ADeviceIsWrittenInPlaceWithItsErrors) {
   if (::access("/dev/full", W_OK) == 0) {
     EXPECT_EQ(error_of([] { report::write_file_atomic("/dev/full", "x\n", "--csv"); }),
               "--csv: cannot write '/dev/full': No space left on device");
-    const std::string link = tmp("full.csv");
+    const std::string link = test::scratch_path("file", "full.csv");
     std::remove(link.c_str());
     ASSERT_EQ(::symlink("/dev/full", link.c_str()), 0);
     EXPECT_EQ(error_of([&] {
@@ -89,9 +87,9 @@ TEST(OutputFile, ADeviceIsWrittenInPlaceWithItsErrors) {
 TEST(OutputFile, ADirectoryOrADanglingLinkIsRefused) {
   EXPECT_EQ(error_of([] { report::check_writable("/tmp", "--out"); }),
             "--out: cannot write '/tmp': it is a directory");
-  const std::string link = tmp("dangling.csv");
+  const std::string link = test::scratch_path("file", "dangling.csv");
   std::remove(link.c_str());
-  ASSERT_EQ(::symlink(tmp("nowhere").c_str(), link.c_str()), 0);
+  ASSERT_EQ(::symlink(test::scratch_path("file", "nowhere").c_str(), link.c_str()), 0);
   EXPECT_EQ(error_of([&] { report::write_file_atomic(link, "x", "--csv"); }),
             "--csv: cannot write '" + link + "': it is a link to a missing file");
   std::remove(link.c_str());
@@ -99,7 +97,7 @@ TEST(OutputFile, ADirectoryOrADanglingLinkIsRefused) {
 
 TEST(OutputFile, ACancelledWriteLeavesNoTemporaryAndThePreviousFile) {
   // Cancelled while writing (core/cancel.hpp): the temporary is removed, the target untouched.
-  const std::string path = tmp("cancelled.csv");
+  const std::string path = test::scratch_path("file", "cancelled.csv");
   report::write_file_atomic(path, "old\n", "--csv");
   request_cancel();
   EXPECT_THROW(report::write_file_atomic(path, std::string(1 << 20, 'x'), "--csv"), Cancelled);

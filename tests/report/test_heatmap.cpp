@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../common/picture_files.hpp"
+#include "../common/scratch.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/file.hpp"
@@ -27,9 +28,6 @@ report::Heatmap small() {
   h.y_label = "source";
   return h;
 }
-std::string tmp(const std::string& name) {
-  return testing::TempDir() + "/railsim_heatmap_" + std::to_string(::getpid()) + "_" + name;
-}
 // The lines of the script's matrix data block.
 std::vector<std::string> data_block(const std::string& script) {
   const std::string open = "$matrix << EOD\n";
@@ -45,7 +43,7 @@ std::vector<std::string> data_block(const std::string& script) {
 template <typename F>
 void without_gnuplot(F f) {
   const std::string old = std::getenv("PATH") ? std::getenv("PATH") : "";
-  const std::string empty = tmp("empty_path");
+  const std::string empty = test::scratch_path("heatmap", "empty_path");
   std::filesystem::create_directories(empty);
   ::setenv("PATH", empty.c_str(), 1);
   try {
@@ -136,7 +134,7 @@ TEST(Heatmap, WritesAPngOfTheRequestedSize) {
   auto h = small();
   h.width = 640;
   h.height = 520;
-  const std::string path = tmp("h.png");
+  const std::string path = test::scratch_path("heatmap", "h.png");
   report::write_heatmap(h, path, "--heatmap-gpu");
   const auto size = png_size(slurp_binary(path));
   std::remove(path.c_str());
@@ -149,7 +147,8 @@ TEST(Heatmap, SvgIsXmlWithTheTitleAndTheSameBytesEveryTime) {
   auto h = small();
   h.title = "a <b> & \"c\"";
   h.subtitle = "second line";
-  const std::string p1 = tmp("h1.svg"), p2 = tmp("h2.svg");
+  const std::string p1 = test::scratch_path("heatmap", "h1.svg"),
+                    p2 = test::scratch_path("heatmap", "h2.svg");
   report::write_heatmap(h, p1, "--heatmap-domain");
   report::write_heatmap(h, p2, "--heatmap-domain");
   const std::string a = slurp_binary(p1), b = slurp_binary(p2);
@@ -174,7 +173,7 @@ TEST(Heatmap, AllEmptyMatrixStillDraws) {
 TEST(Heatmap, BadInputNamesTheOption) {
   auto h = small();
   try {
-    report::write_heatmap(h, tmp("x.jpg"), "--heatmap-rail");
+    report::write_heatmap(h, test::scratch_path("heatmap", "x.jpg"), "--heatmap-rail");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "--heatmap-rail");
@@ -182,13 +181,14 @@ TEST(Heatmap, BadInputNamesTheOption) {
   }
   EXPECT_THROW(report::write_heatmap(h, "/nonexistent-dir/x.png", "--heatmap-gpu"), InputError);
   h.values[0] = -1;
-  EXPECT_THROW(report::write_heatmap(h, tmp("x.png"), "--heatmap-gpu"), InputError);
+  EXPECT_THROW(report::write_heatmap(h, test::scratch_path("heatmap", "x.png"), "--heatmap-gpu"),
+               InputError);
   h.values.pop_back();
   EXPECT_THROW(report::render(h, report::PlotFormat::png, "--x"), InputError);
 }
 
 TEST(Heatmap, MissingGnuplotIsAnInputErrorAndLeavesTheOldFile) {
-  const std::string path = tmp("keep.svg");
+  const std::string path = test::scratch_path("heatmap", "keep.svg");
   report::write_file_atomic(path, "old", "--x");
   without_gnuplot([&] {
     try {
@@ -204,7 +204,7 @@ TEST(Heatmap, MissingGnuplotIsAnInputErrorAndLeavesTheOldFile) {
 }
 
 TEST(File, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
-  const std::string dir = tmp("atomic");
+  const std::string dir = test::scratch_path("heatmap", "atomic");
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/out.txt";
   report::write_file_atomic(path, "first", "--out");
@@ -227,7 +227,7 @@ TEST(Csv, QuotesOnlyWhenNeeded) {
 }
 
 TEST(Csv, FileAppearsWholeOnCloseAndNotAtAllWithout) {
-  const std::string dir = tmp("csv");
+  const std::string dir = test::scratch_path("heatmap", "csv");
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/pairs.csv";
   auto files = [&] {

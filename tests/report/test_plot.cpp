@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "../common/picture_files.hpp"
+#include "../common/scratch.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
@@ -27,9 +28,6 @@ report::LineChart chart() {
   c.series.push_back({.name = "rail_only", .x = {8, 16, 32}, .y = {4.5, 4.0, 3.5}});
   c.series.push_back({.name = "ideal", .x = {8, 16, 32}, .y = {3.3, 3.3, 3.3}});
   return c;
-}
-std::string tmp(const std::string& name) {
-  return testing::TempDir() + "/railsim_plot_" + std::to_string(::getpid()) + "_" + name;
 }
 // The lines of data block `name` ("$s0").
 std::vector<std::string> block(const std::string& script, const std::string& name) {
@@ -107,7 +105,7 @@ TEST(Plot, LineChartSvgIsDeterministicXmlWithItsText) {
   const std::string a = report::render(c, report::PlotFormat::svg, "--plot");
   const std::string b = report::render(c, report::PlotFormat::svg, "--plot");
   EXPECT_EQ(a, b);
-  const std::string path = tmp("line.svg");
+  const std::string path = test::scratch_path("plot", "line.svg");
   report::write_plot(c, path, "--plot");
   EXPECT_EQ(slurp_binary(path), a);
   const auto text = xml_text(path);
@@ -143,7 +141,7 @@ TEST(Plot, BarChartScriptAndSvg) {
                                       "\"rail 'only'\" 190000000 70000000", "\"ideal\" 0 NaN"}));
   EXPECT_NE(s.find("using 2:xtic(1)"), std::string::npos);
   EXPECT_NE(s.find("using 3 lc"), std::string::npos);
-  const std::string path = tmp("bars.svg");
+  const std::string path = test::scratch_path("plot", "bars.svg");
   report::write_plot(b, path, "--plot");
   const auto text = xml_text(path);
   std::remove(path.c_str());
@@ -162,7 +160,7 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   EXPECT_EQ(report::ProgressBar::line("s", 1, 1000, 100),
             "s [..............................] 1/1000 0%, 1665 min left");
   // A file (as a pipe): nothing is ever written, even with no delay.
-  const std::string path = tmp("progress.txt");
+  const std::string path = test::scratch_path("plot", "progress.txt");
   std::FILE* f = std::fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "../common/sim_fixtures.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/sim/collective.hpp"
@@ -18,15 +19,6 @@ using railsim::test::make_test_fabric;
 using railsim::test::TestFabricSpec;
 
 namespace {
-CollectiveRequest request(perf::CollectiveOp op, double bytes, std::vector<sim::Group> groups,
-                          perf::Algorithm a = perf::Algorithm::ring) {
-  CollectiveRequest r;
-  r.op = op;
-  r.algorithm = a;
-  r.bytes = bytes;
-  r.groups = std::move(groups);
-  return r;
-}
 constexpr double kB = 1e9;  // 1 GB per GPU
 }  // namespace
 
@@ -42,8 +34,8 @@ TEST(Collective, RingAllReduceOnOneRailMatchesClosedForm) {
     SimConfig cfg;
     cfg.hop_latency_s = 1e-6;
     auto rails = sim::groups_rails(t.net.cluster);
-    auto r =
-        simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, kB, {rails[0]}), cfg);
+    auto r = simulate_collective(
+        t.net, test::collective_request(perf::CollectiveOp::all_reduce, kB, {rails[0]}), cfg);
     const double n = 8, hops = per_leaf == 8 ? 2 : 4;
     const double closed = 2 * (n - 1) * (kB / n / s.nic_Bps + hops * 1e-6);
     EXPECT_NEAR(r.completion_time_s / closed, 1.0, 0.02) << per_leaf;
@@ -59,13 +51,16 @@ TEST(Collective, RingAllGatherAndReduceScatterTakeHalfTheAllReduce) {
   auto rails = sim::groups_rails(t.net.cluster);
   SimConfig cfg;
   const double ar =
-      simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, kB, {rails[1]}), cfg)
+      simulate_collective(
+          t.net, test::collective_request(perf::CollectiveOp::all_reduce, kB, {rails[1]}), cfg)
           .completion_time_s;
   const double ag =
-      simulate_collective(t.net, request(perf::CollectiveOp::all_gather, kB, {rails[1]}), cfg)
+      simulate_collective(
+          t.net, test::collective_request(perf::CollectiveOp::all_gather, kB, {rails[1]}), cfg)
           .completion_time_s;
   const double rs =
-      simulate_collective(t.net, request(perf::CollectiveOp::reduce_scatter, kB, {rails[1]}), cfg)
+      simulate_collective(
+          t.net, test::collective_request(perf::CollectiveOp::reduce_scatter, kB, {rails[1]}), cfg)
           .completion_time_s;
   EXPECT_NEAR(ag, ar / 2, 1e-9 * ar);
   EXPECT_NEAR(rs, ar / 2, 1e-9 * ar);
@@ -86,7 +81,8 @@ TEST(Collective, ScaledRingEqualsStepByStep) {
     // Store-and-forward: a forwarded ring edge is two flows (pipelined: two per chunk).
     full.mode = scaled.mode = ForwardingMode::store;
     scaled.max_flows = 100;  // one step (64 flows) fits, 126 steps do not
-    auto req = request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster));
+    auto req = test::collective_request(perf::CollectiveOp::all_reduce, kB,
+                                        sim::groups_all(t.net.cluster));
     auto a = simulate_collective(t.net, req, full), b = simulate_collective(t.net, req, scaled);
     EXPECT_FALSE(a.phases[0].step_scaled);
     EXPECT_TRUE(b.phases[0].step_scaled);
@@ -104,7 +100,8 @@ TEST(Collective, AllToAllOnFullBisectionClosMatchesClosedForm) {
   s.spines = 4;
   auto t = make_test_fabric(s);
   SimConfig cfg;
-  auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
+  auto req =
+      test::collective_request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
   const double closed = 63.0 / 64.0 * kB / s.nic_Bps;
   auto r = simulate_collective(t.net, req, cfg);
   EXPECT_NEAR(r.completion_time_s / closed, 1.0, 0.02);
@@ -150,7 +147,8 @@ TEST(Collective, AggregatedAllToAllEqualsFlowByFlow) {
     cfg.forwarding = c.fw;
     cfg.chunks = 4;
     cfg.hop_latency_s = 1e-6;
-    auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
+    auto req = test::collective_request(perf::CollectiveOp::all_to_all, kB,
+                                        sim::groups_all(t.net.cluster));
     cfg.aggregate = Aggregation::off;
     auto a = simulate_collective(t.net, req, cfg);
     cfg.aggregate = Aggregation::on;
@@ -177,7 +175,8 @@ TEST(Collective, RailOnlyAllToAllForwardingOverheads) {
   auto opt = make_test_fabric(s);
   s.rail_only = true;
   auto ro = make_test_fabric(s);
-  auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(opt.net.cluster));
+  auto req = test::collective_request(perf::CollectiveOp::all_to_all, kB,
+                                      sim::groups_all(opt.net.cluster));
   SimConfig cfg;
   const double t_nic = 56.0 / 64.0 * kB / s.nic_Bps, t_hb = 7.0 / 8.0 * kB / s.hb_Bps;
   const double base = simulate_collective(opt.net, req, cfg).completion_time_s;
@@ -214,11 +213,11 @@ TEST(Collective, HierarchicalAllReduceMatchesClosedForm) {
   s.spines = 1;
   auto t = make_test_fabric(s);
   SimConfig cfg;
-  auto r =
-      simulate_collective(t.net,
-                          request(perf::CollectiveOp::all_reduce, kB,
-                                  sim::groups_all(t.net.cluster), perf::Algorithm::hierarchical),
-                          cfg);
+  auto r = simulate_collective(
+      t.net,
+      test::collective_request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster),
+                               perf::Algorithm::hierarchical),
+      cfg);
   ASSERT_EQ(r.phases.size(), 3u);
   const double closed = 2 * 7.0 / 8.0 * kB / s.hb_Bps + 2 * 7.0 / 8.0 * kB / 8.0 / s.nic_Bps;
   EXPECT_NEAR(r.completion_time_s / closed, 1.0, 1e-9);
@@ -242,7 +241,7 @@ TEST(Collective, OversubscribedUpperTierSlowsCrossAllToAllSevenfold) {
     g.push_back(i);
     g.push_back(16 + i);
   }
-  auto req = request(perf::CollectiveOp::all_to_all, kB, {g});
+  auto req = test::collective_request(perf::CollectiveOp::all_to_all, kB, {g});
   SimConfig cfg;
   const double a = simulate_collective(full.net, req, cfg).completion_time_s;
   const double b = simulate_collective(over.net, req, cfg).completion_time_s;
@@ -258,8 +257,8 @@ TEST(Collective, P2pSendsOneTransferPerAdjacentPair) {
   auto t = make_test_fabric(s);
   SimConfig cfg;
   cfg.hop_latency_s = 1e-6;
-  auto r =
-      simulate_collective(t.net, request(perf::CollectiveOp::send_recv, kB, {{0, 8, 16, 24}}), cfg);
+  auto r = simulate_collective(
+      t.net, test::collective_request(perf::CollectiveOp::send_recv, kB, {{0, 8, 16, 24}}), cfg);
   EXPECT_NEAR(r.completion_time_s, kB / s.nic_Bps + 2e-6, 1e-12);
 }
 
@@ -268,18 +267,21 @@ TEST(Collective, BadInputNamesTheField) {
   auto t = make_test_fabric(s);
   SimConfig cfg;
   try {
-    simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, -1, {{0, 1}}), cfg);
+    simulate_collective(
+        t.net, test::collective_request(perf::CollectiveOp::all_reduce, -1, {{0, 1}}), cfg);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "--bytes");
   }
   cfg.chunks = 0;
   EXPECT_THROW(
-      simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, 1, {{0, 1}}), cfg),
+      simulate_collective(
+          t.net, test::collective_request(perf::CollectiveOp::all_reduce, 1, {{0, 1}}), cfg),
       InputError);
   cfg.chunks = 1;
   EXPECT_THROW(
-      simulate_collective(t.net, request(perf::CollectiveOp::all_reduce, 1, {{0, 99}}), cfg),
+      simulate_collective(
+          t.net, test::collective_request(perf::CollectiveOp::all_reduce, 1, {{0, 99}}), cfg),
       InputError);
   EXPECT_THROW(spec::parse_forwarding_mode("fast"), InputError);
 }
@@ -295,7 +297,8 @@ TEST(Collective, ChunksCountAgainstMaxFlows) {
   s.per_leaf = 8;
   s.spines = 1;
   auto t = make_test_fabric(s);
-  auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
+  auto req =
+      test::collective_request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
   SimConfig cfg;
   cfg.mode = ForwardingMode::store;  // each forwarded pair two flows (pipelined: 2 x chunks)
   cfg.aggregate = Aggregation::off;
@@ -326,7 +329,8 @@ TEST(Collective, ChunksCountAgainstMaxFlows) {
 TEST(Collective, EstimatedMemoryBeyondTheLimitIsRefused) {
   TestFabricSpec s;
   auto t = make_test_fabric(s);
-  auto req = request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
+  auto req =
+      test::collective_request(perf::CollectiveOp::all_to_all, kB, sim::groups_all(t.net.cluster));
   SimConfig cfg;
   cfg.aggregate = Aggregation::off;
   const double flows = 64.0 * 63.0;
@@ -346,11 +350,14 @@ TEST(Collective, EstimatedMemoryBeyondTheLimitIsRefused) {
   // The same limit lets a send/recv chain of 63 flows run, and refuses the ring all-reduce
   // simulated step by step (126 steps of 64 flows).
   EXPECT_NO_THROW(simulate_collective(
-      t.net, request(perf::CollectiveOp::send_recv, kB, sim::groups_all(t.net.cluster)), cfg));
-  EXPECT_THROW(
-      simulate_collective(
-          t.net, request(perf::CollectiveOp::all_reduce, kB, sim::groups_all(t.net.cluster)), cfg),
-      InputError);
+      t.net,
+      test::collective_request(perf::CollectiveOp::send_recv, kB, sim::groups_all(t.net.cluster)),
+      cfg));
+  EXPECT_THROW(simulate_collective(t.net,
+                                   test::collective_request(perf::CollectiveOp::all_reduce, kB,
+                                                            sim::groups_all(t.net.cluster)),
+                                   cfg),
+               InputError);
 }
 
 TEST(Collective, StopsWhenCancelled) {
@@ -361,9 +368,10 @@ TEST(Collective, StopsWhenCancelled) {
   auto t = make_test_fabric(s);
   const std::vector<sim::Group> all = sim::groups_all(t.net.cluster);
   request_cancel();
-  EXPECT_THROW((void)simulate_collective(
-                   t.net, request(perf::CollectiveOp::all_to_all, kB, all, perf::Algorithm::direct),
-                   SimConfig{}),
+  EXPECT_THROW((void)simulate_collective(t.net,
+                                         test::collective_request(perf::CollectiveOp::all_to_all,
+                                                                  kB, all, perf::Algorithm::direct),
+                                         SimConfig{}),
                Cancelled);
   reset_cancel();
 }

@@ -3,24 +3,14 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include "../common/fabric_fixtures.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/topo/builders.hpp"
 
 using namespace railsim;
 
-namespace {
-topo::Fabric fabric(std::int64_t gpus, const char* design, const char* sw, double over, int tier) {
-  spec::ClusterOptions co;
-  co.gpus = gpus;
-  spec::NetworkOptions no;
-  no.design = design;
-  no.sw = sw;
-  no.oversubscription = over;
-  no.oversubscribed_tier = tier;
-  return topo::build_fabric(spec::make_cluster(co), spec::make_network_design(no));
-}
-}  // namespace
+namespace {}  // namespace
 
 // Meta-style 1:7 between pods (tier-2 uplinks of a 3-tier rail_optimized Clos): an all-to-all over
 // all GPUs is NIC-bound without oversubscription, and bound by the cross-pod bytes over the
@@ -33,8 +23,8 @@ TEST(FabricSim, OversubscribedSpineCoreTierSetsAllToAllTime) {
   req.bytes = S;
   sim::SimConfig cfg;
   cfg.aggregate = sim::Aggregation::on;
-  const auto full = fabric(8192, "rail_optimized", "QM9700", 1, 2);
-  const auto over = fabric(8192, "rail_optimized", "QM9700", 7, 2);
+  const auto full = test::preset_fabric(8192, "rail_optimized", "QM9700", 1, 2);
+  const auto over = test::preset_fabric(8192, "rail_optimized", "QM9700", 7, 2);
   ASSERT_EQ(over.tiers, 3);
   req.groups = sim::groups_all(full.cluster);
   const auto a = sim::simulate_collective(sim::make_sim_network(full), req, cfg);
@@ -53,7 +43,7 @@ TEST(FabricSim, OversubscribedSpineCoreTierSetsAllToAllTime) {
 }
 
 TEST(FabricSim, ResultsDoNotDependOnThreadCount) {
-  const auto f = fabric(1024, "rail_only", "QM9700", 1, 1);
+  const auto f = test::preset_fabric(1024, "rail_only", "QM9700", 1, 1);
   const auto net = sim::make_sim_network(f);
   sim::CollectiveRequest req;
   req.op = perf::CollectiveOp::all_reduce;

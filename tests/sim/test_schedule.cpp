@@ -55,7 +55,9 @@ IterationRun run(spec::DesignKind kind, perf::Strategy s, std::int64_t seed = 0)
   return r;
 }
 
-perf::Strategy strategy() { return railsim::test::moe_iteration_strategy(); }
+perf::Strategy strategy() {
+  return railsim::test::moe_iteration_strategy();
+}
 
 }  // namespace
 
@@ -127,8 +129,8 @@ TEST(ScheduleCrossCheck, AnalyticRailOnlyAllToAllMatchesTwoPhaseSimulation) {
   const auto r = sim::simulate_schedule(net, s, pl, cfg);
   spec::NetworkDesign two_phase = d;
   two_phase.forwarding = spec::ForwardingMode::two_phase;
-  const double an = perf::collective_time(op, pl, perf::make_network_model(f.cluster, two_phase))
-                        .time_s;
+  const double an =
+      perf::collective_time(op, pl, perf::make_network_model(f.cluster, two_phase)).time_s;
   EXPECT_NEAR(r.total_s / an, 1.0, 0.01);
   EXPECT_GE(r.total_s, an);
 }

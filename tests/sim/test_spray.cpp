@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../common/fabric_fixtures.hpp"
+#include "../common/sim_fixtures.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
@@ -19,9 +21,9 @@
 using namespace railsim;
 using railsim::sim::Aggregation;
 using railsim::sim::CollectiveRequest;
-using railsim::spec::Routing;
 using railsim::sim::SimConfig;
 using railsim::sim::simulate_collective;
+using railsim::spec::Routing;
 using railsim::test::make_test_fabric;
 using railsim::test::TestFabricSpec;
 
@@ -29,22 +31,13 @@ namespace {
 
 constexpr double kS = 1e9;  // 1 GB per GPU
 
-CollectiveRequest request(perf::CollectiveOp op, double bytes, std::vector<sim::Group> groups,
-                          perf::Algorithm a = perf::Algorithm::ring) {
-  CollectiveRequest r;
-  r.op = op;
-  r.algorithm = a;
-  r.bytes = bytes;
-  r.groups = std::move(groups);
-  return r;
-}
-
 // Point-to-point transfers src[i] -> dst[i], all at once (a permutation when both are distinct).
 CollectiveRequest transfers(const std::vector<std::int64_t>& src,
                             const std::vector<std::int64_t>& dst, double bytes) {
   std::vector<sim::Group> g;
   for (std::size_t i = 0; i < src.size(); ++i) g.push_back({src[i], dst[i]});
-  return request(perf::CollectiveOp::send_recv, bytes, std::move(g), perf::Algorithm::p2p);
+  return test::collective_request(perf::CollectiveOp::send_recv, bytes, std::move(g),
+                                  perf::Algorithm::p2p);
 }
 
 // 64 GPUs, one per HB domain (K = 1), 8 per leaf, 4 spines, hashed ECMP: the small Clos of the
@@ -67,17 +60,6 @@ double time_of(const sim::SimNetwork& net, const CollectiveRequest& req, Routing
   cfg.seed = seed;
   cfg.aggregate = agg;
   return simulate_collective(net, req, cfg).completion_time_s;
-}
-
-topo::Fabric fabric(std::int64_t gpus, const char* design, const char* sw, double over, int tier) {
-  spec::ClusterOptions co;
-  co.gpus = gpus;
-  spec::NetworkOptions no;
-  no.design = design;
-  if (sw) no.sw = sw;
-  no.oversubscription = over;
-  no.oversubscribed_tier = tier;
-  return topo::build_fabric(spec::make_cluster(co), spec::make_network_design(no));
 }
 
 std::int64_t leaf_index(const topo::Fabric& f, std::int64_t gpu) {
@@ -156,8 +138,8 @@ TEST(Spray, IncastIsBoundByTheReceivingNic) {
 TEST(Spray, OversubscribedAllToAllTakesTheBundleCapacity) {
   const TestFabricSpec s = clos64(3);
   auto t = make_test_fabric(s);
-  const auto req = request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(t.net.cluster),
-                           perf::Algorithm::direct);
+  const auto req = test::collective_request(
+      perf::CollectiveOp::all_to_all, kS, sim::groups_all(t.net.cluster), perf::Algorithm::direct);
   const double closed = 8 * 56.0 / 64.0 * kS / (8 * s.nic_Bps / 3);
   EXPECT_NEAR(time_of(t.net, req, Routing::spray) / closed, 1.0, 1e-9);
   EXPECT_NEAR(time_of(t.net, req, Routing::spray, 0, Aggregation::on) / closed, 1.0, 1e-9);
@@ -168,7 +150,7 @@ TEST(Spray, OversubscribedAllToAllTakesTheBundleCapacity) {
 // their cross-leaf bytes faster than their capacity, and spraying reaches that bound for the
 // busiest leaf (the fabric's own link capacities and leaf assignment, computed here).
 TEST(Spray, BuiltRailOptimizedAllToAllAtThreeToOneReachesTheLeafBound) {
-  const auto f = fabric(512, "rail_optimized", nullptr, 3, 1);
+  const auto f = test::preset_fabric(512, "rail_optimized", nullptr, 3, 1);
   ASSERT_EQ(f.tiers, 2);
   const auto net = sim::make_sim_network(f);
   const std::int64_t N = f.cluster.gpus;
@@ -189,8 +171,8 @@ TEST(Spray, BuiltRailOptimizedAllToAllAtThreeToOneReachesTheLeafBound) {
                          static_cast<double>(N);
     bound = std::max(bound, cross / up_cap[l]);
   }
-  const auto req = request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(f.cluster),
-                           perf::Algorithm::direct);
+  const auto req = test::collective_request(perf::CollectiveOp::all_to_all, kS,
+                                            sim::groups_all(f.cluster), perf::Algorithm::direct);
   SimConfig cfg;
   cfg.routing = Routing::spray;
   cfg.aggregate = Aggregation::off;
@@ -205,7 +187,7 @@ TEST(Spray, BuiltRailOptimizedAllToAllAtThreeToOneReachesTheLeafBound) {
 // is wired round-robin: see FabricsOfTheDocumentedFiguresAreEvenlyStriped for what the bundle
 // then assumes.)
 TEST(Spray, CrossPodPermutationTakesThePodBundleOnThreeTiers) {
-  const auto f = fabric(8192, "rail_optimized", "QM9700", 7, 2);
+  const auto f = test::preset_fabric(8192, "rail_optimized", "QM9700", 7, 2);
   ASSERT_EQ(f.tiers, 3);
   const auto net = sim::make_sim_network(f);
   const std::int64_t group = f.plan.tiers[1].group;  // leaves per pod
@@ -246,12 +228,15 @@ TEST(Spray, NeverSlowerThanEcmpOnTheClosedFormCases) {
     auto t = make_test_fabric(s);
     const auto& c = t.net.cluster;
     const std::vector<CollectiveRequest> reqs = {
-        request(perf::CollectiveOp::all_reduce, kS, sim::groups_rails(c)),
-        request(perf::CollectiveOp::all_reduce, kS, sim::groups_all(c),
-                perf::Algorithm::hierarchical),
-        request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(c), perf::Algorithm::direct),
-        request(perf::CollectiveOp::all_to_all, kS, sim::groups_rails(c), perf::Algorithm::direct),
-        request(perf::CollectiveOp::send_recv, kS, sim::groups_rails(c), perf::Algorithm::p2p),
+        test::collective_request(perf::CollectiveOp::all_reduce, kS, sim::groups_rails(c)),
+        test::collective_request(perf::CollectiveOp::all_reduce, kS, sim::groups_all(c),
+                                 perf::Algorithm::hierarchical),
+        test::collective_request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(c),
+                                 perf::Algorithm::direct),
+        test::collective_request(perf::CollectiveOp::all_to_all, kS, sim::groups_rails(c),
+                                 perf::Algorithm::direct),
+        test::collective_request(perf::CollectiveOp::send_recv, kS, sim::groups_rails(c),
+                                 perf::Algorithm::p2p),
     };
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       const double spray = time_of(t.net, reqs[i], Routing::spray);
@@ -279,8 +264,9 @@ TEST(Spray, AggregatedAllToAllEqualsFlowByFlowWithForwarding) {
     cfg.routing = Routing::spray;
     cfg.mode = mode;
     cfg.chunks = 4;
-    const auto req = request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(t.net.cluster),
-                             perf::Algorithm::direct);
+    const auto req =
+        test::collective_request(perf::CollectiveOp::all_to_all, kS, sim::groups_all(t.net.cluster),
+                                 perf::Algorithm::direct);
     cfg.aggregate = Aggregation::off;
     const double a = simulate_collective(t.net, req, cfg).completion_time_s;
     cfg.aggregate = Aggregation::on;
@@ -293,7 +279,7 @@ TEST(Spray, AggregatedAllToAllEqualsFlowByFlowWithForwarding) {
 // GPUs of that leaf sending across at once get (u - 1) / u of their NIC rate (full bisection:
 // the leaf's uplinks equal its NICs). Healthy, the same transfers run at the NIC rate.
 TEST(Spray, FailedUplinkLeavesItsBundleWithTheLiveCapacity) {
-  const auto f = fabric(1024, "rail_optimized", nullptr, 1, 1);
+  const auto f = test::preset_fabric(1024, "rail_optimized", nullptr, 1, 1);
   ASSERT_EQ(f.tiers, 2);
   const std::int64_t u = f.plan.tiers[0].up_ports;
   // Leaf 0's GPUs, and as many GPUs on other leaves.
@@ -333,7 +319,7 @@ TEST(Spray, FailedUplinkLeavesItsBundleWithTheLiveCapacity) {
 // spreading over every equal-cost uplink): the same simulated times, bit for bit.
 TEST(Spray, IterationMatchesTheAnalyticModelOnBothDesigns) {
   for (const char* design : {"rail_optimized", "rail_only"}) {
-    const auto f = fabric(1024, design, nullptr, 1, 1);
+    const auto f = test::preset_fabric(1024, design, nullptr, 1, 1);
     const perf::Model m = perf::load_model("MoE-1.2T");
     perf::Training tr;
     tr.global_batch = 1024;
@@ -379,11 +365,11 @@ TEST(Spray, FabricsOfTheDocumentedFiguresAreEvenlyStriped) {
        {Case{1024, "rail_optimized", nullptr, 1, 1}, Case{1024, "rail_only", nullptr, 1, 1},
         Case{512, "rail_optimized", nullptr, 3, 1}, Case{32768, "rail_optimized", nullptr, 1, 1},
         Case{32768, "rail_only", nullptr, 1, 1}}) {
-    const auto f = fabric(c.gpus, c.design, c.sw, c.over, c.tier);
+    const auto f = test::preset_fabric(c.gpus, c.design, c.sw, c.over, c.tier);
     for (std::size_t t = 1; t < f.plan.tiers.size(); ++t)
       EXPECT_TRUE(f.plan.tiers[t].even()) << c.gpus << " " << c.design << " tier " << t + 1;
   }
-  const auto rr = fabric(8192, "rail_optimized", "QM9700", 7, 2);
+  const auto rr = test::preset_fabric(8192, "rail_optimized", "QM9700", 7, 2);
   ASSERT_EQ(rr.plan.tiers.size(), 3u);
   const auto& core = rr.plan.tiers[2];
   EXPECT_FALSE(core.even());

@@ -118,8 +118,7 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pp_comm_overlap"] = "on"; }),
             "stack.knobs.pp_comm_overlap");
   // The sends overlap only in interleaved pipelines: the knob needs interleave.
-  EXPECT_EQ(with([](Json& j) { j["knobs"]["interleave"] = false; }),
-            "stack.knobs.pp_comm_overlap");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["interleave"] = false; }), "stack.knobs.pp_comm_overlap");
   // The overlapped collectives are sequence parallelism's: the knob needs it.
   EXPECT_EQ(with([](Json& j) {
               j["knobs"]["sequence_parallel"] = false;

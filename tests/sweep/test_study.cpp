@@ -126,8 +126,9 @@ TEST(Study, IsThePlainSweepOfItsAxesAndStatesItsRouting) {
     EXPECT_EQ(a.text(row, "routing"), "ecmp");
     EXPECT_EQ(a.text(row, "forwarding"), "pipelined");
   }
-  EXPECT_EQ(routing_line(a.t), "routing ecmp, seed 0; rail-only forwarding pipelined via hb_first, "
-                               "8 chunks");
+  EXPECT_EQ(routing_line(a.t),
+            "routing ecmp, seed 0; rail-only forwarding pipelined via hb_first, "
+            "8 chunks");
   // Under ECMP the verdict moves with the tiers: GH200 K=256 needs one rail tier against
   // rail-optimized's three, and fewer hashed tiers collide less.
   const auto v = a.by("hb_domain", "best_iteration_time_s");

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "../common/fabric_fixtures.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
@@ -21,43 +22,10 @@ using topo::Path;
 
 namespace {
 
-spec::Cluster cluster(std::int64_t n, std::int64_t k, double nic_gbps = 400) {
-  return spec::make_cluster(spec::load_gpu("H100-SXM"), n, k, nic_gbps, 450, 1);
-}
-
-spec::NetworkDesign design(DesignKind kind, int radix, double oversub = 1.0, int tier = 1,
-                           double port_gbps = 400) {
-  spec::SwitchSpec sw;
-  sw.name = "test";
-  sw.radix = radix;
-  sw.port_gbps = port_gbps;
-  return spec::make_network_design(kind, sw, oversub, tier);
-}
-
 std::vector<std::int64_t> per_tier(const topo::NetworkPlan& np) {
   std::vector<std::int64_t> v;
   for (int t = 1; t <= np.tiers(); ++t) v.push_back(np.switches_at(t));
   return v;
-}
-
-// Follows a path's channels from src: every channel is a link of the graph and the chain is
-// connected; switch tiers rise, then fall. Returns the node reached.
-std::int64_t walk(const Fabric& f, std::int64_t src, const Path& p) {
-  std::int64_t at = src;
-  bool down = false;
-  for (std::int32_t ch : p) {
-    EXPECT_GE(ch, 0);
-    EXPECT_LT(ch, f.channel_count());
-    const auto& l = f.links.at(static_cast<std::size_t>(ch / 2));
-    const bool up = ch % 2 == 0;
-    EXPECT_EQ(at, up ? l.a : l.b) << "broken chain at channel " << ch;
-    if (l.kind == topo::LinkKind::switch_switch) {
-      EXPECT_FALSE(up && down) << "up after down at channel " << ch;
-      down = down || !up;
-    }
-    at = up ? l.b : l.a;
-  }
-  return at;
 }
 
 // The graph against its plan: every switch uses <= radix ports; every up port of every switch
@@ -134,7 +102,7 @@ std::set<std::int32_t> check_routes(const Fabric& f, std::int64_t step, std::int
       p.clear();
       f.route(s, d, static_cast<std::uint64_t>(s * 1315423911u + d), Forwarding::hb_first, p);
       EXPECT_LE(p.size(), static_cast<std::size_t>(f.max_path_channels()));
-      EXPECT_EQ(walk(f, s, p), d) << s << "->" << d;
+      EXPECT_EQ(test::walk_path(f, s, p), d) << s << "->" << d;
       if (::testing::Test::HasFailure()) return {};
     }
   }
@@ -142,7 +110,7 @@ std::set<std::int32_t> check_routes(const Fabric& f, std::int64_t step, std::int
   for (int h = 0; h < hashes; ++h) {
     p.clear();
     f.route(0, far, static_cast<std::uint64_t>(h), Forwarding::hb_first, p);
-    EXPECT_EQ(walk(f, 0, p), far);
+    EXPECT_EQ(test::walk_path(f, 0, p), far);
     for (std::int32_t ch : p) {
       const auto& l = f.links[static_cast<std::size_t>(ch / 2)];
       if (f.nodes[static_cast<std::size_t>(l.b)].tier == top) tops.insert(l.b);
@@ -159,8 +127,9 @@ TEST(ClosSizing, SmallHandDrawnCaseDealsUplinksRoundRobin) {
   // and needs 3 spines with 3 of 8 ports cabled; the uplinks need ceil(9 / 8) = 2 spines. Uplink
   // g = 3 leaf + port goes to spine g mod 2: spine 0 takes leaf 0's ports 0 and 2, leaf 1's port 1
   // and leaf 2's ports 0 and 2 (5 links); spine 1 takes the other 4.
-  const auto c = cluster(15, 1);
-  const auto np = topo::plan_network(c, design(DesignKind::rail_optimized, 8, 5.0 / 3.0));
+  const auto c = test::h100_cluster(15, 1);
+  const auto np =
+      topo::plan_network(c, test::radix_design(DesignKind::rail_optimized, 8, 5.0 / 3.0));
   ASSERT_EQ(np.tiers(), 2);
   EXPECT_EQ(per_tier(np), (std::vector<std::int64_t>{3, 2}));
   const topo::ClosTier& spine = np.plan.tiers[1];
@@ -174,11 +143,12 @@ TEST(ClosSizing, SmallHandDrawnCaseDealsUplinksRoundRobin) {
   EXPECT_EQ(spine.switch_of(1, 0), 1);
   // Without oversubscription: 4 leaves of 4 down / 4 up, 16 uplinks, 2 spines taking 2 links of
   // every leaf (even striping, both spines full).
-  const auto full = topo::plan_network(c, design(DesignKind::rail_optimized, 8));
+  const auto full = topo::plan_network(c, test::radix_design(DesignKind::rail_optimized, 8));
   EXPECT_EQ(per_tier(full), (std::vector<std::int64_t>{4, 2}));
   EXPECT_TRUE(full.plan.tiers[1].even());
 
-  const Fabric f = topo::build_fabric(c, design(DesignKind::rail_optimized, 8, 5.0 / 3.0));
+  const Fabric f =
+      topo::build_fabric(c, test::radix_design(DesignKind::rail_optimized, 8, 5.0 / 3.0));
   check_wiring(f);
   const auto spines = check_routes(f, 1, 14, 2, 200);
   EXPECT_EQ(spines.size(), 2u);
@@ -198,8 +168,8 @@ TEST(ClosSizing, RailOnly32kTwoToOneSizesSpinesToTheUplinks) {
   // them with 124 links, one with 123). Even striping would give each spine one link of each leaf
   // (43 is prime and 2 x 49 links fit a spine, 43 x 49 do not): 43 spines per rail, 344 in all,
   // each using 49 of 128 ports: more than the 256 spines of the non-blocking design.
-  const auto c = cluster(32768, 8);
-  const auto d = design(DesignKind::rail_only, 128, 2.0);
+  const auto c = test::h100_cluster(32768, 8);
+  const auto d = test::radix_design(DesignKind::rail_only, 128, 2.0);
   const auto np = topo::plan_network(c, d);
   EXPECT_EQ(per_tier(np), (std::vector<std::int64_t>{392, 136}));
   const topo::ClosTier& spine = np.plan.tiers[1];
@@ -208,7 +178,7 @@ TEST(ClosSizing, RailOnly32kTwoToOneSizesSpinesToTheUplinks) {
   EXPECT_EQ(spine.down_links(49, 0), 124);
   EXPECT_EQ(spine.down_links(49, 15), 124);
   EXPECT_EQ(spine.down_links(49, 16), 123);
-  EXPECT_EQ(per_tier(topo::plan_network(c, design(DesignKind::rail_only, 128))),
+  EXPECT_EQ(per_tier(topo::plan_network(c, test::radix_design(DesignKind::rail_only, 128))),
             (std::vector<std::int64_t>{512, 256}));
 
   const Fabric f = topo::build_fabric(c, d);
@@ -228,18 +198,18 @@ TEST(ClosSizing, RailOnly32kTwoToOneSizesSpinesToTheUplinks) {
 }
 
 TEST(ClosSizing, RailOnly32kOneAndAHalfAndThreeToOne) {
-  const auto c = cluster(32768, 8);
+  const auto c = test::h100_cluster(32768, 8);
   // 1.5:1: down = round(128 x 1.5/2.5) = 77, up = 51; ceil(4096 / 77) = 54 leaves per rail (432);
   // 54 x 51 = 2,754 uplinks, ceil(2754 / 128) = 22 spines per rail (176). Even striping: 51 is odd,
   // so one link per pair, 51 spines per rail (408 in all).
-  EXPECT_EQ(per_tier(topo::plan_network(c, design(DesignKind::rail_only, 128, 1.5))),
+  EXPECT_EQ(per_tier(topo::plan_network(c, test::radix_design(DesignKind::rail_only, 128, 1.5))),
             (std::vector<std::int64_t>{432, 176}));
   // 3:1: down 96, up 32; ceil(4096 / 96) = 43 leaves per rail (344); 43 x 32 = 1,376 uplinks,
   // ceil(1376 / 128) = 11 spines per rail (88). Even striping: 2 links per pair, 16 spines with
   // 86 of 128 ports cabled (128 in all): 16 > 4/3 x 11, so the uplinks set the count.
-  EXPECT_EQ(per_tier(topo::plan_network(c, design(DesignKind::rail_only, 128, 3.0))),
+  EXPECT_EQ(per_tier(topo::plan_network(c, test::radix_design(DesignKind::rail_only, 128, 3.0))),
             (std::vector<std::int64_t>{344, 88}));
-  const Fabric f = topo::build_fabric(c, design(DesignKind::rail_only, 128, 3.0));
+  const Fabric f = topo::build_fabric(c, test::radix_design(DesignKind::rail_only, 128, 3.0));
   check_wiring(f);
   EXPECT_EQ(check_routes(f, 257, 32768 - 8, 2, 1000).size(), 11u);
 }
@@ -250,8 +220,8 @@ TEST(ClosSizing, ThreeTierCoreOfNonPowerOfTwoPodsIsSizedToItsUplinks) {
   // spines, every spine full); each pod has 32 x 32 = 1,024 uplinks, 18,432 in all. Cores:
   // ceil(18432 / 64) = 288, each with 64 links (3 or 4 to each pod). Even striping takes 2 links
   // of each pod per core (3 does not divide 1,024): 512 cores with 36 of 64 ports cabled.
-  const auto c = cluster(18432, 72, 800);
-  const auto d = design(DesignKind::rail_optimized, 64, 1.0, 1, 800);
+  const auto c = test::h100_cluster(18432, 72, 800);
+  const auto d = test::radix_design(DesignKind::rail_optimized, 64, 1.0, 1, 800);
   const auto np = topo::plan_network(c, d);
   EXPECT_EQ(per_tier(np), (std::vector<std::int64_t>{576, 576, 288}));
   const topo::ClosTier& core = np.plan.tiers[2];
@@ -272,14 +242,15 @@ TEST(ClosSizing, EvenStripingKeptWhereItWastesNoSwitch) {
   // for divisibility: 24 leaves x 32 uplinks on 64-port spines (DGX H100 SuperPOD, 3 SUs) give 16
   // spines with 2 links per leaf, not the 12 the uplinks need (tests/topo/test_superpod.cpp has
   // every published row).
-  const auto np =
-      topo::plan_network(cluster(768, 8), design(DesignKind::rail_optimized, 64, 1.0, 1));
+  const auto np = topo::plan_network(test::h100_cluster(768, 8),
+                                     test::radix_design(DesignKind::rail_optimized, 64, 1.0, 1));
   EXPECT_EQ(per_tier(np), (std::vector<std::int64_t>{24, 16}));
   EXPECT_TRUE(np.plan.tiers[1].even());
   EXPECT_EQ(np.plan.tiers[1].links_per_pair, 2);
   // 40 leaves (5 SUs): 32 spines with one link per leaf would leave 24 of 64 ports empty;
   // ceil(40 x 32 / 64) = 20 spines, 1 or 2 links per leaf.
-  EXPECT_EQ(per_tier(topo::plan_network(cluster(1280, 8), design(DesignKind::rail_optimized, 64))),
+  EXPECT_EQ(per_tier(topo::plan_network(test::h100_cluster(1280, 8),
+                                        test::radix_design(DesignKind::rail_optimized, 64))),
             (std::vector<std::int64_t>{40, 20}));
 }
 
@@ -293,11 +264,11 @@ TEST(ClosSizing, OversubscribingNeverAddsSwitchesAtAnyTier) {
     for (const std::int64_t k : {8, 72, 256})
       for (const std::int64_t n0 : sizes) {
         const std::int64_t n = n0 / k * k;
-        const auto c = cluster(n, k);
+        const auto c = test::h100_cluster(n, k);
         for (const auto kind : {DesignKind::rail_optimized, DesignKind::rail_only}) {
           topo::NetworkPlan base;
           try {
-            base = topo::plan_network(c, design(kind, radix));
+            base = topo::plan_network(c, test::radix_design(kind, radix));
           } catch (const InputError&) {
             continue;  // more than 8 tiers
           }
@@ -306,7 +277,7 @@ TEST(ClosSizing, OversubscribingNeverAddsSwitchesAtAnyTier) {
               SCOPED_TRACE(std::to_string(n) + " GPUs, K=" + std::to_string(k) + ", radix " +
                            std::to_string(radix) + ", " + std::string(spec::to_string(kind)) +
                            ", " + std::to_string(r) + ":1 at tier " + std::to_string(tier));
-              const auto over = topo::plan_network(c, design(kind, radix, r, tier));
+              const auto over = topo::plan_network(c, test::radix_design(kind, radix, r, tier));
               ASSERT_LE(over.tiers(), base.tiers());
               for (int t = 1; t <= over.tiers(); ++t)
                 ASSERT_LE(over.switches_at(t), base.switches_at(t));

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "../common/fabric_fixtures.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -16,30 +17,6 @@ using topo::Forwarding;
 using topo::Path;
 
 namespace {
-
-spec::Cluster cluster(std::int64_t n, std::int64_t k, int nics = 1) {
-  return spec::make_cluster(spec::load_gpu("H100-SXM"), n, k, 400, 450, nics);
-}
-
-spec::NetworkDesign design(spec::DesignKind kind, int radix, double oversub = 1.0) {
-  spec::SwitchSpec sw;
-  sw.name = "test";
-  sw.radix = radix;
-  sw.port_gbps = 400;
-  return spec::make_network_design(kind, sw, oversub);
-}
-
-// Follows a path's channels from src and returns the node reached; checks the chain is connected.
-std::int64_t walk(const Fabric& f, std::int64_t src, const Path& p) {
-  std::int64_t at = src;
-  for (std::int32_t ch : p) {
-    const auto& l = f.links.at(static_cast<std::size_t>(ch / 2));
-    const bool up = ch % 2 == 0;
-    EXPECT_EQ(at, up ? l.a : l.b) << "broken chain at channel " << ch;
-    at = up ? l.b : l.a;
-  }
-  return at;
-}
 
 // Every switch uses at most `radix` ports.
 void check_degrees(const Fabric& f) {
@@ -59,8 +36,8 @@ void check_degrees(const Fabric& f) {
 
 TEST(Fabric, SmallRailOptimizedTwoTierCountsAndRoutes) {
   // 512 GPUs, K = 8, 64-port: 64 GPUs per rail = 2 leaves per rail, 16 leaves, 8 spines.
-  const Fabric f =
-      topo::build_fabric(cluster(512, 8), design(spec::DesignKind::rail_optimized, 64));
+  const Fabric f = topo::build_fabric(test::h100_cluster(512, 8),
+                                      test::radix_design(spec::DesignKind::rail_optimized, 64));
   ASSERT_EQ(f.tiers, 2);
   EXPECT_EQ(f.switches_per_tier, (std::vector<std::int64_t>{16, 8}));
   EXPECT_EQ(f.nodes.size(), 512u + 64u + 24u);
@@ -73,7 +50,7 @@ TEST(Fabric, SmallRailOptimizedTwoTierCountsAndRoutes) {
       if (s == d) continue;
       p.clear();
       f.route(s, d, static_cast<std::uint64_t>(s * 1000 + d), Forwarding::hb_first, p);
-      EXPECT_EQ(walk(f, s, p), d) << s << "->" << d;
+      EXPECT_EQ(test::walk_path(f, s, p), d) << s << "->" << d;
       const bool same_domain = s / 8 == d / 8;
       const bool same_leaf = !same_domain && s % 8 == d % 8 && (s / 8) / 32 == (d / 8) / 32;
       EXPECT_EQ(p.size(), same_domain ? 2u : same_leaf ? 2u : 4u) << s << "->" << d;
@@ -82,8 +59,8 @@ TEST(Fabric, SmallRailOptimizedTwoTierCountsAndRoutes) {
 }
 
 TEST(Fabric, EcmpSpreadsOverEveryUplinkDeterministically) {
-  const Fabric f =
-      topo::build_fabric(cluster(4096, 8), design(spec::DesignKind::rail_optimized, 64));
+  const Fabric f = topo::build_fabric(test::h100_cluster(4096, 8),
+                                      test::radix_design(spec::DesignKind::rail_optimized, 64));
   ASSERT_EQ(f.tiers, 3);
   std::set<std::int32_t> first_hop_up;
   Path p, q;
@@ -94,15 +71,15 @@ TEST(Fabric, EcmpSpreadsOverEveryUplinkDeterministically) {
     f.route(0, 4095, h, Forwarding::hb_first, q);
     ASSERT_EQ(p, q);          // same hash, same path
     ASSERT_EQ(p.size(), 6u);  // NIC, leaf-spine, spine-core, core-spine, spine-leaf, NIC
-    EXPECT_EQ(walk(f, 0, p), 4095);
+    EXPECT_EQ(test::walk_path(f, 0, p), 4095);
     first_hop_up.insert(p[1]);
   }
   EXPECT_EQ(first_hop_up.size(), 32u);  // all 32 leaf uplinks used
 }
 
 TEST(Fabric, RailOnlyForwardsCrossRailThroughTheHbDomain) {
-  const auto c = cluster(1024, 8);
-  const Fabric f = topo::build_fabric(c, design(spec::DesignKind::rail_only, 64));
+  const auto c = test::h100_cluster(1024, 8);
+  const Fabric f = topo::build_fabric(c, test::radix_design(spec::DesignKind::rail_only, 64));
   // Each rail: 128 GPUs = 4 leaves + 2 spines; 8 rails.
   ASSERT_EQ(f.tiers, 2);
   EXPECT_EQ(f.switches_per_tier, (std::vector<std::int64_t>{32, 16}));
@@ -117,7 +94,7 @@ TEST(Fabric, RailOnlyForwardsCrossRailThroughTheHbDomain) {
   const std::int64_t s = 8 * 3 + 1;    // domain 3, rail 1
   const std::int64_t d = 8 * 100 + 6;  // domain 100, rail 6
   f.route(s, d, 42, Forwarding::hb_first, p);
-  EXPECT_EQ(walk(f, s, p), d);
+  EXPECT_EQ(test::walk_path(f, s, p), d);
   ASSERT_GE(p.size(), 4u);
   EXPECT_EQ(p[0], 2 * f.hb_link(s));
   EXPECT_EQ(p[1], 2 * f.hb_link(8 * 3 + 6) + 1);  // to rank 6 of the source's domain
@@ -128,21 +105,21 @@ TEST(Fabric, RailOnlyForwardsCrossRailThroughTheHbDomain) {
   }
   p.clear();
   f.route(s, d, 42, Forwarding::rail_first, p);
-  EXPECT_EQ(walk(f, s, p), d);
+  EXPECT_EQ(test::walk_path(f, s, p), d);
   EXPECT_EQ(p[p.size() - 2], 2 * f.hb_link(8 * 100 + 1));  // rank 1 of the destination domain
   EXPECT_EQ(p.back(), 2 * f.hb_link(d) + 1);
   // Same rail: no HB hop, leaf-spine-leaf.
   p.clear();
   f.route(1, 8 * 127 + 1, 7, Forwarding::hb_first, p);
   EXPECT_EQ(p.size(), 4u);
-  EXPECT_EQ(walk(f, 1, p), 8 * 127 + 1);
+  EXPECT_EQ(test::walk_path(f, 1, p), 8 * 127 + 1);
 }
 
 TEST(Fabric, SmallRailsShareLeavesWholeRailsAtATime) {
   // 1,024 GPUs with K = 256: rails of 4 GPUs; a 64-port leaf (32 down) takes 8 whole rails, so
   // 32 leaves (not 256 one-rail leaves, which would need a third tier) and 16 spines.
-  const auto c = cluster(1024, 256);
-  const Fabric f = topo::build_fabric(c, design(spec::DesignKind::rail_optimized, 64));
+  const auto c = test::h100_cluster(1024, 256);
+  const Fabric f = topo::build_fabric(c, test::radix_design(spec::DesignKind::rail_optimized, 64));
   ASSERT_EQ(f.tiers, 2);
   EXPECT_EQ(f.switches_per_tier, (std::vector<std::int64_t>{32, 16}));
   // Same rail, different domains: one leaf hop.
@@ -156,7 +133,8 @@ TEST(Fabric, SmallRailsShareLeavesWholeRailsAtATime) {
 }
 
 TEST(Fabric, IdealIsOneHbDomain) {
-  const Fabric f = topo::build_fabric(cluster(64, 8), design(spec::DesignKind::ideal, 64));
+  const Fabric f = topo::build_fabric(test::h100_cluster(64, 8),
+                                      test::radix_design(spec::DesignKind::ideal, 64));
   EXPECT_EQ(f.tiers, 0);
   EXPECT_EQ(f.cluster.hb_domain, 64);
   EXPECT_EQ(f.nodes.size(), 65u);
@@ -184,8 +162,8 @@ TEST(Fabric, EveryPairRoutesOnOddSizesSeveralNicsAndFourTiers) {
       {72 * 14, 72, 1, 64, spec::DesignKind::rail_optimized, 1.0},   // 4 rails per leaf, 18 leaves
   };
   for (const auto& cs : cases) {
-    const auto c = cluster(cs.n, cs.k, cs.nics);
-    const Fabric f = topo::build_fabric(c, design(cs.kind, cs.radix, cs.oversub));
+    const auto c = test::h100_cluster(cs.n, cs.k, 400, cs.nics);
+    const Fabric f = topo::build_fabric(c, test::radix_design(cs.kind, cs.radix, cs.oversub));
     check_degrees(f);
     // Graph counts agree with the plan.
     const auto np = topo::plan_network(c, f.design);
@@ -197,7 +175,7 @@ TEST(Fabric, EveryPairRoutesOnOddSizesSeveralNicsAndFourTiers) {
         if (s == d) continue;
         p.clear();
         f.route(s, d, static_cast<std::uint64_t>(s ^ (d << 20)), Forwarding::hb_first, p);
-        ASSERT_EQ(walk(f, s, p), d) << cs.n << " " << s << "->" << d;
+        ASSERT_EQ(test::walk_path(f, s, p), d) << cs.n << " " << s << "->" << d;
         ASSERT_LE(p.size(), static_cast<std::size_t>(f.max_path_channels()));
       }
     }
@@ -205,22 +183,23 @@ TEST(Fabric, EveryPairRoutesOnOddSizesSeveralNicsAndFourTiers) {
 }
 
 TEST(Fabric, OneHundredThirtyOneThousandGpusBuildWithLinearMemory) {
-  const auto c = cluster(131072, 8);
-  const Fabric f = topo::build_fabric(c, design(spec::DesignKind::rail_optimized, 64));
+  const auto c = test::h100_cluster(131072, 8);
+  const Fabric f = topo::build_fabric(c, test::radix_design(spec::DesignKind::rail_optimized, 64));
   EXPECT_EQ(f.tiers, 4);  // 64-port switches: 3 tiers hold 65,536 endpoints
   // HB + NIC links + (L-1) N switch links: linear in N.
   EXPECT_EQ(f.links.size(), static_cast<std::size_t>(131072 * 5));
   Path p;
   f.route(0, 131071, 9, Forwarding::hb_first, p);
   EXPECT_EQ(p.size(), 8u);
-  EXPECT_EQ(walk(f, 0, p), 131071);
+  EXPECT_EQ(test::walk_path(f, 0, p), 131071);
 }
 
 TEST(Fabric, BuildingStopsWhenCancelled) {
   request_cancel();
-  EXPECT_THROW((void)topo::build_fabric(cluster(4096, 8), design(spec::DesignKind::rail_only, 64)),
+  EXPECT_THROW((void)topo::build_fabric(test::h100_cluster(4096, 8),
+                                        test::radix_design(spec::DesignKind::rail_only, 64)),
                Cancelled);
   reset_cancel();
-  EXPECT_NO_THROW(
-      (void)topo::build_fabric(cluster(4096, 8), design(spec::DesignKind::rail_only, 64)));
+  EXPECT_NO_THROW((void)topo::build_fabric(test::h100_cluster(4096, 8),
+                                           test::radix_design(spec::DesignKind::rail_only, 64)));
 }

@@ -2,6 +2,7 @@
 // the live routing over random failure sets.
 #include <gtest/gtest.h>
 
+#include "../common/fabric_fixtures.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
@@ -19,16 +20,8 @@ using topo::RouteStatus;
 
 namespace {
 
-spec::Cluster cluster(std::int64_t n, std::int64_t k) {
-  return spec::make_cluster(spec::load_gpu("H100-SXM"), n, k, 400, 450, 1);
-}
-
 Fabric build(spec::DesignKind kind, std::int64_t n, std::int64_t k, int radix) {
-  spec::SwitchSpec sw;
-  sw.name = "test";
-  sw.radix = radix;
-  sw.port_gbps = 400;
-  return topo::build_fabric(cluster(n, k), spec::make_network_design(kind, sw));
+  return topo::build_fabric(test::h100_cluster(n, k), test::radix_design(kind, radix));
 }
 
 FailureSet parse(const Fabric& f, std::initializer_list<const char*> specs) {

@@ -98,7 +98,7 @@ inline constexpr double kVerdictBand = 0.01;
 std::string_view rail_only_verdict(double pct);
 struct VerdictFlip {
   spec::Routing routing = spec::Routing::adaptive;  // the contrasting routing
-  std::optional<double> there_pct;                   // none: a design has no plan there
+  std::optional<double> there_pct;                  // none: a design has no plan there
   bool flips = false;
   std::string line;
 };

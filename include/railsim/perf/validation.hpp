@@ -27,10 +27,10 @@ struct ValidationTable {
   std::string gpu;     // the regime: GPU preset and software stack of the runs
   std::string stack;
   std::string switch_name, routing;  // the network the runs are modelled on
-  std::string quantity;   // "iteration time (s)", "MFU", "TFLOP/s per GPU"
-  bool held_out = false;  // no constant was set on these runs
-  double max_tolerance = 0;   // every |error| must be below it (docs/validation.md)
-  double mean_tolerance = 0;  // the mean |error| must be below it; 0 = no bound
+  std::string quantity;              // "iteration time (s)", "MFU", "TFLOP/s per GPU"
+  bool held_out = false;             // no constant was set on these runs
+  double max_tolerance = 0;          // every |error| must be below it (docs/validation.md)
+  double mean_tolerance = 0;         // the mean |error| must be below it; 0 = no bound
   std::vector<ValidationPoint> points;
 
   double max_abs_error() const;

@@ -22,7 +22,6 @@ Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport
 // values in estimate's layout).
 Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement);
 
-
 // The columns of traffic --csv: one row per GPU pair with traffic.
 std::vector<Column> traffic_pair_columns();
 

@@ -16,8 +16,8 @@
 // first leg, then on the second; pipelined cuts it into `chunks` pieces, piece j's second leg
 // starting when its first leg is delivered (the legs of different pieces overlap).
 //
-// Scale: identical flows (same path, size, dependencies and latency) are merged into one weighted flow
-// (exact). A ring phase whose step-by-step flow count exceeds max_flows is simulated for one
+// Scale: identical flows (same path, size, dependencies and latency) are merged into one weighted
+// flow (exact). A ring phase whose step-by-step flow count exceeds max_flows is simulated for one
 // step and scaled by the step count (exact when every step sees the same contention, which
 // holds for the symmetric groups used here; tests compare both at small sizes). An all-to-all
 // over all GPUs of a symmetric fabric can be aggregated by link class (SimConfig::aggregate):

@@ -1,7 +1,8 @@
 #pragma once
 // The named choices of a simulated collective, parsed from text (the `railsim sim` options and
 // the Python module's arguments): which groups run it, the reduction algorithm and aggregation
-// (cross-rail forwarding is the network design's: spec::parse_forwarding_mode, parse_forward_via). Each throws InputError naming `option` with the valid values.
+// (cross-rail forwarding is the network design's: spec::parse_forwarding_mode, parse_forward_via).
+// Each throws InputError naming `option` with the valid values.
 #include <string>
 #include <vector>
 

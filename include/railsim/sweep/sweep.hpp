@@ -47,13 +47,13 @@ struct SweepAxes {
 struct SweepOptions {
   SweepAxes axes;
   // false: the cartesian product (the last input varies fastest: gpu, gpus, hb_domain, nic_gbps,
-  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq, routing). true: the
-  // lists taken together, point i from item i of each; every list with more than one value must
+  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq, routing). true:
+  // the lists taken together, point i from item i of each; every list with more than one value must
   // have the same length (one-value lists apply to every point).
   bool zip = false;
   bool perf = true;  // false: cost and power only
   std::int64_t max_points = kDefaultMaxPoints;
-  int threads = 0;               // 0: oneTBB's default
+  int threads = 0;  // 0: oneTBB's default
   // The other network options (tier, copper, management links, ECMP seed, rail-only forwarding:
   // every design's, the all-to-all simulation's included); network.routing is replaced by the
   // routing axis.
@@ -137,7 +137,8 @@ SweepInputs load_sweep_inputs(const SweepOptions& opt);
 
 // Evaluates the points of `inputs` at the indices `which` (each below inputs.points.size()) in
 // parallel; the result holds them in the order of `which`. The same point gives the same result
-// whichever others are evaluated with it (what lets processes share a sweep: sweep/distributed.hpp).
+// whichever others are evaluated with it (what lets processes share a sweep:
+// sweep/distributed.hpp).
 SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
                             std::span<const std::size_t> which);
 
@@ -152,8 +153,8 @@ InputError no_valid_point(const InputError& first);
 // One row per (point, design); an invalid point has one row per design with only its inputs, the
 // design and the reason. Columns: gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
 // catalog, oversubscription, model, batch, seq, routing, seed, forwarding, forward_via, chunks
-// (the routing resolved: auto becomes the switch's default), design, tiers, switches, cost_usd, power_w,
-// cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
+// (the routing resolved: auto becomes the switch's default), design, tiers, switches, cost_usd,
+// power_w, cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
 // best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, reason (the perf
 // columns only with perf, the all-to-all ones only with alltoall_bytes).
 report::Table sweep_table(const SweepResult& r);

@@ -88,8 +88,8 @@ struct Fabric {
   // (0 .. nics_per_gpu - 1) names it, the NIC when a GPU has several. On rail_only, traffic
   // between different rails is forwarded through the HB domain as `fw` says. Allocation-free
   // when `out` has capacity.
-  void route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, Forwarding fw,
-             Path& out, int nic = -1) const;
+  void route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, Forwarding fw, Path& out,
+             int nic = -1) const;
 
   // Routing data that route() needs, filled by the builders in src/topo/builders.cpp.
   //

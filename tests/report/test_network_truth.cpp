@@ -1,5 +1,6 @@
 // One network truth: perf, traffic and sim read the same Fabric (through perf's NetworkView and
-// the same switch fitting) and the same expansion of the CommSchedule (perf/expansion.hpp).
+// the same switch fitting) and the same expansion of the CommSchedule (perf/expansion.hpp). These
+// tests live with report's: report is the lowest module that sees cost, traffic and sim together.
 //
 // The property test draws random clusters, designs, switches and strategies and checks every
 // collective of the strategy's schedule: traffic's bytes equal the bytes sim's senders hand to
