@@ -10,6 +10,7 @@
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/hash.hpp"
 #include "railsim/fail/rng.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
@@ -36,7 +37,7 @@ constexpr EnumNames<SimMode, 3> kSimNames{{{
 
 // The flow hash of a pair (any fixed hash: the what-if routes each pair once).
 inline std::uint64_t mix(std::uint64_t x) {
-  return splitmix64_mix(x + TrialRng::kGamma);
+  return splitmix64(x);
 }
 
 // The GPUs a forwarded path passes through (the far ends of its HB hops), for the examples.

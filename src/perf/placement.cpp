@@ -8,6 +8,7 @@
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/hash.hpp"
 
 namespace railsim::perf {
 
@@ -32,15 +33,7 @@ PlacementKind parse_placement_kind(std::string_view s, const std::string& option
   return kPlacementNames.parse(s, option, "placement");
 }
 
-namespace {
-// splitmix64: a portable generator, so that a seed gives the same permutation everywhere.
-std::uint64_t splitmix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-}  // namespace
+namespace {}  // namespace
 
 Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind,
                      std::uint64_t seed)
@@ -60,9 +53,9 @@ Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind
   if (kind == PlacementKind::shuffled) {
     auto perm = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(n_));
     std::iota(perm->begin(), perm->end(), 0);
-    std::uint64_t state = seed;
+    SplitMix64 stream(seed);
     for (std::int64_t i = n_ - 1; i > 0; --i) {
-      const auto j = static_cast<std::int64_t>(splitmix(state) % static_cast<std::uint64_t>(i + 1));
+      const auto j = static_cast<std::int64_t>(stream.next() % static_cast<std::uint64_t>(i + 1));
       std::swap((*perm)[i], (*perm)[j]);
     }
     perm_ = std::move(perm);

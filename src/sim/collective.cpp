@@ -11,6 +11,7 @@
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/hash.hpp"
 #include "railsim/perf/expansion.hpp"
 
 namespace railsim::sim {
@@ -18,10 +19,7 @@ namespace railsim::sim {
 namespace {
 
 std::uint64_t mix(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return splitmix64(z);
 }
 
 // The ECMP hash of a transfer (and of its first leg when forwarded; the second leg's is mix(h)).

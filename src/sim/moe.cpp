@@ -13,36 +13,24 @@
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/hash.hpp"
 #include "railsim/core/json.hpp"
 
 namespace railsim::sim {
 
 namespace {
 
-std::uint64_t splitmix(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // SplitMix64 stream (Steele, Lea and Flood, OOPSLA 2014): small, fast, and the same numbers on
 // every platform (std:: distributions are not specified bit for bit).
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    s_ += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = s_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return s_.next(); }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   std::uint64_t below(std::uint64_t n) { return static_cast<std::uint64_t>(uniform() * n); }
 
  private:
-  std::uint64_t s_;
+  SplitMix64 s_;
 };
 
 // Walker's alias method (Vose's construction): O(1) draws from a discrete law.
@@ -134,7 +122,7 @@ struct Router {
   // domains are fixed). Writes tokens x topk ids to out; returns the sum over tokens of the
   // domains each reaches.
   std::int64_t route(std::uint64_t stream, std::int32_t* out) const {
-    Rng rng(splitmix(r.seed ^ splitmix(stream)));
+    Rng rng(splitmix64(r.seed ^ splitmix64(stream)));
     const auto k = static_cast<std::size_t>(r.topk);
     const std::size_t limit =
         r.max_domains > 0 ? static_cast<std::size_t>(r.max_domains) : domain_experts.size();
@@ -396,7 +384,7 @@ std::vector<double> expert_popularity(const MoeRouting& r) {
     // Ranks dealt to experts by a seeded Fisher-Yates shuffle.
     std::vector<std::size_t> perm(e);
     std::iota(perm.begin(), perm.end(), std::size_t{0});
-    Rng rng(splitmix(r.seed ^ 0x5A1F5A1F5A1F5A1Full));
+    Rng rng(splitmix64(r.seed ^ 0x5A1F5A1F5A1F5A1Full));
     for (std::size_t i = e; i > 1; --i) std::swap(perm[i - 1], perm[rng.below(i)]);
     for (std::size_t rank = 0; rank < e; ++rank)
       p[perm[rank]] = std::pow(static_cast<double>(rank + 1), -r.zipf_s);

@@ -237,11 +237,8 @@ FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t se
                      fmt::format("{} failures asked of a network of {} components", count, total));
   std::set<std::tuple<int, std::int64_t, int, int>> seen;
   FailureSet out;
-  std::uint64_t state = mix(seed ^ 0x5eedf00dULL);
-  auto next = [&state](std::uint64_t n) {
-    state += 0x9e3779b97f4a7c15ULL;
-    return mix(state) % n;
-  };
+  SplitMix64 stream(mix(seed ^ 0x5eedf00dULL));
+  auto next = [&stream](std::uint64_t n) { return stream.next() % n; };
   while (static_cast<std::int64_t>(out.size()) < count) {
     auto r = static_cast<std::int64_t>(next(static_cast<std::uint64_t>(total)));
     int k = 0;

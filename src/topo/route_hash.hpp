@@ -3,14 +3,13 @@
 // of a DegradedFabric, so that a live healthy choice is the first one the latter tries.
 #include <cstdint>
 
+#include "railsim/core/hash.hpp"
+
 namespace railsim::topo::detail {
 
-// splitmix64: decorrelates the ECMP choice at each hop from the same flow hash.
+// Decorrelates the ECMP choice at each hop from the same flow hash.
 inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return splitmix64(x);
 }
 
 // Deepest Clos the routes walk (tiers + 1).

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "railsim/core/hash.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/network.hpp"
@@ -21,13 +22,8 @@ namespace {
 
 // splitmix64: the same sequence on every platform (std distributions are not portable).
 struct Rng {
-  std::uint64_t x;
-  std::uint64_t next() {
-    std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  SplitMix64 stream;
+  std::uint64_t next() { return stream.next(); }
   template <class T>
   T pick(std::initializer_list<T> v) {
     return *(v.begin() + static_cast<std::ptrdiff_t>(next() % v.size()));
@@ -49,7 +45,7 @@ constexpr double kRelTol = 1e-9;
 }  // namespace
 
 TEST(TrafficConsistency, MatrixBytesEqualTheTimeModelsWireBytesForRandomStrategies) {
-  Rng rng{20240613};
+  Rng rng{SplitMix64(20240613)};
   const char* models[] = {"GPT-3-175B", "Megatron-22B", "Llama-3-70B", "Mixtral-8x7B", "MoE-1.2T"};
   int tested = 0, with_wrap = 0, hierarchical = 0, moe = 0, careless = 0;
   for (int attempt = 0; attempt < 6000 && tested < 300; ++attempt) {
