@@ -106,6 +106,66 @@ std::string missing_command(const CLI::App& app, int argc, char** argv, const st
                      where);
 }
 
+// The commands (paths such as "fail whatif") under `app` that have an option named `name`.
+void commands_with(const CLI::App& app, const std::string& name, const std::string& path,
+                   std::vector<std::string>& out) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::string here = path.empty() ? sub->get_name() : path + " " + sub->get_name();
+    if (sub->get_option_no_throw(name) != nullptr) out.push_back(here);
+    commands_with(*sub, name, here, out);
+  }
+}
+
+// CLI11 lists unexpected arguments last to first ("...not expected: 15e12 --train-tokens"). Name
+// the first unknown option instead, and the commands that have it; or the first stray value.
+std::string unexpected_arguments(const CLI::App& app, int argc, char** argv,
+                                 const std::string& what) {
+  const CLI::App* cmd = &app;
+  std::string path;
+  int at = 1;
+  for (; at < argc; ++at) {  // the command path: the leading words that name subcommands
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : cmd->get_subcommands({}))
+      if (s->check_name(argv[at])) sub = s;
+    if (sub == nullptr) break;
+    cmd = sub;
+    path += (path.empty() ? "" : " ") + sub->get_name();
+  }
+  for (int i = at; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() < 3) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (cmd->get_option_no_throw(arg) != nullptr) continue;
+    std::vector<std::string> others;
+    commands_with(app, arg, "", others);
+    const std::string shown = railsim::printable(arg);
+    if (others.empty())
+      return fmt::format("{}: railsim {} has no such option (railsim {} --help lists its options)",
+                         shown, path, path);
+    std::string list;
+    for (std::size_t k = 0; k < others.size(); ++k)
+      list += (k == 0 ? "" : k + 1 == others.size() ? " and " : ", ") + others[k];
+    return fmt::format(
+        "{}: railsim {} has no such option; {} {} it (railsim {} --help lists the "
+        "options of {})",
+        shown, path, list, others.size() == 1 ? "has" : "have", path, path);
+  }
+  // No unknown option: a stray value. CLI11 lists the extras last to first; name the first.
+  const std::string prefix = "The following argument was not expected: ";
+  const std::string prefixes = "The following arguments were not expected: ";
+  std::string extras;
+  if (what.rfind(prefix, 0) == 0) extras = what.substr(prefix.size());
+  if (what.rfind(prefixes, 0) == 0) extras = what.substr(prefixes.size());
+  if (!extras.empty()) {
+    const std::string first = extras.substr(extras.rfind(' ') + 1);
+    return fmt::format(
+        "'{}': railsim {} takes no value here (a value goes right after its "
+        "option; a list is written with commas)",
+        railsim::printable(first), path);
+  }
+  return what;
+}
+
 // CLI11 2.1 reads integers with strtoll in base 0: beyond 2^63 it silently takes 2^63 - 1, and
 // "010" is octal. Every integer option of every command reads its text as a decimal integer of
 // 64 bits instead, or says why not.
@@ -224,6 +284,10 @@ int main(int argc, char** argv) {
     }
   } catch (const CLI::RequiredError& e) {
     failure = missing_command(app, argc, argv, e.what());
+  } catch (const CLI::ExtrasError& e) {
+    failure = unexpected_arguments(app, argc, argv, e.what());
+    for (char& c : failure)
+      if (c == '\n') c = ' ';
   } catch (const CLI::ParseError& e) {
     // CLI11's own messages span lines and quote what was typed.
     failure = e.what();

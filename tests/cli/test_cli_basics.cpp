@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "cli_runner.hpp"
 
@@ -72,6 +73,31 @@ TEST(CliBasics, UnknownOrMissingCommandListsTheCommands) {
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("a command is required; valid: presets,"), std::string::npos) << none.err;
   EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1);
+}
+
+// An option the command lacks is named first, with the commands that have it (CLI11 alone lists
+// the extras last to first: "not expected: 15e12 --train-tokens"); a stray value is named too.
+TEST(CliBasics, MisplacedOptionNamesTheCommandsThatHaveIt) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"plan --train-tokens 15e12",
+       "railsim: error: --train-tokens: railsim plan has no such option; estimate has it "
+       "(railsim plan --help lists the options of plan)\n"},
+      {"fail whatif --top=3",
+       "railsim: error: --top: railsim fail whatif has no such option; plan and sim have it "
+       "(railsim fail whatif --help lists the options of fail whatif)\n"},
+      {"design --gpus 64 --no-such-thing 1",
+       "railsim: error: --no-such-thing: railsim design has no such option (railsim design --help "
+       "lists its options)\n"},
+      {"plan --gpus 1024 5 6",
+       "railsim: error: '5': railsim plan takes no value here (a value goes right after its "
+       "option; a list is written with commas)\n"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.err, expected) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
 }
 
 // Empty values are refused for every option (an optional option would otherwise drop them and run

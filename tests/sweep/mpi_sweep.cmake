@@ -151,7 +151,7 @@ elseif(CASE STREQUAL "bad_input")
   set(mpmd_cases
       "--gpus 2048|mpirun: rank 1 of 2 was given other inputs than rank 0 \\('--gpus 2048' where rank 0 has '--gpus 1024'\\)"
       "--gpus 1024 --zip|mpirun: rank 1 of 2 was given other inputs than rank 0 \\('--zip true' where rank 0 has '--no-perf true'\\)"
-      "--gpus 1024 --bogus|The following argument was not expected: --bogus \\(rank 1 of 2\\)")
+      "--gpus 1024 --bogus|--bogus: railsim sweep has no such option \\(railsim sweep --help lists its options\\) \\(rank 1 of 2\\)")
   set(i 0)
   foreach(c ${mpmd_cases})
     string(REPLACE "|" ";" parts "${c}")
