@@ -881,7 +881,8 @@ PYBIND11_MODULE(_railsim, m) {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
       // The CLI's bound: one line, escaped, at most 2,000 bytes however long the value echoed.
-      input_error(printable(e.what(), 2000).c_str());
+      // Options are named as this module's keyword arguments ("hb_domain", not "--hb-domain").
+      input_error(printable(python_spelling(e.what()), 2000).c_str());
     } catch (const Cancelled&) {
       // Python's handler runs now (it was noted during the call): KeyboardInterrupt, or what a
       // handler of the user's raises. Off the main thread, or if it raises nothing, the call

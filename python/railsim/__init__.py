@@ -4,7 +4,8 @@ Each function takes the command line's inputs as keyword arguments (``gpus=1024`
 ``hb_domain=8``, ``model="GPT-1T"``, ...) and returns the document that ``railsim <command>
 --json`` prints, as a :class:`Result`: a dict whose keys are the JSON field names, also readable
 as attributes. Bad input raises :class:`InputError` (a ``ValueError``) with the CLI's one-line
-message, naming the field; it is also a ``TypeError``, raised as well for an argument of the
+message, naming the field as the keyword argument that carries it (``hb_domain``, where the CLI
+says ``--hb-domain``); it is also a ``TypeError``, raised as well for an argument of the
 wrong type or an unknown argument name.
 The GIL is released while the library computes, so threads may call these concurrently; Ctrl-C
 (SIGINT) stops a call within a fraction of a second and raises ``KeyboardInterrupt``. Errors are

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace railsim {
 
@@ -98,6 +99,36 @@ void check_printable(const std::string& field, std::string_view text) {
     throw InputError(field, fmt::format("'{}' holds {} at byte {}; names and notes are shown on "
                                         "terminals and in reports, so they must be printable text",
                                         printable(text), u->what, u->byte));
+}
+
+std::string python_spelling(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const bool starts = text.compare(i, 2, "--") == 0 && i + 2 < text.size() &&
+                        std::isalpha(static_cast<unsigned char>(text[i + 2])) != 0 &&
+                        (i == 0 || text[i - 1] == ' ' || text[i - 1] == '(' || text[i - 1] == '\'');
+    if (!starts) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t j = i + 2;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) != 0 ||
+                               text[j] == '-' || text[j] == '_'))
+      ++j;
+    std::string name(text.substr(i + 2, j - i - 2));
+    if (name == "help") {
+      out += text.substr(i, j - i);
+    } else if (name.rfind("no-", 0) == 0) {  // --no-perf is perf=False
+      out += name.substr(3) + "=False";
+    } else {
+      for (char& c : name)
+        if (c == '-') c = '_';
+      out += name;
+    }
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace railsim

@@ -54,4 +54,9 @@ std::optional<Unprintable> find_unprintable(std::string_view s);
 // from spec files are shown on terminals and in reports, so they must be printable text.
 void check_printable(const std::string& field, std::string_view text);
 
+// An error as Python spells it: a command-line option in the field or the message ("--hb-domain")
+// becomes the keyword argument that carries the same input ("hb_domain"); JSON paths, values and
+// "--help" are left as they are. The CLI prints InputError::what() unchanged.
+std::string python_spelling(std::string_view text);
+
 }  // namespace railsim
