@@ -511,13 +511,13 @@ struct StrategyIn {
 // The CLI's resolve_strategy_inputs, with the argument names as fields.
 StrategyIn strategy_inputs(const Args& a) {
   StrategyIn in;
-  in.model = spec::load_model(a.string("model", "GPT-1T"), "model");
+  in.model = spec::load_model(a.string("model", spec::kDefaultModel), "model");
   const spec::Stack st =
       spec::load_stack(a.string("stack", std::string(spec::kDefaultStack)), "stack");
   std::optional<spec::Dtype> dt;
   if (auto d = a.string("dtype")) dt = spec::parse_dtype(*d, "dtype");
   in.training = spec::make_training(
-      check_integer("batch", a.integer("batch", 4096), 1, std::int64_t{1} << 40),
+      check_integer("batch", a.integer("batch", spec::kDefaultGlobalBatch), 1, std::int64_t{1} << 40),
       check_integer("seq", a.integer("seq", in.model.seq_len), 1, 1 << 24), st, dt,
       a.boolean("flash_attention"));
   auto pin = [&](const char* name, std::int64_t max) -> OptI {
@@ -816,8 +816,8 @@ std::string whatif_kw(const py::kwargs& kw) {
       a.strings("designs").value_or(std::vector<std::string>{"rail_optimized", "rail_only"});
   if (designs.empty()) throw InputError("designs", "an empty list: give at least one design");
   const std::string sw = a.string("switch", spec::NetworkOptions{}.sw);
-  const std::string model = a.string("model", "GPT-1T");
-  const std::int64_t batch = a.integer("batch", 4096);
+  const std::string model = a.string("model", spec::kDefaultModel);
+  const std::int64_t batch = a.integer("batch", spec::kDefaultGlobalBatch);
   const OptI seq = a.integer("seq");
   const std::string stack = a.string("stack", std::string(spec::kDefaultStack));
   const std::vector<std::string> fail = a.strings("fail").value_or(std::vector<std::string>{});
@@ -836,8 +836,8 @@ std::string optimize_kw(const py::kwargs& kw) {
   const std::int64_t gpus =
       a.has("gpus") ? check_integer("gpus", *a.integer("gpus"), 1, spec::kMaxGpus) : 0;
   const std::vector<std::string> models =
-      a.strings("models").value_or(std::vector<std::string>{"GPT-1T"});
-  const std::int64_t batch = a.integer("batch", 4096);
+      a.strings("models").value_or(std::vector<std::string>{spec::kDefaultModel});
+  const std::int64_t batch = a.integer("batch", spec::kDefaultGlobalBatch);
   const std::vector<std::int64_t> k = a.integers("hb_domain").value_or(std::vector<std::int64_t>{});
   const std::vector<double> nic = a.numbers("nic_gbps").value_or(std::vector<double>{});
   const std::vector<std::string> sws = a.strings("switches").value_or(std::vector<std::string>{});
@@ -862,8 +862,8 @@ py::dict traffic_kw(const py::kwargs& kw) {
   const spec::ClusterOptions co = cluster_options(a);
   return traffic_coo(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s,
                      co.nics_per_gpu, a.string("design", "rail_optimized"),
-                     a.string("switch", spec::NetworkOptions{}.sw), a.string("model", "GPT-1T"),
-                     a.integer("batch", 4096), a.integer("seq"),
+                     a.string("switch", spec::NetworkOptions{}.sw), a.string("model", spec::kDefaultModel),
+                     a.integer("batch", spec::kDefaultGlobalBatch), a.integer("seq"),
                      a.string("stack", std::string(spec::kDefaultStack)), a.integer("tp"),
                      a.integer("pp"), a.integer("dp"), a.integer("ep"));
 }

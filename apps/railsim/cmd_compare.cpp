@@ -29,7 +29,7 @@ struct CompareOptions {
 // Each design's best parallelization for a model: GPT-1T, 4096 sequences of 2048 tokens by
 // default (about 8M tokens per iteration), searched exhaustively by perf::plan.
 struct PerformanceOptions {
-  std::string model = "GPT-1T";
+  std::string model = spec::kDefaultModel;
   std::int64_t batch = kDefaultGlobalBatch;
   std::optional<std::int64_t> seq;
   SoftwareOptions software;

@@ -14,9 +14,7 @@
 
 namespace railsim::cli {
 
-// Default global batch (sequences) when --batch is not given: 4096 sequences of 2048 tokens is
-// about 8M tokens, a GPT-1T-class batch (docs/cli.md).
-inline constexpr std::int64_t kDefaultGlobalBatch = 4096;
+using spec::kDefaultGlobalBatch;
 
 // The training software: --stack, --dtype, --flash-attention (every command that times a model:
 // estimate, plan, compare, traffic, sim --schedule, sweep).
@@ -35,7 +33,7 @@ struct Software {
 Software resolve_software(const SoftwareOptions& opt);
 
 struct StrategyOptions {
-  std::string model = "GPT-1T";
+  std::string model = spec::kDefaultModel;
   std::optional<std::int64_t> batch, seq;
   SoftwareOptions software;
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave;

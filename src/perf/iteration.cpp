@@ -309,33 +309,58 @@ GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
   return g;
 }
 
-IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Placement& pl,
-                       const CommSchedule& cs) {
+namespace {
+
+// The sizes the stages of the estimate read: degrees, micro-batches, tokens and widths per GPU.
+struct Dims {
+  double t = 0, p = 0, v = 0;                    // tp, pp, interleave
+  double mb = 0;                                 // micro-batches per iteration
+  double T = 0;                                  // tokens per micro-batch
+  double seq = 0, b = 0;                         // sequence length, micro-batch in sequences
+  double h = 0, kvd = 0, a = 0, V = 0, ffn = 0;  // hidden, KV width, heads, vocabulary, FFN
+  double hbm = 0;                                // effective HBM bandwidth, bytes/s
+  double moe_tokens = 0;  // routed token copies per micro-batch: T top_k capacity_factor
+};
+
+Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st) {
   const Model& m = *ctx.model;
-  const Training& tr = ctx.training;
+  const spec::Cluster& c = *ctx.cluster;
+  Dims d;
+  d.t = static_cast<double>(s.tp);
+  d.p = static_cast<double>(s.pp);
+  d.v = static_cast<double>(s.interleave);
+  d.mb = st.micro_batches;
+  d.T = st.tokens_mb;
+  d.seq = static_cast<double>(ctx.training.seq_len);
+  d.b = static_cast<double>(s.micro_batch);
+  d.h = static_cast<double>(m.hidden);
+  d.kvd = static_cast<double>(m.kv_heads * m.head_dim());
+  d.a = static_cast<double>(m.heads);
+  d.V = static_cast<double>(m.vocab);
+  d.ffn = static_cast<double>(m.ffn_hidden);
+  d.hbm = c.gpu.hbm_bw_Bps * c.gpu.eff.hbm;
+  d.moe_tokens = d.T * static_cast<double>(m.top_k) * m.capacity_factor;
+  return d;
+}
+
+// Stage 1, compute: one micro-batch through the first pipeline stage's layers, seconds.
+struct StageCompute {
+  double fwd = 0;        // forward: GEMMs, attention core, element-wise kernels, kernel gaps
+  double bwd = 0;        // backward
+  double recompute = 0;  // the forward work recomputed in the backward
+  double logits = 0;     // output layer and cross entropy (the last stage's)
+};
+
+StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
+                           const detail::StageShape& st, const Dims& d) {
+  const Model& m = *ctx.model;
   const spec::Cluster& c = *ctx.cluster;
   const spec::GpuEfficiency& e = c.gpu.eff;
-  const detail::StageShape st = detail::stage_shape(m, tr, s);
-  IterationTime it;
-
-  const double t = static_cast<double>(s.tp), p = static_cast<double>(s.pp);
-  const double v = static_cast<double>(s.interleave);
-  const double mb = st.micro_batches;
-  const double T = st.tokens_mb;  // tokens per micro-batch
-  const double seq = static_cast<double>(tr.seq_len);
-  const double b = static_cast<double>(s.micro_batch);
-  const double h = static_cast<double>(m.hidden);
-  const double kvd = static_cast<double>(m.kv_heads * m.head_dim());
-  const double a = static_cast<double>(m.heads);
-  const double V = static_cast<double>(m.vocab);
-  const double peak = ctx.peak_flops;
-  const double hbm = c.gpu.hbm_bw_Bps * e.hbm;
-  const double ffn_mats = m.gated_ffn ? 3.0 : 2.0;
+  const double t = d.t, T = d.T, seq = d.seq, b = d.b, h = d.h, kvd = d.kvd, a = d.a, V = d.V;
+  const double hbm = d.hbm, ffn = d.ffn, moe_tokens = d.moe_tokens;
 
   // Forward FLOPs per GPU per layer per micro-batch (2 per multiply-add).
   const double f_attn = 4.0 * T * seq * h / t;  // Q K^T and A V over the full s x s (Megatron)
-  const double ffn = static_cast<double>(m.ffn_hidden);
-  const double moe_tokens = T * static_cast<double>(m.top_k) * m.capacity_factor;
 
   // GEMMs by shape (Megatron-LM's TP splits, Shoeybi et al. 2019): QKV (T x (h + 2 kvd)/t over
   // h), projection (T x h over h/t), FC1 (T x f/t, gate and up fused: 2 f/t, over h), FC2
@@ -367,7 +392,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // With a fused (flash) attention kernel nothing of size s x s touches HBM and causal masking
   // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
   // fraction of peak (gemm_max when not given).
-  const bool flash = tr.flash_attention;
+  const bool flash = ctx.training.flash_attention;
   const double flash_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
   const double attn_core_fwd = flash ? 0.5 * f_attn / (attn_peak * flash_eff)
                                      : std::max(f_attn / (attn_peak * e.attention),
@@ -395,141 +420,178 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double local_experts_n = static_cast<double>(m.experts) / static_cast<double>(s.ep);
   const double fwd_gaps = e.kernel_gap_s * (st.layers * (kLayerKernels + (flash ? 0.0 : 2.0)) +
                                             (m.is_moe() ? L_moe * 2.0 * local_experts_n : 0.0));
-  const double fwd = fwd_gemm + fwd_attn + fwd_ew + fwd_gaps;  // per micro-batch per stage
+  StageCompute out;
+  out.fwd = fwd_gemm + fwd_attn + fwd_ew + fwd_gaps;  // per micro-batch per stage
   // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
   // cores per forward one; element-wise backward kernels read the saved tensor and the incoming
   // gradient and write one gradient: 1.25 x the forward traffic (ours); twice the kernels.
   // FlashAttention's backward recomputes the scores: 2.5 x its forward (Dao 2023).
-  const double bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew + 2.0 * fwd_gaps;
-  double recompute = 0;
+  out.bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew + 2.0 * fwd_gaps;
   if (s.recompute == Recompute::selective && !flash)  // flash keeps no s x s tensor to recompute
-    recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
+    out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
   else if (s.recompute == Recompute::full)
-    recompute = fwd;
+    out.recompute = out.fwd;
   // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times).
   double logits_bwd = 0;
-  const double logits =
+  out.logits =
       gemm_fwd_bwd_time(gc, T, V / t, h, &logits_bwd) + logits_bwd + 3.0 * 12.0 * T * V / t / hbm;
+  return out;
+}
 
-  // Communication, per micro-batch per stage (TP, EP, PP) or per iteration (DP).
+// Stage 2, communication: every op of the CommSchedule timed on the network, summed per micro-
+// batch per stage (TP, SP, EP, PP, with what rail-only forwarding adds apart) or per iteration
+// (DP, by phase).
+struct CommTotals {
   double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
   double ag_fwd = 0, rs_fwd = 0, ag_bwd = 0, rs_bwd = 0;  // one SP collective, its NIC/HB time
   double sp_fwd_n = 0, sp_bwd_n = 0;  // SP collectives per stage per micro-batch
   double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
   double dp_fwd_n = 1, dp_bwd_n = 1;  // instances (FSDP: one per micro-batch)
   bool dp_fwd_overlap = false, dp_bwd_overlap = false, dp_opt_overlap = false;
+  bool cross_rail = false;
+};
+
+CommTotals comm_totals(const CommSchedule& cs, const Placement& pl, const NetworkModel& net,
+                       double mb) {
+  CommTotals k;
   for (const CommOp& op : cs) {
-    const CollectiveTime ct = collective_time(op, pl, ctx.net);
-    it.cross_rail = it.cross_rail || ct.cross_rail;
+    const CollectiveTime ct = collective_time(op, pl, net);
+    k.cross_rail = k.cross_rail || ct.cross_rail;
     switch (op.parallelism) {
       case Parallelism::tp:
       case Parallelism::sp:
-        tp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
-        fw_mb += ct.forwarding_s * op.count / mb;
+        k.tp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
+        k.fw_mb += ct.forwarding_s * op.count / mb;
         if (op.parallelism == Parallelism::sp) {
           const bool fwd_phase = op.phase == Phase::forward;
           const bool ag = op.op == CollectiveOp::all_gather;
-          (fwd_phase ? (ag ? ag_fwd : rs_fwd) : (ag ? ag_bwd : rs_bwd)) =
+          (fwd_phase ? (ag ? k.ag_fwd : k.rs_fwd) : (ag ? k.ag_bwd : k.rs_bwd)) =
               ct.time_s - ct.forwarding_s;
-          (fwd_phase ? sp_fwd_n : sp_bwd_n) += op.count / mb;
+          (fwd_phase ? k.sp_fwd_n : k.sp_bwd_n) += op.count / mb;
         }
         break;
       case Parallelism::ep:
-        ep_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
-        fw_mb += ct.forwarding_s * op.count / mb;
+        k.ep_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
+        k.fw_mb += ct.forwarding_s * op.count / mb;
         break;
       case Parallelism::pp:
-        pp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
-        fw_pp_mb += ct.forwarding_s * op.count / mb;
+        k.pp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
+        k.fw_pp_mb += ct.forwarding_s * op.count / mb;
         break;
       case Parallelism::dp:
         if (op.phase == Phase::optimizer) {
-          dp_opt += ct.time_s * op.count;
-          dp_opt_overlap = op.overlappable;
+          k.dp_opt += ct.time_s * op.count;
+          k.dp_opt_overlap = op.overlappable;
         } else if (op.phase == Phase::forward) {
-          dp_fwd += ct.time_s * op.count;
-          dp_fwd_n = std::max(1.0, op.count);
-          dp_fwd_overlap = op.overlappable;
+          k.dp_fwd += ct.time_s * op.count;
+          k.dp_fwd_n = std::max(1.0, op.count);
+          k.dp_fwd_overlap = op.overlappable;
         } else {
-          dp_bwd += ct.time_s * op.count;
-          dp_bwd_n = std::max(1.0, op.count);
-          dp_bwd_overlap = op.overlappable;
+          k.dp_bwd += ct.time_s * op.count;
+          k.dp_bwd_n = std::max(1.0, op.count);
+          k.dp_bwd_overlap = op.overlappable;
         }
-        dp_fw += ct.forwarding_s * op.count;
+        k.dp_fw += ct.forwarding_s * op.count;
         break;
     }
   }
+  return k;
+}
 
-  // TP communication overlapped with the GEMMs (Megatron-Core + Transformer Engine
-  // tp_comm_overlap; docs/model.md section 6). Each SP collective of a layer is chunked and
-  // pipelined with the GEMM it feeds or follows; what stays exposed replaces its full time.
-  double tp_hidden_mb = 0, tp_contention_mb = 0;
+// Stage 3, TP communication overlapped with the GEMMs (Megatron-Core + Transformer Engine
+// tp_comm_overlap; docs/model.md section 6). Each SP collective of a layer is chunked and
+// pipelined with the GEMM it feeds or follows; what stays exposed replaces its full time. Per
+// stage per micro-batch: the change to the TP time, what was hidden, and the GEMMs' slowdown.
+struct TpOverlap {
+  double tp_mb_change = 0, hidden_mb = 0, contention_mb = 0;
+};
+
+TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
+                     const Dims& d, const Placement& pl, const CommTotals& k) {
+  const Model& m = *ctx.model;
+  TpOverlap out;
   // Userbuffers exchange the chunks over NVLink (peer memory inside the node): only a TP group
   // inside one HB domain overlaps; one spread over domains runs plain NCCL collectives.
   const bool tp_in_domain = ctx.net.kind == DesignKind::ideal || pl.shape(Axis::tp).domains == 1;
-  if (tr.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && sp_fwd_n > 0 && tp_in_domain) {
-    const double dense_share = st.layers > 0 ? L_dense / st.layers : 1.0;
-    const double gated = m.gated_ffn ? 2.0 : 1.0;
-    const double f_n = gated * ffn / t;
-    const double moe_share = 1.0 - dense_share;
-    const double le = m.is_moe() ? static_cast<double>(m.experts) / static_cast<double>(s.ep) : 0;
-    const double te = le > 0 ? moe_tokens / le : 0;
-    const double fe = static_cast<double>(m.expert_ffn_hidden);
-    // The GEMMs next to each collective, per layer (dense and MoE layers weighted).
-    auto ffn_pair = [&](double dense, double moe) {
-      return dense_share * dense + moe_share * le * moe;
-    };
-    const double qkv_n = (h + 2.0 * kvd) / t;
-    const OverlapPair fwd_pairs[] = {
-        {ag_fwd, gemm_time(gc, T, qkv_n, h), false},  // all-gather -> QKV
-        {rs_fwd, gemm_time(gc, T, h, h / t), true},   // projection -> reduce-scatter
-        {ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, te, gated * fe / t, h)),
-         false},  // all-gather -> FC1
-        {rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, te, h, fe / t)), true}};
-    // Backward: the output gradient all-gathered into the projection's and FC2's input-gradient
-    // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient
-    // GEMMs (independent of them: bulk overlap).
-    const OverlapPair bwd_pairs[] = {
-        {ag_bwd, gemm_time(gc, T, h / t, h), false},
-        {ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, te, fe / t, h)), false},
-        {rs_bwd, gemm_time(gc, h, qkv_n, T), true, true},
-        {rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * fe / t, te)), true,
-         true}};
-    const double layers = st.layers;
-    double exposed = 0, hidden = 0, contention = 0;
-    auto add_pairs = [&](const auto& pairs, double reps) {
-      for (const OverlapPair& pr : pairs) {
-        const OverlapTime o = overlap_time(pr, t, gc.sms);
-        exposed += reps * o.exposed_s;
-        hidden += reps * (pr.comm_s - o.exposed_s);
-        contention += reps * o.contention_s;
-      }
-    };
-    // With full recompute the backward runs the forward's collectives again (the schedule's
-    // backward count is twice the forward's): the forward pairs count twice.
-    add_pairs(fwd_pairs, sp_bwd_n / sp_fwd_n);
-    add_pairs(bwd_pairs, 1.0);
-    // Per layer -> per stage per micro-batch; what the SP ops cost before is replaced.
-    const double sp_total = (ag_fwd + rs_fwd) * sp_fwd_n / 2.0 + (ag_bwd + rs_bwd) * sp_bwd_n / 2.0;
-    tp_mb += layers * exposed - sp_total;
-    tp_hidden_mb = layers * hidden;
-    tp_contention_mb = layers * contention;
-  }
+  if (!(ctx.training.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && k.sp_fwd_n > 0 &&
+        tp_in_domain))
+    return out;
+  const double t = d.t, T = d.T, h = d.h, kvd = d.kvd, ffn = d.ffn;
+  const GemmCaps& gc = ctx.gemm;
+  const double dense_share = st.layers > 0 ? st.dense_layers / st.layers : 1.0;
+  const double gated = m.gated_ffn ? 2.0 : 1.0;
+  const double f_n = gated * ffn / t;
+  const double moe_share = 1.0 - dense_share;
+  const double le = m.is_moe() ? static_cast<double>(m.experts) / static_cast<double>(s.ep) : 0;
+  const double te = le > 0 ? d.moe_tokens / le : 0;
+  const double fe = static_cast<double>(m.expert_ffn_hidden);
+  // The GEMMs next to each collective, per layer (dense and MoE layers weighted).
+  auto ffn_pair = [&](double dense, double moe) {
+    return dense_share * dense + moe_share * le * moe;
+  };
+  const double qkv_n = (h + 2.0 * kvd) / t;
+  const OverlapPair fwd_pairs[] = {
+      {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},  // all-gather -> QKV
+      {k.rs_fwd, gemm_time(gc, T, h, h / t), true},   // projection -> reduce-scatter
+      {k.ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, te, gated * fe / t, h)),
+       false},  // all-gather -> FC1
+      {k.rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, te, h, fe / t)), true}};
+  // Backward: the output gradient all-gathered into the projection's and FC2's input-gradient
+  // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient
+  // GEMMs (independent of them: bulk overlap).
+  const OverlapPair bwd_pairs[] = {
+      {k.ag_bwd, gemm_time(gc, T, h / t, h), false},
+      {k.ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, te, fe / t, h)), false},
+      {k.rs_bwd, gemm_time(gc, h, qkv_n, T), true, true},
+      {k.rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * fe / t, te)), true,
+       true}};
+  const double layers = st.layers;
+  double exposed = 0, hidden = 0, contention = 0;
+  auto add_pairs = [&](const auto& pairs, double reps) {
+    for (const OverlapPair& pr : pairs) {
+      const OverlapTime o = overlap_time(pr, t, gc.sms);
+      exposed += reps * o.exposed_s;
+      hidden += reps * (pr.comm_s - o.exposed_s);
+      contention += reps * o.contention_s;
+    }
+  };
+  // With full recompute the backward runs the forward's collectives again (the schedule's
+  // backward count is twice the forward's): the forward pairs count twice.
+  add_pairs(fwd_pairs, k.sp_bwd_n / k.sp_fwd_n);
+  add_pairs(bwd_pairs, 1.0);
+  // Per layer -> per stage per micro-batch; what the SP ops cost before is replaced.
+  const double sp_total =
+      (k.ag_fwd + k.rs_fwd) * k.sp_fwd_n / 2.0 + (k.ag_bwd + k.rs_bwd) * k.sp_bwd_n / 2.0;
+  out.tp_mb_change = layers * exposed - sp_total;
+  out.hidden_mb = layers * hidden;
+  out.contention_mb = layers * contention;
+  return out;
+}
 
-  // Pipeline (Narayanan et al. SC'21): m micro-batches through p stages of v chunks; the stage
-  // time per micro-batch includes its exposed TP/EP/PP communication. The last stage also runs the
-  // output layer; the slowest stage paces the steady state (ours): time = m t_max + (p-1)/v t_avg.
-  // With uneven stages the first carries ceil(L/p) layers, the last floor(L/p) plus the output
-  // layer; work that scales with layers is scaled from the first stage's (ours). Interleaved
-  // chunks of floor or ceil L/(p v) layers, dealt so that a stage holds floor or ceil L/p, keep
-  // these stage totals; the bubble stays (p - 1)/v of the average stage time (Narayanan et al.
-  // SC'21, Sec. 2.2.2).
-  const double layer_part =
-      fwd + bwd + recompute + tp_mb + tp_contention_mb + ep_mb + fw_mb;  // first stage
-  const double pp_part = pp_mb + fw_pp_mb;
+// Stage 4, the pipeline schedule (Narayanan et al. SC'21): m micro-batches through p stages of v
+// chunks; the stage time per micro-batch includes its exposed TP/EP/PP communication. The last
+// stage also runs the output layer; the slowest stage paces the steady state (ours): time =
+// m t_max + (p-1)/v t_avg. With uneven stages the first carries ceil(L/p) layers, the last
+// floor(L/p) plus the output layer; work that scales with layers is scaled from the first
+// stage's (ours). Interleaved chunks of floor or ceil L/(p v) layers, dealt so that a stage holds
+// floor or ceil L/p, keep these stage totals; the bubble stays (p - 1)/v of the average stage
+// time (Narayanan et al. SC'21, Sec. 2.2.2).
+struct PipelineTime {
+  double pipe = 0;       // the whole schedule, its overhead included
+  double overhead = 0;   // host steps and the fill's extra sends
+  double pp_steady = 0;  // exposed PP time per micro-batch in the steady state
+  double t_avg = 0;      // the average stage's time per micro-batch
+  double avg_scale = 0;  // average stage's layers / first stage's
+};
+
+PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::StageShape& st,
+                           const Dims& d, const StageCompute& sc, double layer_part,
+                           double pp_part) {
+  const double p = d.p, v = d.v, mb = d.mb;
+  PipelineTime out;
   // A forward and a backward chunk step of the first stage (the layer work split in the ratio of
   // its forward and backward computation) and one of its 2 v sends per micro-batch.
-  const double fwd_share = fwd / std::max(1e-300, fwd + bwd + recompute);
+  const double fwd_share = sc.fwd / std::max(1e-300, sc.fwd + sc.bwd + sc.recompute);
   const double f_chunk = layer_part * fwd_share / v, b_chunk = layer_part * (1.0 - fwd_share) / v;
   const double send = s.pp > 1 ? pp_part / (2.0 * v) : 0.0;
   // Sends of the 1F1B body overlapped (the stack's pp_comm_overlap, interleaved only): a stage
@@ -537,14 +599,14 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // other direction and independent of it, computes (NeMo documentation, "Communication
   // Overlap"); what stays exposed is the part longer than that step (ours). Fill and flush stay
   // exposed (the bubble term keeps the full sends).
-  double pp_steady = pp_part;
+  out.pp_steady = pp_part;
   if (tr.stack.knobs.pp_comm_overlap && s.pp > 1 && s.interleave > 1)
-    pp_steady = v * (std::max(0.0, send - b_chunk) + std::max(0.0, send - f_chunk));
-  it.breakdown.pp_hidden_s = mb * (pp_part - pp_steady);
-  const double avg_scale = st.layers_avg / st.layers, last_scale = st.layers_last / st.layers;
-  const double t_first = layer_part + pp_steady;
-  const double t_last = layer_part * last_scale + pp_steady + logits;
-  const double t_avg = layer_part * avg_scale + pp_part + logits / p;
+    out.pp_steady = v * (std::max(0.0, send - b_chunk) + std::max(0.0, send - f_chunk));
+  out.avg_scale = st.layers_avg / st.layers;
+  const double last_scale = st.layers_last / st.layers;
+  const double t_first = layer_part + out.pp_steady;
+  const double t_last = layer_part * last_scale + out.pp_steady + sc.logits;
+  out.t_avg = layer_part * out.avg_scale + pp_part + sc.logits / p;
   const double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
   // The schedule's own cost (ours): every chunk of every micro-batch is a host step, forward and
   // backward (2 m v steps on each stage, in its steady state), and the fill and the drain cross
@@ -552,64 +614,56 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   // send (the per-micro-batch PP time holds 2 v of them).
   const double steps = s.pp > 1 ? 2.0 * v * kPipelineStepS : 0.0;  // per micro-batch
   const double fill_extra = 2.0 * p * (v - 1.0) * send;
-  const double pipe_overhead = mb * steps + fill_extra;
-  const double pipe = mb * t_max + (p - 1.0) / v * t_avg + pipe_overhead;
+  out.overhead = mb * steps + fill_extra;
+  out.pipe = mb * t_max + (p - 1.0) / v * out.t_avg + out.overhead;
+  return out;
+}
 
-  // DP: with overlap, the first stage's gradients are reduced chunk by chunk as each model chunk
-  // finishes its last backward (Megatron-Core buckets the first chunk, the one that finishes
-  // last, and reduces every other chunk as one bucket; NeMo documentation, "Communication
-  // Overlap": the DP communication is chunked per virtual stage with pipelining). Chunk k
-  // (k = v-1 .. 1) is ready k rounds of min(m, p) backward steps before the end; the reductions
-  // run one after another; the first chunk's starts with its last backward and its last bucket
-  // (ours: one layer's share) waits for the end (dp_chunked_exposed). Without interleaving this
-  // is the reduction hidden behind the last backward but its last bucket. The parameter
-  // all-gathers mirror it in the next forward pass (ours).
-  const double last_bwd = bwd + recompute;
-  const double rounds = std::min(mb, p);
+// Stage 5, the exposed DP communication. With overlap, the first stage's gradients are reduced
+// chunk by chunk as each model chunk finishes its last backward (Megatron-Core buckets the first
+// chunk, the one that finishes last, and reduces every other chunk as one bucket; NeMo
+// documentation, "Communication Overlap": the DP communication is chunked per virtual stage with
+// pipelining). Chunk k (k = v-1 .. 1) is ready k rounds of min(m, p) backward steps before the
+// end; the reductions run one after another; the first chunk's starts with its last backward and
+// its last bucket (ours: one layer's share) waits for the end (dp_chunked_exposed). Without
+// interleaving this is the reduction hidden behind the last backward but its last bucket. The
+// parameter all-gathers mirror it in the next forward pass (ours).
+double dp_exposed_time(const CommTotals& k, const detail::StageShape& st, const Dims& d,
+                       const StageCompute& sc) {
+  const double v = d.v;
+  const double last_bwd = sc.bwd + sc.recompute;
+  const double rounds = std::min(d.mb, d.p);
   auto exposed = [&](double time, bool overlap, double window, double chunks) {
     if (!overlap) return time;
     return dp_chunked_exposed(time, chunks, rounds * window / chunks, window / chunks,
                               time / std::max(1.0, st.layers));
   };
   // Reductions repeated per micro-batch (FSDP) hide each behind that micro-batch's pass (ours).
-  const double dp_exposed =
-      dp_bwd_n * exposed(dp_bwd / dp_bwd_n, dp_bwd_overlap, last_bwd, dp_bwd_n > 1 ? 1.0 : v) +
-      dp_fwd_n * exposed(dp_fwd / dp_fwd_n, dp_fwd_overlap, fwd, dp_fwd_n > 1 ? 1.0 : v) +
-      exposed(dp_opt, dp_opt_overlap, fwd, 1.0);
-  // Adam step: read fp32 gradient, read and write master weights, momentum, variance, write bf16
-  // weights (30), plus the gradient-norm read (4), zeroing the gradient buffer (4) and the bf16
-  // copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's step).
+  return k.dp_bwd_n *
+             exposed(k.dp_bwd / k.dp_bwd_n, k.dp_bwd_overlap, last_bwd, k.dp_bwd_n > 1 ? 1.0 : v) +
+         k.dp_fwd_n *
+             exposed(k.dp_fwd / k.dp_fwd_n, k.dp_fwd_overlap, sc.fwd, k.dp_fwd_n > 1 ? 1.0 : v) +
+         exposed(k.dp_opt, k.dp_opt_overlap, sc.fwd, 1.0);
+}
+
+// Stage 6, the Adam step: read fp32 gradient, read and write master weights, momentum, variance,
+// write bf16 weights (30), plus the gradient-norm read (4), zeroing the gradient buffer (4) and
+// the bf16 copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's
+// step).
+double optimizer_time(const Strategy& s, const detail::StageShape& st, double hbm) {
   const double opt_params = s.dist_opt ? st.dense_params / static_cast<double>(s.dp) +
                                              st.expert_params / static_cast<double>(s.dp / s.ep)
                                        : st.dense_params + st.expert_params;
-  const double optimizer = 42.0 * opt_params / hbm;
+  return 42.0 * opt_params / hbm;
+}
 
-  it.iteration_time_s = pipe + dp_exposed + optimizer;
-  Breakdown& bd = it.breakdown;
-  bd.compute_s = mb * ((fwd + bwd) * avg_scale + logits / p);
-  bd.recompute_s = mb * recompute * avg_scale;
-  bd.tp_comm_s = mb * tp_mb * avg_scale;
-  bd.tp_overlap_s = mb * tp_contention_mb * avg_scale;
-  bd.tp_hidden_s = mb * tp_hidden_mb * avg_scale;
-  bd.ep_comm_s = mb * ep_mb * avg_scale;
-  // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
-  // sends are in the bubble.
-  const double pp_exposed_share = pp_part > 0 ? pp_steady / pp_part : 1.0;
-  bd.pp_comm_s = mb * pp_mb * pp_exposed_share;
-  bd.rail_forwarding_s = mb * (fw_mb * avg_scale + fw_pp_mb * pp_exposed_share);
-  bd.pipeline_overhead_s = pipe_overhead;
-  bd.bubble_s = pipe - pipe_overhead - mb * (t_avg - pp_part + pp_steady);
-  const double dp_total = dp_fwd + dp_bwd + dp_opt;
-  const double fw_share = dp_total > 0 ? dp_fw / dp_total : 0.0;
-  bd.rail_forwarding_s += dp_exposed * fw_share;
-  bd.dp_comm_s = dp_exposed * (1.0 - fw_share);
-  bd.optimizer_s = optimizer;
-
-  it.memory = memory_use(m, tr, s);
-  it.feasible = it.memory.total() <= c.gpu.hbm_bytes;
-
-  // Model FLOPs: 3 x forward, every layer, every token, the output layer (Narayanan et al. SC'21
-  // eq. (3) generalised; ours for GQA/MoE). Hardware FLOPs add the recomputed forward work.
+// Stage 7, FLOPs: model FLOPs are 3 x forward, every layer, every token, the output layer
+// (Narayanan et al. SC'21 eq. (3) generalised; ours for GQA/MoE); hardware FLOPs add the
+// recomputed forward work.
+void count_flops(const Model& m, const Training& tr, const Strategy& s, const Dims& d,
+                 IterationTime& it) {
+  const double h = d.h, kvd = d.kvd, seq = d.seq, V = d.V;
+  const double ffn_mats = m.gated_ffn ? 3.0 : 2.0;
   const double tokens = static_cast<double>(tr.global_batch) * seq;
   const double moe_frac =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
@@ -627,10 +681,64 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   else if (s.recompute == Recompute::selective && !tr.flash_attention)
     extra = tokens * static_cast<double>(m.layers) * 4.0 * seq * h;
   it.hardware_flops = it.model_flops + extra;
-  const double denom = it.iteration_time_s * static_cast<double>(c.gpus) * peak;
+}
+
+}  // namespace
+
+IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Placement& pl,
+                       const CommSchedule& cs) {
+  const Model& m = *ctx.model;
+  const Training& tr = ctx.training;
+  const spec::Cluster& c = *ctx.cluster;
+  const detail::StageShape st = detail::stage_shape(m, tr, s);
+  const Dims d = dims_of(ctx, s, st);
+  const double mb = d.mb;
+  IterationTime it;
+
+  const StageCompute sc = stage_compute(ctx, s, st, d);
+  CommTotals k = comm_totals(cs, pl, ctx.net, mb);
+  it.cross_rail = k.cross_rail;
+  const TpOverlap ov = tp_overlap(ctx, s, st, d, pl, k);
+  k.tp_mb += ov.tp_mb_change;
+
+  const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + k.ep_mb +
+                            k.fw_mb;  // first stage
+  const double pp_part = k.pp_mb + k.fw_pp_mb;
+  const PipelineTime pt = pipeline_time(s, tr, st, d, sc, layer_part, pp_part);
+  const double dp_exposed = dp_exposed_time(k, st, d, sc);
+  const double optimizer = optimizer_time(s, st, d.hbm);
+
+  it.iteration_time_s = pt.pipe + dp_exposed + optimizer;
+  Breakdown& bd = it.breakdown;
+  bd.pp_hidden_s = mb * (pp_part - pt.pp_steady);
+  const double avg_scale = pt.avg_scale;
+  bd.compute_s = mb * ((sc.fwd + sc.bwd) * avg_scale + sc.logits / d.p);
+  bd.recompute_s = mb * sc.recompute * avg_scale;
+  bd.tp_comm_s = mb * k.tp_mb * avg_scale;
+  bd.tp_overlap_s = mb * ov.contention_mb * avg_scale;
+  bd.tp_hidden_s = mb * ov.hidden_mb * avg_scale;
+  bd.ep_comm_s = mb * k.ep_mb * avg_scale;
+  // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
+  // sends are in the bubble.
+  const double pp_exposed_share = pp_part > 0 ? pt.pp_steady / pp_part : 1.0;
+  bd.pp_comm_s = mb * k.pp_mb * pp_exposed_share;
+  bd.rail_forwarding_s = mb * (k.fw_mb * avg_scale + k.fw_pp_mb * pp_exposed_share);
+  bd.pipeline_overhead_s = pt.overhead;
+  bd.bubble_s = pt.pipe - pt.overhead - mb * (pt.t_avg - pp_part + pt.pp_steady);
+  const double dp_total = k.dp_fwd + k.dp_bwd + k.dp_opt;
+  const double fw_share = dp_total > 0 ? k.dp_fw / dp_total : 0.0;
+  bd.rail_forwarding_s += dp_exposed * fw_share;
+  bd.dp_comm_s = dp_exposed * (1.0 - fw_share);
+  bd.optimizer_s = optimizer;
+
+  it.memory = memory_use(m, tr, s);
+  it.feasible = it.memory.total() <= c.gpu.hbm_bytes;
+
+  count_flops(m, tr, s, d, it);
+  const double denom = it.iteration_time_s * static_cast<double>(c.gpus) * ctx.peak_flops;
   it.mfu = it.model_flops / denom;
   it.hfu = it.hardware_flops / denom;
-  it.tokens_per_s = tokens / it.iteration_time_s;
+  it.tokens_per_s = static_cast<double>(tr.global_batch) * d.seq / it.iteration_time_s;
   return it;
 }
 

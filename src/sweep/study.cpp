@@ -17,8 +17,8 @@ SweepOptions paper_setting() {
   SweepOptions o;
   o.axes.gpu = {"GH200", "H100-SXM"};
   o.axes.gpus = {32768};
-  o.axes.model = {"GPT-1T"};
-  o.axes.batch = {4096};
+  o.axes.model = {spec::kDefaultModel};
+  o.axes.batch = {spec::kDefaultGlobalBatch};
   // The routing is a plain sweep's (auto: the switch's default; --routing sweeps it), and every
   // row states it: a study never differs silently from the plain sweep of its axes.
   return o;

@@ -67,8 +67,8 @@ SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
   p.sw = pick(a.sw, idx[6], std::string(spec::NetworkOptions{}.sw));
   p.catalog = pick(a.catalog, idx[7], std::string(spec::kDefaultCatalog));
   p.oversubscription = pick(a.oversubscription, idx[8], 1.0);
-  p.model = pick(a.model, idx[9], std::string("GPT-1T"));
-  p.batch = pick(a.batch, idx[10], std::int64_t{4096});
+  p.model = pick(a.model, idx[9], std::string(spec::kDefaultModel));
+  p.batch = pick(a.batch, idx[10], spec::kDefaultGlobalBatch);
   p.seq = pick_opt(a.seq, idx[11]);
   p.routing = pick(a.routing, idx[12], std::string("auto"));
   return p;

@@ -55,6 +55,12 @@ enum class Dtype : std::uint8_t { bf16, fp8 };
 std::string_view to_string(Dtype d);
 Dtype parse_dtype(std::string_view s, const std::string& option = "--dtype");
 
+// The model and global batch every command times when none is given: GPT-1T (the paper's
+// largest dense model) and 4,096 sequences (of 2,048 tokens: about 8M tokens, a GPT-1T-class
+// batch).
+inline constexpr const char* kDefaultModel = "GPT-1T";
+inline constexpr std::int64_t kDefaultGlobalBatch = 4096;
+
 struct Training {
   std::int64_t global_batch = 0;  // sequences per iteration
   std::int64_t seq_len = 0;       // tokens per sequence

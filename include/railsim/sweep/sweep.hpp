@@ -38,8 +38,8 @@ struct SweepAxes {
   std::vector<std::string> sw = {"ETH-51.2T-128x400G"};
   std::vector<std::string> catalog = {"ib-ndr-thirdparty-2024"};
   std::vector<double> oversubscription = {1.0};
-  std::vector<std::string> model = {"GPT-1T"};
-  std::vector<std::int64_t> batch = {4096};
+  std::vector<std::string> model = {spec::kDefaultModel};
+  std::vector<std::int64_t> batch = {spec::kDefaultGlobalBatch};
   std::vector<std::int64_t> seq;
   std::vector<std::string> routing = {"auto"};  // auto: the switch family's default
 };
