@@ -197,32 +197,12 @@ SimMode parse_sim_mode(std::string_view s, const std::string& option) {
   return kSimNames.parse(s, option, "simulation mode");
 }
 
-DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& design,
-                            const perf::Model& model, const perf::Training& training,
-                            const WhatIfOptions& opt) {
-  DesignWhatIf out;
-  out.design = design.kind;
-  const topo::Fabric f = topo::build_fabric(c, design);
-  out.tiers = f.tiers;
-  topo::FailureSet set;
-  for (std::size_t i = 0; i < opt.fail.size(); ++i) {
-    try {
-      set.push_back(topo::parse_failure(opt.fail[i], f, "--fail"));
-    } catch (const InputError& e) {
-      out.not_present.push_back(e.what());
-      out.not_present_index.push_back(i);
-    }
-  }
-  if (opt.random > 0) {
-    const topo::FailureSet r = topo::random_failures(f, opt.random, opt.seed);
-    set.insert(set.end(), r.begin(), r.end());
-  }
-  for (const auto& x : set) out.failures.push_back(topo::to_string(x));
-  out.pxn = opt.pxn == PxnMode::on;
-  out.network = design;
-  const topo::DegradedFabric d(f, set, out.pxn);
+namespace {
 
-  // What is cut off, and how much NIC capacity each domain keeps.
+// What is cut off, and how much NIC capacity each domain keeps: GPUs dead or cut off, domains
+// lost, forwarding or with a dead HB plane, the worst domain's NIC load factor.
+void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::DegradedFabric& d,
+                  DesignWhatIf& out) {
   const std::int64_t K = c.hb_domain, M = c.nics_per_gpu;
   for (std::int64_t dom = 0; dom < c.domains(); ++dom) {
     bool lost = !d.node_alive(c.gpus + dom), forwarding = false;
@@ -254,6 +234,142 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
         out.nic_load_factor = std::max(out.nic_load_factor, static_cast<double>(K * M) / live);
     }
   }
+}
+
+// The job runs on the degraded network, if it can.
+JobOption run_degraded_option(const DesignWhatIf& out) {
+  JobOption run;
+  run.name = "run degraded";
+  if (out.runnable) {
+    run.possible = true;
+    run.throughput = out.healthy_s / out.degraded_s;
+    run.detail = out.simulated ? fmt::format("analytic {:.4f}, simulated {:.4f}", run.throughput,
+                                             out.healthy_s / out.sim_degraded_s)
+                               : "analytic model (not simulated: --sim)";
+  } else {
+    run.detail = out.gpus_dead + out.gpus_cut_off > 0
+                     ? fmt::format("{} GPUs dead or cut off", out.gpus_dead + out.gpus_cut_off)
+                 : out.pairs_unreachable > 0
+                     ? fmt::format("{} pairs of the plan have no live path", out.pairs_unreachable)
+                     : "a switch block has no live uplink";
+  }
+  return run;
+}
+
+// The job drops the affected domains and re-plans on what is left (a restart).
+JobOption drop_domains_option(const spec::Cluster& c, const spec::NetworkDesign& design,
+                              const perf::Model& model, const perf::Training& training,
+                              const WhatIfOptions& opt, int tiers, std::int64_t affected,
+                              const DesignWhatIf& out) {
+  const std::int64_t K = c.hb_domain;
+  JobOption drop;
+  drop.name = "drop domains and re-plan";
+  drop.restart = true;
+  if (affected == 0) {
+    drop.detail = "no HB domain to drop (the failures are above the leaves)";
+  } else if (affected >= c.domains()) {
+    drop.detail = "every HB domain is affected";
+  } else {
+    // The job may use fewer GPUs than are left when that lets its batch split better: the best
+    // throughput over the whole domains left and a few smaller sizes (ours).
+    const std::int64_t left_domains = c.domains() - affected;
+    std::vector<std::int64_t> sizes;
+    for (std::int64_t j = 0; j < 16 && left_domains - j >= 1; ++j)
+      sizes.push_back(left_domains - j);
+    for (std::int64_t p = 2; p < left_domains; p *= 2) {
+      sizes.push_back(left_domains / p * p);
+      if (p > 1 << 20) break;
+    }
+    std::sort(sizes.begin(), sizes.end(), std::greater<>());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    std::string first_reason;
+    for (std::int64_t dom : sizes) {
+      if (dom < 1) continue;
+      try {
+        spec::Cluster left = c;  // the same GPUs and HB domains, fewer of them
+        left.gpus = dom * K;
+        perf::EstimateContext lctx = perf::make_context(model, training, left, design);
+        if (topo::make_network_view(left, design).tiers == tiers && finite_ratios(out.uplink_ratio))
+          apply_network(lctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
+        const perf::PlanResult lr = perf::plan(lctx, opt.plan);
+        if (lr.plans.empty()) {
+          if (first_reason.empty())
+            first_reason =
+                fmt::format("no plan on {} GPUs: {}", left.gpus,
+                            perf::explain_no_plan(lr, model, training, opt.plan.pins, left).what());
+          continue;
+        }
+        const double tput = out.healthy_s / lr.plans.front().time.iteration_time_s;
+        if (!drop.possible || tput > drop.throughput) {
+          drop.possible = true;
+          drop.throughput = tput;
+          drop.detail = fmt::format("{} of the {} GPUs left (global batch kept): {}",
+                                    text::grouped(static_cast<double>(left.gpus)),
+                                    text::grouped(static_cast<double>(left_domains * K)),
+                                    perf::describe(lr.plans.front().strategy));
+        }
+      } catch (const InputError& e) {
+        if (first_reason.empty()) first_reason = e.what();
+      }
+    }
+    if (!drop.possible) drop.detail = first_reason;
+  }
+  return drop;
+}
+
+// The job swaps spare domains in for the affected ones (a restart) and runs on the network's
+// remaining failures.
+JobOption swap_spares_option(const perf::EstimateContext& ctx, const perf::Strategy& s,
+                             std::int64_t affected, const DesignWhatIf& out) {
+  JobOption swap;
+  swap.name = "swap in spares";
+  swap.restart = true;
+  if (affected == 0) {
+    swap.detail = "no HB domain to swap (the failures are above the leaves)";
+  } else if (affected > out.spare_domains) {
+    swap.detail = fmt::format("{} domains affected, {} spare{}", affected, out.spare_domains,
+                              out.spares_auto ? " (auto)" : "");
+  } else if (!finite_ratios(out.uplink_ratio)) {
+    swap.detail = "a switch block has no live uplink";
+  } else {
+    perf::EstimateContext sctx = ctx;
+    apply_network(sctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
+    swap.possible = true;
+    swap.throughput = out.healthy_s / perf::estimate(sctx, s).iteration_time_s;
+    swap.detail = fmt::format("{} of {} spare domains{}", affected, out.spare_domains,
+                              out.spares_auto ? " (auto)" : "");
+  }
+  return swap;
+}
+
+}  // namespace
+
+DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& design,
+                            const perf::Model& model, const perf::Training& training,
+                            const WhatIfOptions& opt) {
+  DesignWhatIf out;
+  out.design = design.kind;
+  const topo::Fabric f = topo::build_fabric(c, design);
+  out.tiers = f.tiers;
+  topo::FailureSet set;
+  for (std::size_t i = 0; i < opt.fail.size(); ++i) {
+    try {
+      set.push_back(topo::parse_failure(opt.fail[i], f, "--fail"));
+    } catch (const InputError& e) {
+      out.not_present.push_back(e.what());
+      out.not_present_index.push_back(i);
+    }
+  }
+  if (opt.random > 0) {
+    const topo::FailureSet r = topo::random_failures(f, opt.random, opt.seed);
+    set.insert(set.end(), r.begin(), r.end());
+  }
+  for (const auto& x : set) out.failures.push_back(topo::to_string(x));
+  out.pxn = opt.pxn == PxnMode::on;
+  out.network = design;
+  const topo::DegradedFabric d(f, set, out.pxn);
+
+  count_losses(c, f, d, out);
   for (const auto& t : topo::capacity_by_tier(d))
     out.tiers_lost.push_back({t.name, t.links, t.links_lost, t.capacity_Bps, t.lost_Bps});
   const topo::NetworkView view = topo::make_network_view(f);
@@ -298,95 +414,13 @@ DesignWhatIf what_if_design(const spec::Cluster& c, const spec::NetworkDesign& d
           : auto_spare_domains(make_failure_model(
                 c, design, spec::load_failure_rates(spec::kDefaultFailureRates, "--rates"),
                 RunParams{}));
-  JobOption run;
-  run.name = "run degraded";
-  if (out.runnable) {
-    run.possible = true;
-    run.throughput = out.healthy_s / out.degraded_s;
-    run.detail = out.simulated ? fmt::format("analytic {:.4f}, simulated {:.4f}", run.throughput,
-                                             out.healthy_s / out.sim_degraded_s)
-                               : "analytic model (not simulated: --sim)";
-  } else {
-    run.detail = out.gpus_dead + out.gpus_cut_off > 0
-                     ? fmt::format("{} GPUs dead or cut off", out.gpus_dead + out.gpus_cut_off)
-                 : out.pairs_unreachable > 0
-                     ? fmt::format("{} pairs of the plan have no live path", out.pairs_unreachable)
-                     : "a switch block has no live uplink";
-  }
+  const JobOption run = run_degraded_option(out);
   // Domains forwarding or with a dead HB plane are not lost, but dropping or swapping them
   // removes their slowdown (a domain may count twice here only in the rare case of both).
   const std::int64_t affected = out.domains_lost + out.domains_forwarding + out.domains_hb_degraded;
-  JobOption drop;
-  drop.name = "drop domains and re-plan";
-  drop.restart = true;
-  if (affected == 0) {
-    drop.detail = "no HB domain to drop (the failures are above the leaves)";
-  } else if (affected >= c.domains()) {
-    drop.detail = "every HB domain is affected";
-  } else {
-    // The job may use fewer GPUs than are left when that lets its batch split better: the best
-    // throughput over the whole domains left and a few smaller sizes (ours).
-    const std::int64_t left_domains = c.domains() - affected;
-    std::vector<std::int64_t> sizes;
-    for (std::int64_t j = 0; j < 16 && left_domains - j >= 1; ++j)
-      sizes.push_back(left_domains - j);
-    for (std::int64_t p = 2; p < left_domains; p *= 2) {
-      sizes.push_back(left_domains / p * p);
-      if (p > 1 << 20) break;
-    }
-    std::sort(sizes.begin(), sizes.end(), std::greater<>());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    std::string first_reason;
-    for (std::int64_t dom : sizes) {
-      if (dom < 1) continue;
-      try {
-        spec::Cluster left = c;  // the same GPUs and HB domains, fewer of them
-        left.gpus = dom * K;
-        perf::EstimateContext lctx = perf::make_context(model, training, left, design);
-        if (topo::make_network_view(left, design).tiers == f.tiers &&
-            finite_ratios(out.uplink_ratio))
-          apply_network(lctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
-        const perf::PlanResult lr = perf::plan(lctx, opt.plan);
-        if (lr.plans.empty()) {
-          if (first_reason.empty())
-            first_reason =
-                fmt::format("no plan on {} GPUs: {}", left.gpus,
-                            perf::explain_no_plan(lr, model, training, opt.plan.pins, left).what());
-          continue;
-        }
-        const double tput = out.healthy_s / lr.plans.front().time.iteration_time_s;
-        if (!drop.possible || tput > drop.throughput) {
-          drop.possible = true;
-          drop.throughput = tput;
-          drop.detail = fmt::format("{} of the {} GPUs left (global batch kept): {}",
-                                    text::grouped(static_cast<double>(left.gpus)),
-                                    text::grouped(static_cast<double>(left_domains * K)),
-                                    perf::describe(lr.plans.front().strategy));
-        }
-      } catch (const InputError& e) {
-        if (first_reason.empty()) first_reason = e.what();
-      }
-    }
-    if (!drop.possible) drop.detail = first_reason;
-  }
-  JobOption swap;
-  swap.name = "swap in spares";
-  swap.restart = true;
-  if (affected == 0) {
-    swap.detail = "no HB domain to swap (the failures are above the leaves)";
-  } else if (affected > out.spare_domains) {
-    swap.detail = fmt::format("{} domains affected, {} spare{}", affected, out.spare_domains,
-                              out.spares_auto ? " (auto)" : "");
-  } else if (!finite_ratios(out.uplink_ratio)) {
-    swap.detail = "a switch block has no live uplink";
-  } else {
-    perf::EstimateContext sctx = ctx;
-    apply_network(sctx, 1.0, out.healthy_uplink_ratio, out.uplink_ratio);
-    swap.possible = true;
-    swap.throughput = out.healthy_s / perf::estimate(sctx, s).iteration_time_s;
-    swap.detail = fmt::format("{} of {} spare domains{}", affected, out.spare_domains,
-                              out.spares_auto ? " (auto)" : "");
-  }
+  const JobOption drop =
+      drop_domains_option(c, design, model, training, opt, f.tiers, affected, out);
+  const JobOption swap = swap_spares_option(ctx, s, affected, out);
   out.options = {run, drop, swap};
   return out;
 }
@@ -543,6 +577,47 @@ Json to_json(const WhatIfReport& r) {
   return j;
 }
 
+namespace {
+
+// Labelled rows of one cell per design, as aligned columns (trailing blanks trimmed).
+std::string side_by_side(const std::vector<std::pair<std::string, std::vector<std::string>>>& rows,
+                         std::size_t designs) {
+  std::size_t w0 = 0;
+  std::vector<std::size_t> w(designs, 0);
+  for (const auto& [label, cells] : rows) {
+    w0 = std::max(w0, label.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) w[i] = std::max(w[i], cells[i].size());
+  }
+  std::string out;
+  for (const auto& [label, cells] : rows) {
+    std::string line = fmt::format("{:<{}}", label, w0);
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      line += fmt::format("  {:<{}}", cells[i], i + 1 < cells.size() ? w[i] : 0);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+// The lines under the table: components a design lacks, why there is no plan, the job's options
+// and the example paths, each prefixed by its design.
+std::string design_notes(const WhatIfReport& r) {
+  std::string out;
+  for (const auto& d : r.designs) {
+    for (const auto& m : d.not_present)
+      out += fmt::format("{}: not in this design: {}\n", spec::to_string(d.design), m);
+    if (!d.no_plan_reason.empty())
+      out += fmt::format("{}: no plan: {}\n", spec::to_string(d.design), d.no_plan_reason);
+    for (const auto& o : d.options)
+      if (o.possible)
+        out += fmt::format("{}: {}: {}\n", spec::to_string(d.design), o.name, o.detail);
+    for (const auto& e : d.examples) out += fmt::format("{}: {}\n", spec::to_string(d.design), e);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string to_text(const WhatIfReport& r) {
   using text::grouped;
   using text::pct;
@@ -639,32 +714,9 @@ std::string to_text(const WhatIfReport& r) {
                         : "no: " + x.detail;
     });
   }
-  std::size_t w0 = 0;
-  std::vector<std::size_t> w(r.designs.size(), 0);
-  for (const auto& [label, cells] : rows) {
-    w0 = std::max(w0, label.size());
-    for (std::size_t i = 0; i < cells.size(); ++i) w[i] = std::max(w[i], cells[i].size());
-  }
-  std::string out = fmt::format("Failure what-if: {} on {} x {} (HB domain {})\n\n", r.model,
-                                n(r.gpus), r.gpu, r.hb_domain);
-  for (const auto& [label, cells] : rows) {
-    std::string line = fmt::format("{:<{}}", label, w0);
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      line += fmt::format("  {:<{}}", cells[i], i + 1 < cells.size() ? w[i] : 0);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  for (const auto& d : r.designs) {
-    for (const auto& m : d.not_present)
-      out += fmt::format("{}: not in this design: {}\n", spec::to_string(d.design), m);
-    if (!d.no_plan_reason.empty())
-      out += fmt::format("{}: no plan: {}\n", spec::to_string(d.design), d.no_plan_reason);
-    for (const auto& o : d.options)
-      if (o.possible)
-        out += fmt::format("{}: {}: {}\n", spec::to_string(d.design), o.name, o.detail);
-    for (const auto& e : d.examples) out += fmt::format("{}: {}\n", spec::to_string(d.design), e);
-  }
-  return out;
+  return fmt::format("Failure what-if: {} on {} x {} (HB domain {})\n\n", r.model, n(r.gpus), r.gpu,
+                     r.hb_domain) +
+         side_by_side(rows, r.designs.size()) + design_notes(r);
 }
 
 }  // namespace railsim::fail

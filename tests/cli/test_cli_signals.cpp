@@ -66,6 +66,17 @@ struct Child {
       ::_exit(127);
     }
   }
+  // Whether the child has its handler for `sig` in place (the SigCgt mask of /proc/<pid>/status):
+  // a signal sent before that would end it by the default action, before railsim could print
+  // anything, and a loaded machine (a sanitizer build under parallel tests) can take longer than
+  // any fixed delay to get there.
+  bool catches(int sig) const {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("SigCgt:", 0) == 0)
+        return ((std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1u) != 0;
+    return false;
+  }
   // The wait status, or -1 if the child is still running after `limit` (it is then killed).
   int wait(std::chrono::seconds limit) {
     const auto end = std::chrono::steady_clock::now() + limit;
@@ -94,12 +105,13 @@ bool process_gone(pid_t pid) {
   return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-// Starts `args`, lets it work for `after`, sends `sig`, and checks that it ends by that signal
+// Starts `args`, lets it work for `after` once its handlers are in place, sends `sig`, and checks that it ends by that signal
 // with the one line.
 void expect_stops(const std::vector<std::string>& args, int sig, const char* name,
                   std::chrono::milliseconds after) {
   SignalScratch s(std::string("stops_") + name);
   Child c(args, s.dir);
+  ASSERT_TRUE(eventually([&] { return c.catches(sig); })) << "no handler for " << name;
   std::this_thread::sleep_for(after);
   ::kill(c.pid, sig);
   const int status = c.wait(std::chrono::seconds(60));
@@ -187,6 +199,7 @@ TEST(CliSignals, AStoppedExportLeavesNoTemporaryAndNoPartialFile) {
   std::ofstream(out) << "previous\n";
   for (const int ms : {200, 800, 1500, 2500}) {
     Child c({"design", "--gpus", "262144", "--export", "json", out.string()}, s.dir);
+    ASSERT_TRUE(eventually([&] { return c.catches(SIGTERM); }));
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     ::kill(c.pid, SIGTERM);
     const int status = c.wait(std::chrono::seconds(60));
