@@ -36,70 +36,112 @@ TrialWorkspace::TrialWorkspace(const FailureModel& m) {
   degraded_.reserve(256);
 }
 
-TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint64_t trial,
-                           TrialWorkspace& ws) {
-  TrialRng rng(seed, trial);
-  const double W = m.run_s;
-  const double tau = m.checkpoint_interval_s;
-  const double C = m.checkpoint_write_s;
-  const double cycle = tau + C;
-  const double R = m.restart_s;
-  const std::int64_t S = m.spare_domains;
-  const bool swap = m.policy == DegradedPolicy::swap_at_checkpoint;
-  const double total_rate = ws.cumulative_rate_.empty() ? 0.0 : ws.cumulative_rate_.back();
+namespace detail {
 
-  std::vector<double>& repairs = ws.repairs_;  // min-heap
-  auto& degraded = ws.degraded_;
-  repairs.clear();
-  degraded.clear();
-  std::fill(ws.events_.begin(), ws.events_.end(), 0);
+// One trial of the run model as a state machine over events: running (with checkpoints), restarting
+// or waiting for a repaired domain; failures arrive from the streams, degraded periods end, and
+// domains come back from repair (a min-heap of return times in the workspace).
+class Trial {
+ public:
+  Trial(const FailureModel& m, std::uint64_t seed, std::uint64_t trial, TrialWorkspace& ws)
+      : m_(m),
+        ws_(ws),
+        rng_(seed, trial),
+        W_(m.run_s),
+        tau_(m.checkpoint_interval_s),
+        cycle_(m.checkpoint_interval_s + m.checkpoint_write_s),
+        R_(m.restart_s),
+        S_(m.spare_domains),
+        swap_(m.policy == DegradedPolicy::swap_at_checkpoint),
+        total_rate_(ws.cumulative_rate_.empty() ? 0.0 : ws.cumulative_rate_.back()),
+        repairs_(ws.repairs_),
+        degraded_(ws.degraded_) {
+    repairs_.clear();
+    degraded_.clear();
+    std::fill(ws.events_.begin(), ws.events_.end(), 0);
+    r_.wall_s = W_;
+    next_fail_ = total_rate_ > 0 ? rng_.exponential(total_rate_) : kInf;
+  }
 
-  TrialResult r;
-  r.wall_s = W;
+  TrialResult run() {
+    for (std::uint64_t step = 1;; ++step) {
+      if ((step & 0xffff) == 0) check_cancelled();
+      double d_state = kInf;
+      if (st_ == State::run) {
+        if (swap_ && swappable_ > 0) d_state = cycle_ - phase_;
+      } else if (st_ == State::restart) {
+        d_state = restart_left_;
+      } else {
+        d_state = repairs_.empty() ? 0.0 : repairs_.front() - t_;  // waiting: domains out > spares
+      }
+      double d = W_ - t_;
+      Next what = Next::end;
+      if (d_state < d) d = d_state, what = Next::state;
+      if (degraded_end_ - t_ < d) d = degraded_end_ - t_, what = Next::degraded_end;
+      if (next_fail_ - t_ < d) d = next_fail_ - t_, what = Next::failure;
+      d = std::max(d, 0.0);
+
+      if (st_ == State::run) {
+        if (what == Next::state)
+          complete_cycle();
+        else
+          advance_cycles(d);
+      } else if (st_ == State::restart) {
+        r_.restart_s += d;
+        restart_left_ -= d;
+      } else {
+        r_.wait_s += d;
+      }
+      t_ = what == Next::end ? W_ : t_ + d;
+      if (what == Next::end) break;
+      if (what == Next::state)
+        state_ends();
+      else if (what == Next::degraded_end)
+        degraded_ends();
+      else
+        failure();
+    }
+    // The run ends with the state of its last step saved (a final checkpoint not charged).
+    r_.productive_s += pending_;
+    return r_;
+  }
+
+ private:
   enum class State { run, restart, wait };
-  State st = State::run;
-  double t = 0;
-  double phase = 0;    // position in the run-then-checkpoint cycle, [0, cycle)
-  double pending = 0;  // work since the last completed checkpoint (full-speed seconds)
-  double restart_left = 0;
-  double slowdown = 1.0;
-  double degraded_end = kInf;
-  std::int64_t swappable = 0;  // degraded records holding domains
-  double next_fail = total_rate > 0 ? rng.exponential(total_rate) : kInf;
+  enum class Next { end, state, degraded_end, failure };
 
-  const auto later = std::greater<double>();
-  auto pop_repairs = [&](double now) {
-    while (!repairs.empty() && repairs.front() <= now) {
-      std::pop_heap(repairs.begin(), repairs.end(), later);
-      repairs.pop_back();
+  void pop_repairs(double now) {
+    while (!repairs_.empty() && repairs_.front() <= now) {
+      std::pop_heap(repairs_.begin(), repairs_.end(), later_);
+      repairs_.pop_back();
     }
-  };
-  auto free_spares = [&] { return S - static_cast<std::int64_t>(repairs.size()); };
-  auto send_to_repair = [&](std::int64_t domains, double until) {
+  }
+  std::int64_t free_spares() const { return S_ - static_cast<std::int64_t>(repairs_.size()); }
+  void send_to_repair(std::int64_t domains, double until) {
     for (std::int64_t k = 0; k < domains; ++k) {
-      repairs.push_back(until);
-      std::push_heap(repairs.begin(), repairs.end(), later);
+      repairs_.push_back(until);
+      std::push_heap(repairs_.begin(), repairs_.end(), later_);
     }
-  };
-  auto refresh_degraded = [&] {
-    slowdown = 1.0;
-    degraded_end = kInf;
-    swappable = 0;
-    for (const auto& d : degraded) {
-      slowdown = std::max(slowdown, d.slowdown);
-      degraded_end = std::min(degraded_end, d.end_s);
-      swappable += d.domains > 0 ? 1 : 0;
+  }
+  void refresh_degraded() {
+    slowdown_ = 1.0;
+    degraded_end_ = kInf;
+    swappable_ = 0;
+    for (const auto& d : degraded_) {
+      slowdown_ = std::max(slowdown_, d.slowdown);
+      degraded_end_ = std::min(degraded_end_, d.end_s);
+      swappable_ += d.domains > 0 ? 1 : 0;
     }
-  };
+  }
   // Degraded domains go to repair while spares allow; true when any did.
-  auto swap_degraded = [&](double now) {
+  bool swap_degraded(double now) {
     pop_repairs(now);
     bool any = false;
-    for (std::size_t i = 0; i < degraded.size();) {
-      if (degraded[i].domains > 0 && degraded[i].domains <= free_spares()) {
-        send_to_repair(degraded[i].domains, degraded[i].end_s);
-        degraded[i] = degraded.back();
-        degraded.pop_back();
+    for (std::size_t i = 0; i < degraded_.size();) {
+      if (degraded_[i].domains > 0 && degraded_[i].domains <= free_spares()) {
+        send_to_repair(degraded_[i].domains, degraded_[i].end_s);
+        degraded_[i] = degraded_.back();
+        degraded_.pop_back();
         any = true;
       } else {
         ++i;
@@ -107,140 +149,137 @@ TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint6
     }
     if (any) refresh_degraded();
     return any;
-  };
-  auto begin_restart = [&](double now) {
-    if (swap) swap_degraded(now);
+  }
+  void begin_restart(double now) {
+    if (swap_) swap_degraded(now);
     pop_repairs(now);
     if (free_spares() >= 0) {
-      st = State::restart;
-      restart_left = R;
+      st_ = State::restart;
+      restart_left_ = R_;
     } else {
-      st = State::wait;
-      ++r.waits;
-    }
-  };
-  // Running-and-checkpointing for dt at the current speed, across any number of cycles.
-  auto advance_cycles = [&](double dt) {
-    const double s = 1.0 / slowdown;
-    const double ran_before = std::min(phase, tau);
-    const double total = phase + dt;
-    const double n = std::floor(total / cycle);
-    const double rem = std::max(0.0, total - n * cycle);
-    const double ran = n * tau + std::min(rem, tau) - ran_before;
-    r.checkpoint_s += dt - ran;
-    r.degraded_s += ran * (1.0 - s);
-    if (n >= 1) {
-      r.productive_s += pending + s * (n * tau - ran_before);
-      pending = s * std::min(rem, tau);
-      r.checkpoints += static_cast<std::int64_t>(n);
-    } else {
-      pending += s * ran;
-    }
-    phase = rem;
-  };
-  // The rest of the current cycle, ending exactly at its checkpoint's completion.
-  auto complete_cycle = [&] {
-    const double s = 1.0 / slowdown;
-    const double ran = tau - std::min(phase, tau);
-    r.checkpoint_s += (cycle - phase) - ran;
-    r.degraded_s += ran * (1.0 - s);
-    r.productive_s += pending + s * ran;
-    pending = 0;
-    phase = 0;
-    ++r.checkpoints;
-  };
-
-  enum class Next { end, state, degraded_end, failure };
-  for (std::uint64_t step = 1;; ++step) {
-    if ((step & 0xffff) == 0) check_cancelled();
-    double d_state = kInf;
-    if (st == State::run) {
-      if (swap && swappable > 0) d_state = cycle - phase;
-    } else if (st == State::restart) {
-      d_state = restart_left;
-    } else {
-      d_state = repairs.empty() ? 0.0 : repairs.front() - t;  // waiting: domains out > spares
-    }
-    double d = W - t;
-    Next what = Next::end;
-    if (d_state < d) d = d_state, what = Next::state;
-    if (degraded_end - t < d) d = degraded_end - t, what = Next::degraded_end;
-    if (next_fail - t < d) d = next_fail - t, what = Next::failure;
-    d = std::max(d, 0.0);
-
-    if (st == State::run) {
-      if (what == Next::state)
-        complete_cycle();
-      else
-        advance_cycles(d);
-    } else if (st == State::restart) {
-      r.restart_s += d;
-      restart_left -= d;
-    } else {
-      r.wait_s += d;
-    }
-    t = what == Next::end ? W : t + d;
-    if (what == Next::end) break;
-
-    if (what == Next::state) {
-      if (st == State::run) {  // a checkpoint completed with degraded domains to swap
-        if (swap_degraded(t)) {
-          ++r.planned_restarts;
-          st = State::restart;
-          restart_left = R;
-        }
-      } else if (st == State::restart) {
-        st = State::run;
-        phase = 0;
-        pending = 0;
-      } else {
-        pop_repairs(t);
-        if (free_spares() >= 0) {
-          st = State::restart;
-          restart_left = R;
-        }
-      }
-    } else if (what == Next::degraded_end) {
-      for (std::size_t i = 0; i < degraded.size();) {
-        if (degraded[i].end_s <= t) {
-          degraded[i] = degraded.back();
-          degraded.pop_back();
-        } else {
-          ++i;
-        }
-      }
-      refresh_degraded();
-    } else {
-      const double u = rng.uniform_open0() * total_rate;
-      const auto it = std::lower_bound(ws.cumulative_rate_.begin(), ws.cumulative_rate_.end(), u);
-      const std::size_t k = std::min<std::size_t>(
-          static_cast<std::size_t>(it - ws.cumulative_rate_.begin()), m.streams.size() - 1);
-      ++ws.events_[k];
-      const FailureEffect& e = m.streams[k].effect;
-      if (e.interrupts) {
-        send_to_repair(e.domains_lost, t + e.repair_s);
-        if (st != State::wait) {
-          ++r.interruptions;
-          if (st == State::run) {
-            r.rework_s += pending;
-            pending = 0;
-            phase = 0;
-          }
-          begin_restart(t);
-        }
-      } else {
-        ++r.degradations;
-        if (e.repair_s > 0) {
-          degraded.push_back({t + e.repair_s, e.slowdown, e.domains_lost});
-          refresh_degraded();
-        }
-      }
-      next_fail = t + rng.exponential(total_rate);
+      st_ = State::wait;
+      ++r_.waits;
     }
   }
-  // The run ends with the state of its last step saved (a final checkpoint not charged).
-  r.productive_s += pending;
-  return r;
+  // Running-and-checkpointing for dt at the current speed, across any number of cycles.
+  void advance_cycles(double dt) {
+    const double s = 1.0 / slowdown_;
+    const double ran_before = std::min(phase_, tau_);
+    const double total = phase_ + dt;
+    const double n = std::floor(total / cycle_);
+    const double rem = std::max(0.0, total - n * cycle_);
+    const double ran = n * tau_ + std::min(rem, tau_) - ran_before;
+    r_.checkpoint_s += dt - ran;
+    r_.degraded_s += ran * (1.0 - s);
+    if (n >= 1) {
+      r_.productive_s += pending_ + s * (n * tau_ - ran_before);
+      pending_ = s * std::min(rem, tau_);
+      r_.checkpoints += static_cast<std::int64_t>(n);
+    } else {
+      pending_ += s * ran;
+    }
+    phase_ = rem;
+  }
+  // The rest of the current cycle, ending exactly at its checkpoint's completion.
+  void complete_cycle() {
+    const double s = 1.0 / slowdown_;
+    const double ran = tau_ - std::min(phase_, tau_);
+    r_.checkpoint_s += (cycle_ - phase_) - ran;
+    r_.degraded_s += ran * (1.0 - s);
+    r_.productive_s += pending_ + s * ran;
+    pending_ = 0;
+    phase_ = 0;
+    ++r_.checkpoints;
+  }
+  // The current state's own end: a checkpoint with degraded domains to swap, a restart done, or
+  // a repaired domain back while waiting.
+  void state_ends() {
+    if (st_ == State::run) {  // a checkpoint completed with degraded domains to swap
+      if (swap_degraded(t_)) {
+        ++r_.planned_restarts;
+        st_ = State::restart;
+        restart_left_ = R_;
+      }
+    } else if (st_ == State::restart) {
+      st_ = State::run;
+      phase_ = 0;
+      pending_ = 0;
+    } else {
+      pop_repairs(t_);
+      if (free_spares() >= 0) {
+        st_ = State::restart;
+        restart_left_ = R_;
+      }
+    }
+  }
+  void degraded_ends() {
+    for (std::size_t i = 0; i < degraded_.size();) {
+      if (degraded_[i].end_s <= t_) {
+        degraded_[i] = degraded_.back();
+        degraded_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    refresh_degraded();
+  }
+  // A failure of the stream drawn by its rate: an interruption (its domains to repair, the work
+  // since the checkpoint lost, a restart) or a degradation (a slowdown until its repair).
+  void failure() {
+    const double u = rng_.uniform_open0() * total_rate_;
+    const auto it = std::lower_bound(ws_.cumulative_rate_.begin(), ws_.cumulative_rate_.end(), u);
+    const std::size_t k = std::min<std::size_t>(
+        static_cast<std::size_t>(it - ws_.cumulative_rate_.begin()), m_.streams.size() - 1);
+    ++ws_.events_[k];
+    const FailureEffect& e = m_.streams[k].effect;
+    if (e.interrupts) {
+      send_to_repair(e.domains_lost, t_ + e.repair_s);
+      if (st_ != State::wait) {
+        ++r_.interruptions;
+        if (st_ == State::run) {
+          r_.rework_s += pending_;
+          pending_ = 0;
+          phase_ = 0;
+        }
+        begin_restart(t_);
+      }
+    } else {
+      ++r_.degradations;
+      if (e.repair_s > 0) {
+        degraded_.push_back({t_ + e.repair_s, e.slowdown, e.domains_lost});
+        refresh_degraded();
+      }
+    }
+    next_fail_ = t_ + rng_.exponential(total_rate_);
+  }
+
+  const FailureModel& m_;
+  TrialWorkspace& ws_;
+  TrialRng rng_;
+  const double W_, tau_, cycle_, R_;  // run, checkpoint interval, interval + write, restart
+  const std::int64_t S_;              // spare domains
+  const bool swap_;
+  const double total_rate_;
+  const std::greater<double> later_{};
+  std::vector<double>& repairs_;  // min-heap of return times
+  std::vector<TrialWorkspace::Degraded>& degraded_;
+  TrialResult r_;
+  State st_ = State::run;
+  double t_ = 0;
+  double phase_ = 0;    // position in the run-then-checkpoint cycle, [0, cycle)
+  double pending_ = 0;  // work since the last completed checkpoint (full-speed seconds)
+  double restart_left_ = 0;
+  double slowdown_ = 1.0;
+  double degraded_end_ = kInf;
+  std::int64_t swappable_ = 0;  // degraded records holding domains
+  double next_fail_ = kInf;
+};
+
+}  // namespace detail
+
+TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint64_t trial,
+                           TrialWorkspace& ws) {
+  return detail::Trial(m, seed, trial, ws).run();
 }
 
 void validate(const MonteCarloOptions& o) {

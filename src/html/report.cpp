@@ -170,6 +170,104 @@ std::string svg_img(std::string_view svg, std::string_view alt) {
                      escape(alt));
 }
 
+namespace {
+
+// The traffic heatmaps of rail_only's best plan on each cluster (HB domain to HB domain, rail to
+// rail).
+std::string traffic_body(const std::vector<spec::Cluster>& clusters,
+                         const sweep::SweepResult& designs, const spec::Model& model,
+                         std::int64_t batch) {
+  std::string body =
+      "<p>Bytes of one iteration between HB domains (the diagonal is NVLink traffic) and, of the "
+      "bytes that leave a domain, between rails: off the rail-to-rail diagonal would be "
+      "cross-rail traffic, which a rail-only network forwards through the HB domain.</p>\n";
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const spec::Cluster& c = clusters[i];
+    const sweep::DesignPlan& dp = designs.points[i].plans[1];  // rail_only
+    body += fmt::format("<h3>{}</h3>\n", escape(cluster_name(c)));
+    if (!dp.best) {
+      body += fmt::format("<p>No plan: {}</p>\n", escape(dp.no_plan_reason));
+      continue;
+    }
+    const perf::Strategy& s = dp.best->strategy;
+    perf::Training tr;
+    tr.global_batch = batch;
+    tr.seq_len = model.seq_len;
+    const perf::Placement pl(c, s.degrees(), perf::PlacementKind::rail_aligned);
+    const perf::CommSchedule cs = perf::build_comm_schedule(model, tr, s, pl);
+    const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
+    const std::string title =
+        fmt::format("{}, {} x {} (K={}), rail_only: {}", model.name,
+                    cost::with_commas(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
+                    fmt::format("tp{} pp{} dp{}", s.tp, s.pp, s.dp));
+    body += "<div class=\"pair\">\n";
+    for (const auto& [view, what] :
+         {std::pair{report::TrafficView::domain, "HB domain to HB domain"},
+          {report::TrafficView::rail, "rail to rail"}}) {
+      auto h = report::traffic_heatmap(tm, c, view, kHeatmapCells, title);
+      h.width = 760;
+      h.height = 680;
+      body += figure(report::render(h, report::PlotFormat::svg, "--out"),
+                     fmt::format("{}: bytes per iteration, {}", c.gpu.name, what));
+    }
+    body += "</div>\n";
+  }
+
+  return body;
+}
+
+// Each study's chart, run under the report's routing and seed.
+std::string studies_body(std::vector<sweep::Study>& studies, const ReportOptions& o) {
+  std::string body =
+      "<p>The paper's studies, each one <code>railsim sweep --study NAME</code> "
+      "(docs/studies.md has their tables).</p>\n";
+  for (sweep::Study& st : studies) {
+    st.options.threads = o.threads;
+    st.options.axes.routing = {o.routing};
+    st.options.network.seed = o.seed;
+    const report::Table t = sweep::sweep_table(sweep::run_sweep(st.options));
+    body += fmt::format(
+        "<h3>{}</h3>\n<p>{}; {}: <code>railsim sweep --study {} --routing {} --plot "
+        "{}.svg</code></p>\n",
+        escape(st.name), escape(st.summary), escape(sweep::routing_line(t)), escape(st.name),
+        escape(o.routing), escape(st.name));
+    body += figure(report::render(sweep::sweep_chart(t, st.plot), report::PlotFormat::svg, "--out"),
+                   st.plot.title);
+  }
+  return body;
+}
+
+// Goodput over a 90-day run on cluster c, both designs, under the default failure rates.
+std::string failures_body(const spec::Cluster& c, const ReportOptions& o,
+                          const spec::Catalog& catalog) {
+  const spec::FailureRates rates = spec::load_failure_rates(spec::kDefaultFailureRates, "--rates");
+  fail::GoodputReport rep;
+  rep.gpu = c.gpu.name;
+  rep.rates = rates.name;
+  fail::MonteCarloOptions mc;
+  mc.trials = o.failure_trials;
+  mc.threads = o.threads;
+  fail::validate(mc);
+  spec::NetworkOptions no;
+  no.routing = o.routing;
+  no.seed = o.seed;
+  const spec::NetworkDesign base = spec::make_network_design(no);
+  for (spec::DesignKind kind : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only}) {
+    spec::NetworkDesign d = base;
+    d.kind = kind;
+    rep.designs.push_back(
+        fail::run_goodput(fail::make_failure_model(c, d, rates, fail::RunParams{}), mc));
+    rep.network_cost_usd.push_back(cost::evaluate(c, d, catalog).cost.cost_usd());
+  }
+  return fmt::format(
+      "<p>{}, a 90-day run under the <code>{}</code> failure rates, {} Monte Carlo trials per "
+      "design (<code>railsim fail goodput --gpus {} --trials {}</code>):</p>\n<pre>{}</pre>\n",
+      escape(cluster_name(c)), escape(rates.name), o.failure_trials, c.gpus, o.failure_trials,
+      escape(fail::to_text(rep)));
+}
+
+}  // namespace
+
 std::string build_report(const ReportOptions& o) {
   // Inputs first: a bad option fails before any work.
   const std::string catalog_name = o.catalog.empty() ? spec::kDefaultCatalog : o.catalog;
@@ -231,91 +329,16 @@ std::string build_report(const ReportOptions& o) {
   }
 
   section("traffic", "Traffic of rail-only's best plan");
-  body +=
-      "<p>Bytes of one iteration between HB domains (the diagonal is NVLink traffic) and, of the "
-      "bytes that leave a domain, between rails: off the rail-to-rail diagonal would be "
-      "cross-rail traffic, which a rail-only network forwards through the HB domain.</p>\n";
-  for (std::size_t i = 0; i < clusters.size(); ++i) {
-    const spec::Cluster& c = clusters[i];
-    const sweep::DesignPlan& dp = designs.points[i].plans[1];  // rail_only
-    body += fmt::format("<h3>{}</h3>\n", escape(cluster_name(c)));
-    if (!dp.best) {
-      body += fmt::format("<p>No plan: {}</p>\n", escape(dp.no_plan_reason));
-      continue;
-    }
-    const perf::Strategy& s = dp.best->strategy;
-    perf::Training tr;
-    tr.global_batch = batch;
-    tr.seq_len = model.seq_len;
-    const perf::Placement pl(c, s.degrees(), perf::PlacementKind::rail_aligned);
-    const perf::CommSchedule cs = perf::build_comm_schedule(model, tr, s, pl);
-    const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
-    const std::string title =
-        fmt::format("{}, {} x {} (K={}), rail_only: {}", model.name,
-                    cost::with_commas(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
-                    fmt::format("tp{} pp{} dp{}", s.tp, s.pp, s.dp));
-    body += "<div class=\"pair\">\n";
-    for (const auto& [view, what] :
-         {std::pair{report::TrafficView::domain, "HB domain to HB domain"},
-          {report::TrafficView::rail, "rail to rail"}}) {
-      auto h = report::traffic_heatmap(tm, c, view, kHeatmapCells, title);
-      h.width = 760;
-      h.height = 680;
-      body += figure(report::render(h, report::PlotFormat::svg, "--out"),
-                     fmt::format("{}: bytes per iteration, {}", c.gpu.name, what));
-    }
-    body += "</div>\n";
-  }
+  body += traffic_body(clusters, designs, model, batch);
 
   if (!studies.empty()) {
     section("studies", "Parameter studies");
-    body +=
-        "<p>The paper's studies, each one <code>railsim sweep --study NAME</code> "
-        "(docs/studies.md has their tables).</p>\n";
-    for (sweep::Study& st : studies) {
-      st.options.threads = o.threads;
-      st.options.axes.routing = {o.routing};
-      st.options.network.seed = o.seed;
-      const report::Table t = sweep::sweep_table(sweep::run_sweep(st.options));
-      body += fmt::format(
-          "<h3>{}</h3>\n<p>{}; {}: <code>railsim sweep --study {} --routing {} --plot "
-          "{}.svg</code></p>\n",
-          escape(st.name), escape(st.summary), escape(sweep::routing_line(t)), escape(st.name),
-          escape(o.routing), escape(st.name));
-      body +=
-          figure(report::render(sweep::sweep_chart(t, st.plot), report::PlotFormat::svg, "--out"),
-                 st.plot.title);
-    }
+    body += studies_body(studies, o);
   }
 
   if (o.failures) {
     section("failures", "Goodput under failures");
-    const spec::Cluster& c = clusters.back();  // H100, K=8
-    const spec::FailureRates rates =
-        spec::load_failure_rates(spec::kDefaultFailureRates, "--rates");
-    fail::GoodputReport rep;
-    rep.gpu = c.gpu.name;
-    rep.rates = rates.name;
-    fail::MonteCarloOptions mc;
-    mc.trials = o.failure_trials;
-    mc.threads = o.threads;
-    fail::validate(mc);
-    spec::NetworkOptions no;
-    no.routing = o.routing;
-    no.seed = o.seed;
-    const spec::NetworkDesign base = spec::make_network_design(no);
-    for (spec::DesignKind kind : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only}) {
-      spec::NetworkDesign d = base;
-      d.kind = kind;
-      rep.designs.push_back(
-          fail::run_goodput(fail::make_failure_model(c, d, rates, fail::RunParams{}), mc));
-      rep.network_cost_usd.push_back(cost::evaluate(c, d, catalog).cost.cost_usd());
-    }
-    body += fmt::format(
-        "<p>{}, a 90-day run under the <code>{}</code> failure rates, {} Monte Carlo trials per "
-        "design (<code>railsim fail goodput --gpus {} --trials {}</code>):</p>\n<pre>{}</pre>\n",
-        escape(cluster_name(c)), escape(rates.name), o.failure_trials, c.gpus, o.failure_trials,
-        escape(fail::to_text(rep)));
+    body += failures_body(clusters.back(), o, catalog);  // H100, K=8
   }
 
   const std::string title = fmt::format("railsim report: {} on {} GPUs", model.name,

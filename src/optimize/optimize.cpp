@@ -129,9 +129,10 @@ std::string Candidate::name() const {
                      design.copper_gpu_leaf ? " copper" : "", catalog);
 }
 
-Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<ModelSpec>& models,
-                const Space& space, const Target& target, const Budget& budget,
-                const Options& options) {
+namespace {
+
+// The request's own consistency: models, a target, non-empty candidate lists.
+void check_request(const std::vector<ModelSpec>& models, const Space& space, const Target& target) {
   if (models.empty()) throw InputError("--model", "give at least one model");
   if (!target.max_iteration_s && !target.min_mfu && !target.within && !target.tokens)
     throw InputError("--within",
@@ -146,31 +147,43 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
   nonempty(space.designs.empty(), "--design");
   nonempty(space.oversubscription.empty(), "--oversubscription");
   nonempty(space.copper.empty(), "--copper-gpu-leaf");
-  const std::vector<std::int64_t> ks =
+}
+
+// The values each candidate axis takes (the GPU's own where a list is empty).
+struct Lists {
+  std::vector<std::int64_t> ks;
+  std::vector<double> nics;
+  std::vector<std::int64_t> nic_counts;
+  std::vector<std::string> switches, catalogs;
+};
+
+// The axes' values, each checked as make_cluster checks it (the error names its option), and the
+// work bounded before any of it starts: the product of the lists, named by its longest.
+Lists lists_of(const spec::GpuSpec& gpu, const Space& space) {
+  Lists L;
+  L.ks =
       space.hb_domain.empty() ? std::vector<std::int64_t>{gpu.default_hb_domain} : space.hb_domain;
-  const std::vector<double> nics = space.nic_gbps.empty()
-                                       ? std::vector<double>{units::Bps_to_gbps(gpu.nic_bw_Bps)}
-                                       : space.nic_gbps;
-  const std::vector<std::int64_t> nic_counts =
+  L.nics = space.nic_gbps.empty() ? std::vector<double>{units::Bps_to_gbps(gpu.nic_bw_Bps)}
+                                  : space.nic_gbps;
+  L.nic_counts =
       space.nics_per_gpu.empty() ? std::vector<std::int64_t>{gpu.nics_per_gpu} : space.nics_per_gpu;
   // Each value alone, as make_cluster checks it, so that the error names its option.
-  for (double g : nics) check_number("--nic-gbps", g, Range::between(1.0, 1e6));
-  for (std::int64_t n : nic_counts) check_integer("--nics-per-gpu", n, 1, 64);
-  const std::vector<std::string> sw_names =
-      space.switches.empty() ? spec::preset_names("switches") : space.switches;
-  const std::vector<std::string> cat_names =
+  for (double g : L.nics) check_number("--nic-gbps", g, Range::between(1.0, 1e6));
+  for (std::int64_t n : L.nic_counts) check_integer("--nics-per-gpu", n, 1, 64);
+  L.switches = space.switches.empty() ? spec::preset_names("switches") : space.switches;
+  L.catalogs =
       space.catalogs.empty() ? std::vector<std::string>{spec::kDefaultCatalog} : space.catalogs;
   // The work is bounded before any of it starts: the product of the lists, named by its longest.
   {
     const std::pair<std::size_t, const char*> lists[] = {
-        {ks.size(), "--hb-domain"},
-        {nics.size(), "--nic-gbps"},
-        {nic_counts.size(), "--nics-per-gpu"},
+        {L.ks.size(), "--hb-domain"},
+        {L.nics.size(), "--nic-gbps"},
+        {L.nic_counts.size(), "--nics-per-gpu"},
         {space.designs.size(), "--design"},
         {space.oversubscription.size(), "--oversubscription"},
-        {sw_names.size(), "--switch"},
+        {L.switches.size(), "--switch"},
         {space.copper.size(), "--copper-gpu-leaf"},
-        {cat_names.size(), "--catalog"}};
+        {L.catalogs.size(), "--catalog"}};
     double networks = 1;
     for (const auto& [n, option] : lists) networks *= static_cast<double>(n);
     if (networks > static_cast<double>(kMaxCandidateNetworks)) {
@@ -183,20 +196,21 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                                    networks, kMaxCandidateNetworks, longest->first));
     }
   }
-  std::vector<spec::SwitchSpec> sws;
-  for (const auto& s : sw_names) sws.push_back(spec::load_switch(s, "--switch"));
-  std::vector<spec::Catalog> cats;
-  for (const auto& s : cat_names) cats.push_back(spec::load_catalog(s, "--catalog"));
+  return L;
+}
 
-  Result r;
-  for (const auto& m : models) r.model_names.push_back(m.model.name);
+// Every network of the space that can be built and priced, with whether it is within budget; the
+// others are counted in r.invalid (with a few examples).
+void add_candidates(const spec::GpuSpec& gpu, std::int64_t gpus, const Space& space,
+                    const Budget& budget, const Lists& L, const std::vector<spec::SwitchSpec>& sws,
+                    const std::vector<spec::Catalog>& cats, Result& r) {
   auto invalid = [&r](const std::string& what) {
     ++r.invalid;
     if (r.invalid_examples.size() < 3) r.invalid_examples.push_back(what);
   };
-  for (std::int64_t k : ks)
-    for (double nic : nics)
-      for (std::int64_t m : nic_counts) {
+  for (std::int64_t k : L.ks)
+    for (double nic : L.nics)
+      for (std::int64_t m : L.nic_counts) {
         spec::Cluster c;
         try {
           c = spec::make_cluster(gpu, gpus, k, nic, gpu.hb_bw_Bps / units::kGB,
@@ -237,6 +251,73 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                   r.candidates.push_back(std::move(cand));
                 }
       }
+}
+
+// No candidate within budget: which budget and by how much.
+void check_budgets(const Result& r, const Budget& budget) {
+  if (std::any_of(r.candidates.begin(), r.candidates.end(),
+                  [](const Candidate& c) { return c.within_budget; }))
+    return;
+  const Candidate& c0 = r.candidates.front();
+  if (budget.max_cost_usd && c0.cost_usd > *budget.max_cost_usd)
+    throw InputError(
+        "--max-network-cost",
+        fmt::format("no candidate network costs at most {}: the cheapest ({}) costs {}",
+                    money(*budget.max_cost_usd), c0.name(), money(c0.cost_usd)));
+  double least_power = std::numeric_limits<double>::infinity();
+  for (const auto& c : r.candidates)
+    if (!budget.max_cost_usd || c.cost_usd <= *budget.max_cost_usd)
+      least_power = std::min(least_power, c.power_w);
+  throw InputError("--max-power",
+                   fmt::format("no candidate network within the cost budget draws at most {:.0f} "
+                               "W: the least draws {:.0f} W",
+                               budget.max_power_w.value_or(0), least_power));
+}
+
+// No candidate meets the target: the error says which model binds and by how much the closest
+// candidate misses.
+InputError no_network_meets(const Result& r, const Target& target) {
+  const Candidate* closest = nullptr;
+  for (const auto& c : r.candidates)
+    if (c.evaluated && c.within_budget && c.binding >= 0 &&
+        (!closest || c.models[static_cast<std::size_t>(c.binding)].slack >
+                         closest->models[static_cast<std::size_t>(closest->binding)].slack))
+      closest = &c;
+  const std::string option = target.within            ? "--within"
+                             : target.max_iteration_s ? "--max-iteration-time"
+                             : target.min_mfu         ? "--min-mfu"
+                                                      : "--tokens";
+  if (!closest) return InputError(option, "no candidate network within budget has a plan");
+  const auto b = static_cast<std::size_t>(closest->binding);
+  const ModelOutcome& o = closest->models[b];
+  if (!o.best)
+    return InputError(option, fmt::format("no network meets the target: {} has no plan ({})",
+                                          r.model_names[b], o.no_plan_reason));
+  return InputError(
+      option,
+      fmt::format("no network meets the target: the closest, {}, runs {} in {:.4g} s{}, {:.2f}% "
+                  "short",
+                  closest->name(), r.model_names[b], o.best->time.iteration_time_s,
+                  std::isfinite(o.limit_s) ? fmt::format(" against {:.4g} s", o.limit_s)
+                                           : fmt::format(" at MFU {:.1f}%", 100 * o.best->time.mfu),
+                  -100 * o.slack));
+}
+
+}  // namespace
+
+Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<ModelSpec>& models,
+                const Space& space, const Target& target, const Budget& budget,
+                const Options& options) {
+  check_request(models, space, target);
+  const Lists L = lists_of(gpu, space);
+  std::vector<spec::SwitchSpec> sws;
+  for (const auto& s : L.switches) sws.push_back(spec::load_switch(s, "--switch"));
+  std::vector<spec::Catalog> cats;
+  for (const auto& s : L.catalogs) cats.push_back(spec::load_catalog(s, "--catalog"));
+
+  Result r;
+  for (const auto& m : models) r.model_names.push_back(m.model.name);
+  add_candidates(gpu, gpus, space, budget, L, sws, cats, r);
   if (r.candidates.empty())
     throw InputError("--switch", fmt::format("no valid network among {} combinations{}", r.invalid,
                                              r.invalid_examples.empty()
@@ -248,23 +329,7 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                      if (a.power_w != b.power_w) return a.power_w < b.power_w;
                      return a.name() < b.name();
                    });
-  if (std::none_of(r.candidates.begin(), r.candidates.end(),
-                   [](const Candidate& c) { return c.within_budget; })) {
-    const Candidate& c0 = r.candidates.front();
-    if (budget.max_cost_usd && c0.cost_usd > *budget.max_cost_usd)
-      throw InputError(
-          "--max-network-cost",
-          fmt::format("no candidate network costs at most {}: the cheapest ({}) costs {}",
-                      money(*budget.max_cost_usd), c0.name(), money(c0.cost_usd)));
-    double least_power = std::numeric_limits<double>::infinity();
-    for (const auto& c : r.candidates)
-      if (!budget.max_cost_usd || c.cost_usd <= *budget.max_cost_usd)
-        least_power = std::min(least_power, c.power_w);
-    throw InputError("--max-power",
-                     fmt::format("no candidate network within the cost budget draws at most {:.0f} "
-                                 "W: the least draws {:.0f} W",
-                                 budget.max_power_w.value_or(0), least_power));
-  }
+  check_budgets(r, budget);
 
   // References: the ideal cluster (one HB domain over every GPU) for each model, and the target's.
   PlanCache cache;
@@ -324,34 +389,7 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
     }
   }
 
-  if (!r.cheapest) {
-    // Say which model binds and by how much the closest candidate misses.
-    const Candidate* closest = nullptr;
-    for (const auto& c : r.candidates)
-      if (c.evaluated && c.within_budget && c.binding >= 0 &&
-          (!closest || c.models[static_cast<std::size_t>(c.binding)].slack >
-                           closest->models[static_cast<std::size_t>(closest->binding)].slack))
-        closest = &c;
-    const std::string option = target.within            ? "--within"
-                               : target.max_iteration_s ? "--max-iteration-time"
-                               : target.min_mfu         ? "--min-mfu"
-                                                        : "--tokens";
-    if (!closest) throw InputError(option, "no candidate network within budget has a plan");
-    const auto b = static_cast<std::size_t>(closest->binding);
-    const ModelOutcome& o = closest->models[b];
-    if (!o.best)
-      throw InputError(option, fmt::format("no network meets the target: {} has no plan ({})",
-                                           r.model_names[b], o.no_plan_reason));
-    throw InputError(
-        option,
-        fmt::format("no network meets the target: the closest, {}, runs {} in {:.4g} s{}, {:.2f}% "
-                    "short",
-                    closest->name(), r.model_names[b], o.best->time.iteration_time_s,
-                    std::isfinite(o.limit_s)
-                        ? fmt::format(" against {:.4g} s", o.limit_s)
-                        : fmt::format(" at MFU {:.1f}%", 100 * o.best->time.mfu),
-                    -100 * o.slack));
-  }
+  if (!r.cheapest) throw no_network_meets(r, target);
   for (std::size_t i = *r.cheapest; i-- > 0;)
     if (r.candidates[i].within_budget && r.candidates[i].evaluated) {
       r.next_cheaper = i;

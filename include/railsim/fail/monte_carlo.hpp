@@ -30,6 +30,10 @@ struct TrialResult {
   double ettr() const { return wall_s > 0 ? productive_s / wall_s : 0; }
 };
 
+namespace detail {
+class Trial;  // the state machine of one trial (src/fail/monte_carlo.cpp)
+}  // namespace detail
+
 // Scratch memory of one trial, sized once for a model and reused (simulate_trial does not
 // allocate while the repair queue stays within the capacity reserved here).
 class TrialWorkspace {
@@ -39,8 +43,7 @@ class TrialWorkspace {
   const std::vector<std::int64_t>& events() const { return events_; }
 
  private:
-  friend TrialResult simulate_trial(const FailureModel& m, std::uint64_t seed, std::uint64_t trial,
-                                    TrialWorkspace& ws);
+  friend class detail::Trial;
   struct Degraded {
     double end_s;
     double slowdown;
