@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Generates docs/studies.md's tables and plots with `railsim sweep --study` (never hand-typed).
 
-Usage: python3 docs/gen_studies.py [path/to/railsim] > /tmp/studies_tables.md
-Runs each study once with --csv and --plot docs/img/study_<name>.png (run it from the repository
-root), and prints one markdown table per study, pivoted from the tidy rows.
+Usage: python3 docs/gen_studies.py [path/to/railsim] [image folder] > /tmp/studies_tables.md
+Runs each study once with --csv and --plot <image folder>/study_<name>.png (default docs/img: run
+it from the repository root), and prints one markdown table per study, pivoted from the tidy rows
+(each study's run time goes to stderr).
 """
 import csv
 import io
@@ -12,13 +13,14 @@ import sys
 import time
 
 RAILSIM = sys.argv[1] if len(sys.argv) > 1 else "./build/railsim"
+IMG = sys.argv[2] if len(sys.argv) > 2 else "docs/img"
 TIME_STUDIES = {"hb-domain": ("hb_domain", "K"), "hb-bandwidth": ("hb_GBps", "HB GB/s"),
                 "nic-bandwidth": ("nic_gbps", "NIC Gb/s"), "batch": ("batch", "batch")}
 
 
 def run(study, extra=(), plot=None):
     args = [RAILSIM, "sweep", "--study", study, "--csv",
-            "--plot", f"docs/img/study_{plot or study}.png", *extra]
+            "--plot", f"{IMG}/study_{plot or study}.png", *extra]
     start = time.monotonic()
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return list(csv.DictReader(io.StringIO(out))), time.monotonic() - start
