@@ -516,10 +516,11 @@ StrategyIn strategy_inputs(const Args& a) {
       spec::load_stack(a.string("stack", std::string(spec::kDefaultStack)), "stack");
   std::optional<spec::Dtype> dt;
   if (auto d = a.string("dtype")) dt = spec::parse_dtype(*d, "dtype");
-  in.training = spec::make_training(
-      check_integer("batch", a.integer("batch", spec::kDefaultGlobalBatch), 1, std::int64_t{1} << 40),
-      check_integer("seq", a.integer("seq", in.model.seq_len), 1, 1 << 24), st, dt,
-      a.boolean("flash_attention"));
+  in.training =
+      spec::make_training(check_integer("batch", a.integer("batch", spec::kDefaultGlobalBatch), 1,
+                                        std::int64_t{1} << 40),
+                          check_integer("seq", a.integer("seq", in.model.seq_len), 1, 1 << 24), st,
+                          dt, a.boolean("flash_attention"));
   auto pin = [&](const char* name, std::int64_t max) -> OptI {
     OptI v = a.integer(name);
     if (v) check_integer(name, *v, 1, max);
@@ -860,12 +861,12 @@ py::dict traffic_kw(const py::kwargs& kw) {
   const Args a(kw, names({&kClusterNames}, {"design", "switch", "model", "batch", "seq", "stack",
                                             "tp", "pp", "dp", "ep"}));
   const spec::ClusterOptions co = cluster_options(a);
-  return traffic_coo(co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s,
-                     co.nics_per_gpu, a.string("design", "rail_optimized"),
-                     a.string("switch", spec::NetworkOptions{}.sw), a.string("model", spec::kDefaultModel),
-                     a.integer("batch", spec::kDefaultGlobalBatch), a.integer("seq"),
-                     a.string("stack", std::string(spec::kDefaultStack)), a.integer("tp"),
-                     a.integer("pp"), a.integer("dp"), a.integer("ep"));
+  return traffic_coo(
+      co.gpu, co.gpus, co.hb_domain, co.nic_gbps, co.hb_gbytes_per_s, co.nics_per_gpu,
+      a.string("design", "rail_optimized"), a.string("switch", spec::NetworkOptions{}.sw),
+      a.string("model", spec::kDefaultModel), a.integer("batch", spec::kDefaultGlobalBatch),
+      a.integer("seq"), a.string("stack", std::string(spec::kDefaultStack)), a.integer("tp"),
+      a.integer("pp"), a.integer("dp"), a.integer("ep"));
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ void run(const OptimizeArgs& a) {
                  : spec::kDefaultGpus / gpu.default_hb_domain * gpu.default_hb_domain;
   if (a.gpus < 0) throw InputError("--gpus", "must be positive");
   std::vector<optimize::ModelSpec> models;
-  for (const std::string& name : a.models.empty() ? std::vector<std::string>{spec::kDefaultModel} : a.models) {
+  for (const std::string& name :
+       a.models.empty() ? std::vector<std::string>{spec::kDefaultModel} : a.models) {
     StrategyOptions so = a.strategy;
     so.model = name;
     const StrategyInputs in = resolve_strategy_inputs(so);

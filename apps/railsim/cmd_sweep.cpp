@@ -245,7 +245,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--catalog", o->catalog, "Price/power catalogs (default ib-ndr-thirdparty-2024)");
   cmd->add_option("--oversubscription", o->oversubscription, "Leaf down:up ratios R (default 1)");
   cmd->add_option("--model", o->model, "Models: presets or JSON files (default GPT-1T)");
-  cmd->add_option("--batch", o->batch, fmt::format("Global batches in sequences (default {})", spec::kDefaultGlobalBatch));
+  cmd->add_option(
+      "--batch", o->batch,
+      fmt::format("Global batches in sequences (default {})", spec::kDefaultGlobalBatch));
   cmd->add_option("--seq", o->seq, "Sequence lengths in tokens (default: the model's)");
   add_software_options(*cmd, o->software);  // one value each, for every point
   cmd->add_option("--switch-counting", o->counting, "whole or ports (one value)")

@@ -105,8 +105,8 @@ bool process_gone(pid_t pid) {
   return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-// Starts `args`, lets it work for `after` once its handlers are in place, sends `sig`, and checks that it ends by that signal
-// with the one line.
+// Starts `args`, lets it work for `after` once its handlers are in place, sends `sig`, and checks
+// that it ends by that signal with the one line.
 void expect_stops(const std::vector<std::string>& args, int sig, const char* name,
                   std::chrono::milliseconds after) {
   SignalScratch s(std::string("stops_") + name);
