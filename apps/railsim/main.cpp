@@ -120,20 +120,16 @@ void commands_with(const CLI::App& app, const std::string& name, const std::stri
 // the first unknown option instead, and the commands that have it; or the first stray value.
 std::string unexpected_arguments(const CLI::App& app, int argc, char** argv,
                                  const std::string& what) {
+  // The deepest command given, from the chain CLI11 parsed (as missing_command reads it).
   const CLI::App* cmd = &app;
   std::string path;
-  int at = 1;
-  for (; at < argc; ++at) {  // the command path: the leading words that name subcommands
-    const CLI::App* sub = nullptr;
-    for (const CLI::App* s : cmd->get_subcommands({}))
-      if (s->check_name(argv[at])) sub = s;
-    if (sub == nullptr) break;
-    cmd = sub;
-    path += (path.empty() ? "" : " ") + sub->get_name();
+  while (!cmd->get_subcommands().empty()) {
+    cmd = cmd->get_subcommands().front();
+    path += (path.empty() ? "" : " ") + cmd->get_name();
   }
-  for (int i = at; i < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0 || arg.size() < 3) continue;
+    if (arg.rfind("--", 0) != 0 || arg.size() < 3) continue;  // command words, values, "--"
     arg = arg.substr(0, arg.find('='));
     if (cmd->get_option_no_throw(arg) != nullptr) continue;
     std::vector<std::string> others;
