@@ -15,7 +15,8 @@
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
 #                 report <- optimize  (the cheapest network that trains the models fast enough)
 #      sweep, fail <- html  (the one-file HTML report)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep optimize html)
+#   html, optimize <- command  (each command: its inputs as a field table, its run function)
+set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep optimize html command)
 set(RAILSIM_MODULE_DEPS_core "")
 set(RAILSIM_MODULE_DEPS_spec core)
 set(RAILSIM_MODULE_DEPS_topo spec)
@@ -28,6 +29,7 @@ set(RAILSIM_MODULE_DEPS_fail sim)
 set(RAILSIM_MODULE_DEPS_sweep report)
 set(RAILSIM_MODULE_DEPS_optimize report)
 set(RAILSIM_MODULE_DEPS_html sweep fail)
+set(RAILSIM_MODULE_DEPS_command html optimize)
 
 # Sets <out> to every module <module> may use: itself and its dependencies, transitively.
 function(railsim_module_closure module out)

@@ -10,11 +10,12 @@
 
 namespace railsim::cli {
 
+// A command of the library's table (railsim/command/command.hpp), e.g. "estimate" or
+// "fail goodput" (its group is added as needed).
+void add_table_command(CLI::App& app, const std::string& path);
+
 void add_presets_command(CLI::App& app);
-void add_design_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
-void add_estimate_command(CLI::App& app);
-void add_plan_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_fail_command(CLI::App& app);  // `fail goodput`

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "railsim/command/command.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/threads.hpp"
@@ -216,18 +217,31 @@ int main(int argc, char** argv) {
       "analyse traffic and simulate collectives. See README.md and docs/cli.md."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "railsim 0.1.0");
-  railsim::cli::add_presets_command(app);
-  railsim::cli::add_design_command(app);
-  railsim::cli::add_compare_command(app);
-  railsim::cli::add_estimate_command(app);
-  railsim::cli::add_plan_command(app);
-  railsim::cli::add_traffic_command(app);
-  railsim::cli::add_sim_command(app);
-  railsim::cli::add_fail_command(app);
-  railsim::cli::add_sweep_command(app);
-  railsim::cli::add_optimize_command(app);
-  railsim::cli::add_report_command(app);
-  railsim::cli::add_validate_command(app);
+  // In --help order: the commands of the library's table (railsim/command/command.hpp), and
+  // those still registered by a function here.
+  using railsim::cli::add_table_command;
+  const std::vector<std::pair<std::string, void (*)(CLI::App&)>> order = {
+      {"presets", railsim::cli::add_presets_command},
+      {"design", nullptr},
+      {"compare", railsim::cli::add_compare_command},
+      {"estimate", nullptr},
+      {"plan", nullptr},
+      {"traffic", railsim::cli::add_traffic_command},
+      {"sim", railsim::cli::add_sim_command},
+      {"fail", railsim::cli::add_fail_command},
+      {"sweep", railsim::cli::add_sweep_command},
+      {"optimize", railsim::cli::add_optimize_command},
+      {"report", railsim::cli::add_report_command},
+      {"validate", railsim::cli::add_validate_command},
+  };
+  for (const auto& [name, legacy] : order) {
+    if (legacy != nullptr) {
+      legacy(app);
+      continue;
+    }
+    for (const railsim::command::Command& c : railsim::command::commands())
+      if (c.path == name || c.path.rfind(name + " ", 0) == 0) add_table_command(app, c.path);
+  }
   railsim::cli::add_completion_command(app);
   read_integers_in_decimal(app);
   // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
@@ -294,6 +308,9 @@ int main(int argc, char** argv) {
   } catch (const railsim::Cancelled& e) {
     return interrupted(e);
   } catch (const railsim::cli::CommandFailed& e) {
+    std::fflush(stdout);
+    return error(e.message, e.code);
+  } catch (const railsim::command::Failed& e) {
     std::fflush(stdout);
     return error(e.message, e.code);
   } catch (const std::system_error& e) {

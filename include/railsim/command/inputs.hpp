@@ -1,0 +1,83 @@
+#pragma once
+// The groups of inputs several commands share, as field tables, and their resolution: the cluster
+// (gpus, gpu, hb_domain, nic_gbps, hb_GBps, nics_per_gpu), the network (design, switch,
+// oversubscription, ...), routing (routing, seed, forwarding, forward_via, chunks), cost (catalog,
+// switch_counting), the software (stack, dtype, flash_attention) and the model and strategy
+// (model, batch, seq, tp, pp, dp, ep, micro_batch, interleave, recompute, sp, dist_opt,
+// dp_overlap, placement). Errors name the flag (--hb-domain); Python respells it (hb_domain).
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "railsim/command/command.hpp"
+#include "railsim/cost/catalog.hpp"
+#include "railsim/cost/cost.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/spec/network.hpp"
+#include "railsim/spec/stack.hpp"
+
+namespace railsim::command {
+
+// The fields of several groups, in order, then `extra`.
+std::vector<Field> join(std::initializer_list<std::vector<Field>> groups,
+                        std::vector<Field> extra = {});
+
+// Shorthands for a command's own fields.
+Field flag_field(std::string key, std::string flag, std::string help);
+Field text_field(std::string key, std::string flag, std::string help, std::string default_text = "",
+                 std::vector<std::string> choices = {});
+Field integer_field(std::string key, std::string flag, std::string help, std::int64_t min,
+                    std::int64_t max, std::string default_text = "");
+Field number_field(std::string key, std::string flag, std::string help, Range range,
+                   std::string default_text = "", std::string unit = "");
+
+std::vector<Field> cluster_fields();
+spec::ClusterOptions cluster_options(const Args& a);
+
+// with_design = false leaves out --design (compare builds every design).
+std::vector<Field> network_fields(bool with_design = true);
+// How flows pick among equal-cost uplinks and how rail-only forwards cross-rail transfers.
+std::vector<Field> routing_fields();
+// The network fields the command has (design, routing: those it lacks keep their defaults).
+spec::NetworkOptions network_options(const Args& a);
+spec::NetworkDesign resolve_network(const Args& a);
+
+std::vector<Field> cost_fields();
+struct ResolvedCost {
+  cost::Catalog catalog;
+  cost::SwitchCounting counting;
+};
+ResolvedCost resolve_cost(const Args& a);
+
+std::vector<Field> software_fields();
+struct Software {
+  spec::Stack stack;
+  std::optional<spec::Dtype> dtype;
+  std::optional<bool> flash_attention;
+};
+// Loads the stack and parses the values; a dtype or flash attention the stack lacks is an
+// InputError naming the option (spec::make_training).
+Software resolve_software(const Args& a);
+
+// The model, training, software, strategy knobs and placement.
+std::vector<Field> strategy_fields();
+// The keys strategy_fields() holds, in order.
+const std::vector<std::string>& strategy_keys();
+struct StrategyInputs {
+  perf::Model model;
+  perf::Training training;
+  perf::StrategyPins pins;  // the knobs given
+  perf::PlacementKind placement = perf::PlacementKind::rail_aligned;
+};
+// Loads the model and the stack, checks every value (zero, negative, out of range, a knob the
+// stack lacks: InputError naming the option).
+StrategyInputs resolve_strategy_inputs(const Args& a);
+// One concrete strategy: perf::default_strategy of the pinned knobs.
+perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c);
+
+// The output format flags: "json" and "csv" refused together.
+void one_format(const Args& a);
+
+}  // namespace railsim::command

@@ -1,0 +1,318 @@
+#include "railsim/command/inputs.hpp"
+
+#include <fmt/format.h>
+
+#include "railsim/core/error.hpp"
+#include "railsim/perf/placement.hpp"
+
+namespace railsim::command {
+
+std::vector<Field> join(std::initializer_list<std::vector<Field>> groups,
+                        std::vector<Field> extra) {
+  std::vector<Field> all;
+  for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+  all.insert(all.end(), extra.begin(), extra.end());
+  return all;
+}
+
+Field flag_field(std::string key, std::string flag, std::string help) {
+  Field f;
+  f.key = std::move(key);
+  f.flag = std::move(flag);
+  f.kind = Kind::flag;
+  f.help = std::move(help);
+  return f;
+}
+
+Field text_field(std::string key, std::string flag, std::string help, std::string default_text,
+                 std::vector<std::string> choices) {
+  Field f;
+  f.key = std::move(key);
+  f.flag = std::move(flag);
+  f.help = std::move(help);
+  f.default_text = std::move(default_text);
+  f.choices = std::move(choices);
+  return f;
+}
+
+Field integer_field(std::string key, std::string flag, std::string help, std::int64_t min,
+                    std::int64_t max, std::string default_text) {
+  Field f;
+  f.key = std::move(key);
+  f.flag = std::move(flag);
+  f.kind = Kind::integer;
+  f.help = std::move(help);
+  f.min = min;
+  f.max = max;
+  f.default_text = std::move(default_text);
+  return f;
+}
+
+Field number_field(std::string key, std::string flag, std::string help, Range range,
+                   std::string default_text, std::string unit) {
+  Field f;
+  f.key = std::move(key);
+  f.flag = std::move(flag);
+  f.kind = Kind::number;
+  f.help = std::move(help);
+  f.range = range;
+  f.default_text = std::move(default_text);
+  f.unit = std::move(unit);
+  return f;
+}
+
+namespace {
+Field count_field(std::string key, std::string flag, std::string help, std::int64_t max) {
+  Field f = integer_field(std::move(key), std::move(flag), std::move(help), 1, max);
+  f.kind = Kind::count;
+  return f;
+}
+
+Field on_off_field(std::string key, std::string flag, std::string help) {
+  Field f = text_field(std::move(key), std::move(flag), std::move(help));
+  f.kind = Kind::on_off;
+  return f;
+}
+
+// A number whose range the library checks where it is used (the message names the context).
+Field unchecked_number(std::string key, std::string flag, std::string help, std::string unit) {
+  Field f = text_field(std::move(key), std::move(flag), std::move(help));
+  f.kind = Kind::number;
+  f.unit = std::move(unit);
+  return f;
+}
+
+constexpr const char* kRoutingHelp =
+    "Path choice above the leaf: ecmp (a hash per flow: flows may collide on one uplink; the "
+    "analytic model charges the expected busiest link), adaptive (per-packet adaptive "
+    "routing: InfiniBand AR, Spectrum-X) or spray (per-packet spraying): adaptive and spray "
+    "spread a flow evenly over every equal-cost uplink, in the analytic model and in sim; auto: "
+    "the switch's default, adaptive on InfiniBand (the subnet manager and NCCL enable it), ecmp "
+    "on Ethernet";
+constexpr const char* kSeedHelp =
+    "Salt of the ECMP hash, 0 to 2^62 (0: the default hash; sim hashes with it, the analytic "
+    "model takes the expectation over hashes; with spray it changes no switch path)";
+}  // namespace
+
+std::vector<Field> cluster_fields() {
+  std::vector<Field> f;
+  f.push_back(count_field("gpus", "--gpus",
+                          "Number of GPUs N (default 32768, rounded down to a multiple of the "
+                          "HB-domain size K: 32760 for K = 72)",
+                          spec::kMaxGpus));
+  f.push_back(text_field("gpu", "--gpu", "GPU preset name or JSON file (see `railsim presets`)",
+                         "H100-SXM"));
+  f.push_back(count_field("hb_domain", "--hb-domain",
+                          "GPUs per HB (NVLink) domain K; must divide N (default: the GPU "
+                          "preset's)",
+                          spec::kMaxGpus));
+  f.push_back(unchecked_number("nic_gbps", "--nic-gbps",
+                               "NIC speed per GPU in Gb/s (default: the GPU preset's)", "Gb/s"));
+  f.push_back(unchecked_number(
+      "hb_GBps", "--hb-GBps",
+      "HB-domain bandwidth per GPU per direction in GB/s (default: the GPU preset's)", "GB/s"));
+  f.push_back(count_field("nics_per_gpu", "--nics-per-gpu",
+                          "NICs per GPU (default: the GPU preset's)", 64));
+  return f;
+}
+
+spec::ClusterOptions cluster_options(const Args& a) {
+  spec::ClusterOptions o;
+  o.gpu = a.text("gpu");
+  o.gpus = a.integer_if("gpus").value_or(0);
+  o.hb_domain = a.integer_if("hb_domain");
+  o.nic_gbps = a.number_if("nic_gbps");
+  o.hb_gbytes_per_s = a.number_if("hb_GBps");
+  o.nics_per_gpu = a.integer_if("nics_per_gpu");
+  return o;
+}
+
+std::vector<Field> network_fields(bool with_design) {
+  const spec::NetworkOptions d;
+  std::vector<Field> f;
+  if (with_design)
+    f.push_back(text_field("design", "--design",
+                           "Network design: rail_optimized, rail_only or ideal", d.design));
+  f.push_back(text_field("switch", "--switch",
+                         "Switch preset name or JSON file (see `railsim presets switches`)", d.sw));
+  f.push_back(number_field("oversubscription", "--oversubscription",
+                           "Down:up port ratio R (R:1) at the oversubscribed tier; 1 = "
+                           "non-blocking",
+                           Range{}, "1"));
+  f.back().range.reset();  // make_network_design checks it
+  f.push_back(integer_field("oversubscribed_tier", "--oversubscribed-tier",
+                            "Tier whose uplinks are oversubscribed: 1 = leaf, 2 = spine, ...", 1, 8,
+                            "1"));
+  f.push_back(
+      flag_field("copper_gpu_leaf", "--copper-gpu-leaf",
+                 "Passive copper DAC for in-rack GPU-leaf links (no transceivers on them)"));
+  f.push_back(integer_field("management_links", "--management-links",
+                            "Extra leaf links to non-GPU endpoints such as the UFM fabric manager "
+                            "(DGX H100 SuperPOD RA: 4)",
+                            0, 1 << 20, "0"));
+  return f;
+}
+
+std::vector<Field> routing_fields() {
+  const spec::NetworkOptions d;
+  std::vector<Field> f;
+  f.push_back(text_field("routing", "--routing", kRoutingHelp, d.routing));
+  f.push_back(integer_field("seed", "--seed", kSeedHelp, 0, 0, "0"));
+  f.push_back(text_field(
+      "forwarding", "--forwarding",
+      "Rail-only forwarding of cross-rail transfers through an HB-domain peer: store (each "
+      "transfer whole, leg after leg), pipelined (in --chunks pieces, the legs overlapping) or "
+      "two-phase (every first leg, a barrier, then the rest: the paper's non-overlapped "
+      "all-to-all)",
+      d.forwarding));
+  f.push_back(text_field("forward_via", "--forward-via",
+                         "Forwarding peer: hb_first (HB hop, then the destination's rail) or "
+                         "rail_first",
+                         d.forward_via));
+  f.push_back(integer_field("chunks", "--chunks", "Pieces per forwarded transfer when pipelined", 0,
+                            0, std::to_string(d.chunks)));
+  return f;
+}
+
+namespace {
+bool has(const Args& a, const char* key) {
+  for (const Field& f : a.fields())
+    if (f.key == key) return true;
+  return false;
+}
+}  // namespace
+
+spec::NetworkOptions network_options(const Args& a) {
+  spec::NetworkOptions o;
+  if (has(a, "design")) o.design = a.text("design");
+  o.sw = a.text("switch");
+  o.oversubscription = a.number("oversubscription");
+  o.oversubscribed_tier = static_cast<int>(a.integer("oversubscribed_tier"));
+  o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
+  o.management_links = static_cast<int>(a.integer("management_links"));
+  if (has(a, "routing")) {
+    o.routing = a.text("routing");
+    o.seed = a.integer("seed");
+    o.forwarding = a.text("forwarding");
+    o.forward_via = a.text("forward_via");
+    o.chunks = a.integer("chunks");
+  }
+  return o;
+}
+
+spec::NetworkDesign resolve_network(const Args& a) {
+  return spec::make_network_design(network_options(a));
+}
+
+std::vector<Field> cost_fields() {
+  return {
+      text_field("catalog", "--catalog",
+                 "Component price/power catalog: preset name (`railsim presets catalogs`) or JSON "
+                 "file",
+                 cost::kDefaultCatalog),
+      text_field("switch_counting", "--switch-counting",
+                 "whole: buy every switch box; ports: pay for cabled ports only (small rails "
+                 "sharing partitioned switches)",
+                 "whole")};
+}
+
+ResolvedCost resolve_cost(const Args& a) {
+  return {cost::load_catalog(a.text("catalog"), "--catalog"),
+          cost::parse_switch_counting(a.text("switch_counting"))};
+}
+
+std::vector<Field> software_fields() {
+  return {
+      text_field("stack", "--stack",
+                 "Training software: which knobs exist, their defaults and constraints "
+                 "(preset or JSON file, see `railsim presets stacks`)",
+                 std::string(spec::kDefaultStack)),
+      text_field("dtype", "--dtype", "GEMM precision: bf16 (default) or fp8 (if the stack has it)"),
+      on_off_field("flash_attention", "--flash-attention",
+                   "Fused attention kernels: on or off (default: the stack's)")};
+}
+
+Software resolve_software(const Args& a) {
+  Software sw;
+  sw.stack = spec::load_stack(a.text("stack"), "--stack");
+  if (const auto d = a.text_if("dtype")) sw.dtype = spec::parse_dtype(*d, "--dtype");
+  sw.flash_attention = a.on_off_if("flash_attention");
+  (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention);  // checks them
+  return sw;
+}
+
+std::vector<Field> strategy_fields() {
+  const std::int64_t maxdeg = spec::kMaxGpus;
+  std::vector<Field> f;
+  f.push_back(text_field("model", "--model",
+                         "Model preset name or JSON file (see `railsim presets models`)",
+                         spec::kDefaultModel));
+  f.push_back(integer_field(
+      "batch", "--batch",
+      fmt::format("Global batch in sequences (default {})", spec::kDefaultGlobalBatch), 1,
+      std::int64_t{1} << 40));
+  f.push_back(integer_field("seq", "--seq", "Sequence length in tokens (default: the model's)", 1,
+                            1 << 24));
+  for (Field& s : software_fields()) f.push_back(std::move(s));
+  f.push_back(integer_field("tp", "--tp", "Tensor-parallel degree", 1, maxdeg));
+  f.push_back(integer_field("pp", "--pp", "Pipeline-parallel degree", 1, maxdeg));
+  f.push_back(integer_field("dp", "--dp", "Data-parallel degree (tp x pp x dp = GPUs)", 1, maxdeg));
+  f.push_back(integer_field("ep", "--ep", "Expert-parallel degree (MoE; divides dp)", 1, maxdeg));
+  f.push_back(integer_field("micro_batch", "--micro-batch", "Micro-batch size in sequences", 1,
+                            std::int64_t{1} << 40));
+  f.push_back(
+      integer_field("interleave", "--interleave", "Virtual pipeline stages per GPU", 1, 1 << 16));
+  f.push_back(
+      text_field("recompute", "--recompute", "Activation recomputation: none, selective or full"));
+  f.push_back(on_off_field("sp", "--sp", "Sequence parallelism: on or off"));
+  f.push_back(on_off_field("dist_opt", "--dist-opt", "Distributed optimizer: on or off"));
+  f.push_back(on_off_field("dp_overlap", "--dp-overlap",
+                           "Overlap the DP gradient reduction with the backward pass: on or off"));
+  f.push_back(text_field("placement", "--placement",
+                         "Rank placement: rail_aligned, tp_across_domains or shuffled",
+                         "rail_aligned"));
+  return f;
+}
+
+const std::vector<std::string>& strategy_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const Field& f : strategy_fields()) k.push_back(f.key);
+    return k;
+  }();
+  return keys;
+}
+
+StrategyInputs resolve_strategy_inputs(const Args& a) {
+  StrategyInputs in;
+  in.model = perf::load_model(a.text("model"), "--model");
+  const Software sw = resolve_software(a);
+  const std::int64_t batch = a.integer_if("batch").value_or(spec::kDefaultGlobalBatch);
+  const std::int64_t seq =
+      a.integer_if("seq").value_or(check_integer("--seq", in.model.seq_len, 1, 1 << 24));
+  in.training = spec::make_training(batch, seq, sw.stack, sw.dtype, sw.flash_attention);
+  in.pins.tp = a.integer_if("tp");
+  in.pins.pp = a.integer_if("pp");
+  in.pins.dp = a.integer_if("dp");
+  in.pins.ep = a.integer_if("ep");
+  in.pins.micro_batch = a.integer_if("micro_batch");
+  in.pins.interleave = a.integer_if("interleave");
+  if (const auto r = a.text_if("recompute"))
+    in.pins.recompute = perf::parse_recompute(*r, "--recompute");
+  in.pins.sp = a.on_off_if("sp");
+  in.pins.dist_opt = a.on_off_if("dist_opt");
+  in.pins.dp_overlap = a.on_off_if("dp_overlap");
+  in.placement = perf::parse_placement_kind(a.text("placement"), "--placement");
+  perf::check_pins(in.model, in.training, in.pins);
+  return in;
+}
+
+perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c) {
+  return perf::default_strategy(in.model, in.training, in.pins, c);
+}
+
+void one_format(const Args& a) {
+  if (a.flag("json") && a.flag("csv")) throw InputError("--csv", "choose one of --json and --csv");
+}
+
+}  // namespace railsim::command

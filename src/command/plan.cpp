@@ -1,0 +1,120 @@
+// railsim plan: search every valid parallelization and print the best ones.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "railsim/command/inputs.hpp"
+#include "railsim/core/error.hpp"
+#include "railsim/core/threads.hpp"
+#include "railsim/cost/report.hpp"
+#include "railsim/perf/report.hpp"
+#include "railsim/perf/validation.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/report/tables.hpp"
+#include "registry.hpp"
+
+namespace railsim::command {
+
+namespace {
+// What MFU and HFU are measured against: the dense peak at the training precision.
+std::string mfu_basis(const spec::Cluster& c, const perf::Training& tr) {
+  const bool fp8 = tr.dtype == perf::Dtype::fp8;
+  return fmt::format("dense {} peak of the {}, {:g} TFLOP/s per GPU", fp8 ? "fp8" : "bf16",
+                     c.gpu.name, (fp8 ? c.gpu.peak_fp8_flops : c.gpu.peak_bf16_flops) / 1e12);
+}
+
+std::vector<perf::Plan> first_two(const perf::PlanResult& res) {
+  return {res.plans.begin(), res.plans.begin() + std::min<std::ptrdiff_t>(2, res.plans.size())};
+}
+
+void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
+                   const spec::Cluster& c, const perf::PlanResult& res) {
+  const perf::Plan& w = res.plans.front();
+  out.print(
+      "\n{}: {:.4g}B parameters ({:.4g}B active per token), {} PFLOP per iteration "
+      "(model FLOPs, no recomputation); MFU is against the {}\n",
+      m.name, m.total_params() / 1e9, m.active_params() / 1e9,
+      cost::with_commas(w.time.model_flops / 1e15), mfu_basis(c, tr));
+  if (res.plans.size() < 2) {
+    out.print("only one plan fits: nothing to compare it with\n");
+    return;
+  }
+  out.print(
+      "why #1 beats #2, part by part (time of one iteration; memory of the fullest "
+      "stage):\n{}",
+      report::to_text_by_column(report::explain_table(first_two(res)), "plan"));
+}
+
+void run_plan(const Args& a, Output& out) {
+  one_format(a);
+  const StrategyInputs in = resolve_strategy_inputs(a);
+  const spec::Cluster c = spec::make_cluster(cluster_options(a));
+  const spec::NetworkDesign d = resolve_network(a);
+  perf::PlanOptions po;
+  po.pins = in.pins;
+  po.top = static_cast<int>(a.integer("top"));
+  po.threads = check_threads("--threads", a.integer("threads"));
+  po.max_candidates = a.integer("max_candidates");
+  const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
+  const perf::PlanResult res = perf::plan(ctx, po);
+  if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
+  const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
+      in.model, in.training, c, d, po, in.placement, res.plans.front());
+  if (a.flag("json")) {
+    Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement, &flip);
+    if (a.flag("explain"))
+      j["explain"] = {{"total_params", in.model.total_params()},
+                      {"active_params", in.model.active_params()},
+                      {"model_flops_per_iteration", res.plans.front().time.model_flops},
+                      {"mfu_basis", mfu_basis(c, in.training)},
+                      {"peak_flops_per_gpu", ctx.peak_flops},
+                      {"parts", report::to_json(report::explain_table(first_two(res)))}};
+    out.print("{}\n", j.dump(2));
+    return;
+  }
+  report::Table table = report::plans_table(res.plans, in.placement);
+  report::add_routing_columns(table, d);
+  if (a.flag("csv")) {
+    out.print("{}", report::to_csv(table));
+    return;
+  }
+  out.print(
+      "{} on {} x {} (HB domain {}), {}, stack {} ({}{}): {} strategies, {} fit in "
+      "memory\n",
+      in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
+      spec::to_string(d.kind), in.training.stack.name, perf::to_string(in.training.dtype),
+      in.training.flash_attention ? ", flash attention" : "",
+      cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
+  out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
+  out.print("{}", report::to_text(table));
+  out.print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);
+  if (flip.flips) out.print("note: {}\n", flip.line);
+  if (a.flag("explain")) print_explain(out, in.model, in.training, c, res);
+}
+}  // namespace
+
+Command plan_command() {
+  Command c;
+  c.path = "plan";
+  c.summary = "Search all parallelization strategies; print the fastest that fit in memory";
+  c.fields = join(
+      {cluster_fields(), network_fields(), routing_fields(), strategy_fields()},
+      {integer_field("top", "--top", "Plans to print", 1, 100000, "5"),
+       integer_field("threads", "--threads", "Worker threads (0 = all cores)", 0, 0, "0"),
+       integer_field("max_candidates", "--max-candidates",
+                     "Refuse a search that would visit more candidate strategies than this "
+                     "(estimated before any is built)",
+                     1, std::int64_t{1} << 40, std::to_string(perf::kDefaultMaxCandidates)),
+       flag_field("json", "--json", "Print JSON"),
+       flag_field("csv", "--csv", "Print CSV (a header and one row per plan)"),
+       flag_field("explain", "--explain",
+                  "Also show the model's size and FLOPs, the MFU basis, and the winner against the "
+                  "runner-up part by part (time and memory); with --json: an \"explain\" object")});
+  c.run = run_plan;
+  c.python_name = "plan";
+  c.python_sets = "json";
+  return c;
+}
+
+}  // namespace railsim::command
