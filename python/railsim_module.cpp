@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "railsim/command/command.hpp"
 #include "railsim/core/bytes.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
@@ -458,19 +459,6 @@ std::vector<std::string> names(std::initializer_list<const std::vector<std::stri
   return out;
 }
 
-// railsim.presets(kind): the names of one kind, or InputError naming "kind" (a kind that is not
-// one of them, or not a string).
-std::vector<std::string> presets_of(const py::object& kind) {
-  const std::vector<std::string>& kinds = spec::preset_kinds();
-  const std::string valid = fmt::format("{}", fmt::join(kinds, ", "));
-  if (!py::isinstance<py::str>(kind))
-    throw InputError("kind", "expected a string: one of " + valid);
-  const std::string k = utf8("kind", kind);
-  if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
-    throw InputError("kind", "unknown kind '" + printable(k) + "'; valid: " + valid);
-  return spec::preset_names(k);
-}
-
 spec::ClusterOptions cluster_options(const Args& a) {
   spec::ClusterOptions o;
   o.gpu = a.string("gpu", o.gpu);
@@ -869,6 +857,151 @@ py::dict traffic_kw(const py::kwargs& kw) {
       a.integer("pp"), a.integer("dp"), a.integer("ep"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Every command of the library's table (railsim/command/command.hpp), from its field table: each
+// keyword argument is the field's key, read by its kind (an int for integers, a number, a str, a
+// bool for on/off options and flags, a list or tuple of values where the CLI takes a list written
+// with commas) into the text the CLI would have given, so that both run the same resolution and
+// checks. Errors name the keyword (python_spelling).
+std::string type_of(const py::handle& v) {
+  return py::cast<std::string>(py::str(py::type::handle_of(v).attr("__name__")));
+}
+
+std::string one_value(const command::Field& f, const py::handle& v) {
+  const std::string& k = f.key;
+  if (py::isinstance<py::bool_>(v)) throw InputError(k, "expected a number or a name, got bool");
+  if (py::isinstance<py::str>(v)) return utf8(k, v);
+  if (py::isinstance<py::int_>(v)) return py::cast<std::string>(py::str(v));  // any size
+  if (py::isinstance<py::float_>(v)) {
+    const double x = py::cast<double>(v);
+    if (!std::isfinite(x)) throw InputError(k, "expected a finite number");
+    return fmt::format("{}", x);
+  }
+  throw InputError(k, "expected a number, a name or a list of them, got " + type_of(v));
+}
+
+std::string integer_text(const command::Field& f, const py::handle& v) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+    throw InputError(f.key, "expected an integer, got " + type_of(v));
+  try {
+    return std::to_string(py::cast<std::int64_t>(v));
+  } catch (const py::cast_error&) {
+    throw InputError(f.key, "integer beyond 64 bits");
+  }
+}
+
+// Sets one keyword argument on `args` as the CLI would have given it.
+void set_from_python(command::Args& args, const command::Field& f, const py::handle& v) {
+  const std::string& k = f.key;
+  switch (f.kind) {
+    case command::Kind::integer:
+    case command::Kind::count:
+      args.set(k, integer_text(f, v));
+      return;
+    case command::Kind::number:
+      if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) ||
+          py::isinstance<py::bool_>(v))
+        throw InputError(k, "expected a number, got " + type_of(v));
+      args.set(k, one_value(f, v));
+      return;
+    case command::Kind::flag:
+      if (!py::isinstance<py::bool_>(v))
+        throw InputError(k, "expected True or False, got " + type_of(v));
+      if (py::cast<bool>(v)) args.set(k, "true");
+      return;
+    case command::Kind::on_off:
+      if (!py::isinstance<py::bool_>(v))
+        throw InputError(k, "expected True or False, got " + type_of(v));
+      args.set(k, py::cast<bool>(v) ? "on" : "off");
+      return;
+    case command::Kind::pair: {
+      if (!(py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) || py::len(v) != 2)
+        throw InputError(k, "expected a pair of strings (" + command::type_name(f) + ")");
+      for (const auto& x : v) {
+        if (!py::isinstance<py::str>(x)) throw InputError(k, "expected strings, got " + type_of(x));
+        args.set(k, utf8(k, x));
+      }
+      return;
+    }
+    case command::Kind::text:
+      break;
+  }
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::string joined;
+    for (const auto& x : v) joined += (joined.empty() ? "" : ",") + one_value(f, x);
+    if (joined.empty()) throw InputError(k, "an empty list: give at least one value");
+    args.set(k, joined);
+    return;
+  }
+  args.set(k, one_value(f, v));
+}
+
+const command::Command& command_at(const std::string& path) {
+  const command::Command* c = command::find(path);
+  if (c == nullptr) throw InputError("command", "no command '" + printable(path) + "'");
+  return *c;
+}
+
+command::Args python_args(const command::Command& c, const py::kwargs& kw) {
+  command::Args args(c.fields);
+  for (const auto& [k, v] : kw) {
+    const std::string key = utf8("argument name", k);
+    const command::Field* field = nullptr;
+    for (const command::Field& f : c.fields)
+      if (f.key == key) field = &f;
+    if (field == nullptr) {
+      std::string valid;
+      for (const command::Field& f : c.fields)
+        if (f.key != c.python_sets) valid += (valid.empty() ? "" : ", ") + f.key;
+      throw InputError(printable(key), "unknown argument; valid: " + valid);
+    }
+    if (!v.is_none()) set_from_python(args, *field, v);
+  }
+  if (!c.python_sets.empty() && !args.given(c.python_sets)) args.set(c.python_sets, "true");
+  return args;
+}
+
+// railsim <path> with the keyword arguments: what the command prints (its JSON document where it
+// has one). A check that fails after the output (validate) still returns the output.
+std::string run_command(const std::string& path, const py::kwargs& kw) {
+  const command::Command& c = command_at(path);
+  const command::Args args = python_args(c, kw);  // reads the arguments: with the GIL
+  const Interruptible release;
+  command::Output out;
+  try {
+    command::run(c, args, out);
+  } catch (const command::Failed&) {
+  }
+  return out.text();
+}
+
+// The table of every command, for the Python wrappers and the parity test.
+py::list command_tables() {
+  py::list out;
+  for (const command::Command& c : command::commands()) {
+    py::list fields;
+    for (const command::Field& f : c.fields) {
+      py::dict d;
+      d["key"] = f.key;
+      d["flag"] = f.flag;
+      d["type"] = command::type_name(f);
+      d["kind"] = static_cast<int>(f.kind);
+      d["default"] = f.default_text;
+      d["help"] = f.help;
+      d["choices"] = f.choices;
+      fields.append(d);
+    }
+    py::dict d;
+    d["path"] = c.path;
+    d["python"] = c.python_name;
+    d["summary"] = c.summary;
+    d["sets"] = c.python_sets;
+    d["fields"] = fields;
+    out.append(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_railsim, m) {
@@ -891,9 +1024,10 @@ PYBIND11_MODULE(_railsim, m) {
       if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
     }
   });
-  m.def("presets", &presets_of, py::arg("kind"),
-        "Names of the shipped presets of a kind: gpus, switches, catalogs, models, failures, "
-        "stacks");
+  m.def("run", &run_command, py::arg("path"),
+        "Runs the railsim command at `path` with its options as keyword arguments; returns what it "
+        "prints (its JSON document where it has one)");
+  m.def("commands", &command_tables, "Every command: its path, Python name and field table");
   m.def("traffic", &traffic_kw, "railsim traffic: the summary and the pairs as arrays");
   m.def("whatif", &whatif_kw, "railsim fail whatif --json");
   m.def("optimize", &optimize_kw, "railsim optimize --json");

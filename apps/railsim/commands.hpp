@@ -14,7 +14,6 @@ namespace railsim::cli {
 // "fail goodput" (its group is added as needed).
 void add_table_command(CLI::App& app, const std::string& path);
 
-void add_presets_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
@@ -22,8 +21,6 @@ void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
-void add_report_command(CLI::App& app);      // the one-file HTML report
-void add_validate_command(CLI::App& app);
 
 // Under an MPI launcher, `railsim sweep` runs on every rank; a rank whose command line fails
 // before the sweep starts (an option CLI11 cannot parse) still meets the others in their first
@@ -31,13 +28,6 @@ void add_validate_command(CLI::App& app);
 // rank when it is not 0), which this returns for rank 0 to print. Outside MPI, or once the sweep
 // has started (its own errors are agreed already), `message` as is.
 std::string agree_on_startup_error(const std::string& message);
-
-// Thrown by a command whose output is printed but whose check failed (validate): main prints
-// "railsim: <message>" on stderr and exits with `code`.
-struct CommandFailed {
-  int code = 1;
-  std::string message;
-};
 
 // The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
 // --nics-per-gpu.

@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
   // those still registered by a function here.
   using railsim::cli::add_table_command;
   const std::vector<std::pair<std::string, void (*)(CLI::App&)>> order = {
-      {"presets", railsim::cli::add_presets_command},
+      {"presets", nullptr},
       {"design", nullptr},
       {"compare", railsim::cli::add_compare_command},
       {"estimate", nullptr},
@@ -231,8 +231,8 @@ int main(int argc, char** argv) {
       {"fail", railsim::cli::add_fail_command},
       {"sweep", railsim::cli::add_sweep_command},
       {"optimize", railsim::cli::add_optimize_command},
-      {"report", railsim::cli::add_report_command},
-      {"validate", railsim::cli::add_validate_command},
+      {"report", nullptr},
+      {"validate", nullptr},
   };
   for (const auto& [name, legacy] : order) {
     if (legacy != nullptr) {
@@ -307,9 +307,6 @@ int main(int argc, char** argv) {
     failure = e.what();
   } catch (const railsim::Cancelled& e) {
     return interrupted(e);
-  } catch (const railsim::cli::CommandFailed& e) {
-    std::fflush(stdout);
-    return error(e.message, e.code);
   } catch (const railsim::command::Failed& e) {
     std::fflush(stdout);
     return error(e.message, e.code);

@@ -248,4 +248,11 @@ std::string markdown_options(const Command& cmd) {
   return s;
 }
 
+std::string markdown_reference() {
+  std::string s;
+  for (const Command& c : commands())
+    s += fmt::format("### railsim {}\n\n{}\n\n{}\n", c.path, c.summary, markdown_options(c));
+  return s;
+}
+
 }  // namespace railsim::command

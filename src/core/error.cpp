@@ -119,8 +119,6 @@ std::string python_spelling(std::string_view text) {
     std::string name(text.substr(i + 2, j - i - 2));
     if (name == "help") {
       out += text.substr(i, j - i);
-    } else if (name.rfind("no-", 0) == 0) {  // --no-perf is perf=False
-      out += name.substr(3) + "=False";
     } else {
       for (char& c : name)
         if (c == '-') c = '_';

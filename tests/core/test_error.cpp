@@ -14,7 +14,7 @@ TEST(PythonSpelling, OptionsBecomeKeywordArguments) {
             "within: give a target: max_iteration_time, min_mfu, or tokens with days");
   EXPECT_EQ(python_spelling("--hb-GBps: got 0"), "hb_GBps: got 0");
   EXPECT_EQ(python_spelling("--plot: needs rows (not --no-perf)"),
-            "plot: needs rows (not perf=False)");
+            "plot: needs rows (not no_perf)");
   EXPECT_EQ(python_spelling("--x: see 'railsim plan --help' or '--tp'"),
             "x: see 'railsim plan --help' or 'tp'");
 }

@@ -137,6 +137,9 @@ void run(const Command& cmd, const Args& args, Output& out);
 // type, default, what it is).
 std::string markdown_options(const Command& cmd);
 
+// docs/cli.md's option reference: for every command a heading and its markdown_options table.
+std::string markdown_reference();
+
 // The type a field is shown with ("INT", "FLOAT", "TEXT", "on|off", ...).
 std::string type_name(const Field& f);
 
