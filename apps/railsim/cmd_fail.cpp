@@ -59,9 +59,8 @@ void run_goodput(const GoodputOptions& o) {
   for (spec::DesignKind kind : kinds) {
     req.designs.push_back(spec::make_network_design(kind, sw));
     spec::apply_routing_options(req.designs.back(), routing);
-    req.network_cost_usd.push_back(
-        cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
+  req.catalog = catalog;
   req.rates = rates;
   req.run = o.run;
   req.run.pxn = fail::parse_pxn_mode(o.pxn, "--pxn") == fail::PxnMode::on;
