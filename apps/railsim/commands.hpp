@@ -18,9 +18,7 @@ void add_presets_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
-void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
-void add_optimize_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
 void add_report_command(CLI::App& app);      // the one-file HTML report
 void add_validate_command(CLI::App& app);
