@@ -11,7 +11,7 @@
 #                   topo <- perf <- traffic
 #                           perf <- sim
 #   cost, sim, traffic <- report  (output formats; tables, plots, heatmaps)
-#                    sim <- fail  (failure what-ifs on the Fabric, goodput under failures)
+#              cost, sim <- fail  (failure what-ifs on the Fabric, goodput under failures)
 #                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
 #                 report <- optimize  (the cheapest network that trains the models fast enough)
 #      sweep, fail <- html  (the one-file HTML report)
@@ -25,7 +25,7 @@ set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
 set(RAILSIM_MODULE_DEPS_report cost sim traffic)
-set(RAILSIM_MODULE_DEPS_fail sim)
+set(RAILSIM_MODULE_DEPS_fail cost sim)
 set(RAILSIM_MODULE_DEPS_sweep report)
 set(RAILSIM_MODULE_DEPS_optimize report)
 set(RAILSIM_MODULE_DEPS_html sweep fail)

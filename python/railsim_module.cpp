@@ -739,9 +739,8 @@ std::string goodput_(const py::kwargs& kw) {
   for (spec::DesignKind kind : kinds) {
     req.designs.push_back(spec::make_network_design(kind, sw));
     spec::apply_routing_options(req.designs.back(), spec::NetworkOptions{});
-    req.network_cost_usd.push_back(
-        cost::evaluate(cluster, req.designs.back(), catalog).cost.cost_usd());
   }
+  req.catalog = catalog;
   req.rates = rates;
   req.run = run;
   req.run.pxn = fail::parse_pxn_mode(pxn, "pxn") == fail::PxnMode::on;

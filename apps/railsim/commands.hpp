@@ -17,9 +17,7 @@ void add_table_command(CLI::App& app, const std::string& path);
 void add_compare_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
-void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
-void add_optimize_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
 
 // Under an MPI launcher, `railsim sweep` runs on every rank; a rank whose command line fails

@@ -228,9 +228,9 @@ int main(int argc, char** argv) {
       {"plan", nullptr},
       {"traffic", railsim::cli::add_traffic_command},
       {"sim", railsim::cli::add_sim_command},
-      {"fail", railsim::cli::add_fail_command},
+      {"fail", nullptr},
       {"sweep", railsim::cli::add_sweep_command},
-      {"optimize", railsim::cli::add_optimize_command},
+      {"optimize", nullptr},
       {"report", nullptr},
       {"validate", nullptr},
   };

@@ -26,6 +26,14 @@ void add_field(CLI::App& cmd, const command::Field& f, const std::shared_ptr<com
           f.help);
       opt->expected(2);
       break;
+    case command::Kind::texts:  // as many words as given, the option repeatable
+      opt = cmd.add_option_function<std::vector<std::string>>(
+          f.flag,
+          [args, key](const std::vector<std::string>& v) {
+            for (const std::string& s : v) args->set(key, s);
+          },
+          f.help);
+      break;
     default:
       opt = cmd.add_option_function<std::string>(
           f.flag.empty() ? f.key : f.flag, [args, key](const std::string& v) { args->set(key, v); },
@@ -40,7 +48,8 @@ CLI::App& parent_of(CLI::App& app, const std::string& path) {
   const auto space = path.find(' ');
   if (space == std::string::npos) return app;
   const std::string group = path.substr(0, space);
-  if (CLI::App* g = app.get_subcommand_ptr(group).get(); g != nullptr) return *g;
+  for (CLI::App* sub : app.get_subcommands({}))  // CLI11's lookup by name throws when absent
+    if (sub->get_name() == group) return *sub;
   for (const command::Group& g : command::groups())
     if (g.name == group) {
       CLI::App* sub = app.add_subcommand(g.name, g.summary);

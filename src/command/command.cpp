@@ -185,6 +185,7 @@ std::string type_name(const Field& f) {
       return "";
     case Kind::pair:
       return "TEXT TEXT";
+    case Kind::texts:  // CLI11 adds " ..." in --help
     case Kind::text:
       break;
   }
@@ -221,6 +222,8 @@ std::string python_type(const Field& f) {
       return "bool";
     case Kind::pair:
       return "(str, str)";
+    case Kind::texts:
+      return "[str]";
     case Kind::text:
       break;
   }
@@ -235,6 +238,7 @@ std::string markdown_options(const Command& cmd) {
   for (const Field& f : cmd.fields) {
     std::string type = type_name(f);
     if (f.kind == Kind::flag) type = "flag";
+    if (f.kind == Kind::texts) type += " ...";
     if (!f.unit.empty()) type += " (" + f.unit + ")";
     std::string range;
     if ((f.kind == Kind::integer || f.kind == Kind::count) && f.min < f.max)

@@ -153,11 +153,19 @@ std::vector<Field> network_fields(bool with_design) {
   return f;
 }
 
+Field routing_field() {
+  return text_field("routing", "--routing", kRoutingHelp, spec::NetworkOptions{}.routing);
+}
+
+Field routing_seed_field() {
+  return integer_field("seed", "--seed", kSeedHelp, 0, 0, "0");
+}
+
 std::vector<Field> routing_fields() {
   const spec::NetworkOptions d;
   std::vector<Field> f;
-  f.push_back(text_field("routing", "--routing", kRoutingHelp, d.routing));
-  f.push_back(integer_field("seed", "--seed", kSeedHelp, 0, 0, "0"));
+  f.push_back(routing_field());
+  f.push_back(routing_seed_field());
   f.push_back(text_field(
       "forwarding", "--forwarding",
       "Rail-only forwarding of cross-rail transfers through an HB-domain peer: store (each "
@@ -190,8 +198,8 @@ spec::NetworkOptions network_options(const Args& a) {
   o.oversubscribed_tier = static_cast<int>(a.integer("oversubscribed_tier"));
   o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
   o.management_links = static_cast<int>(a.integer("management_links"));
-  if (has(a, "routing")) {
-    o.routing = a.text("routing");
+  if (has(a, "routing")) o.routing = a.text("routing");
+  if (has(a, "forwarding")) {  // the whole routing group
     o.seed = a.integer("seed");
     o.forwarding = a.text("forwarding");
     o.forward_via = a.text("forward_via");
@@ -284,8 +292,12 @@ const std::vector<std::string>& strategy_keys() {
 }
 
 StrategyInputs resolve_strategy_inputs(const Args& a) {
+  return resolve_strategy_inputs(a, a.text("model"));
+}
+
+StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) {
   StrategyInputs in;
-  in.model = perf::load_model(a.text("model"), "--model");
+  in.model = perf::load_model(model, "--model");
   const Software sw = resolve_software(a);
   const std::int64_t batch = a.integer_if("batch").value_or(spec::kDefaultGlobalBatch);
   const std::int64_t seq =

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "railsim/core/error.hpp"
+#include "railsim/cost/cost.hpp"
 #include "text.hpp"
 
 namespace railsim::fail {
@@ -44,9 +45,11 @@ GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest&
   rep.amortize_years = req.amortize_years;
   rep.tokens = req.tokens;
   rep.tokens_per_s = req.tokens_per_s;
-  rep.network_cost_usd = req.network_cost_usd;
   rep.pxn = req.run.pxn;
   if (!req.designs.empty()) rep.network = req.designs.front();
+  if (req.catalog)  // first: a network the catalog cannot price fails before the Monte Carlo
+    for (const spec::NetworkDesign& design : req.designs)
+      rep.network_cost_usd.push_back(cost::evaluate(cluster, design, *req.catalog).cost.cost_usd());
   if (req.fabric)
     perf::check_pins(req.fabric->model, req.fabric->training, req.fabric->whatif.plan.pins);
   if (req.fabric)

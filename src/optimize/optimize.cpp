@@ -610,4 +610,37 @@ Json optimize_document(const Result& r, const RoutingFlip& f) {
   return j;
 }
 
+Space make_space(const SpaceChoices& c) {
+  Space space;
+  space.designs.clear();
+  for (const std::string& d : c.designs) {
+    const spec::DesignKind k = spec::parse_design_kind(d, "--design");
+    if (k == spec::DesignKind::ideal)
+      throw InputError("--design", "ideal is the reference, not a network to buy");
+    space.designs.push_back(k);
+  }
+  for (double o : c.oversubscription) check_number("--oversubscription", o, Range::between(1, 64));
+  space.oversubscription = c.oversubscription;
+  space.hb_domain = c.hb_domain;
+  space.nic_gbps = c.nic_gbps;
+  space.nics_per_gpu = c.nics_per_gpu;
+  space.switches = c.switches;
+  space.catalogs = c.catalogs;
+  if (c.routing != "auto")
+    space.routing = spec::resolve_routing(c.routing, spec::SwitchSpec{}, "--routing");
+  space.copper.clear();
+  for (const std::string& v : c.copper) {
+    if (v != "on" && v != "off")
+      throw InputError("--copper-gpu-leaf", fmt::format("'{}': give on, off or on,off", v));
+    space.copper.push_back(v == "on");
+  }
+  return space;
+}
+
+std::int64_t cluster_gpus(const spec::GpuSpec& gpu, std::int64_t gpus) {
+  if (gpus < 0) throw InputError("--gpus", "must be positive");
+  if (gpus > 0) return check_integer("--gpus", gpus, 1, spec::kMaxGpus);
+  return spec::kDefaultGpus / gpu.default_hb_domain * gpu.default_hb_domain;
+}
+
 }  // namespace railsim::optimize

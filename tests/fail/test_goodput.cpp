@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "railsim/core/cancel.hpp"
+#include "railsim/cost/catalog.hpp"
+#include "railsim/cost/cost.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/report.hpp"
@@ -366,7 +368,8 @@ TEST(Goodput, BadRunParametersNameTheOption) {
 }
 
 // goodput_report (the study behind `fail goodput` in the CLI and Python): per design, in order,
-// the Monte Carlo of that design's failure model, and the caller's figures carried through.
+// the Monte Carlo of that design's failure model and its network priced as `railsim design` does,
+// and the caller's figures carried through.
 TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
   const spec::Cluster c = test::fail_cluster("H100-SXM", 1024, 8);
   GoodputRequest req;
@@ -375,7 +378,7 @@ TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
   req.rates = spec::load_failure_rates(spec::kDefaultFailureRates, "rates");
   req.mc.trials = 50;
   req.mc.seed = 3;
-  req.network_cost_usd = {2e6, 1e6};
+  req.catalog = cost::load_catalog(cost::kDefaultCatalog);
   req.tokens = 1e12;
   req.tokens_per_s = 1e6;
   const GoodputReport rep = goodput_report(c, req);
@@ -384,9 +387,12 @@ TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
   EXPECT_EQ(rep.effects, "inputs");
   EXPECT_TRUE(rep.effect_notes.empty());
   ASSERT_EQ(rep.designs.size(), 2u);
-  EXPECT_EQ(rep.network_cost_usd, req.network_cost_usd);
+  ASSERT_EQ(rep.network_cost_usd.size(), 2u);
   EXPECT_EQ(rep.tokens, 1e12);
   for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(rep.network_cost_usd[i],
+              cost::evaluate(c, req.designs[i], *req.catalog).cost.cost_usd())
+        << i;
     const GoodputResult direct =
         run_goodput(make_failure_model(c, req.designs[i], req.rates, req.run), req.mc);
     EXPECT_EQ(rep.designs[i].ettr.mean, direct.ettr.mean) << i;
@@ -397,8 +403,12 @@ TEST(Goodput, ReportRunsEachDesignsModelInOrder) {
   // design's interruptions are its switch failures above the leaf and the domains it loses.
   EXPECT_TRUE(rep.pxn);
   EXPECT_EQ(rep.network.routing, req.designs[0].routing);
+  // rail_optimized buys a spine tier that rail_only does without.
+  EXPECT_GT(*rep.network_cost_usd[0], *rep.network_cost_usd[1]);
   req.run.pxn = false;
+  req.catalog.reset();  // not priced: no figure
   const GoodputReport off = goodput_report(c, req);
+  EXPECT_TRUE(off.network_cost_usd.empty());
   for (std::size_t i = 0; i < 2; ++i)
     EXPECT_GT(off.designs[i].interruptions.mean, rep.designs[i].interruptions.mean) << i;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
@@ -180,5 +181,65 @@ TEST(Optimize, BadInput) {
   EXPECT_NE(error_of([&] {
               optimize::optimize(gpu, 1024, models, small_space(), tokens, {});
             }).find("--days"),
+            std::string::npos);
+}
+
+// The space as the command line and Python name it: the defaults are Space's, each list carried
+// through, and every refused value names its option.
+TEST(Optimize, SpaceFromChoices) {
+  const optimize::Space defaults = optimize::make_space({});
+  const optimize::Space plain;
+  EXPECT_EQ(defaults.designs, plain.designs);
+  EXPECT_EQ(defaults.oversubscription, plain.oversubscription);
+  EXPECT_EQ(defaults.copper, plain.copper);
+  EXPECT_FALSE(defaults.routing.has_value());
+  optimize::SpaceChoices c;
+  c.designs = {"rail_optimized"};
+  c.oversubscription = {1, 1.5};
+  c.hb_domain = {8, 16};
+  c.nic_gbps = {400};
+  c.nics_per_gpu = {1, 2};
+  c.switches = {"QM9700"};
+  c.catalogs = {"ib-ndr-thirdparty-2024"};
+  c.copper = {"on", "off"};
+  c.routing = "ecmp";
+  const optimize::Space s = optimize::make_space(c);
+  EXPECT_EQ(s.designs, std::vector<spec::DesignKind>{spec::DesignKind::rail_optimized});
+  EXPECT_EQ(s.oversubscription, c.oversubscription);
+  EXPECT_EQ(s.hb_domain, c.hb_domain);
+  EXPECT_EQ(s.nic_gbps, c.nic_gbps);
+  EXPECT_EQ(s.nics_per_gpu, c.nics_per_gpu);
+  EXPECT_EQ(s.switches, c.switches);
+  EXPECT_EQ(s.catalogs, c.catalogs);
+  EXPECT_EQ(s.copper, (std::vector<bool>{true, false}));
+  EXPECT_EQ(s.routing, spec::Routing::ecmp);
+  const auto refused = [](const optimize::SpaceChoices& bad) {
+    return error_of([&] { optimize::make_space(bad); });
+  };
+  optimize::SpaceChoices ideal, unknown, high, low, routing, copper;
+  ideal.designs = {"rail_only", "ideal"};
+  unknown.designs = {"fat_tree"};
+  high.oversubscription = {2, 65};
+  low.oversubscription = {0.5};
+  routing.routing = "hash";
+  copper.copper = {"on", "yes"};
+  EXPECT_EQ(refused(ideal), "--design: ideal is the reference, not a network to buy");
+  EXPECT_NE(refused(unknown).find("--design"), std::string::npos);
+  EXPECT_NE(refused(high).find("--oversubscription"), std::string::npos);
+  EXPECT_NE(refused(low).find("--oversubscription"), std::string::npos);
+  EXPECT_NE(refused(routing).find("--routing"), std::string::npos);
+  EXPECT_EQ(refused(copper), "--copper-gpu-leaf: 'yes': give on, off or on,off");
+}
+
+// The GPUs searched: as given, or the default cluster in whole HB domains of the GPU's size.
+TEST(Optimize, ClusterGpus) {
+  const spec::GpuSpec h100 = spec::load_gpu("H100-SXM");
+  EXPECT_EQ(optimize::cluster_gpus(h100, 1024), 1024);
+  EXPECT_EQ(optimize::cluster_gpus(h100, 0), spec::kDefaultGpus);
+  spec::GpuSpec k72 = h100;
+  k72.default_hb_domain = 72;
+  EXPECT_EQ(optimize::cluster_gpus(k72, 0), 32760);
+  EXPECT_EQ(error_of([&] { optimize::cluster_gpus(h100, -8); }), "--gpus: must be positive");
+  EXPECT_NE(error_of([&] { optimize::cluster_gpus(h100, spec::kMaxGpus + 1); }).find("--gpus"),
             std::string::npos);
 }

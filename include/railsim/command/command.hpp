@@ -30,6 +30,8 @@ enum class Kind : std::uint8_t {
   on_off,   // on or off (also true/false, 1/0); Python: bool
   flag,     // present or not; Python: bool
   pair,     // two words (--export FORMAT FILE); Python: a tuple or list of two str
+  texts,    // words, as many as given, the flag repeatable (--fail gpu:1 nic:2 --fail leaf:0);
+            // Python: a list of str
 };
 
 struct Field {
@@ -70,7 +72,7 @@ class Args {
   std::optional<double> number_if(std::string_view key) const;
   std::optional<bool> on_off_if(std::string_view key) const;
   bool flag(std::string_view key) const;
-  const std::vector<std::string>& values(std::string_view key) const;  // pair: both words
+  const std::vector<std::string>& values(std::string_view key) const;  // pair, texts: every word
 
   // The first of `keys` given, or nullptr.
   const Field* first_given(const std::vector<std::string>& keys) const;

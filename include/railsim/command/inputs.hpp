@@ -40,7 +40,13 @@ spec::ClusterOptions cluster_options(const Args& a);
 std::vector<Field> network_fields(bool with_design = true);
 // How flows pick among equal-cost uplinks and how rail-only forwards cross-rail transfers.
 std::vector<Field> routing_fields();
-// The network fields the command has (design, routing: those it lacks keep their defaults).
+// Its first two alone, for commands that take no other routing input: --routing, and --seed, the
+// salt of the ECMP hash.
+Field routing_field();
+Field routing_seed_field();
+// The network fields the command has (design, routing: those it lacks keep their defaults). The
+// routing group's --seed, --forwarding, --forward-via and --chunks are read where the command has
+// the whole group (routing_fields): a command with --routing alone may have a --seed of its own.
 spec::NetworkOptions network_options(const Args& a);
 spec::NetworkDesign resolve_network(const Args& a);
 
@@ -74,6 +80,8 @@ struct StrategyInputs {
 // Loads the model and the stack, checks every value (zero, negative, out of range, a knob the
 // stack lacks: InputError naming the option).
 StrategyInputs resolve_strategy_inputs(const Args& a);
+// The same for the model named (a command that takes several, optimize: each in turn).
+StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model);
 // One concrete strategy: perf::default_strategy of the pinned knobs.
 perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c);
 

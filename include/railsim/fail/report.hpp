@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "railsim/core/json.hpp"
+#include "railsim/cost/catalog.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/whatif.hpp"
@@ -48,14 +49,17 @@ struct GoodputRequest {
     WhatIfOptions whatif;  // its plan.pins (its pxn is the run's: RunParams::pxn)
   };
   std::optional<FabricJob> fabric;
-  std::vector<std::optional<double>> network_cost_usd;  // per design, priced by the caller
+  // Prices each design's network as `railsim design` does (cost::evaluate, whole switches), for
+  // the network cost per effective GPU-hour; unset: the networks are not priced.
+  std::optional<cost::Catalog> catalog;
   double amortize_years = 4;
   std::optional<double> tokens, tokens_per_s;
 };
 
 // The report of one goodput study: per design the failure model of the cluster under the rates
 // and the run (make_failure_model), its network effects from the Fabric when asked, the Monte
-// Carlo (run_goodput). One function for the CLI and the Python module.
+// Carlo (run_goodput) and the network's price under the catalog. One function for the CLI and the
+// Python module.
 GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest& req);
 
 Json to_json(const GoodputReport& r);

@@ -56,6 +56,28 @@ struct Space {
   std::optional<spec::Routing> routing;
 };
 
+// A Space as the command line and the Python module name it: the designs by name (ideal is the
+// reference, not a network to buy), the leaf oversubscriptions (each from 1 to 64), copper for
+// the NIC-leaf links as "on" and "off", the routing by name ("auto": each switch's own); the
+// other lists as Space takes them. Errors are InputErrors naming the command line's option
+// (--design, --oversubscription, --routing, --copper-gpu-leaf).
+struct SpaceChoices {
+  std::vector<std::string> designs = {"rail_only", "rail_optimized"};
+  std::vector<double> oversubscription = {1.0, 2.0, 3.0};
+  std::vector<std::int64_t> hb_domain;
+  std::vector<double> nic_gbps;
+  std::vector<std::int64_t> nics_per_gpu;
+  std::vector<std::string> switches;
+  std::vector<std::string> catalogs;
+  std::vector<std::string> copper = {"off"};
+  std::string routing = "auto";
+};
+Space make_space(const SpaceChoices& c);
+
+// The GPUs searched: `gpus` (1 to spec::kMaxGpus), or for 0 spec::kDefaultGpus rounded down to
+// whole HB domains of the GPU's default size; a negative count is an InputError naming --gpus.
+std::int64_t cluster_gpus(const spec::GpuSpec& gpu, std::int64_t gpus);
+
 // What "fast enough" means; at least one must be set. within: iteration time at most (1 +
 // within) x the reference of each model, the best plan on `within_of` (ideal: one HB domain over
 // all GPUs; rail_optimized: the fastest non-oversubscribed rail_optimized candidate).
