@@ -913,6 +913,14 @@ void set_from_python(command::Args& args, const command::Field& f, const py::han
         throw InputError(k, "expected True or False, got " + type_of(v));
       args.set(k, py::cast<bool>(v) ? "on" : "off");
       return;
+    case command::Kind::texts:  // words: a list of them, or one
+      if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+        if (py::len(v) == 0) throw InputError(k, "an empty list: give at least one value");
+        for (const auto& x : v) args.set(k, one_value(f, x));
+      } else {
+        args.set(k, one_value(f, v));
+      }
+      return;
     case command::Kind::pair: {
       if (!(py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) || py::len(v) != 2)
         throw InputError(k, "expected a pair of strings (" + command::type_name(f) + ")");
@@ -927,7 +935,12 @@ void set_from_python(command::Args& args, const command::Field& f, const py::han
   }
   if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
     std::string joined;
-    for (const auto& x : v) joined += (joined.empty() ? "" : ",") + one_value(f, x);
+    for (const auto& x : v) {
+      if (!joined.empty() && !py::type::handle_of(x).is(py::type::handle_of(v[py::int_(0)])))
+        throw InputError(k, "a list of mixed types (" + type_of(v[py::int_(0)]) + " and " +
+                                type_of(x) + "); give numbers or names");
+      joined += (joined.empty() ? "" : ",") + one_value(f, x);
+    }
     if (joined.empty()) throw InputError(k, "an empty list: give at least one value");
     args.set(k, joined);
     return;

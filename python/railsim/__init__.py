@@ -69,7 +69,7 @@ for _c in _COMMANDS.values():
     globals()[_c["python"]] = _make(_c)
 
 
-def presets(kind, name=None):
+def presets(kind="all", name=None):
     """The shipped presets (``railsim presets``): the names of one kind (gpus, switches,
     catalogs, models, stacks, failures), or with ``name`` that preset's JSON as a dict; ``kind``
     "all" gives every kind's names as a dict."""

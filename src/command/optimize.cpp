@@ -18,7 +18,7 @@ namespace railsim::command {
 namespace {
 // Each model given (or the default), with the batch, sequence, software and pins shared by all.
 std::vector<optimize::ModelSpec> models_of(const Args& a) {
-  std::vector<std::string> names = a.values("models");
+  std::vector<std::string> names = a.values("model");
   if (names.empty()) names = {spec::kDefaultModel};
   std::vector<optimize::ModelSpec> models;
   for (const std::string& name : names) {
@@ -37,8 +37,8 @@ optimize::Space space_of(const Args& a) {
   if (const auto v = a.text_if("nic_gbps")) c.nic_gbps = sweep::parse_reals("--nic-gbps", *v);
   if (const auto v = a.text_if("nics_per_gpu"))
     c.nics_per_gpu = sweep::parse_integers("--nics-per-gpu", *v);
-  if (const auto v = a.text_if("switches")) c.switches = sweep::parse_names("--switch", *v);
-  if (const auto v = a.text_if("catalogs")) c.catalogs = sweep::parse_names("--catalog", *v);
+  if (const auto v = a.text_if("switch")) c.switches = sweep::parse_names("--switch", *v);
+  if (const auto v = a.text_if("catalog")) c.catalogs = sweep::parse_names("--catalog", *v);
   c.copper = sweep::parse_names("--copper-gpu-leaf", a.text("copper_gpu_leaf"));
   c.routing = a.text("routing");
   optimize::Space space = optimize::make_space(c);
@@ -109,7 +109,7 @@ std::vector<Field> shared_strategy_fields() {
   std::vector<Field> f;
   for (Field& s : strategy_fields())
     if (s.key != "model") f.push_back(std::move(s));
-  Field models = text_field("models", "--model",
+  Field models = text_field("model", "--model",
                             "Model preset or JSON file; repeat for several (default GPT-1T)");
   models.kind = Kind::texts;
   f.push_back(std::move(models));
@@ -124,8 +124,8 @@ std::vector<Field> space_fields() {
       text_field("hb_domain", "--hb-domain", "HB-domain sizes K (list; default the GPU's)"),
       text_field("nic_gbps", "--nic-gbps", "NIC speeds (list; default the GPU's)"),
       text_field("nics_per_gpu", "--nics-per-gpu", "NICs per GPU (list; default the GPU's)"),
-      text_field("switches", "--switch", "Switch presets or files (list; default every preset)"),
-      text_field("catalogs", "--catalog", "Price catalogs (list; default ib-ndr-thirdparty-2024)"),
+      text_field("switch", "--switch", "Switch presets or files (list; default every preset)"),
+      text_field("catalog", "--catalog", "Price catalogs (list; default ib-ndr-thirdparty-2024)"),
       text_field("copper_gpu_leaf", "--copper-gpu-leaf", "off, on, or on,off (both)", "off")};
 }
 
@@ -161,7 +161,7 @@ Command optimize_command() {
   c.fields = join(
       {{text_field("gpu", "--gpu", "GPU preset or JSON file", "H100-SXM"),
         integer_field("gpus", "--gpus", "GPUs (default: 32,768 rounded down to whole HB domains)",
-                      0, 0)},
+                      1, spec::kMaxGpus)},
        shared_strategy_fields(),
        space_fields(),
        target_fields()},

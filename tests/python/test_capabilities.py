@@ -194,9 +194,9 @@ def test_calculon_bad_file_names_the_field(tmp_path):
     (lambda: railsim.presets(None), "kind"),
     (lambda: railsim.optimize(gpus=0, within=1), "gpus"),
     (lambda: railsim.optimize(gpus=1024, within=1e308), "within"),
-    (lambda: railsim.optimize(gpus=1024, within=1, switches=[]), "switches"),
-    (lambda: railsim.optimize(gpus=1024, within=1, models=[]), "models"),
-    (lambda: railsim.whatif(gpus=1024, fail=["nic:0"], designs=[]), "designs"),
+    (lambda: railsim.optimize(gpus=1024, within=1, switch=[]), "switch"),
+    (lambda: railsim.optimize(gpus=1024, within=1, model=[]), "model"),
+    (lambda: railsim.whatif(gpus=1024, fail=["nic:0"], design=[]), "design"),
 ])
 def test_bad_input_raises_input_error_naming_the_field(call, field):
     with pytest.raises(railsim.InputError) as e:

@@ -43,7 +43,7 @@ def test_whatif_equals_cli():
 
 
 def test_optimize_equals_cli():
-    py = railsim.optimize(gpus=1024, within=10.0, switches=["ETH-51.2T-128x400G", "QM9700"])
+    py = railsim.optimize(gpus=1024, within=10.0, switch=["ETH-51.2T-128x400G", "QM9700"])
     c = cli("optimize", "--gpus", "1024", "--within", "10", "--switch",
             "ETH-51.2T-128x400G,QM9700")
     assert py.to_dict() == c
@@ -76,7 +76,7 @@ def test_wrong_type_is_a_type_error_not_a_crash():
     (lambda: railsim.traffic(gpus="256"), "gpus"),
     (lambda: railsim.traffic(gpus=256, tp=1.5), "tp"),
     (lambda: railsim.whatif(gpus=1024, fail="leaf:3", sim=False), "sim"),
-    (lambda: railsim.whatif(gpus=1024, designs=["rail_only", 3]), "designs"),
+    (lambda: railsim.whatif(gpus=1024, design=["rail_only", 3]), "design"),
     (lambda: railsim.optimize(gpus=1024, within="10"), "within"),
     (lambda: railsim.optimize(gpus=1024, hb_domain=[8, "16"]), "hb_domain"),
     (lambda: railsim.optimize(gpus=1024, witin=10.0), "witin"),
