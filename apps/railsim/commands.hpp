@@ -16,8 +16,6 @@ void add_table_command(CLI::App& app, const std::string& path);
 
 void add_presets_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
-void add_traffic_command(CLI::App& app);
-void add_sim_command(CLI::App& app);
 void add_fail_command(CLI::App& app);  // `fail goodput`
 void add_sweep_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);

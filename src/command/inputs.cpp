@@ -153,10 +153,14 @@ std::vector<Field> network_fields(bool with_design) {
   return f;
 }
 
+Field routing_field() {
+  return text_field("routing", "--routing", kRoutingHelp, spec::NetworkOptions{}.routing);
+}
+
 std::vector<Field> routing_fields() {
   const spec::NetworkOptions d;
   std::vector<Field> f;
-  f.push_back(text_field("routing", "--routing", kRoutingHelp, d.routing));
+  f.push_back(routing_field());
   f.push_back(integer_field("seed", "--seed", kSeedHelp, 0, 0, "0"));
   f.push_back(text_field(
       "forwarding", "--forwarding",
@@ -190,8 +194,10 @@ spec::NetworkOptions network_options(const Args& a) {
   o.oversubscribed_tier = static_cast<int>(a.integer("oversubscribed_tier"));
   o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
   o.management_links = static_cast<int>(a.integer("management_links"));
-  if (has(a, "routing")) {
-    o.routing = a.text("routing");
+  if (has(a, "routing")) o.routing = a.text("routing");
+  // The rest of routing_fields(): a command with routing_field() alone may have a "seed" of its
+  // own (traffic's is the shuffled placement's).
+  if (has(a, "forwarding")) {
     o.seed = a.integer("seed");
     o.forwarding = a.text("forwarding");
     o.forward_via = a.text("forward_via");

@@ -40,6 +40,8 @@ spec::ClusterOptions cluster_options(const Args& a);
 std::vector<Field> network_fields(bool with_design = true);
 // How flows pick among equal-cost uplinks and how rail-only forwards cross-rail transfers.
 std::vector<Field> routing_fields();
+// The first of routing_fields() alone, --routing (for a command that forwards nothing itself).
+Field routing_field();
 // The network fields the command has (design, routing: those it lacks keep their defaults).
 spec::NetworkOptions network_options(const Args& a);
 spec::NetworkDesign resolve_network(const Args& a);
