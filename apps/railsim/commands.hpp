@@ -15,8 +15,6 @@ namespace railsim::cli {
 void add_table_command(CLI::App& app, const std::string& path);
 
 void add_compare_command(CLI::App& app);
-void add_traffic_command(CLI::App& app);
-void add_sim_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
 

@@ -199,7 +199,9 @@ spec::NetworkOptions network_options(const Args& a) {
   o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
   o.management_links = static_cast<int>(a.integer("management_links"));
   if (has(a, "routing")) o.routing = a.text("routing");
-  if (has(a, "forwarding")) {  // the whole routing group
+  // The rest of routing_fields(): a command with routing_field() alone may have a "seed" of its
+  // own (traffic's is the shuffled placement's).
+  if (has(a, "forwarding")) {
     o.seed = a.integer("seed");
     o.forwarding = a.text("forwarding");
     o.forward_via = a.text("forward_via");

@@ -67,6 +67,17 @@ Json collective_document(const CollectiveResult& r, const CollectiveRequest& req
   return j;
 }
 
+Json moe_document(const MoeResult& m, const MoeRequest& req, const std::string& group,
+                  const topo::Fabric& fabric, const SimConfig& cfg, bool efficiency) {
+  Json j = to_json(m.sim);
+  j["collective"] = "all_to_all";
+  j["group"] = group;
+  j["groups"] = req.groups.size();
+  add_settings_json(j, fabric, cfg, efficiency);
+  j["moe"] = to_json(req, m.stats);
+  return j;
+}
+
 Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
                        const perf::Strategy& s) {
   Json j = to_json(chk);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "railsim/core/error.hpp"
+#include "railsim/sim/check.hpp"
 #include "railsim/sim/moe.hpp"
 #include "test_fabrics.hpp"
 
@@ -243,6 +244,33 @@ TEST(Moe, CombineIsTheDispatchReversed) {
   req.phase = sim::MoePhase::combine;
   const auto comb = sim::simulate_moe(f.net, req, cfg);
   EXPECT_DOUBLE_EQ(comb.sim.completion_time_s, both.sim.phases[1].time_s);
+}
+
+TEST(Moe, DocumentHoldsTheResultTheSettingsAndTheRouting) {
+  TestFabricSpec s;
+  s.rail_only = true;
+  auto f = make_test_fabric(s);
+  sim::MoeRequest req;
+  req.routing = routing(Popularity::zipf, 1.2, 64, 4, 200, 2);
+  req.bytes_per_token = 1e4;
+  req.groups = sim::groups_all(f.net.cluster);
+  sim::SimConfig cfg;
+  cfg.hop_latency_s = 2e-6;
+  const auto m = sim::simulate_moe(f.net, req, cfg);
+  const Json j = sim::moe_document(m, req, "all", *f.fabric, cfg, /*efficiency=*/true);
+  // The simulation as to_json writes it, then what was simulated and how.
+  const Json result = sim::to_json(m.sim);
+  for (const auto& [k, v] : result.items()) EXPECT_EQ(j.at(k), v) << k;
+  EXPECT_EQ(j.at("collective"), "all_to_all");
+  EXPECT_EQ(j.at("group"), "all");
+  EXPECT_EQ(j.at("groups"), 1);
+  EXPECT_EQ(j.at("design"), "rail_only");
+  EXPECT_EQ(j.at("gpus"), 64);
+  EXPECT_EQ(j.at("hop_latency_s"), 2e-6);
+  EXPECT_EQ(j.at("efficiency"), true);
+  EXPECT_EQ(j.at("moe"), sim::to_json(req, m.stats));
+  EXPECT_EQ(j.at("moe").at("max_domains"), 2);
+  EXPECT_EQ(j.at("moe").at("skew"), "zipf");
 }
 
 TEST(Moe, DeterministicPerSeedAndThreadCount) {

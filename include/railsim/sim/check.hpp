@@ -10,6 +10,7 @@
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "railsim/sim/collective.hpp"
+#include "railsim/sim/moe.hpp"
 #include "railsim/topo/fabric.hpp"
 #include "railsim/topo/failures.hpp"
 
@@ -50,5 +51,9 @@ Json collective_document(const CollectiveResult& r, const CollectiveRequest& req
 // dp, ep).
 Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
                        const perf::Strategy& s);
+// A skewed (MoE) all-to-all: to_json(m.sim), "collective" (all_to_all), "group" (as the user
+// wrote it), "groups", the settings above and "moe" (to_json(req, m.stats)).
+Json moe_document(const MoeResult& m, const MoeRequest& req, const std::string& group,
+                  const topo::Fabric& fabric, const SimConfig& cfg, bool efficiency);
 
 }  // namespace railsim::sim
