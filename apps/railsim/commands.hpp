@@ -19,11 +19,15 @@ void add_compare_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_fail_command(CLI::App& app);  // `fail goodput`
-void add_sweep_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
 void add_report_command(CLI::App& app);      // the one-file HTML report
 void add_validate_command(CLI::App& app);
+
+// Lets the library's `sweep` reach the processes of this run (command/sweep_world.hpp): the ranks
+// of the MPI job a launcher started, or this process alone. Called before the command line is
+// parsed.
+void install_sweep_world();
 
 // Under an MPI launcher, `railsim sweep` runs on every rank; a rank whose command line fails
 // before the sweep starts (an option CLI11 cannot parse) still meets the others in their first

@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
       {"traffic", railsim::cli::add_traffic_command},
       {"sim", railsim::cli::add_sim_command},
       {"fail", railsim::cli::add_fail_command},
-      {"sweep", railsim::cli::add_sweep_command},
+      {"sweep", nullptr},
       {"optimize", railsim::cli::add_optimize_command},
       {"report", railsim::cli::add_report_command},
       {"validate", railsim::cli::add_validate_command},
@@ -276,6 +276,7 @@ int main(int argc, char** argv) {
   }
   install_signal_handlers();
   railsim::spec::set_warning_sink(&hold_warning);
+  railsim::cli::install_sweep_world();
   std::string failure;  // the error, without "railsim: error: "
   try {
     app.parse(argc, argv);
