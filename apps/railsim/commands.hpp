@@ -15,7 +15,6 @@ namespace railsim::cli {
 void add_table_command(CLI::App& app, const std::string& path);
 
 void add_presets_command(CLI::App& app);
-void add_compare_command(CLI::App& app);
 void add_traffic_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_fail_command(CLI::App& app);  // `fail goodput`

@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, void (*)(CLI::App&)>> order = {
       {"presets", railsim::cli::add_presets_command},
       {"design", nullptr},
-      {"compare", railsim::cli::add_compare_command},
+      {"compare", nullptr},
       {"estimate", nullptr},
       {"plan", nullptr},
       {"traffic", railsim::cli::add_traffic_command},

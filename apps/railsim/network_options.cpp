@@ -43,19 +43,4 @@ spec::NetworkDesign resolve_network(const NetworkOptions& opt) {
   return spec::make_network_design(opt);
 }
 
-void add_cost_options(CLI::App& cmd, CostOptions& opt) {
-  cmd.add_option(
-         "--catalog", opt.catalog,
-         "Component price/power catalog: preset name (`railsim presets catalogs`) or JSON file")
-      ->capture_default_str();
-  cmd.add_option("--switch-counting", opt.counting,
-                 "whole: buy every switch box; ports: pay for cabled ports only (small rails "
-                 "sharing partitioned switches)")
-      ->capture_default_str();
-}
-
-ResolvedCost resolve_cost(const CostOptions& opt) {
-  return {cost::load_catalog(opt.catalog, "--catalog"), cost::parse_switch_counting(opt.counting)};
-}
-
 }  // namespace railsim::cli
