@@ -1,12 +1,8 @@
 #pragma once
-// Each subcommand lives in its own file and registers itself here. No model logic in apps/:
-// a command parses options, calls the library, prints.
+// The program's side of the commands: each command is the library's (railsim/command/), its
+// options registered in CLI11 from the command's field table; no model logic in apps/.
 #include <CLI/CLI.hpp>
-#include <functional>
 #include <string>
-
-#include "network_options.hpp"
-#include "railsim/spec/cluster.hpp"
 
 namespace railsim::cli {
 
@@ -14,9 +10,12 @@ namespace railsim::cli {
 // "fail goodput" (its group is added as needed).
 void add_table_command(CLI::App& app, const std::string& path);
 
-void add_compare_command(CLI::App& app);
-void add_sweep_command(CLI::App& app);
 void add_completion_command(CLI::App& app);  // last: it walks the others
+
+// Lets the library's `sweep` reach the processes of this run (command/sweep_world.hpp): the ranks
+// of the MPI job a launcher started, or this process alone. Called before the command line is
+// parsed.
+void install_sweep_world();
 
 // Under an MPI launcher, `railsim sweep` runs on every rank; a rank whose command line fails
 // before the sweep starts (an option CLI11 cannot parse) still meets the others in their first
@@ -24,20 +23,5 @@ void add_completion_command(CLI::App& app);  // last: it walks the others
 // rank when it is not 0), which this returns for rank 0 to print. Outside MPI, or once the sweep
 // has started (its own errors are agreed already), `message` as is.
 std::string agree_on_startup_error(const std::string& message);
-
-// The cluster options every command shares: --gpus, --gpu, --hb-domain, --nic-gbps, --hb-GBps,
-// --nics-per-gpu.
-void add_cluster_options(CLI::App& cmd, spec::ClusterOptions& opt);
-
-// Parses an integer option given as text ("32768", or "1e12" which is then out of range) and
-// throws InputError naming `option` and the valid range.
-std::int64_t parse_integer_option(const std::string& option, const std::string& text,
-                                  std::int64_t min, std::int64_t max);
-// The network options (--design, --switch, --oversubscription, ...) are declared in
-// network_options.hpp: add_network_options(cmd, opt) and resolve_network(opt).
-// The model/training/strategy options (--model, --batch, --seq, --dtype, --tp, --pp, --dp, --ep,
-// --micro-batch, --interleave, --recompute, --sp, --dist-opt, --dp-overlap, --placement) are in
-// strategy_options.hpp: add_strategy_options(cmd, opt), resolve_strategy_inputs(opt) and
-// resolve_strategy(inputs, cluster).
 
 }  // namespace railsim::cli

@@ -217,31 +217,9 @@ int main(int argc, char** argv) {
       "analyse traffic and simulate collectives. See README.md and docs/cli.md."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "railsim 0.1.0");
-  // In --help order: the commands of the library's table (railsim/command/command.hpp), and
-  // those still registered by a function here.
-  using railsim::cli::add_table_command;
-  const std::vector<std::pair<std::string, void (*)(CLI::App&)>> order = {
-      {"presets", nullptr},
-      {"design", nullptr},
-      {"compare", railsim::cli::add_compare_command},
-      {"estimate", nullptr},
-      {"plan", nullptr},
-      {"traffic", nullptr},
-      {"sim", nullptr},
-      {"fail", nullptr},
-      {"sweep", railsim::cli::add_sweep_command},
-      {"optimize", nullptr},
-      {"report", nullptr},
-      {"validate", nullptr},
-  };
-  for (const auto& [name, legacy] : order) {
-    if (legacy != nullptr) {
-      legacy(app);
-      continue;
-    }
-    for (const railsim::command::Command& c : railsim::command::commands())
-      if (c.path == name || c.path.rfind(name + " ", 0) == 0) add_table_command(app, c.path);
-  }
+  // Every command of the library's table (railsim/command/command.hpp), in --help order.
+  for (const railsim::command::Command& c : railsim::command::commands())
+    railsim::cli::add_table_command(app, c.path);
   railsim::cli::add_completion_command(app);
   read_integers_in_decimal(app);
   // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
@@ -276,6 +254,7 @@ int main(int argc, char** argv) {
   }
   install_signal_handlers();
   railsim::spec::set_warning_sink(&hold_warning);
+  railsim::cli::install_sweep_world();
   std::string failure;  // the error, without "railsim: error: "
   try {
     app.parse(argc, argv);

@@ -12,13 +12,14 @@ The GIL is released while the library computes, so threads may call these concur
 one line of at most 2,000 bytes, with control characters escaped.
 
 ``--model`` and ``--gpu`` values, here as on the command line, may be Calculon application and
-system files (docs/calculon.md).
+system files (docs/calculon.md). Every command of the CLI but ``completion`` (a shell feature)
+has a function here, made from the command's table; :func:`commands` lists them with their
+options.
 """
 import json as _json
 
 from . import _railsim
 from ._railsim import InputError
-
 
 
 class Result(dict):
@@ -82,88 +83,32 @@ def presets(kind="all", name=None):
 _PRESET_KINDS = [c for c in next(f for f in _COMMANDS["presets"]["fields"]
                                  if f["key"] == "kind")["choices"] if c != "all"]
 
-if "design" not in _COMMANDS:
-    def design(**kwargs):
-        """One network design over one cluster: bill of materials, cost, power (``railsim design``)."""
-        return _wrap(_railsim.design(**kwargs))
+def traffic(**kwargs):
+    """The bytes of one iteration between GPUs (``railsim traffic``): the document ``--json``
+    prints and every pair with traffic as NumPy arrays: ``pair_src``, ``pair_dst`` and
+    ``pair_bytes`` (one row per pair, columns tp, sp, pp, dp, ep), sparse COO triplets for any
+    cluster size. With tp, pp, dp or ep given the strategy is that one; otherwise the best
+    plan's."""
+    out = _railsim.traffic(**kwargs)
+    r = _wrap(out["summary"])
+    r["pair_src"], r["pair_dst"], r["pair_bytes"] = out["src"], out["dst"], out["bytes"]
+    return r
 
 
-if "plan" not in _COMMANDS:
-    def plan(**kwargs):
-        """The fastest parallelization strategies on one network (``railsim plan``)."""
-        return _wrap(_railsim.plan(**kwargs))
+traffic.__doc__ += " " + _doc(_COMMANDS["traffic"]).split(" Keyword", 1)[1]
 
 
-if "traffic" not in _COMMANDS:
-    def traffic(**kwargs):
-        """The bytes of one iteration between GPUs (``railsim traffic``): the document ``--json``
-        prints (the same keys and values, ranks placed rail-aligned) and every pair with traffic as
-        NumPy arrays: ``pair_src``, ``pair_dst`` and ``pair_bytes`` (one row per pair, columns tp,
-        sp, pp, dp, ep), sparse COO triplets for any cluster size.
-        With tp, pp, dp or ep given the strategy is that one; otherwise the best plan's."""
-        out = _railsim.traffic(**kwargs)
-        r = _wrap(out["summary"])
-        r["pair_src"], r["pair_dst"], r["pair_bytes"] = out["src"], out["dst"], out["bytes"]
-        return r
+def sweep(**kwargs):
+    """A parameter study (``railsim sweep --json``): the rows, a list of dicts, one per point and
+    design. A swept option takes a list (``hb_domain=[8, 16, 32]``), one value, or the CLI's text
+    (``"200:800:200"``, ``"1024..8192x2"``)."""
+    return _wrap(_railsim.run("sweep", **kwargs))["rows"]
 
 
-if "whatif" not in _COMMANDS:
-    def whatif(**kwargs):
-        """What a set of failed components does on each design (``railsim fail whatif``)."""
-        return _wrap(_railsim.whatif(**kwargs))
+sweep.__doc__ += " " + _doc(_COMMANDS["sweep"]).split(" Keyword", 1)[1]
 
 
-if "optimize" not in _COMMANDS:
-    def optimize(**kwargs):
-        """The cheapest network that trains the models fast enough (``railsim optimize``)."""
-        return _wrap(_railsim.optimize(**kwargs))
-
-
-if "estimate" not in _COMMANDS:
-    def estimate(**kwargs):
-        """Iteration time, memory and MFU of one strategy (``railsim estimate --json``). Arguments:
-        the cluster (gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu), the network (design,
-        switch, oversubscription, oversubscribed_tier, copper_gpu_leaf, management_links) and the
-        strategy (model, batch, seq, stack, dtype, flash_attention, tp, pp, dp, ep, micro_batch,
-        interleave, recompute, sp, dist_opt, dp_overlap, placement); on/off options are booleans."""
-        return _wrap(_railsim.estimate(**kwargs))
-
-
-if "sim" not in _COMMANDS:
-    def sim(**kwargs):
-        """Flow-level simulation (``railsim sim --json``): one collective (collective, algorithm,
-        group, bytes as a number or "512MB", forwarding, forward_via, chunks, hop_latency_us,
-        aggregate, max_flows, top, batch_tolerance, routing, seed, efficiency), or with
-        ``schedule=True`` every collective of one iteration of the strategy arguments of
-        :func:`estimate`. Cluster and network arguments as :func:`estimate`'s."""
-        return _wrap(_railsim.sim(**kwargs))
-
-
-if "sweep" not in _COMMANDS:
-    def sweep(**kwargs):
-        """A parameter study (``railsim sweep --json``): the rows, a list of dicts, one per point
-        and design. Swept arguments (gpus, gpu, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
-        catalog, oversubscription, model, batch, seq) take a list (``[8, 16, 32]``), one value, or
-        the CLI's text (``"200:800:200"``, ``"1024..8192x2"``); also study, stack, dtype,
-        flash_attention, switch_counting, zip, perf (False: cost only), max_points, threads,
-        alltoall, forwarding."""
-        return _wrap(_railsim.sweep(**kwargs))
-
-
-if "fail_goodput" not in _COMMANDS:
-    def fail_goodput(**kwargs):
-        """Goodput of a long run under failures per design (``railsim fail goodput --json``):
-        design ("both"), switch, rates, days, trials, seed, threads, checkpoint_interval_min,
-        checkpoint_write_s, detect_min, restart_min, repair_h, spare_domains, gpus_per_host,
-        comm_fraction, degraded_slowdown, degraded, tokens, tokens_per_s, catalog, amortize_years;
-        with model (and the strategy arguments of :func:`estimate`, pxn) the network failures'
-        effects come from the Fabric."""
-        return _wrap(_railsim.fail_goodput(**kwargs))
-
-
-__all__ = ["InputError", "Result", "presets", "commands"] + sorted(
-    set(_COMMANDS) | {"design", "plan", "estimate", "sim", "sweep", "traffic", "whatif", "optimize",
-                      "fail_goodput"} - {"presets"})
+__all__ = ["InputError", "Result", "commands"] + sorted(_COMMANDS)
 
 
 def commands():

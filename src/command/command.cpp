@@ -161,6 +161,10 @@ void Output::write(std::string_view s) {
   fmt::print(stream_, "{}", s);
 }
 
+bool Output::flush() {
+  return stream_ == nullptr || (std::fflush(stream_) == 0 && std::ferror(stream_) == 0);
+}
+
 const Command* find(std::string_view path) {
   for (const Command& c : commands())
     if (c.path == path) return &c;

@@ -1,10 +1,262 @@
-// Not yet a library command: apps/railsim registers it (the empty path leaves it out of the table).
+// railsim compare: rail_optimized, rail_only and ideal side by side over one cluster (or the
+// paper's two): bill of materials, cost, power, savings and, unless --no-perf, each design's best
+// plan, evaluated as a sweep evaluates a point (sweep::plan_designs).
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "railsim/command/inputs.hpp"
+#include "railsim/core/error.hpp"
+#include "railsim/core/units.hpp"
+#include "railsim/cost/cost.hpp"
+#include "railsim/cost/report.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/report/routing_columns.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/report/tables.hpp"
+#include "railsim/sweep/sweep.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
 
+namespace {
+
+// The options that feed the best-plan search alone.
+const std::vector<std::string> kModelKeys = {"model", "batch", "seq", "dtype", "flash_attention"};
+
+// The model and its training: GPT-1T, 4096 sequences of 2048 tokens by default (about 8M tokens
+// per iteration).
+struct PerfInputs {
+  perf::Model model;
+  perf::Training training;
+};
+
+PerfInputs resolve_perf(const Args& a) {
+  PerfInputs in;
+  in.model = perf::load_model(a.text("model"), "--model");
+  const Software sw = resolve_software(a);
+  const std::int64_t batch = a.integer("batch");
+  const std::int64_t seq =
+      a.integer_if("seq").value_or(check_integer("--seq", in.model.seq_len, 1, 1 << 24));
+  in.training = spec::make_training(batch, seq, sw.stack, sw.dtype, sw.flash_attention);
+  perf::check_pins(in.model, in.training, {});
+  return in;
+}
+
+// The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is
+// `base` with its kind). A design without a plan has missing figures and says why in
+// no_plan_reason. Returns rail_only's verdict under the contrasting routing (none without both
+// plans).
+std::optional<perf::VerdictFlip> add_performance_columns(
+    report::Table& t, const PerfInputs& in, const spec::Cluster& cluster,
+    const spec::NetworkDesign& base, const std::vector<cost::DesignReport>& rows) {
+  using report::Cell;
+  using report::Style;
+  using report::Type;
+  const std::vector<sweep::DesignPlan> plans =
+      sweep::plan_designs(in.model, in.training, cluster, base, rows);
+  for (const sweep::DesignPlan& p : plans)
+    if (p.error) throw *p.error;  // the search itself failed: the command does
+  const std::vector<sweep::PlanCells> cells = sweep::plan_cells(rows, plans);
+  std::vector<Cell> model, batch, seq, stack;
+  std::vector<std::vector<Cell>> plan(5);  // time, vs, mfu, best, knobs
+  std::vector<Cell> reason;
+  std::optional<double> rail_only_pct;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    model.push_back(
+        fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
+    batch.push_back(in.training.global_batch);
+    seq.push_back(in.training.seq_len);
+    stack.push_back(fmt::format("{}, {}{}", in.training.stack.name,
+                                perf::to_string(in.training.dtype),
+                                in.training.flash_attention ? ", flash attention" : ""));
+    for (std::size_t k = 0; k < plan.size(); ++k) plan[k].push_back(cells[i].cells[k]);
+    reason.push_back(cells[i].reason);
+    const Cell& vs = cells[i].cells[1];
+    if (rows[i].bom.design == spec::DesignKind::rail_only && std::holds_alternative<double>(vs))
+      rail_only_pct = std::get<double>(vs);
+  }
+  t.add_column({.name = "perf_model", .label = "model"}, model);
+  t.add_column({.name = "perf_global_batch",
+                .label = "global batch",
+                .type = Type::integer,
+                .unit = "sequences",
+                .human = false},
+               batch);
+  t.add_column({.name = "perf_seq_len",
+                .label = "sequence length",
+                .type = Type::integer,
+                .unit = "tokens",
+                .human = false},
+               seq);
+  t.add_column({.name = "perf_stack", .label = "software"}, stack);
+  t.add_column({.name = "best_iteration_time_s",
+                .label = "best iteration time",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 3},
+               plan[0]);
+  t.add_column({.name = "vs_rail_optimized_pct",
+                .label = "vs rail_optimized",
+                .type = Type::real,
+                .unit = "%",
+                .precision = 2,
+                .style = Style::signed_},
+               plan[1]);
+  t.add_column({.name = "best_plan_mfu",
+                .label = "best plan MFU",
+                .type = Type::real,
+                .precision = 1,
+                .style = Style::fraction},
+               plan[2]);
+  t.add_column({.name = "best_plan", .label = "best plan"}, plan[3]);
+  t.add_column({.name = "best_plan_knobs", .label = "best plan knobs"}, plan[4]);
+  t.add_column({.name = "no_plan_reason", .label = "no plan"}, reason);
+  if (!rail_only_pct) return std::nullopt;
+  spec::NetworkDesign first = base;
+  first.kind = rows.front().bom.design;
+  return perf::rail_only_under_contrasting_routing(in.model, in.training, cluster, first,
+                                                   *rail_only_pct);
+}
+
+// docs/design.md's table: N from 1k to 128k, K in {8, 72, 256}.
+void print_savings_table(spec::ClusterOptions like, const spec::NetworkDesign& base,
+                         const cost::Catalog& cat, cost::SwitchCounting counting, Output& out) {
+  like.gpus = 1024;
+  like.hb_domain = 8;
+  const spec::Cluster c = spec::make_cluster(like);
+  const std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+  const std::vector<std::int64_t> ks = {8, 72, 256};
+  out.print(
+      "rail_only vs rail_optimized, {} NIC {:g} Gb/s, switch {} ({} x {:g}G), catalog {}, {} "
+      "switch counting\n\n",
+      c.gpu.name, units::Bps_to_gbps(c.nic_bw_Bps), base.sw.name, base.sw.radix, base.sw.port_gbps,
+      cat.name, cost::to_string(counting));
+  out.print("{}",
+            cost::savings_markdown(cost::savings_grid(c, sizes, ks, base, cat, counting), ks));
+}
+
+// With no cluster option: the README's main job, the two clusters of the paper's ranges.
+std::vector<spec::Cluster> clusters_of(const Args& a, const spec::ClusterOptions& given) {
+  if (a.first_given({"gpus", "gpu", "hb_domain", "nic_gbps", "hb_GBps", "nics_per_gpu"}))
+    return {spec::make_cluster(given)};
+  spec::ClusterOptions gh200;
+  gh200.gpu = "GH200";
+  gh200.gpus = 32768;
+  gh200.hb_domain = 256;
+  spec::ClusterOptions h100;
+  h100.gpu = "H100-SXM";
+  h100.gpus = 32768;
+  h100.hb_domain = 8;
+  return {spec::make_cluster(gh200), spec::make_cluster(h100)};
+}
+
+// Every cluster's designs: one table of all of them, the text people read, the verdict flips.
+struct Compared {
+  report::Table all;
+  std::string text;
+  Json flips = Json::array();
+};
+
+Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clusters,
+                          const spec::NetworkDesign& base, const ResolvedCost& cost) {
+  Compared r;
+  std::optional<PerfInputs> perf;  // resolved once a cluster's designs are priced
+  for (std::size_t ci = 0; ci < clusters.size(); ++ci) {
+    const spec::Cluster& c = clusters[ci];
+    const auto rows = cost::compare_designs(c, base, cost.catalog, cost.counting);
+    report::Table t = report::designs_table(c, rows, /*with_savings=*/true);
+    std::optional<perf::VerdictFlip> flip;
+    if (!a.flag("no_perf")) {
+      if (!perf) perf = resolve_perf(a);
+      flip = add_performance_columns(t, *perf, c, base, rows);
+    }
+    report::add_routing_columns(t, base);
+    if (ci) r.text += "\n";
+    r.text += cost::compare_heading(c, rows) +
+              spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +
+              report::to_text_by_column(t, "design") + cost::compare_notes(rows);
+    if (flip && flip->flips) r.text += "  note: " + flip->line + "\n";
+    if (flip) r.flips.push_back(perf::to_json(*flip));
+    if (ci == 0)
+      r.all = std::move(t);
+    else
+      report::append(r.all, t);
+  }
+  return r;
+}
+
+void run_compare(const Args& a, Output& out) {
+  // What the command line checked as it read the options, first.
+  const spec::ClusterOptions given = cluster_options(a);
+  (void)a.number_if("oversubscription");
+  refuse_beyond_int(a, {"oversubscribed_tier", "management_links"});
+  const spec::NetworkDesign base = resolve_network(a);
+  const ResolvedCost cost = resolve_cost(a);
+  one_format(a);
+  (void)resolve_software(a);  // a bad --stack is refused even with --no-perf
+  const bool no_perf = a.flag("no_perf"), savings = a.flag("savings_table");
+  if (no_perf) a.refuse(kModelKeys, "with --no-perf (no best plan is searched); drop one of them");
+  if (savings) a.refuse(kModelKeys, "with --savings-table (it prints cost and power only)");
+  if (savings) {
+    if (a.flag("json") || a.flag("csv"))
+      throw InputError("--savings-table", "prints Markdown; drop --json/--csv");
+    print_savings_table(given, base, cost.catalog, cost.counting, out);
+    return;
+  }
+  const Compared r = compare_clusters(a, clusters_of(a, given), base, cost);
+  if (a.flag("json")) {
+    Json j{{"designs", report::to_json(r.all)}};
+    j.update(spec::routing_json(base));
+    if (!no_perf) j["routing_flip"] = r.flips;  // one per cluster, in order
+    out.print("{}\n", j.dump(2));
+  } else if (a.flag("csv")) {
+    out.print("{}", report::to_csv(r.all));
+  } else {
+    out.print("{}", r.text);
+  }
+}
+
+// The model whose best plan each design gets, and --no-perf.
+std::vector<Field> performance_fields() {
+  Field batch = integer_field("batch", "--batch", "Global batch in sequences for the model", 1,
+                              std::int64_t{1} << 40, std::to_string(spec::kDefaultGlobalBatch));
+  std::vector<Field> f = {
+      text_field("model", "--model",
+                 "Model whose best-plan iteration time is compared (preset or JSON file)",
+                 spec::kDefaultModel),
+      batch, integer_field("seq", "--seq", "Sequence length (default: the model's)", 1, 1 << 24)};
+  for (Field& s : software_fields()) f.push_back(std::move(s));
+  f.push_back(flag_field("no_perf", "--no-perf", "Cost and power only: skip the best-plan search"));
+  return f;
+}
+}  // namespace
+
 Command compare_command() {
-  return {};
+  Command c;
+  c.path = "compare";
+  c.summary =
+      "rail_optimized vs rail_only vs ideal side by side: bill of materials, cost, power and "
+      "savings. With no cluster option: 32,768 GH200 (K=256) and 32,768 H100 (K=8)";
+  c.fields = join(
+      {cluster_fields(),
+       network_fields(/*with_design=*/false),
+       routing_fields(),
+       cost_fields(),
+       {flag_field("json", "--json", "Print JSON: {\"designs\": [...]}"),
+        flag_field("csv", "--csv", "Print CSV (a header and one row per design)"),
+        flag_field("savings_table", "--savings-table",
+                   "Print the Markdown table of rail_only savings for 1k..128k GPUs and K = 8, 72, "
+                   "256 (uses --gpu, --nic-gbps, --switch, --catalog; ignores --gpus and "
+                   "--hb-domain)")}},
+      performance_fields());
+  c.run = run_compare;
+  c.python_name = "compare";
+  c.python_sets = "json";
+  return c;
 }
 
 }  // namespace railsim::command

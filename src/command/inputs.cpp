@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <limits>
+#include <system_error>
+
 #include "railsim/core/error.hpp"
 #include "railsim/perf/placement.hpp"
 
@@ -327,6 +331,22 @@ perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c
 
 void one_format(const Args& a) {
   if (a.flag("json") && a.flag("csv")) throw InputError("--csv", "choose one of --json and --csv");
+}
+
+void refuse_beyond_int(const Args& a, const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    const auto text = a.text_if(key);
+    if (!text) continue;
+    std::int64_t v = 0;
+    const char* end = text->data() + text->size();
+    const auto r = std::from_chars(text->data(), end, v);
+    if (r.ec != std::errc() || r.ptr != end) continue;  // the field's own read says why
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      throw InputError(a.field(key).spelled(),
+                       fmt::format("cannot read '{}' as the expected type (see --help; integers "
+                                   "must be written in full, in range)",
+                                   printable(*text)));
+  }
 }
 
 }  // namespace railsim::command

@@ -1,4 +1,6 @@
 // railsim traffic: who sends how many bytes to whom in one training iteration, and where.
+#include "railsim/command/traffic.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -133,7 +135,7 @@ void print_pairs(Output& out, const traffic::TrafficSummary& sum, const spec::Cl
         report::si(sum.forwarded_bytes, "B"));
 }
 
-void run_traffic(const Args& a, Output& out) {
+void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
   const StrategyInputs in = resolve_strategy_inputs(a);
   const spec::Cluster c = spec::make_cluster(cluster_options(a));
   const spec::NetworkDesign d = resolve_network(a);
@@ -165,6 +167,12 @@ void run_traffic(const Args& a, Output& out) {
       fmt::format("{}, {} x {} (K={}), {}", in.model.name, cost::with_commas(double(c.gpus)),
                   c.gpu.name, c.hb_domain, spec::to_string(d.kind));
   if (const auto csv = a.text_if("csv"); csv && !csv->empty()) write_pairs_csv(*csv, t.matrix, c);
+  if (pairs != nullptr)
+    traffic::for_each_pair(t.matrix, [&](std::int64_t src, std::int64_t dst, const auto& per) {
+      pairs->src.push_back(src);
+      pairs->dst.push_back(dst);
+      pairs->bytes.insert(pairs->bytes.end(), per.begin(), per.end());
+    });
   const std::string title = fmt::format("{}: tp{} pp{} dp{} ep{}, {}", who, s.tp, s.pp, s.dp, s.ep,
                                         perf::to_string(in.placement));
   for (const auto& [path, option, view] : maps)
@@ -187,6 +195,12 @@ void run_traffic(const Args& a, Output& out) {
 
 }  // namespace
 
+std::string traffic_with_pairs(const Args& args, TrafficPairs& pairs) {
+  Output out;
+  run_traffic(args, out, &pairs);
+  return out.text();
+}
+
 Command traffic_command() {
   Command c;
   c.path = "traffic";
@@ -208,7 +222,7 @@ Command traffic_command() {
        integer_field("heatmap_cells", "--heatmap-cells",
                      "Largest number of cells per heatmap axis (items are binned beyond it)", 16,
                      4096, "1024")});
-  c.run = run_traffic;
+  c.run = [](const Args& a, Output& out) { run_traffic(a, out, nullptr); };
   c.python_name = "traffic";
   c.python_sets = "json";
   return c;

@@ -152,24 +152,7 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
       }
     }
   }
-  if (!opt.perf) return r;
-  for (const cost::DesignReport& dr : r.designs) {
-    spec::NetworkDesign d = base;
-    d.kind = dr.bom.design;
-    DesignPlan dp;
-    try {
-      perf::PlanOptions po;
-      po.top = 1;
-      const perf::PlanResult pr = perf::plan(perf::make_context(m, tr, cluster, d), po);
-      if (pr.plans.empty())
-        dp.no_plan_reason = perf::explain_no_plan(pr, m, tr, {}, cluster).message();
-      else
-        dp.best = pr.plans.front();
-    } catch (const InputError& e) {
-      dp.no_plan_reason = e.what();
-    }
-    r.plans.push_back(std::move(dp));
-  }
+  if (opt.perf) r.plans = plan_designs(m, tr, cluster, base, r.designs);
   return r;
 }
 
@@ -286,6 +269,56 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
   };
   with_threads(opt.threads, run);
   return res;
+}
+
+std::vector<DesignPlan> plan_designs(const spec::Model& m, const perf::Training& tr,
+                                     const spec::Cluster& c, const spec::NetworkDesign& base,
+                                     const std::vector<cost::DesignReport>& designs) {
+  std::vector<DesignPlan> plans;
+  plans.reserve(designs.size());
+  for (const cost::DesignReport& dr : designs) {
+    spec::NetworkDesign d = base;
+    d.kind = dr.bom.design;
+    DesignPlan dp;
+    try {
+      perf::PlanOptions po;
+      po.top = 1;
+      const perf::PlanResult pr = perf::plan(perf::make_context(m, tr, c, d), po);
+      if (pr.plans.empty())
+        dp.no_plan_reason = perf::explain_no_plan(pr, m, tr, {}, c).message();
+      else
+        dp.best = pr.plans.front();
+    } catch (const InputError& e) {
+      dp.no_plan_reason = e.what();
+      dp.error = e;
+    }
+    plans.push_back(std::move(dp));
+  }
+  return plans;
+}
+
+std::vector<PlanCells> plan_cells(const std::vector<cost::DesignReport>& designs,
+                                  const std::vector<DesignPlan>& plans) {
+  using report::Cell;
+  std::vector<PlanCells> out(designs.size());
+  double reference = 0;
+  for (std::size_t d = 0; d < designs.size(); ++d) {
+    const DesignPlan& dp = plans[d];
+    std::vector<Cell>& cells = out[d].cells;
+    if (!dp.best) {
+      cells.assign(5, report::Missing{});
+      out[d].reason = dp.no_plan_reason;
+      continue;
+    }
+    const double seconds = dp.best->time.iteration_time_s;
+    if (designs[d].bom.design == spec::DesignKind::rail_optimized) reference = seconds;
+    cells.push_back(seconds);
+    cells.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : report::Missing{});
+    cells.push_back(dp.best->time.mfu);
+    cells.push_back(plan_text(dp.best->strategy));
+    cells.push_back(knobs_text(dp.best->strategy));
+  }
+  return out;
 }
 
 SweepResult run_sweep(const SweepOptions& opt) {
@@ -419,7 +452,9 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     }
     return rows;
   }
-  double reference = 0, alltoall_reference = 0;
+  double alltoall_reference = 0;
+  const std::vector<PlanCells> plans =
+      perf ? plan_cells(p.designs, p.plans) : std::vector<PlanCells>{};
   for (std::size_t d = 0; d < p.designs.size(); ++d) {
     const cost::DesignReport& dr = p.designs[d];
     std::vector<Cell> row = inputs();
@@ -432,19 +467,8 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     row.push_back(dr.power_saving);
     Cell reason = Missing{};
     if (perf) {
-      const DesignPlan& dp = p.plans[d];
-      if (dp.best) {
-        const double seconds = dp.best->time.iteration_time_s;
-        if (dr.bom.design == spec::DesignKind::rail_optimized) reference = seconds;
-        row.push_back(seconds);
-        row.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : Missing{});
-        row.push_back(dp.best->time.mfu);
-        row.push_back(plan_text(dp.best->strategy));
-        row.push_back(knobs_text(dp.best->strategy));
-      } else {
-        for (int i = 0; i < 5; ++i) row.push_back(Missing{});
-        reason = dp.no_plan_reason;
-      }
+      row.insert(row.end(), plans[d].cells.begin(), plans[d].cells.end());
+      reason = plans[d].reason;
     }
     if (alltoall) {
       const std::optional<double>& a = p.alltoall_s[d];

@@ -66,8 +66,8 @@ def test_sweep_rows_equal_cli():
     assert [dict(r) for r in json.loads(json.dumps(rows))] == c["rows"]
     assert len(rows) == 2 * 2 * 3  # points x designs
     assert rows[0].best_iteration_time_s > 0
-    # perf=False is --no-perf.
-    assert json.loads(json.dumps(railsim.sweep(gpus=1024, perf=False))) == \
+    # no_perf=True is --no-perf.
+    assert json.loads(json.dumps(railsim.sweep(gpus=1024, no_perf=True))) == \
         cli("sweep", "--gpus", "1024", "--no-perf")["rows"]
     # The routing is a swept axis, stated on every row, as in the CLI.
     routed = railsim.sweep(gpus=1024, batch=1024, routing="auto,spray", switch="QM9700")

@@ -7,6 +7,8 @@
 #include "railsim/core/error.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/report/table.hpp"
+#include "railsim/spec/model.hpp"
+#include "railsim/spec/stack.hpp"
 #include "railsim/spec/switch.hpp"
 #include "railsim/sweep/sweep.hpp"
 
@@ -123,6 +125,66 @@ TEST(Sweep, RowsAreTheDesignsOfEachPointAndAnInvalidPointSaysWhy) {
   }
   for (const char* perf : {"best_iteration_time_s", "best_plan"})
     for (const auto& c2 : t.columns) EXPECT_NE(c2.name, perf);
+}
+
+// What `railsim compare` shows of a cluster is what a sweep computes of the same point.
+TEST(Sweep, PlanDesignsAndPlanCellsAreAPointsPlanColumns) {
+  SweepOptions o;
+  o.axes.gpus = {64};
+  o.axes.hb_domain = {8};
+  o.axes.model = {"Llama-3-8B"};
+  o.axes.batch = {64};
+  o.stack = spec::load_stack(std::string(spec::kDefaultStack));
+  const SweepResult r = run_sweep(o);
+  ASSERT_EQ(r.points.size(), 1u);
+  const PointResult& p = r.points[0];
+  spec::ClusterOptions co;
+  co.gpus = 64;
+  co.hb_domain = 8;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::Model m = spec::load_model("Llama-3-8B");
+  const spec::Training tr = spec::make_training(64, m.seq_len, o.stack, {}, {});
+  const std::vector<DesignPlan> plans = plan_designs(m, tr, c, p.network, p.designs);
+  ASSERT_EQ(plans.size(), 3u);
+  const std::vector<PlanCells> cells = plan_cells(p.designs, plans);
+  const report::Table t = sweep_table(r);
+  std::size_t first = 0;
+  while (t.columns[first].name != "best_iteration_time_s") ++first;
+  for (std::size_t d = 0; d < 3; ++d) {
+    ASSERT_TRUE(plans[d].best.has_value());
+    EXPECT_FALSE(plans[d].error.has_value());
+    EXPECT_EQ(plans[d].best->time.iteration_time_s, p.plans[d].best->time.iteration_time_s);
+    ASSERT_EQ(cells[d].cells.size(), 5u);
+    for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(cells[d].cells[k], t.rows[d][first + k]);
+    EXPECT_EQ(cells[d].reason, report::Cell(report::Missing{}));
+  }
+  EXPECT_EQ(cells[0].cells[1], report::Cell(0.0));  // rail_optimized against itself
+}
+
+// A search that fails (not a search that finds nothing) keeps its error: compare stops on it, a
+// sweep shows it as the design's reason.
+TEST(Sweep, PlanDesignsKeepsTheErrorOfAFailedSearch) {
+  spec::ClusterOptions co;
+  co.gpu = "A100-SXM-80GB";
+  co.gpus = 64;
+  co.hb_domain = 8;
+  const spec::Cluster c = spec::make_cluster(co);
+  const spec::NetworkDesign base = spec::make_network_design(spec::NetworkOptions{});
+  const auto designs = cost::compare_designs(c, base, cost::load_catalog(cost::kDefaultCatalog));
+  const spec::Model m = spec::load_model("Llama-3-8B");
+  const spec::Training tr = spec::make_training(
+      64, m.seq_len, spec::load_stack(std::string(spec::kDefaultStack)), spec::Dtype::fp8, {});
+  const std::vector<DesignPlan> plans = plan_designs(m, tr, c, base, designs);
+  ASSERT_EQ(plans.size(), 3u);
+  for (const DesignPlan& dp : plans) {
+    EXPECT_FALSE(dp.best.has_value());
+    ASSERT_TRUE(dp.error.has_value());
+    EXPECT_EQ(dp.error->field(), "--dtype");
+    EXPECT_EQ(dp.no_plan_reason, dp.error->what());
+  }
+  const std::vector<PlanCells> cells = plan_cells(designs, plans);
+  EXPECT_EQ(cells[1].cells, std::vector<report::Cell>(5, report::Missing{}));
+  EXPECT_EQ(cells[1].reason, report::Cell(plans[1].no_plan_reason));
 }
 
 TEST(Sweep, UnknownPresetIsAnErrorBeforeAnyPoint) {

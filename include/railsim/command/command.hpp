@@ -96,6 +96,9 @@ class Output {
     write(fmt::format(f, std::forward<T>(args)...));
   }
   const std::string& text() const { return text_; }
+  // Hands what was written to the stream; false when the stream failed (a full disk, a closed
+  // pipe). A string never fails.
+  bool flush();
 
  private:
   std::FILE* stream_ = nullptr;

@@ -88,4 +88,8 @@ perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c
 // The output format flags: "json" and "csv" refused together.
 void one_format(const Args& a);
 
+// Options the command line read as C++ ints (32 bits) refuse a larger value as it did, before
+// any range is checked: "cannot read '...' as the expected type (see --help; ...)".
+void refuse_beyond_int(const Args& a, const std::vector<std::string>& keys);
+
 }  // namespace railsim::command

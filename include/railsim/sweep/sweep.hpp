@@ -95,6 +95,9 @@ std::vector<SweepPoint> expand_points(const SweepOptions& opt);
 struct DesignPlan {
   std::optional<perf::Plan> best;
   std::string no_plan_reason;
+  // Set when the search itself failed (fp8 on a GPU without it, too many candidates): its error,
+  // whose what() is no_plan_reason.
+  std::optional<InputError> error;
 };
 
 // One evaluated point: its resolved inputs, and either the three designs (rail_optimized,
@@ -141,6 +144,24 @@ SweepInputs load_sweep_inputs(const SweepOptions& opt);
 // sweep/distributed.hpp).
 SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
                             std::span<const std::size_t> which);
+
+// The best plan (perf::plan, top 1) of each of one point's designs, in their order, each design
+// being `base` with its kind: what every point of a sweep gets with perf, and what the compare
+// command shows of a cluster. A design without a plan says why (perf::explain_no_plan).
+std::vector<DesignPlan> plan_designs(const spec::Model& m, const perf::Training& tr,
+                                     const spec::Cluster& c, const spec::NetworkDesign& base,
+                                     const std::vector<cost::DesignReport>& designs);
+
+// The plan columns of one point's rows, design by design: best_iteration_time_s,
+// vs_rail_optimized_pct (against the rail_optimized design before it), best_plan_mfu, best_plan,
+// best_plan_knobs (all missing without a plan), and the reason there is none (missing with one).
+// sweep_table's rows and `railsim compare`'s table take them from here.
+struct PlanCells {
+  std::vector<report::Cell> cells;
+  report::Cell reason = report::Missing{};
+};
+std::vector<PlanCells> plan_cells(const std::vector<cost::DesignReport>& designs,
+                                  const std::vector<DesignPlan>& plans);
 
 // load_sweep_inputs, then every point evaluated in parallel.
 SweepResult run_sweep(const SweepOptions& opt);
