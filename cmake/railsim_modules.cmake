@@ -7,27 +7,28 @@
 # file of src/<m>/, include/railsim/<m>/ or tests/<m>/ includes "railsim/<x>/..." for a module <x>
 # outside that set. ARCHITECTURE.md describes the graph.
 #
-#   core <- spec <- topo <- cost
-#                   topo <- perf <- traffic
-#                           perf <- sim
-#   cost, sim, traffic <- report  (output formats; tables, plots, heatmaps)
+#   core <- report  (the output toolkit: tables, CSV/JSON/text, number formats, files, plots,
+#                    heatmaps, progress)
+#   report <- spec <- topo <- cost
+#                     topo <- perf <- traffic
+#                             perf <- sim      (each module owns the views of its results)
 #              cost, sim <- fail  (failure what-ifs on the Fabric, goodput under failures)
-#                 report <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
-#                 report <- optimize  (the cheapest network that trains the models fast enough)
-#      sweep, fail <- html  (the one-file HTML report)
-#   html, optimize <- command  (each command: its inputs as a field table, its run function)
-set(RAILSIM_MODULES core spec topo cost perf traffic sim report fail sweep optimize html command)
+#     cost, sim, traffic <- sweep  (parameter studies: lists and ranges of inputs, tidy rows)
+#              cost, sim <- optimize  (the cheapest network that trains the models fast enough)
+#            sweep, fail <- html  (the one-file HTML report)
+#         html, optimize <- command  (each command: its inputs as a field table, its run function)
+set(RAILSIM_MODULES core report spec topo cost perf traffic sim fail sweep optimize html command)
 set(RAILSIM_MODULE_DEPS_core "")
-set(RAILSIM_MODULE_DEPS_spec core)
+set(RAILSIM_MODULE_DEPS_report core)
+set(RAILSIM_MODULE_DEPS_spec report)
 set(RAILSIM_MODULE_DEPS_topo spec)
 set(RAILSIM_MODULE_DEPS_cost topo)
 set(RAILSIM_MODULE_DEPS_perf topo)
 set(RAILSIM_MODULE_DEPS_traffic perf)
 set(RAILSIM_MODULE_DEPS_sim perf)
-set(RAILSIM_MODULE_DEPS_report cost sim traffic)
 set(RAILSIM_MODULE_DEPS_fail cost sim)
-set(RAILSIM_MODULE_DEPS_sweep report)
-set(RAILSIM_MODULE_DEPS_optimize report)
+set(RAILSIM_MODULE_DEPS_sweep cost sim traffic)
+set(RAILSIM_MODULE_DEPS_optimize cost sim)
 set(RAILSIM_MODULE_DEPS_html sweep fail)
 set(RAILSIM_MODULE_DEPS_command html optimize)
 

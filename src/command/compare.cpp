@@ -13,10 +13,10 @@
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/cost/tables.hpp"
 #include "railsim/perf/search.hpp"
-#include "railsim/report/routing_columns.hpp"
 #include "railsim/report/table.hpp"
-#include "railsim/report/tables.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "railsim/sweep/sweep.hpp"
 #include "registry.hpp"
 
@@ -168,13 +168,13 @@ Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clust
   for (std::size_t ci = 0; ci < clusters.size(); ++ci) {
     const spec::Cluster& c = clusters[ci];
     const auto rows = cost::compare_designs(c, base, cost.catalog, cost.counting);
-    report::Table t = report::designs_table(c, rows, /*with_savings=*/true);
+    report::Table t = cost::designs_table(c, rows, /*with_savings=*/true);
     std::optional<perf::VerdictFlip> flip;
     if (!a.flag("no_perf")) {
       if (!perf) perf = resolve_perf(a);
       flip = add_performance_columns(t, *perf, c, base, rows);
     }
-    report::add_routing_columns(t, base);
+    spec::add_routing_columns(t, base);
     if (ci) r.text += "\n";
     r.text += cost::compare_heading(c, rows) +
               spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +

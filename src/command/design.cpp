@@ -6,9 +6,9 @@
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/cost/tables.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/table.hpp"
-#include "railsim/report/tables.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/export.hpp"
 #include "registry.hpp"
@@ -40,7 +40,7 @@ void run_design(const Args& a, Output& out) {
   if (a.flag("json")) {
     out.print("{}\n", cost::design_document(cluster, r).dump(2));
   } else if (a.flag("csv")) {
-    out.print("{}", report::to_csv(report::designs_table(cluster, {r}, /*with_savings=*/false)));
+    out.print("{}", report::to_csv(cost::designs_table(cluster, {r}, /*with_savings=*/false)));
   } else {
     out.print("{}", cost::design_table(cluster, r));
     if (export_format) out.print("graph written to {}\n", exp[1]);

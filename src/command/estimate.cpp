@@ -5,8 +5,8 @@
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/report.hpp"
+#include "railsim/perf/tables.hpp"
 #include "railsim/perf/validation.hpp"
-#include "railsim/report/tables.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
@@ -52,7 +52,7 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
             band.basis);
   out.print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
             c.gpu.hbm_bytes / units::kGiB, it.feasible ? "fits" : "DOES NOT FIT");
-  out.print("breakdown:\n{}", report::to_text(report::breakdown_table(it), "  "));
+  out.print("breakdown:\n{}", report::to_text(perf::breakdown_table(it), "  "));
   if (it.cross_rail)
     out.print("note: some collectives send traffic between rails{}\n",
               d.kind == spec::DesignKind::rail_only ? " (forwarded through the HB domain)" : "");
@@ -79,7 +79,7 @@ void run_estimate(const Args& a, Output& out) {
   const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
   const perf::NetworkModel nm = perf::make_network_model(c, d);
   const double days = tokens ? perf::days_to_train(it, *tokens) : 0;
-  print_human(out, {in.model, in.training, c, d, s, it}, report::comm_table(cs, pl, nm), tokens,
+  print_human(out, {in.model, in.training, c, d, s, it}, perf::comm_table(cs, pl, nm), tokens,
               days);
 }
 }  // namespace

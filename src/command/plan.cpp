@@ -8,9 +8,10 @@
 #include "railsim/core/threads.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/report.hpp"
+#include "railsim/perf/tables.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/report/table.hpp"
-#include "railsim/report/tables.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
@@ -42,7 +43,7 @@ void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
   out.print(
       "why #1 beats #2, part by part (time of one iteration; memory of the fullest "
       "stage):\n{}",
-      report::to_text_by_column(report::explain_table(first_two(res)), "plan"));
+      report::to_text_by_column(perf::explain_table(first_two(res)), "plan"));
 }
 
 void run_plan(const Args& a, Output& out) {
@@ -69,12 +70,12 @@ void run_plan(const Args& a, Output& out) {
                       {"model_flops_per_iteration", res.plans.front().time.model_flops},
                       {"mfu_basis", mfu_basis(c, in.training)},
                       {"peak_flops_per_gpu", ctx.peak_flops},
-                      {"parts", report::to_json(report::explain_table(first_two(res)))}};
+                      {"parts", report::to_json(perf::explain_table(first_two(res)))}};
     out.print("{}\n", j.dump(2));
     return;
   }
-  report::Table table = report::plans_table(res.plans, in.placement);
-  report::add_routing_columns(table, d);
+  report::Table table = perf::plans_table(res.plans, in.placement);
+  spec::add_routing_columns(table, d);
   if (a.flag("csv")) {
     out.print("{}", report::to_csv(table));
     return;

@@ -13,10 +13,10 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
-#include "railsim/report/tables.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/moe.hpp"
 #include "railsim/sim/options.hpp"
+#include "railsim/sim/tables.hpp"
 #include "railsim/topo/builders.hpp"
 #include "registry.hpp"
 
@@ -84,11 +84,11 @@ void print_collective(Output& out, const sim::CollectiveResult& r) {
   const report::Column t{
       .type = report::Type::real, .unit = "s", .precision = 6, .style = report::Style::si};
   out.print("completion time {}\n", report::human_cell(t, r.completion_time_s));
-  out.print("{}", report::to_text(report::sim_phases_table(r), "  "));
+  out.print("{}", report::to_text(sim::sim_phases_table(r), "  "));
   out.print("flows simulated {} (standing for {})\n", cost::with_commas(double(r.flows_simulated)),
             cost::with_commas(r.flows_represented));
-  out.print("per link class:\n{}", report::to_text(report::sim_links_table(r.tiers), "  "));
-  out.print("busiest links:\n{}", report::to_text(report::sim_links_table(r.busiest), "  "));
+  out.print("per link class:\n{}", report::to_text(sim::sim_links_table(r.tiers), "  "));
+  out.print("busiest links:\n{}", report::to_text(sim::sim_links_table(r.busiest), "  "));
 }
 
 // The cluster, design and simulation settings every mode shares.
@@ -111,7 +111,7 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
   const perf::Placement pl(fabric.cluster, s.degrees(), in.placement);
   const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
   const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
-  const report::Table table = report::schedule_check_table(chk);
+  const report::Table table = sim::schedule_check_table(chk);
   if (a.flag("csv")) {
     out.print("{}", report::to_csv(table));
     return;

@@ -17,9 +17,8 @@
 #include "railsim/report/file.hpp"
 #include "railsim/report/heatmap.hpp"
 #include "railsim/report/table.hpp"
-#include "railsim/report/tables.hpp"
-#include "railsim/report/traffic_heatmap.hpp"
 #include "railsim/traffic/iteration.hpp"
+#include "railsim/traffic/tables.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
@@ -42,12 +41,12 @@ std::string pct(double x) {
 }
 
 // The heatmap files asked for, with their option and view.
-std::vector<std::tuple<std::string, const char*, report::TrafficView>> heatmaps(const Args& a) {
-  std::vector<std::tuple<std::string, const char*, report::TrafficView>> v;
+std::vector<std::tuple<std::string, const char*, traffic::TrafficView>> heatmaps(const Args& a) {
+  std::vector<std::tuple<std::string, const char*, traffic::TrafficView>> v;
   for (const auto& [key, option, view] :
-       {std::tuple{"heatmap_gpu", "--heatmap-gpu", report::TrafficView::gpu},
-        {"heatmap_domain", "--heatmap-domain", report::TrafficView::domain},
-        {"heatmap_rail", "--heatmap-rail", report::TrafficView::rail}})
+       {std::tuple{"heatmap_gpu", "--heatmap-gpu", traffic::TrafficView::gpu},
+        {"heatmap_domain", "--heatmap-domain", traffic::TrafficView::domain},
+        {"heatmap_rail", "--heatmap-rail", traffic::TrafficView::rail}})
     if (const auto path = a.text_if(key); path && !path->empty())
       v.emplace_back(*path, option, view);
   return v;
@@ -58,7 +57,7 @@ std::vector<std::tuple<std::string, const char*, report::TrafficView>> heatmaps(
 void write_pairs_csv(const std::string& path, const traffic::TrafficMatrix& tm,
                      const spec::Cluster& c) {
   report::CsvFile f(path, "--csv");
-  std::string line = report::csv_header(report::traffic_pair_columns());
+  std::string line = report::csv_header(traffic::traffic_pair_columns());
   line.pop_back();
   f.line(line);
   traffic::for_each_pair(tm, [&](std::int64_t src, std::int64_t dst, const auto& b) {
@@ -176,7 +175,7 @@ void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
   const std::string title = fmt::format("{}: tp{} pp{} dp{} ep{}, {}", who, s.tp, s.pp, s.dp, s.ep,
                                         perf::to_string(in.placement));
   for (const auto& [path, option, view] : maps)
-    report::write_heatmap(report::traffic_heatmap(t.matrix, c, view, cells, title), path, option);
+    report::write_heatmap(traffic::traffic_heatmap(t.matrix, c, view, cells, title), path, option);
   if (a.flag("json")) {
     out.print("{}\n", traffic::traffic_document(t.matrix, t.summary, c, in.model, in.training, s,
                                                 in.placement, source, seed, t.time, d)

@@ -8,6 +8,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/cost/tables.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/report.hpp"
@@ -15,8 +16,6 @@
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "railsim/report/plot.hpp"
-#include "railsim/report/tables.hpp"
-#include "railsim/report/traffic_heatmap.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/failure_rates.hpp"
@@ -25,6 +24,7 @@
 #include "railsim/spec/switch.hpp"
 #include "railsim/sweep/study.hpp"
 #include "railsim/sweep/sweep.hpp"
+#include "railsim/traffic/tables.hpp"
 #include "railsim/traffic/traffic_matrix.hpp"
 
 namespace railsim::html {
@@ -202,9 +202,9 @@ std::string traffic_body(const std::vector<spec::Cluster>& clusters,
                     fmt::format("tp{} pp{} dp{}", s.tp, s.pp, s.dp));
     body += "<div class=\"pair\">\n";
     for (const auto& [view, what] :
-         {std::pair{report::TrafficView::domain, "HB domain to HB domain"},
-          {report::TrafficView::rail, "rail to rail"}}) {
-      auto h = report::traffic_heatmap(tm, c, view, kHeatmapCells, title);
+         {std::pair{traffic::TrafficView::domain, "HB domain to HB domain"},
+          {traffic::TrafficView::rail, "rail to rail"}}) {
+      auto h = traffic::traffic_heatmap(tm, c, view, kHeatmapCells, title);
       h.width = 760;
       h.height = 680;
       body += figure(report::render(h, report::PlotFormat::svg, "--out"),
@@ -325,7 +325,7 @@ std::string build_report(const ReportOptions& o) {
     body += fmt::format("<h3>{}</h3>\n", escape(cluster_name(c)));
     const auto rows =
         cost::compare_designs(c, spec::make_network_design(spec::NetworkOptions{}), catalog);
-    body += table_html(report::designs_table(c, rows, true));
+    body += table_html(cost::designs_table(c, rows, true));
   }
 
   section("traffic", "Traffic of rail-only's best plan");

@@ -12,9 +12,9 @@
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/iteration.hpp"
-#include "railsim/report/routing_columns.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/preset.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "railsim/spec/switch.hpp"
 #include "railsim/topo/network_view.hpp"
 
@@ -412,7 +412,7 @@ report::Table candidates_table(const Result& r, bool all) {
       Column{"nics_per_gpu", "NICs", Type::integer},
       Column{"switch", "switch", Type::text},
   };
-  for (Column& c : report::routing_columns()) t.columns.push_back(std::move(c));
+  for (Column& c : spec::routing_columns()) t.columns.push_back(std::move(c));
   for (Column c : {
            Column{"copper_gpu_leaf", "copper", Type::boolean},
            Column{"catalog", "catalog", Type::text, "", 0, Style::plain, false},
@@ -451,7 +451,7 @@ report::Table candidates_table(const Result& r, bool all) {
         static_cast<std::int64_t>(c.cluster.nics_per_gpu),
         c.design.sw.name,
     };
-    report::append_routing_cells(cells, c.design);
+    spec::append_routing_cells(cells, c.design);
     for (report::Cell x : std::initializer_list<report::Cell>{
              c.design.copper_gpu_leaf,
              c.catalog,

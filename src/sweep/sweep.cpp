@@ -13,10 +13,10 @@
 #include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
-#include "railsim/report/routing_columns.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "railsim/spec/switch.hpp"
 #include "railsim/topo/builders.hpp"
 
@@ -348,7 +348,7 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
       {.name = "batch", .label = "batch", .type = Type::integer, .unit = "seq"},
       {.name = "seq", .label = "seq", .type = Type::integer, .unit = "tokens"},
   };
-  for (report::Column& c : report::routing_columns()) columns.push_back(std::move(c));
+  for (report::Column& c : spec::routing_columns()) columns.push_back(std::move(c));
   const std::vector<Column> outputs = {
       {.name = "design", .label = "design"},
       {.name = "tiers", .label = "tiers", .type = Type::integer},
@@ -438,7 +438,7 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     row.emplace_back(p.model_name);
     row.emplace_back(p.point.batch);
     row.emplace_back(p.seq);
-    report::append_routing_cells(row, p.network);
+    spec::append_routing_cells(row, p.network);
     return row;
   };
   if (p.invalid) {

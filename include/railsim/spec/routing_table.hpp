@@ -1,19 +1,19 @@
 #pragma once
-// The routing assumptions every table states (report/tables.hpp implements them): a light header
-// for the modules that build their own tables (sweep, optimize).
+// The routing assumptions every table states, as columns: the one definition that sweep,
+// optimize, compare and the plans table share (spec::routing_json's keys).
 #include <vector>
 
 #include "railsim/report/table.hpp"
 #include "railsim/spec/network.hpp"
 
-namespace railsim::report {
+namespace railsim::spec {
 
 // The routing assumptions as columns (spec::routing_json's keys: routing, seed, forwarding,
 // forward_via, chunks; routing for people too, the others CSV and JSON only), and the cells of
 // one row, in that order: the one definition that sweep, optimize and the plans table share.
-std::vector<Column> routing_columns();
-void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d);
+std::vector<report::Column> routing_columns();
+void append_routing_cells(std::vector<report::Cell>& row, const spec::NetworkDesign& d);
 // The same columns added to every row of `t`, CSV and JSON only: every CSV states its routing.
-void add_routing_columns(Table& t, const spec::NetworkDesign& d);
+void add_routing_columns(report::Table& t, const spec::NetworkDesign& d);
 
-}  // namespace railsim::report
+}  // namespace railsim::spec

@@ -1,0 +1,30 @@
+#pragma once
+// The views of a traffic matrix: the columns of `railsim traffic --csv` (one row per GPU pair), and
+// the heatmaps of `railsim traffic` (and of the HTML report) as a Heatmap with its title, subtitle
+// (what one cell holds, the binning) and axis labels.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "railsim/report/heatmap.hpp"
+#include "railsim/report/table.hpp"
+#include "railsim/spec/cluster.hpp"
+#include "railsim/traffic/traffic_matrix.hpp"
+
+namespace railsim::traffic {
+
+// The columns of traffic --csv: one row per GPU pair with traffic.
+std::vector<report::Column> traffic_pair_columns();
+
+enum class TrafficView {
+  gpu,     // every byte, GPU x GPU; grey lines at HB-domain boundaries when domains span cells
+  domain,  // every byte, HB domain x HB domain (the diagonal is NVLink traffic)
+  rail,    // inter-domain bytes, rail x rail (off the diagonal: cross rail)
+};
+
+// At most `cells` cells per axis (items are binned beyond it). `title` is the first line (who and
+// which strategy).
+report::Heatmap traffic_heatmap(const TrafficMatrix& tm, const spec::Cluster& c, TrafficView v,
+                                std::int64_t cells, const std::string& title);
+
+}  // namespace railsim::traffic

@@ -1,0 +1,93 @@
+#include "railsim/sim/tables.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "railsim/perf/tables.hpp"
+#include "railsim/report/columns.hpp"
+
+namespace railsim::sim {
+
+using perf::op_cells;
+using perf::op_columns;
+using report::Cell;
+using report::Column;
+using report::Missing;
+using report::Style;
+using report::Table;
+using report::Type;
+using namespace report::columns;
+
+Table schedule_check_table(const sim::ScheduleCheck& r) {
+  Table t;
+  t.columns = op_columns();
+  t.columns.insert(
+      t.columns.end(),
+      {seconds("sim_time_s", "simulated", 5),
+       seconds("analytic_time_s", "analytic", 5),
+       {.name = "sim_over_analytic", .label = "ratio", .type = Type::real, .precision = 3}});
+  for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
+    const auto& o = r.sim.ops[i];
+    const double an = r.analytic_s[i];
+    std::vector<Cell> row = op_cells(o.op);
+    row.emplace_back(o.time_s);
+    row.emplace_back(an);
+    if (an > 0)
+      row.emplace_back(o.time_s / an);
+    else
+      row.emplace_back(Missing{});
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+Table sim_phases_table(const sim::CollectiveResult& r) {
+  Table t;
+  t.columns = {text("phase", "phase"),
+               {.name = "time_s",
+                .label = "time",
+                .type = Type::real,
+                .unit = "s",
+                .precision = 5,
+                .style = Style::si},
+               {.name = "steps", .label = "steps", .type = Type::integer},
+               {.name = "step_scaled", .label = "one step scaled", .type = Type::boolean},
+               {.name = "aggregated", .label = "by link class", .type = Type::boolean},
+               {.name = "flows_simulated", .label = "flows", .type = Type::integer},
+               {.name = "events", .label = "events", .type = Type::integer}};
+  for (const auto& p : r.phases)
+    t.add_row(
+        {p.name, p.time_s, p.steps, p.step_scaled, p.aggregated, p.flows_simulated, p.events});
+  return t;
+}
+
+namespace {
+template <class Row>
+Table links_table(const std::vector<Row>& rows) {
+  Table t;
+  t.columns = {text("name", "link"),
+               {.name = "peak_utilisation",
+                .label = "peak utilisation",
+                .type = Type::real,
+                .precision = 1,
+                .style = Style::fraction},
+               {.name = "bytes",
+                .label = "bytes",
+                .type = Type::real,
+                .unit = "B",
+                .precision = 4,
+                .style = Style::si}};
+  for (const auto& x : rows) t.add_row({x.name, x.peak_utilisation, x.bytes});
+  return t;
+}
+}  // namespace
+
+Table sim_links_table(const std::vector<sim::TierStat>& tiers) {
+  return links_table(tiers);
+}
+Table sim_links_table(const std::vector<sim::BusyChannel>& links) {
+  return links_table(links);
+}
+
+}  // namespace railsim::sim

@@ -1,0 +1,36 @@
+#include "railsim/spec/routing_table.hpp"
+
+#include "railsim/report/columns.hpp"
+
+namespace railsim::spec {
+
+using report::Cell;
+using report::Column;
+using report::Table;
+using namespace report::columns;
+
+std::vector<Column> routing_columns() {
+  return {text("routing", "routing"), count("seed", "seed", false),
+          text("forwarding", "forwarding", false), text("forward_via", "forward via", false),
+          count("chunks", "chunks", false)};
+}
+
+void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d) {
+  row.emplace_back(std::string(spec::to_string(d.routing)));
+  row.emplace_back(static_cast<std::int64_t>(d.ecmp_seed));
+  row.emplace_back(std::string(spec::to_string(d.forwarding)));
+  row.emplace_back(std::string(spec::to_string(d.forward_via)));
+  row.emplace_back(std::int64_t{d.forwarding_chunks});
+}
+
+void add_routing_columns(Table& t, const spec::NetworkDesign& d) {
+  std::vector<Cell> cells;
+  append_routing_cells(cells, d);
+  std::vector<Column> columns = routing_columns();
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    columns[i].human = false;
+    t.add_column(columns[i], std::vector<Cell>(t.rows.size(), cells[i]));
+  }
+}
+
+}  // namespace railsim::spec

@@ -1,0 +1,80 @@
+#include "railsim/traffic/tables.hpp"
+
+#include <fmt/format.h>
+
+#include "railsim/report/columns.hpp"
+#include "railsim/traffic/aggregate.hpp"
+
+namespace railsim::traffic {
+
+using report::Column;
+using report::Missing;
+using report::Style;
+using report::Type;
+using namespace report::columns;
+
+std::vector<Column> traffic_pair_columns() {
+  std::vector<Column> c = {count("src", "source GPU"),
+                           count("dst", "destination GPU"),
+                           count("src_domain", "source domain"),
+                           count("src_rail", "source rail"),
+                           count("dst_domain", "destination domain"),
+                           count("dst_rail", "destination rail"),
+                           text("locality", "locality")};
+  for (const char* p : {"tp", "sp", "pp", "dp", "ep"}) {
+    c.push_back({.name = std::string(p) + "_bytes",
+                 .label = std::string(p) + " bytes",
+                 .type = Type::real,
+                 .unit = "B",
+                 .precision = 3,
+                 .style = Style::si});
+  }
+  c.push_back({.name = "total_bytes",
+               .label = "total bytes",
+               .type = Type::real,
+               .unit = "B",
+               .precision = 3,
+               .style = Style::si});
+  return c;
+}
+
+report::Heatmap traffic_heatmap(const TrafficMatrix& tm, const spec::Cluster& c, TrafficView v,
+                                std::int64_t cells, const std::string& title) {
+  traffic::Grid g;
+  std::string what, axis;
+  switch (v) {
+    case TrafficView::gpu:
+      g = traffic::gpu_grid(tm, cells);
+      what = "bytes per iteration, GPU to GPU";
+      axis = "GPUs";
+      break;
+    case TrafficView::domain:
+      g = traffic::domain_grid(tm, c, cells);
+      what = "bytes per iteration, HB domain to HB domain (diagonal: NVLink)";
+      axis = "domains";
+      break;
+    case TrafficView::rail:
+      g = traffic::rail_grid(tm, c, cells);
+      what = "inter-domain bytes per iteration, rail to rail (off-diagonal: cross rail)";
+      axis = "rails";
+      break;
+  }
+  report::Heatmap h;
+  h.rows = h.cols = g.cells;
+  h.values = g.bytes;
+  h.title = title;
+  h.subtitle =
+      g.bin > 1 ? fmt::format("{}; each cell sums {} x {} {}", what, g.bin, g.bin, axis) : what;
+  const std::string item = axis.substr(0, axis.size() - 1);
+  h.x_label = "receiving " + item;
+  h.y_label = "sending " + item;
+  h.x_items = h.y_items = g.items;
+  h.items_per_cell = g.bin;
+  if (v == TrafficView::gpu && c.hb_domain % g.bin == 0 && c.hb_domain / g.bin >= 2) {
+    h.separator_every = c.hb_domain / g.bin;
+    h.subtitle += "; grey lines: HB domains";
+  }
+  return h;
+}
+
+}  // namespace railsim::traffic
