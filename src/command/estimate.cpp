@@ -7,6 +7,7 @@
 #include "railsim/perf/report.hpp"
 #include "railsim/perf/tables.hpp"
 #include "railsim/perf/validation.hpp"
+#include "railsim/report/format.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
@@ -17,7 +18,7 @@ std::string tokens_text(double n) {
   if (n >= 1e12) return fmt::format("{:g}T", n / 1e12);
   if (n >= 1e9) return fmt::format("{:g}B", n / 1e9);
   if (n >= 1e6) return fmt::format("{:g}M", n / 1e6);
-  return cost::with_commas(n);
+  return report::thousands(n);
 }
 
 struct Estimate {
@@ -33,19 +34,19 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
                  std::optional<double> train_tokens, double days) {
   const auto& [m, tr, c, d, s, it] = e;
   out.print("{} on {} x {} (HB domain {}, NIC {:g} Gb/s), {}\n", m.name,
-            cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
+            report::thousands(double(c.gpus)), c.gpu.name, c.hb_domain,
             units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("strategy: {}\n", perf::describe(s));
   out.print("software: stack {}, {}, flash attention {}\n", tr.stack.name,
             perf::to_string(tr.dtype), tr.flash_attention ? "on" : "off");
   out.print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {} tokens/s\n",
-            it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, cost::with_commas(it.tokens_per_s));
+            it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, report::thousands(it.tokens_per_s));
   if (train_tokens)
     out.print(
         "time to train {} tokens: {:.1f} days ({} h) at this iteration time, without "
         "failures or restarts (railsim fail goodput adds them)\n",
-        tokens_text(*train_tokens), days, cost::with_commas(days * 24));
+        tokens_text(*train_tokens), days, report::thousands(days * 24));
   const perf::ErrorBand band = perf::error_band(c.gpu.name, tr.stack.name);
   out.print("error band +-{:.1f}% ({:.4g}-{:.4g} s): {}\n", 100 * band.fraction,
             it.iteration_time_s * (1 - band.fraction), it.iteration_time_s * (1 + band.fraction),

@@ -10,6 +10,7 @@
 #include "railsim/perf/report.hpp"
 #include "railsim/perf/tables.hpp"
 #include "railsim/perf/validation.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/routing_table.hpp"
 #include "registry.hpp"
@@ -35,7 +36,7 @@ void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
       "\n{}: {:.4g}B parameters ({:.4g}B active per token), {} PFLOP per iteration "
       "(model FLOPs, no recomputation); MFU is against the {}\n",
       m.name, m.total_params() / 1e9, m.active_params() / 1e9,
-      cost::with_commas(w.time.model_flops / 1e15), mfu_basis(c, tr));
+      report::thousands(w.time.model_flops / 1e15), mfu_basis(c, tr));
   if (res.plans.size() < 2) {
     out.print("only one plan fits: nothing to compare it with\n");
     return;
@@ -83,10 +84,10 @@ void run_plan(const Args& a, Output& out) {
   out.print(
       "{} on {} x {} (HB domain {}), {}, stack {} ({}{}): {} strategies, {} fit in "
       "memory\n",
-      in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
+      in.model.name, report::thousands(double(c.gpus)), c.gpu.name, c.hb_domain,
       spec::to_string(d.kind), in.training.stack.name, perf::to_string(in.training.dtype),
       in.training.flash_attention ? ", flash attention" : "",
-      cost::with_commas(double(res.evaluated)), cost::with_commas(double(res.feasible)));
+      report::thousands(double(res.evaluated)), report::thousands(double(res.feasible)));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("{}", report::to_text(table));
   out.print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);

@@ -13,6 +13,7 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/moe.hpp"
 #include "railsim/sim/options.hpp"
@@ -85,8 +86,8 @@ void print_collective(Output& out, const sim::CollectiveResult& r) {
       .type = report::Type::real, .unit = "s", .precision = 6, .style = report::Style::si};
   out.print("completion time {}\n", report::human_cell(t, r.completion_time_s));
   out.print("{}", report::to_text(sim::sim_phases_table(r), "  "));
-  out.print("flows simulated {} (standing for {})\n", cost::with_commas(double(r.flows_simulated)),
-            cost::with_commas(r.flows_represented));
+  out.print("flows simulated {} (standing for {})\n", report::thousands(double(r.flows_simulated)),
+            report::thousands(r.flows_represented));
   out.print("per link class:\n{}", report::to_text(sim::sim_links_table(r.tiers), "  "));
   out.print("busiest links:\n{}", report::to_text(sim::sim_links_table(r.busiest), "  "));
 }
@@ -123,7 +124,7 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
   out.print(
       "{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\nnetwork: "
       "switch {}, {}\n{}",
-      in.model.name, cost::with_commas(double(c.gpus)), c.gpu.name, spec::to_string(d.kind), s.tp,
+      in.model.name, report::thousands(double(c.gpus)), c.gpu.name, spec::to_string(d.kind), s.tp,
       s.pp, s.dp, s.ep, d.sw.describe(), spec::describe_routing(d), report::to_text(table));
   const report::Column t{
       .type = report::Type::real, .unit = "s", .precision = 5, .style = report::Style::si};
@@ -156,8 +157,8 @@ void run_moe(const Args& a, Output& out, const Setting& st, const topo::Fabric& 
           ? fmt::format(", at most {} HB domains per token", moe.routing.max_domains)
           : "",
       report::human_cell(b, moe.bytes_per_token), group,
-      cost::with_commas(double(moe.groups.size())), moe.groups.size() == 1 ? "" : "s",
-      cost::with_commas(double(moe.groups.front().size())), cost::with_commas(double(c.gpus)),
+      report::thousands(double(moe.groups.size())), moe.groups.size() == 1 ? "" : "s",
+      report::thousands(double(moe.groups.front().size())), report::thousands(double(c.gpus)),
       c.gpu.name, c.hb_domain, spec::to_string(d.kind));
   out.print(
       "dispatch {} in all; busiest receiver {:.2f}x and sender {:.2f}x the mean; {:.1f}% "
@@ -205,8 +206,8 @@ void run_collective(const Args& a, Output& out, const Setting& st) {
       report::human_cell(
           {.type = report::Type::real, .unit = "B", .precision = 4, .style = report::Style::si},
           req.bytes),
-      group, cost::with_commas(double(req.groups.size())), req.groups.size() == 1 ? "" : "s",
-      cost::with_commas(double(req.groups.front().size())), cost::with_commas(double(c.gpus)),
+      group, report::thousands(double(req.groups.size())), req.groups.size() == 1 ? "" : "s",
+      report::thousands(double(req.groups.front().size())), report::thousands(double(c.gpus)),
       c.gpu.name, c.hb_domain, c.hb_bw_Bps / 1e9, units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()),
       spec::to_string(d.kind), fabric.tiers, fabric.tiers == 1 ? "" : "s");
   out.print("\nnetwork: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));

@@ -15,6 +15,7 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/file.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/report/heatmap.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/traffic/iteration.hpp"
@@ -104,12 +105,12 @@ void print_pairs(Output& out, const traffic::TrafficSummary& sum, const spec::Cl
   out.print(
       "\nGPU pairs with traffic: {} of {} ordered pairs (src != dst): {}; {} exchange "
       "nothing\n",
-      cost::with_commas(double(sum.pairs_with_traffic)), cost::with_commas(n * (n - 1)),
+      report::thousands(double(sum.pairs_with_traffic)), report::thousands(n * (n - 1)),
       pct(sum.pair_fraction_with_traffic), pct(1.0 - sum.pair_fraction_with_traffic));
   out.print(
       "HB-domain pairs with inter-domain traffic: {} of {}\n",
-      cost::with_commas(double(sum.domain_pairs_with_traffic)),
-      cost::with_commas(static_cast<double>(c.domains()) * static_cast<double>(c.domains() - 1)));
+      report::thousands(double(sum.domain_pairs_with_traffic)),
+      report::thousands(static_cast<double>(c.domains()) * static_cast<double>(c.domains() - 1)));
   if (sum.busiest_pair.src >= 0)
     out.print(
         "busiest pair: GPU {} -> GPU {} ({}), {}\n", sum.busiest_pair.src, sum.busiest_pair.dst,
@@ -158,12 +159,12 @@ void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
   const perf::Strategy& s = choice.strategy;
   const std::string source =
       choice.searched
-          ? fmt::format("best plan of {} strategies", cost::with_commas(double(choice.evaluated)))
+          ? fmt::format("best plan of {} strategies", report::thousands(double(choice.evaluated)))
           : "given";
   const traffic::IterationTraffic t = traffic::iteration_traffic(
       in.model, in.training, s, c, d, in.placement, static_cast<std::uint64_t>(seed));
   const std::string who =
-      fmt::format("{}, {} x {} (K={}), {}", in.model.name, cost::with_commas(double(c.gpus)),
+      fmt::format("{}, {} x {} (K={}), {}", in.model.name, report::thousands(double(c.gpus)),
                   c.gpu.name, c.hb_domain, spec::to_string(d.kind));
   if (const auto csv = a.text_if("csv"); csv && !csv->empty()) write_pairs_csv(*csv, t.matrix, c);
   if (pairs != nullptr)

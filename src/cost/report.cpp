@@ -6,46 +6,9 @@
 #include <cmath>
 
 #include "railsim/core/units.hpp"
+#include "railsim/report/format.hpp"
 
 namespace railsim::cost {
-
-std::string with_commas(double v) {
-  const bool neg = v < 0;
-  auto n = static_cast<long long>(std::llround(std::fabs(v)));
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  if (neg) out.insert(out.begin(), '-');
-  return out;
-}
-
-namespace {
-
-std::string money(double usd) {
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  return fmt::format("${}", with_commas(usd));
-}
-
-// Watts as the designs table shows them: "599.7 kW", "1.950 MW" (four significant digits).
-std::string watts(double w) {
-  if (w == 0) return "0 W";
-  static const char* kPrefix[] = {"", "k", "M", "G"};
-  int p = 0;
-  while (std::fabs(w) >= 1000 && p < 3) {
-    w /= 1000;
-    ++p;
-  }
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(w))));
-  return fmt::format("{:.{}f} {}W", w, std::max(0, 3 - magnitude), kPrefix[p]);
-}
-
-std::string percent(double f) {
-  return fmt::format("{:.1f}%", 100 * f);
-}
-
-}  // namespace
 
 std::string tier_names(int tiers) {
   static const char* names[] = {"leaf", "spine", "core"};
@@ -59,9 +22,9 @@ std::string tier_names(int tiers) {
 
 std::string cluster_line(const spec::Cluster& c) {
   return fmt::format("{} x {}, HB domain K={} ({} domain{}), {} x {:g} Gb/s NIC per GPU",
-                     with_commas(double(c.gpus)), c.gpu.name, c.hb_domain,
-                     with_commas(double(c.domains())), c.domains() == 1 ? "" : "s", c.nics_per_gpu,
-                     units::Bps_to_gbps(c.nic_bw_Bps));
+                     report::thousands(double(c.gpus)), c.gpu.name, c.hb_domain,
+                     report::thousands(double(c.domains())), c.domains() == 1 ? "" : "s",
+                     c.nics_per_gpu, units::Bps_to_gbps(c.nic_bw_Bps));
 }
 
 std::string design_table(const spec::Cluster& c, const DesignReport& r) {
@@ -82,34 +45,39 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
   for (int t = 0; t < b.tiers; ++t) {
     static const char* names[] = {"leaf", "spine", "core"};
     const std::string name = t < 3 ? names[t] : "tier " + std::to_string(t + 1);
-    s += fmt::format(
-        "{:<8} {:>12} {:>14} {:>16}\n", name, with_commas(double(b.switches_per_tier[t])),
-        with_commas(double(b.ports_used_per_tier[t])), with_commas(double(b.links_per_tier[t])));
+    s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n", name,
+                     report::thousands(double(b.switches_per_tier[t])),
+                     report::thousands(double(b.ports_used_per_tier[t])),
+                     report::thousands(double(b.links_per_tier[t])));
   }
-  s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n\n", "total", with_commas(double(b.switches)),
-                   with_commas(double(b.switch_ports_used)), with_commas(double(b.links)));
+  s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n\n", "total", report::thousands(double(b.switches)),
+                   report::thousands(double(b.switch_ports_used)),
+                   report::thousands(double(b.links)));
   s +=
       fmt::format("switch ports       {} of {} used ({:.1f} switch equivalents by port counting)\n",
-                  with_commas(double(b.switch_ports_used)), with_commas(double(b.switch_ports)),
-                  b.switch_equivalents());
+                  report::thousands(double(b.switch_ports_used)),
+                  report::thousands(double(b.switch_ports)), b.switch_equivalents());
   s += fmt::format(
       "transceivers       {} modules: {} NIC side, {} switch side ({} ports per module); {} ends\n",
-      with_commas(double(b.transceivers())), with_commas(double(b.nic_side_transceivers)),
-      with_commas(double(b.switch_side_transceivers)), b.switch_ports_per_module,
-      with_commas(double(b.transceiver_ends)));
+      report::thousands(double(b.transceivers())),
+      report::thousands(double(b.nic_side_transceivers)),
+      report::thousands(double(b.switch_side_transceivers)), b.switch_ports_per_module,
+      report::thousands(double(b.transceiver_ends)));
   s += fmt::format("cables             {} optical, {} copper DAC",
-                   with_commas(double(b.optical_links)), with_commas(double(b.copper_links)));
+                   report::thousands(double(b.optical_links)),
+                   report::thousands(double(b.copper_links)));
   if (b.management_links > 0) s += fmt::format(" ({} management links)", b.management_links);
-  s += fmt::format("\nNICs               {}\n", with_commas(double(b.nics)));
+  s += fmt::format("\nNICs               {}\n", report::thousands(double(b.nics)));
   s += fmt::format(
       "cost               {}, {} per GPU (switches {}, transceivers {}, cables {}); NICs apart: "
       "{}\n",
-      money(r.cost.cost_usd()), money(r.cost_per_gpu_usd()), money(r.cost.usd.switches),
-      money(r.cost.usd.transceivers), money(r.cost.usd.cables), money(r.cost.nic_usd));
-  s +=
-      fmt::format("power              {}, {} per GPU (switches {}, transceivers {}, cables {})\n",
-                  watts(r.cost.power_w()), watts(r.power_per_gpu_w()), watts(r.cost.watts.switches),
-                  watts(r.cost.watts.transceivers), watts(r.cost.watts.cables));
+      report::money(r.cost.cost_usd()), report::money(r.cost_per_gpu_usd()),
+      report::money(r.cost.usd.switches), report::money(r.cost.usd.transceivers),
+      report::money(r.cost.usd.cables), report::money(r.cost.nic_usd));
+  s += fmt::format("power              {}, {} per GPU (switches {}, transceivers {}, cables {})\n",
+                   report::watts(r.cost.power_w()), report::watts(r.power_per_gpu_w()),
+                   report::watts(r.cost.watts.switches), report::watts(r.cost.watts.transceivers),
+                   report::watts(r.cost.watts.cables));
   s += fmt::format("switch power       {}\n", r.switch_power_basis);
   return s;
 }
@@ -148,9 +116,10 @@ std::string saving_note(const std::vector<DesignReport>& rows) {
     return fmt::format(
         "rail_only saves nothing in tiers: a rail of {} GPUs needs {} tier{} of {}-port "
         "switches, as many as the whole cluster; a larger radix would help",
-        with_commas(double(rail)), ra->bom.tiers, ra->bom.tiers > 1 ? "s" : "", ra->bom.radix);
+        report::thousands(double(rail)), ra->bom.tiers, ra->bom.tiers > 1 ? "s" : "",
+        ra->bom.radix);
   return fmt::format("rail_only removes {} of {} tiers: each rail of {} GPUs fits in {} tier{}",
-                     ro->bom.tiers - ra->bom.tiers, ro->bom.tiers, with_commas(double(rail)),
+                     ro->bom.tiers - ra->bom.tiers, ro->bom.tiers, report::thousands(double(rail)),
                      ra->bom.tiers, ra->bom.tiers > 1 ? "s" : "");
 }
 
@@ -190,12 +159,12 @@ std::string savings_markdown(const std::vector<SavingsCell>& grid,
   for (std::size_t i = 0; i < grid.size(); i += hb_domains.size()) {
     std::string sizes;
     for (std::size_t j = 0; j < hb_domains.size() && i + j < grid.size(); ++j)
-      sizes += (j ? " / " : "") + with_commas(double(grid[i + j].gpus));
+      sizes += (j ? " / " : "") + report::thousands(double(grid[i + j].gpus));
     s += "| " + sizes + " |";
     for (std::size_t j = 0; j < hb_domains.size() && i + j < grid.size(); ++j) {
       const SavingsCell& c = grid[i + j];
       s += fmt::format(" {}->{}: {}, {} |", c.tiers_rail_optimized, c.tiers_rail_only,
-                       percent(c.cost_saving), percent(c.power_saving));
+                       report::percent(c.cost_saving, 1), report::percent(c.power_saving, 1));
     }
     s += "\n";
   }

@@ -14,7 +14,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/fail/rng.hpp"
-#include "text.hpp"
+#include "railsim/report/format.hpp"
 
 namespace railsim::fail {
 
@@ -323,9 +323,9 @@ GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o) {
         fmt::format("{} trials of about {} failure events each ({:.2g} events) exceed one run's "
                     "budget of {:.0g} events (about two minutes on two cores); take at most {} "
                     "trials (the ETTR's standard error falls as 1/sqrt(trials))",
-                    text::grouped(static_cast<double>(o.trials)), text::grouped(per_trial),
+                    report::thousands(static_cast<double>(o.trials)), report::thousands(per_trial),
                     static_cast<double>(o.trials) * per_trial, kMaxGoodputEvents,
-                    text::grouped(std::floor(kMaxGoodputEvents / std::max(per_trial, 1.0)))));
+                    report::thousands(std::floor(kMaxGoodputEvents / std::max(per_trial, 1.0)))));
   const auto n = static_cast<std::size_t>(o.trials);
   const std::size_t ns = m.streams.size();
   std::vector<TrialResult> trials(n);

@@ -8,16 +8,13 @@
 
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
-#include "text.hpp"
+#include "railsim/report/format.hpp"
 
 namespace railsim::fail {
 
 namespace {
 
-using text::duration;
-using text::grouped;
-using text::money;
-using text::pct;
+using report::duration;
 
 Json stats_json(const Stats& s) {
   return Json{{"mean", s.mean}, {"stddev", s.stddev}, {"p5", s.p5}, {"p50", s.p50}, {"p95", s.p95}};
@@ -160,8 +157,9 @@ std::string to_text(const GoodputReport& rep) {
   std::string s = fmt::format(
       "goodput under failures: {} x {} (HB domain {}, {} domains), {} days, rates {}, {} trials, "
       "seed {}\n",
-      grouped(double(m0.gpus)), rep.gpu, m0.hb_domain, grouped(double(m0.domains)),
-      fmt::format("{:g}", m0.run_s / 86400.0), rep.rates, grouped(double(g0.trials)), g0.seed);
+      report::thousands(double(m0.gpus)), rep.gpu, m0.hb_domain,
+      report::thousands(double(m0.domains)), fmt::format("{:g}", m0.run_s / 86400.0), rep.rates,
+      report::thousands(double(g0.trials)), g0.seed);
   s += fmt::format("checkpoint write {}, restart {} (detection + restart), degraded policy {}\n",
                    duration(m0.checkpoint_write_s), duration(m0.restart_s), to_string(m0.policy));
   s += fmt::format("network: {}; forwarding around a dead NIC through HB-domain peers (PXN) {}\n",
@@ -193,15 +191,17 @@ std::string to_text(const GoodputReport& rep) {
   row("spare domains", [&](std::size_t i) {
     const FailureModel& m = G(i).model;
     return fmt::format("{} ({} GPUs{})", m.spare_domains,
-                       grouped(double(m.spare_domains * m.hb_domain)),
+                       report::thousands(double(m.spare_domains * m.hb_domain)),
                        m.spares_auto ? ", auto" : "");
   });
   row("ETTR mean", [&](std::size_t i) {
-    return fmt::format("{} +- {}", pct(G(i).ettr.mean), pct(G(i).ettr_standard_error(), 3));
+    return fmt::format("{} +- {}", report::percent(G(i).ettr.mean, 2),
+                       report::percent(G(i).ettr_standard_error(), 3));
   });
   row("ETTR p5 / p50 / p95", [&](std::size_t i) {
     const Stats& e = G(i).ettr;
-    return fmt::format("{} / {} / {}", pct(e.p5), pct(e.p50), pct(e.p95));
+    return fmt::format("{} / {} / {}", report::percent(e.p5, 2), report::percent(e.p50, 2),
+                       report::percent(e.p95, 2));
   });
   row("interruptions mean [p5, p95]", [&](std::size_t i) {
     const Stats& e = G(i).interruptions;
@@ -216,7 +216,8 @@ std::string to_text(const GoodputReport& rep) {
   auto lost = [&](const char* label, double GoodputResult::*field) {
     row(label, [&, field](std::size_t i) {
       const GoodputResult& g = G(i);
-      return fmt::format("{} ({})", grouped(g.*field), pct(g.*field / g.wall_gpu_h));
+      return fmt::format("{} ({})", report::thousands(g.*field),
+                         report::percent(g.*field / g.wall_gpu_h, 2));
     });
   };
   row("GPU-hours lost, mean:", [](std::size_t) { return std::string(); });
@@ -230,11 +231,12 @@ std::string to_text(const GoodputReport& rep) {
   if (any_cost) {
     row("network cost", [&](std::size_t i) {
       const auto& c = i < rep.network_cost_usd.size() ? rep.network_cost_usd[i] : std::nullopt;
-      return c ? money(*c) : std::string("-");
+      return c ? report::money_fine(*c) : std::string("-");
     });
     row(fmt::format("per effective GPU-hour ({:g} y)", rep.amortize_years), [&](std::size_t i) {
       const auto& c = i < rep.network_cost_usd.size() ? rep.network_cost_usd[i] : std::nullopt;
-      return c ? money(network_cost_per_effective_gpu_hour(G(i), *c, rep.amortize_years))
+      return c ? report::money_fine(
+                     network_cost_per_effective_gpu_hour(G(i), *c, rep.amortize_years))
                : std::string("-");
     });
   }

@@ -14,12 +14,12 @@
 #include "railsim/fail/rng.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/spec/failure_rates.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/network_view.hpp"
-#include "text.hpp"
 
 namespace railsim::fail {
 
@@ -304,8 +304,8 @@ JobOption drop_domains_option(const spec::Cluster& c, const spec::NetworkDesign&
           drop.possible = true;
           drop.throughput = tput;
           drop.detail = fmt::format("{} of the {} GPUs left (global batch kept): {}",
-                                    text::grouped(static_cast<double>(left.gpus)),
-                                    text::grouped(static_cast<double>(left_domains * K)),
+                                    report::thousands(static_cast<double>(left.gpus)),
+                                    report::thousands(static_cast<double>(left_domains * K)),
                                     perf::describe(lr.plans.front().strategy));
         }
       } catch (const InputError& e) {
@@ -456,7 +456,7 @@ WhatIfReport what_if(const spec::Cluster& c, const std::vector<spec::NetworkDesi
         return d.gpus_dead + d.gpus_cut_off == c.gpus;
       }))
     throw InputError("--fail", fmt::format("the failures cut off every one of the {} GPUs",
-                                           text::grouped(static_cast<double>(c.gpus))));
+                                           report::thousands(static_cast<double>(c.gpus))));
   return r;
 }
 
@@ -619,8 +619,6 @@ std::string design_notes(const WhatIfReport& r) {
 }  // namespace
 
 std::string to_text(const WhatIfReport& r) {
-  using text::grouped;
-  using text::pct;
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   auto row = [&](std::string label, auto cell) {
     std::vector<std::string> v;
@@ -634,7 +632,7 @@ std::string to_text(const WhatIfReport& r) {
     if (v.size() > 6) s += fmt::format(", ... ({} in all)", v.size());
     return s;
   };
-  auto n = [](std::int64_t x) { return grouped(static_cast<double>(x)); };
+  auto n = [](std::int64_t x) { return report::thousands(static_cast<double>(x)); };
   row("design", [](const DesignWhatIf& d) {
     return fmt::format("{} ({} tier{})", spec::to_string(d.design), d.tiers,
                        d.tiers == 1 ? "" : "s");
@@ -655,8 +653,9 @@ std::string to_text(const WhatIfReport& r) {
     row("links lost, " + name, [&](const DesignWhatIf& d) {
       for (const auto& t : d.tiers_lost)
         if (t.name == name)
-          return fmt::format("{} of {} ({})", n(t.links_lost), n(t.links),
-                             pct(t.capacity_Bps > 0 ? t.lost_Bps / t.capacity_Bps : 0.0));
+          return fmt::format(
+              "{} of {} ({})", n(t.links_lost), n(t.links),
+              report::percent(t.capacity_Bps > 0 ? t.lost_Bps / t.capacity_Bps : 0.0, 2));
       return std::string("-");
     });
   row("HB domains with a dead switch plane", [&](const DesignWhatIf& d) {

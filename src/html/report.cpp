@@ -15,6 +15,7 @@
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/report/plot.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -79,7 +80,7 @@ std::string figure(std::string_view svg, const std::string& caption) {
 
 std::string cluster_name(const spec::Cluster& c) {
   return fmt::format("{} x {} (HB domain K={}, HB {:g} GB/s, NIC {:g} Gb/s x {})",
-                     cost::with_commas(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
+                     report::thousands(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
                      c.hb_bw_Bps / 1e9, c.nic_bw_Bps * 8 / 1e9, c.nics_per_gpu);
 }
 
@@ -198,7 +199,7 @@ std::string traffic_body(const std::vector<spec::Cluster>& clusters,
     const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
     const std::string title =
         fmt::format("{}, {} x {} (K={}), rail_only: {}", model.name,
-                    cost::with_commas(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
+                    report::thousands(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
                     fmt::format("tp{} pp{} dp{}", s.tp, s.pp, s.dp));
     body += "<div class=\"pair\">\n";
     for (const auto& [view, what] :
@@ -314,9 +315,9 @@ std::string build_report(const ReportOptions& o) {
       "every GPU). Cost and power under the <code>{}</code> catalog; the saving is rail-only's "
       "against rail-optimized; the best plan is the fastest parallelization that fits in "
       "memory. Every time on this page assumes {} (<code>--routing</code>).</p>\n",
-      escape(model.name), cost::with_commas(static_cast<double>(batch)),
-      cost::with_commas(static_cast<double>(model.seq_len)),
-      cost::with_commas(static_cast<double>(o.gpus)), escape(catalog.name),
+      escape(model.name), report::thousands(static_cast<double>(batch)),
+      report::thousands(static_cast<double>(model.seq_len)),
+      report::thousands(static_cast<double>(o.gpus)), escape(catalog.name),
       escape(sweep::routing_line(designs_table)));
   body += table_html(designs_table);
 
@@ -342,7 +343,7 @@ std::string build_report(const ReportOptions& o) {
   }
 
   const std::string title = fmt::format("railsim report: {} on {} GPUs", model.name,
-                                        cost::with_commas(static_cast<double>(o.gpus)));
+                                        report::thousands(static_cast<double>(o.gpus)));
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

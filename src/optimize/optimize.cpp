@@ -12,6 +12,7 @@
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/spec/routing_table.hpp"
@@ -21,12 +22,6 @@
 namespace railsim::optimize {
 
 namespace {
-
-// As every table prints money ($201.93M, $56,120).
-std::string money(double usd) {
-  return report::human_cell(report::Column{"", "", report::Type::real, "", 2, report::Style::usd},
-                            usd);
-}
 
 // Everything perf sees of a candidate: two candidates with the same key get the same plans.
 std::string plan_key(const spec::Cluster& c, const topo::NetworkView& v) {
@@ -263,7 +258,7 @@ void check_budgets(const Result& r, const Budget& budget) {
     throw InputError(
         "--max-network-cost",
         fmt::format("no candidate network costs at most {}: the cheapest ({}) costs {}",
-                    money(*budget.max_cost_usd), c0.name(), money(c0.cost_usd)));
+                    report::money(*budget.max_cost_usd), c0.name(), report::money(c0.cost_usd)));
   double least_power = std::numeric_limits<double>::infinity();
   for (const auto& c : r.candidates)
     if (!budget.max_cost_usd || c.cost_usd <= *budget.max_cost_usd)
@@ -486,7 +481,8 @@ std::string explain(const Result& r) {
   std::string s = fmt::format(
       "cheapest network meeting the target: {}\n  {} tier{}, {} switches, "
       "{}, {:.1f} kW\n",
-      c.name(), c.tiers, c.tiers == 1 ? "" : "s", c.switches, money(c.cost_usd), c.power_w / 1e3);
+      c.name(), c.tiers, c.tiers == 1 ? "" : "s", c.switches, report::money(c.cost_usd),
+      c.power_w / 1e3);
   for (std::size_t i = 0; i < c.models.size(); ++i) {
     const ModelOutcome& o = c.models[i];
     s += fmt::format("  {}: {:.4f} s ({}), limit {}, slack {:+.2f}%{}\n", r.model_names[i],
@@ -498,7 +494,7 @@ std::string explain(const Result& r) {
     const Candidate& n = r.candidates[*r.next_cheaper];
     const auto b = static_cast<std::size_t>(std::max(0, n.binding));
     const ModelOutcome& o = n.models[b];
-    s += fmt::format("the next cheaper, {} ({}), misses: ", n.name(), money(n.cost_usd));
+    s += fmt::format("the next cheaper, {} ({}), misses: ", n.name(), report::money(n.cost_usd));
     if (!o.best)
       s += fmt::format("{} has no plan ({})\n", r.model_names[b], o.no_plan_reason);
     else

@@ -10,23 +10,6 @@
 
 namespace railsim::report {
 
-std::string si(double v, const std::string& unit) {
-  static const char* kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
-  int p = 0;
-  double x = v;
-  while (std::fabs(x) >= 999.5 && p < 6) {
-    x /= 1000.0;
-    ++p;
-  }
-  const int digits = std::fabs(x) >= 99.95 ? 0 : std::fabs(x) >= 9.995 ? 1 : 2;
-  std::string s = fmt::format("{:.{}f}", x, digits);
-  if (s.find('.') != std::string::npos) {  // 1.50 -> 1.5, 2.00 -> 2
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s + " " + kPrefix[p] + unit;
-}
-
 namespace {
 
 void check(const Heatmap& h, const std::string& option) {

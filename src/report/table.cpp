@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "railsim/report/csv.hpp"
+#include "railsim/report/format.hpp"
 
 namespace railsim::report {
 
@@ -52,12 +53,8 @@ std::string human_real(const Column& c, double v) {
       return with_unit(group_thousands(fmt::format("{:+.{}f}", v, c.precision)), c.unit);
     case Style::fraction:
       return group_thousands(fmt::format("{:.{}f}", 100 * v, c.precision)) + "%";
-    case Style::usd: {
-      const std::string sign = v < 0 ? "-" : "";
-      const double a = std::fabs(v);
-      if (a >= 1e6) return fmt::format("{}${:.2f}M", sign, a / 1e6);
-      return sign + "$" + group_thousands(fmt::format("{:.0f}", a));
-    }
+    case Style::usd:
+      return money(v);
     case Style::si: {
       if (v == 0) return with_unit("0", c.unit);
       // n, µ, m below 1 (times in seconds), k ... E above.

@@ -12,8 +12,6 @@
 namespace railsim::cost {
 
 std::string cluster_line(const spec::Cluster& c);
-// "1,234,567"
-std::string with_commas(double v);
 
 std::string design_table(const spec::Cluster& c, const DesignReport& r);
 

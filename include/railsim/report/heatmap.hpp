@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "railsim/report/format.hpp"
 #include "railsim/report/plot.hpp"
 
 namespace railsim::report {
@@ -37,9 +38,6 @@ struct HeatmapScale {
 // At most max_decades below the largest value and at least one decade, so that a matrix of
 // nearly equal values reads as nearly uniform rather than spread over the whole scale.
 HeatmapScale heatmap_scale(const Heatmap& h);
-
-// "1.5 GB", "320 MB", "12 B": three significant figures and an SI prefix (decimal).
-std::string si(double v, const std::string& unit);
 
 // The gnuplot script drawing the heatmap into `output`: the matrix is the `$matrix` data block,
 // one line per row, the values exactly as given (zeros included; the plot leaves them white).

@@ -1,0 +1,26 @@
+#pragma once
+// The one vocabulary of numbers for people: thousands separators, money, percentages, durations,
+// watts and SI prefixes, as every table, text report and chart writes them.
+#include <string>
+
+namespace railsim::report {
+
+// Thousands separators on a number written with `decimals` digits after the point:
+// thousands(1234567.8) is "1,234,568", thousands(12345.67, 1) is "12,345.7".
+std::string thousands(double v, int decimals = 0);
+// Money: "$201.93M" from a million, "$56,120" below, "-$1,200" when negative.
+std::string money(double usd);
+// Small amounts too (a cost per GPU-hour): as money, with three decimals below $100 ("$0.412").
+std::string money_fine(double usd);
+// A fraction as a percentage: percent(0.1234, 1) is "12.3%".
+std::string percent(double fraction, int decimals);
+// A duration: "45 s" below two minutes, "12.5 min" below two hours, "3.20 h" below three days,
+// then "4.1 days"; "never" when infinite.
+std::string duration(double seconds);
+// Watts with four significant digits and a prefix: "599.7 kW", "1.950 MW".
+std::string watts(double w);
+// Three significant digits and an SI prefix (k, M, G, T, P, E), trailing zeros dropped:
+// si(1.5e9, "B") is "1.5 GB".
+std::string si(double v, const std::string& unit);
+
+}  // namespace railsim::report

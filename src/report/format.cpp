@@ -1,0 +1,74 @@
+#include "railsim/report/format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace railsim::report {
+
+std::string thousands(double v, int decimals) {
+  const std::string digits = fmt::format("{:.{}f}", std::fabs(v), decimals);
+  const std::size_t dot = std::min(digits.find('.'), digits.size());
+  std::string out = v < 0 && digits.find_first_not_of("0.") != std::string::npos ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && i < dot && (dot - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string money(double usd) {
+  const std::string sign = usd < 0 ? "-" : "";
+  const double a = std::fabs(usd);
+  if (a >= 1e6) return fmt::format("{}${:.2f}M", sign, a / 1e6);
+  return sign + "$" + thousands(a);
+}
+
+std::string money_fine(double usd) {
+  if (std::fabs(usd) >= 100) return money(usd);
+  return fmt::format("${:.3f}", usd);
+}
+
+std::string percent(double fraction, int decimals) {
+  return fmt::format("{:.{}f}%", 100 * fraction, decimals);
+}
+
+std::string duration(double s) {
+  if (!std::isfinite(s)) return "never";
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 2 * 3600) return fmt::format("{:.1f} min", s / 60);
+  if (s < 3 * 86400) return fmt::format("{:.2f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+std::string watts(double w) {
+  if (w == 0) return "0 W";
+  static const char* kPrefix[] = {"", "k", "M", "G"};
+  int p = 0;
+  while (std::fabs(w) >= 1000 && p < 3) {
+    w /= 1000;
+    ++p;
+  }
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(w))));
+  return fmt::format("{:.{}f} {}W", w, std::max(0, 3 - magnitude), kPrefix[p]);
+}
+
+std::string si(double v, const std::string& unit) {
+  static const char* kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
+  int p = 0;
+  double x = v;
+  while (std::fabs(x) >= 999.5 && p < 6) {
+    x /= 1000.0;
+    ++p;
+  }
+  const int digits = std::fabs(x) >= 99.95 ? 0 : std::fabs(x) >= 9.995 ? 1 : 2;
+  std::string s = fmt::format("{:.{}f}", x, digits);
+  if (s.find('.') != std::string::npos) {  // 1.50 -> 1.5, 2.00 -> 2
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s + " " + kPrefix[p] + unit;
+}
+
+}  // namespace railsim::report
