@@ -13,8 +13,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 BillOfMaterials bill_of_materials(const spec::Cluster& c, const spec::NetworkDesign& design,
                                   int switch_ports_per_module) {
-  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
-  const topo::NetworkPlan np = topo::plan_network(c, d);
+  return bill_of_materials(topo::resolve_network(c, design), switch_ports_per_module);
+}
+
+BillOfMaterials bill_of_materials(const topo::Network& n, int switch_ports_per_module) {
+  const spec::Cluster& c = n.cluster;
+  const spec::NetworkDesign& d = n.design;
+  const topo::NetworkPlan& np = n.plan;
   BillOfMaterials b;
   b.design = d.kind;
   b.gpus = c.gpus;

@@ -4,6 +4,7 @@
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/topo/builders.hpp"
 
 namespace railsim::cost {
 
@@ -61,8 +62,9 @@ DesignCost price(const BillOfMaterials& b, const Catalog& cat, SwitchCounting co
 DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& design,
                       const Catalog& cat, SwitchCounting counting) {
   DesignReport r;
-  r.bom = bill_of_materials(cluster, design, cat.switch_transceiver_ports);
-  const spec::SwitchSpec sw = spec::fit_to_cluster(cluster, design).sw;
+  const topo::Network n = topo::resolve_network(cluster, design);
+  r.bom = bill_of_materials(n, cat.switch_transceiver_ports);
+  const spec::SwitchSpec& sw = n.design.sw;
   r.switch_box_w = switch_box_watts(sw, cat);
   r.switch_power_source = r.switch_box_w > 0 ? sw.power.source : cat.switch_port.source;
   r.switch_power_basis =

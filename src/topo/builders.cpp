@@ -10,8 +10,9 @@
 
 namespace railsim::topo {
 
-NetworkPlan plan_network(const spec::Cluster& c, const spec::NetworkDesign& design) {
-  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
+namespace {
+// The plan of a design already fitted to the cluster.
+NetworkPlan plan_fitted(const spec::Cluster& c, const spec::NetworkDesign& d) {
   NetworkPlan np;
   np.kind = d.kind;
   const std::int64_t ports_per_rail = c.domains() * c.nics_per_gpu;
@@ -42,6 +43,17 @@ NetworkPlan plan_network(const spec::Cluster& c, const spec::NetworkDesign& desi
   }
   return np;
 }
+}  // namespace
+
+Network resolve_network(const spec::Cluster& cluster, const spec::NetworkDesign& design) {
+  Network n{cluster, spec::fit_to_cluster(cluster, design), {}};
+  n.plan = plan_fitted(n.cluster, n.design);
+  return n;
+}
+
+NetworkPlan plan_network(const spec::Cluster& c, const spec::NetworkDesign& design) {
+  return resolve_network(c, design).plan;
+}
 
 namespace {
 
@@ -64,8 +76,9 @@ std::int64_t planned_links(const spec::Cluster& c, const NetworkPlan& np) {
 }
 
 Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
-  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
-  const NetworkPlan np = plan_network(c, d);
+  const Network n = resolve_network(c, design);
+  const spec::NetworkDesign& d = n.design;
+  const NetworkPlan& np = n.plan;
   const std::int64_t total_links = planned_links(c, np);
   if (total_links > kMaxFabricLinks)
     throw InputError("--gpus", fmt::format("a graph of {} links is too large to build (limit {}); "

@@ -26,7 +26,12 @@ double NetworkView::cross_rail_oversubscription(std::int64_t q) const {
 }
 
 NetworkView make_network_view(const spec::Cluster& c, const spec::NetworkDesign& design) {
-  const spec::NetworkDesign d = spec::fit_to_cluster(c, design);
+  return make_network_view(resolve_network(c, design));
+}
+
+NetworkView make_network_view(const Network& n) {
+  const spec::Cluster& c = n.cluster;
+  const spec::NetworkDesign& d = n.design;
   NetworkView v;
   v.kind = d.kind;
   v.gpus = c.gpus;
@@ -40,7 +45,7 @@ NetworkView make_network_view(const spec::Cluster& c, const spec::NetworkDesign&
   v.port_Bps = units::gbps_to_Bps(d.sw.port_gbps);
   // The NIC link runs at the slower end (Fabric's NIC links have this capacity).
   v.nic_link_Bps = std::min(c.nic_bw_Bps, v.port_Bps);
-  const NetworkPlan np = plan_network(c, d);
+  const NetworkPlan& np = n.plan;
   const ClosPlan& p = np.plan;
   v.tiers = np.tiers();
   const std::int64_t D = c.domains(), M = c.nics_per_gpu;

@@ -7,6 +7,7 @@
 
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
+#include "railsim/topo/builders.hpp"
 
 namespace railsim::cost {
 
@@ -52,5 +53,7 @@ struct BillOfMaterials {
 // twin-port OSFP cages, 1 for single-port modules).
 BillOfMaterials bill_of_materials(const spec::Cluster& cluster, const spec::NetworkDesign& design,
                                   int switch_ports_per_module = 2);
+// The same of a resolved network (topo::resolve_network: the design fitted, its plan made).
+BillOfMaterials bill_of_materials(const topo::Network& network, int switch_ports_per_module = 2);
 
 }  // namespace railsim::cost

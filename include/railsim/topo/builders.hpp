@@ -30,6 +30,17 @@ struct NetworkPlan {
 
 NetworkPlan plan_network(const spec::Cluster& cluster, const spec::NetworkDesign& design);
 
+// One resolved network: the cluster, the design fitted to it (the switch in the port mode that
+// serves its NICs: spec::fit_to_cluster) and the Clos plan of that design, built once and read by
+// cost (the bill of materials), perf's view of the network and the Fabric builders.
+struct Network {
+  spec::Cluster cluster;
+  spec::NetworkDesign design;  // fitted to `cluster`
+  NetworkPlan plan;
+};
+// Fits the design and plans it (the errors of plan_network).
+Network resolve_network(const spec::Cluster& cluster, const spec::NetworkDesign& design);
+
 // Largest graph build_fabric accepts (links); beyond it the counts (plan_network, the bill of
 // materials) still work but the graph would take gigabytes.
 inline constexpr std::int64_t kMaxFabricLinks = std::int64_t{1} << 25;

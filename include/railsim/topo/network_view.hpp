@@ -11,6 +11,7 @@
 
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
+#include "railsim/topo/builders.hpp"
 #include "railsim/topo/fabric.hpp"
 
 namespace railsim::topo {
@@ -56,6 +57,8 @@ struct NetworkView {
 
 // From the cluster and design (any N: the graph is not built).
 NetworkView make_network_view(const spec::Cluster& cluster, const spec::NetworkDesign& design);
+// From a resolved network (the design fitted, its plan made once).
+NetworkView make_network_view(const Network& network);
 // From a built Fabric: the same figures as from its cluster and design.
 NetworkView make_network_view(const Fabric& fabric);
 
