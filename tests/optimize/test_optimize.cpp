@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/optimize/optimize.hpp"
@@ -14,6 +15,7 @@
 #include "railsim/spec/stack.hpp"
 
 using namespace railsim;
+using test::error_of;
 
 namespace {
 
@@ -32,15 +34,6 @@ optimize::Space small_space() {
   // would add 2-12% to every network against the ideal reference: docs/model.md section 5).
   s.routing = spec::Routing::adaptive;
   return s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "accepted";
 }
 
 }  // namespace
