@@ -129,15 +129,16 @@ TEST(Optimize, SeveralModelsTheLeastSlackBinds) {
 TEST(Optimize, BadInput) {
   const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
   const std::vector<optimize::ModelSpec> models = {model("Megatron-22B")};
+  // The error of optimizing the models on 1,024 GPUs in `space` for `target` within `budget`.
+  auto refusal = [&](const optimize::Space& space, const optimize::Target& target,
+                     const optimize::Budget& budget) {
+    return error_of([&] { optimize::optimize(gpu, 1024, models, space, target, budget); });
+  };
   optimize::Target none;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), none, {});
-            }).find("give a target"),
-            std::string::npos);
+  EXPECT_NE(refusal(small_space(), none, {}).find("give a target"), std::string::npos);
   optimize::Target fast;
   fast.max_iteration_s = 1e-6;
-  const std::string miss =
-      error_of([&] { optimize::optimize(gpu, 1024, models, small_space(), fast, {}); });
+  const std::string miss = refusal(small_space(), fast, {});
   EXPECT_NE(miss.find("--max-iteration-time: no network meets the target"), std::string::npos)
       << miss;
   EXPECT_NE(miss.find("Megatron-22B"), std::string::npos) << miss;
@@ -146,32 +147,20 @@ TEST(Optimize, BadInput) {
   t.within = 0.5;
   optimize::Budget poor;
   poor.max_cost_usd = 1.0;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), t, poor);
-            }).find("--max-network-cost: no candidate network costs at most $1"),
+  EXPECT_NE(refusal(small_space(), t, poor)
+                .find("--max-network-cost: no candidate network costs at most $1"),
             std::string::npos);
   optimize::Budget cold;
   cold.max_power_w = 1.0;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), t, cold);
-            }).find("--max-power"),
-            std::string::npos);
+  EXPECT_NE(refusal(small_space(), t, cold).find("--max-power"), std::string::npos);
   optimize::Space empty = small_space();
   empty.designs.clear();
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, empty, t, {});
-            }).find("--design: the list of candidates is empty"),
+  EXPECT_NE(refusal(empty, t, {}).find("--design: the list of candidates is empty"),
             std::string::npos);
   optimize::Space bad = small_space();
   bad.hb_domain = {7};  // does not divide 1,024
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, bad, t, {});
-            }).find("no valid network among"),
-            std::string::npos);
+  EXPECT_NE(refusal(bad, t, {}).find("no valid network among"), std::string::npos);
   optimize::Target tokens;
   tokens.tokens = 1e12;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), tokens, {});
-            }).find("--days"),
-            std::string::npos);
+  EXPECT_NE(refusal(small_space(), tokens, {}).find("--days"), std::string::npos);
 }
