@@ -12,54 +12,20 @@ namespace railsim::report {
 
 namespace {
 
-Column text(const char* name, const char* label, bool human = true) {
-  return {.name = name, .label = label, .human = human};
-}
-Column count(const char* name, const char* label, bool human = true) {
-  return {.name = name, .label = label, .type = Type::integer, .human = human};
-}
-Column counts(const char* name, const char* label, bool human = true) {
-  return {.name = name, .label = label, .type = Type::integers, .human = human};
-}
-Column usd(const char* name, const char* label, bool human = true) {
-  return {.name = name, .label = label, .type = Type::real, .style = Style::usd, .human = human};
-}
 Column watts(const char* name, const char* label, bool human = true) {
-  return {.name = name,
-          .label = label,
-          .type = Type::real,
-          .unit = "W",
-          .precision = 4,
-          .style = Style::si,
-          .human = human};
+  return si_column(name, label, "W", 4, human);
 }
-Column real(const char* name, const char* label, const char* unit, int precision,
-            bool human = true) {
-  return {.name = name,
-          .label = label,
-          .type = Type::real,
-          .unit = unit,
-          .precision = precision,
-          .human = human};
-}
-Column fraction(const char* name, const char* label, bool human = true) {
-  return {.name = name,
-          .label = label,
-          .type = Type::real,
-          .precision = 1,
-          .style = Style::fraction,
-          .human = human};
-}
-Column flag(const char* name, const char* label, bool human = true) {
-  return {.name = name, .label = label, .type = Type::boolean, .human = human};
+Column seconds(const char* name, const char* label, int digits) {
+  return si_column(name, label, "s", digits);
 }
 
 }  // namespace
 
 std::vector<Column> routing_columns() {
-  return {text("routing", "routing"), count("seed", "seed", false),
-          text("forwarding", "forwarding", false), text("forward_via", "forward via", false),
-          count("chunks", "chunks", false)};
+  return {text_column("routing", "routing"), integer_column("seed", "seed", false),
+          text_column("forwarding", "forwarding", false),
+          text_column("forward_via", "forward via", false),
+          integer_column("chunks", "chunks", false)};
 }
 
 void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d) {
@@ -84,50 +50,50 @@ report::Table designs_table(const spec::Cluster& c, const std::vector<cost::Desi
                             bool with_savings) {
   report::Table t;
   t.columns = {
-      text("gpu", "GPU", false),
-      count("gpus", "GPUs", false),
-      count("hb_domain", "HB domain", false),
-      text("design", "design"),
-      text("switch", "switch", false),
-      count("switch_radix", "switch radix", false),
-      real("switch_port_gbps", "switch port", "Gb/s", 0, false),
-      text("catalog", "catalog", false),
-      text("switch_counting", "switch counting", false),
-      count("tiers", "tiers"),
-      text("tier_names", "tier names"),
-      count("clos_networks", "Clos networks", false),
-      count("switches", "switches"),
-      counts("switches_per_tier", "switches per tier"),
-      count("switch_ports", "switch ports", false),
-      count("switch_ports_used", "switch ports used", false),
-      counts("switch_ports_used_per_tier", "ports used per tier", false),
-      real("switch_equivalents", "switch equivalents", "", 1, false),
-      count("links", "links", false),
-      counts("links_per_tier", "links per tier"),
-      count("optical_links", "optical links", false),
-      count("copper_links", "copper links", false),
-      count("management_links", "management links", false),
-      count("transceivers", "transceivers"),
-      count("transceivers_nic_side", "transceivers NIC side", false),
-      count("transceivers_switch_side", "transceivers switch side", false),
-      count("transceiver_ends", "transceiver ends", false),
-      count("nics", "NICs", false),
-      usd("cost_usd", "cost"),
-      usd("cost_per_gpu_usd", "cost per GPU"),
-      usd("switch_cost_usd", "switch cost", false),
-      usd("transceiver_cost_usd", "transceiver cost", false),
-      usd("cable_cost_usd", "cable cost", false),
+      text_column("gpu", "GPU", false),
+      integer_column("gpus", "GPUs", false),
+      integer_column("hb_domain", "HB domain", false),
+      text_column("design", "design"),
+      text_column("switch", "switch", false),
+      integer_column("switch_radix", "switch radix", false),
+      real_column("switch_port_gbps", "switch port", "Gb/s", 0, false),
+      text_column("catalog", "catalog", false),
+      text_column("switch_counting", "switch counting", false),
+      integer_column("tiers", "tiers"),
+      text_column("tier_names", "tier names"),
+      integer_column("clos_networks", "Clos networks", false),
+      integer_column("switches", "switches"),
+      integers_column("switches_per_tier", "switches per tier"),
+      integer_column("switch_ports", "switch ports", false),
+      integer_column("switch_ports_used", "switch ports used", false),
+      integers_column("switch_ports_used_per_tier", "ports used per tier", false),
+      real_column("switch_equivalents", "switch equivalents", "", 1, false),
+      integer_column("links", "links", false),
+      integers_column("links_per_tier", "links per tier"),
+      integer_column("optical_links", "optical links", false),
+      integer_column("copper_links", "copper links", false),
+      integer_column("management_links", "management links", false),
+      integer_column("transceivers", "transceivers"),
+      integer_column("transceivers_nic_side", "transceivers NIC side", false),
+      integer_column("transceivers_switch_side", "transceivers switch side", false),
+      integer_column("transceiver_ends", "transceiver ends", false),
+      integer_column("nics", "NICs", false),
+      usd_column("cost_usd", "cost"),
+      usd_column("cost_per_gpu_usd", "cost per GPU"),
+      usd_column("switch_cost_usd", "switch cost", false),
+      usd_column("transceiver_cost_usd", "transceiver cost", false),
+      usd_column("cable_cost_usd", "cable cost", false),
       watts("power_w", "power"),
       watts("power_per_gpu_w", "power per GPU"),
       watts("switch_power_w", "switch power", false),
       watts("transceiver_power_w", "transceiver power", false),
       watts("cable_power_w", "cable power", false),
-      text("switch_power_from", "switch watts from", false),
-      real("switch_w_each", "switch watts each", "W", 0, false),
-      usd("nic_cost_usd", "NIC cost", false),
+      text_column("switch_power_from", "switch watts from", false),
+      real_column("switch_w_each", "switch watts each", "W", 0, false),
+      usd_column("nic_cost_usd", "NIC cost", false),
       watts("nic_power_w", "NIC power", false),
-      fraction("cost_saving", "cost saving"),
-      fraction("power_saving", "power saving"),
+      fraction_column("cost_saving", "cost saving"),
+      fraction_column("power_saving", "power saving"),
   };
   for (const cost::DesignReport& r : rows) {
     const cost::BillOfMaterials& b = r.bom;
@@ -183,40 +149,40 @@ report::Table designs_table(const spec::Cluster& c, const std::vector<cost::Desi
 report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement) {
   report::Table t;
   t.columns = {
-      count("rank", "#"),
-      count("tp", "tp"),
-      count("pp", "pp"),
-      count("dp", "dp"),
-      count("ep", "ep"),
-      count("micro_batch", "mb"),
-      count("interleave", "v"),
-      text("recompute", "recompute"),
-      flag("sp", "sp"),
-      flag("dist_opt", "dopt"),
-      flag("dp_overlap", "ovl"),
-      text("placement", "placement", false),
-      flag("feasible", "fits", false),
-      real("iteration_time_s", "time", "s", 3),
-      fraction("mfu", "MFU"),
-      fraction("hfu", "HFU", false),
-      real("tokens_per_s", "tokens/s", "", 0, false),
-      real("memory_gib", "memory", "GiB", 1),
-      flag("cross_rail", "cross rail", false),
-      real("compute_s", "compute", "s", 3, false),
-      real("recompute_s", "recompute time", "s", 3, false),
-      real("tp_comm_s", "tp comm", "s", 3),
-      real("pp_comm_s", "pp comm", "s", 3),
-      real("dp_comm_s", "dp comm", "s", 3),
-      real("ep_comm_s", "ep comm", "s", 3),
-      real("rail_forwarding_s", "rail fwd", "s", 3),
-      real("bubble_s", "bubble", "s", 3),
-      real("pipeline_overhead_s", "pipeline steps", "s", 3, false),
-      real("optimizer_s", "optimizer", "s", 3, false),
-      real("weights_gib", "weights", "GiB", 1, false),
-      real("gradients_gib", "gradients", "GiB", 1, false),
-      real("optimizer_gib", "optimizer state", "GiB", 1, false),
-      real("activations_gib", "activations", "GiB", 1, false),
-      real("reserved_gib", "reserved", "GiB", 1, false),
+      integer_column("rank", "#"),
+      integer_column("tp", "tp"),
+      integer_column("pp", "pp"),
+      integer_column("dp", "dp"),
+      integer_column("ep", "ep"),
+      integer_column("micro_batch", "mb"),
+      integer_column("interleave", "v"),
+      text_column("recompute", "recompute"),
+      boolean_column("sp", "sp"),
+      boolean_column("dist_opt", "dopt"),
+      boolean_column("dp_overlap", "ovl"),
+      text_column("placement", "placement", false),
+      boolean_column("feasible", "fits", false),
+      real_column("iteration_time_s", "time", "s", 3),
+      fraction_column("mfu", "MFU"),
+      fraction_column("hfu", "HFU", false),
+      real_column("tokens_per_s", "tokens/s", "", 0, false),
+      real_column("memory_gib", "memory", "GiB", 1),
+      boolean_column("cross_rail", "cross rail", false),
+      real_column("compute_s", "compute", "s", 3, false),
+      real_column("recompute_s", "recompute time", "s", 3, false),
+      real_column("tp_comm_s", "tp comm", "s", 3),
+      real_column("pp_comm_s", "pp comm", "s", 3),
+      real_column("dp_comm_s", "dp comm", "s", 3),
+      real_column("ep_comm_s", "ep comm", "s", 3),
+      real_column("rail_forwarding_s", "rail fwd", "s", 3),
+      real_column("bubble_s", "bubble", "s", 3),
+      real_column("pipeline_overhead_s", "pipeline steps", "s", 3, false),
+      real_column("optimizer_s", "optimizer", "s", 3, false),
+      real_column("weights_gib", "weights", "GiB", 1, false),
+      real_column("gradients_gib", "gradients", "GiB", 1, false),
+      real_column("optimizer_gib", "optimizer state", "GiB", 1, false),
+      real_column("activations_gib", "activations", "GiB", 1, false),
+      real_column("reserved_gib", "reserved", "GiB", 1, false),
   };
   std::int64_t rank = 0;
   for (const perf::Plan& p : plans) {
@@ -263,45 +229,25 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
 }
 
 std::vector<report::Column> traffic_pair_columns() {
-  std::vector<Column> c = {count("src", "source GPU"),
-                           count("dst", "destination GPU"),
-                           count("src_domain", "source domain"),
-                           count("src_rail", "source rail"),
-                           count("dst_domain", "destination domain"),
-                           count("dst_rail", "destination rail"),
-                           text("locality", "locality")};
-  for (const char* p : {"tp", "sp", "pp", "dp", "ep"}) {
-    c.push_back({.name = std::string(p) + "_bytes",
-                 .label = std::string(p) + " bytes",
-                 .type = Type::real,
-                 .unit = "B",
-                 .precision = 3,
-                 .style = Style::si});
-  }
-  c.push_back({.name = "total_bytes",
-               .label = "total bytes",
-               .type = Type::real,
-               .unit = "B",
-               .precision = 3,
-               .style = Style::si});
+  std::vector<Column> c = {integer_column("src", "source GPU"),
+                           integer_column("dst", "destination GPU"),
+                           integer_column("src_domain", "source domain"),
+                           integer_column("src_rail", "source rail"),
+                           integer_column("dst_domain", "destination domain"),
+                           integer_column("dst_rail", "destination rail"),
+                           text_column("locality", "locality")};
+  for (const char* p : {"tp", "sp", "pp", "dp", "ep", "total"})
+    c.push_back(si_column(std::string(p) + "_bytes", std::string(p) + " bytes", "B", 3));
   return c;
 }
 
 namespace {
 // The columns and cells naming one CommOp (schedule tables of estimate and sim).
 std::vector<Column> op_columns() {
-  return {text("parallelism", "par"),
-          text("op", "op"),
-          text("axis", "axis"),
-          text("algorithm", "algorithm"),
-          text("phase", "phase"),
-          {.name = "bytes",
-           .label = "bytes",
-           .type = Type::real,
-           .unit = "B",
-           .precision = 4,
-           .style = Style::si},
-          {.name = "count", .label = "count", .type = Type::real, .precision = 0}};
+  return {text_column("parallelism", "par"),   text_column("op", "op"),
+          text_column("axis", "axis"),         text_column("algorithm", "algorithm"),
+          text_column("phase", "phase"),       si_column("bytes", "bytes", "B", 4),
+          real_column("count", "count", "", 0)};
 }
 std::vector<Cell> op_cells(const perf::CommOp& op) {
   return {std::string(perf::to_string(op.parallelism)),
@@ -312,24 +258,14 @@ std::vector<Cell> op_cells(const perf::CommOp& op) {
           op.bytes,
           op.count};
 }
-Column seconds(const char* name, const char* label, int digits) {
-  return {.name = name,
-          .label = label,
-          .type = Type::real,
-          .unit = "s",
-          .precision = digits,
-          .style = Style::si};
-}
 }  // namespace
 
 Table schedule_check_table(const sim::ScheduleCheck& r) {
   Table t;
   t.columns = op_columns();
-  t.columns.insert(
-      t.columns.end(),
-      {seconds("sim_time_s", "simulated", 5),
-       seconds("analytic_time_s", "analytic", 5),
-       {.name = "sim_over_analytic", .label = "ratio", .type = Type::real, .precision = 3}});
+  t.columns.insert(t.columns.end(), {seconds("sim_time_s", "simulated", 5),
+                                     seconds("analytic_time_s", "analytic", 5),
+                                     real_column("sim_over_analytic", "ratio", "", 3)});
   for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
     const auto& o = r.sim.ops[i];
     const double an = r.analytic_s[i];
@@ -342,18 +278,13 @@ Table schedule_check_table(const sim::ScheduleCheck& r) {
 
 Table sim_phases_table(const sim::CollectiveResult& r) {
   Table t;
-  t.columns = {text("phase", "phase"),
-               {.name = "time_s",
-                .label = "time",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 5,
-                .style = Style::si},
-               {.name = "steps", .label = "steps", .type = Type::integer},
-               {.name = "step_scaled", .label = "one step scaled", .type = Type::boolean},
-               {.name = "aggregated", .label = "by link class", .type = Type::boolean},
-               {.name = "flows_simulated", .label = "flows", .type = Type::integer},
-               {.name = "events", .label = "events", .type = Type::integer}};
+  t.columns = {text_column("phase", "phase"),
+               seconds("time_s", "time", 5),
+               integer_column("steps", "steps"),
+               boolean_column("step_scaled", "one step scaled"),
+               boolean_column("aggregated", "by link class"),
+               integer_column("flows_simulated", "flows"),
+               integer_column("events", "events")};
   for (const auto& p : r.phases)
     t.add_row(
         {p.name, p.time_s, p.steps, p.step_scaled, p.aggregated, p.flows_simulated, p.events});
@@ -364,18 +295,8 @@ namespace {
 template <class Row>
 Table links_table(const std::vector<Row>& rows) {
   Table t;
-  t.columns = {text("name", "link"),
-               {.name = "peak_utilisation",
-                .label = "peak utilisation",
-                .type = Type::real,
-                .precision = 1,
-                .style = Style::fraction},
-               {.name = "bytes",
-                .label = "bytes",
-                .type = Type::real,
-                .unit = "B",
-                .precision = 4,
-                .style = Style::si}};
+  t.columns = {text_column("name", "link"), fraction_column("peak_utilisation", "peak utilisation"),
+               si_column("bytes", "bytes", "B", 4)};
   for (const auto& x : rows) t.add_row({x.name, x.peak_utilisation, x.bytes});
   return t;
 }
@@ -390,18 +311,8 @@ Table sim_links_table(const std::vector<sim::BusyChannel>& links) {
 
 Table breakdown_table(const perf::IterationTime& it) {
   Table t;
-  t.columns = {text("part", "part"),
-               {.name = "time_s",
-                .label = "time",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 4,
-                .style = Style::si},
-               {.name = "share",
-                .label = "share",
-                .type = Type::real,
-                .precision = 1,
-                .style = Style::fraction}};
+  t.columns = {text_column("part", "part"), seconds("time_s", "time", 4),
+               fraction_column("share", "share")};
   const perf::Breakdown& b = it.breakdown;
   const double T = it.iteration_time_s;
   const std::pair<const char*, double> parts[] = {
@@ -420,13 +331,11 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
                  const perf::NetworkModel& net) {
   Table t;
   t.columns = op_columns();
-  t.columns.insert(t.columns.end(),
-                   {{.name = "group_size", .label = "group", .type = Type::integer},
-                    {.name = "per_domain", .label = "per domain", .type = Type::integer},
-                    {.name = "domains", .label = "domains", .type = Type::integer},
-                    {.name = "rail_aligned", .label = "rail-aligned", .type = Type::boolean},
-                    seconds("time_s", "each", 4),
-                    seconds("forwarding_s", "forwarding", 4)});
+  t.columns.insert(
+      t.columns.end(),
+      {integer_column("group_size", "group"), integer_column("per_domain", "per domain"),
+       integer_column("domains", "domains"), boolean_column("rail_aligned", "rail-aligned"),
+       seconds("time_s", "each", 4), seconds("forwarding_s", "forwarding", 4)});
   for (const perf::CommOp& op : cs) {
     const perf::GroupShape g = pl.shape(op.axis);
     const perf::CollectiveTime ct = perf::collective_time(op, pl, net);
@@ -439,20 +348,11 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
 }
 
 Table explain_table(const std::vector<perf::Plan>& plans) {
-  auto sec = [](const char* name, const char* label) {
-    return Column{.name = name,
-                  .label = label,
-                  .type = Type::real,
-                  .unit = "s",
-                  .precision = 4,
-                  .style = Style::si};
-  };
-  auto gib = [](const char* name, const char* label) {
-    return Column{.name = name, .label = label, .type = Type::real, .unit = "GiB", .precision = 1};
-  };
+  auto sec = [](const char* name, const char* label) { return seconds(name, label, 4); };
+  auto gib = [](const char* name, const char* label) { return real_column(name, label, "GiB", 1); };
   Table t;
-  t.columns = {text("plan", "plan"),
-               text("strategy", "strategy", false),
+  t.columns = {text_column("plan", "plan"),
+               text_column("strategy", "strategy", false),
                sec("iteration_time_s", "iteration"),
                sec("compute_s", "compute"),
                sec("recompute_s", "recompute"),
