@@ -3,6 +3,7 @@
 // on 2 cores.
 #include <benchmark/benchmark.h>
 
+#include "../tests/perf/test_perf_common.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/spec/switch.hpp"
@@ -12,12 +13,13 @@ using namespace railsim::perf;
 
 namespace {
 struct Setup {
-  Model model = load_model("GPT-1T");
+  Model model;
   Training tr{4096, 2048, Dtype::bf16};
   spec::Cluster cluster;
   spec::NetworkDesign design;
   EstimateContext ctx;
-  explicit Setup(const char* gpu = "H100-SXM", std::int64_t k = 8) {
+  explicit Setup(const char* gpu = "H100-SXM", std::int64_t k = 8, const char* m = "GPT-1T")
+      : model(load_model(m)) {
     const spec::GpuSpec g = spec::load_gpu(gpu);
     cluster = spec::make_cluster(g, 32768, k, 400, g.hb_bw_Bps / 1e9, 1);
     design = spec::make_network_design(spec::DesignKind::rail_only, spec::load_switch("QM9700"));
@@ -27,15 +29,7 @@ struct Setup {
 
 void BM_EstimateOneStrategyGpt1T(benchmark::State& state) {
   Setup su;
-  Strategy s;
-  s.tp = 8;
-  s.pp = 32;
-  s.dp = 128;
-  s.interleave = 4;
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  s.dist_opt = true;
-  s.dp_overlap = true;
+  const Strategy s = test::megatron_core_strategy(8, 32, 128, 4);
   validate(su.model, su.tr, s, su.cluster);
   for (auto _ : state) {
     // Placement, CommSchedule and timing: everything the search does per strategy.
@@ -45,8 +39,9 @@ void BM_EstimateOneStrategyGpt1T(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateOneStrategyGpt1T);
 
-void BM_PlanGpt1T32kGpus(benchmark::State& state) {
-  Setup su(state.range(1) == 8 ? "H100-SXM" : "GH200", state.range(1));
+// The top 10 plans of su's context on state.range(0) threads, the strategies searched and their
+// rate.
+void plan_warm(benchmark::State& state, const Setup& su) {
   PlanOptions po;
   po.top = 10;
   po.threads = static_cast<int>(state.range(0));
@@ -59,6 +54,10 @@ void BM_PlanGpt1T32kGpus(benchmark::State& state) {
   state.counters["strategies"] = static_cast<double>(n);
   state.counters["strategies_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_PlanGpt1T32kGpus(benchmark::State& state) {
+  plan_warm(state, Setup(state.range(1) == 8 ? "H100-SXM" : "GH200", state.range(1)));
 }
 BENCHMARK(BM_PlanGpt1T32kGpus)
     ->Args({1, 8})
@@ -70,21 +69,7 @@ BENCHMARK(BM_PlanGpt1T32kGpus)
 // A larger space: the trillion-parameter MoE adds expert parallelism (every ep dividing dp and
 // the 64 experts) to every other knob.
 void BM_PlanMoE12T32kGpus(benchmark::State& state) {
-  Setup su;
-  su.model = load_model("MoE-1.2T");
-  su.ctx = make_context(su.model, su.tr, su.cluster, su.design);
-  PlanOptions po;
-  po.top = 10;
-  po.threads = static_cast<int>(state.range(0));
-  std::int64_t n = 0;
-  for (auto _ : state) {
-    PlanResult r = plan(su.ctx, po);
-    n = r.evaluated;
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["strategies"] = static_cast<double>(n);
-  state.counters["strategies_per_s"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  plan_warm(state, Setup("H100-SXM", 8, "MoE-1.2T"));
 }
 BENCHMARK(BM_PlanMoE12T32kGpus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -92,8 +77,7 @@ BENCHMARK(BM_PlanMoE12T32kGpus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->
 // link-load census built, every op signature's census counted on first use), GPT-1T and MoE-1.2T
 // on 32,768 H100 in domains of 8.
 void BM_PlanCold32kGpus(benchmark::State& state) {
-  Setup su;
-  if (state.range(0) == 1) su.model = load_model("MoE-1.2T");
+  const Setup su("H100-SXM", 8, state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T");
   PlanOptions po;
   po.top = 10;
   po.threads = 1;

@@ -30,10 +30,7 @@ struct Case {
 // Representative strategies (TP inside the HB domain, PP and DP across domains; the MoE case
 // with EP = 64 spanning 8 HB domains of 8). Sizes: N = tp x pp x dp.
 Case make_case(int which, std::int64_t n) {
-  perf::Strategy s;
-  s.micro_batch = 1;
-  s.sp = true;
-  s.dist_opt = true;
+  perf::Strategy s{.micro_batch = 1, .sp = true, .dist_opt = true};
   switch (which) {
     case 0:  // GPT-1T on H100, K = 8
       s.tp = 8;

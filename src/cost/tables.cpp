@@ -5,7 +5,6 @@
 #include <string>
 
 #include "railsim/cost/report.hpp"
-#include "railsim/report/columns.hpp"
 
 namespace railsim::cost {
 
@@ -15,56 +14,62 @@ using report::Missing;
 using report::Style;
 using report::Table;
 using report::Type;
-using namespace report::columns;
+using namespace report;  // the column makers
+
+namespace {
+Column watts(const char* name, const char* label, bool human = true) {
+  return si_column(name, label, "W", 4, human);
+}
+}  // namespace
 
 report::Table designs_table(const spec::Cluster& c, const std::vector<cost::DesignReport>& rows,
                             bool with_savings) {
   report::Table t;
   t.columns = {
-      text("gpu", "GPU", false),
-      count("gpus", "GPUs", false),
-      count("hb_domain", "HB domain", false),
-      text("design", "design"),
-      text("switch", "switch", false),
-      count("switch_radix", "switch radix", false),
-      real("switch_port_gbps", "switch port", "Gb/s", 0, false),
-      text("catalog", "catalog", false),
-      text("switch_counting", "switch counting", false),
-      count("tiers", "tiers"),
-      text("tier_names", "tier names"),
-      count("clos_networks", "Clos networks", false),
-      count("switches", "switches"),
-      counts("switches_per_tier", "switches per tier"),
-      count("switch_ports", "switch ports", false),
-      count("switch_ports_used", "switch ports used", false),
-      counts("switch_ports_used_per_tier", "ports used per tier", false),
-      real("switch_equivalents", "switch equivalents", "", 1, false),
-      count("links", "links", false),
-      counts("links_per_tier", "links per tier"),
-      count("optical_links", "optical links", false),
-      count("copper_links", "copper links", false),
-      count("management_links", "management links", false),
-      count("transceivers", "transceivers"),
-      count("transceivers_nic_side", "transceivers NIC side", false),
-      count("transceivers_switch_side", "transceivers switch side", false),
-      count("transceiver_ends", "transceiver ends", false),
-      count("nics", "NICs", false),
-      usd("cost_usd", "cost"),
-      usd("cost_per_gpu_usd", "cost per GPU"),
-      usd("switch_cost_usd", "switch cost", false),
-      usd("transceiver_cost_usd", "transceiver cost", false),
-      usd("cable_cost_usd", "cable cost", false),
+      text_column("gpu", "GPU", false),
+      integer_column("gpus", "GPUs", false),
+      integer_column("hb_domain", "HB domain", false),
+      text_column("design", "design"),
+      text_column("switch", "switch", false),
+      integer_column("switch_radix", "switch radix", false),
+      real_column("switch_port_gbps", "switch port", "Gb/s", 0, false),
+      text_column("catalog", "catalog", false),
+      text_column("switch_counting", "switch counting", false),
+      integer_column("tiers", "tiers"),
+      text_column("tier_names", "tier names"),
+      integer_column("clos_networks", "Clos networks", false),
+      integer_column("switches", "switches"),
+      integers_column("switches_per_tier", "switches per tier"),
+      integer_column("switch_ports", "switch ports", false),
+      integer_column("switch_ports_used", "switch ports used", false),
+      integers_column("switch_ports_used_per_tier", "ports used per tier", false),
+      real_column("switch_equivalents", "switch equivalents", "", 1, false),
+      integer_column("links", "links", false),
+      integers_column("links_per_tier", "links per tier"),
+      integer_column("optical_links", "optical links", false),
+      integer_column("copper_links", "copper links", false),
+      integer_column("management_links", "management links", false),
+      integer_column("transceivers", "transceivers"),
+      integer_column("transceivers_nic_side", "transceivers NIC side", false),
+      integer_column("transceivers_switch_side", "transceivers switch side", false),
+      integer_column("transceiver_ends", "transceiver ends", false),
+      integer_column("nics", "NICs", false),
+      usd_column("cost_usd", "cost"),
+      usd_column("cost_per_gpu_usd", "cost per GPU"),
+      usd_column("switch_cost_usd", "switch cost", false),
+      usd_column("transceiver_cost_usd", "transceiver cost", false),
+      usd_column("cable_cost_usd", "cable cost", false),
       watts("power_w", "power"),
       watts("power_per_gpu_w", "power per GPU"),
       watts("switch_power_w", "switch power", false),
       watts("transceiver_power_w", "transceiver power", false),
       watts("cable_power_w", "cable power", false),
-      text("switch_power_from", "switch watts from", false),
-      real("switch_w_each", "switch watts each", "W", 0, false),
-      usd("nic_cost_usd", "NIC cost", false),
+      text_column("switch_power_from", "switch watts from", false),
+      real_column("switch_w_each", "switch watts each", "W", 0, false),
+      usd_column("nic_cost_usd", "NIC cost", false),
       watts("nic_power_w", "NIC power", false),
-      fraction("cost_saving", "cost saving"),
-      fraction("power_saving", "power saving"),
+      fraction_column("cost_saving", "cost saving"),
+      fraction_column("power_saving", "power saving"),
   };
   for (const cost::DesignReport& r : rows) {
     const cost::BillOfMaterials& b = r.bom;

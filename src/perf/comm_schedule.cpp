@@ -127,59 +127,24 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   auto add_dp = [&](Axis axis, double params) {
     if (pl.axis_size(axis) <= 1 || params <= 0) return;
     const Algorithm alg = reduction_algorithm(pl.shape(axis));
+    // One collective of `bytes_per_param` per parameter, `count` times; hidden with DP overlap.
+    auto add = [&](CollectiveOp op, Phase ph, double bytes_per_param, double count) {
+      CommOp o{op, Parallelism::dp, axis, alg, ph, params * bytes_per_param, count};
+      o.overlappable = s.dp_overlap;
+      cs.add(o);
+    };
     if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
       // ZeRO-3 / FSDP (Zhao et al. 2023, Sec. 3): for every micro-batch each layer's bf16 weights
       // are all-gathered before its forward and again before its backward, and its fp32
       // gradients reduce-scattered after the backward.
-      for (Phase ph : {Phase::forward, Phase::backward}) {
-        CommOp ag{CollectiveOp::all_gather,
-                  Parallelism::dp,
-                  axis,
-                  alg,
-                  ph,
-                  params * detail::kParamBytes,
-                  mb};
-        ag.overlappable = s.dp_overlap;
-        cs.add(ag);
-      }
-      CommOp rs{CollectiveOp::reduce_scatter,
-                Parallelism::dp,
-                axis,
-                alg,
-                Phase::backward,
-                params * detail::kGradBytes,
-                mb};
-      rs.overlappable = s.dp_overlap;
-      cs.add(rs);
+      for (Phase ph : {Phase::forward, Phase::backward})
+        add(CollectiveOp::all_gather, ph, detail::kParamBytes, mb);
+      add(CollectiveOp::reduce_scatter, Phase::backward, detail::kGradBytes, mb);
     } else if (!s.dist_opt) {
-      CommOp op{CollectiveOp::all_reduce,
-                Parallelism::dp,
-                axis,
-                alg,
-                Phase::backward,
-                params * detail::kGradBytes,
-                1.0};
-      op.overlappable = s.dp_overlap;
-      cs.add(op);
+      add(CollectiveOp::all_reduce, Phase::backward, detail::kGradBytes, 1.0);
     } else {
-      CommOp rs{CollectiveOp::reduce_scatter,
-                Parallelism::dp,
-                axis,
-                alg,
-                Phase::backward,
-                params * detail::kGradBytes,
-                1.0};
-      rs.overlappable = s.dp_overlap;
-      cs.add(rs);
-      CommOp ag{CollectiveOp::all_gather,
-                Parallelism::dp,
-                axis,
-                alg,
-                Phase::optimizer,
-                params * detail::kParamBytes,
-                1.0};
-      ag.overlappable = s.dp_overlap;
-      cs.add(ag);
+      add(CollectiveOp::reduce_scatter, Phase::backward, detail::kGradBytes, 1.0);
+      add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     }
   };
   add_dp(Axis::dp, st.dense_params);

@@ -305,13 +305,7 @@ class Census {
       }
       gpu_add(nic_up_, s, kNet, q - 1);
       gpu_add(nic_dn_, s, kNet, q - 1);
-      if (hb_first_) {
-        gpu_add(hb_up_, s, kLeg1, fwd);
-        gpu_add(nic_dn_, s, kLeg2, fwd);
-      } else {
-        gpu_add(nic_up_, s, kLeg1, fwd);
-        gpu_add(hb_dn_, s, kLeg2, fwd);
-      }
+      add_legs(s, fwd, true);
     }
     if (!rail_only_) {
       clos_pairs_rail_optimized(g);
@@ -326,14 +320,7 @@ class Census {
         const std::int64_t w = c_.gpu_at(dom, rail);
         const double e = std::binary_search(members_.begin(), members_.end(), w) ? 1.0 : 0.0;
         const double v = (p - e) * (q - e);
-        if (v <= 0) continue;
-        if (hb_first_) {
-          gpu_add(hb_dn_, w, kLeg1, v);
-          gpu_add(nic_up_, w, kLeg2, v);
-        } else {
-          gpu_add(nic_dn_, w, kLeg1, v);
-          gpu_add(hb_up_, w, kLeg2, v);
-        }
+        if (v > 0) add_legs(w, v, false);
       }
   }
 
@@ -473,6 +460,15 @@ class Census {
     thread_local CensusScratch s;
     return s;
   }
+  // `v` transfers forwarded through GPU g's HB and NIC links on rail-only: the first leg on HB
+  // (hb_first_) or on the NIC, the second on the other. A member sends them: its first leg goes up
+  // and its second comes down; a peer forwards them: the first comes down to it, the second leaves.
+  void add_legs(std::int64_t g, double v, bool member) {
+    const bool hb_up = hb_first_ == member;
+    gpu_add(hb_up ? hb_up_ : hb_dn_, g, hb_first_ ? kLeg1 : kLeg2, v);
+    gpu_add(hb_up ? nic_dn_ : nic_up_, g, hb_first_ ? kLeg2 : kLeg1, v);
+  }
+
   void gpu_add(std::vector<double>& v, std::int64_t g, int cls, double w) {
     const auto i = static_cast<std::size_t>(g);
     if (!sc_.gpu_mark[i]) {

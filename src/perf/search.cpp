@@ -117,13 +117,7 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
 template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
                  bool flash, Visit&& visit) {
-  Strategy s;
-  s.tp = sh.tp;
-  s.pp = sh.pp;
-  s.dp = sh.dp;
-  s.ep = sh.ep;
-  s.micro_batch = sh.mb;
-  s.interleave = sh.v;
+  Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
     if (r == Recompute::selective && !knobs.selective_recompute) continue;
@@ -406,12 +400,7 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.tp = p.tp.value_or(tp_default);
   s.pp = p.pp.value_or(1);
   // Model-side rules first, so that the error names the knob that is wrong.
-  if (m.heads % s.tp != 0)
-    throw InputError("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
-                                         m.heads, m.name));
-  if (s.pp > m.layers)
-    throw InputError("--pp",
-                     fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
+  validate_tp_pp(m, s);
   if (p.dp) {
     s.dp = *p.dp;
   } else {

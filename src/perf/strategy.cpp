@@ -52,6 +52,18 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
   return true;
 }
 
+// The model's rules on tp and pp.
+template <class Fail>
+bool check_tp_pp(const Model& m, const Strategy& s, Fail&& fail) {
+  if (m.heads % s.tp != 0)
+    return fail("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
+                                    m.heads, m.name));
+  if (s.pp > m.layers)
+    return fail("--pp",
+                fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
+  return true;
+}
+
 // One check, shared by validate() (which throws) and is_valid() (which does not): returns the
 // first violated rule, or nullptr. `fail` builds the error only when asked to.
 template <class Fail>
@@ -69,12 +81,7 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
       !deg("--batch", tr.global_batch, std::int64_t{1} << 40) ||
       !deg("--seq", tr.seq_len, std::int64_t{1} << 24))
     return false;
-  if (m.heads % s.tp != 0)
-    return fail("--tp", fmt::format("tp = {} must divide the {} attention heads of {}", s.tp,
-                                    m.heads, m.name));
-  if (s.pp > m.layers)
-    return fail("--pp",
-                fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
+  if (!check_tp_pp(m, s, fail)) return false;
 
   if (!check_stack(m, tr, s, fail)) return false;
   if (s.interleave > 1 && s.pp == 1)
@@ -125,6 +132,11 @@ void validate(const Model& m, const Training& tr, const Strategy& s, const spec:
 
 void validate_stack(const Model& m, const Training& tr, const Strategy& s) {
   check_stack(m, tr, s,
+              [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
+}
+
+void validate_tp_pp(const Model& m, const Strategy& s) {
+  check_tp_pp(m, s,
               [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
 }
 

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "railsim/core/units.hpp"
-#include "railsim/report/columns.hpp"
 
 namespace railsim::perf {
 
@@ -17,45 +16,51 @@ using report::Missing;
 using report::Style;
 using report::Table;
 using report::Type;
-using namespace report::columns;
+using namespace report;  // the column makers
+
+namespace {
+Column seconds(const char* name, const char* label, int digits) {
+  return si_column(name, label, "s", digits);
+}
+}  // namespace
 
 report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement) {
   report::Table t;
   t.columns = {
-      count("rank", "#"),
-      count("tp", "tp"),
-      count("pp", "pp"),
-      count("dp", "dp"),
-      count("ep", "ep"),
-      count("micro_batch", "mb"),
-      count("interleave", "v"),
-      text("recompute", "recompute"),
-      flag("sp", "sp"),
-      flag("dist_opt", "dopt"),
-      flag("dp_overlap", "ovl"),
-      text("placement", "placement", false),
-      flag("feasible", "fits", false),
-      real("iteration_time_s", "time", "s", 3),
-      fraction("mfu", "MFU"),
-      fraction("hfu", "HFU", false),
-      real("tokens_per_s", "tokens/s", "", 0, false),
-      real("memory_gib", "memory", "GiB", 1),
-      flag("cross_rail", "cross rail", false),
-      real("compute_s", "compute", "s", 3, false),
-      real("recompute_s", "recompute time", "s", 3, false),
-      real("tp_comm_s", "tp comm", "s", 3),
-      real("pp_comm_s", "pp comm", "s", 3),
-      real("dp_comm_s", "dp comm", "s", 3),
-      real("ep_comm_s", "ep comm", "s", 3),
-      real("rail_forwarding_s", "rail fwd", "s", 3),
-      real("bubble_s", "bubble", "s", 3),
-      real("pipeline_overhead_s", "pipeline steps", "s", 3, false),
-      real("optimizer_s", "optimizer", "s", 3, false),
-      real("weights_gib", "weights", "GiB", 1, false),
-      real("gradients_gib", "gradients", "GiB", 1, false),
-      real("optimizer_gib", "optimizer state", "GiB", 1, false),
-      real("activations_gib", "activations", "GiB", 1, false),
-      real("reserved_gib", "reserved", "GiB", 1, false),
+      integer_column("rank", "#"),
+      integer_column("tp", "tp"),
+      integer_column("pp", "pp"),
+      integer_column("dp", "dp"),
+      integer_column("ep", "ep"),
+      integer_column("micro_batch", "mb"),
+      integer_column("interleave", "v"),
+      text_column("recompute", "recompute"),
+      boolean_column("sp", "sp"),
+      boolean_column("dist_opt", "dopt"),
+      boolean_column("dp_overlap", "ovl"),
+      text_column("placement", "placement", false),
+      boolean_column("feasible", "fits", false),
+      real_column("iteration_time_s", "time", "s", 3),
+      fraction_column("mfu", "MFU"),
+      fraction_column("hfu", "HFU", false),
+      real_column("tokens_per_s", "tokens/s", "", 0, false),
+      real_column("memory_gib", "memory", "GiB", 1),
+      boolean_column("cross_rail", "cross rail", false),
+      real_column("compute_s", "compute", "s", 3, false),
+      real_column("recompute_s", "recompute time", "s", 3, false),
+      real_column("tp_comm_s", "tp comm", "s", 3),
+      real_column("pp_comm_s", "pp comm", "s", 3),
+      real_column("dp_comm_s", "dp comm", "s", 3),
+      real_column("ep_comm_s", "ep comm", "s", 3),
+      real_column("rail_forwarding_s", "rail fwd", "s", 3),
+      real_column("bubble_s", "bubble", "s", 3),
+      real_column("pipeline_overhead_s", "pipeline steps", "s", 3, false),
+      real_column("optimizer_s", "optimizer", "s", 3, false),
+      real_column("weights_gib", "weights", "GiB", 1, false),
+      real_column("gradients_gib", "gradients", "GiB", 1, false),
+      real_column("optimizer_gib", "optimizer state", "GiB", 1, false),
+      real_column("activations_gib", "activations", "GiB", 1, false),
+      real_column("reserved_gib", "reserved", "GiB", 1, false),
   };
   std::int64_t rank = 0;
   for (const perf::Plan& p : plans) {
@@ -102,18 +107,10 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
 }
 
 std::vector<Column> op_columns() {
-  return {text("parallelism", "par"),
-          text("op", "op"),
-          text("axis", "axis"),
-          text("algorithm", "algorithm"),
-          text("phase", "phase"),
-          {.name = "bytes",
-           .label = "bytes",
-           .type = Type::real,
-           .unit = "B",
-           .precision = 4,
-           .style = Style::si},
-          {.name = "count", .label = "count", .type = Type::real, .precision = 0}};
+  return {text_column("parallelism", "par"),   text_column("op", "op"),
+          text_column("axis", "axis"),         text_column("algorithm", "algorithm"),
+          text_column("phase", "phase"),       si_column("bytes", "bytes", "B", 4),
+          real_column("count", "count", "", 0)};
 }
 std::vector<Cell> op_cells(const perf::CommOp& op) {
   return {std::string(perf::to_string(op.parallelism)),
@@ -126,18 +123,8 @@ std::vector<Cell> op_cells(const perf::CommOp& op) {
 }
 Table breakdown_table(const perf::IterationTime& it) {
   Table t;
-  t.columns = {text("part", "part"),
-               {.name = "time_s",
-                .label = "time",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 4,
-                .style = Style::si},
-               {.name = "share",
-                .label = "share",
-                .type = Type::real,
-                .precision = 1,
-                .style = Style::fraction}};
+  t.columns = {text_column("part", "part"), seconds("time_s", "time", 4),
+               fraction_column("share", "share")};
   const perf::Breakdown& b = it.breakdown;
   const double T = it.iteration_time_s;
   const std::pair<const char*, double> parts[] = {
@@ -156,13 +143,11 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
                  const perf::NetworkModel& net) {
   Table t;
   t.columns = op_columns();
-  t.columns.insert(t.columns.end(),
-                   {{.name = "group_size", .label = "group", .type = Type::integer},
-                    {.name = "per_domain", .label = "per domain", .type = Type::integer},
-                    {.name = "domains", .label = "domains", .type = Type::integer},
-                    {.name = "rail_aligned", .label = "rail-aligned", .type = Type::boolean},
-                    seconds("time_s", "each", 4),
-                    seconds("forwarding_s", "forwarding", 4)});
+  t.columns.insert(
+      t.columns.end(),
+      {integer_column("group_size", "group"), integer_column("per_domain", "per domain"),
+       integer_column("domains", "domains"), boolean_column("rail_aligned", "rail-aligned"),
+       seconds("time_s", "each", 4), seconds("forwarding_s", "forwarding", 4)});
   for (const perf::CommOp& op : cs) {
     const perf::GroupShape g = pl.shape(op.axis);
     const perf::CollectiveTime ct = perf::collective_time(op, pl, net);
@@ -175,20 +160,11 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
 }
 
 Table explain_table(const std::vector<perf::Plan>& plans) {
-  auto sec = [](const char* name, const char* label) {
-    return Column{.name = name,
-                  .label = label,
-                  .type = Type::real,
-                  .unit = "s",
-                  .precision = 4,
-                  .style = Style::si};
-  };
-  auto gib = [](const char* name, const char* label) {
-    return Column{.name = name, .label = label, .type = Type::real, .unit = "GiB", .precision = 1};
-  };
+  auto sec = [](const char* name, const char* label) { return seconds(name, label, 4); };
+  auto gib = [](const char* name, const char* label) { return real_column(name, label, "GiB", 1); };
   Table t;
-  t.columns = {text("plan", "plan"),
-               text("strategy", "strategy", false),
+  t.columns = {text_column("plan", "plan"),
+               text_column("strategy", "strategy", false),
                sec("iteration_time_s", "iteration"),
                sec("compute_s", "compute"),
                sec("recompute_s", "recompute"),

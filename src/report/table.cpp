@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "railsim/report/csv.hpp"
 #include "railsim/report/format.hpp"
@@ -87,6 +88,46 @@ void Table::add_row(std::vector<Cell> cells) {
     if (!fits(columns[i], cells[i]))
       throw std::logic_error("table cell of the wrong type in column " + columns[i].name);
   rows.push_back(std::move(cells));
+}
+
+Column text_column(std::string name, std::string label, bool human) {
+  return {.name = std::move(name), .label = std::move(label), .human = human};
+}
+Column integer_column(std::string name, std::string label, bool human) {
+  return {
+      .name = std::move(name), .label = std::move(label), .type = Type::integer, .human = human};
+}
+Column integers_column(std::string name, std::string label, bool human) {
+  return {
+      .name = std::move(name), .label = std::move(label), .type = Type::integers, .human = human};
+}
+Column boolean_column(std::string name, std::string label, bool human) {
+  return {
+      .name = std::move(name), .label = std::move(label), .type = Type::boolean, .human = human};
+}
+Column real_column(std::string name, std::string label, std::string unit, int precision,
+                   bool human) {
+  return {.name = std::move(name),
+          .label = std::move(label),
+          .type = Type::real,
+          .unit = std::move(unit),
+          .precision = precision,
+          .human = human};
+}
+Column si_column(std::string name, std::string label, std::string unit, int digits, bool human) {
+  Column c = real_column(std::move(name), std::move(label), std::move(unit), digits, human);
+  c.style = Style::si;
+  return c;
+}
+Column usd_column(std::string name, std::string label, bool human) {
+  Column c = real_column(std::move(name), std::move(label), "", 0, human);
+  c.style = Style::usd;
+  return c;
+}
+Column fraction_column(std::string name, std::string label, bool human) {
+  Column c = real_column(std::move(name), std::move(label), "", 1, human);
+  c.style = Style::fraction;
+  return c;
 }
 
 void Table::add_column(Column c, std::vector<Cell> cells) {

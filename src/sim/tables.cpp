@@ -5,7 +5,6 @@
 #include <string>
 
 #include "railsim/perf/tables.hpp"
-#include "railsim/report/columns.hpp"
 
 namespace railsim::sim {
 
@@ -17,16 +16,20 @@ using report::Missing;
 using report::Style;
 using report::Table;
 using report::Type;
-using namespace report::columns;
+using namespace report;  // the column makers
+
+namespace {
+Column seconds(const char* name, const char* label, int digits) {
+  return si_column(name, label, "s", digits);
+}
+}  // namespace
 
 Table schedule_check_table(const sim::ScheduleCheck& r) {
   Table t;
   t.columns = op_columns();
-  t.columns.insert(
-      t.columns.end(),
-      {seconds("sim_time_s", "simulated", 5),
-       seconds("analytic_time_s", "analytic", 5),
-       {.name = "sim_over_analytic", .label = "ratio", .type = Type::real, .precision = 3}});
+  t.columns.insert(t.columns.end(), {seconds("sim_time_s", "simulated", 5),
+                                     seconds("analytic_time_s", "analytic", 5),
+                                     real_column("sim_over_analytic", "ratio", "", 3)});
   for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
     const auto& o = r.sim.ops[i];
     const double an = r.analytic_s[i];
@@ -44,18 +47,13 @@ Table schedule_check_table(const sim::ScheduleCheck& r) {
 
 Table sim_phases_table(const sim::CollectiveResult& r) {
   Table t;
-  t.columns = {text("phase", "phase"),
-               {.name = "time_s",
-                .label = "time",
-                .type = Type::real,
-                .unit = "s",
-                .precision = 5,
-                .style = Style::si},
-               {.name = "steps", .label = "steps", .type = Type::integer},
-               {.name = "step_scaled", .label = "one step scaled", .type = Type::boolean},
-               {.name = "aggregated", .label = "by link class", .type = Type::boolean},
-               {.name = "flows_simulated", .label = "flows", .type = Type::integer},
-               {.name = "events", .label = "events", .type = Type::integer}};
+  t.columns = {text_column("phase", "phase"),
+               seconds("time_s", "time", 5),
+               integer_column("steps", "steps"),
+               boolean_column("step_scaled", "one step scaled"),
+               boolean_column("aggregated", "by link class"),
+               integer_column("flows_simulated", "flows"),
+               integer_column("events", "events")};
   for (const auto& p : r.phases)
     t.add_row(
         {p.name, p.time_s, p.steps, p.step_scaled, p.aggregated, p.flows_simulated, p.events});
@@ -66,18 +64,8 @@ namespace {
 template <class Row>
 Table links_table(const std::vector<Row>& rows) {
   Table t;
-  t.columns = {text("name", "link"),
-               {.name = "peak_utilisation",
-                .label = "peak utilisation",
-                .type = Type::real,
-                .precision = 1,
-                .style = Style::fraction},
-               {.name = "bytes",
-                .label = "bytes",
-                .type = Type::real,
-                .unit = "B",
-                .precision = 4,
-                .style = Style::si}};
+  t.columns = {text_column("name", "link"), fraction_column("peak_utilisation", "peak utilisation"),
+               si_column("bytes", "bytes", "B", 4)};
   for (const auto& x : rows) t.add_row({x.name, x.peak_utilisation, x.bytes});
   return t;
 }

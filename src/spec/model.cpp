@@ -37,24 +37,26 @@ double Model::embedding_params() const {
   return (tied_embeddings ? 1.0 : 2.0) * static_cast<double>(vocab) * static_cast<double>(hidden);
 }
 
+namespace {
+// The weights with `experts` experts of each MoE layer counted (all of them, or the top_k a token
+// touches); each MoE layer's router and norms count whole.
+double params_with_experts(const Model& m, std::int64_t experts) {
+  const double h = static_cast<double>(m.hidden);
+  const double moe = static_cast<double>(m.moe_layers());
+  return static_cast<double>(m.layers) * m.attention_params() +
+         static_cast<double>(m.dense_layers()) * m.dense_ffn_params() +
+         moe * (static_cast<double>(experts) * m.expert_params() +
+                h * static_cast<double>(m.experts) + (m.gated_ffn ? h : 2.0 * h)) +
+         m.embedding_params();
+}
+}  // namespace
+
 double Model::total_params() const {
-  const double h = static_cast<double>(hidden);
-  const double moe = static_cast<double>(moe_layers());
-  return static_cast<double>(layers) * attention_params() +
-         static_cast<double>(dense_layers()) * dense_ffn_params() +
-         moe * (static_cast<double>(experts) * expert_params() + h * static_cast<double>(experts) +
-                (gated_ffn ? h : 2.0 * h)) +
-         embedding_params();
+  return params_with_experts(*this, experts);
 }
 
 double Model::active_params() const {
-  const double h = static_cast<double>(hidden);
-  const double moe = static_cast<double>(moe_layers());
-  return static_cast<double>(layers) * attention_params() +
-         static_cast<double>(dense_layers()) * dense_ffn_params() +
-         moe * (static_cast<double>(top_k) * expert_params() + h * static_cast<double>(experts) +
-                (gated_ffn ? h : 2.0 * h)) +
-         embedding_params();
+  return params_with_experts(*this, top_k);
 }
 
 Model model_from_json(const Json& j, const std::string& path) {

@@ -1,18 +1,18 @@
 #include "railsim/spec/routing_table.hpp"
 
-#include "railsim/report/columns.hpp"
-
 namespace railsim::spec {
 
 using report::Cell;
 using report::Column;
+using report::integer_column;
 using report::Table;
-using namespace report::columns;
+using report::text_column;
 
 std::vector<Column> routing_columns() {
-  return {text("routing", "routing"), count("seed", "seed", false),
-          text("forwarding", "forwarding", false), text("forward_via", "forward via", false),
-          count("chunks", "chunks", false)};
+  return {text_column("routing", "routing"), integer_column("seed", "seed", false),
+          text_column("forwarding", "forwarding", false),
+          text_column("forward_via", "forward via", false),
+          integer_column("chunks", "chunks", false)};
 }
 
 void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d) {

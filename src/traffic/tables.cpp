@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "railsim/report/columns.hpp"
 #include "railsim/traffic/aggregate.hpp"
 
 namespace railsim::traffic {
@@ -11,30 +10,18 @@ using report::Column;
 using report::Missing;
 using report::Style;
 using report::Type;
-using namespace report::columns;
+using namespace report;  // the column makers
 
 std::vector<Column> traffic_pair_columns() {
-  std::vector<Column> c = {count("src", "source GPU"),
-                           count("dst", "destination GPU"),
-                           count("src_domain", "source domain"),
-                           count("src_rail", "source rail"),
-                           count("dst_domain", "destination domain"),
-                           count("dst_rail", "destination rail"),
-                           text("locality", "locality")};
-  for (const char* p : {"tp", "sp", "pp", "dp", "ep"}) {
-    c.push_back({.name = std::string(p) + "_bytes",
-                 .label = std::string(p) + " bytes",
-                 .type = Type::real,
-                 .unit = "B",
-                 .precision = 3,
-                 .style = Style::si});
-  }
-  c.push_back({.name = "total_bytes",
-               .label = "total bytes",
-               .type = Type::real,
-               .unit = "B",
-               .precision = 3,
-               .style = Style::si});
+  std::vector<Column> c = {integer_column("src", "source GPU"),
+                           integer_column("dst", "destination GPU"),
+                           integer_column("src_domain", "source domain"),
+                           integer_column("src_rail", "source rail"),
+                           integer_column("dst_domain", "destination domain"),
+                           integer_column("dst_rail", "destination rail"),
+                           text_column("locality", "locality")};
+  for (const char* p : {"tp", "sp", "pp", "dp", "ep", "total"})
+    c.push_back(si_column(std::string(p) + "_bytes", std::string(p) + " bytes", "B", 3));
   return c;
 }
 

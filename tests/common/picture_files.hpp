@@ -1,6 +1,7 @@
 #pragma once
 // Checks on the picture files that plots write: a PNG's signature and size (from its IHDR chunk),
-// an SVG read by a real XML parser (Python's xml.dom.minidom) with its text content returned.
+// an SVG read by a real XML parser (Python's xml.dom.minidom) with its text content returned; and
+// the data blocks of the gnuplot scripts that draw them.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,8 +11,22 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace railsim::test {
+
+// The lines of a gnuplot script's data block `name` ("$s0", "$matrix"); none when it has no such
+// block.
+inline std::vector<std::string> data_block(const std::string& script, const std::string& name) {
+  const std::string open = name + " << EOD\n";
+  const auto a = script.find(open);
+  const auto b = script.find("EOD\n", a + open.size());
+  std::vector<std::string> lines;
+  if (a == std::string::npos || b == std::string::npos) return lines;
+  std::istringstream in(script.substr(a + open.size(), b - a - open.size()));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 inline std::string slurp_binary(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -5,26 +5,15 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <functional>
 #include <string>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/json.hpp"
 
-using railsim::InputError;
 using railsim::Json;
 using railsim::JsonObject;
 using railsim::Range;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using railsim::test::error_of;
 
 TEST(Json, MalformedTextNamesTheInput) {
   auto msg = error_of([] { railsim::parse_json("{\"a\": 1,", "--gpu"); });
@@ -178,20 +167,20 @@ TEST(Json, PrintableEscapesControlsAndCutsLongValues) {
 
 TEST(Printable, FindUnprintableNamesTheFirstCharacterAndItsByte) {
   EXPECT_FALSE(railsim::find_unprintable("GPT-1T Mod\xc3\xa8le \xf0\x9f\x9a\x80"));
-  auto u = railsim::find_unprintable("ab\x1b[2J");
-  ASSERT_TRUE(u);
-  EXPECT_EQ(u->byte, 2u);
-  EXPECT_EQ(u->what, "U+001B (a control character)");
-  u = railsim::find_unprintable("x\xc2\x9b");
-  ASSERT_TRUE(u);
-  EXPECT_EQ(u->what, "U+009B (a control character)");
-  u = railsim::find_unprintable("GPT\xe2\x80\xae");
-  ASSERT_TRUE(u);
-  EXPECT_EQ(u->byte, 3u);
-  EXPECT_EQ(u->what, "U+202E (a bidirectional-text control)");
-  u = railsim::find_unprintable("ok\xff");
-  ASSERT_TRUE(u);
-  EXPECT_EQ(u->what, "byte 0xff (not UTF-8)");
+  const struct {
+    const char* text;
+    std::size_t byte;
+    const char* what;
+  } cases[] = {{"ab\x1b[2J", 2, "U+001B (a control character)"},
+               {"x\xc2\x9b", 1, "U+009B (a control character)"},
+               {"GPT\xe2\x80\xae", 3, "U+202E (a bidirectional-text control)"},
+               {"ok\xff", 2, "byte 0xff (not UTF-8)"}};
+  for (const auto& c : cases) {
+    const auto u = railsim::find_unprintable(c.text);
+    ASSERT_TRUE(u) << c.what;
+    EXPECT_EQ(u->byte, c.byte) << c.what;
+    EXPECT_EQ(u->what, c.what);
+  }
   EXPECT_THROW(railsim::check_printable("model.name", "a\nb"), railsim::InputError);
   EXPECT_NO_THROW(railsim::check_printable("model.name", "a b"));
 }
@@ -201,22 +190,14 @@ TEST(JsonObject, StringsAndSourcesArePrintableText) {
       R"({"name": "M\u001b]0;x\u0007", "ok": "caf\u00e9", "source": 3, "bidi": "\u202e"})", "t");
   railsim::JsonObject o(j, "model");
   EXPECT_EQ(o.string("ok"), "caf\xc3\xa9");
-  try {
-    (void)o.string("name");
-    ADD_FAILURE();
-  } catch (const railsim::InputError& e) {
-    EXPECT_EQ(e.field(), "model.name");
-    EXPECT_NE(e.message().find("holds U+001B (a control character) at byte 1"), std::string::npos)
-        << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos);
-  }
+  const auto name = railsim::test::caught([&] { (void)o.string("name"); });
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->field(), "model.name");
+  EXPECT_NE(name->message().find("holds U+001B (a control character) at byte 1"), std::string::npos)
+      << name->what();
+  EXPECT_EQ(std::string(name->what()).find('\x1b'), std::string::npos);
   EXPECT_THROW((void)o.string("bidi"), railsim::InputError);
-  try {
-    (void)o.source();
-    ADD_FAILURE();
-  } catch (const railsim::InputError& e) {
-    EXPECT_EQ(e.field(), "model.source");
-  }
+  EXPECT_EQ(railsim::test::field_of([&] { (void)o.source(); }), "model.source");
   const railsim::Json none = railsim::parse_json(R"({"a": 1})", "t");
   railsim::JsonObject n(none, "x");
   EXPECT_EQ(n.source(), "");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/optimize/optimize.hpp"
@@ -15,6 +16,7 @@
 #include "railsim/spec/stack.hpp"
 
 using namespace railsim;
+using test::error_of;
 
 namespace {
 
@@ -33,15 +35,6 @@ optimize::Space small_space() {
   // would add 2-12% to every network against the ideal reference: docs/model.md section 5).
   s.routing = spec::Routing::adaptive;
   return s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "accepted";
 }
 
 }  // namespace
@@ -137,15 +130,16 @@ TEST(Optimize, SeveralModelsTheLeastSlackBinds) {
 TEST(Optimize, BadInput) {
   const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
   const std::vector<optimize::ModelSpec> models = {model("Megatron-22B")};
+  // The error of optimizing the models on 1,024 GPUs in `space` for `target` within `budget`.
+  auto refusal = [&](const optimize::Space& space, const optimize::Target& target,
+                     const optimize::Budget& budget) {
+    return error_of([&] { optimize::optimize(gpu, 1024, models, space, target, budget); });
+  };
   optimize::Target none;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), none, {});
-            }).find("give a target"),
-            std::string::npos);
+  EXPECT_NE(refusal(small_space(), none, {}).find("give a target"), std::string::npos);
   optimize::Target fast;
   fast.max_iteration_s = 1e-6;
-  const std::string miss =
-      error_of([&] { optimize::optimize(gpu, 1024, models, small_space(), fast, {}); });
+  const std::string miss = refusal(small_space(), fast, {});
   EXPECT_NE(miss.find("--max-iteration-time: no network meets the target"), std::string::npos)
       << miss;
   EXPECT_NE(miss.find("Megatron-22B"), std::string::npos) << miss;
@@ -154,34 +148,22 @@ TEST(Optimize, BadInput) {
   t.within = 0.5;
   optimize::Budget poor;
   poor.max_cost_usd = 1.0;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), t, poor);
-            }).find("--max-network-cost: no candidate network costs at most $1"),
+  EXPECT_NE(refusal(small_space(), t, poor)
+                .find("--max-network-cost: no candidate network costs at most $1"),
             std::string::npos);
   optimize::Budget cold;
   cold.max_power_w = 1.0;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), t, cold);
-            }).find("--max-power"),
-            std::string::npos);
+  EXPECT_NE(refusal(small_space(), t, cold).find("--max-power"), std::string::npos);
   optimize::Space empty = small_space();
   empty.designs.clear();
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, empty, t, {});
-            }).find("--design: the list of candidates is empty"),
+  EXPECT_NE(refusal(empty, t, {}).find("--design: the list of candidates is empty"),
             std::string::npos);
   optimize::Space bad = small_space();
   bad.hb_domain = {7};  // does not divide 1,024
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, bad, t, {});
-            }).find("no valid network among"),
-            std::string::npos);
+  EXPECT_NE(refusal(bad, t, {}).find("no valid network among"), std::string::npos);
   optimize::Target tokens;
   tokens.tokens = 1e12;
-  EXPECT_NE(error_of([&] {
-              optimize::optimize(gpu, 1024, models, small_space(), tokens, {});
-            }).find("--days"),
-            std::string::npos);
+  EXPECT_NE(refusal(small_space(), tokens, {}).find("--days"), std::string::npos);
 }
 
 // The space as the command line and Python name it: the defaults are Space's, each list carried

@@ -2,6 +2,7 @@
 // include/railsim/perf/comm_schedule.hpp), checked against numbers worked out by hand.
 #include <gtest/gtest.h>
 
+#include "../common/small_network.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/strategy.hpp"
@@ -11,18 +12,27 @@ using namespace railsim;
 using namespace railsim::perf;
 
 namespace {
+// The dense small model of 8 layers with a vocabulary of 1000 and sequences of 128.
 Model small_model() {
-  Model m;
-  m.name = "small";
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
+  Model m = test::small_model(false, 8);
   m.vocab = 1000;
   m.seq_len = 128;
   return m;
 }
+
+// The schedule of `s` for `m` on 64 A100 in HB domains of 8, a global batch of `batch`.
+struct Scheduled {
+  Placement pl;
+  CommSchedule cs;
+};
+Scheduled schedule(const Model& m, std::int64_t batch, const Strategy& s) {
+  const Training tr{batch, 128, Dtype::bf16};
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8);
+  validate(m, tr, s, c);
+  const Placement pl(c, s.degrees());
+  return {pl, build_comm_schedule(m, tr, s, pl)};
+}
+
 const CommOp* find(const CommSchedule& cs, CollectiveOp op, Axis axis, Phase ph) {
   for (const CommOp& o : cs)
     if (o.op == op && o.axis == axis && o.phase == ph) return &o;
@@ -31,17 +41,8 @@ const CommOp* find(const CommSchedule& cs, CollectiveOp op, Axis axis, Phase ph)
 }  // namespace
 
 TEST(CommSchedule, OpsCountsAndAlgorithms) {
-  const Model m = small_model();
-  const Training tr{16, 128, Dtype::bf16};
-  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8);
-  Strategy s;
-  s.tp = 4;
-  s.pp = 2;
-  s.dp = 8;
-  s.micro_batch = 1;  // m = 16 / 8 = 2 micro-batches
-  validate(m, tr, s, c);
-  const Placement pl(c, s.degrees());
-  const CommSchedule cs = build_comm_schedule(m, tr, s, pl);
+  // Micro-batches of 1: m = 16 / 8 = 2 micro-batches.
+  const auto [pl, cs] = schedule(small_model(), 16, Strategy{.tp = 4, .pp = 2, .dp = 8});
   const double act = 128.0 * 1024 * 2;  // b s h bf16 bytes
   // TP: 2 all-reduces per layer per micro-batch per direction; 4 layers per stage, 2 micro-batches.
   const CommOp* f = find(cs, CollectiveOp::all_reduce, Axis::tp, Phase::forward);
@@ -65,18 +66,10 @@ TEST(CommSchedule, OpsCountsAndAlgorithms) {
 }
 
 TEST(CommSchedule, WireBytesFollowThePerAlgorithmFormulas) {
-  const Model m = small_model();
-  const Training tr{16, 128, Dtype::bf16};
-  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8);
-  Strategy s;
-  s.tp = 4;
-  s.pp = 2;
-  s.dp = 8;
-  s.interleave = 2;  // 2 micro-batches per pipeline, a multiple of pp = 2
-  s.sp = true;
-  s.dist_opt = true;
-  const Placement pl(c, s.degrees());
-  const CommSchedule cs = build_comm_schedule(m, tr, s, pl);
+  // Interleaved twice: 2 micro-batches per pipeline, a multiple of pp = 2.
+  const auto [pl, cs] =
+      schedule(small_model(), 16,
+               Strategy{.tp = 4, .pp = 2, .dp = 8, .interleave = 2, .sp = true, .dist_opt = true});
   const WireBytes w = wire_bytes(cs, pl);
   const double act = 128.0 * 1024 * 2;
   // SP: all-gather + reduce-scatter, 2 per layer per micro-batch per direction: (n-1) B per group
@@ -100,17 +93,9 @@ TEST(CommSchedule, MoeAllToAllIsDirectOverTheExpertGroup) {
   m.expert_ffn_hidden = 2048;
   m.moe_every = 2;
   m.capacity_factor = 1.25;
-  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8);
-  Strategy s;
-  s.tp = 2;
-  s.pp = 1;
-  s.dp = 32;
-  s.ep = 8;
-  s.micro_batch = 1;
-  const Training tr2{32, 128, Dtype::bf16};  // one micro-batch per pipeline
-  validate(m, tr2, s, c);
-  const Placement pl(c, s.degrees());
-  const CommSchedule cs = build_comm_schedule(m, tr2, s, pl);
+  // A batch of 32: one micro-batch per pipeline.
+  const auto [pl, cs] =
+      schedule(m, 32, Strategy{.tp = 2, .pp = 1, .dp = 32, .ep = 8, .micro_batch = 1});
   const CommOp* a = find(cs, CollectiveOp::all_to_all, Axis::ep, Phase::forward);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->algorithm, Algorithm::direct);

@@ -7,27 +7,13 @@
 using namespace railsim;
 using namespace railsim::perf;
 
-namespace {
-Strategy llama8b_strategy() {
-  Strategy s;
-  s.tp = 2;
-  s.pp = 1;
-  s.dp = 512;
-  s.micro_batch = 1;
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  s.dist_opt = true;
-  s.dp_overlap = true;
-  return s;
-}
-}  // namespace
-
 TEST(Features, FlashAttentionRemovesTheScoreTraffic) {
   const Model m = load_model("Llama-3-8B");
   const spec::Cluster c = test::cluster("H100-SXM", 1024, 8);
   const auto d = test::design(spec::DesignKind::rail_optimized);
   Training tr{1024, 8192, Dtype::bf16};
-  Strategy s = llama8b_strategy();
+  // Llama 3 8B: TP 2, DP 512, Megatron-Core's knobs.
+  Strategy s = test::megatron_core_strategy(2, 1, 512, 1);
   const IterationTime unfused = estimate(m, tr, s, c, d);
   tr.flash_attention = true;
   const IterationTime fused = estimate(m, tr, s, c, d);
@@ -49,13 +35,8 @@ TEST(Features, Fp8UsesTheFp8PeakForGemms) {
   const Model m = load_model("GPT-3-175B");
   const spec::Cluster c = test::cluster("H100-SXM", 1024, 8);
   const auto d = test::design(spec::DesignKind::rail_optimized);
-  Strategy s;
-  s.tp = 8;
-  s.pp = 8;
-  s.dp = 16;
-  s.interleave = 2;
-  s.recompute = Recompute::selective;
-  s.sp = true;
+  Strategy s{
+      .tp = 8, .pp = 8, .dp = 16, .interleave = 2, .recompute = Recompute::selective, .sp = true};
   const IterationTime bf16 = estimate(m, Training{1024, 2048, Dtype::bf16}, s, c, d);
   const IterationTime fp8 = estimate(m, Training{1024, 2048, Dtype::fp8}, s, c, d);
   // GEMMs at twice the peak at their own fitted fraction (H100: 0.50 of the bf16 peak, 0.51 of the
@@ -79,12 +60,7 @@ TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
   const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
   const auto d = test::design(spec::DesignKind::rail_optimized);
   const Training tr{64, 2048, Dtype::bf16};
-  Strategy s;
-  s.tp = 8;
-  s.pp = 8;
-  s.dp = 1;
-  s.recompute = Recompute::selective;
-  s.sp = true;
+  Strategy s{.tp = 8, .pp = 8, .dp = 1, .recompute = Recompute::selective, .sp = true};
   for (std::int64_t v : {1, 2, 3, 4}) {
     s.interleave = v;
     const IterationTime it = estimate(m, tr, s, c, d);
@@ -105,11 +81,7 @@ TEST(Features, UnevenPipelineStages) {
   const spec::Cluster c = test::cluster("A100-SXM-80GB", 32, 8, 200);
   const auto d = test::design(spec::DesignKind::rail_optimized);
   const Training tr{32, 2048, Dtype::bf16};
-  Strategy s;
-  s.tp = 8;
-  s.pp = 4;
-  s.dp = 1;
-  s.recompute = Recompute::full;
+  Strategy s{.tp = 8, .pp = 4, .dp = 1, .recompute = Recompute::full};
   auto time = [&](std::int64_t layers) {
     m.layers = layers;
     return estimate(m, tr, s, c, d).iteration_time_s;

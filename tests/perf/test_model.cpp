@@ -57,11 +57,7 @@ TEST(Model, NoDropoutStoresTwoFewerHiddenMasksAndNoAttentionMask) {
   // a s^2 b. Without dropout: s b h (32 + 4 a s / h).
   Model m = load_model("Megatron-22B");
   const Training tr{4, 2048, Dtype::bf16};
-  Strategy s;
-  s.tp = 1;
-  s.pp = 1;
-  s.dp = 1;
-  s.micro_batch = 1;
+  Strategy s{.tp = 1, .pp = 1, .dp = 1, .micro_batch = 1};
   const MemoryUse with = memory_use(m, tr, s);
   m.dropout = false;
   const MemoryUse without = memory_use(m, tr, s);

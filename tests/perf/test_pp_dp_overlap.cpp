@@ -12,26 +12,29 @@ using namespace railsim;
 using namespace railsim::perf;
 
 namespace {
-// GPT-3 175B on 256 H100: TP 8, PP 8, DP 4, micro-batch 1, 64 sequences (16 micro-batches).
-struct Gpt175 {
-  Model m = load_model("GPT-3-175B");
-  spec::Cluster c = test::cluster("H100-SXM", 256, 8);
-  Strategy s = test::megatron_core_strategy(8, 8, 4, 4);
-  IterationTime run(bool pp_overlap, std::int64_t v, bool dp_overlap = true) const {
-    spec::Stack st = load_stack("megatron-core-2024");
-    st.knobs.pp_comm_overlap = pp_overlap;
-    Strategy x = s;
-    x.interleave = v;
-    x.dp_overlap = dp_overlap;
-    const Training tr = make_training(64, 2048, st);
-    return estimate(m, tr, x, c, test::design(spec::DesignKind::rail_optimized));
-  }
-};
+// GPT-3 175B on 256 H100: TP 8, PP 8, DP 4, micro-batch 1, 64 sequences (16 micro-batches), with
+// or without pp_comm_overlap.
+const test::KnobCase& gpt175() {
+  static const test::KnobCase k{load_model("GPT-3-175B"),
+                                test::cluster("H100-SXM", 256, 8),
+                                test::megatron_core_strategy(8, 8, 4, 4),
+                                &spec::StackKnobs::pp_comm_overlap,
+                                64,
+                                2048};
+  return k;
+}
+
+// gpt175() interleaved v times, with or without DP overlap.
+IterationTime gpt175_run(bool pp_overlap, std::int64_t v, bool dp_overlap = true) {
+  test::KnobCase x = gpt175();
+  x.s.interleave = v;
+  x.s.dp_overlap = dp_overlap;
+  return x.run(pp_overlap);
+}
 }  // namespace
 
 TEST(PpOverlap, HidesTheSendsOfTheBodyButNotTheFill) {
-  const Gpt175 x;
-  const IterationTime off = x.run(false, 4), on = x.run(true, 4);
+  const IterationTime off = gpt175_run(false, 4), on = gpt175_run(true, 4);
   EXPECT_EQ(off.breakdown.pp_hidden_s, 0.0);
   // The sends are the same: exposed + hidden = all of them; a 2048 x 12288 bf16 activation
   // (50 MB at 42.5 GB/s: 1.2 ms) is far shorter than a chunk step of 3 layers, so all of the
@@ -49,34 +52,32 @@ TEST(PpOverlap, HidesTheSendsOfTheBodyButNotTheFill) {
 }
 
 TEST(PpOverlap, OnlyInterleavedPipelines) {
-  const Gpt175 x;
   // Megatron-Core (and NeMo) overlap the sends only with virtual pipelining.
-  const IterationTime off = x.run(false, 1), on = x.run(true, 1);
+  const IterationTime off = gpt175_run(false, 1), on = gpt175_run(true, 1);
   EXPECT_EQ(on.breakdown.pp_hidden_s, 0.0);
   EXPECT_DOUBLE_EQ(on.iteration_time_s, off.iteration_time_s);
   // A stack without the knob (Megatron-LM 2022) never hides them.
   const Training tr22 = make_training(64, 2048, load_stack("megatron-lm-2022"));
-  Strategy s = x.s;
+  Strategy s = gpt175().s;
   s.dist_opt = false;
   s.dp_overlap = false;
   const IterationTime y22 =
-      estimate(x.m, tr22, s, x.c, test::design(spec::DesignKind::rail_optimized));
+      estimate(gpt175().m, tr22, s, gpt175().c, test::design(spec::DesignKind::rail_optimized));
   EXPECT_EQ(y22.breakdown.pp_hidden_s, 0.0);
   EXPECT_GT(y22.breakdown.pp_comm_s, 0.0);
 }
 
 TEST(DpOverlap, InterleavingReducesChunkByChunk) {
-  const Gpt175 x;
   // Without overlap the whole reduce-scatter and all-gather are exposed, whatever v.
-  const double all = x.run(true, 1, false).breakdown.dp_comm_s;
-  EXPECT_DOUBLE_EQ(x.run(true, 4, false).breakdown.dp_comm_s, all);
+  const double all = gpt175_run(true, 1, false).breakdown.dp_comm_s;
+  EXPECT_DOUBLE_EQ(gpt175_run(true, 4, false).breakdown.dp_comm_s, all);
   // With overlap and no interleaving the reduction hides behind the last backward but its last
   // bucket; with v chunks each chunk's reduction starts when its last backward ends, rounds of
   // min(m, p) backward steps before the end, so more hides: exposed never grows with v, never
   // falls under one layer's share (the last bucket) and never exceeds the whole.
-  const double v1 = x.run(true, 1).breakdown.dp_comm_s;
-  const double v2 = x.run(true, 2).breakdown.dp_comm_s;
-  const double v4 = x.run(true, 4).breakdown.dp_comm_s;
+  const double v1 = gpt175_run(true, 1).breakdown.dp_comm_s;
+  const double v2 = gpt175_run(true, 2).breakdown.dp_comm_s;
+  const double v4 = gpt175_run(true, 4).breakdown.dp_comm_s;
   const double layers_per_stage = 96.0 / 8.0;
   EXPECT_LT(v1, all);
   EXPECT_LE(v2, v1);

@@ -11,13 +11,10 @@ using spec::DesignKind;
 namespace {
 // GPT-1T, 4096 sequences of 2048 tokens (the default global batch of `railsim plan`).
 PlanResult best(const char* gpu, std::int64_t k, DesignKind kind) {
-  const Model m = load_model("GPT-1T");
-  const Training tr{4096, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster(gpu, 32768, k);
-  const spec::NetworkDesign d = test::design(kind);
+  const test::Setting g("GPT-1T", 4096, gpu, 32768, k, kind);
   PlanOptions po;
   po.top = 3;
-  return plan(make_context(m, tr, c, d), po);
+  return plan(g.ctx, po);
 }
 
 // GPT-1T on 512 H100 with Korthikanti et al.'s strategy (tp 8, pp 64, selective + SP), the case
@@ -26,18 +23,18 @@ struct Gpt1tOn512 {
   Model m = load_model("GPT-1T");
   Training tr{512, 2048, Dtype::bf16};
   spec::Cluster c = test::cluster("H100-SXM", 512, 8);
-  Strategy s = [] {
-    Strategy x;
-    x.tp = 8;
-    x.pp = 64;
-    x.dp = 1;
-    x.recompute = Recompute::selective;
-    x.sp = true;
-    return x;
-  }();
+  Strategy s{.tp = 8, .pp = 64, .dp = 1, .recompute = Recompute::selective, .sp = true};
   // Perfect spreading: these tests are about forwarding and oversubscription, not ECMP.
   spec::NetworkDesign ro = test::design_spread(DesignKind::rail_optimized);
   spec::NetworkDesign rl = test::design_spread(DesignKind::rail_only);
+  // The rail-aligned time on rail-optimized, then `placement`'s on rail-optimized and rail-only.
+  struct Moved {
+    IterationTime aligned, opt, only;
+  };
+  Moved moved(PlacementKind placement) const {
+    return {estimate(m, tr, s, c, ro), estimate(m, tr, s, c, ro, placement),
+            estimate(m, tr, s, c, rl, placement)};
+  }
 };
 }  // namespace
 
@@ -69,15 +66,8 @@ TEST(RailOnly, CrossRailExpertAllToAllIsSlowerAndTheBreakdownSaysWhy) {
   const Model m = load_model("MoE-1.2T");
   const Training tr{4096, 2048, Dtype::bf16};
   const spec::Cluster c = test::cluster("H100-SXM", 4096, 8);
-  Strategy s;
-  s.tp = 2;
-  s.pp = 8;
-  s.dp = 256;
+  Strategy s = test::megatron_core_strategy(2, 8, 256, 1);
   s.ep = 32;
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  s.dist_opt = true;
-  s.dp_overlap = true;
   auto design = [](DesignKind k, spec::ForwardingMode f) {
     spec::NetworkDesign d = test::design_spread(k);
     d.forwarding = f;
@@ -115,15 +105,7 @@ TEST(RailOnly, ShuffledPlacementPaysForCrossRailTp) {
   // TP spanning HB domains on scattered GPUs (a shuffled placement): rail-optimized crosses the
   // spine at NIC speed, rail-only adds the HB hop; both far slower than rail-aligned TP.
   const Gpt1tOn512 g;
-  const Model& m = g.m;
-  const Training& tr = g.tr;
-  const spec::Cluster& c = g.c;
-  const Strategy& s = g.s;
-  const auto& ro = g.ro;
-  const auto& rl = g.rl;
-  const IterationTime aligned = estimate(m, tr, s, c, ro);
-  const IterationTime sh_opt = estimate(m, tr, s, c, ro, PlacementKind::shuffled);
-  const IterationTime sh_only = estimate(m, tr, s, c, rl, PlacementKind::shuffled);
+  const auto [aligned, sh_opt, sh_only] = g.moved(PlacementKind::shuffled);
   // NIC (400 Gb/s) vs NVLink (450 GB/s): TP time grows by about B_hb / B_nic ~ 9x.
   EXPECT_GT(sh_opt.breakdown.tp_comm_s, 5 * aligned.breakdown.tp_comm_s);
   EXPECT_GT(sh_only.breakdown.rail_forwarding_s, 0.0);
@@ -136,15 +118,7 @@ TEST(RailOnly, TpAcrossDomainsRunsOnTheRailAtNicSpeed) {
   // into one domain instead, so every 8th stage boundary changes rail: rail-only forwards that
   // send through NVLink (shown as rail_forwarding_s), rail-optimized crosses the spine.
   const Gpt1tOn512 g;
-  const Model& m = g.m;
-  const Training& tr = g.tr;
-  const spec::Cluster& c = g.c;
-  const Strategy& s = g.s;
-  const auto& ro = g.ro;
-  const auto& rl = g.rl;
-  const IterationTime aligned = estimate(m, tr, s, c, ro);
-  const IterationTime across = estimate(m, tr, s, c, ro, PlacementKind::tp_across_domains);
-  const IterationTime across_rl = estimate(m, tr, s, c, rl, PlacementKind::tp_across_domains);
+  const auto [aligned, across, across_rl] = g.moved(PlacementKind::tp_across_domains);
   EXPECT_FALSE(aligned.cross_rail);
   EXPECT_TRUE(across.cross_rail);
   EXPECT_DOUBLE_EQ(across_rl.breakdown.tp_comm_s, across.breakdown.tp_comm_s);

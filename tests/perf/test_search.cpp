@@ -10,10 +10,8 @@ using namespace railsim;
 using namespace railsim::perf;
 
 TEST(Search, IdenticalForOneAndTwoThreads) {
-  const Model m = load_model("GPT-1T");
-  const Training tr{4096, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster("H100-SXM", 32768, 8);
-  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_only));
+  const test::Setting g("GPT-1T", 4096, "H100-SXM", 32768, 8, spec::DesignKind::rail_only);
+  const EstimateContext& ctx = g.ctx;
   PlanOptions po;
   po.top = 20;
   po.threads = 1;
@@ -36,10 +34,9 @@ TEST(Search, IdenticalForOneAndTwoThreads) {
 }
 
 TEST(Search, PinsAreRespectedAndBestIsTheMinimum) {
-  const Model m = load_model("Megatron-175B");
-  const Training tr{256, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster("A100-SXM-80GB", 256, 8);
-  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_optimized));
+  const test::Setting g("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
+                        spec::DesignKind::rail_optimized);
+  const EstimateContext& ctx = g.ctx;
   PlanOptions po;
   po.top = 1000000;
   po.pins.tp = 8;
@@ -59,11 +56,8 @@ TEST(Search, PinsAreRespectedAndBestIsTheMinimum) {
 
 TEST(Search, NothingFitsReportsTheSmallestNeed) {
   // GPT-1T on 8 A100: 1T parameters x 6+ bytes cannot fit in 8 x 80 GiB.
-  const Model m = load_model("GPT-1T");
-  const Training tr{8, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster("A100-SXM-80GB", 8, 8);
-  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_optimized));
-  const PlanResult r = plan(ctx, PlanOptions{});
+  const test::Setting g("GPT-1T", 8, "A100-SXM-80GB", 8, 8, spec::DesignKind::rail_optimized);
+  const PlanResult r = plan(g.ctx, PlanOptions{});
   EXPECT_TRUE(r.plans.empty());
   EXPECT_GT(r.evaluated, 0);
   // At least the bf16 weights and fp32 grads of 1/8 of the model (6 bytes x 126e9).
@@ -104,12 +98,9 @@ TEST(Search, WithFlashAttentionSelectiveRecomputeIsVisitedOnceAsNone) {
 }
 
 TEST(Search, StopsWhenCancelled) {
-  const Model m = load_model("GPT-1T");
-  const Training tr{4096, 2048, Dtype::bf16};
-  const spec::Cluster c = test::cluster("H100-SXM", 32768, 8);
-  const auto ctx = make_context(m, tr, c, test::design(spec::DesignKind::rail_only));
+  const test::Setting g("GPT-1T", 4096, "H100-SXM", 32768, 8, spec::DesignKind::rail_only);
   request_cancel();
-  EXPECT_THROW((void)plan(ctx, PlanOptions{}), Cancelled);
+  EXPECT_THROW((void)plan(g.ctx, PlanOptions{}), Cancelled);
   reset_cancel();
-  EXPECT_FALSE(plan(ctx, PlanOptions{}).plans.empty());
+  EXPECT_FALSE(plan(g.ctx, PlanOptions{}).plans.empty());
 }

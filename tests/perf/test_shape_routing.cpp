@@ -87,11 +87,7 @@ TEST(GemmModel, SmallHiddenSizesComputeLessEfficientlyAtTheSameTp) {
     m.kv_heads = m.heads;
     m.ffn_hidden = 4 * h;
     m.layers = 8;
-    Strategy s;
-    s.tp = 8;
-    s.micro_batch = 1;
-    s.sp = true;
-    s.recompute = Recompute::none;
+    const Strategy s{.tp = 8, .micro_batch = 1, .recompute = Recompute::none, .sp = true};
     const IterationTime it = estimate(m, tr, s, c, d);
     return it.breakdown.compute_s / it.model_flops;
   };
@@ -132,15 +128,7 @@ TEST(PipelineCosts, InterleavingIsChargedAndShownInTheBreakdown) {
   const spec::Cluster c = test::cluster("H100-SXM", 16384, 8);
   const auto d = test::design(spec::DesignKind::rail_optimized);
   const EstimateContext ctx = make_context(m, tr, c, d);
-  Strategy s;
-  s.tp = 8;
-  s.pp = 16;
-  s.dp = 128;
-  s.micro_batch = 1;
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  s.dist_opt = true;
-  s.dp_overlap = true;
+  Strategy s = test::megatron_core_strategy(8, 16, 128, 1);
   double last_overhead = -1;
   for (std::int64_t v : {1, 2, 4, 7}) {
     s.interleave = v;

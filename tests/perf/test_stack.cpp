@@ -3,9 +3,9 @@
 // the FSDP stack's full sharding has the schedule and memory of ZeRO-3.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <random>
 
+#include "../common/error_of.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/preset.hpp"
@@ -13,17 +13,9 @@
 
 using namespace railsim;
 using namespace railsim::perf;
+using test::field_of;
 
 namespace {
-std::string field_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.field();
-  }
-  return "(no error)";
-}
-
 // What each stack can run, written out here independently of perf::validate.
 bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
   const spec::StackKnobs& k = tr.stack.knobs;
@@ -45,11 +37,7 @@ TEST(Stack, ValidateNamesTheKnobTheStackLacks) {
   const Model m175 = load_model("Megatron-175B");  // 96 layers
   const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
   const Training y21 = make_training(64, 2048, load_stack("megatron-lm-2021"));
-  Strategy s;
-  s.tp = 8;
-  s.pp = 8;
-  s.dp = 1;
-  s.recompute = Recompute::full;
+  Strategy s{.tp = 8, .pp = 8, .dp = 1, .recompute = Recompute::full};
   s.interleave = 3;  // 96 = 8 x 3 x 4: runs
   EXPECT_EQ(field_of([&] { validate(m175, y21, s, c); }), "(no error)");
   s.interleave = 5;  // 40 does not divide 96
@@ -69,12 +57,7 @@ TEST(Stack, ValidateNamesTheKnobTheStackLacks) {
   // 126 layers on 16 stages: uneven, which megatron-core-2024 runs and megatron-lm-2022 does not.
   const Model l405 = load_model("Llama-3-405B");
   const spec::Cluster h = test::cluster("H100-SXM", 2048, 8);
-  Strategy u;
-  u.tp = 8;
-  u.pp = 16;
-  u.dp = 16;
-  u.interleave = 2;
-  u.recompute = Recompute::selective;
+  Strategy u{.tp = 8, .pp = 16, .dp = 16, .interleave = 2, .recompute = Recompute::selective};
   EXPECT_EQ(field_of([&] { validate(l405, make_training(2048, 8192, Stack{}), u, h); }),
             "(no error)");
   EXPECT_EQ(field_of([&] {
@@ -165,9 +148,7 @@ TEST(Stack, FsdpShardsEverythingAndGathersPerMicroBatch) {
   const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
   const Training fsdp = make_training(256, 8192, load_stack("fsdp-2024"));
   const Training core = make_training(256, 8192, Stack{});
-  Strategy s;
-  s.tp = 8;
-  s.dp = 8;
+  Strategy s{.tp = 8, .dp = 8};
   s.micro_batch = 2;  // m = 256 / (8 x 2) = 16 micro-batches
   s.recompute = Recompute::selective;
   s.sp = true;

@@ -12,21 +12,20 @@ using namespace railsim::perf;
 
 namespace {
 // NeMo's Llama 3 70B recipe on 64 H100 (TP 4, PP 8, VP 5, DP 2, FP8), with or without overlap.
-struct Llama70b {
-  Model m = load_model("Llama-3-70B");
-  spec::Cluster c = test::cluster("H100-SXM", 64, 8);
-  Strategy s = test::megatron_core_strategy(4, 8, 2, 5);
-  IterationTime run(bool overlap, PlacementKind placement = PlacementKind::rail_aligned) const {
-    spec::Stack st = load_stack("megatron-core-2024");
-    st.knobs.tp_comm_overlap = overlap;
-    const Training tr = make_training(128, 8192, st, Dtype::fp8);
-    return estimate(m, tr, s, c, test::design(spec::DesignKind::rail_optimized), placement);
-  }
-};
+test::KnobCase llama70b() {
+  test::KnobCase k{load_model("Llama-3-70B"),
+                   test::cluster("H100-SXM", 64, 8),
+                   test::megatron_core_strategy(4, 8, 2, 5),
+                   &spec::StackKnobs::tp_comm_overlap,
+                   128,
+                   8192};
+  k.dtype = Dtype::fp8;
+  return k;
+}
 }  // namespace
 
 TEST(TpOverlap, HidesMostOfTheCommunicationBehindTheGemms) {
-  const Llama70b x;
+  const test::KnobCase x = llama70b();
   const IterationTime off = x.run(false), on = x.run(true);
   // Without overlap nothing is hidden and nothing contends.
   EXPECT_EQ(off.breakdown.tp_hidden_s, 0.0);
@@ -51,7 +50,7 @@ TEST(TpOverlap, CollectivesLongerThanTheirGemmsStayExposed) {
   // Llama 3 8B at TP 8: the attention GEMMs (QKV 768 columns, projection over 512) are shorter
   // than an all-gather or reduce-scatter of 8192 x 4096 in the domain, so a good part stays
   // exposed; the FFN's GEMMs still hide theirs.
-  Llama70b x;
+  test::KnobCase x = llama70b();
   x.m = load_model("Llama-3-8B");
   x.s.tp = 8;
   x.s.pp = 1;
@@ -69,7 +68,7 @@ TEST(TpOverlap, CollectivesLongerThanTheirGemmsStayExposed) {
 TEST(TpOverlap, OnlyInsideOneHbDomain) {
   // Userbuffers exchange chunks over NVLink: a TP group spread over HB domains (on the NIC) runs
   // its collectives exposed, as without the knob.
-  const Llama70b x;
+  const test::KnobCase x = llama70b();
   const IterationTime off = x.run(false, PlacementKind::tp_across_domains);
   const IterationTime on = x.run(true, PlacementKind::tp_across_domains);
   EXPECT_EQ(on.breakdown.tp_hidden_s, 0.0);
@@ -79,13 +78,13 @@ TEST(TpOverlap, OnlyInsideOneHbDomain) {
 }
 
 TEST(TpOverlap, OnlyWithSequenceParallelismAndTensorParallelism) {
-  Llama70b x;
+  test::KnobCase x = llama70b();
   x.s.sp = false;  // all-reduces: no userbuffers overlap in Megatron-Core
   const IterationTime no_sp = x.run(true);
   EXPECT_EQ(no_sp.breakdown.tp_hidden_s, 0.0);
   EXPECT_EQ(no_sp.breakdown.tp_overlap_s, 0.0);
   EXPECT_DOUBLE_EQ(no_sp.iteration_time_s, x.run(false).iteration_time_s);
-  Llama70b y;
+  test::KnobCase y = llama70b();
   y.s.tp = 1;
   y.s.sp = false;
   y.s.dp = 8;
@@ -96,12 +95,12 @@ TEST(TpOverlap, OnlyWithSequenceParallelismAndTensorParallelism) {
 }
 
 TEST(TpOverlap, FullRecomputeOverlapsTheRecomputedForwardToo) {
-  Llama70b x;
+  test::KnobCase x = llama70b();
   x.s.recompute = Recompute::full;
   const IterationTime off = x.run(false), on = x.run(true);
   EXPECT_NEAR(on.breakdown.tp_comm_s + on.breakdown.tp_hidden_s, off.breakdown.tp_comm_s,
               1e-9 * off.breakdown.tp_comm_s);
-  Llama70b y;
+  test::KnobCase y = llama70b();
   const IterationTime sel = y.run(true);
   // The forward's collectives run again in the backward: 1.5x the collectives; the recomputed
   // forward's overlap adds to what is hidden and to what stays exposed, less than doubling each.

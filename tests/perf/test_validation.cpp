@@ -5,59 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <map>
 
 #include "../common/scratch.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/perf/validation.hpp"
 #include "test_perf_common.hpp"
 
 using namespace railsim;
 using namespace railsim::perf;
-
-namespace {
-
-// Virtual pipeline stages of each run. The data file does not list them; Figure 1's activation
-// memory does: the first stage holds L (1 + (p-1)/(p v)) layers' worth (Korthikanti et al.
-// Sec. 4.2.3), and the measured/formula ratios 1.2917 (175B, p = 8) and 1.3238 (530B, p = 35)
-// both give v = 3; 22B (p = 1) and 1T give ratio 1 (v = 1). RatiosImplyTheInterleaving checks it.
-const std::map<std::string, std::int64_t> kInterleave{
-    {"22B", 1}, {"175B", 3}, {"530B", 3}, {"1T", 1}};
-
-struct MeasuredRun {
-  Model model;
-  Training tr;
-  spec::Cluster cluster;
-  Strategy s;
-};
-
-MeasuredRun make_run(const Json& common, const Json& row, bool selective_sp) {
-  MeasuredRun r;
-  r.model.name = row["name"].get<std::string>();
-  r.model.layers = row["layers"].get<std::int64_t>();
-  r.model.hidden = row["hidden"].get<std::int64_t>();
-  r.model.heads = row["heads"].get<std::int64_t>();
-  r.model.kv_heads = r.model.heads;
-  r.model.ffn_hidden = 4 * r.model.hidden;
-  r.model.vocab = common["vocab"].get<std::int64_t>();
-  r.model.seq_len = common["seq_len"].get<std::int64_t>();
-  // The software of the runs: Megatron-LM of 2022 (SP, selective recompute, unfused attention).
-  r.tr = make_training(row["global_batch"].get<std::int64_t>(), r.model.seq_len,
-                       load_stack("megatron-lm-2022"));
-  r.cluster = test::cluster(common["gpu"].get<std::string>(), row["gpus"].get<std::int64_t>(),
-                            common["gpus_per_node"].get<std::int64_t>(), 200);
-  r.s.tp = row["tp"].get<std::int64_t>();
-  r.s.pp = row["pp"].get<std::int64_t>();
-  r.s.dp = 1;  // "Data parallelism is 1 in every run"
-  r.s.micro_batch = row["micro_batch"].get<std::int64_t>();
-  r.s.interleave = kInterleave.at(r.model.name);
-  r.s.recompute = selective_sp ? Recompute::selective : Recompute::full;
-  r.s.sp = selective_sp;
-  validate(r.model, r.tr, r.s, r.cluster);
-  return r;
-}
-}  // namespace
 
 TEST(Validation, IterationTimeKorthikanti2022) {
   const Json d = test::read_test_data("megatron-korthikanti-2022.json");
@@ -66,7 +23,8 @@ TEST(Validation, IterationTimeKorthikanti2022) {
   int n = 0;
   for (const char* mode : {"full", "selective_sp"}) {
     for (const Json& row : d["models"]) {
-      const MeasuredRun r = make_run(d["common"], row, std::string(mode) == "selective_sp");
+      const KorthikantiRun r =
+          korthikanti_run(d["common"], row, std::string(mode) == "selective_sp");
       const double measured = d["iteration_time_s"][mode][r.model.name].get<double>();
       const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
       const double err = it.iteration_time_s / measured - 1.0;
@@ -86,7 +44,7 @@ TEST(Validation, MfuKorthikanti2022) {
   const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   const auto design = test::design(spec::DesignKind::rail_optimized);
   for (const Json& row : d["models"]) {
-    const MeasuredRun r = make_run(d["common"], row, true);
+    const KorthikantiRun r = korthikanti_run(d["common"], row, true);
     const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
     EXPECT_NEAR(it.mfu, d["utilization_selective_sp"]["mfu"][r.model.name].get<double>(), 0.03)
         << r.model.name;
@@ -99,7 +57,7 @@ TEST(Validation, MemoryFigure1) {
   const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   const Json& mem = d["memory_gib_per_gpu"];
   for (const Json& row : d["models"]) {
-    MeasuredRun r = make_run(d["common"], row, true);
+    KorthikantiRun r = korthikanti_run(d["common"], row, true);
     const std::string name = r.model.name;
     MemoryUse sel = memory_use(r.model, r.tr, r.s);
     const double states =
@@ -120,7 +78,9 @@ TEST(Validation, MemoryFigure1) {
 }
 
 TEST(Validation, RatiosImplyTheInterleaving) {
-  // Figure 1 baseline activations / (L layers x s b h (10 + 24/t + 5 a s/(h t))) = 1 + (p-1)/(p v).
+  // Figure 1 baseline activations / (L layers x s b h (10 + 24/t + 5 a s/(h t))) = 1 + (p-1)/(p v):
+  // the measured/formula ratios 1.2917 (175B, p = 8) and 1.3238 (530B, p = 35) both give v = 3;
+  // 22B (p = 1) and 1T give ratio 1 (v = 1), the interleaving the runs are modelled with.
   const Json d = test::read_test_data("megatron-korthikanti-2022.json");
   for (const Json& row : d["models"]) {
     const double s = 2048, b = row["micro_batch"].get<double>(), h = row["hidden"].get<double>();
@@ -132,7 +92,7 @@ TEST(Validation, RatiosImplyTheInterleaving) {
         d["memory_gib_per_gpu"]["activations_baseline"][row["name"].get<std::string>()]
             .get<double>() /
         formula;
-    const double v = static_cast<double>(kInterleave.at(row["name"].get<std::string>()));
+    const double v = static_cast<double>(korthikanti_interleave(row["name"].get<std::string>()));
     EXPECT_NEAR(ratio, v == 1 ? 1.0 : 1.0 + (p - 1) / (p * v), 0.002) << row["name"];
   }
 }
@@ -148,7 +108,7 @@ TEST(Validation, ScaleOutHoldOut530B) {
   ASSERT_NE(row530, nullptr);
   const auto design = test::design(spec::DesignKind::rail_optimized);
   for (bool sel : {true, false}) {
-    MeasuredRun r = make_run(d["common"], *row530, sel);
+    KorthikantiRun r = korthikanti_run(d["common"], *row530, sel);
     r.cluster = test::cluster("A100-SXM-80GB", 2240, 8, 200);
     r.s.dp = 8;
     r.tr.global_batch = 2240;

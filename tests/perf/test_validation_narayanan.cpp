@@ -14,6 +14,7 @@
 
 #include "railsim/core/json.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/validation.hpp"
 #include "test_perf_common.hpp"
 
 using namespace railsim;
@@ -28,15 +29,7 @@ TEST(ValidationNarayanan2021, ThroughputWithinToleranceOnEveryRun) {
   double sum_abs = 0;
   int n = 0;
   for (const Json& row : data["rows"]) {
-    Model m;
-    m.name = row["name"].get<std::string>();
-    m.layers = row["layers"].get<std::int64_t>();
-    m.hidden = row["hidden"].get<std::int64_t>();
-    m.heads = row["heads"].get<std::int64_t>();
-    m.kv_heads = m.heads;
-    m.ffn_hidden = 4 * m.hidden;
-    m.vocab = common["vocab"].get<std::int64_t>();
-    m.seq_len = common["seq_len"].get<std::int64_t>();
+    const Model m = gpt_model(common, row);
     const std::int64_t batch = row["global_batch"].get<std::int64_t>();
     // The 2021 software: its stack rules out SP, selective recompute, the distributed optimizer,
     // DP overlap and flash attention, and needs whole layers per stage.
@@ -52,12 +45,8 @@ TEST(ValidationNarayanan2021, ThroughputWithinToleranceOnEveryRun) {
     opt.pins.recompute = Recompute::full;
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
     ASSERT_FALSE(r.plans.empty()) << m.name;
-    const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden),
-                 l = static_cast<double>(m.layers), v = static_cast<double>(m.vocab);
-    const double flops = 96.0 * static_cast<double>(batch) * s * l * h * h *
-                         (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
-    const double tflops =
-        flops / r.plans[0].time.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
+    const double tflops = narayanan_flops(m, batch) / r.plans[0].time.iteration_time_s /
+                          static_cast<double>(c.gpus) / 1e12;
     const double err = tflops / row["tflops_per_gpu"].get<double>() - 1.0;
     EXPECT_LT(std::fabs(err), 0.11)
         << m.name << ": railsim " << tflops << " TFLOP/s, v " << r.plans[0].strategy.interleave;

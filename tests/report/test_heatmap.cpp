@@ -13,9 +13,6 @@
 #include "railsim/report/heatmap.hpp"
 
 using namespace railsim;
-using railsim::test::png_size;
-using railsim::test::slurp_binary;
-using railsim::test::xml_text;
 
 namespace {
 report::Heatmap small() {
@@ -27,17 +24,6 @@ report::Heatmap small() {
   h.x_label = "destination";
   h.y_label = "source";
   return h;
-}
-// The lines of the script's matrix data block.
-std::vector<std::string> data_block(const std::string& script) {
-  const std::string open = "$matrix << EOD\n";
-  const auto a = script.find(open);
-  const auto b = script.find("\nEOD\n", a);
-  std::vector<std::string> lines;
-  if (a == std::string::npos || b == std::string::npos) return lines;
-  std::istringstream in(script.substr(a + open.size(), b - a - open.size()));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 // Runs f with PATH pointing at an empty directory (no gnuplot), then restores PATH.
 template <typename F>
@@ -86,7 +72,7 @@ TEST(Heatmap, ScriptDataBlockHoldsExactlyTheMatrix) {
   h.cols = 4;
   h.values = {0, 1.0 / 3, 2e15, 7, 123456789.125, 0, 0, 1e-300, 5, 6, 0.1, 9.999999999999999e99};
   const std::string s = report::gnuplot_script(h, report::PlotFormat::svg, "out.svg", "--x");
-  const auto lines = data_block(s);
+  const auto lines = test::data_block(s, "$matrix");
   ASSERT_EQ(lines.size(), 3u) << s;
   std::size_t k = 0;
   for (const std::string& line : lines) {
@@ -136,7 +122,7 @@ TEST(Heatmap, WritesAPngOfTheRequestedSize) {
   h.height = 520;
   const std::string path = test::scratch_path("heatmap", "h.png");
   report::write_heatmap(h, path, "--heatmap-gpu");
-  const auto size = png_size(slurp_binary(path));
+  const auto size = test::png_size(test::slurp_binary(path));
   std::remove(path.c_str());
   ASSERT_TRUE(size.has_value());
   EXPECT_EQ(size->width, 640u);
@@ -151,9 +137,9 @@ TEST(Heatmap, SvgIsXmlWithTheTitleAndTheSameBytesEveryTime) {
                     p2 = test::scratch_path("heatmap", "h2.svg");
   report::write_heatmap(h, p1, "--heatmap-domain");
   report::write_heatmap(h, p2, "--heatmap-domain");
-  const std::string a = slurp_binary(p1), b = slurp_binary(p2);
+  const std::string a = test::slurp_binary(p1), b = test::slurp_binary(p2);
   EXPECT_EQ(a, b);  // deterministic: no timestamp, fixed size and fonts
-  const auto text = xml_text(p1);
+  const auto text = test::xml_text(p1);
   std::remove(p1.c_str());
   std::remove(p2.c_str());
   ASSERT_TRUE(text.has_value()) << "not well-formed XML";
@@ -199,7 +185,7 @@ TEST(Heatmap, MissingGnuplotIsAnInputErrorAndLeavesTheOldFile) {
       EXPECT_NE(std::string(e.what()).find("install gnuplot-nox"), std::string::npos) << e.what();
     }
   });
-  EXPECT_EQ(slurp_binary(path), "old");
+  EXPECT_EQ(test::slurp_binary(path), "old");
   std::remove(path.c_str());
 }
 
@@ -209,7 +195,7 @@ TEST(File, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   const std::string path = dir + "/out.txt";
   report::write_file_atomic(path, "first", "--out");
   report::write_file_atomic(path, std::string(100000, 'x'), "--out");
-  EXPECT_EQ(slurp_binary(path), std::string(100000, 'x'));
+  EXPECT_EQ(test::slurp_binary(path), std::string(100000, 'x'));
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
@@ -245,7 +231,7 @@ TEST(Csv, FileAppearsWholeOnCloseAndNotAtAllWithout) {
   f.line("a,b");
   f.line("1,2");
   f.close();
-  EXPECT_EQ(slurp_binary(path), "a,b\n1,2\n");
+  EXPECT_EQ(test::slurp_binary(path), "a,b\n1,2\n");
   EXPECT_EQ(files(), 1);
   std::filesystem::remove_all(dir);
 }

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "../common/picture_files.hpp"
 #include "../common/scratch.hpp"
@@ -15,9 +14,6 @@
 #include "railsim/report/progress.hpp"
 
 using namespace railsim;
-using railsim::test::png_size;
-using railsim::test::slurp_binary;
-using railsim::test::xml_text;
 
 namespace {
 report::LineChart chart() {
@@ -28,17 +24,6 @@ report::LineChart chart() {
   c.series.push_back({.name = "rail_only", .x = {8, 16, 32}, .y = {4.5, 4.0, 3.5}});
   c.series.push_back({.name = "ideal", .x = {8, 16, 32}, .y = {3.3, 3.3, 3.3}});
   return c;
-}
-// The lines of data block `name` ("$s0").
-std::vector<std::string> block(const std::string& script, const std::string& name) {
-  const std::string open = name + " << EOD\n";
-  const auto a = script.find(open);
-  const auto b = script.find("EOD\n", a + open.size());
-  std::vector<std::string> lines;
-  if (a == std::string::npos || b == std::string::npos) return lines;
-  std::istringstream in(script.substr(a + open.size(), b - a - open.size()));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 }  // namespace
 
@@ -55,10 +40,10 @@ TEST(Plot, LineScriptHoldsEachSeriesPointsAndDropsWhatALogAxisCannotShow) {
   c.series.push_back({.name = "bad", .x = {0, 64, 128, 256}, .y = {1, NAN, 2.25, -1}});
   c.y.log_base = 10;
   const std::string s = report::gnuplot_script(c, report::PlotFormat::svg, "o.svg");
-  EXPECT_EQ(block(s, "$s0"), (std::vector<std::string>{"8 4.5", "16 4", "32 3.5"}));
-  EXPECT_EQ(block(s, "$s1"), (std::vector<std::string>{"8 3.3", "16 3.3", "32 3.3"}));
+  EXPECT_EQ(test::data_block(s, "$s0"), (std::vector<std::string>{"8 4.5", "16 4", "32 3.5"}));
+  EXPECT_EQ(test::data_block(s, "$s1"), (std::vector<std::string>{"8 3.3", "16 3.3", "32 3.3"}));
   // x = 0 (log x), NaN and y = -1 (log y) are dropped; 128 stays.
-  EXPECT_EQ(block(s, "$s2"), (std::vector<std::string>{"128 2.25"}));
+  EXPECT_EQ(test::data_block(s, "$s2"), (std::vector<std::string>{"128 2.25"}));
   EXPECT_NE(s.find("set logscale x 2"), std::string::npos);
   EXPECT_NE(s.find("set logscale y 10"), std::string::npos);
   EXPECT_NE(s.find("title 'rail_only'"), std::string::npos);
@@ -107,8 +92,8 @@ TEST(Plot, LineChartSvgIsDeterministicXmlWithItsText) {
   EXPECT_EQ(a, b);
   const std::string path = test::scratch_path("plot", "line.svg");
   report::write_plot(c, path, "--plot");
-  EXPECT_EQ(slurp_binary(path), a);
-  const auto text = xml_text(path);
+  EXPECT_EQ(test::slurp_binary(path), a);
+  const auto text = test::xml_text(path);
   std::remove(path.c_str());
   ASSERT_TRUE(text.has_value());
   for (const char* t : {"iteration time vs K", "HB domain K", "rail_only", "ideal"})
@@ -119,7 +104,7 @@ TEST(Plot, PngHasTheRequestedSizeAndPdfIsStable) {
   auto c = chart();
   c.width = 700;
   c.height = 400;
-  const auto size = png_size(report::render(c, report::PlotFormat::png, "--plot"));
+  const auto size = test::png_size(report::render(c, report::PlotFormat::png, "--plot"));
   ASSERT_TRUE(size.has_value());
   EXPECT_EQ(size->width, 700u);
   EXPECT_EQ(size->height, 400u);
@@ -136,14 +121,14 @@ TEST(Plot, BarChartScriptAndSvg) {
   b.series.push_back({.name = "H100", .values = {3e8, 1.9e8, 0}});
   b.series.push_back({.name = "GH200", .values = {2.5e8, 0.7e8, NAN}});
   const std::string s = report::gnuplot_script(b, report::PlotFormat::svg, "o.svg");
-  EXPECT_EQ(block(s, "$bars"),
+  EXPECT_EQ(test::data_block(s, "$bars"),
             (std::vector<std::string>{"\"rail_optimized\" 300000000 250000000",
                                       "\"rail 'only'\" 190000000 70000000", "\"ideal\" 0 NaN"}));
   EXPECT_NE(s.find("using 2:xtic(1)"), std::string::npos);
   EXPECT_NE(s.find("using 3 lc"), std::string::npos);
   const std::string path = test::scratch_path("plot", "bars.svg");
   report::write_plot(b, path, "--plot");
-  const auto text = xml_text(path);
+  const auto text = test::xml_text(path);
   std::remove(path.c_str());
   ASSERT_TRUE(text.has_value());
   EXPECT_NE(text->find("GH200"), std::string::npos);
@@ -169,7 +154,7 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
     for (int i = 0; i < 3; ++i) bar.step();
   }
   std::fclose(f);
-  EXPECT_EQ(slurp_binary(path), "");
+  EXPECT_EQ(test::slurp_binary(path), "");
   std::remove(path.c_str());
   // A terminal (a pseudo-terminal here): the bar, then a cleared line.
   const int master = ::posix_openpt(O_RDWR | O_NOCTTY);

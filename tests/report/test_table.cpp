@@ -22,22 +22,13 @@ namespace {
 report::Table sample() {
   report::Table t;
   t.columns = {
-      {.name = "name", .label = "name"},
-      {.name = "gpus", .label = "GPUs", .type = Type::integer},
-      {.name = "time_s", .label = "time", .type = Type::real, .unit = "s", .precision = 3},
-      {.name = "power_w",
-       .label = "power",
-       .type = Type::real,
-       .unit = "W",
-       .precision = 4,
-       .style = Style::si},
-      {.name = "saving",
-       .label = "saving",
-       .type = Type::real,
-       .precision = 1,
-       .style = Style::fraction},
-      {.name = "fits", .label = "fits", .type = Type::boolean},
-      {.name = "per_tier", .label = "per tier", .type = Type::integers},
+      report::text_column("name", "name"),
+      report::integer_column("gpus", "GPUs"),
+      report::real_column("time_s", "time", "s", 3),
+      report::si_column("power_w", "power", "W", 4),
+      report::fraction_column("saving", "saving"),
+      report::boolean_column("fits", "fits"),
+      report::integers_column("per_tier", "per tier"),
   };
   t.add_row({"GPT-1T, 4096 x 2048", std::int64_t{32768}, 4.3339123456789, 1949696.0, 0.36105, true,
              std::vector<std::int64_t>{512, 512, 256}});
@@ -133,7 +124,7 @@ TEST(Table, HumanCellsHaveSeparatorsUnitsAndNoExponent) {
   EXPECT_EQ(cell(0, 5), "yes");
   EXPECT_EQ(cell(0, 6), "512 / 512 / 256");
   EXPECT_EQ(cell(1, 6), "-");
-  const Column usd{.name = "cost_usd", .type = Type::real, .style = Style::usd};
+  const Column usd = report::usd_column("cost_usd", "");
   EXPECT_EQ(report::human_cell(usd, 201932800.0), "$201.93M");
   EXPECT_EQ(report::human_cell(usd, 56120.4), "$56,120");
   const Column pct{
@@ -145,17 +136,16 @@ TEST(Table, HumanCellsHaveSeparatorsUnitsAndNoExponent) {
   EXPECT_EQ(report::human_cell(big, -1234.0), "-1,234.0");
   EXPECT_EQ(report::human_cell(big, 1e-9), "0.0");
   EXPECT_EQ(report::human_cell(big, 6.02e23).find('e'), std::string::npos);
-  const Column zero{
-      .name = "w", .type = Type::real, .unit = "W", .precision = 4, .style = Style::si};
+  const Column zero = report::si_column("w", "", "W", 4);
   EXPECT_EQ(report::human_cell(zero, 0.0), "0 W");
 }
 
 TEST(Table, TextAlignsColumnsUnderHumanLabels) {
   report::Table t;
-  t.columns = {{.name = "design_name", .label = "design"},
-               {.name = "switch_count", .label = "switches", .type = Type::integer},
-               {.name = "hidden", .label = "hidden", .type = Type::integer, .human = false},
-               {.name = "nothing", .label = "nothing", .type = Type::integer}};
+  t.columns = {report::text_column("design_name", "design"),
+               report::integer_column("switch_count", "switches"),
+               report::integer_column("hidden", "hidden", false),
+               report::integer_column("nothing", "nothing")};
   t.add_row({"rail_optimized", std::int64_t{1280}, std::int64_t{1}, Missing{}});
   t.add_row({"ideal", std::int64_t{0}, std::int64_t{2}, Missing{}});
   EXPECT_EQ(report::to_text(t),

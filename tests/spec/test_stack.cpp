@@ -6,22 +6,15 @@
 #include <functional>
 #include <string>
 
+#include "../common/error_of.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/spec/stack.hpp"
 
 using namespace railsim;
+using test::field_of;
 
 namespace {
-std::string field_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.field();
-  }
-  return "(no error)";
-}
-
 Json core_json() {
   return parse_json(
       [] {
@@ -48,22 +41,15 @@ TEST(Stack, DefaultConstructedIsMegatronCore2024) {
   const spec::Stack d;
   const spec::Stack p = spec::load_stack(std::string(spec::kDefaultStack));
   EXPECT_EQ(d.name, p.name);
-  const auto& a = d.knobs;
-  const auto& b = p.knobs;
-  EXPECT_EQ(a.pipeline, b.pipeline);
-  EXPECT_EQ(a.interleave, b.interleave);
-  EXPECT_EQ(a.uneven_stages, b.uneven_stages);
-  EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
-  EXPECT_EQ(a.selective_recompute, b.selective_recompute);
-  EXPECT_EQ(a.flash_attention, b.flash_attention);
-  EXPECT_EQ(a.distributed_optimizer, b.distributed_optimizer);
-  EXPECT_EQ(a.dp_overlap, b.dp_overlap);
-  EXPECT_EQ(a.fp8, b.fp8);
+  using K = spec::StackKnobs;
+  for (auto f : {&K::pipeline, &K::interleave, &K::uneven_stages, &K::sequence_parallel,
+                 &K::selective_recompute, &K::flash_attention, &K::dp_overlap, &K::fp8})
+    EXPECT_EQ(d.knobs.*f, p.knobs.*f);
+  EXPECT_EQ(d.knobs.distributed_optimizer, p.knobs.distributed_optimizer);
+  using D = spec::StackDefaults;
+  for (auto f : {&D::sp, &D::flash_attention, &D::dist_opt, &D::dp_overlap})
+    EXPECT_EQ(d.defaults.*f, p.defaults.*f);
   EXPECT_EQ(d.defaults.recompute, p.defaults.recompute);
-  EXPECT_EQ(d.defaults.sp, p.defaults.sp);
-  EXPECT_EQ(d.defaults.flash_attention, p.defaults.flash_attention);
-  EXPECT_EQ(d.defaults.dist_opt, p.defaults.dist_opt);
-  EXPECT_EQ(d.defaults.dp_overlap, p.defaults.dp_overlap);
 }
 
 TEST(Stack, EachPresetHasTheKnobsOfItsSource) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../common/error_of.hpp"
+#include "../common/sweep_fixtures.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/table.hpp"
@@ -245,9 +246,7 @@ TEST(Distributed, RankZeroGathersTheOneProcessTable) {
 }
 
 TEST(Distributed, ARankThatFailsStillTakesPartAndRankZeroNamesIt) {
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {1024, 2048, 4096};
+  SweepOptions o = test::design_sweep({1024, 2048, 4096});
   const SweepInputs inputs = load_sweep_inputs(o);
   std::vector<bool> returned(3, false);
   const auto errors = run_ranks(3, [&](ThreadCommunicator& comm) {
@@ -399,9 +398,7 @@ TEST(Distributed, ACancelledRankStopsEveryRank) {
     }
   }
   // A share interrupted while evaluating reaches rank 0 as such, not as an internal error.
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {1024, 2048};
+  SweepOptions o = test::design_sweep({1024, 2048});
   const SweepInputs inputs = load_sweep_inputs(o);
   errors = run_ranks(2, [&](ThreadCommunicator& comm) {
     SweepOptions mine = o;

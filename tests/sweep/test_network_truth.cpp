@@ -146,11 +146,7 @@ TEST(NetworkTruth, HierarchicalReduceScatterAndAllGatherAreSimulatedHierarchical
   perf::Training tr;
   tr.global_batch = 64;
   tr.seq_len = m.seq_len;
-  perf::Strategy s;
-  s.tp = 4;
-  s.dp = 16;
-  s.sp = true;
-  s.dist_opt = true;
+  perf::Strategy s{.tp = 4, .dp = 16, .sp = true, .dist_opt = true};
   perf::validate(m, tr, s, c);
   const perf::Placement pl(f.cluster, s.degrees());
   const perf::CommSchedule cs = perf::build_comm_schedule(m, tr, s, pl);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../common/error_of.hpp"
+#include "../common/sweep_fixtures.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sweep/study.hpp"
@@ -245,9 +246,7 @@ TEST(Study, PlotColumnsAreCheckedAgainstTheOptions) {
 }
 
 TEST(Study, PlainSweepChartSeriesAreTheDesignAndTheOtherVaryingInputs) {
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {1024, 2048};
+  SweepOptions o = test::design_sweep({1024, 2048});
   o.axes.hb_domain = {8, 16};
   const report::Table t = sweep_table(run_sweep(o));
   const StudyPlot p = resolve_plot(nullptr, "--gpus", "cost_usd", o);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "../common/error_of.hpp"
+#include "../common/sweep_fixtures.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/catalog.hpp"
@@ -60,9 +61,7 @@ TEST(Sweep, MorePointsThanTheLimitIsRefusedWithTheCount) {
 
 // A sweep with no valid point reports its first point's reason, field kept, marked as such.
 TEST(Sweep, NoValidPointIsTheFirstPointsErrorMarked) {
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {1001, 1003};  // no HB domain of 8 divides either
+  SweepOptions o = test::design_sweep({1001, 1003});  // no HB domain of 8 divides either
   const SweepResult r = run_sweep(o);
   ASSERT_EQ(r.valid_points(), 0);
   const InputError& first = *r.points.front().invalid;
@@ -74,9 +73,7 @@ TEST(Sweep, NoValidPointIsTheFirstPointsErrorMarked) {
 
 // 0 GPUs asked for is an invalid point, not the default cluster of 32,768.
 TEST(Sweep, ZeroGpusIsInvalidNotTheDefault) {
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {0, 1024};
+  SweepOptions o = test::design_sweep({0, 1024});
   const SweepResult r = run_sweep(o);
   ASSERT_EQ(r.points.size(), 2u);
   ASSERT_TRUE(r.points[0].invalid.has_value());
@@ -88,9 +85,7 @@ TEST(Sweep, ZeroGpusIsInvalidNotTheDefault) {
 }
 
 TEST(Sweep, RowsAreTheDesignsOfEachPointAndAnInvalidPointSaysWhy) {
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {1001, 1024};
+  SweepOptions o = test::design_sweep({1001, 1024});
   const SweepResult r = run_sweep(o);
   ASSERT_EQ(r.points.size(), 2u);
   EXPECT_EQ(r.valid_points(), 1);
@@ -207,9 +202,7 @@ TEST(Sweep, SameOutputForAnyThreadCount) {
 }
 
 TEST(Sweep, StopsWhenCancelled) {
-  SweepOptions o;
-  o.perf = false;
-  o.axes.gpus = {1024, 2048};
+  SweepOptions o = test::design_sweep({1024, 2048});
   request_cancel();
   EXPECT_THROW((void)run_sweep(o), Cancelled);
   reset_cancel();

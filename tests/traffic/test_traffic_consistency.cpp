@@ -163,13 +163,7 @@ TEST(TrafficPaper, BestDensePlansOfGpt1tSendNothingAcrossRails) {
 TEST(TrafficPaper, ExpertParallelismAcrossDomainsCrossesRails) {
   const perf::Model m = perf::load_model("MoE-1.2T");
   const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), 32768, 8, 400, 450, 1);
-  perf::Strategy s;
-  s.tp = 4;
-  s.pp = 8;
-  s.dp = 1024;
-  s.ep = 64;
-  s.sp = true;
-  s.dist_opt = true;
+  perf::Strategy s{.tp = 4, .pp = 8, .dp = 1024, .ep = 64, .sp = true, .dist_opt = true};
   perf::Training tr;
   tr.global_batch = 4096;
   tr.seq_len = m.seq_len;

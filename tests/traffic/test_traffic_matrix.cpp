@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
@@ -30,15 +31,7 @@ spec::Cluster cluster(std::int64_t n, std::int64_t k) {
 
 perf::CommOp op(CollectiveOp c, Parallelism p, Axis a, Algorithm alg, double bytes,
                 double count = 1, Phase ph = Phase::forward) {
-  perf::CommOp o;
-  o.op = c;
-  o.parallelism = p;
-  o.axis = a;
-  o.algorithm = alg;
-  o.bytes = bytes;
-  o.count = count;
-  o.phase = ph;
-  return o;
+  return {c, p, a, alg, ph, bytes, count};
 }
 
 // (src, dst) -> bytes summed over parallelisms.
@@ -305,25 +298,17 @@ TEST(TrafficMatrix, AnAllToAllTooLargeToHoldIsAnInputErrorNotACrash) {
   perf::CommSchedule s;
   s.add(op(CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, 1e6));
   // The error names the degree whose groups are too large.
-  try {
-    traffic::TrafficMatrix::build(s, pl, c);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--ep");
-    EXPECT_NE(e.message().find("ep all_to_all over groups of 32768 GPUs); use a smaller ep degree"),
-              std::string::npos)
-        << e.what();
-  }
+  const auto e = test::caught([&] { traffic::TrafficMatrix::build(s, pl, c); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "--ep");
+  EXPECT_NE(e->message().find("ep all_to_all over groups of 32768 GPUs); use a smaller ep degree"),
+            std::string::npos)
+      << e->what();
   // An expert-data-parallel group is dp / ep: its error names --dp.
   const perf::Placement edp(c, {.tp = 1, .pp = 1, .dp = 32768, .ep = 1});
   perf::CommSchedule g;
   g.add(op(CollectiveOp::all_to_all, Parallelism::dp, Axis::edp, Algorithm::direct, 1e6));
-  try {
-    traffic::TrafficMatrix::build(g, edp, c);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--dp");
-  }
+  EXPECT_EQ(test::field_of([&] { traffic::TrafficMatrix::build(g, edp, c); }), "--dp");
 }
 
 TEST(TrafficMatrix, StopsWhenCancelled) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -106,6 +107,21 @@ int main(int argc, char** argv) {
   Options o;
   std::string only;
   double check_low = 0, check_high = 0;
+  // What each --name=value sets (std::stoll and the like throw on a bad value).
+  using Set = std::function<void(const std::string&)>;
+  const std::map<std::string, Set> options{
+      {"gpus", [&](const std::string& v) { o.gpus = std::stoll(v); }},
+      {"hb-domain", [&](const std::string& v) { o.k = std::stoll(v); }},
+      {"design", [&](const std::string& v) { o.design = v; }},
+      {"radix", [&](const std::string& v) { o.radix = std::stoi(v); }},
+      {"bytes", [&](const std::string& v) { o.bytes = std::stod(v); }},
+      {"cc", [&](const std::string& v) { o.cc = v; }},
+      {"spray", [&](const std::string& v) { o.spray = v == "1" || v == "true"; }},
+      {"mtu", [&](const std::string& v) { o.mtu = std::stoi(v); }},
+      {"case", [&](const std::string& v) { only = v; }},
+      {"check-low", [&](const std::string& v) { check_low = std::stod(v); }},
+      {"check-high", [&](const std::string& v) { check_high = std::stod(v); }},
+  };
   // --name=value arguments (the spelling ns-3 programs use).
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -120,30 +136,9 @@ int main(int argc, char** argv) {
     }
     const std::string k = a.substr(2, eq - 2), v = a.substr(eq + 1);
     try {
-      if (k == "gpus")
-        o.gpus = std::stoll(v);
-      else if (k == "hb-domain")
-        o.k = std::stoll(v);
-      else if (k == "design")
-        o.design = v;
-      else if (k == "radix")
-        o.radix = std::stoi(v);
-      else if (k == "bytes")
-        o.bytes = std::stod(v);
-      else if (k == "cc")
-        o.cc = v;
-      else if (k == "spray")
-        o.spray = v == "1" || v == "true";
-      else if (k == "mtu")
-        o.mtu = std::stoi(v);
-      else if (k == "case")
-        only = v;
-      else if (k == "check-low")
-        check_low = std::stod(v);
-      else if (k == "check-high")
-        check_high = std::stod(v);
-      else
-        throw std::invalid_argument(k);
+      const auto set = options.find(k);
+      if (set == options.end()) throw std::invalid_argument(k);
+      set->second(v);
     } catch (const std::exception&) {
       fmt::print(stderr, "railsim_ns3: error: --{}: bad option or value '{}'\n", k, v);
       return 2;

@@ -47,6 +47,9 @@ void validate(const Model& m, const Training& tr, const Strategy& s, const spec:
 // recompute, pp > 1, interleave > 1, the distributed optimizer, DP overlap, flash attention, fp8)
 // or a pp / pp x interleave that does not divide the layers on a stack without uneven stages.
 void validate_stack(const Model& m, const Training& tr, const Strategy& s);
+// Only the model's rules on tp and pp: tp divides the attention heads (--tp), pp is at most the
+// layers (--pp).
+void validate_tp_pp(const Model& m, const Strategy& s);
 // The same checks without throwing, for the search (allocation-free).
 bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
 

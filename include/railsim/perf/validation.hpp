@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "railsim/core/json.hpp"
+#include "railsim/perf/model.hpp"
+#include "railsim/perf/strategy.hpp"
+#include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
 
 namespace railsim::perf {
@@ -63,5 +66,29 @@ ErrorBand error_band(const std::string& gpu, const std::string& stack);
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack);
 Json to_json(const ErrorBand& b, double time_s);
+
+// Megatron's GPT of a row of a validation data file (multi-head attention, a 4h FFN): its name,
+// layers, hidden size and heads from the row, the vocabulary and sequence length from the file's
+// "common".
+Model gpt_model(const Json& common, const Json& row);
+// The FLOPs of one iteration of `global_batch` sequences as Narayanan et al. (SC'21) count them:
+// 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+double narayanan_flops(const Model& m, std::int64_t global_batch);
+
+// A measured run of Korthikanti et al. 2022 (data/validation/megatron-korthikanti-2022.json):
+// the row's model, its global batch under megatron-lm-2022, its GPUs with one 200 Gb/s NIC each,
+// and its strategy (the row's TP, PP and micro-batch, DP 1, the model's interleaving), with
+// selective recompute and SP or with full recompute. Validated.
+struct KorthikantiRun {
+  Model model;
+  Training tr;
+  spec::Cluster cluster;
+  Strategy s;
+};
+KorthikantiRun korthikanti_run(const Json& common, const Json& row, bool selective_sp);
+// The virtual pipeline stages of a Korthikanti et al. model ("22B", "175B", "530B", "1T"). The data
+// file does not list them; Figure 1's activation memory does: the first stage holds
+// L (1 + (p-1)/(p v)) layers' worth (Korthikanti et al. Sec. 4.2.3).
+std::int64_t korthikanti_interleave(const std::string& model);
 
 }  // namespace railsim::perf

@@ -25,7 +25,8 @@ enum class Style {
   fraction,  // a fraction shown as a percentage with `precision` decimals: 0.722 -> 72.2%
 };
 
-// Built with designated initializers: {.name = "power_w", .label = "power", .type = Type::real}.
+// Built with designated initializers ({.name = "power_w", .label = "power", .type = Type::real})
+// or the column makers below.
 struct Column {
   std::string name = {};   // CSV header field and JSON key: snake_case with its unit (power_w)
   std::string label = {};  // for people ("power")
@@ -35,6 +36,22 @@ struct Column {
   Style style = Style::plain;
   bool human = true;  // false: CSV and JSON only
 };
+
+// Columns of each type and style: `name` for CSV and JSON, `label` for people; `human` false: CSV
+// and JSON only.
+Column text_column(std::string name, std::string label, bool human = true);
+Column integer_column(std::string name, std::string label, bool human = true);
+Column integers_column(std::string name, std::string label, bool human = true);
+Column boolean_column(std::string name, std::string label, bool human = true);
+// Reals with `precision` decimals and `unit` after them ("GiB", 1).
+Column real_column(std::string name, std::string label, std::string unit, int precision,
+                   bool human = true);
+// Reals with an SI prefix on `unit` and `digits` significant digits ("W", 4: 1.950 MW).
+Column si_column(std::string name, std::string label, std::string unit, int digits,
+                 bool human = true);
+Column usd_column(std::string name, std::string label, bool human = true);
+// Fractions shown as percentages with one decimal (0.722: 72.2%).
+Column fraction_column(std::string name, std::string label, bool human = true);
 
 struct Missing {
   bool operator==(const Missing&) const = default;
