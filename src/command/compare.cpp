@@ -128,7 +128,8 @@ void print_savings_table(spec::ClusterOptions like, const spec::NetworkDesign& b
   like.gpus = 1024;
   like.hb_domain = 8;
   const spec::Cluster c = spec::make_cluster(like);
-  const std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+  const std::vector<std::int64_t> sizes(std::begin(spec::kPaperClusterSizes),
+                                        std::end(spec::kPaperClusterSizes));
   const std::vector<std::int64_t> ks = {8, 72, 256};
   out.print(
       "rail_only vs rail_optimized, {} NIC {:g} Gb/s, switch {} ({} x {:g}G), catalog {}, {} "
@@ -143,15 +144,15 @@ void print_savings_table(spec::ClusterOptions like, const spec::NetworkDesign& b
 std::vector<spec::Cluster> clusters_of(const Args& a, const spec::ClusterOptions& given) {
   if (a.first_given({"gpus", "gpu", "hb_domain", "nic_gbps", "hb_GBps", "nics_per_gpu"}))
     return {spec::make_cluster(given)};
-  spec::ClusterOptions gh200;
-  gh200.gpu = "GH200";
-  gh200.gpus = 32768;
-  gh200.hb_domain = 256;
-  spec::ClusterOptions h100;
-  h100.gpu = "H100-SXM";
-  h100.gpus = 32768;
-  h100.hb_domain = 8;
-  return {spec::make_cluster(gh200), spec::make_cluster(h100)};
+  std::vector<spec::Cluster> paper;
+  for (const spec::ReferenceCluster& r : spec::kPaperClusters) {
+    spec::ClusterOptions o;
+    o.gpu = r.gpu;
+    o.gpus = r.gpus;
+    o.hb_domain = r.hb_domain;
+    paper.push_back(spec::make_cluster(o));
+  }
+  return paper;
 }
 
 // Every cluster's designs: one table of all of them, the text people read, the verdict flips.

@@ -105,7 +105,7 @@ std::vector<Field> cluster_fields() {
                           "HB-domain size K: 32760 for K = 72)",
                           spec::kMaxGpus));
   f.push_back(text_field("gpu", "--gpu", "GPU preset name or JSON file (see `railsim presets`)",
-                         "H100-SXM"));
+                         spec::kDefaultGpu));
   f.push_back(count_field("hb_domain", "--hb-domain",
                           "GPUs per HB (NVLink) domain K; must divide N (default: the GPU "
                           "preset's)",

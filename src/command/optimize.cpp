@@ -159,7 +159,7 @@ Command optimize_command() {
   seed.min = 0;
   seed.max = spec::kMaxRoutingSeed;
   c.fields = join(
-      {{text_field("gpu", "--gpu", "GPU preset or JSON file", "H100-SXM"),
+      {{text_field("gpu", "--gpu", "GPU preset or JSON file", spec::kDefaultGpu),
         integer_field("gpus", "--gpus", "GPUs (default: 32,768 rounded down to whole HB domains)",
                       1, spec::kMaxGpus)},
        shared_strategy_fields(),

@@ -8,13 +8,7 @@
 
 namespace railsim::cost {
 
-using report::Cell;
-using report::Column;
-using report::Missing;
-using report::Style;
-using report::Table;
-using report::Type;
-using namespace report;  // the column makers
+using namespace report;  // Table, Column, Cell and the column makers
 
 namespace {
 Column watts(const char* name, const char* label, bool human = true) {

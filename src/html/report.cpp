@@ -33,7 +33,7 @@ namespace railsim::html {
 namespace {
 
 // The paper's two clusters: GH200 with HB domains of 256 and H100 with 8 (the presets' K).
-constexpr const char* kGpus[] = {"GH200", "H100-SXM"};
+constexpr const char* kGpus[] = {spec::kPaperClusters[0].gpu, spec::kPaperClusters[1].gpu};
 
 // Cells per axis of the report's heatmaps: enough to see the structure, small pictures.
 constexpr std::int64_t kHeatmapCells = 256;

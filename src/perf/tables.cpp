@@ -10,19 +10,11 @@
 
 namespace railsim::perf {
 
-using report::Cell;
-using report::Column;
-using report::Missing;
-using report::Style;
-using report::Table;
-using report::Type;
-using namespace report;  // the column makers
+using namespace report;  // Table, Column, Cell and the column makers
 
-namespace {
-Column seconds(const char* name, const char* label, int digits) {
+Column seconds_column(const char* name, const char* label, int digits) {
   return si_column(name, label, "s", digits);
 }
-}  // namespace
 
 report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement) {
   report::Table t;
@@ -123,7 +115,7 @@ std::vector<Cell> op_cells(const perf::CommOp& op) {
 }
 Table breakdown_table(const perf::IterationTime& it) {
   Table t;
-  t.columns = {text_column("part", "part"), seconds("time_s", "time", 4),
+  t.columns = {text_column("part", "part"), seconds_column("time_s", "time", 4),
                fraction_column("share", "share")};
   const perf::Breakdown& b = it.breakdown;
   const double T = it.iteration_time_s;
@@ -147,7 +139,7 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
       t.columns.end(),
       {integer_column("group_size", "group"), integer_column("per_domain", "per domain"),
        integer_column("domains", "domains"), boolean_column("rail_aligned", "rail-aligned"),
-       seconds("time_s", "each", 4), seconds("forwarding_s", "forwarding", 4)});
+       seconds_column("time_s", "each", 4), seconds_column("forwarding_s", "forwarding", 4)});
   for (const perf::CommOp& op : cs) {
     const perf::GroupShape g = pl.shape(op.axis);
     const perf::CollectiveTime ct = perf::collective_time(op, pl, net);
@@ -160,7 +152,7 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
 }
 
 Table explain_table(const std::vector<perf::Plan>& plans) {
-  auto sec = [](const char* name, const char* label) { return seconds(name, label, 4); };
+  auto sec = [](const char* name, const char* label) { return seconds_column(name, label, 4); };
   auto gib = [](const char* name, const char* label) { return real_column(name, label, "GiB", 1); };
   Table t;
   t.columns = {text_column("plan", "plan"),

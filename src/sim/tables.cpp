@@ -10,25 +10,14 @@ namespace railsim::sim {
 
 using perf::op_cells;
 using perf::op_columns;
-using report::Cell;
-using report::Column;
-using report::Missing;
-using report::Style;
-using report::Table;
-using report::Type;
-using namespace report;  // the column makers
-
-namespace {
-Column seconds(const char* name, const char* label, int digits) {
-  return si_column(name, label, "s", digits);
-}
-}  // namespace
+using perf::seconds_column;
+using namespace report;  // Table, Column, Cell and the column makers
 
 Table schedule_check_table(const sim::ScheduleCheck& r) {
   Table t;
   t.columns = op_columns();
-  t.columns.insert(t.columns.end(), {seconds("sim_time_s", "simulated", 5),
-                                     seconds("analytic_time_s", "analytic", 5),
+  t.columns.insert(t.columns.end(), {seconds_column("sim_time_s", "simulated", 5),
+                                     seconds_column("analytic_time_s", "analytic", 5),
                                      real_column("sim_over_analytic", "ratio", "", 3)});
   for (std::size_t i = 0; i < r.sim.ops.size(); ++i) {
     const auto& o = r.sim.ops[i];
@@ -48,7 +37,7 @@ Table schedule_check_table(const sim::ScheduleCheck& r) {
 Table sim_phases_table(const sim::CollectiveResult& r) {
   Table t;
   t.columns = {text_column("phase", "phase"),
-               seconds("time_s", "time", 5),
+               seconds_column("time_s", "time", 5),
                integer_column("steps", "steps"),
                boolean_column("step_scaled", "one step scaled"),
                boolean_column("aggregated", "by link class"),

@@ -15,8 +15,9 @@ namespace {
 // The paper's setting: GPT-1T, batch 4,096, on 32,768 GH200 (K=256) and H100 (K=8).
 SweepOptions paper_setting() {
   SweepOptions o;
-  o.axes.gpu = {"GH200", "H100-SXM"};
-  o.axes.gpus = {32768};
+  o.axes.gpu.clear();
+  for (const spec::ReferenceCluster& r : spec::kPaperClusters) o.axes.gpu.push_back(r.gpu);
+  o.axes.gpus = {spec::kDefaultGpus};
   o.axes.model = {spec::kDefaultModel};
   o.axes.batch = {spec::kDefaultGlobalBatch};
   // The routing is a plain sweep's (auto: the switch's default; --routing sweeps it), and every
@@ -84,7 +85,8 @@ Study make_study(const std::string& name, const std::string& option) {
     s.plot.legend = report::Legend::top_left;
   } else if (name == "cluster-size") {
     s.summary = "network cost vs cluster size (no plan search)";
-    s.options.axes.gpus = {1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+    s.options.axes.gpus.assign(std::begin(spec::kPaperClusterSizes),
+                               std::end(spec::kPaperClusterSizes));
     s.options.perf = false;
     s.plot.x = "gpus";
     s.plot.y = "cost_usd";
@@ -98,7 +100,7 @@ Study make_study(const std::string& name, const std::string& option) {
     s.summary =
         "rail-only's all-to-all slowdown vs HB-domain size K: 256 MB per GPU over 32,768 H100, "
         "two-phase forwarding (simulated), no plan search";
-    s.options.axes.gpu = {"H100-SXM"};
+    s.options.axes.gpu = {spec::kDefaultGpu};
     s.options.axes.hb_domain = {8, 16, 32, 64, 128, 256};
     s.options.axes.hb_GBps = {450, 900};
     s.options.perf = false;

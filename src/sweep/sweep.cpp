@@ -58,7 +58,7 @@ std::optional<T> pick_opt(const std::vector<T>& v, std::size_t i) {
 
 SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
   SweepPoint p;
-  p.gpu = pick(a.gpu, idx[0], std::string("H100-SXM"));
+  p.gpu = pick(a.gpu, idx[0], std::string(spec::kDefaultGpu));
   p.gpus = pick_opt(a.gpus, idx[1]);
   p.hb_domain = pick_opt(a.hb_domain, idx[2]);
   p.nic_gbps = pick_opt(a.nic_gbps, idx[3]);

@@ -6,11 +6,7 @@
 
 namespace railsim::traffic {
 
-using report::Column;
-using report::Missing;
-using report::Style;
-using report::Type;
-using namespace report;  // the column makers
+using namespace report;  // Table, Column, Cell and the column makers
 
 std::vector<Column> traffic_pair_columns() {
   std::vector<Column> c = {integer_column("src", "source GPU"),

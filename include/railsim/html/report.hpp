@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "railsim/report/table.hpp"
+#include "railsim/spec/cluster.hpp"
 
 namespace railsim::html {
 
@@ -28,7 +29,7 @@ std::string table_html(const report::Table& t);
 std::string svg_img(std::string_view svg, std::string_view alt);
 
 struct ReportOptions {
-  std::int64_t gpus = 32768;
+  std::int64_t gpus = spec::kDefaultGpus;
   std::string model = "GPT-1T";
   std::int64_t batch = 4096;
   std::string catalog;                // empty: the default catalog

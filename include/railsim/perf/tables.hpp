@@ -31,5 +31,7 @@ report::Table explain_table(const std::vector<perf::Plan>& plans);
 // The columns and cells naming one CommOp (the schedule tables of estimate and sim).
 std::vector<report::Column> op_columns();
 std::vector<report::Cell> op_cells(const CommOp& op);
+// A time column of those tables: seconds with an SI prefix and `digits` significant digits.
+report::Column seconds_column(const char* name, const char* label, int digits);
 
 }  // namespace railsim::perf

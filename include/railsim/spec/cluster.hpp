@@ -12,6 +12,20 @@ namespace railsim::spec {
 // Largest cluster accepted; beyond it inputs are treated as a typo (10^12 GPUs), not a design.
 inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;  // 16,777,216
 inline constexpr std::int64_t kDefaultGpus = 32768;              // the paper's cluster size
+inline constexpr const char* kDefaultGpu = "H100-SXM";
+
+// The paper's reference clusters: 32,768 GH200 in HB domains of 256 (NVLink Switch System) and
+// 32,768 H100 in domains of 8 (DGX H100), the two that compare, the studies and the HTML report
+// show; and the cluster sizes of its studies and savings table (1k to 128k GPUs).
+struct ReferenceCluster {
+  const char* gpu;
+  std::int64_t gpus;
+  std::int64_t hb_domain;
+};
+inline constexpr ReferenceCluster kPaperClusters[] = {{"GH200", kDefaultGpus, 256},
+                                                      {kDefaultGpu, kDefaultGpus, 8}};
+inline constexpr std::int64_t kPaperClusterSizes[] = {1024,  2048,  4096,  8192,
+                                                      16384, 32768, 65536, 131072};
 
 struct Cluster {
   GpuSpec gpu;
@@ -32,7 +46,7 @@ struct Cluster {
 
 // What the user asked for; an unset field takes the GPU preset's default.
 struct ClusterOptions {
-  std::string gpu = "H100-SXM";
+  std::string gpu = kDefaultGpu;
   // 0: about kDefaultGpus, rounded down to a whole number of HB domains (32,768 GPUs for K = 8 or
   // 256; 32,760 = 455 NVL72 racks for K = 72).
   std::int64_t gpus = 0;

@@ -17,6 +17,7 @@
 #include "railsim/report/table.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/spec/catalog.hpp"
+#include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/network.hpp"
@@ -29,7 +30,7 @@ namespace railsim::sweep {
 // (hb_domain, nic_gbps, hb_GBps, nics_per_gpu), 32,768 GPUs rounded down to whole HB domains
 // (gpus), the model's (seq).
 struct SweepAxes {
-  std::vector<std::string> gpu = {"H100-SXM"};
+  std::vector<std::string> gpu = {spec::kDefaultGpu};
   std::vector<std::int64_t> gpus;
   std::vector<std::int64_t> hb_domain;
   std::vector<double> nic_gbps;
