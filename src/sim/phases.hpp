@@ -2,6 +2,9 @@
 // Private to src/sim: the phases a collective runs as (rings, direct all-to-all, all-to-all-v,
 // point to point, perf's expansion of reductions and gathers), the limits checked before a phase
 // is built, and the statistics accumulated over the phases.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
