@@ -19,48 +19,46 @@ std::vector<Field> join(std::initializer_list<std::vector<Field>> groups,
   return all;
 }
 
-Field flag_field(std::string key, std::string flag, std::string help) {
+namespace {
+// A field with its names, kind, help and default; the makers below add what their kind needs.
+Field field(std::string key, std::string flag, Kind kind, std::string help,
+            std::string default_text = "") {
   Field f;
   f.key = std::move(key);
   f.flag = std::move(flag);
-  f.kind = Kind::flag;
+  f.kind = kind;
   f.help = std::move(help);
+  f.default_text = std::move(default_text);
   return f;
+}
+}  // namespace
+
+Field flag_field(std::string key, std::string flag, std::string help) {
+  return field(std::move(key), std::move(flag), Kind::flag, std::move(help));
 }
 
 Field text_field(std::string key, std::string flag, std::string help, std::string default_text,
                  std::vector<std::string> choices) {
-  Field f;
-  f.key = std::move(key);
-  f.flag = std::move(flag);
-  f.help = std::move(help);
-  f.default_text = std::move(default_text);
+  Field f =
+      field(std::move(key), std::move(flag), Kind::text, std::move(help), std::move(default_text));
   f.choices = std::move(choices);
   return f;
 }
 
 Field integer_field(std::string key, std::string flag, std::string help, std::int64_t min,
                     std::int64_t max, std::string default_text) {
-  Field f;
-  f.key = std::move(key);
-  f.flag = std::move(flag);
-  f.kind = Kind::integer;
-  f.help = std::move(help);
+  Field f = field(std::move(key), std::move(flag), Kind::integer, std::move(help),
+                  std::move(default_text));
   f.min = min;
   f.max = max;
-  f.default_text = std::move(default_text);
   return f;
 }
 
 Field number_field(std::string key, std::string flag, std::string help, Range range,
                    std::string default_text, std::string unit) {
-  Field f;
-  f.key = std::move(key);
-  f.flag = std::move(flag);
-  f.kind = Kind::number;
-  f.help = std::move(help);
+  Field f = field(std::move(key), std::move(flag), Kind::number, std::move(help),
+                  std::move(default_text));
   f.range = range;
-  f.default_text = std::move(default_text);
   f.unit = std::move(unit);
   return f;
 }
