@@ -163,32 +163,6 @@ std::string unexpected_arguments(const CLI::App& app, int argc, char** argv,
   return what;
 }
 
-// CLI11 2.1 reads integers with strtoll in base 0: beyond 2^63 it silently takes 2^63 - 1, and
-// "010" is octal. Every integer option of every command reads its text as a decimal integer of
-// 64 bits instead, or says why not.
-void read_integers_in_decimal(CLI::App& app) {
-  for (CLI::App* sub : app.get_subcommands({})) read_integers_in_decimal(*sub);
-  for (CLI::Option* opt : app.get_options()) {
-    if (opt->get_type_name() != "INT") continue;
-    opt->check(CLI::Validator(
-        [](std::string& text) -> std::string {
-          std::int64_t v = 0;
-          const char* end = text.data() + text.size();
-          const auto r = std::from_chars(text.data(), end, v);
-          if (r.ec == std::errc::result_out_of_range)
-            return "'" + railsim::printable(text) +
-                   "' is beyond the range of a 64-bit integer (-2^63 .. 2^63 - 1)";
-          if (r.ec != std::errc() || r.ptr != end)
-            return "cannot read '" + railsim::printable(text) +
-                   "' as an integer (write it in full, in decimal)";
-          if (text.size() > 1 && (text[0] == '0' || (text[0] == '-' && text[1] == '0')))
-            return "'" + railsim::printable(text) + "' has a leading zero; write it in decimal";
-          return "";
-        },
-        "", "decimal"));
-  }
-}
-
 // After a cancelled command has unwound: one line, then the process ends by the signal that
 // stopped it, so that a shell or a parent process sees what happened (exit status 128 + signal).
 int interrupted(const railsim::Cancelled& e) {
@@ -221,7 +195,6 @@ int main(int argc, char** argv) {
   for (const railsim::command::Command& c : railsim::command::commands())
     railsim::cli::add_table_command(app, c.path);
   railsim::cli::add_completion_command(app);
-  read_integers_in_decimal(app);
   // An empty value ('--tp ""' or '--tp=') would be dropped silently by optional options and the
   // default used instead: refuse it for every option at once, naming the option it was given to.
   for (int i = 1; i < argc; ++i) {

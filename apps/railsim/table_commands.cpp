@@ -1,29 +1,20 @@
 // The commands of the library's table (railsim/command/command.hpp) as CLI11 subcommands: each
 // field becomes an option (or a flag, or a positional argument) that records its text in the
 // command's Args; the command's run function resolves and checks them.
-#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
 #include "railsim/command/command.hpp"
-#include "railsim/core/error.hpp"
 
 namespace railsim::cli {
 
 namespace {
-// A number field's text is read when the command runs; its form is checked as CLI11 parses (as
-// when CLI11 converted it), so that a malformed number is reported before any other error.
-CLI::Validator number_text() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        (void)std::strtod(text.c_str(), &end);
-        if (!text.empty() && end != text.c_str() && *end == '\0') return "";
-        return "cannot read '" + printable(text) +
-               "' as the expected type (see --help; integers must be written in full, in range)";
-      },
-      "", "number");
+// An integer or number field's text is read when the command runs; its form is checked as CLI11
+// parses, so that a malformed value is reported before any other error.
+CLI::Validator form_of(const command::Field& f) {
+  return CLI::Validator([&f](std::string& text) { return command::form_error(f, text); }, "",
+                        f.kind == command::Kind::integer ? "decimal" : "number");
 }
 
 void add_field(CLI::App& cmd, const command::Field& f, const std::shared_ptr<command::Args>& args) {
@@ -58,7 +49,7 @@ void add_field(CLI::App& cmd, const command::Field& f, const std::shared_ptr<com
       break;
   }
   opt->type_name(command::type_name(f));
-  if (f.kind == command::Kind::number) opt->check(number_text());
+  if (f.kind == command::Kind::integer || f.kind == command::Kind::number) opt->check(form_of(f));
   if (!f.default_text.empty()) opt->default_str(f.default_text);
 }
 

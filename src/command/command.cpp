@@ -14,22 +14,51 @@ namespace railsim::command {
 namespace {
 const std::vector<std::string> kNone;
 
-// Decimal, 64 bits, no leading zero: what every integer option accepts.
-std::int64_t read_decimal(const Field& f, const std::string& text) {
+std::string decimal_form_error(std::string_view text) {
   std::int64_t v = 0;
   const char* end = text.data() + text.size();
   const auto r = std::from_chars(text.data(), end, v);
   if (r.ec == std::errc::result_out_of_range)
-    throw InputError(f.spelled(),
-                     fmt::format("'{}' is beyond the range of a 64-bit integer (-2^63 .. 2^63 - 1)",
-                                 printable(text)));
+    return fmt::format("'{}' is beyond the range of a 64-bit integer (-2^63 .. 2^63 - 1)",
+                       printable(text));
   if (r.ec != std::errc() || r.ptr != end)
-    throw InputError(f.spelled(), fmt::format("cannot read '{}' as an integer (write it in full, "
-                                              "in decimal)",
-                                              printable(text)));
+    return fmt::format("cannot read '{}' as an integer (write it in full, in decimal)",
+                       printable(text));
   if (text.size() > 1 && (text[0] == '0' || (text[0] == '-' && text[1] == '0')))
-    throw InputError(f.spelled(),
-                     fmt::format("'{}' has a leading zero; write it in decimal", printable(text)));
+    return fmt::format("'{}' has a leading zero; write it in decimal", printable(text));
+  return "";
+}
+
+std::string number_form_error(std::string_view text) {
+  const std::string t(text);
+  char* end = nullptr;
+  (void)std::strtod(t.c_str(), &end);
+  if (!t.empty() && end != t.c_str() && *end == '\0') return "";
+  return fmt::format(
+      "cannot read '{}' as the expected type (see --help; integers must be written in full, in "
+      "range)",
+      printable(text));
+}
+}  // namespace
+
+std::string form_error(const Field& f, std::string_view text) {
+  switch (f.kind) {
+    case Kind::integer:
+      return decimal_form_error(text);
+    case Kind::number:
+      return number_form_error(text);
+    default:
+      return "";  // a count is read as a number, with the range message (read_count)
+  }
+}
+
+namespace {
+
+// Decimal, 64 bits, no leading zero: what every integer option accepts.
+std::int64_t read_decimal(const Field& f, const std::string& text) {
+  if (const std::string e = form_error(f, text); !e.empty()) throw InputError(f.spelled(), e);
+  std::int64_t v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
   return v;
 }
 
@@ -47,19 +76,19 @@ std::int64_t read_count(const Field& f, const std::string& text) {
 }
 
 double read_number(const Field& f, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0')
-    throw InputError(f.spelled(), fmt::format("cannot read '{}' as the expected type (see --help; "
-                                              "integers must be written in full, in range)",
-                                              printable(text)));
-  return v;
+  if (const std::string e = form_error(f, text); !e.empty()) throw InputError(f.spelled(), e);
+  return std::strtod(text.c_str(), nullptr);
 }
 }  // namespace
 
 void Args::set(const std::string& key, std::string value) {
   (void)field(key);
   given_[key].push_back(std::move(value));
+}
+
+bool Args::has(std::string_view key) const {
+  return std::any_of(fields_->begin(), fields_->end(),
+                     [&](const Field& f) { return f.key == key; });
 }
 
 bool Args::given(std::string_view key) const {

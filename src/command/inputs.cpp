@@ -64,12 +64,6 @@ Field number_field(std::string key, std::string flag, std::string help, Range ra
 }
 
 namespace {
-Field count_field(std::string key, std::string flag, std::string help, std::int64_t max) {
-  Field f = integer_field(std::move(key), std::move(flag), std::move(help), 1, max);
-  f.kind = Kind::count;
-  return f;
-}
-
 Field on_off_field(std::string key, std::string flag, std::string help) {
   Field f = text_field(std::move(key), std::move(flag), std::move(help));
   f.kind = Kind::on_off;
@@ -98,23 +92,23 @@ constexpr const char* kSeedHelp =
 
 std::vector<Field> cluster_fields() {
   std::vector<Field> f;
-  f.push_back(count_field("gpus", "--gpus",
-                          "Number of GPUs N (default 32768, rounded down to a multiple of the "
-                          "HB-domain size K: 32760 for K = 72)",
-                          spec::kMaxGpus));
+  f.push_back(integer_field("gpus", "--gpus",
+                            "Number of GPUs N (default 32768, rounded down to a multiple of the "
+                            "HB-domain size K: 32760 for K = 72)",
+                            1, spec::kMaxGpus));
   f.push_back(text_field("gpu", "--gpu", "GPU preset name or JSON file (see `railsim presets`)",
                          spec::kDefaultGpu));
-  f.push_back(count_field("hb_domain", "--hb-domain",
-                          "GPUs per HB (NVLink) domain K; must divide N (default: the GPU "
-                          "preset's)",
-                          spec::kMaxGpus));
+  f.push_back(integer_field("hb_domain", "--hb-domain",
+                            "GPUs per HB (NVLink) domain K; must divide N (default: the GPU "
+                            "preset's)",
+                            1, spec::kMaxGpus));
   f.push_back(unchecked_number("nic_gbps", "--nic-gbps",
                                "NIC speed per GPU in Gb/s (default: the GPU preset's)", "Gb/s"));
   f.push_back(unchecked_number(
       "hb_GBps", "--hb-GBps",
       "HB-domain bandwidth per GPU per direction in GB/s (default: the GPU preset's)", "GB/s"));
-  f.push_back(count_field("nics_per_gpu", "--nics-per-gpu",
-                          "NICs per GPU (default: the GPU preset's)", 64));
+  f.push_back(integer_field("nics_per_gpu", "--nics-per-gpu",
+                            "NICs per GPU (default: the GPU preset's)", 1, 64));
   return f;
 }
 
@@ -184,26 +178,18 @@ std::vector<Field> routing_fields() {
   return f;
 }
 
-namespace {
-bool has(const Args& a, const char* key) {
-  for (const Field& f : a.fields())
-    if (f.key == key) return true;
-  return false;
-}
-}  // namespace
-
 spec::NetworkOptions network_options(const Args& a) {
   spec::NetworkOptions o;
-  if (has(a, "design")) o.design = a.text("design");
+  if (a.has("design")) o.design = a.text("design");
   o.sw = a.text("switch");
   o.oversubscription = a.number("oversubscription");
   o.oversubscribed_tier = static_cast<int>(a.integer("oversubscribed_tier"));
   o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
   o.management_links = static_cast<int>(a.integer("management_links"));
-  if (has(a, "routing")) o.routing = a.text("routing");
+  if (a.has("routing")) o.routing = a.text("routing");
   // The rest of routing_fields(): a command with routing_field() alone may have a "seed" of its
   // own (traffic's is the shuffled placement's).
-  if (has(a, "forwarding")) {
+  if (a.has("forwarding")) {
     o.seed = a.integer("seed");
     o.forwarding = a.text("forwarding");
     o.forward_via = a.text("forward_via");

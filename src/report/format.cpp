@@ -7,15 +7,19 @@
 
 namespace railsim::report {
 
+std::string group_thousands(std::string s) {
+  const std::size_t begin = s.find_first_of("0123456789");
+  if (begin == std::string::npos) return s;
+  std::size_t end = s.find_first_not_of("0123456789", begin);
+  if (end == std::string::npos) end = s.size();
+  for (std::size_t i = end; i > begin + 3; i -= 3) s.insert(i - 3, 1, ',');
+  return s;
+}
+
 std::string thousands(double v, int decimals) {
-  const std::string digits = fmt::format("{:.{}f}", std::fabs(v), decimals);
-  const std::size_t dot = std::min(digits.find('.'), digits.size());
-  std::string out = v < 0 && digits.find_first_not_of("0.") != std::string::npos ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && i < dot && (dot - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);  // "-0"
+  return group_thousands(std::move(s));
 }
 
 std::string money(double usd) {

@@ -30,16 +30,6 @@ void check(const Table& t) {
   }
 }
 
-// "-1234567.25" -> "-1,234,567.25"
-std::string group_thousands(std::string s) {
-  const std::size_t begin = s.find_first_of("0123456789");
-  if (begin == std::string::npos) return s;
-  std::size_t end = s.find_first_not_of("0123456789", begin);
-  if (end == std::string::npos) end = s.size();
-  for (std::size_t i = end; i > begin + 3; i -= 3) s.insert(i - 3, 1, ',');
-  return s;
-}
-
 std::string with_unit(std::string number, const std::string& unit) {
   if (unit.empty()) return number;
   return unit == "%" ? number + unit : number + " " + unit;

@@ -52,7 +52,7 @@ Network resolve_network(const spec::Cluster& cluster, const spec::NetworkDesign&
 }
 
 NetworkPlan plan_network(const spec::Cluster& c, const spec::NetworkDesign& design) {
-  return resolve_network(c, design).plan;
+  return plan_fitted(c, spec::fit_to_cluster(c, design));  // no copy of the cluster
 }
 
 namespace {

@@ -74,6 +74,23 @@ TEST(Args, RangesAndTextsAreCheckedNamingTheFlag) {
             "--mode: got 'medium', expected one of: fast, slow");
 }
 
+// The form check the CLI runs as it parses and Args runs when it reads: the same messages.
+TEST(Args, FormErrorsOfIntegersAndNumbers) {
+  const auto fields = sample_fields();
+  Args a(fields);
+  const Field& top = a.field("top");
+  const Field& ratio = a.field("ratio");
+  EXPECT_EQ(form_error(top, "17"), "");
+  EXPECT_EQ(form_error(top, "1e2"),
+            "cannot read '1e2' as an integer (write it in full, in decimal)");
+  EXPECT_EQ(form_error(top, "-07"), "'-07' has a leading zero; write it in decimal");
+  EXPECT_EQ(form_error(ratio, "2.5e-3"), "");
+  EXPECT_NE(form_error(ratio, "2.5x").find("cannot read '2.5x'"), std::string::npos);
+  EXPECT_EQ(form_error(a.field("mode"), "anything"), "");  // a text has no form to check
+  a.set("top", "1e2");
+  EXPECT_EQ(error_of([&] { (void)a.integer("top"); }), "--top: " + form_error(top, "1e2"));
+}
+
 TEST(Args, OnOffAndRefusal) {
   std::vector<Field> fields = strategy_fields();
   Args a(fields);

@@ -61,6 +61,7 @@ class Args {
   void set(const std::string& key, std::string value);
   bool given(std::string_view key) const;
   const Field& field(std::string_view key) const;
+  bool has(std::string_view key) const;  // the command's table holds `key`
   const std::vector<Field>& fields() const { return *fields_; }
 
   // The value given, else the default; the optional forms return nullopt when neither exists.
@@ -144,6 +145,11 @@ std::string markdown_options(const Command& cmd);
 
 // docs/cli.md's option reference: for every command a heading and its markdown_options table.
 std::string markdown_reference();
+
+// Why `text` cannot be a value of `f` by its form, or empty: an integer field takes a decimal
+// integer of 64 bits written in full, a number field a number. The CLI checks it as it parses
+// (so that a malformed value is the first error), Args again when the value is read.
+std::string form_error(const Field& f, std::string_view text);
 
 // The type a field is shown with ("INT", "FLOAT", "TEXT", "on|off", ...).
 std::string type_name(const Field& f);

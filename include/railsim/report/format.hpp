@@ -5,6 +5,9 @@
 
 namespace railsim::report {
 
+// Commas between the thousands of the first run of digits of a written number:
+// "-1234567.25" is "-1,234,567.25" (the sign, decimals and a unit after it stay as they are).
+std::string group_thousands(std::string written);
 // Thousands separators on a number written with `decimals` digits after the point:
 // thousands(1234567.8) is "1,234,568", thousands(12345.67, 1) is "12,345.7".
 std::string thousands(double v, int decimals = 0);
