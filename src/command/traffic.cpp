@@ -29,18 +29,6 @@ namespace {
 // Beyond this many GPUs a GPU x GPU picture says no more than the HB-domain one.
 constexpr std::int64_t kMaxHeatmapGpus = 8192;
 
-// A share as a percentage with enough digits that neither a tiny share nor one just short of
-// 100% rounds to a misleading 0% or 100%.
-std::string pct(double x) {
-  if (x <= 0) return "0%";
-  if (x >= 1) return "100%";
-  if (x < 0.001) return fmt::format("{:.2g}%", 100 * x);
-  const double rest = 1.0 - x;
-  int digits = 1;
-  while (digits < 6 && 100 * rest < 0.5 * std::pow(10.0, -digits + 1)) ++digits;
-  return fmt::format("{:.{}f}%", 100 * x, digits);
-}
-
 // The heatmap files asked for, with their option and view.
 std::vector<std::tuple<std::string, const char*, traffic::TrafficView>> heatmaps(const Args& a) {
   std::vector<std::tuple<std::string, const char*, traffic::TrafficView>> v;
@@ -84,7 +72,7 @@ void print_bytes_table(Output& out, const traffic::TrafficSummary& sum) {
     if (t == 0) continue;
     out.print("{:<8} {:>12} {:>12} {:>12} {:>12} {:>7}\n", perf::to_string(p),
               report::si(row[0], "B"), report::si(row[1], "B"), report::si(row[2], "B"),
-              report::si(t, "B"), pct(t / sum.total_bytes));
+              report::si(t, "B"), report::share(t / sum.total_bytes));
   }
   auto loc = [&](traffic::Locality l) { return sum.bytes_by_locality(l); };
   out.print("{:<8} {:>12} {:>12} {:>12} {:>12}\n", "total",
@@ -93,9 +81,9 @@ void print_bytes_table(Output& out, const traffic::TrafficSummary& sum) {
             report::si(loc(traffic::Locality::cross_rail), "B"), report::si(sum.total_bytes, "B"));
   if (sum.total_bytes > 0)
     out.print("{:<8} {:>12} {:>12} {:>12}\n", "share",
-              pct(loc(traffic::Locality::same_domain) / sum.total_bytes),
-              pct(loc(traffic::Locality::same_rail) / sum.total_bytes),
-              pct(loc(traffic::Locality::cross_rail) / sum.total_bytes));
+              report::share(loc(traffic::Locality::same_domain) / sum.total_bytes),
+              report::share(loc(traffic::Locality::same_rail) / sum.total_bytes),
+              report::share(loc(traffic::Locality::cross_rail) / sum.total_bytes));
 }
 
 // Which pairs talk, the busiest pair and NIC, and rail-only's forwarded bytes.
@@ -106,7 +94,8 @@ void print_pairs(Output& out, const traffic::TrafficSummary& sum, const spec::Cl
       "\nGPU pairs with traffic: {} of {} ordered pairs (src != dst): {}; {} exchange "
       "nothing\n",
       report::thousands(double(sum.pairs_with_traffic)), report::thousands(n * (n - 1)),
-      pct(sum.pair_fraction_with_traffic), pct(1.0 - sum.pair_fraction_with_traffic));
+      report::share(sum.pair_fraction_with_traffic),
+      report::share(1.0 - sum.pair_fraction_with_traffic));
   out.print(
       "HB-domain pairs with inter-domain traffic: {} of {}\n",
       report::thousands(double(sum.domain_pairs_with_traffic)),
@@ -122,7 +111,7 @@ void print_pairs(Output& out, const traffic::TrafficSummary& sum, const spec::Cl
         "{:g} Gb/s\n",
         sum.busiest_nic.gpu, c.domain_of(sum.busiest_nic.gpu), c.rail_of(sum.busiest_nic.gpu),
         report::si(sum.busiest_nic.tx_bytes, "B"), report::si(sum.busiest_nic.rx_bytes, "B"),
-        pct(traffic::busiest_nic_utilisation(sum, c, it)),
+        report::share(traffic::busiest_nic_utilisation(sum, c, it)),
         units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()));
   else
     out.print("busiest NIC: none ({})\n", d.kind == spec::DesignKind::ideal

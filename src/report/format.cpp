@@ -38,6 +38,16 @@ std::string percent(double fraction, int decimals) {
   return fmt::format("{:.{}f}%", 100 * fraction, decimals);
 }
 
+std::string share(double x) {
+  if (x <= 0) return "0%";
+  if (x >= 1) return "100%";
+  if (x < 0.001) return fmt::format("{:.2g}%", 100 * x);
+  const double rest = 1.0 - x;
+  int digits = 1;
+  while (digits < 6 && 100 * rest < 0.5 * std::pow(10.0, -digits + 1)) ++digits;
+  return fmt::format("{:.{}f}%", 100 * x, digits);
+}
+
 std::string duration(double s) {
   if (!std::isfinite(s)) return "never";
   if (s < 120) return fmt::format("{:.0f} s", s);

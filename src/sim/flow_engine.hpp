@@ -26,6 +26,19 @@ namespace railsim::sim::detail {
 template <class T>
 using Vec = core::BigVector<T>;
 
+// Counts to CSR starts, in place: each entry becomes the sum of the counts before it, and the
+// total (where the last list ends) is appended and returned.
+inline std::int64_t counts_to_starts(Vec<std::int64_t>& v) {
+  std::int64_t total = 0;
+  for (auto& x : v) {
+    const auto n = x;
+    x = total;
+    total += n;
+  }
+  v.push_back(total);
+  return total;
+}
+
 // What a fill reads of a flow, together: a fill visits the flows of a channel's list, which lie
 // anywhere in the component's arrays, so one cache line per visit instead of one per field.
 struct alignas(32) FlowState {

@@ -191,13 +191,7 @@ void Engine::index_channels(Component& k) {
     }
     ++k.list_start[static_cast<std::size_t>(list_of_[uc])];
   }
-  std::int64_t acc = 0;
-  for (auto& x : k.list_start) {
-    const auto n = x;
-    x = acc;
-    acc += n;
-  }
-  k.list_start.push_back(acc);
+  const std::int64_t acc = counts_to_starts(k.list_start);
   Vec<std::int64_t> fill(k.list_start.begin(), k.list_start.end() - 1);
   k.list_flows.resize(static_cast<std::size_t>(acc));
   k.list_flows.shrink_to_fit();

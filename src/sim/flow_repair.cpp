@@ -265,13 +265,7 @@ void Engine::release_selected(Component& k, double now) {
 // The sub-lists (CSR): per channel of the round, the round's flows on it. sub_start holds the
 // counts of release_selected on entry.
 void Engine::index_selected(Component& k) {
-  std::int64_t acc = 0;
-  for (auto& x : k.sub_start) {
-    const auto c = x;
-    x = acc;
-    acc += c;
-  }
-  k.sub_start.push_back(acc);
+  const std::int64_t acc = counts_to_starts(k.sub_start);
   k.sub_flows.resize(static_cast<std::size_t>(acc));
   for (auto i : k.round_flows) {
     const auto ui = static_cast<std::size_t>(i);

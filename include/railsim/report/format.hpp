@@ -17,6 +17,9 @@ std::string money(double usd);
 std::string money_fine(double usd);
 // A fraction as a percentage: percent(0.1234, 1) is "12.3%".
 std::string percent(double fraction, int decimals);
+// A share of a whole as a percentage with enough digits that neither a tiny share nor one just
+// short of the whole rounds to a misleading 0% or 100%: "0.0012%", "99.98%", "37.5%".
+std::string share(double fraction);
 // A duration: "45 s" below two minutes, "12.5 min" below two hours, "3.20 h" below three days,
 // then "4.1 days"; "never" when infinite.
 std::string duration(double seconds);
