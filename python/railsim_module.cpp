@@ -25,6 +25,7 @@
 #include "railsim/core/bytes.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"

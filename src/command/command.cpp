@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "railsim/core/checks.hpp"
 #include "railsim/core/error.hpp"
 
 namespace railsim::command {

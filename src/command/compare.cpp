@@ -10,6 +10,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"

@@ -5,6 +5,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/cost/tables.hpp"
 #include "railsim/report/file.hpp"

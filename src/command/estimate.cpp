@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "railsim/command/inputs.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/report.hpp"

@@ -4,6 +4,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/fail/report.hpp"
 #include "railsim/fail/whatif.hpp"

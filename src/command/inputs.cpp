@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/perf/placement.hpp"
 
 namespace railsim::command {

@@ -5,6 +5,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"

@@ -5,6 +5,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/perf/report.hpp"

@@ -7,6 +7,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/spec/preset.hpp"
 #include "registry.hpp"
 

@@ -14,6 +14,7 @@
 #include "railsim/command/sweep_world.hpp"
 #include "railsim/core/bytes.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"

@@ -11,6 +11,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/report/csv.hpp"

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "railsim/command/inputs.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/perf/validation.hpp"
 #include "registry.hpp"
 

@@ -4,6 +4,7 @@
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/topo/builders.hpp"
 
 namespace railsim::cost {

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include "railsim/core/checks.hpp"
 #include "railsim/core/enum.hpp"
+#include "railsim/core/error.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/topo/network_view.hpp"
 

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "railsim/core/cancel.hpp"
+#include "railsim/core/checks.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/fail/rng.hpp"

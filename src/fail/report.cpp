@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/report/format.hpp"
 

@@ -9,6 +9,7 @@
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/hash.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/fail/rng.hpp"
 #include "railsim/fail/whatif.hpp"
 #include "railsim/perf/comm_schedule.hpp"

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/iteration.hpp"

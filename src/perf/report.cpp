@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "railsim/core/json.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/validation.hpp"

@@ -12,6 +12,7 @@
 
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/search.hpp"

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "railsim/core/json.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/format.hpp"
 

@@ -1,5 +1,6 @@
 #include "railsim/sim/check.hpp"
 
+#include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/topo/network_view.hpp"
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 
 namespace railsim::spec {

@@ -1,6 +1,7 @@
 #include "railsim/spec/catalog.hpp"
 
 #include "railsim/core/enum.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::spec {

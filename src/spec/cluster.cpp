@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "railsim/core/checks.hpp"
+#include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
 
 namespace railsim::spec {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/calculon.hpp"
 #include "railsim/spec/preset.hpp"

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "railsim/core/enum.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/spec/calculon.hpp"
 #include "railsim/spec/preset.hpp"
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "railsim/core/enum.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 
 namespace railsim::spec {

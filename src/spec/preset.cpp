@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "railsim/core/json.hpp"
+
 namespace railsim::spec {
 
 namespace {

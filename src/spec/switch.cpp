@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "railsim/core/json.hpp"
 #include "railsim/spec/preset.hpp"
 
 namespace railsim::spec {

@@ -5,6 +5,7 @@
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/enum.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 
 namespace railsim::topo {
 

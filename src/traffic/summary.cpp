@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "railsim/core/json.hpp"
 #include "railsim/perf/search.hpp"
 
 namespace railsim::traffic {

@@ -10,6 +10,7 @@
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 
 namespace railsim::command {
 namespace {

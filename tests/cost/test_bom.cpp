@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "railsim/core/json.hpp"
 #include "railsim/cost/bill_of_materials.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/cost/cost.hpp"

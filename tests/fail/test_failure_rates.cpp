@@ -6,6 +6,7 @@
 #include <string>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/spec/failure_rates.hpp"
 #include "railsim/spec/preset.hpp"
 

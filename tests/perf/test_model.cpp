@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
 

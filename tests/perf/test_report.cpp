@@ -2,6 +2,7 @@
 // module share: every field carries the value of the computation it reports.
 #include <gtest/gtest.h>
 
+#include "railsim/core/json.hpp"
 #include "railsim/perf/report.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/spec/stack.hpp"

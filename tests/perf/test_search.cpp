@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "railsim/core/cancel.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/perf/search.hpp"
 #include "test_perf_common.hpp"
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
 #include "test_perf_common.hpp"

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "railsim/core/json.hpp"
 #include "railsim/perf/validation.hpp"
 
 using namespace railsim;

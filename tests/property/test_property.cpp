@@ -16,6 +16,7 @@
 
 #include "../common/read_csv.hpp"
 #include "../common/small_network.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/placement.hpp"

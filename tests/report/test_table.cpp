@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../common/read_csv.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/report/csv.hpp"
 #include "railsim/report/table.hpp"
 

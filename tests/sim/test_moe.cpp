@@ -8,6 +8,7 @@
 #include <set>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/moe.hpp"
 #include "test_fabrics.hpp"

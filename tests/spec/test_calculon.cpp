@@ -6,6 +6,7 @@
 
 #include "../common/error_of.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/spec/calculon.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"

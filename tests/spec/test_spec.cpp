@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/preset.hpp"

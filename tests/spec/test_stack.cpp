@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../common/error_of.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/preset.hpp"
 #include "railsim/spec/stack.hpp"

@@ -23,6 +23,7 @@
 #include "../common/sweep_fixtures.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/sweep/distributed.hpp"
 #include "railsim/sweep/sweep.hpp"

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/checks.hpp"
 
 namespace railsim::command {
 

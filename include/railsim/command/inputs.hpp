@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "railsim/command/command.hpp"
+#include "railsim/core/checks.hpp"
+#include "railsim/core/error.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/perf/search.hpp"

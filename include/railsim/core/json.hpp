@@ -3,18 +3,17 @@
 // unknown fields are rejected, each with an InputError that names the field's full path.
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "railsim/core/checks.hpp"
 #include "railsim/core/error.hpp"
+#include "railsim/core/json_fwd.hpp"
 
 namespace railsim {
-
-using Json = nlohmann::json;
 
 // Limits of a spec's JSON: objects and arrays nested at most kMaxJsonDepth deep (the presets use
 // 4), and files of at most kMaxSpecFileBytes (16 MiB; the presets are a few KiB).
@@ -32,19 +31,6 @@ Json read_json_file(const std::string& path, const std::string& what);
 // this never blocks).
 std::string read_text_file(const std::string& path, const std::string& what,
                            std::size_t max_bytes = kMaxSpecFileBytes);
-
-// Range of a numeric field; `exclusive_min` lets a field require strictly positive values.
-struct Range {
-  double min = -std::numeric_limits<double>::max();
-  double max = std::numeric_limits<double>::max();
-  bool exclusive_min = false;
-
-  static Range positive(double max = 1e30) { return {0.0, max, true}; }
-  static Range non_negative(double max = 1e30) { return {0.0, max, false}; }
-  static Range between(double lo, double hi) { return {lo, hi, false}; }
-  bool contains(double v) const;
-  std::string describe() const;
-};
 
 // A view on one JSON object that records which keys were read; finish() rejects the rest.
 // Keys "source", "sources", "about", "notes", "name" and keys starting with "_" are documentation
@@ -81,14 +67,5 @@ class JsonObject {
   std::string path_;
   std::vector<std::string> used_;
 };
-
-// Checks for values coming from the command line (or computed): throw InputError naming `field`.
-double check_number(const std::string& field, double value, Range r);
-std::int64_t check_integer(const std::string& field, std::int64_t value, std::int64_t min,
-                           std::int64_t max);
-// a x b for integers from the user (tp x pp x dp, batch x seq, GPUs x NICs): throws
-// InputError(field, "<what> = a x b is beyond 2^63 ...") instead of overflowing.
-std::int64_t checked_mul(const std::string& field, std::int64_t a, std::int64_t b,
-                         std::string_view what);
 
 }  // namespace railsim

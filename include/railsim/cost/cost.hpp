@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/cost/bill_of_materials.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/spec/switch.hpp"

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "railsim/core/json.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/spec/cluster.hpp"
 

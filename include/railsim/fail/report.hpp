@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/cost/catalog.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/cluster.hpp"

@@ -4,7 +4,7 @@
 // so that the two cannot drift apart.
 #include <optional>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/network.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "railsim/core/error.hpp"
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/perf/iteration.hpp"
 
 namespace railsim::perf {

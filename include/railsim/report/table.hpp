@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 
 namespace railsim::report {
 

@@ -5,7 +5,7 @@
 // analytic time of one occurrence. And the JSON of simulation results.
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/sim/collective.hpp"
 #include "railsim/spec/cluster.hpp"
 

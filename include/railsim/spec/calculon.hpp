@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"
 

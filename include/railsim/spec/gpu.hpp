@@ -2,7 +2,7 @@
 // One GPU model: compute, memory and the two networks it attaches to (HB domain and NIC).
 #include <string>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 
 namespace railsim::spec {
 

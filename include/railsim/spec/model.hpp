@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/spec/stack.hpp"
 
 namespace railsim::spec {

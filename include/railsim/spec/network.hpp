@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/switch.hpp"
 

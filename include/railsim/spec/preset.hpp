@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 
 namespace railsim::spec {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 
 namespace railsim::spec {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 
 namespace railsim::spec {
 

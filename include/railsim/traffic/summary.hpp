@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "railsim/core/json.hpp"
+#include "railsim/core/json_fwd.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "railsim/spec/network.hpp"
