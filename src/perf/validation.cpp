@@ -68,6 +68,19 @@ PlanOptions pin_tp_pp(const Json& row) {
   return opt;
 }
 
+// A point of a table; gpu and stack empty: the table's (make_table fills them in).
+ValidationPoint point(std::string label, double measured, double railsim, std::string gpu = {},
+                      std::string stack = {}, bool fit = false) {
+  ValidationPoint p;
+  p.label = std::move(label);
+  p.measured = measured;
+  p.railsim = railsim;
+  p.gpu = std::move(gpu);
+  p.stack = std::move(stack);
+  p.fit = fit;
+  return p;
+}
+
 // Each table's points: from the runs of its data file `d` on `design`.
 
 void korthikanti_time(ValidationTable& t, const Json& d, const spec::NetworkDesign& design) {
@@ -76,9 +89,10 @@ void korthikanti_time(ValidationTable& t, const Json& d, const spec::NetworkDesi
       const bool sel = std::string(mode) == "selective_sp";
       const KorthikantiRun r = korthikanti_run(d["common"], row, sel);
       const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
-      t.points.push_back({fmt::format("{} {}", r.model.name, sel ? "selective + SP" : "full"),
+      // The eight runs set A100's constants: all in the fit set.
+      t.points.push_back(point(fmt::format("{} {}", r.model.name, sel ? "selective + SP" : "full"),
                           d["iteration_time_s"][mode][r.model.name].get<double>(),
-                          it.iteration_time_s});
+                          it.iteration_time_s, t.gpu, t.stack, true));
     }
   }
 }
@@ -92,9 +106,9 @@ void korthikanti_hold_out(ValidationTable& t, const Json& d, const spec::Network
       r.s.dp = 8;
       r.tr.global_batch = 2240;
       const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
-      t.points.push_back({sel ? "530B selective + SP" : "530B full",
+      t.points.push_back(point(sel ? "530B selective + SP" : "530B full",
                           d["scale_out_point"][sel ? "mfu_selective_sp" : "mfu_full"].get<double>(),
-                          it.mfu});
+                          it.mfu));
     }
   }
 }
@@ -115,7 +129,7 @@ void narayanan(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
                               ? 0.0
                               : narayanan_flops(m, batch) / r.plans[0].time.iteration_time_s /
                                     static_cast<double>(c.gpus) / 1e12;
-    t.points.push_back({m.name, row["tflops_per_gpu"].get<double>(), tflops});
+    t.points.push_back(point(m.name, row["tflops_per_gpu"].get<double>(), tflops));
   }
 }
 
@@ -148,8 +162,9 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
       best =
           std::max(best, it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12);
     }
-    t.points.push_back({fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
-                        row["tflops_per_gpu"].get<double>(), best});
+    t.points.push_back(point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
+                        row["tflops_per_gpu"].get<double>(), best, t.gpu, t.stack,
+                        row["fit"].get<bool>()));
   }
 }
 
@@ -166,8 +181,9 @@ void megatron_core_h100(ValidationTable& t, const Json& d, const spec::NetworkDe
     PlanOptions opt;
     opt.top = 1;
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
-    t.points.push_back({fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
-                        row["mfu"].get<double>(), r.plans.empty() ? 0.0 : r.plans[0].time.mfu});
+    t.points.push_back(point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
+                        row["mfu"].get<double>(), r.plans.empty() ? 0.0 : r.plans[0].time.mfu,
+                        t.gpu, t.stack, row["fit"].get<bool>()));
   }
 }
 
@@ -188,9 +204,141 @@ void nemo_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
     const double tps =
         r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
-    t.points.push_back({fit_label(row["label"].get<std::string>(), row),
-                        row["tokens_per_s_per_gpu"].get<double>(), tps});
+    t.points.push_back(point(fit_label(row["label"].get<std::string>(), row),
+                        row["tokens_per_s_per_gpu"].get<double>(), tps, t.gpu, tr.stack.name,
+                        row["fit"].get<bool>()));
   }
+}
+
+// ---- tables written as data -----------------------------------------------------------------
+// A data file with a "table" block is a table of runs (docs/validation.md, "Adding runs"): each
+// row names its model preset, GPUs and what was published of its strategy; "common" holds what
+// the rows share. railsim pins the published knobs, plans the rest, and compares the table's
+// metric. Every row not marked "fit" is a hold-out.
+
+// The row's value of `key`, else common's, else null.
+const Json& row_value(const Json& common, const Json& row, const char* key) {
+  static const Json null_value;
+  if (row.contains(key)) return row[key];
+  if (common.contains(key)) return common[key];
+  return null_value;
+}
+
+std::optional<std::int64_t> row_int(const Json& common, const Json& row, const char* key) {
+  const Json& v = row_value(common, row, key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+    throw InputError(key, "expected a positive integer in a validation row");
+  return v.get<std::int64_t>();
+}
+
+std::string row_text(const Json& common, const Json& row, const char* key) {
+  const Json& v = row_value(common, row, key);
+  if (!v.is_string()) throw InputError(key, "expected a string in a validation row");
+  return v.get<std::string>();
+}
+
+// The metrics a table may compare, and their names in the text.
+struct Metric {
+  const char* key;
+  const char* quantity;
+};
+constexpr Metric kMetrics[] = {{"tokens_per_s_per_gpu", "tokens/s per GPU"},
+                               {"tflops_per_gpu", "model TFLOP/s per GPU"},
+                               {"mfu", "MFU"},
+                               {"iteration_time_s", "iteration time (s)"}};
+
+double metric_of(const std::string& key, const IterationTime& it, const spec::Cluster& c) {
+  const double n = static_cast<double>(c.gpus);
+  if (key == "tokens_per_s_per_gpu") return it.tokens_per_s / n;
+  if (key == "tflops_per_gpu") return it.model_flops / it.iteration_time_s / n / 1e12;
+  if (key == "mfu") return it.mfu;
+  return it.iteration_time_s;
+}
+
+// The published knobs of a row, pinned.
+PlanOptions row_pins(const Json& common, const Json& row) {
+  PlanOptions opt;
+  opt.top = 1;
+  opt.pins.tp = row_int(common, row, "tp");
+  opt.pins.pp = row_int(common, row, "pp");
+  opt.pins.dp = row_int(common, row, "dp");
+  opt.pins.ep = row_int(common, row, "ep");
+  opt.pins.micro_batch = row_int(common, row, "micro_batch");
+  opt.pins.interleave = row_int(common, row, "interleave");
+  const Json& rc = row_value(common, row, "recompute");
+  if (!rc.is_null()) opt.pins.recompute = parse_recompute(rc.get<std::string>(), "recompute");
+  return opt;
+}
+
+// One row's point: railsim's best plan with the row's knobs pinned, or 0 with the reason.
+ValidationPoint run_point(const Json& common, const Json& row, const std::string& metric,
+                          const spec::NetworkDesign& design) {
+  ValidationPoint p;
+  p.label = fit_label(row_text(common, row, "label"), row);
+  p.fit = row.value("fit", false);
+  p.gpu = row_text(common, row, "gpu");
+  p.stack = row_text(common, row, "stack");
+  const Json& measured = row_value(common, row, metric.c_str());
+  if (!measured.is_number() || !(measured.get<double>() > 0))
+    throw InputError(metric, "expected a positive number in a validation row");
+  p.measured = measured.get<double>();
+  try {
+    if (row_int(common, row, "cp").value_or(1) > 1)
+      throw InputError("cp", "context parallelism is not modelled");
+    const Model m = load_model(row_text(common, row, "model"));
+    const Json& dt = row_value(common, row, "dtype");
+    const Training tr = make_training(
+        *row_int(common, row, "global_batch"), *row_int(common, row, "seq_len"),
+        spec::load_stack(p.stack),
+        dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())));
+    const spec::GpuSpec g = gpu_preset(p.gpu);
+    const Json& nic = row_value(common, row, "nic_gbps");
+    const spec::Cluster c = spec::make_cluster(
+        g, *row_int(common, row, "gpus"), row_int(common, row, "hb_domain").value_or(g.default_hb_domain),
+        nic.is_null() ? g.nic_bw_Bps * 8 / 1e9 : nic.get<double>(), g.hb_bw_Bps / 1e9, g.nics_per_gpu);
+    const PlanResult r = plan(make_context(m, tr, c, design), row_pins(common, row));
+    if (r.plans.empty())
+      p.note = explain_no_plan(r, m, tr, row_pins(common, row).pins, c).what();
+    else
+      p.railsim = metric_of(metric, r.plans[0].time, c);
+  } catch (const InputError& e) {
+    p.note = e.what();
+  }
+  return p;
+}
+
+// Every table written as data, sorted by file name.
+std::vector<ValidationTable> data_tables(const spec::NetworkDesign& design) {
+  std::vector<ValidationTable> out;
+  for (const std::string& file : spec::preset_names("validation")) {
+    const Json d = spec::load_preset_or_file("validation", file, "validation data");
+    if (!d.contains("table")) continue;
+    const Json& tb = d["table"];
+    const std::string metric = tb["metric"].get<std::string>();
+    const Metric* mt = nullptr;
+    for (const Metric& x : kMetrics)
+      if (metric == x.key) mt = &x;
+    if (!mt) throw InputError(file + ".table.metric", fmt::format("unknown metric {}", metric));
+    ValidationTable t{.id = tb["id"].get<std::string>(),
+                      .title = tb["title"].get<std::string>(),
+                      .source = fmt::format("data/validation/{}.json", file),
+                      .gpu = d["common"].value("gpu", std::string("several")),
+                      .stack = d["common"].value("stack", std::string("several")),
+                      .switch_name = design.sw.name,
+                      .routing = std::string(spec::to_string(design.routing)),
+                      .quantity = mt->quantity,
+                      .held_out = true,
+                      .max_tolerance = tb["max_tolerance"].get<double>(),
+                      .mean_tolerance = tb["mean_tolerance"].get<double>(),
+                      .points = {}};
+    for (const Json& row : d["rows"]) {
+      t.points.push_back(run_point(d["common"], row, metric, design));
+      t.held_out = t.held_out && !t.points.back().fit;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 // One table of docs/validation.md: its id and title, the data file of its runs
@@ -263,6 +411,10 @@ ValidationTable make_table(const TableDef& def) {
       .points = {},
   };
   def.points(t, d, design);
+  for (ValidationPoint& p : t.points) {
+    if (p.gpu.empty()) p.gpu = t.gpu;
+    if (p.stack.empty()) p.stack = t.stack;
+  }
   return t;
 }
 
@@ -341,6 +493,7 @@ bool ValidationTable::within_tolerance() const {
 std::vector<ValidationTable> validation_tables() {
   std::vector<ValidationTable> tables;
   for (const TableDef& def : kTables) tables.push_back(make_table(def));
+  for (ValidationTable& t : data_tables(network())) tables.push_back(std::move(t));
   return tables;
 }
 
@@ -367,9 +520,14 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
                      t.quantity, t.gpu, t.stack, t.switch_name, t.routing,
                      t.held_out ? " (held out: no constant set on these runs)" : "", t.source);
     s += fmt::format("  {:<22} {:>12} {:>12} {:>9}\n", "run", "measured", "railsim", "error");
-    for (const auto& p : t.points)
-      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}\n", p.label, p.measured, p.railsim,
-                       pct(p.error()));
+    for (const auto& p : t.points) {
+      if (p.railsim > 0)
+        s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}\n", p.label, p.measured, p.railsim,
+                         pct(p.error()));
+      else
+        s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none",
+                         "-", p.note);
+    }
     s += fmt::format(
         "  mean |error| {:.1f}%{}, max |error| {:.1f}% (bar {:.0f}%): {}\n\n",
         100 * t.mean_abs_error(),
@@ -378,6 +536,9 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
         t.within_tolerance() ? "within tolerance" : "TOLERANCE BROKEN");
     points += static_cast<int>(t.points.size());
   }
+  s += "Error bands of estimate and plan, by evidence (docs/model.md section 10):\n";
+  for (const ErrorBand& b : error_bands(tables))
+    s += fmt::format("  {:<30} +-{:.1f}%  ({})\n", to_string(b.level), 100 * b.fraction, b.basis);
   const auto bad = broken(tables);
   s += fmt::format("{} tables, {} runs: {}\n", tables.size(), points,
                    bad.empty() ? "every tolerance holds"
@@ -391,9 +552,13 @@ Json to_json(const std::vector<ValidationTable>& tables) {
     Json pts = Json::array();
     for (const auto& p : t.points)
       pts.push_back({{"run", p.label},
+                     {"gpu", p.gpu},
+                     {"stack", p.stack},
+                     {"fit", p.fit},
                      {"measured", p.measured},
-                     {"railsim", p.railsim},
-                     {"error", p.error()}});
+                     {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
+                     {"error", p.railsim > 0 ? Json(p.error()) : Json()},
+                     {"note", p.note}});
     j.push_back({{"id", t.id},
                  {"title", t.title},
                  {"source", t.source},
@@ -410,32 +575,128 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                  {"mean_tolerance", t.mean_tolerance},
                  {"within_tolerance", t.within_tolerance()}});
   }
-  return {{"tables", j}, {"all_within_tolerance", broken(tables).empty()}};
+  Json bands = Json::array();
+  for (const ErrorBand& b : error_bands(tables))
+    bands.push_back({{"evidence", std::string(to_string(b.level))},
+                     {"fraction", b.fraction},
+                     {"hold_out_runs", b.runs},
+                     {"coverage", b.coverage},
+                     {"basis", b.basis}});
+  return {{"tables", j}, {"error_bands", bands}, {"all_within_tolerance", broken(tables).empty()}};
+}
+
+std::string_view to_string(Evidence e) {
+  switch (e) {
+    case Evidence::gpu_and_stack:
+      return "GPU and stack measured";
+    case Evidence::gpu_only:
+      return "GPU measured on other stacks";
+    case Evidence::none:
+    default:
+      return "GPU never measured";
+  }
+}
+
+Evidence evidence(const std::vector<ValidationTable>& tables, const std::string& gpu,
+                  const std::string& stack, std::size_t skip) {
+  Evidence e = Evidence::none;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i == skip) continue;
+    for (const ValidationPoint& p : tables[i].points) {
+      if (p.gpu != gpu || !(p.railsim > 0)) continue;
+      if (p.stack == stack) return Evidence::gpu_and_stack;
+      e = Evidence::gpu_only;
+    }
+  }
+  return e;
+}
+
+namespace {
+
+// |error| of every hold-out with a figure, with the evidence the other tables give it.
+struct HoldOut {
+  double abs_error;
+  Evidence level;
+};
+std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables) {
+  std::vector<HoldOut> out;
+  for (std::size_t i = 0; i < tables.size(); ++i)
+    for (const ValidationPoint& p : tables[i].points)
+      if (!p.fit && p.railsim > 0)
+        out.push_back({std::fabs(p.error()), evidence(tables, p.gpu, p.stack, i)});
+  return out;
+}
+
+ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level) {
+  ErrorBand b;
+  b.level = level;
+  b.validated = level == Evidence::gpu_and_stack;
+  std::vector<double> errs;
+  double worst = 0;
+  for (const HoldOut& h : all) {
+    worst = std::max(worst, h.abs_error);
+    if (h.level == level) errs.push_back(h.abs_error);
+  }
+  // Too few at this level: pooled with the weaker levels' (wider, in expectation).
+  if (static_cast<int>(errs.size()) < kMinBandRuns)
+    for (const HoldOut& h : all)
+      if (h.level > level) errs.push_back(h.abs_error);
+  std::sort(errs.begin(), errs.end());
+  if (static_cast<int>(errs.size()) < kMinBandRuns) {
+    b.fraction = 2 * worst;
+    b.runs = static_cast<int>(all.size());
+    b.coverage = 1.0;
+    b.basis = fmt::format(
+        "{}: fewer than {} hold-outs this weakly supported; twice the worst |error| of all {} "
+        "hold-outs",
+        to_string(level), kMinBandRuns, all.size());
+    return b;
+  }
+  // Nearest rank: the smallest |error| that at least kBandCoverage of the runs do not exceed.
+  const auto rank = static_cast<std::size_t>(
+      std::ceil(kBandCoverage * static_cast<double>(errs.size()) - 1e-9));
+  b.fraction = errs[std::max<std::size_t>(rank, 1) - 1];
+  b.runs = static_cast<int>(errs.size());
+  b.coverage = static_cast<double>(std::upper_bound(errs.begin(), errs.end(), b.fraction) -
+                                   errs.begin()) /
+               static_cast<double>(errs.size());
+  b.basis = fmt::format("{}: covers {:.0f}% of {} hold-out runs with this evidence",
+                        to_string(level), 100 * b.coverage, errs.size());
+  return b;
+}
+
+// Coverage of `b` over the hold-outs at exactly its level.
+double coverage_at(const std::vector<HoldOut>& all, const ErrorBand& b) {
+  int n = 0, in = 0;
+  for (const HoldOut& h : all)
+    if (h.level == b.level) {
+      ++n;
+      in += h.abs_error <= b.fraction ? 1 : 0;
+    }
+  return n > 0 ? static_cast<double>(in) / n : 1.0;
+}
+
+}  // namespace
+
+std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables) {
+  const std::vector<HoldOut> all = hold_outs(tables);
+  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack),
+                                  band_at(all, Evidence::gpu_only), band_at(all, Evidence::none)};
+  // Less evidence never narrows the band.
+  for (std::size_t i = 1; i < bands.size(); ++i)
+    if (bands[i].fraction < bands[i - 1].fraction) {
+      bands[i].fraction = bands[i - 1].fraction;
+      bands[i].coverage = coverage_at(all, bands[i]);
+      bands[i].basis += fmt::format("; widened to the band of {}", to_string(bands[i - 1].level));
+    }
+  return bands;
 }
 
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack) {
-  ErrorBand b;
-  double worst_all = 0;
-  int runs = 0;
-  std::string ids;
-  for (const auto& t : tables) {
-    worst_all = std::max(worst_all, t.max_abs_error());
-    if (t.gpu != gpu || t.stack != stack) continue;
-    b.fraction = std::max(b.fraction, t.max_abs_error());
-    runs += static_cast<int>(t.points.size());
-    ids += (ids.empty() ? "" : ", ") + t.id;
-  }
-  if (runs > 0) {
-    b.validated = true;
-    b.basis =
-        fmt::format("max |error| of {} validated runs on {} with {} ({})", runs, gpu, stack, ids);
-  } else {
-    b.fraction = 2 * worst_all;
-    b.basis = fmt::format(
-        "not validated: no measured runs on {} with {}; twice the worst validated error", gpu,
-        stack);
-  }
+  const Evidence level = evidence(tables, gpu, stack);
+  ErrorBand b = error_bands(tables)[static_cast<std::size_t>(level)];
+  b.basis = fmt::format("{} on {} with {}", b.basis, gpu, stack);
   return b;
 }
 
@@ -449,6 +710,9 @@ Json to_json(const ErrorBand& b, double time_s) {
           {"low_s", time_s * (1 - b.fraction)},
           {"high_s", time_s * (1 + b.fraction)},
           {"validated", b.validated},
+          {"evidence", std::string(to_string(b.level))},
+          {"hold_out_runs", b.runs},
+          {"coverage", b.coverage},
           {"basis", b.basis}};
 }
 

@@ -3,7 +3,10 @@
 // points, its errors and its documented tolerance, computed from the runs shipped in
 // data/validation/ (embedded, like the presets); and the error band that `estimate` and `plan`
 // attach to a predicted time from the residuals of the closest validated regime.
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "railsim/core/json_fwd.hpp"
@@ -18,7 +21,11 @@ namespace railsim::perf {
 struct ValidationPoint {
   std::string label;  // "175B selective + SP", "16,384 GPUs"
   double measured = 0;
-  double railsim = 0;
+  double railsim = 0;  // 0 when railsim finds no plan for the run (none fits, or none is valid)
+  std::string gpu;     // the run's regime: its GPU preset and software stack (the table's unless
+  std::string stack;   // its row names its own)
+  bool fit = false;    // its measurement set a constant (the frozen fit set); else a hold-out
+  std::string note;    // why railsim has no figure for it (railsim == 0)
   double error() const { return measured != 0 ? railsim / measured - 1.0 : 0.0; }
 };
 
@@ -54,18 +61,40 @@ std::vector<const ValidationTable*> broken(const std::vector<ValidationTable>& t
 std::string to_text(const std::vector<ValidationTable>& tables);
 Json to_json(const std::vector<ValidationTable>& tables);
 
-// The uncertainty of a predicted iteration time (docs/model.md section 10): the largest |error|
-// of the validated runs on the same GPU preset and software stack; with none, twice the largest
-// |error| of every validated run, flagged as not validated (ours).
+// How much measured evidence stands behind a GPU and stack (docs/model.md section 10).
+enum class Evidence : std::uint8_t {
+  gpu_and_stack,  // measured runs of this GPU on this software stack exist
+  gpu_only,       // this GPU was measured, but only on other stacks
+  none,           // this GPU was never measured
+};
+std::string_view to_string(Evidence e);
+// The evidence level for `gpu` and `stack` in `tables`, leaving out the table at index `skip`
+// (a hold-out is judged by the evidence the other tables give).
+Evidence evidence(const std::vector<ValidationTable>& tables, const std::string& gpu,
+                  const std::string& stack, std::size_t skip = SIZE_MAX);
+
+// The uncertainty of a predicted iteration time (docs/model.md section 10, ours): every
+// hold-out run (a point not in the fit set) gets the evidence level the other tables give its
+// GPU and stack; the band of a level is the smallest |error| that covers kBandCoverage of the
+// hold-outs at that level or weaker (nearest rank), so that a prediction at a level is as
+// uncertain as the runs that were predicted from as little. Fewer than kMinBandRuns such runs:
+// twice the worst |error| of every hold-out, flagged.
+inline constexpr double kBandCoverage = 0.80;
+inline constexpr int kMinBandRuns = 5;
 struct ErrorBand {
   double fraction = 0;     // +- this fraction of the predicted time
-  bool validated = false;  // runs of the same GPU and stack exist
-  std::string basis;       // one line: which runs, or why not validated
+  bool validated = false;  // runs of the same GPU and stack exist (level gpu_and_stack)
+  Evidence level = Evidence::none;
+  int runs = 0;           // hold-outs the band comes from
+  double coverage = 0;    // the share of those hold-outs inside the band
+  std::string basis;      // one line: the level and the runs
 };
 ErrorBand error_band(const std::string& gpu, const std::string& stack);
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack);
 Json to_json(const ErrorBand& b, double time_s);
+// The band of each evidence level, in the order of Evidence.
+std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables);
 
 // Megatron's GPT of a row of a validation data file (multi-head attention, a 4h FFN): its name,
 // layers, hidden size and heads from the row, the vocabulary and sequence length from the file's
