@@ -1,6 +1,7 @@
 #include "railsim/spec/gpu.hpp"
 
 #include <filesystem>
+#include <utility>
 
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -27,6 +28,12 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   const double fp8 = o.number_or("peak_fp8_tflops", 0, Range::non_negative(1e6));
   if (fp8 != 0) check_number(o.field("peak_fp8_tflops"), fp8, kRate);
   g.peak_fp8_flops = units::tflops_to_flops(fp8);
+  const double fp4 = o.number_or("peak_fp4_tflops", 0, Range::non_negative(1e6));
+  if (fp4 != 0) check_number(o.field("peak_fp4_tflops"), fp4, kRate);
+  g.peak_fp4_flops = units::tflops_to_flops(fp4);
+  const double power = o.number_or("power_w", 0, Range::non_negative(1e5));
+  if (power != 0) check_number(o.field("power_w"), power, Range::between(1.0, 1e5));
+  g.power_w = power;
   g.hbm_bytes = o.number("hbm_gib", Range::between(1.0, 1e5)) * units::kGiB;
   g.hbm_bw_Bps = units::GBps_to_Bps(o.number("hbm_gbytes_per_s", kRate));
   g.hb_bw_Bps = units::GBps_to_Bps(o.number("hb_gbytes_per_s_per_direction", kRate));
@@ -55,6 +62,12 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
         e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));
     g.eff.nic = e->number_or("nic", g.eff.nic, kFraction);
     g.eff.hb = e->number_or("hb", g.eff.hb, kFraction);
+    for (auto [key, field] : {std::pair{"gemm_bench_bf16", &g.eff.gemm_bench_bf16},
+                              std::pair{"gemm_bench_fp8", &g.eff.gemm_bench_fp8}}) {
+      const double b = e->number_or(key, 0, Range::non_negative(1.0));
+      if (b != 0) check_number(e->field(key), b, kFraction);
+      *field = b;
+    }
     e->finish();
   }
   g.source = o.source();

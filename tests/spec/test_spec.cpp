@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -26,6 +28,37 @@ TEST(Presets, H100FiguresAreTheDatasheets) {
   EXPECT_DOUBLE_EQ(g.nic_bw_Bps, 50e9);
   EXPECT_EQ(g.default_hb_domain, 8);
   EXPECT_EQ(spec::load_gpu("GH200").default_hb_domain, 256);
+}
+
+// A GPU without fitted end-to-end runs takes H100's fitted GEMM fractions scaled by its own
+// published GEMM microbenchmarks against H100's (docs/model.md section 3): no preset carries a
+// fraction from anywhere else.
+TEST(Presets, UnfittedGpusTakeH100sFractionsByTheirMicrobenchmarks) {
+  const auto h = spec::load_gpu("H100-SXM");
+  ASSERT_GT(h.eff.gemm_bench_bf16, 0);
+  ASSERT_GT(h.eff.gemm_bench_fp8, 0);
+  int transferred = 0;
+  for (const auto& name : spec::preset_names("gpus")) {
+    const auto g = spec::load_gpu(name);
+    if (name == "H100-SXM" || g.eff.gemm_bench_bf16 == 0) continue;
+    ++transferred;
+    const auto rule = [](double fit, double bench, double ref) {
+      return std::round(100 * fit * bench / ref) / 100;
+    };
+    EXPECT_NEAR(g.eff.gemm_max, rule(h.eff.gemm_max, g.eff.gemm_bench_bf16, h.eff.gemm_bench_bf16),
+                1e-9)
+        << name;
+    EXPECT_NEAR(g.eff.gemm_max_fp8,
+                rule(h.eff.gemm_max_fp8, g.eff.gemm_bench_fp8, h.eff.gemm_bench_fp8), 1e-9)
+        << name;
+  }
+  // H200, H800, B200, B300, GB200, GB300, MI300X.
+  EXPECT_GE(transferred, 7);
+  // GB200's faster clock buys less than its peak says: its GEMMs reach 0.73 of 2,500 TFLOP/s,
+  // B200's 0.78 of 2,250, so its bf16 GEMMs are about 4% faster, not 11%.
+  const auto b = spec::load_gpu("B200"), gb = spec::load_gpu("GB200");
+  EXPECT_NEAR(gb.peak_bf16_flops * gb.eff.gemm_max / (b.peak_bf16_flops * b.eff.gemm_max), 1.04,
+              0.02);
 }
 
 TEST(Presets, UnknownPresetListsTheValidOnes) {

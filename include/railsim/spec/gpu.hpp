@@ -26,12 +26,21 @@ struct GpuEfficiency {
   double collective_latency_s = 8e-6;  // fixed cost per collective step
   double nic = 0.85;                   // fraction of NIC line rate a collective reaches
   double hb = 0.80;                    // fraction of HB-domain bandwidth a collective reaches
+  // Published GEMM microbenchmarks: the fraction of the dense peak that the best-shaped large GEMM
+  // reached (a brute-force shape search with torch.mm, or the vendor's own measurement), bf16 and
+  // fp8; 0 when none is published. A GPU without end-to-end runs in the fit set takes the
+  // reference GPU's (H100's) fitted gemm_max scaled by the ratio of these (docs/model.md
+  // section 3, "Other GPUs"); tests/spec checks every preset against that rule.
+  double gemm_bench_bf16 = 0;
+  double gemm_bench_fp8 = 0;
 };
 
 struct GpuSpec {
   std::string name;
   double peak_bf16_flops = 0;  // dense
   double peak_fp8_flops = 0;   // dense; 0 when the GPU has no fp8 tensor cores
+  double peak_fp4_flops = 0;   // dense NVFP4 / MXFP4; 0 when not given (not yet a training dtype)
+  double power_w = 0;          // board power (TDP / TGP), W; 0 when not given
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
   double hb_bw_Bps = 0;       // HB-domain (NVLink) bandwidth per GPU per direction
