@@ -141,14 +141,17 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   mem.optimizer_bytes =
       s.dist_opt ? 12.0 * (st.dense_params / dp + st.expert_params / edp) : 12.0 * params;
   if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
-    // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3), plus
-    // the unit in use and the one prefetched, gathered: bf16 weights and fp32 gradients of two
-    // units, a unit being one layer or the embedding (ours, after Zhao et al. 2023's one-unit
-    // prefetch).
+    // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
+    // persistent state is the fp32 shard of the weights (the optimizer's 4 master bytes), its
+    // fp32 gradient shard (4) and Adam's two moments (8): 16 bytes per parameter over dp; the
+    // bf16 weights exist only gathered, cast from the shard for the all-gather (Zhao et al. 2023,
+    // Sec. 3.4, mixed precision). Plus the unit in use and the one prefetched: bf16 weights and
+    // fp32 gradients of two units, a unit being one layer or the embedding (ours, after Zhao et
+    // al. 2023's one-unit prefetch).
     const double sharded = st.dense_params / dp + st.expert_params / edp;
     const double layer = st.layers > 0 ? (params - st.embedding_params) / st.layers : 0.0;
     const double unit = std::max(layer, st.embedding_params);
-    mem.weights_bytes = 2.0 * sharded + 2.0 * 2.0 * unit;
+    mem.weights_bytes = 2.0 * 2.0 * unit;
     mem.gradients_bytes = 4.0 * sharded + 2.0 * 4.0 * unit;
   }
 

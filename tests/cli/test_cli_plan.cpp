@@ -145,10 +145,9 @@ TEST(CliPlan, HumanTableHasLabelsAndUnits) {
                        "seed 0\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(
-      r.out.find("error band of every time: +-3.4% (GPU and stack measured: covers 86% of 7 "
-                 "hold-out runs with this evidence on H100-SXM"),
-      std::string::npos)
+  EXPECT_NE(r.out.find("error band of every time: +-"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hold-out runs with this evidence on H100-SXM with megatron-core-2024)"),
+            std::string::npos)
       << r.out;
   for (const char* s : {"strategies", "fit in memory", "recompute", "MFU", "memory", "tp comm",
                         "bubble", " GiB", " s", "%"})

@@ -30,7 +30,10 @@ const char* kMegatron175Small =
 TEST(CliStack, PresetsListsAndPrintsTheStacks) {
   const auto r = run_cli("presets stacks");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, "stacks: fsdp-2024, megatron-core-2024, megatron-lm-2021, megatron-lm-2022\n");
+  EXPECT_EQ(
+      r.out,
+      "stacks: fsdp-2024, llm-foundry-2023, maxtext-2024, megatron-core-2024, megatron-lm-2021, "
+      "megatron-lm-2022\n");
   const auto p = run_cli("presets stacks megatron-lm-2021");
   ASSERT_EQ(p.code, 0) << p.err;
   const auto j = nlohmann::json::parse(p.out);

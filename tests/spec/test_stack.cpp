@@ -27,10 +27,11 @@ Json core_json() {
 }
 }  // namespace
 
-TEST(Stack, PresetsAreTheFourProfiles) {
-  EXPECT_EQ(spec::preset_names("stacks"),
-            (std::vector<std::string>{"fsdp-2024", "megatron-core-2024", "megatron-lm-2021",
-                                      "megatron-lm-2022"}));
+TEST(Stack, PresetsAreTheSixProfiles) {
+  EXPECT_EQ(
+      spec::preset_names("stacks"),
+      (std::vector<std::string>{"fsdp-2024", "llm-foundry-2023", "maxtext-2024",
+                                "megatron-core-2024", "megatron-lm-2021", "megatron-lm-2022"}));
   for (const auto& n : spec::preset_names("stacks")) {
     const spec::Stack s = spec::load_stack(n);
     EXPECT_EQ(s.name, n);
