@@ -7,13 +7,12 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Parallelism, kParallelismCount> kParallelismNames{
-    {{{Parallelism::tp, "tp"},
-      {Parallelism::sp, "sp"},
-      {Parallelism::pp, "pp"},
-      {Parallelism::dp, "dp"},
-      {Parallelism::ep, "ep"},
-      {Parallelism::cp, "cp"}}}};
+constexpr EnumNames<Parallelism, kParallelismCount> kParallelismNames{{{{Parallelism::tp, "tp"},
+                                                                        {Parallelism::sp, "sp"},
+                                                                        {Parallelism::pp, "pp"},
+                                                                        {Parallelism::dp, "dp"},
+                                                                        {Parallelism::ep, "ep"},
+                                                                        {Parallelism::cp, "cp"}}}};
 constexpr EnumNames<CollectiveOp, 5> kOpNames{{{{CollectiveOp::all_reduce, "all_reduce"},
                                                 {CollectiveOp::all_gather, "all_gather"},
                                                 {CollectiveOp::reduce_scatter, "reduce_scatter"},
@@ -115,8 +114,8 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const double kv = 2.0 * st.tokens_mb * static_cast<double>(s.cp) *
                       static_cast<double>(m.kv_heads * m.head_dim()) / t * detail::kActBytes;
     const double per_pass = st.layers * mb;
-    cs.add({CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv,
-            per_pass});
+    cs.add(
+        {CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv, per_pass});
     if (full)  // the recomputed forward gathers K and V again
       cs.add({CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
               per_pass});

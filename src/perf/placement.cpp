@@ -178,8 +178,7 @@ GroupShape Placement::shape(Axis a) const {
   Entry& e = cache[static_cast<std::size_t>(
       (static_cast<std::uint64_t>(d_.tp) * 31 + static_cast<std::uint64_t>(d_.pp) * 7 +
        static_cast<std::uint64_t>(d_.dp) * 3 + static_cast<std::uint64_t>(d_.cp) * 11 +
-       static_cast<std::uint64_t>(a) +
-       static_cast<std::uint64_t>(kind_) * 5) %
+       static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(kind_) * 5) %
       cache.size())];
   if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp && e.ep == d_.ep &&
       e.cp == d_.cp && e.kind == kind_ && e.axis == a && e.seed == seed_)

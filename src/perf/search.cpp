@@ -113,7 +113,6 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
   }
 }
 
-
 std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) {
   const std::int64_t N = ctx.cluster->gpus;
   std::vector<Shape> out;
@@ -207,43 +206,43 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
   for (std::int64_t tp : tps) {
     cp_degrees(ctx, pins, N / tp, cps);
     for (std::int64_t cp : cps) {
-    pick(pins.pp, N / (tp * cp), pps);
-    for (std::int64_t pp : pps) {
-      if (pp > m.layers || (pp > 1 && !knobs.pipeline) ||
-          (!knobs.uneven_stages && m.layers % pp != 0))
-        continue;
-      const std::int64_t dp = N / (tp * cp * pp);
-      if ((pins.dp && *pins.dp != dp) || B % dp != 0) continue;
-      std::int64_t n_ep = 1;
-      if (m.is_moe()) {
-        pick(pins.ep, std::gcd(dp, m.experts), eps);
-        n_ep = static_cast<std::int64_t>(eps.size());
-      } else if (pins.ep && *pins.ep != 1) {
-        n_ep = 0;
+      pick(pins.pp, N / (tp * cp), pps);
+      for (std::int64_t pp : pps) {
+        if (pp > m.layers || (pp > 1 && !knobs.pipeline) ||
+            (!knobs.uneven_stages && m.layers % pp != 0))
+          continue;
+        const std::int64_t dp = N / (tp * cp * pp);
+        if ((pins.dp && *pins.dp != dp) || B % dp != 0) continue;
+        std::int64_t n_ep = 1;
+        if (m.is_moe()) {
+          pick(pins.ep, std::gcd(dp, m.experts), eps);
+          n_ep = static_cast<std::int64_t>(eps.size());
+        } else if (pins.ep && *pins.ep != 1) {
+          n_ep = 0;
+        }
+        pick(pins.micro_batch, B / dp, mbs);
+        // v = 1, and (pp > 1) the v > 1 that shapes() keeps when pp divides B / (dp mb).
+        const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
+        std::int64_t vmore = 0;
+        if (pp > 1) {
+          const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+          if (pins.interleave)
+            vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
+                    (knobs.uneven_stages || m.layers % (pp * *pins.interleave) == 0);
+          else if (knobs.uneven_stages)
+            vmore = std::max<std::int64_t>(0, vmax - 1);
+          else
+            for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
+        }
+        std::int64_t per_ep = 0;
+        for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
+        std::int64_t variants = 0;
+        visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention,
+                    [&](const Strategy&) { ++variants; });
+        std::int64_t shapes_n = 0;
+        if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
+        add(shapes_n, variants);
       }
-      pick(pins.micro_batch, B / dp, mbs);
-      // v = 1, and (pp > 1) the v > 1 that shapes() keeps when pp divides B / (dp mb).
-      const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
-      std::int64_t vmore = 0;
-      if (pp > 1) {
-        const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
-        if (pins.interleave)
-          vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
-                  (knobs.uneven_stages || m.layers % (pp * *pins.interleave) == 0);
-        else if (knobs.uneven_stages)
-          vmore = std::max<std::int64_t>(0, vmax - 1);
-        else
-          for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
-      }
-      std::int64_t per_ep = 0;
-      for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
-      std::int64_t variants = 0;
-      visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention,
-                  [&](const Strategy&) { ++variants; });
-      std::int64_t shapes_n = 0;
-      if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
-      add(shapes_n, variants);
-    }
     }
   }
   return total;
@@ -316,16 +315,16 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
 
 Json to_json(const Strategy& s, PlacementKind placement) {
   Json j{{"tp", s.tp},
-              {"pp", s.pp},
-              {"dp", s.dp},
-              {"ep", s.ep},
-              {"micro_batch", s.micro_batch},
-              {"interleave", s.interleave},
-              {"recompute", std::string(to_string(s.recompute))},
-              {"sp", s.sp},
-              {"dist_opt", s.dist_opt},
-              {"dp_overlap", s.dp_overlap},
-              {"placement", std::string(to_string(placement))}};
+         {"pp", s.pp},
+         {"dp", s.dp},
+         {"ep", s.ep},
+         {"micro_batch", s.micro_batch},
+         {"interleave", s.interleave},
+         {"recompute", std::string(to_string(s.recompute))},
+         {"sp", s.sp},
+         {"dist_opt", s.dist_opt},
+         {"dp_overlap", s.dp_overlap},
+         {"placement", std::string(to_string(placement))}};
   if (s.cp > 1) j["cp"] = s.cp;  // only with context parallelism: documents without stay as were
   return j;
 }
@@ -334,33 +333,33 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
   const Breakdown& b = it.breakdown;
   const MemoryUse& m = it.memory;
   Json j{{"strategy", to_json(s, placement)},
-              {"feasible", it.feasible},
-              {"iteration_time_s", it.iteration_time_s},
-              {"memory_gib", m.total() / units::kGiB},
-              {"mfu", it.mfu},
-              {"hfu", it.hfu},
-              {"tokens_per_s", it.tokens_per_s},
-              {"cross_rail", it.cross_rail},
-              {"tp_comm_hidden_s", b.tp_hidden_s},
-              {"pp_comm_hidden_s", b.pp_hidden_s},
-              {"breakdown",
-               {{"compute_s", b.compute_s},
-                {"recompute_s", b.recompute_s},
-                {"tp_comm_s", b.tp_comm_s},
-                {"tp_overlap_s", b.tp_overlap_s},
-                {"ep_comm_s", b.ep_comm_s},
-                {"pp_comm_s", b.pp_comm_s},
-                {"dp_comm_s", b.dp_comm_s},
-                {"rail_forwarding_s", b.rail_forwarding_s},
-                {"bubble_s", b.bubble_s},
-                {"pipeline_overhead_s", b.pipeline_overhead_s},
-                {"optimizer_s", b.optimizer_s}}},
-              {"memory",
-               {{"weights_gib", m.weights_bytes / units::kGiB},
-                {"gradients_gib", m.gradients_bytes / units::kGiB},
-                {"optimizer_gib", m.optimizer_bytes / units::kGiB},
-                {"activations_gib", m.activations_bytes / units::kGiB},
-                {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
+         {"feasible", it.feasible},
+         {"iteration_time_s", it.iteration_time_s},
+         {"memory_gib", m.total() / units::kGiB},
+         {"mfu", it.mfu},
+         {"hfu", it.hfu},
+         {"tokens_per_s", it.tokens_per_s},
+         {"cross_rail", it.cross_rail},
+         {"tp_comm_hidden_s", b.tp_hidden_s},
+         {"pp_comm_hidden_s", b.pp_hidden_s},
+         {"breakdown",
+          {{"compute_s", b.compute_s},
+           {"recompute_s", b.recompute_s},
+           {"tp_comm_s", b.tp_comm_s},
+           {"tp_overlap_s", b.tp_overlap_s},
+           {"ep_comm_s", b.ep_comm_s},
+           {"pp_comm_s", b.pp_comm_s},
+           {"dp_comm_s", b.dp_comm_s},
+           {"rail_forwarding_s", b.rail_forwarding_s},
+           {"bubble_s", b.bubble_s},
+           {"pipeline_overhead_s", b.pipeline_overhead_s},
+           {"optimizer_s", b.optimizer_s}}},
+         {"memory",
+          {{"weights_gib", m.weights_bytes / units::kGiB},
+           {"gradients_gib", m.gradients_bytes / units::kGiB},
+           {"optimizer_gib", m.optimizer_bytes / units::kGiB},
+           {"activations_gib", m.activations_bytes / units::kGiB},
+           {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
   if (s.cp > 1) j["breakdown"]["cp_comm_s"] = b.cp_comm_s;
   return j;
 }
@@ -438,9 +437,10 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
     s.dp = *p.dp;
   } else if (s.cp > 1) {
     if (c.gpus % (s.tp * s.cp * s.pp) != 0)
-      throw InputError("--cp", fmt::format("tp x cp x pp = {} x {} x {} = {} does not divide the {} "
-                                           "GPUs",
-                                           s.tp, s.cp, s.pp, s.tp * s.cp * s.pp, c.gpus));
+      throw InputError("--cp",
+                       fmt::format("tp x cp x pp = {} x {} x {} = {} does not divide the {} "
+                                   "GPUs",
+                                   s.tp, s.cp, s.pp, s.tp * s.cp * s.pp, c.gpus));
     s.dp = c.gpus / (s.tp * s.cp * s.pp);
   } else {
     if (c.gpus % (s.tp * s.pp) != 0)

@@ -44,9 +44,8 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                             "(use off)",
                             st.name));
   if (s.cp > 1 && !st.knobs.context_parallel)
-    return fail("--cp",
-                fmt::format("stack {} has no context parallelism (cp = {}; use cp = 1)", st.name,
-                            s.cp));
+    return fail("--cp", fmt::format("stack {} has no context parallelism (cp = {}; use cp = 1)",
+                                    st.name, s.cp));
   if (tr.flash_attention && !st.knobs.flash_attention)
     return fail("--flash-attention",
                 fmt::format("stack {} has no flash attention (use off)", st.name));

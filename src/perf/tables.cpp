@@ -31,7 +31,8 @@ std::size_t column_index(const Table& t, std::string_view name) {
 // Context parallelism's columns (cp after tp, cp_comm_s after ep_comm_s), only when a plan has
 // cp > 1: tables of plans without it stay as they were.
 void add_cp_columns(Table& t, const std::vector<perf::Plan>& plans) {
-  if (std::none_of(plans.begin(), plans.end(), [](const perf::Plan& p) { return p.strategy.cp > 1; }))
+  if (std::none_of(plans.begin(), plans.end(),
+                   [](const perf::Plan& p) { return p.strategy.cp > 1; }))
     return;
   std::vector<Cell> cp, comm;
   for (const perf::Plan& p : plans) {

@@ -26,8 +26,8 @@ struct StrategyPins {
 void check_pins(const Model& m, const Training& tr, const StrategyPins& pins);
 
 // One concrete strategy from the pinned knobs, the rest defaulted: tp = the largest of min(8, K)
-// and below that divides the heads and N, cp = 1, pp = 1, dp = N / (tp cp pp), ep = 1, micro-batch 1,
-// interleave 1, and the stack's defaults: its recompute mode, SP when tp > 1, the distributed
+// and below that divides the heads and N, cp = 1, pp = 1, dp = N / (tp cp pp), ep = 1, micro-batch
+// 1, interleave 1, and the stack's defaults: its recompute mode, SP when tp > 1, the distributed
 // optimizer when dp > 1, DP overlap (megatron-core-2024: selective, on, on, on).
 // Validated (InputError naming the knob that is wrong).
 Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& pins,
