@@ -66,50 +66,49 @@ void pick(const std::optional<std::int64_t>& pin, std::int64_t n, std::vector<st
   }
 }
 
+// The shapes of one (tp, cp): every pp, ep, micro-batch and interleave.
 void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
                std::int64_t cp, std::vector<Shape>& out) {
   const Model& m = *ctx.model;
-  const std::int64_t N = ctx.cluster->gpus / cp;  // the GPUs of one CP rank's share
+  const std::int64_t N = ctx.cluster->gpus / cp;  // tp x pp x dp
   const std::int64_t B = ctx.training.global_batch;
   const spec::StackKnobs& knobs = ctx.training.stack.knobs;
   std::vector<std::int64_t> pps, eps, mbs, vs;
-  {
-    // Any pp dividing N / (tp cp) up to the layer count (uneven stages where the stack has them;
-    // pp = 1 on a stack without pipelines).
-    pick(pins.pp, N / tp, pps);
-    pps.erase(std::remove_if(pps.begin(), pps.end(),
-                             [&](std::int64_t pp) {
-                               return pp > m.layers || (pp > 1 && !knobs.pipeline) ||
-                                      (!knobs.uneven_stages && m.layers % pp != 0);
-                             }),
-              pps.end());
-    for (std::int64_t pp : pps) {
-      const std::int64_t dp = N / (tp * pp);
-      if (pins.dp && *pins.dp != dp) continue;
-      if (B % dp != 0) continue;
-      if (m.is_moe())
-        pick(pins.ep, std::gcd(dp, m.experts), eps);
-      else
-        eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
-      pick(pins.micro_batch, B / dp, mbs);
-      if (pp > 1) {
-        // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
-        vs.clear();
-        // Without uneven stages pp x v must divide the layers; without interleaving v = 1.
-        const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
-        for (std::int64_t v = 1; v <= vmax; ++v)
-          if ((!pins.interleave || *pins.interleave == v) &&
-              (knobs.uneven_stages || m.layers % (pp * v) == 0))
-            vs.push_back(v);
-      } else
-        vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
-      for (std::int64_t ep : eps)
-        for (std::int64_t mb : mbs)
-          for (std::int64_t v : vs) {
-            if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
-            out.push_back({tp, pp, dp, ep, mb, v, cp});
-          }
-    }
+  // Any pp dividing N / (tp cp) up to the layer count (uneven stages where the stack has them;
+  // pp = 1 on a stack without pipelines).
+  pick(pins.pp, N / tp, pps);
+  pps.erase(std::remove_if(pps.begin(), pps.end(),
+                           [&](std::int64_t pp) {
+                             return pp > m.layers || (pp > 1 && !knobs.pipeline) ||
+                                    (!knobs.uneven_stages && m.layers % pp != 0);
+                           }),
+            pps.end());
+  for (std::int64_t pp : pps) {
+    const std::int64_t dp = N / (tp * pp);
+    if (pins.dp && *pins.dp != dp) continue;
+    if (B % dp != 0) continue;
+    if (m.is_moe())
+      pick(pins.ep, std::gcd(dp, m.experts), eps);
+    else
+      eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
+    pick(pins.micro_batch, B / dp, mbs);
+    if (pp > 1) {
+      // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
+      vs.clear();
+      // Without uneven stages pp x v must divide the layers; without interleaving v = 1.
+      const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+      for (std::int64_t v = 1; v <= vmax; ++v)
+        if ((!pins.interleave || *pins.interleave == v) &&
+            (knobs.uneven_stages || m.layers % (pp * v) == 0))
+          vs.push_back(v);
+    } else
+      vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
+    for (std::int64_t ep : eps)
+      for (std::int64_t mb : mbs)
+        for (std::int64_t v : vs) {
+          if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
+          out.push_back({tp, pp, dp, ep, mb, v, cp});
+        }
   }
 }
 
