@@ -258,7 +258,8 @@ std::vector<Field> strategy_fields() {
   f.push_back(
       integer_field("dp", "--dp", "Data-parallel degree (tp x cp x pp x dp = GPUs)", 1, maxdeg));
   f.push_back(integer_field(
-      "cp", "--cp", "Context-parallel degree (default 1; the sequence in 2 cp chunks)", 1, maxdeg));
+      "cp", "--cp", "Context-parallel degree (sequence split in 2 cp chunks; 2 cp divides --seq)",
+      1, maxdeg));
   f.push_back(integer_field("ep", "--ep", "Expert-parallel degree (MoE; divides dp)", 1, maxdeg));
   f.push_back(integer_field("micro_batch", "--micro-batch", "Micro-batch size in sequences", 1,
                             std::int64_t{1} << 40));
