@@ -282,8 +282,8 @@ py::dict traffic_pairs(const py::kwargs& kw) {
   out["summary"] = summary;
   out["src"] = py::array_t<std::int64_t>(n, pairs.src.data());
   out["dst"] = py::array_t<std::int64_t>(n, pairs.dst.data());
-  out["bytes"] = py::array_t<double>({n, static_cast<py::ssize_t>(traffic::kParallelisms)},
-                                     pairs.bytes.data());
+  out["bytes"] =
+      py::array_t<double>({n, static_cast<py::ssize_t>(pairs.columns)}, pairs.bytes.data());
   return out;
 }
 

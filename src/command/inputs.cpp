@@ -255,7 +255,11 @@ std::vector<Field> strategy_fields() {
   for (Field& s : software_fields()) f.push_back(std::move(s));
   f.push_back(integer_field("tp", "--tp", "Tensor-parallel degree", 1, maxdeg));
   f.push_back(integer_field("pp", "--pp", "Pipeline-parallel degree", 1, maxdeg));
-  f.push_back(integer_field("dp", "--dp", "Data-parallel degree (tp x pp x dp = GPUs)", 1, maxdeg));
+  f.push_back(
+      integer_field("dp", "--dp", "Data-parallel degree (tp x cp x pp x dp = GPUs)", 1, maxdeg));
+  f.push_back(integer_field(
+      "cp", "--cp", "Context-parallel degree (sequence split in 2 cp chunks; 2 cp divides --seq)",
+      1, maxdeg));
   f.push_back(integer_field("ep", "--ep", "Expert-parallel degree (MoE; divides dp)", 1, maxdeg));
   f.push_back(integer_field("micro_batch", "--micro-batch", "Micro-batch size in sequences", 1,
                             std::int64_t{1} << 40));
@@ -298,6 +302,7 @@ StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) 
   in.pins.pp = a.integer_if("pp");
   in.pins.dp = a.integer_if("dp");
   in.pins.ep = a.integer_if("ep");
+  in.pins.cp = a.integer_if("cp");
   in.pins.micro_batch = a.integer_if("micro_batch");
   in.pins.interleave = a.integer_if("interleave");
   if (const auto r = a.text_if("recompute"))

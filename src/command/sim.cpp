@@ -122,10 +122,11 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
     return;
   }
   out.print(
-      "{} on {} x {} ({}), tp {} pp {} dp {} ep {}: communication of one iteration\nnetwork: "
+      "{} on {} x {} ({}), tp {}{} pp {} dp {} ep {}: communication of one iteration\nnetwork: "
       "switch {}, {}\n{}",
       in.model.name, report::thousands(double(c.gpus)), c.gpu.name, spec::to_string(d.kind), s.tp,
-      s.pp, s.dp, s.ep, d.sw.describe(), spec::describe_routing(d), report::to_text(table));
+      s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, d.sw.describe(),
+      spec::describe_routing(d), report::to_text(table));
   const report::Column t{
       .type = report::Type::real, .unit = "s", .precision = 5, .style = report::Style::si};
   const double simulated = chk.sim.total_s, analytic = chk.analytic_total_s;

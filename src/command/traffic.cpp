@@ -44,18 +44,22 @@ std::vector<std::tuple<std::string, const char*, traffic::TrafficView>> heatmaps
 
 // Every GPU pair with traffic, streamed (millions of pairs): the header and the text field go
 // through the table's CSV functions; the numbers are written as report::csv_cell writes them.
+// With context parallelism (with_cp) a cp_bytes column comes before the total.
 void write_pairs_csv(const std::string& path, const traffic::TrafficMatrix& tm,
-                     const spec::Cluster& c) {
+                     const spec::Cluster& c, bool with_cp) {
   report::CsvFile f(path, "--csv");
-  std::string line = report::csv_header(traffic::traffic_pair_columns());
+  std::string line = report::csv_header(traffic::traffic_pair_columns(with_cp));
   line.pop_back();
   f.line(line);
   traffic::for_each_pair(tm, [&](std::int64_t src, std::int64_t dst, const auto& b) {
     line.clear();
-    fmt::format_to(std::back_inserter(line), "{},{},{},{},{},{},{},{},{},{},{},{},{}", src, dst,
+    fmt::format_to(std::back_inserter(line), "{},{},{},{},{},{},{},{},{},{},{},{}", src, dst,
                    c.domain_of(src), c.rail_of(src), c.domain_of(dst), c.rail_of(dst),
                    report::csv_field(traffic::to_string(traffic::locality_of(c, src, dst))), b[0],
-                   b[1], b[2], b[3], b[4], b[0] + b[1] + b[2] + b[3] + b[4]);
+                   b[1], b[2], b[3], b[4]);
+    if (with_cp) fmt::format_to(std::back_inserter(line), ",{}", b[5]);
+    fmt::format_to(std::back_inserter(line), ",{}",
+                   b[0] + b[1] + b[2] + b[3] + b[4] + (with_cp ? b[5] : 0.0));
     f.line(line);
   });
   f.close();
@@ -66,8 +70,8 @@ void print_bytes_table(Output& out, const traffic::TrafficSummary& sum) {
   using perf::Parallelism;
   out.print("\n{:<8} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "", "same_domain", "same_rail",
             "cross_rail", "total", "share");
-  for (Parallelism p :
-       {Parallelism::tp, Parallelism::sp, Parallelism::pp, Parallelism::dp, Parallelism::ep}) {
+  for (Parallelism p : {Parallelism::tp, Parallelism::sp, Parallelism::pp, Parallelism::dp,
+                        Parallelism::ep, Parallelism::cp}) {
     const auto& row = sum.bytes[static_cast<std::size_t>(p)];
     const double t = sum.bytes_by_parallelism(p);
     if (t == 0) continue;
@@ -156,14 +160,19 @@ void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
   const std::string who =
       fmt::format("{}, {} x {} (K={}), {}", in.model.name, report::thousands(double(c.gpus)),
                   c.gpu.name, c.hb_domain, spec::to_string(d.kind));
-  if (const auto csv = a.text_if("csv"); csv && !csv->empty()) write_pairs_csv(*csv, t.matrix, c);
-  if (pairs != nullptr)
+  const bool with_cp = s.cp > 1;
+  if (const auto csv = a.text_if("csv"); csv && !csv->empty())
+    write_pairs_csv(*csv, t.matrix, c, with_cp);
+  if (pairs != nullptr) {
+    pairs->columns = with_cp ? traffic::kParallelisms : traffic::kParallelisms - 1;
     traffic::for_each_pair(t.matrix, [&](std::int64_t src, std::int64_t dst, const auto& per) {
       pairs->src.push_back(src);
       pairs->dst.push_back(dst);
-      pairs->bytes.insert(pairs->bytes.end(), per.begin(), per.end());
+      pairs->bytes.insert(pairs->bytes.end(), per.begin(), per.begin() + pairs->columns);
     });
-  const std::string title = fmt::format("{}: tp{} pp{} dp{} ep{}, {}", who, s.tp, s.pp, s.dp, s.ep,
+  }
+  const std::string title = fmt::format("{}: tp{}{} pp{} dp{} ep{}, {}", who, s.tp,
+                                        with_cp ? fmt::format(" cp{}", s.cp) : "", s.pp, s.dp, s.ep,
                                         perf::to_string(in.placement));
   for (const auto& [path, option, view] : maps)
     report::write_heatmap(traffic::traffic_heatmap(t.matrix, c, view, cells, title), path, option);

@@ -68,6 +68,8 @@ double exposed_of(const perf::Breakdown& b, perf::Parallelism p) {
       return b.dp_comm_s;
     case perf::Parallelism::ep:
       return b.ep_comm_s + b.rail_forwarding_s;
+    case perf::Parallelism::cp:
+      return b.cp_comm_s;
   }
   return 0;
 }
@@ -160,7 +162,7 @@ void simulate(const topo::Fabric& f, const topo::DegradedFabric& d, const perf::
   const sim::SimNetwork net = sim::like_for_like(d, dcfg);
   dcfg.hop_latency_s = 0;
   const sim::ScheduleResult degraded = sim::simulate_schedule(net, cs, pl, dcfg);
-  std::array<double, 5> h{}, g{};
+  std::array<double, perf::kParallelismCount> h{}, g{};
   for (std::size_t i = 0; i < healthy.sim.ops.size(); ++i) {
     const auto p = static_cast<std::size_t>(healthy.sim.ops[i].op.parallelism);
     h[p] += healthy.sim.ops[i].total_s;
@@ -171,15 +173,15 @@ void simulate(const topo::Fabric& f, const topo::DegradedFabric& d, const perf::
   out.sim_degraded_comm_s = degraded.total_s;
   out.sim_degraded_s = out.healthy_s;
   // Each parallelism's exposed time, once (tp and sp share tp_comm_s).
-  std::array<double, 5> hp{}, gp{};
-  for (std::size_t p = 0; p < 5; ++p) {
+  std::array<double, perf::kParallelismCount> hp{}, gp{};
+  for (std::size_t p = 0; p < hp.size(); ++p) {
     const std::size_t q = p == static_cast<std::size_t>(perf::Parallelism::sp)
                               ? static_cast<std::size_t>(perf::Parallelism::tp)
                               : p;
     hp[q] += h[p];
     gp[q] += g[p];
   }
-  for (std::size_t p = 0; p < 5; ++p)
+  for (std::size_t p = 0; p < hp.size(); ++p)
     if (hp[p] > 0)
       out.sim_degraded_s +=
           exposed_of(b, static_cast<perf::Parallelism>(p)) * (gp[p] / hp[p] - 1.0);

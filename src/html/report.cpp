@@ -200,7 +200,8 @@ std::string traffic_body(const std::vector<spec::Cluster>& clusters,
     const std::string title =
         fmt::format("{}, {} x {} (K={}), rail_only: {}", model.name,
                     report::thousands(static_cast<double>(c.gpus)), c.gpu.name, c.hb_domain,
-                    fmt::format("tp{} pp{} dp{}", s.tp, s.pp, s.dp));
+                    fmt::format("tp{}{} pp{} dp{}", s.tp,
+                                s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp, s.dp));
     body += "<div class=\"pair\">\n";
     for (const auto& [view, what] :
          {std::pair{traffic::TrafficView::domain, "HB domain to HB domain"},

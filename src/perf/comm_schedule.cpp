@@ -7,11 +7,12 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Parallelism, 5> kParallelismNames{{{{Parallelism::tp, "tp"},
-                                                        {Parallelism::sp, "sp"},
-                                                        {Parallelism::pp, "pp"},
-                                                        {Parallelism::dp, "dp"},
-                                                        {Parallelism::ep, "ep"}}}};
+constexpr EnumNames<Parallelism, kParallelismCount> kParallelismNames{{{{Parallelism::tp, "tp"},
+                                                                        {Parallelism::sp, "sp"},
+                                                                        {Parallelism::pp, "pp"},
+                                                                        {Parallelism::dp, "dp"},
+                                                                        {Parallelism::ep, "ep"},
+                                                                        {Parallelism::cp, "cp"}}}};
 constexpr EnumNames<CollectiveOp, 5> kOpNames{{{{CollectiveOp::all_reduce, "all_reduce"},
                                                 {CollectiveOp::all_gather, "all_gather"},
                                                 {CollectiveOp::reduce_scatter, "reduce_scatter"},
@@ -103,6 +104,23 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
         cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act, c});
       }
     }
+  }
+  if (s.cp > 1) {
+    // All-gather-based context parallelism (Dubey et al. 2024, Sec. 3.3.2): before each layer's
+    // attention the K and V of the whole sequence are all-gathered over the CP group (every rank
+    // keeps its s / cp queries), and in the backward the gradients of K and V reduce-scattered.
+    // Per GPU the gathered buffer is K and V of b s tokens: 2 b s kvd / t x 2 bytes.
+    const Algorithm alg = reduction_algorithm(pl.shape(Axis::cp));
+    const double kv = 2.0 * st.tokens_mb * static_cast<double>(s.cp) *
+                      static_cast<double>(m.kv_heads * m.head_dim()) / t * detail::kActBytes;
+    const double per_pass = st.layers * mb;
+    cs.add(
+        {CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv, per_pass});
+    if (full)  // the recomputed forward gathers K and V again
+      cs.add({CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
+              per_pass});
+    cs.add({CollectiveOp::reduce_scatter, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
+            per_pass});
   }
   if (m.is_moe() && s.ep > 1) {
     // Dispatch and combine per MoE layer; tokens are the sequence shard of a TP rank.

@@ -857,7 +857,7 @@ StepLoad ContentionModel::lookup(const Placement& pl, Axis axis, Algorithm algor
   const std::int64_t stride = pl.axis_stride(axis), size = pl.axis_size(axis);
   Key key{d.tp,
           d.pp,
-          d.dp,
+          d.dp | (d.cp << 32),  // both at most 2^24
           d.ep,
           pl.seed(),
           static_cast<std::uint8_t>(pl.kind()),

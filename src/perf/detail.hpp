@@ -18,7 +18,7 @@ struct StageShape {
   double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
   double expert_params = 0;  // expert weights per GPU
   double embedding_params = 0;  // of dense_params: the embedding (and untied output layer)
-  double tokens_mb = 0;         // tokens per micro-batch: b s
+  double tokens_mb = 0;         // tokens per micro-batch on one GPU: b s / cp
   double micro_batches = 0;     // m
 };
 
@@ -46,7 +46,9 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   st.embedding_params = first_stage_embedding / t;
   st.expert_params = st.moe_layers * (static_cast<double>(m.experts) / static_cast<double>(s.ep)) *
                      m.expert_params() / t;
-  st.tokens_mb = static_cast<double>(s.micro_batch) * static_cast<double>(tr.seq_len);
+  // Context parallelism: each CP rank holds s / cp tokens of every sequence (Megatron-Core).
+  st.tokens_mb = static_cast<double>(s.micro_batch) * static_cast<double>(tr.seq_len) /
+                 static_cast<double>(s.cp);
   st.micro_batches = static_cast<double>(tr.global_batch) /
                      (static_cast<double>(s.dp) * static_cast<double>(s.micro_batch));
   return st;

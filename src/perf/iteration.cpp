@@ -129,8 +129,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const detail::StageShape st = detail::stage_shape(m, tr, s);
   const double t = static_cast<double>(s.tp), p = static_cast<double>(s.pp);
   const double v = static_cast<double>(s.interleave);
-  const double dp = static_cast<double>(s.dp);
-  const double edp = static_cast<double>(s.dp / s.ep);
+  // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
+  // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
+  const double dp = static_cast<double>(s.dp * s.cp);
+  const double edp = static_cast<double>(s.dp * s.cp / s.ep);
   MemoryUse mem;
   // Mixed-precision Adam: bf16 weights (2), fp32 gradients (4), fp32 master weights, momentum
   // and variance (12) = 18 bytes per parameter (Korthikanti et al. 2022, Fig. 1); the distributed
@@ -316,7 +318,7 @@ namespace {
 
 // The sizes the stages of the estimate read: degrees, micro-batches, tokens and widths per GPU.
 struct Dims {
-  double t = 0, p = 0, v = 0;                    // tp, pp, interleave
+  double t = 0, p = 0, v = 0, cp = 1;            // tp, pp, interleave, cp
   double mb = 0;                                 // micro-batches per iteration
   double T = 0;                                  // tokens per micro-batch
   double seq = 0, b = 0;                         // sequence length, micro-batch in sequences
@@ -332,6 +334,7 @@ Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageS
   d.t = static_cast<double>(s.tp);
   d.p = static_cast<double>(s.pp);
   d.v = static_cast<double>(s.interleave);
+  d.cp = static_cast<double>(s.cp);
   d.mb = st.micro_batches;
   d.T = st.tokens_mb;
   d.seq = static_cast<double>(ctx.training.seq_len);
@@ -363,7 +366,9 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const double hbm = d.hbm, ffn = d.ffn, moe_tokens = d.moe_tokens;
 
   // Forward FLOPs per GPU per layer per micro-batch (2 per multiply-add).
-  const double f_attn = 4.0 * T * seq * h / t;  // Q K^T and A V over the full s x s (Megatron)
+  // Q K^T and A V over the full s x s (Megatron); with CP the T = b s / cp local queries against
+  // all s keys: 1/cp of it, the load-balanced chunks giving every rank the same causal share.
+  const double f_attn = 4.0 * T * seq * h / t;
 
   // GEMMs by shape (Megatron-LM's TP splits, Shoeybi et al. 2019): QKV (T x (h + 2 kvd)/t over
   // h), projection (T x h over h/t), FC1 (T x f/t, gate and up fused: 2 f/t, over h), FC2
@@ -391,7 +396,8 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // HBM traffic of the score matrix (roofline; ours). It runs in bf16 even when the GEMMs run fp8
   // (Transformer Engine's fp8 recipes keep attention in bf16 unless fp8_dpa is set).
   const double attn_peak = c.gpu.peak_bf16_flops;
-  const double S = b * (a / t) * seq * seq * detail::kActBytes;  // one score tensor, bytes
+  // One score tensor, bytes: a CP rank scores its s / cp queries against the whole sequence.
+  const double S = b * (a / t) * seq * seq * detail::kActBytes / d.cp;
   // With a fused (flash) attention kernel nothing of size s x s touches HBM and causal masking
   // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
   // fraction of peak (gemm_max when not given).
@@ -445,7 +451,7 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
 // batch per stage (TP, SP, EP, PP, with what rail-only forwarding adds apart) or per iteration
 // (DP, by phase).
 struct CommTotals {
-  double tp_mb = 0, ep_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
+  double tp_mb = 0, ep_mb = 0, cp_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
   double ag_fwd = 0, rs_fwd = 0, ag_bwd = 0, rs_bwd = 0;  // one SP collective, its NIC/HB time
   double sp_fwd_n = 0, sp_bwd_n = 0;  // SP collectives per stage per micro-batch
   double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
@@ -475,6 +481,10 @@ CommTotals comm_totals(const CommSchedule& cs, const Placement& pl, const Networ
         break;
       case Parallelism::ep:
         k.ep_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
+        k.fw_mb += ct.forwarding_s * op.count / mb;
+        break;
+      case Parallelism::cp:  // exposed: on the attention's critical path (ours)
+        k.cp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
         k.fw_mb += ct.forwarding_s * op.count / mb;
         break;
       case Parallelism::pp:
@@ -654,9 +664,10 @@ double dp_exposed_time(const CommTotals& k, const detail::StageShape& st, const 
 // the bf16 copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's
 // step).
 double optimizer_time(const Strategy& s, const detail::StageShape& st, double hbm) {
-  const double opt_params = s.dist_opt ? st.dense_params / static_cast<double>(s.dp) +
-                                             st.expert_params / static_cast<double>(s.dp / s.ep)
-                                       : st.dense_params + st.expert_params;
+  const double opt_params = s.dist_opt
+                                ? st.dense_params / static_cast<double>(s.dp * s.cp) +
+                                      st.expert_params / static_cast<double>(s.dp * s.cp / s.ep)
+                                : st.dense_params + st.expert_params;
   return 42.0 * opt_params / hbm;
 }
 
@@ -705,7 +716,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   k.tp_mb += ov.tp_mb_change;
 
   const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + k.ep_mb +
-                            k.fw_mb;  // first stage
+                            k.cp_mb + k.fw_mb;  // first stage
   const double pp_part = k.pp_mb + k.fw_pp_mb;
   const PipelineTime pt = pipeline_time(s, tr, st, d, sc, layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
@@ -721,6 +732,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.tp_overlap_s = mb * ov.contention_mb * avg_scale;
   bd.tp_hidden_s = mb * ov.hidden_mb * avg_scale;
   bd.ep_comm_s = mb * k.ep_mb * avg_scale;
+  bd.cp_comm_s = mb * k.cp_mb * avg_scale;
   // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
   // sends are in the bubble.
   const double pp_exposed_share = pp_part > 0 ? pt.pp_steady / pp_part : 1.0;

@@ -13,8 +13,12 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Axis, 5> kAxisNames{
-    {{{Axis::tp, "tp"}, {Axis::dp, "dp"}, {Axis::pp, "pp"}, {Axis::ep, "ep"}, {Axis::edp, "edp"}}}};
+constexpr EnumNames<Axis, 6> kAxisNames{{{{Axis::tp, "tp"},
+                                          {Axis::dp, "dp"},
+                                          {Axis::pp, "pp"},
+                                          {Axis::ep, "ep"},
+                                          {Axis::edp, "edp"},
+                                          {Axis::cp, "cp"}}}};
 constexpr EnumNames<PlacementKind, 3> kPlacementNames{
     {{{PlacementKind::rail_aligned, "rail_aligned"},
       {PlacementKind::tp_across_domains, "tp_across_domains"},
@@ -38,13 +42,19 @@ namespace {}  // namespace
 Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind,
                      std::uint64_t seed)
     : n_(cluster.gpus), k_(cluster.hb_domain), d_(d), kind_(kind) {
-  if (d.tp < 1 || d.pp < 1 || d.dp < 1 || d.ep < 1)
+  if (d.tp < 1 || d.pp < 1 || d.dp < 1 || d.ep < 1 || d.cp < 1)
     throw InputError("strategy", "parallel degrees must be >= 1");
-  if (d.total() != n_)
+  if (d.total() != n_) {
+    if (d.cp == 1)
+      throw InputError("strategy",
+                       fmt::format("tp x pp x dp = {} x {} x {} = {} but the cluster has {} "
+                                   "GPUs",
+                                   d.tp, d.pp, d.dp, d.total(), n_));
     throw InputError("strategy",
-                     fmt::format("tp x pp x dp = {} x {} x {} = {} but the cluster has {} "
-                                 "GPUs",
-                                 d.tp, d.pp, d.dp, d.total(), n_));
+                     fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {} but the cluster has "
+                                 "{} GPUs",
+                                 d.tp, d.cp, d.pp, d.dp, d.total(), n_));
+  }
   if (d.dp % d.ep != 0)
     throw InputError("--ep",
                      fmt::format("ep = {} must divide dp = {} (expert parallelism is carved "
@@ -80,13 +90,15 @@ std::int64_t Placement::axis_size(Axis a) const {
     case Axis::tp:
       return d_.tp;
     case Axis::dp:
-      return d_.dp;
+      return d_.dp * d_.cp;
     case Axis::pp:
       return d_.pp;
     case Axis::ep:
       return d_.ep;
     case Axis::edp:
-      return d_.dp / d_.ep;
+      return d_.dp * d_.cp / d_.ep;
+    case Axis::cp:
+      return d_.cp;
   }
   return 1;
 }
@@ -96,13 +108,13 @@ std::int64_t Placement::axis_stride(Axis a) const {
     case Axis::tp:
       return 1;
     case Axis::dp:
-      return d_.tp;
+    case Axis::cp:
     case Axis::ep:
       return d_.tp;
     case Axis::edp:
       return d_.tp * d_.ep;
     case Axis::pp:
-      return d_.tp * d_.dp;
+      return d_.tp * d_.cp * d_.dp;
   }
   return 1;
 }
@@ -156,7 +168,7 @@ GroupShape Placement::shape(Axis a) const {
   // every group: most domains, most members in one domain, rail-aligned only if every group is.
   // Memoised per thread (the search meets the same irregular axes again and again).
   struct Entry {
-    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0;
+    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0, cp = 0;
     PlacementKind kind = PlacementKind::rail_aligned;
     Axis axis = Axis::tp;
     std::uint64_t seed = 0;  // a shuffled placement is a function of N and its seed
@@ -165,11 +177,11 @@ GroupShape Placement::shape(Axis a) const {
   thread_local std::array<Entry, 32> cache;
   Entry& e = cache[static_cast<std::size_t>(
       (static_cast<std::uint64_t>(d_.tp) * 31 + static_cast<std::uint64_t>(d_.pp) * 7 +
-       static_cast<std::uint64_t>(d_.dp) * 3 + static_cast<std::uint64_t>(a) +
-       static_cast<std::uint64_t>(kind_) * 5) %
+       static_cast<std::uint64_t>(d_.dp) * 3 + static_cast<std::uint64_t>(d_.cp) * 11 +
+       static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(kind_) * 5) %
       cache.size())];
   if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp && e.ep == d_.ep &&
-      e.kind == kind_ && e.axis == a && e.seed == seed_)
+      e.cp == d_.cp && e.kind == kind_ && e.axis == a && e.seed == seed_)
     return e.shape;
   out.size = n;
   out.domains = 0;
@@ -204,7 +216,7 @@ GroupShape Placement::shape(Axis a) const {
     out.per_domain = std::max(out.per_domain, per_domain);
     out.rail_aligned = out.rail_aligned && aligned;
   }
-  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, kind_, a, seed_, out};
+  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, d_.cp, kind_, a, seed_, out};
   return out;
 }
 

@@ -22,7 +22,7 @@ namespace {
 
 auto key(const Strategy& s) {
   return std::make_tuple(s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave,
-                         static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap);
+                         static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap, s.cp);
 }
 
 void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
@@ -36,69 +36,93 @@ void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
   out.insert(out.end(), hi.rbegin(), hi.rend());
 }
 
-// The (tp, pp, dp, ep, micro_batch, interleave) shapes to visit; the inner boolean knobs are
+// The (tp, pp, dp, ep, micro_batch, interleave, cp) shapes to visit; the inner boolean knobs are
 // enumerated by the workers.
 struct Shape {
-  std::int64_t tp, pp, dp, ep, mb, v;
+  std::int64_t tp, pp, dp, ep, mb, v, cp = 1;
 };
 
-std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) {
+// The cp degrees to try with this tp (kMaxSearchCp, kMinCpChunk), or the pinned one if it divides
+// N / tp.
+void cp_degrees(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t rest,
+                std::vector<std::int64_t>& out) {
+  const std::int64_t seq = ctx.training.seq_len;
+  if (pins.cp) {
+    out.assign(*pins.cp >= 1 && rest % *pins.cp == 0 ? 1 : 0, *pins.cp);
+    return;
+  }
+  out.assign(1, 1);
+  if (!ctx.training.stack.knobs.context_parallel) return;
+  for (std::int64_t cp = 2; cp <= kMaxSearchCp && cp <= rest; ++cp)
+    if (rest % cp == 0 && seq % (2 * cp) == 0 && seq / (2 * cp) >= kMinCpChunk) out.push_back(cp);
+}
+
+// The divisors of n, or the pinned value alone if it is one of them (none otherwise).
+void pick(const std::optional<std::int64_t>& pin, std::int64_t n, std::vector<std::int64_t>& v) {
+  divisors(n, v);
+  if (pin) {
+    const bool ok = std::find(v.begin(), v.end(), *pin) != v.end();
+    v.assign(ok ? 1 : 0, *pin);
+  }
+}
+
+// The shapes of one (tp, cp): every pp, ep, micro-batch and interleave.
+void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
+               std::int64_t cp, std::vector<Shape>& out) {
   const Model& m = *ctx.model;
-  const std::int64_t N = ctx.cluster->gpus;
+  const std::int64_t N = ctx.cluster->gpus / cp;  // tp x pp x dp
   const std::int64_t B = ctx.training.global_batch;
-  std::vector<Shape> out;
-  std::vector<std::int64_t> tps, pps, eps, mbs, vs;
-  auto pick = [](const std::optional<std::int64_t>& pin, std::int64_t n,
-                 std::vector<std::int64_t>& v) {
-    divisors(n, v);
-    if (pin) {
-      const bool ok = std::find(v.begin(), v.end(), *pin) != v.end();
-      v.assign(ok ? 1 : 0, *pin);
-    }
-  };
   const spec::StackKnobs& knobs = ctx.training.stack.knobs;
-  pick(pins.tp, std::gcd(m.heads, N), tps);
+  std::vector<std::int64_t> pps, eps, mbs, vs;
+  // Any pp dividing N / (tp cp) up to the layer count (uneven stages where the stack has them;
+  // pp = 1 on a stack without pipelines).
+  pick(pins.pp, N / tp, pps);
+  pps.erase(std::remove_if(pps.begin(), pps.end(),
+                           [&](std::int64_t pp) {
+                             return pp > m.layers || (pp > 1 && !knobs.pipeline) ||
+                                    (!knobs.uneven_stages && m.layers % pp != 0);
+                           }),
+            pps.end());
+  for (std::int64_t pp : pps) {
+    const std::int64_t dp = N / (tp * pp);
+    if (pins.dp && *pins.dp != dp) continue;
+    if (B % dp != 0) continue;
+    if (m.is_moe())
+      pick(pins.ep, std::gcd(dp, m.experts), eps);
+    else
+      eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
+    pick(pins.micro_batch, B / dp, mbs);
+    if (pp > 1) {
+      // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
+      vs.clear();
+      // Without uneven stages pp x v must divide the layers; without interleaving v = 1.
+      const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+      for (std::int64_t v = 1; v <= vmax; ++v)
+        if ((!pins.interleave || *pins.interleave == v) &&
+            (knobs.uneven_stages || m.layers % (pp * v) == 0))
+          vs.push_back(v);
+    } else
+      vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
+    for (std::int64_t ep : eps)
+      for (std::int64_t mb : mbs)
+        for (std::int64_t v : vs) {
+          if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
+          out.push_back({tp, pp, dp, ep, mb, v, cp});
+        }
+  }
+}
+
+std::vector<Shape> shapes(const EstimateContext& ctx, const StrategyPins& pins) {
+  const std::int64_t N = ctx.cluster->gpus;
+  std::vector<Shape> out;
+  std::vector<std::int64_t> tps, cps;
+  pick(pins.tp, std::gcd(ctx.model->heads, N), tps);
   for (std::int64_t tp : tps) {
-    // Any pp dividing N / tp up to the layer count (uneven stages where the stack has them; pp = 1
-    // on a stack without pipelines).
-    pick(pins.pp, N / tp, pps);
-    pps.erase(std::remove_if(pps.begin(), pps.end(),
-                             [&](std::int64_t pp) {
-                               return pp > m.layers || (pp > 1 && !knobs.pipeline) ||
-                                      (!knobs.uneven_stages && m.layers % pp != 0);
-                             }),
-              pps.end());
-    for (std::int64_t pp : pps) {
-      const std::int64_t dp = N / (tp * pp);
-      if (pins.dp && *pins.dp != dp) continue;
-      if (B % dp != 0) continue;
-      if (m.is_moe())
-        pick(pins.ep, std::gcd(dp, m.experts), eps);
-      else
-        eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
-      pick(pins.micro_batch, B / dp, mbs);
-      if (pp > 1) {
-        // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
-        vs.clear();
-        // Without uneven stages pp x v must divide the layers; without interleaving v = 1.
-        const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
-        for (std::int64_t v = 1; v <= vmax; ++v)
-          if ((!pins.interleave || *pins.interleave == v) &&
-              (knobs.uneven_stages || m.layers % (pp * v) == 0))
-            vs.push_back(v);
-      } else
-        vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
-      for (std::int64_t ep : eps)
-        for (std::int64_t mb : mbs)
-          for (std::int64_t v : vs) {
-            if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
-            out.push_back({tp, pp, dp, ep, mb, v});
-          }
-    }
+    cp_degrees(ctx, pins, N / tp, cps);
+    for (std::int64_t cp : cps) shapes_of(ctx, pins, tp, cp, out);
   }
   return out;
 }
-
 struct Acc {
   std::vector<Plan> top;
   std::int64_t evaluated = 0, feasible = 0;
@@ -119,6 +143,8 @@ template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
                  bool flash, Visit&& visit) {
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
+  s.cp = sh.cp;
+  const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
     if (r == Recompute::selective && !knobs.selective_recompute) continue;
@@ -129,11 +155,11 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
       if (sp == 1 && !knobs.sequence_parallel) continue;
       s.sp = sp == 1;
       for (int dopt = 0; dopt < 2; ++dopt) {
-        if (pins.dist_opt ? (*pins.dist_opt != (dopt == 1)) : (dopt == 1 && sh.dp == 1)) continue;
+        if (pins.dist_opt ? (*pins.dist_opt != (dopt == 1)) : (dopt == 1 && dp_cp == 1)) continue;
         if (dopt == 1 && knobs.distributed_optimizer == spec::Sharding::none) continue;
         s.dist_opt = dopt == 1;
         for (int ov = 0; ov < 2; ++ov) {
-          if (pins.dp_overlap ? (*pins.dp_overlap != (ov == 1)) : (ov == 1 && sh.dp == 1)) continue;
+          if (pins.dp_overlap ? (*pins.dp_overlap != (ov == 1)) : (ov == 1 && dp_cp == 1)) continue;
           if (ov == 1 && !knobs.dp_overlap) continue;
           s.dp_overlap = ov == 1;
           visit(s);
@@ -161,22 +187,14 @@ std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pi
 }
 
 std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins& pins) {
-  // The loops of shapes() without storing a shape: per (tp, pp), |ep| x sum over micro-batches
-  // of the interleave factors allowed, times the boolean knobs of that (tp, dp). Saturates at
-  // INT64_MAX.
+  // The loops of shapes() without storing a shape: per (tp, cp, pp), |ep| x sum over micro-
+  // batches of the interleave factors allowed, times the boolean knobs of that (tp, dp, cp).
+  // Saturates at INT64_MAX.
   const Model& m = *ctx.model;
   const std::int64_t N = ctx.cluster->gpus;
   const std::int64_t B = ctx.training.global_batch;
   const spec::StackKnobs& knobs = ctx.training.stack.knobs;
-  std::vector<std::int64_t> tps, pps, eps, mbs;
-  auto pick = [](const std::optional<std::int64_t>& pin, std::int64_t n,
-                 std::vector<std::int64_t>& v) {
-    divisors(n, v);
-    if (pin) {
-      const bool ok = std::find(v.begin(), v.end(), *pin) != v.end();
-      v.assign(ok ? 1 : 0, *pin);
-    }
-  };
+  std::vector<std::int64_t> tps, cps, pps, eps, mbs;
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::int64_t total = 0;
   auto add = [&](std::int64_t a, std::int64_t b) {
@@ -185,42 +203,45 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
   };
   pick(pins.tp, std::gcd(m.heads, N), tps);
   for (std::int64_t tp : tps) {
-    pick(pins.pp, N / tp, pps);
-    for (std::int64_t pp : pps) {
-      if (pp > m.layers || (pp > 1 && !knobs.pipeline) ||
-          (!knobs.uneven_stages && m.layers % pp != 0))
-        continue;
-      const std::int64_t dp = N / (tp * pp);
-      if ((pins.dp && *pins.dp != dp) || B % dp != 0) continue;
-      std::int64_t n_ep = 1;
-      if (m.is_moe()) {
-        pick(pins.ep, std::gcd(dp, m.experts), eps);
-        n_ep = static_cast<std::int64_t>(eps.size());
-      } else if (pins.ep && *pins.ep != 1) {
-        n_ep = 0;
+    cp_degrees(ctx, pins, N / tp, cps);
+    for (std::int64_t cp : cps) {
+      pick(pins.pp, N / (tp * cp), pps);
+      for (std::int64_t pp : pps) {
+        if (pp > m.layers || (pp > 1 && !knobs.pipeline) ||
+            (!knobs.uneven_stages && m.layers % pp != 0))
+          continue;
+        const std::int64_t dp = N / (tp * cp * pp);
+        if ((pins.dp && *pins.dp != dp) || B % dp != 0) continue;
+        std::int64_t n_ep = 1;
+        if (m.is_moe()) {
+          pick(pins.ep, std::gcd(dp, m.experts), eps);
+          n_ep = static_cast<std::int64_t>(eps.size());
+        } else if (pins.ep && *pins.ep != 1) {
+          n_ep = 0;
+        }
+        pick(pins.micro_batch, B / dp, mbs);
+        // v = 1, and (pp > 1) the v > 1 that shapes() keeps when pp divides B / (dp mb).
+        const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
+        std::int64_t vmore = 0;
+        if (pp > 1) {
+          const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+          if (pins.interleave)
+            vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
+                    (knobs.uneven_stages || m.layers % (pp * *pins.interleave) == 0);
+          else if (knobs.uneven_stages)
+            vmore = std::max<std::int64_t>(0, vmax - 1);
+          else
+            for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
+        }
+        std::int64_t per_ep = 0;
+        for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
+        std::int64_t variants = 0;
+        visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention,
+                    [&](const Strategy&) { ++variants; });
+        std::int64_t shapes_n = 0;
+        if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
+        add(shapes_n, variants);
       }
-      pick(pins.micro_batch, B / dp, mbs);
-      // v = 1, and (pp > 1) the v > 1 that shapes() keeps when pp divides B / (dp mb).
-      const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
-      std::int64_t vmore = 0;
-      if (pp > 1) {
-        const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
-        if (pins.interleave)
-          vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
-                  (knobs.uneven_stages || m.layers % (pp * *pins.interleave) == 0);
-        else if (knobs.uneven_stages)
-          vmore = std::max<std::int64_t>(0, vmax - 1);
-        else
-          for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
-      }
-      std::int64_t per_ep = 0;
-      for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
-      std::int64_t variants = 0;
-      visit_knobs(Shape{tp, pp, dp, 1, 1, 1}, pins, knobs, ctx.training.flash_attention,
-                  [&](const Strategy&) { ++variants; });
-      std::int64_t shapes_n = 0;
-      if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
-      add(shapes_n, variants);
     }
   }
   return total;
@@ -251,9 +272,10 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       base.pp = sh.pp;
       base.dp = sh.dp;
       base.ep = sh.ep;
-      if (!is_valid(*ctx.model, ctx.training, Strategy{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v},
-                    *ctx.cluster))
-        continue;
+      base.cp = sh.cp;
+      Strategy shape{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};
+      shape.cp = sh.cp;
+      if (!is_valid(*ctx.model, ctx.training, shape, *ctx.cluster)) continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
       visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
                   [&](const Strategy& s) {
@@ -291,50 +313,54 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
 }
 
 Json to_json(const Strategy& s, PlacementKind placement) {
-  return Json{{"tp", s.tp},
-              {"pp", s.pp},
-              {"dp", s.dp},
-              {"ep", s.ep},
-              {"micro_batch", s.micro_batch},
-              {"interleave", s.interleave},
-              {"recompute", std::string(to_string(s.recompute))},
-              {"sp", s.sp},
-              {"dist_opt", s.dist_opt},
-              {"dp_overlap", s.dp_overlap},
-              {"placement", std::string(to_string(placement))}};
+  Json j{{"tp", s.tp},
+         {"pp", s.pp},
+         {"dp", s.dp},
+         {"ep", s.ep},
+         {"micro_batch", s.micro_batch},
+         {"interleave", s.interleave},
+         {"recompute", std::string(to_string(s.recompute))},
+         {"sp", s.sp},
+         {"dist_opt", s.dist_opt},
+         {"dp_overlap", s.dp_overlap},
+         {"placement", std::string(to_string(placement))}};
+  if (s.cp > 1) j["cp"] = s.cp;  // only with context parallelism: documents without stay as were
+  return j;
 }
 
 Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement) {
   const Breakdown& b = it.breakdown;
   const MemoryUse& m = it.memory;
-  return Json{{"strategy", to_json(s, placement)},
-              {"feasible", it.feasible},
-              {"iteration_time_s", it.iteration_time_s},
-              {"memory_gib", m.total() / units::kGiB},
-              {"mfu", it.mfu},
-              {"hfu", it.hfu},
-              {"tokens_per_s", it.tokens_per_s},
-              {"cross_rail", it.cross_rail},
-              {"tp_comm_hidden_s", b.tp_hidden_s},
-              {"pp_comm_hidden_s", b.pp_hidden_s},
-              {"breakdown",
-               {{"compute_s", b.compute_s},
-                {"recompute_s", b.recompute_s},
-                {"tp_comm_s", b.tp_comm_s},
-                {"tp_overlap_s", b.tp_overlap_s},
-                {"ep_comm_s", b.ep_comm_s},
-                {"pp_comm_s", b.pp_comm_s},
-                {"dp_comm_s", b.dp_comm_s},
-                {"rail_forwarding_s", b.rail_forwarding_s},
-                {"bubble_s", b.bubble_s},
-                {"pipeline_overhead_s", b.pipeline_overhead_s},
-                {"optimizer_s", b.optimizer_s}}},
-              {"memory",
-               {{"weights_gib", m.weights_bytes / units::kGiB},
-                {"gradients_gib", m.gradients_bytes / units::kGiB},
-                {"optimizer_gib", m.optimizer_bytes / units::kGiB},
-                {"activations_gib", m.activations_bytes / units::kGiB},
-                {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
+  Json j{{"strategy", to_json(s, placement)},
+         {"feasible", it.feasible},
+         {"iteration_time_s", it.iteration_time_s},
+         {"memory_gib", m.total() / units::kGiB},
+         {"mfu", it.mfu},
+         {"hfu", it.hfu},
+         {"tokens_per_s", it.tokens_per_s},
+         {"cross_rail", it.cross_rail},
+         {"tp_comm_hidden_s", b.tp_hidden_s},
+         {"pp_comm_hidden_s", b.pp_hidden_s},
+         {"breakdown",
+          {{"compute_s", b.compute_s},
+           {"recompute_s", b.recompute_s},
+           {"tp_comm_s", b.tp_comm_s},
+           {"tp_overlap_s", b.tp_overlap_s},
+           {"ep_comm_s", b.ep_comm_s},
+           {"pp_comm_s", b.pp_comm_s},
+           {"dp_comm_s", b.dp_comm_s},
+           {"rail_forwarding_s", b.rail_forwarding_s},
+           {"bubble_s", b.bubble_s},
+           {"pipeline_overhead_s", b.pipeline_overhead_s},
+           {"optimizer_s", b.optimizer_s}}},
+         {"memory",
+          {{"weights_gib", m.weights_bytes / units::kGiB},
+           {"gradients_gib", m.gradients_bytes / units::kGiB},
+           {"optimizer_gib", m.optimizer_bytes / units::kGiB},
+           {"activations_gib", m.activations_bytes / units::kGiB},
+           {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
+  if (s.cp > 1) j["breakdown"]["cp_comm_s"] = b.cp_comm_s;
+  return j;
 }
 
 Json comm_to_json(const CommSchedule& cs, const Placement& pl, const NetworkModel& net) {
@@ -376,6 +402,7 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   positive(p.ep, "--ep");
   positive(p.micro_batch, "--micro-batch");
   positive(p.interleave, "--interleave");
+  positive(p.cp, "--cp");
   // Only the pinned knobs (the others at values every stack runs), through validate_stack.
   Strategy s;
   s.pp = p.pp.value_or(1);
@@ -384,6 +411,7 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   s.sp = p.sp.value_or(false);
   s.dist_opt = p.dist_opt.value_or(false);
   s.dp_overlap = p.dp_overlap.value_or(false);
+  s.cp = p.cp.value_or(1);
   if (s.pp > m.layers) return;  // default_strategy names it
   validate_stack(m, tr, s);
 }
@@ -400,10 +428,19 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
     }
   s.tp = p.tp.value_or(tp_default);
   s.pp = p.pp.value_or(1);
+  s.cp = p.cp.value_or(1);
   // Model-side rules first, so that the error names the knob that is wrong.
   validate_tp_pp(m, s);
+  validate_cp(tr, s);
   if (p.dp) {
     s.dp = *p.dp;
+  } else if (s.cp > 1) {
+    if (c.gpus % (s.tp * s.cp * s.pp) != 0)
+      throw InputError("--cp",
+                       fmt::format("tp x cp x pp = {} x {} x {} = {} does not divide the {} "
+                                   "GPUs",
+                                   s.tp, s.cp, s.pp, s.tp * s.cp * s.pp, c.gpus));
+    s.dp = c.gpus / (s.tp * s.cp * s.pp);
   } else {
     if (c.gpus % (s.tp * s.pp) != 0)
       throw InputError(p.pp ? "--pp" : "--tp",
@@ -418,7 +455,7 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   const spec::StackDefaults& def = tr.stack.defaults;
   s.recompute = p.recompute.value_or(def.recompute);
   s.sp = p.sp.value_or(def.sp && s.tp > 1);
-  s.dist_opt = p.dist_opt.value_or(def.dist_opt && s.dp > 1);
+  s.dist_opt = p.dist_opt.value_or(def.dist_opt && s.dp * s.cp > 1);
   s.dp_overlap = p.dp_overlap.value_or(def.dp_overlap);
   validate(m, tr, s, c);
   return s;
@@ -437,7 +474,7 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
                                   "per GPU, the GPU has {:.1f} GiB",
                                   r.min_memory_bytes / units::kGiB, r.hbm_bytes / units::kGiB));
   const bool pinned =
-      pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch || pins.interleave;
+      pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch || pins.interleave || pins.cp;
   if (pinned) {
     try {
       (void)default_strategy(m, tr, pins, c);  // names the pinned knob that cannot work

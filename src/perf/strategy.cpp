@@ -43,6 +43,9 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                 fmt::format("stack {} does not overlap the DP reduction with the backward pass "
                             "(use off)",
                             st.name));
+  if (s.cp > 1 && !st.knobs.context_parallel)
+    return fail("--cp", fmt::format("stack {} has no context parallelism (cp = {}; use cp = 1)",
+                                    st.name, s.cp));
   if (tr.flash_attention && !st.knobs.flash_attention)
     return fail("--flash-attention",
                 fmt::format("stack {} has no flash attention (use off)", st.name));
@@ -64,6 +67,30 @@ bool check_tp_pp(const Model& m, const Strategy& s, Fail&& fail) {
   return true;
 }
 
+// Context parallelism splits every sequence into 2 cp chunks (Megatron-Core's load balancing of
+// causal attention): the sequence must divide into them.
+template <class Fail>
+bool check_cp(const Training& tr, const Strategy& s, Fail&& fail) {
+  if (s.cp > 1 && tr.seq_len % (2 * s.cp) != 0)
+    return fail("--cp", fmt::format("the sequence of {} tokens is not divisible by 2 x cp = {} "
+                                    "(context parallelism splits it into 2 cp chunks)",
+                                    tr.seq_len, 2 * s.cp));
+  return true;
+}
+
+// The degrees' product with context parallelism: tp x cp x pp x dp = N (--cp names it: the
+// product without cp is the familiar one).
+template <class Fail>
+bool check_world_cp(const Strategy& s, const spec::Cluster& c, Fail&& fail) {
+  std::int64_t a = 0, b = 0, world = 0;
+  if (__builtin_mul_overflow(s.tp, s.cp, &a) || __builtin_mul_overflow(a, s.pp, &b) ||
+      __builtin_mul_overflow(b, s.dp, &world) || world != c.gpus)
+    return fail("--cp", fmt::format("tp x cp x pp x dp = {} x {} x {} x {} must equal the {} GPUs "
+                                    "(cp must divide N / (tp x pp x dp))",
+                                    s.tp, s.cp, s.pp, s.dp, c.gpus));
+  return true;
+}
+
 // One check, shared by validate() (which throws) and is_valid() (which does not): returns the
 // first violated rule, or nullptr. `fail` builds the error only when asked to.
 template <class Fail>
@@ -76,12 +103,13 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
   };
   if (!deg("--tp", s.tp, kMaxDegree) || !deg("--pp", s.pp, kMaxDegree) ||
       !deg("--dp", s.dp, kMaxDegree) || !deg("--ep", s.ep, kMaxDegree) ||
+      !deg("--cp", s.cp, kMaxDegree) ||
       !deg("--micro-batch", s.micro_batch, std::int64_t{1} << 30) ||
       !deg("--interleave", s.interleave, 1 << 16) ||
       !deg("--batch", tr.global_batch, std::int64_t{1} << 40) ||
       !deg("--seq", tr.seq_len, std::int64_t{1} << 24))
     return false;
-  if (!check_tp_pp(m, s, fail)) return false;
+  if (!check_tp_pp(m, s, fail) || !check_cp(tr, s, fail)) return false;
 
   if (!check_stack(m, tr, s, fail)) return false;
   if (s.interleave > 1 && s.pp == 1)
@@ -93,13 +121,17 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
                                             "chunks, more than the {} layers of {}",
                                             s.interleave, s.pp * s.interleave, m.layers, m.name));
   // Each degree is at most 2^24, so the product can pass 2^63: multiply with overflow checks.
-  std::int64_t tp_pp = 0, world = 0;
-  if (__builtin_mul_overflow(s.tp, s.pp, &tp_pp) || __builtin_mul_overflow(tp_pp, s.dp, &world))
-    return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} is beyond 2^63, not the {} GPUs",
-                                    s.tp, s.pp, s.dp, c.gpus));
-  if (world != c.gpus)
-    return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs", s.tp,
-                                    s.pp, s.dp, world, c.gpus));
+  if (s.cp > 1) {
+    if (!check_world_cp(s, c, fail)) return false;
+  } else {
+    std::int64_t tp_pp = 0, world = 0;
+    if (__builtin_mul_overflow(s.tp, s.pp, &tp_pp) || __builtin_mul_overflow(tp_pp, s.dp, &world))
+      return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} is beyond 2^63, not the {} GPUs",
+                                      s.tp, s.pp, s.dp, c.gpus));
+    if (world != c.gpus)
+      return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs",
+                                      s.tp, s.pp, s.dp, world, c.gpus));
+  }
   if (!m.is_moe() && s.ep != 1)
     return fail("--ep",
                 fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));
@@ -135,6 +167,11 @@ void validate_stack(const Model& m, const Training& tr, const Strategy& s) {
               [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
 }
 
+void validate_cp(const Training& tr, const Strategy& s) {
+  check_cp(tr, s,
+           [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
+}
+
 void validate_tp_pp(const Model& m, const Strategy& s) {
   check_tp_pp(m, s,
               [](const char* opt, const std::string& msg) -> bool { throw InputError(opt, msg); });
@@ -147,11 +184,13 @@ bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec:
 }
 
 std::string describe(const Strategy& s) {
+  // cp is named only when used, so that the lines of strategies without it stay as they were.
   return fmt::format(
-      "tp {} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
+      "tp {}{} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
       "dp-overlap {}",
-      s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave, to_string(s.recompute),
-      s.sp ? "on" : "off", s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off");
+      s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, s.micro_batch,
+      s.interleave, to_string(s.recompute), s.sp ? "on" : "off", s.dist_opt ? "on" : "off",
+      s.dp_overlap ? "on" : "off");
 }
 
 }  // namespace railsim::perf

@@ -16,6 +16,35 @@ Column seconds_column(const char* name, const char* label, int digits) {
   return si_column(name, label, "s", digits);
 }
 
+namespace {
+// Inserts column `c` at `pos` (before the column of that index) with one cell per row.
+void insert_column(Table& t, std::size_t pos, Column c, const std::vector<Cell>& cells) {
+  t.columns.insert(t.columns.begin() + static_cast<std::ptrdiff_t>(pos), std::move(c));
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    t.rows[i].insert(t.rows[i].begin() + static_cast<std::ptrdiff_t>(pos), cells[i]);
+}
+std::size_t column_index(const Table& t, std::string_view name) {
+  for (std::size_t i = 0; i < t.columns.size(); ++i)
+    if (t.columns[i].name == name) return i;
+  return t.columns.size();
+}
+// Context parallelism's columns (cp after tp, cp_comm_s after ep_comm_s), only when a plan has
+// cp > 1: tables of plans without it stay as they were.
+void add_cp_columns(Table& t, const std::vector<perf::Plan>& plans) {
+  if (std::none_of(plans.begin(), plans.end(),
+                   [](const perf::Plan& p) { return p.strategy.cp > 1; }))
+    return;
+  std::vector<Cell> cp, comm;
+  for (const perf::Plan& p : plans) {
+    cp.emplace_back(p.strategy.cp);
+    comm.emplace_back(p.time.breakdown.cp_comm_s);
+  }
+  insert_column(t, column_index(t, "tp") + 1, integer_column("cp", "cp"), cp);
+  if (const std::size_t ep = column_index(t, "ep_comm_s"); ep < t.columns.size())
+    insert_column(t, ep + 1, real_column("cp_comm_s", "cp comm", "s", 3), comm);
+}
+}  // namespace
+
 report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement) {
   report::Table t;
   t.columns = {
@@ -95,6 +124,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
                m.activations_bytes / units::kGiB,
                m.reserved_bytes / units::kGiB});
   }
+  add_cp_columns(t, plans);
   return t;
 }
 
@@ -125,9 +155,11 @@ Table breakdown_table(const perf::IterationTime& it) {
       {"ep all-to-all", b.ep_comm_s},     {"pp send/recv", b.pp_comm_s},
       {"dp comm (exposed)", b.dp_comm_s}, {"rail forwarding", b.rail_forwarding_s},
       {"pipeline bubble", b.bubble_s},    {"pipeline steps", b.pipeline_overhead_s},
-      {"optimizer", b.optimizer_s}};
-  for (const auto& [name, v] : parts)
+      {"optimizer", b.optimizer_s},       {"cp K/V comm", b.cp_comm_s}};
+  for (const auto& [name, v] : parts) {
+    if (v == 0 && std::string_view(name) == "cp K/V comm") continue;  // no CP: no row
     t.add_row({std::string(name), v, T > 0 ? Cell(v / T) : Cell(Missing{})});
+  }
   return t;
 }
 
@@ -205,7 +237,8 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const perf::Strategy& s = plans[i].strategy;
     std::vector<Cell> row{
-        fmt::format("#{} tp{} pp{} dp{}{} mb{} v{} {}{}", i + 1, s.tp, s.pp, s.dp,
+        fmt::format("#{} tp{}{} pp{} dp{}{} mb{} v{} {}{}", i + 1, s.tp,
+                    s.cp > 1 ? fmt::format(" cp{}", s.cp) : std::string(), s.pp, s.dp,
                     s.ep > 1 ? fmt::format(" ep{}", s.ep) : std::string(), s.micro_batch,
                     s.interleave, perf::to_string(s.recompute), s.sp ? " sp" : ""),
         perf::describe(s)};

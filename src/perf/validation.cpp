@@ -269,6 +269,7 @@ PlanOptions row_pins(const Json& common, const Json& row) {
   opt.top = 1;
   opt.pins.tp = row_int(common, row, "tp");
   opt.pins.pp = row_int(common, row, "pp");
+  opt.pins.cp = row_int(common, row, "cp").value_or(1);
   opt.pins.dp = row_int(common, row, "dp");
   opt.pins.ep = row_int(common, row, "ep");
   opt.pins.micro_batch = row_int(common, row, "micro_batch");
@@ -291,8 +292,6 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     throw InputError(metric, "expected a positive number in a validation row");
   p.measured = measured.get<double>();
   try {
-    if (row_int(common, row, "cp").value_or(1) > 1)
-      throw InputError("cp", "context parallelism is not modelled");
     const Model m = load_model(row_text(common, row, "model"));
     const Json& dt = row_value(common, row, "dtype");
     const Training tr = make_training(

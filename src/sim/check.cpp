@@ -85,6 +85,7 @@ Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
   j["design"] = std::string(spec::to_string(fabric.design.kind));
   j["gpus"] = fabric.cluster.gpus;
   j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
+  if (s.cp > 1) j["strategy"]["cp"] = s.cp;
   j.update(spec::routing_json(fabric.design));
   return j;
 }

@@ -53,6 +53,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.knobs.fp8 = flag(k, "fp8");
     st.knobs.tp_comm_overlap = flag(k, "tp_comm_overlap");
     st.knobs.pp_comm_overlap = flag(k, "pp_comm_overlap");
+    st.knobs.context_parallel = flag(k, "context_parallel");
     if (st.knobs.interleave && !st.knobs.pipeline)
       throw InputError(k.field("interleave"),
                        "true needs pipeline: true (interleaving splits "

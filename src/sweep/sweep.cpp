@@ -78,8 +78,8 @@ SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
 constexpr std::size_t kInputColumns = 17;
 
 std::string plan_text(const perf::Strategy& s) {
-  return fmt::format("tp{} pp{} dp{}{}", s.tp, s.pp, s.dp,
-                     s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
+  return fmt::format("tp{}{} pp{} dp{}{}", s.tp, s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp,
+                     s.dp, s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
 }
 std::string knobs_text(const perf::Strategy& s) {
   return fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave, perf::to_string(s.recompute),

@@ -15,7 +15,7 @@ namespace railsim::traffic {
 StrategyChoice choose_strategy(const perf::Model& m, const perf::Training& tr,
                                const perf::StrategyPins& pins, const spec::Cluster& c,
                                const spec::NetworkDesign& d, bool best) {
-  const bool degrees_given = pins.tp || pins.pp || pins.dp || pins.ep;
+  const bool degrees_given = pins.tp || pins.pp || pins.dp || pins.ep || pins.cp;
   if (degrees_given && !best) return {perf::default_strategy(m, tr, pins, c), false, 0};
   perf::PlanOptions po;
   po.pins = pins;

@@ -139,7 +139,7 @@ double busiest_nic_utilisation(const TrafficSummary& s, const spec::Cluster& clu
 Json to_json(const TrafficSummary& s, const spec::Cluster& c) {
   using perf::Parallelism;
   constexpr Parallelism kPar[] = {Parallelism::tp, Parallelism::sp, Parallelism::pp,
-                                  Parallelism::dp, Parallelism::ep};
+                                  Parallelism::dp, Parallelism::ep, Parallelism::cp};
   constexpr Locality kLoc[] = {Locality::same_domain, Locality::same_rail, Locality::cross_rail};
   auto share = [&](double b) { return s.total_bytes > 0 ? b / s.total_bytes : 0.0; };
   Json by_loc = Json::object(), share_loc = Json::object(), by_par = Json::object(),
@@ -149,6 +149,8 @@ Json to_json(const TrafficSummary& s, const spec::Cluster& c) {
     share_loc[std::string(to_string(l))] = share(s.bytes_by_locality(l));
   }
   for (Parallelism p : kPar) {
+    // cp is listed only when a strategy has it (documents without CP stay as they were).
+    if (p == Parallelism::cp && s.bytes_by_parallelism(p) == 0) continue;
     const std::string name(perf::to_string(p));
     by_par[name] = s.bytes_by_parallelism(p);
     share_par[name] = share(s.bytes_by_parallelism(p));

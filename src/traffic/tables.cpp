@@ -8,7 +8,7 @@ namespace railsim::traffic {
 
 using namespace report;  // Table, Column, Cell and the column makers
 
-std::vector<Column> traffic_pair_columns() {
+std::vector<Column> traffic_pair_columns(bool with_cp) {
   std::vector<Column> c = {integer_column("src", "source GPU"),
                            integer_column("dst", "destination GPU"),
                            integer_column("src_domain", "source domain"),
@@ -16,8 +16,9 @@ std::vector<Column> traffic_pair_columns() {
                            integer_column("dst_domain", "destination domain"),
                            integer_column("dst_rail", "destination rail"),
                            text_column("locality", "locality")};
-  for (const char* p : {"tp", "sp", "pp", "dp", "ep", "total"})
-    c.push_back(si_column(std::string(p) + "_bytes", std::string(p) + " bytes", "B", 3));
+  for (const char* p : {"tp", "sp", "pp", "dp", "ep", "cp", "total"})
+    if (with_cp || std::string_view(p) != "cp")
+      c.push_back(si_column(std::string(p) + "_bytes", std::string(p) + " bytes", "B", 3));
   return c;
 }
 

@@ -45,7 +45,8 @@ TEST(Stack, DefaultConstructedIsMegatronCore2024) {
   EXPECT_EQ(d.name, p.name);
   using K = spec::StackKnobs;
   for (auto f : {&K::pipeline, &K::interleave, &K::uneven_stages, &K::sequence_parallel,
-                 &K::selective_recompute, &K::flash_attention, &K::dp_overlap, &K::fp8})
+                 &K::selective_recompute, &K::flash_attention, &K::dp_overlap, &K::fp8,
+                 &K::context_parallel})
     EXPECT_EQ(d.knobs.*f, p.knobs.*f);
   EXPECT_EQ(d.knobs.distributed_optimizer, p.knobs.distributed_optimizer);
   using D = spec::StackDefaults;
@@ -80,7 +81,12 @@ TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
   EXPECT_TRUE(core.knobs.pp_comm_overlap);
   EXPECT_FALSE(y21.knobs.pp_comm_overlap);
   EXPECT_FALSE(y22.knobs.pp_comm_overlap);
+  // Context parallelism: Megatron-Core (context_parallel_size) and TorchTitan (FSDP's 4D).
+  EXPECT_TRUE(core.knobs.context_parallel);
+  EXPECT_FALSE(y21.knobs.context_parallel);
+  EXPECT_FALSE(y22.knobs.context_parallel);
   const spec::Stack fsdp = spec::load_stack("fsdp-2024");
+  EXPECT_TRUE(fsdp.knobs.context_parallel);
   EXPECT_EQ(fsdp.knobs.distributed_optimizer, spec::Sharding::full);
   EXPECT_FALSE(fsdp.knobs.pipeline);
   EXPECT_FALSE(fsdp.knobs.interleave);
@@ -103,6 +109,10 @@ TEST(Stack, MalformedFilesNameTheField) {
             "stack.knobs.tp_comm_overlap");
   EXPECT_EQ(with([](Json& j) { j["knobs"].erase("pp_comm_overlap"); }),
             "stack.knobs.pp_comm_overlap");
+  EXPECT_EQ(with([](Json& j) { j["knobs"].erase("context_parallel"); }),
+            "stack.knobs.context_parallel");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["context_parallel"] = "yes"; }),
+            "stack.knobs.context_parallel");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pp_comm_overlap"] = "on"; }),
             "stack.knobs.pp_comm_overlap");
   // The sends overlap only in interleaved pipelines: the knob needs interleave.
@@ -117,8 +127,9 @@ TEST(Stack, MalformedFilesNameTheField) {
             "stack.knobs.sequence_parallel");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["distributed_optimizer"] = "zero2"; }),
             "stack.knobs.distributed_optimizer");
-  EXPECT_EQ(with([](Json& j) { j["knobs"]["context_parallel"] = true; }),
-            "stack.knobs.context_parallel");
+  // An unknown knob (context_parallel is one since the cp degree; a misspelling is not).
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["context_parallelism"] = true; }),
+            "stack.knobs.context_parallelism");
   EXPECT_EQ(with([](Json& j) { j.erase("defaults"); }), "stack.defaults");
   EXPECT_EQ(with([](Json& j) { j["defaults"]["recompute"] = 1; }), "stack.defaults.recompute");
   EXPECT_EQ(with([](Json& j) { j["name"] = 3; }), "stack.name");

@@ -106,6 +106,57 @@ TEST(TrafficConsistency, MatrixBytesEqualTheTimeModelsWireBytesForRandomStrategi
   EXPECT_GT(careless, 50);
 }
 
+TEST(TrafficConsistency, ContextParallelBytesEqualTheCommSchedule) {
+  // Strategies with cp > 1: the matrix's bytes of each parallelism, cp's K/V all-gathers and
+  // reduce-scatters and the dp x cp gradient reduction included, equal perf::wire_bytes().
+  Rng rng{SplitMix64(20261202)};
+  const char* models[] = {"Llama-3-8B", "Llama-3-70B", "Mixtral-8x7B"};
+  int tested = 0, hierarchical = 0, careless = 0;
+  for (int attempt = 0; attempt < 4000 && tested < 100; ++attempt) {
+    const std::int64_t n = rng.pick<std::int64_t>({32, 64, 128, 256});
+    const std::int64_t k = rng.pick<std::int64_t>({2, 4, 8});
+    const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), n, k, 400, 450, 1);
+    const perf::Model m = perf::load_model(models[rng.next() % 3]);
+    perf::Strategy s;
+    s.tp = rng.pick<std::int64_t>({1, 2, 4, 8});
+    s.cp = rng.pick<std::int64_t>({2, 4, 8});
+    s.pp = rng.pick<std::int64_t>({1, 2, 4});
+    if (n % (s.tp * s.cp * s.pp) != 0) continue;
+    s.dp = n / (s.tp * s.cp * s.pp);
+    const auto dv = divisors(s.dp);
+    s.ep = m.is_moe() ? dv[rng.next() % dv.size()] : 1;
+    s.recompute = rng.pick({perf::Recompute::none, perf::Recompute::full});
+    s.sp = rng.next() % 2;
+    s.dist_opt = rng.next() % 2;
+    perf::Training tr;
+    tr.seq_len = 8192;
+    tr.global_batch = s.dp * rng.pick<std::int64_t>({4, 8});
+    if (!perf::is_valid(m, tr, s, c)) continue;
+    const auto kind =
+        rng.pick({perf::PlacementKind::rail_aligned, perf::PlacementKind::tp_across_domains,
+                  perf::PlacementKind::shuffled});
+    const perf::Placement pl(c, s.degrees(), kind, rng.next());
+    const perf::CommSchedule cs = perf::build_comm_schedule(m, tr, s, pl);
+    const perf::WireBytes want = perf::wire_bytes(cs, pl);
+    ASSERT_GT(want.of(Parallelism::cp), 0.0);
+    const auto sum = traffic::summarize(traffic::TrafficMatrix::build(cs, pl, c), c,
+                                        spec::DesignKind::rail_only);
+    for (int p = 0; p < traffic::kParallelisms; ++p) {
+      const auto par = static_cast<Parallelism>(p);
+      ASSERT_NEAR(sum.bytes_by_parallelism(par), want.of(par), kRelTol * want.of(par))
+          << perf::to_string(par) << " N=" << n << " K=" << k << " " << perf::describe(s);
+    }
+    ++tested;
+    for (const auto& op : cs)
+      hierarchical +=
+          op.parallelism == Parallelism::cp && op.algorithm == perf::Algorithm::hierarchical;
+    careless += kind != perf::PlacementKind::rail_aligned;
+  }
+  EXPECT_EQ(tested, 100);
+  EXPECT_GT(hierarchical, 5);
+  EXPECT_GT(careless, 20);
+}
+
 namespace {
 
 struct Best {

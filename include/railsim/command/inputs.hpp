@@ -3,7 +3,7 @@
 // (gpus, gpu, hb_domain, nic_gbps, hb_GBps, nics_per_gpu), the network (design, switch,
 // oversubscription, ...), routing (routing, seed, forwarding, forward_via, chunks), cost (catalog,
 // switch_counting), the software (stack, dtype, flash_attention) and the model and strategy
-// (model, batch, seq, tp, pp, dp, ep, micro_batch, interleave, recompute, sp, dist_opt,
+// (model, batch, seq, tp, pp, dp, cp, ep, micro_batch, interleave, recompute, sp, dist_opt,
 // dp_overlap, placement). Errors name the flag (--hb-domain); Python respells it (hb_domain).
 #include <initializer_list>
 #include <optional>

@@ -10,10 +10,12 @@
 namespace railsim::command {
 
 // Every GPU pair with traffic in one iteration (sparse COO): src, dst, and per pair the bytes of
-// each parallelism (tp, sp, pp, dp, ep: traffic::kParallelisms values a pair).
+// each parallelism (tp, sp, pp, dp, ep, and cp when the strategy has context parallelism:
+// `columns` values a pair).
 struct TrafficPairs {
   std::vector<std::int64_t> src, dst;
   std::vector<double> bytes;
+  int columns = 5;
 };
 
 // Runs `railsim traffic` on `args` (of the traffic command's table) and also fills `pairs`; the

@@ -43,7 +43,8 @@ struct Training;
 
 namespace railsim::perf {
 
-enum class Parallelism : std::uint8_t { tp, sp, pp, dp, ep };
+enum class Parallelism : std::uint8_t { tp, sp, pp, dp, ep, cp };
+inline constexpr int kParallelismCount = 6;
 std::string_view to_string(Parallelism p);
 
 enum class CollectiveOp : std::uint8_t {
@@ -105,9 +106,13 @@ struct Strategy;
 // The communication of one iteration of `s` on `pl` (which must have been built with
 // s.degrees()). Ops, in order: TP/SP (tag tp: all_reduce without SP; tag sp: all_gather and
 // reduce_scatter with SP; forward, backward, and a backward-phase copy of the forward ones for
-// full recompute), EP all_to_all (dispatch + combine per MoE layer), PP send_recv (forward
+// full recompute), CP (tag cp, axis cp, cp > 1: all_gather of K and V forward, reduce_scatter of
+// their gradients backward, per layer per micro-batch, B = 2 b s kvd / t x 2 bytes of the whole
+// sequence; Dubey et al. 2024, Sec. 3.3.2; a backward-phase all_gather again with full
+// recompute), EP all_to_all (dispatch + combine per MoE layer), PP send_recv (forward
 // activations and backward gradients of B = b s h / t x 2 bytes, Megatron's scatter-gather), DP
-// gradient reduction of the dense weights (axis dp) and of the expert weights (axis edp) in fp32
+// gradient reduction of the dense weights (axis dp: dp x cp members) and of the expert weights
+// (axis edp) in fp32
 // (all_reduce; or reduce_scatter plus an optimizer-phase all_gather of bf16 weights with the
 // distributed optimizer). Algorithms: p2p for PP, direct for all-to-all, hierarchical for the
 // others when the group spans HB domains with several members in each and is rail-aligned, ring
@@ -124,7 +129,7 @@ Algorithm reduction_algorithm(const GroupShape& g);
 double op_wire_bytes(const CommOp& op, const Placement& pl);
 
 struct WireBytes {
-  std::array<double, 5> by_parallelism{};  // indexed by Parallelism (tp, sp, pp, dp, ep)
+  std::array<double, kParallelismCount> by_parallelism{};  // indexed by Parallelism
   double of(Parallelism p) const { return by_parallelism[static_cast<std::size_t>(p)]; }
   double total() const;
 };

@@ -54,6 +54,7 @@ struct Breakdown {
   // tp_comm_overlap: the GEMMs' slowdown from the SMs that overlapped reduce-scatters take
   double tp_overlap_s = 0;
   double ep_comm_s = 0;          // MoE all-to-all
+  double cp_comm_s = 0;          // context-parallel K/V all-gathers and reduce-scatters (exposed)
   double pp_comm_s = 0;          // pipeline send/recv
   double dp_comm_s = 0;          // exposed part of the gradient reduction and parameter all-gather
   double rail_forwarding_s = 0;  // rail_only: HB-hop forwarding of cross-rail traffic (exposed)
@@ -69,7 +70,7 @@ struct Breakdown {
   double pp_hidden_s = 0;
   double total() const {
     return compute_s + recompute_s + tp_comm_s + tp_overlap_s + ep_comm_s + pp_comm_s + dp_comm_s +
-           rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s;
+           rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s + cp_comm_s;
   }
 };
 

@@ -1,10 +1,14 @@
 #pragma once
 // Placement: which GPU holds which logical rank of a strategy.
 //
-// Logical rank order follows Megatron-LM ("tp-ep-dp-pp"): r = tp + t * (ep + e * (edp + (d/e) *
-// pp)) where the data-parallel coordinate dp = ep + e * edp (expert parallelism is carved out of
-// data parallelism, as in Megatron-Core). A communication group along an axis is a set of ranks
-// that differ only in that axis's coordinate.
+// Logical rank order follows Megatron-Core ("tp-cp-dp-pp"): r = tp + t * (cp + c * (dp + d *
+// pp)). Context-parallel ranks hold the same weights, so the dense weights' gradients are reduced
+// over the combined data-and-context coordinate q = cp + c * dp (Megatron-Core's "dp-cp" group:
+// Axis::dp is that group, dp x cp members). Expert parallelism is carved out of that coordinate
+// as Megatron-Core's expert rank generator does, q = ep + e * edp: the expert-parallel group is
+// the e consecutive members of it, the expert-data-parallel group the dp x cp / e others. With
+// cp = 1 this is Megatron-LM's "tp-ep-dp-pp". A communication group along an axis is a set of
+// ranks that differ only in that axis's coordinate.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -16,16 +20,18 @@ namespace railsim::perf {
 
 enum class Axis : std::uint8_t {
   tp,   // tensor (and sequence) parallel group
-  dp,   // whole data-parallel group (dense weights' gradients)
+  dp,   // whole data-parallel group with the context-parallel ranks (dense weights' gradients):
+        // dp x cp members
   pp,   // pipeline group (consecutive stages exchange activations)
   ep,   // expert-parallel group (MoE all-to-all)
-  edp,  // expert-data-parallel group (expert weights' gradients): dp / ep
+  edp,  // expert-data-parallel group (expert weights' gradients): dp x cp / ep
+  cp,   // context-parallel group (K and V all-gathered per layer)
 };
 std::string_view to_string(Axis a);
 
 struct Degrees {
-  std::int64_t tp = 1, pp = 1, dp = 1, ep = 1;
-  std::int64_t total() const { return tp * pp * dp; }
+  std::int64_t tp = 1, pp = 1, dp = 1, ep = 1, cp = 1;
+  std::int64_t total() const { return tp * cp * pp * dp; }
 };
 
 enum class PlacementKind : std::uint8_t {

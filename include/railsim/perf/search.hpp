@@ -1,5 +1,5 @@
 #pragma once
-// Exhaustive search for the best parallelization: every valid combination of TP, PP, DP, EP,
+// Exhaustive search for the best parallelization: every valid combination of TP, CP, PP, DP, EP,
 // micro-batch, interleaving, recompute, SP, distributed optimizer and DP overlap, evaluated in
 // parallel (oneTBB), infeasible ones dropped, a deterministic top-k (the same for any thread
 // count: ties are broken by the strategy's knobs).
@@ -16,7 +16,7 @@ namespace railsim::perf {
 
 // Knobs the user fixed; unset ones are searched.
 struct StrategyPins {
-  std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave;
+  std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp;
   std::optional<Recompute> recompute;
   std::optional<bool> sp, dist_opt, dp_overlap;
 };
@@ -26,8 +26,8 @@ struct StrategyPins {
 void check_pins(const Model& m, const Training& tr, const StrategyPins& pins);
 
 // One concrete strategy from the pinned knobs, the rest defaulted: tp = the largest of min(8, K)
-// and below that divides the heads and N, pp = 1, dp = N / (tp pp), ep = 1, micro-batch 1,
-// interleave 1, and the stack's defaults: its recompute mode, SP when tp > 1, the distributed
+// and below that divides the heads and N, cp = 1, pp = 1, dp = N / (tp cp pp), ep = 1, micro-batch
+// 1, interleave 1, and the stack's defaults: its recompute mode, SP when tp > 1, the distributed
 // optimizer when dp > 1, DP overlap (megatron-core-2024: selective, on, on, on).
 // Validated (InputError naming the knob that is wrong).
 Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins& pins,
@@ -36,6 +36,14 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
 // Default bound on the candidates one search may visit (estimate_candidates); the presets on
 // 32,768 to 16M GPUs visit at most a few hundred thousand (MoE-1.2T on 131,072: 326,148).
 inline constexpr std::int64_t kDefaultMaxCandidates = 10'000'000;
+
+// Context parallelism in the search (unless --cp pins it): cp > 1 from the divisors of N / tp up
+// to kMaxSearchCp, where the stack has it, 2 cp divides the sequence and each of the 2 cp chunks
+// keeps at least kMinCpChunk tokens (ours: shorter chunks leave the GEMMs small and the K/V
+// all-gather large against the attention it serves; Megatron-Core recommends CP for long
+// sequences). This keeps the search of short-sequence runs as it was.
+inline constexpr std::int64_t kMaxSearchCp = 16;
+inline constexpr std::int64_t kMinCpChunk = 2048;
 
 struct PlanOptions {
   StrategyPins pins;

@@ -1,6 +1,6 @@
 #pragma once
 // Strategy: how one iteration is parallelised. Degrees multiply to the GPU count:
-// tp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism).
+// tp x cp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,8 +28,11 @@ struct Strategy {
   // state (Megatron, ZeRO-1) or weights, gradients and optimizer state (FSDP, ZeRO-3).
   bool dist_opt = false;
   bool dp_overlap = false;  // overlap the DP gradient reduction with the backward pass
+  // Context parallelism (Megatron-Core, Llama 3): each of the cp ranks holds s / cp tokens of
+  // every sequence (2 cp chunks, load-balanced for causal attention) and all-gathers K and V.
+  std::int64_t cp = 1;
 
-  Degrees degrees() const { return Degrees{tp, pp, dp, ep}; }
+  Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp}; }
   // Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch).
   std::int64_t micro_batches(const Training& tr) const {
     return tr.global_batch / (dp * micro_batch);
@@ -47,9 +50,11 @@ void validate(const Model& m, const Training& tr, const Strategy& s, const spec:
 // recompute, pp > 1, interleave > 1, the distributed optimizer, DP overlap, flash attention, fp8)
 // or a pp / pp x interleave that does not divide the layers on a stack without uneven stages.
 void validate_stack(const Model& m, const Training& tr, const Strategy& s);
-// Only the model's rules on tp and pp: tp divides the attention heads (--tp), pp is at most the
-// layers (--pp).
+// Only the model's rules on tp, pp and cp: tp divides the attention heads (--tp), pp is at most
+// the layers (--pp), 2 cp divides the sequence (--cp).
 void validate_tp_pp(const Model& m, const Strategy& s);
+// The sequence rule of context parallelism alone: seq_len divisible by 2 cp (--cp).
+void validate_cp(const Training& tr, const Strategy& s);
 // The same checks without throwing, for the search (allocation-free).
 bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
 

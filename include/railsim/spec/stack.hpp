@@ -47,6 +47,9 @@ struct StackKnobs {
   // Megatron-Core and NeMo support it; fill and flush stay exposed (docs/model.md section 6).
   // Needs interleave.
   bool pp_comm_overlap = true;
+  // Context parallelism (cp > 1): the sequence split over cp ranks, K and V all-gathered per
+  // layer (Megatron-Core's context_parallel_size, TorchTitan's context parallel; docs/model.md).
+  bool context_parallel = true;
 };
 
 // What a knob not given is (estimate's strategy; the search tries every knob the stack has).

@@ -29,7 +29,7 @@ struct TrafficSummary {
   std::int64_t gpus = 0;
   std::int64_t hb_domain = 1;
   spec::DesignKind design = spec::DesignKind::rail_optimized;
-  // bytes[parallelism][locality], parallelism in perf::Parallelism order (tp, sp, pp, dp, ep).
+  // bytes[parallelism][locality], parallelism in perf::Parallelism order (tp, sp, pp, dp, ep, cp).
   std::array<std::array<double, kLocalities>, kParallelisms> bytes{};
   double total_bytes = 0;
   double bytes_by_locality(Locality l) const;

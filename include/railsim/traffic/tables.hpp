@@ -13,8 +13,9 @@
 
 namespace railsim::traffic {
 
-// The columns of traffic --csv: one row per GPU pair with traffic.
-std::vector<report::Column> traffic_pair_columns();
+// The columns of traffic --csv: one row per GPU pair with traffic; cp_bytes only `with_cp` (a
+// strategy with context parallelism).
+std::vector<report::Column> traffic_pair_columns(bool with_cp = false);
 
 enum class TrafficView {
   gpu,     // every byte, GPU x GPU; grey lines at HB-domain boundaries when domains span cells

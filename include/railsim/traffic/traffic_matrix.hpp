@@ -41,7 +41,7 @@ enum class Locality : std::uint8_t {
   cross_rail,   // different HB domains and rails: needs the spine (or rail-only forwarding)
 };
 inline constexpr int kLocalities = 3;
-inline constexpr int kParallelisms = 5;  // perf::Parallelism tp, sp, pp, dp, ep
+inline constexpr int kParallelisms = perf::kParallelismCount;  // tp, sp, pp, dp, ep, cp
 std::string_view to_string(Locality l);
 
 inline Locality locality_of(const spec::Cluster& c, std::int64_t src, std::int64_t dst) {
