@@ -109,10 +109,11 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     // All-gather-based context parallelism (Dubey et al. 2024, Sec. 3.3.2): before each layer's
     // attention the K and V of the whole sequence are all-gathered over the CP group (every rank
     // keeps its s / cp queries), and in the backward the gradients of K and V reduce-scattered.
-    // Per GPU the gathered buffer is K and V of b s tokens: 2 b s kvd / t x 2 bytes.
+    // Per GPU the gathered buffer is K and V of b s tokens: b s (k_width + v_width) / t x 2
+    // bytes (2 b s kvd / t x 2 for grouped-query attention).
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::cp));
-    const double kv = 2.0 * st.tokens_mb * static_cast<double>(s.cp) *
-                      static_cast<double>(m.kv_heads * m.head_dim()) / t * detail::kActBytes;
+    const double kv = st.tokens_mb * static_cast<double>(s.cp) * (m.k_width() + m.v_width()) / t *
+                      detail::kActBytes;
     const double per_pass = st.layers * mb;
     cs.add(
         {CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv, per_pass});

@@ -39,7 +39,9 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   const double first_stage_embedding =
       s.pp == 1 ? m.embedding_params()
                 : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
-  const double router = m.is_moe() ? h * static_cast<double>(m.experts) : 0.0;
+  // Each MoE layer's router and shared experts (replicated over EP, reduced over DP).
+  const double router =
+      m.is_moe() ? h * static_cast<double>(m.experts) + m.shared_ffn_params() : 0.0;
   st.dense_params = (st.layers * m.attention_params() + st.dense_layers * m.dense_ffn_params() +
                      st.moe_layers * router + first_stage_embedding) /
                     t;

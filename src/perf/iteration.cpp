@@ -107,18 +107,23 @@ struct LayerActivations {
 
 LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction) {
   const double h = static_cast<double>(m.hidden);
-  const double kvd = static_cast<double>(m.kv_heads * m.head_dim());
   const double a = static_cast<double>(m.heads);
   const double dense_ffn = (m.gated_ffn ? 6.0 : 4.0) * tokens * static_cast<double>(m.ffn_hidden);
-  const double moe_ffn = (m.gated_ffn ? 6.0 : 4.0) * tokens * static_cast<double>(m.top_k) *
-                         m.capacity_factor * static_cast<double>(m.expert_ffn_hidden);
+  const double moe_ffn =
+      (m.gated_ffn ? 6.0 : 4.0) * tokens *
+      (static_cast<double>(m.top_k) * m.capacity_factor * static_cast<double>(m.expert_ffn_hidden) +
+       m.shared_ffn());
   const double ffn = moe_fraction * moe_ffn + (1.0 - moe_fraction) * dense_ffn;
   LayerActivations la;
   // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8.
   la.shared = (m.dropout ? 10.0 : 8.0) * tokens * h;
   // Q (2sbh), K and V (4 s b kvd) for Q K^T and A V, the projection input (2sbh), the FFN's
   // intermediate tensors, the FC1 output side (sbh bias-dropout): 24 s b h for a GPT layer.
-  la.split = 4.0 * tokens * h + 4.0 * tokens * kvd + ffn;
+  // MLA also keeps its two latents and the rotary key, the up-projections' inputs (ours).
+  const double latents =
+      m.is_mla() ? static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0.0;
+  la.split = 2.0 * tokens * (m.q_width() + m.k_width() + m.v_width() + m.attn_out_width()) +
+             2.0 * tokens * latents + ffn;
   // QK^T and softmax outputs (2 + 2 bytes per score) and the attention-dropout mask (1).
   la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
   return la;
@@ -318,12 +323,13 @@ namespace {
 
 // The sizes the stages of the estimate read: degrees, micro-batches, tokens and widths per GPU.
 struct Dims {
-  double t = 0, p = 0, v = 0, cp = 1;            // tp, pp, interleave, cp
-  double mb = 0;                                 // micro-batches per iteration
-  double T = 0;                                  // tokens per micro-batch
-  double seq = 0, b = 0;                         // sequence length, micro-batch in sequences
-  double h = 0, kvd = 0, a = 0, V = 0, ffn = 0;  // hidden, KV width, heads, vocabulary, FFN
-  double hbm = 0;                                // effective HBM bandwidth, bytes/s
+  double t = 0, p = 0, v = 0, cp = 1;   // tp, pp, interleave, cp
+  double mb = 0;                        // micro-batches per iteration
+  double T = 0;                         // tokens per micro-batch
+  double seq = 0, b = 0;                // sequence length, micro-batch in sequences
+  double h = 0, a = 0, V = 0, ffn = 0;  // hidden, heads, vocabulary, FFN
+  double qkv_w = 0, out_w = 0;          // Q + K + V widths; the attention output (projection input)
+  double hbm = 0;                       // effective HBM bandwidth, bytes/s
   double moe_tokens = 0;  // routed token copies per micro-batch: T top_k capacity_factor
 };
 
@@ -340,13 +346,34 @@ Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageS
   d.seq = static_cast<double>(ctx.training.seq_len);
   d.b = static_cast<double>(s.micro_batch);
   d.h = static_cast<double>(m.hidden);
-  d.kvd = static_cast<double>(m.kv_heads * m.head_dim());
+  d.qkv_w = m.q_width() + m.k_width() + m.v_width();
+  d.out_w = m.attn_out_width();
   d.a = static_cast<double>(m.heads);
   d.V = static_cast<double>(m.vocab);
   d.ffn = static_cast<double>(m.ffn_hidden);
   d.hbm = c.gpu.hbm_bw_Bps * c.gpu.eff.hbm;
   d.moe_tokens = d.T * static_cast<double>(m.top_k) * m.capacity_factor;
   return d;
+}
+
+// The attention projections' GEMMs of one layer, forward (returned) and backward (added to *bwd):
+// QKV (T x (q + k + v widths)/t over h) and the projection (T x h over the attention output / t)
+// (Megatron-LM's TP splits, Shoeybi et al. 2019). MLA (DeepSeek-V2, Liu et al. 2024, Sec. 2.1)
+// projects Q through its bottleneck and K, V up from the kv latent; the down-projections run whole
+// on every TP rank and the up-projections split by heads (ours, as Megatron-Core's MLA).
+double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, double* bwd) {
+  const double h = static_cast<double>(m.hidden);
+  const double proj = gemm_fwd_bwd_time(gc, T, h, m.attn_out_width() / t, bwd);
+  if (!m.is_mla())
+    return gemm_fwd_bwd_time(gc, T, (m.q_width() + m.k_width() + m.v_width()) / t, h, bwd) + proj;
+  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
+  const double rope = static_cast<double>(m.qk_rope_head_dim);
+  const double kv_up = static_cast<double>(m.heads * (m.qk_dim() - m.qk_rope_head_dim + m.v_dim()));
+  const double q = ql > 0 ? gemm_fwd_bwd_time(gc, T, ql, h, bwd) +
+                                gemm_fwd_bwd_time(gc, T, m.q_width() / t, ql, bwd)
+                          : gemm_fwd_bwd_time(gc, T, m.q_width() / t, h, bwd);
+  return q + gemm_fwd_bwd_time(gc, T, kl + rope, h, bwd) +
+         gemm_fwd_bwd_time(gc, T, kv_up / t, kl, bwd) + proj;
 }
 
 // Stage 1, compute: one micro-batch through the first pipeline stage's layers, seconds.
@@ -362,21 +389,21 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const Model& m = *ctx.model;
   const spec::Cluster& c = *ctx.cluster;
   const spec::GpuEfficiency& e = c.gpu.eff;
-  const double t = d.t, T = d.T, seq = d.seq, b = d.b, h = d.h, kvd = d.kvd, a = d.a, V = d.V;
+  const double t = d.t, T = d.T, seq = d.seq, b = d.b, h = d.h, a = d.a, V = d.V;
   const double hbm = d.hbm, ffn = d.ffn, moe_tokens = d.moe_tokens;
 
   // Forward FLOPs per GPU per layer per micro-batch (2 per multiply-add).
   // Q K^T and A V over the full s x s (Megatron); with CP the T = b s / cp local queries against
   // all s keys: 1/cp of it, the load-balanced chunks giving every rank the same causal share.
-  const double f_attn = 4.0 * T * seq * h / t;
+  // (4 T s h / t for heads of h / a.)
+  const double f_attn = 2.0 * T * seq * a * static_cast<double>(m.qk_dim() + m.v_dim()) / t;
 
   // GEMMs by shape (Megatron-LM's TP splits, Shoeybi et al. 2019): QKV (T x (h + 2 kvd)/t over
   // h), projection (T x h over h/t), FC1 (T x f/t, gate and up fused: 2 f/t, over h), FC2
   // (T x h over f/t); each with its two backward GEMMs.
   const GemmCaps& gc = ctx.gemm;
   double b_qkv = 0, b_dense = 0, b_moe = 0;
-  const double g_qkv = gemm_fwd_bwd_time(gc, T, (h + 2.0 * kvd) / t, h, &b_qkv) +
-                       gemm_fwd_bwd_time(gc, T, h, h / t, &b_qkv);
+  const double g_qkv = attention_gemms(gc, m, T, t, &b_qkv);
   const double g_dense =
       gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * ffn / t, h, &b_dense) +
       gemm_fwd_bwd_time(gc, T, h, ffn / t, &b_dense);
@@ -387,10 +414,16 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
     const double te = moe_tokens / local_experts;
     const double fe = static_cast<double>(m.expert_ffn_hidden);
-    g_moe =
-        local_experts * (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / t, h, &b_moe) +
-                         gemm_fwd_bwd_time(gc, te, h, fe / t, &b_moe));
-    b_moe *= local_experts;
+    double b_routed = 0;
+    g_moe = local_experts *
+            (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / t, h, &b_routed) +
+             gemm_fwd_bwd_time(gc, te, h, fe / t, &b_routed));
+    b_moe = b_routed * local_experts;
+    if (m.shared_experts > 0) {  // shared experts: a dense FFN on every token, no routing
+      const double fs = m.shared_ffn();
+      g_moe += gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * fs / t, h, &b_moe) +
+               gemm_fwd_bwd_time(gc, T, h, fs / t, &b_moe);
+    }
   }
   // Attention core: a batched GEMM over s x s scores per head, bounded by the tensor cores or by
   // HBM traffic of the score matrix (roofline; ours). It runs in bf16 even when the GEMMs run fp8
@@ -412,7 +445,8 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const double Xs = T * h * detail::kActBytes / (s.sp ? t : 1.0);
   const double dense_F = T * static_cast<double>(m.ffn_hidden) * detail::kActBytes / t;
   const double moe_F =
-      moe_tokens * static_cast<double>(m.expert_ffn_hidden) * detail::kActBytes / t;
+      (moe_tokens * static_cast<double>(m.expert_ffn_hidden) + T * m.shared_ffn()) *
+      detail::kActBytes / t;
   const double ew_common = 11.0 * Xs;
   const double ew_attn = flash ? 0.0 : 4.5 * S;
   const double ew_dense = (m.gated_ffn ? 3.0 : 2.0) * dense_F;
@@ -529,7 +563,7 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   if (!(ctx.training.stack.knobs.tp_comm_overlap && s.sp && s.tp > 1 && k.sp_fwd_n > 0 &&
         tp_in_domain))
     return out;
-  const double t = d.t, T = d.T, h = d.h, kvd = d.kvd, ffn = d.ffn;
+  const double t = d.t, T = d.T, h = d.h, ffn = d.ffn;
   const GemmCaps& gc = ctx.gemm;
   const double dense_share = st.layers > 0 ? st.dense_layers / st.layers : 1.0;
   const double gated = m.gated_ffn ? 2.0 : 1.0;
@@ -542,10 +576,10 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   auto ffn_pair = [&](double dense, double moe) {
     return dense_share * dense + moe_share * le * moe;
   };
-  const double qkv_n = (h + 2.0 * kvd) / t;
+  const double qkv_n = d.qkv_w / t;
   const OverlapPair fwd_pairs[] = {
-      {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},  // all-gather -> QKV
-      {k.rs_fwd, gemm_time(gc, T, h, h / t), true},   // projection -> reduce-scatter
+      {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},       // all-gather -> QKV
+      {k.rs_fwd, gemm_time(gc, T, h, d.out_w / t), true},  // projection -> reduce-scatter
       {k.ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, te, gated * fe / t, h)),
        false},  // all-gather -> FC1
       {k.rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, te, h, fe / t)), true}};
@@ -553,7 +587,7 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient
   // GEMMs (independent of them: bulk overlap).
   const OverlapPair bwd_pairs[] = {
-      {k.ag_bwd, gemm_time(gc, T, h / t, h), false},
+      {k.ag_bwd, gemm_time(gc, T, d.out_w / t, h), false},
       {k.ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, te, fe / t, h)), false},
       {k.rs_bwd, gemm_time(gc, h, qkv_n, T), true, true},
       {k.rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * fe / t, te)), true,
@@ -676,15 +710,20 @@ double optimizer_time(const Strategy& s, const detail::StageShape& st, double hb
 // recomputed forward work.
 void count_flops(const Model& m, const Training& tr, const Strategy& s, const Dims& d,
                  IterationTime& it) {
-  const double h = d.h, kvd = d.kvd, seq = d.seq, V = d.V;
+  const double h = d.h, seq = d.seq, V = d.V;
   const double ffn_mats = m.gated_ffn ? 3.0 : 2.0;
   const double tokens = static_cast<double>(tr.global_batch) * seq;
   const double moe_frac =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
+  // Q K^T and A V per token over the full s x s: 4 s h for heads of h / a.
+  const double attn_score_flops =
+      2.0 * seq * static_cast<double>(m.heads) * static_cast<double>(m.qk_dim() + m.v_dim());
   const double fwd_per_token_layer =
-      2.0 * h * (h + 2.0 * kvd) + 2.0 * h * h + 4.0 * seq * h +
+      2.0 * m.attention_matrix_params() + attn_score_flops +
       (1.0 - moe_frac) * 2.0 * h * static_cast<double>(m.ffn_hidden) * ffn_mats +
-      moe_frac * 2.0 * static_cast<double>(m.top_k) * h * static_cast<double>(m.expert_ffn_hidden) *
+      moe_frac * 2.0 * h *
+          (static_cast<double>(m.top_k) * static_cast<double>(m.expert_ffn_hidden) +
+           m.shared_ffn()) *
           ffn_mats;
   const double fwd_total =
       tokens * (static_cast<double>(m.layers) * fwd_per_token_layer + 2.0 * h * V);
@@ -693,7 +732,7 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
   if (s.recompute == Recompute::full)
     extra = fwd_total - tokens * 2.0 * h * V;
   else if (s.recompute == Recompute::selective && !tr.flash_attention)
-    extra = tokens * static_cast<double>(m.layers) * 4.0 * seq * h;
+    extra = tokens * static_cast<double>(m.layers) * attn_score_flops;
   it.hardware_flops = it.model_flops + extra;
 }
 

@@ -16,12 +16,28 @@ constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // 16M: beyond it a val
 }
 
 double Model::attention_params() const {
+  // The projections; biases and the two LayerNorms (13h per layer with the FFN biases) for
+  // GPT-style models, RMSNorm weights only for gated (Llama-style) models; MLA's two latent norms.
   const double h = static_cast<double>(hidden);
-  const double kvd = static_cast<double>(kv_heads * head_dim());
-  // Q, K, V and output projections; biases and the two LayerNorms (13h per layer with the
-  // FFN biases) for GPT-style models, RMSNorm weights only for gated (Llama-style) models.
-  const double mats = h * (h + 2.0 * kvd) + h * h;
-  return mats + (gated_ffn ? h : 4.0 * h + 2.0 * h);
+  const double norms = is_mla() ? static_cast<double>(q_lora_rank + kv_lora_rank) : 0.0;
+  return attention_matrix_params() + norms + (gated_ffn ? h : 4.0 * h + 2.0 * h);
+}
+
+double Model::attention_matrix_params() const {
+  const double h = static_cast<double>(hidden);
+  // Q, K, V and output projections.
+  double mats = h * (q_width() + k_width() + v_width()) + attn_out_width() * h;
+  if (is_mla()) {
+    // MLA (DeepSeek-V2, Liu et al. 2024, Sec. 2.1): Q through its low-rank bottleneck (or
+    // straight from h), K and V up-projected from the kv latent, the rotary key from h.
+    const double ql = static_cast<double>(q_lora_rank), kl = static_cast<double>(kv_lora_rank);
+    const double rope = static_cast<double>(qk_rope_head_dim);
+    const double nope = static_cast<double>(qk_dim() - qk_rope_head_dim);
+    const double a = static_cast<double>(heads);
+    mats = (ql > 0 ? h * ql + ql * q_width() : h * q_width()) + h * (kl + rope) +
+           kl * a * (nope + static_cast<double>(v_dim())) + attn_out_width() * h;
+  }
+  return mats;
 }
 
 double Model::dense_ffn_params() const {
@@ -32,6 +48,10 @@ double Model::dense_ffn_params() const {
 double Model::expert_params() const {
   const double h = static_cast<double>(hidden), f = static_cast<double>(expert_ffn_hidden);
   return (gated_ffn ? 3.0 : 2.0) * h * f + (gated_ffn ? 0.0 : f + h);
+}
+
+double Model::shared_ffn_params() const {
+  return (gated_ffn ? 3.0 : 2.0) * static_cast<double>(hidden) * shared_ffn();
 }
 
 double Model::embedding_params() const {
@@ -46,7 +66,7 @@ double params_with_experts(const Model& m, std::int64_t experts) {
   const double moe = static_cast<double>(m.moe_layers());
   return static_cast<double>(m.layers) * m.attention_params() +
          static_cast<double>(m.dense_layers()) * m.dense_ffn_params() +
-         moe * (static_cast<double>(experts) * m.expert_params() +
+         moe * (static_cast<double>(experts) * m.expert_params() + m.shared_ffn_params() +
                 h * static_cast<double>(m.experts) + (m.gated_ffn ? h : 2.0 * h)) +
          m.embedding_params();
 }
@@ -59,6 +79,23 @@ double Model::total_params() const {
 double Model::active_params() const {
   return params_with_experts(*this, top_k);
 }
+
+namespace {
+// The attention widths (Model's comment): head dims default to hidden / heads; MLA needs its
+// latent rank, a rotary part inside qk_head_dim and (for its K) all heads.
+void read_attention_widths(JsonObject& o, Model& m) {
+  m.qk_head_dim = o.integer_or("qk_head_dim", 0, 1, kMaxDim);
+  m.v_head_dim = o.integer_or("v_head_dim", 0, 1, kMaxDim);
+  m.kv_lora_rank = o.integer_or("kv_lora_rank", 0, 0, kMaxDim);
+  m.q_lora_rank = o.integer_or("q_lora_rank", 0, 0, kMaxDim);
+  m.qk_rope_head_dim = o.integer_or("qk_rope_head_dim", 0, 0, m.qk_dim() - 1);
+  if (!m.is_mla())
+    for (const char* k : {"q_lora_rank", "qk_rope_head_dim"})
+      if (o.has(k))
+        throw InputError(o.field(k),
+                         "only meaningful for multi-head latent attention (kv_lora_rank > 0)");
+}
+}  // namespace
 
 Model model_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
@@ -87,12 +124,18 @@ Model model_from_json(const Json& j, const std::string& path) {
     m.expert_ffn_hidden = o.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, kMaxDim);
     m.moe_every = o.integer_or("moe_every", 1, 1, m.layers);
     m.capacity_factor = o.number_or("capacity_factor", 1.0, Range::between(1.0, 64.0));
+    m.first_dense_layers = o.integer_or("first_dense_layers", 0, 0, m.layers - 1);
+    m.shared_experts = o.integer_or("shared_experts", 0, 0, 1024);
+    m.shared_expert_ffn_hidden =
+        o.integer_or("shared_expert_ffn_hidden", m.expert_ffn_hidden, 1, kMaxDim);
   } else {
-    for (const char* k : {"top_k", "expert_ffn_hidden", "moe_every", "capacity_factor"})
+    for (const char* k : {"top_k", "expert_ffn_hidden", "moe_every", "capacity_factor",
+                          "first_dense_layers", "shared_experts", "shared_expert_ffn_hidden"})
       if (o.has(k))
         throw InputError(o.field(k),
                          "only meaningful for a mixture-of-experts model (experts > 1)");
   }
+  read_attention_widths(o, m);
   m.source = o.source();
   o.finish();
   return m;

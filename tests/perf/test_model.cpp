@@ -5,6 +5,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
+#include "test_perf_common.hpp"
 
 using namespace railsim;
 using namespace railsim::perf;
@@ -20,7 +21,13 @@ TEST(ModelPresets, ParameterCountsMatchPublishedSizes) {
         Case{"GPT-1T", 1008e9, 1008e9, 0.01}, Case{"GPT-3-175B", 175e9, 175e9, 0.01},
         Case{"Llama-3-8B", 8.03e9, 8.03e9, 0.01}, Case{"Llama-3-70B", 70.6e9, 70.6e9, 0.01},
         Case{"Llama-3-405B", 405e9, 405e9, 0.01}, Case{"Mixtral-8x7B", 46.7e9, 12.9e9, 0.02},
-        Case{"MoE-1.2T", 1.162e12, 1.162e12 * 0.061, 0.03}}) {
+        Case{"MoE-1.2T", 1.162e12, 1.162e12 * 0.061, 0.03},
+        // Touvron et al. 2023 (Llama 2): 6.74B, 13.0B, 69.0B.
+        Case{"Llama-2-7B", 6.74e9, 6.74e9, 0.01}, Case{"Llama-2-13B", 13.0e9, 13.0e9, 0.01},
+        Case{"Llama-2-70B", 69.0e9, 69.0e9, 0.01},
+        // DeepSeek-V3 report: 671B total, 37B activated per token (MLA, 1 shared and 8 of 256
+        // routed experts, 3 dense layers; the multi-token-prediction module not counted).
+        Case{"DeepSeek-V3", 671e9, 37e9, 0.02}}) {
     const Model m = load_model(c.name);
     EXPECT_NEAR(m.total_params() / c.total, 1.0, c.tol) << c.name;
     if (std::string(c.name) != "MoE-1.2T") {
@@ -50,6 +57,20 @@ TEST(ModelPresets, BadFieldsAreNamed) {
       "model.hiden");
   EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":1e300,"heads":4,"vocab":10,"seq_len":8})"),
             "model.hidden");
+  // The DeepSeek-style knobs: MoE-only fields on a dense model, MLA-only fields without MLA, a
+  // dense prefix that leaves no MoE layer, a rotary part as wide as the head.
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "shared_experts":1})"),
+            "model.shared_experts");
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "q_lora_rank":16})"),
+            "model.q_lora_rank");
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "experts":4,"first_dense_layers":2})"),
+            "model.first_dense_layers");
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "kv_lora_rank":8,"qk_rope_head_dim":16})"),
+            "model.qk_rope_head_dim");
 }
 
 TEST(Model, NoDropoutStoresTwoFewerHiddenMasksAndNoAttentionMask) {
@@ -66,4 +87,40 @@ TEST(Model, NoDropoutStoresTwoFewerHiddenMasksAndNoAttentionMask) {
   const double expected_per_layer = 2.0 * sbh + static_cast<double>(m.heads) * 2048.0 * 2048.0;
   EXPECT_NEAR((with.activations_bytes - without.activations_bytes) / static_cast<double>(m.layers),
               expected_per_layer, 1e-6 * expected_per_layer);
+}
+
+// DeepSeek-V3 (multi-head latent attention, shared experts, dense first layers): the model
+// FLOPs are 3 x the forward's, which is 2 FLOPs per weight a token touches (the input embedding
+// is a lookup, norms and the router are not counted) plus the attention scores at MLA's head
+// widths; its EP all-to-all carries the routed tokens only (top 8, not the shared expert).
+TEST(Model, DeepSeekV3CountsItsLatentAttentionAndSharedExperts) {
+  const Model m = load_model("DeepSeek-V3");
+  ASSERT_TRUE(m.is_mla());
+  EXPECT_EQ(m.moe_layers(), 58);
+  const spec::Cluster c = test::cluster("H800", 2048, 8, 400);
+  const Training tr = make_training(15360, 4096, load_stack("megatron-core-2024"), Dtype::fp8);
+  Strategy s{.tp = 1, .pp = 16, .dp = 128, .ep = 64};
+  s.recompute = Recompute::selective;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const IterationTime it = estimate(m, tr, s, c, test::design(spec::DesignKind::rail_optimized));
+  const double tokens = 15360.0 * 4096.0;
+  const double h = static_cast<double>(m.hidden);
+  const double norms_and_routers =
+      static_cast<double>(m.layers) *
+          (2.0 * h + static_cast<double>(m.q_lora_rank + m.kv_lora_rank)) +
+      static_cast<double>(m.moe_layers()) * h * static_cast<double>(m.experts);
+  const double touched = m.active_params() - static_cast<double>(m.vocab) * h - norms_and_routers;
+  const double scores = static_cast<double>(m.layers) * 2.0 * 4096.0 *
+                        static_cast<double>(m.heads) * static_cast<double>(192 + 128);
+  EXPECT_NEAR(it.model_flops / (3.0 * tokens * (2.0 * touched + scores)), 1.0, 1e-9);
+  // The routed tokens' all-to-all: b s top_k h bytes in bf16 per micro-batch and direction.
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  bool seen = false;
+  for (const CommOp& op : build_comm_schedule(m, tr, s, pl))
+    if (op.op == CollectiveOp::all_to_all) {
+      EXPECT_DOUBLE_EQ(op.bytes, 4096.0 * 8.0 * h * 2.0);
+      seen = true;
+    }
+  EXPECT_TRUE(seen);
 }

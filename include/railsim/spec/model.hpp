@@ -28,23 +28,57 @@ struct Model {
   std::int64_t expert_ffn_hidden = 0;
   std::int64_t moe_every = 1;
   double capacity_factor = 1.0;
+  // DeepSeek-style MoE (Dai et al. 2024, DeepSeekMoE; DeepSeek-V3 report): the first
+  // `first_dense_layers` layers keep a dense FFN of ffn_hidden; every MoE layer also runs
+  // `shared_experts` always-active experts of shared_expert_ffn_hidden on every token (no routing,
+  // no all-to-all).
+  std::int64_t first_dense_layers = 0;
+  std::int64_t shared_experts = 0;
+  std::int64_t shared_expert_ffn_hidden = 0;
+  // Attention widths. Multi-head / grouped-query attention: q and k heads of qk_head_dim, v heads
+  // of v_head_dim (both hidden / heads by default). Multi-head latent attention (MLA, DeepSeek-V2
+  // and V3): queries through a q_lora_rank bottleneck, keys and values through a kv_lora_rank
+  // latent plus a qk_rope_head_dim rotary key shared by the heads (0: no such projection).
+  std::int64_t qk_head_dim = 0;  // 0: hidden / heads
+  std::int64_t v_head_dim = 0;   // 0: hidden / heads
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_rope_head_dim = 0;
   bool tied_embeddings = true;  // output layer shares the token embedding (GPT); false: Llama
   bool dropout =
       true;  // dropout masks are stored (GPT-3/Megatron); Llama and Mixtral train without
   std::string source;
 
   bool is_moe() const { return experts > 1; }
-  std::int64_t moe_layers() const { return is_moe() ? layers / moe_every : 0; }
+  std::int64_t moe_layers() const {
+    return is_moe() ? (layers - first_dense_layers) / moe_every : 0;
+  }
   std::int64_t dense_layers() const { return layers - moe_layers(); }
   std::int64_t head_dim() const { return hidden / heads; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // Widths per token of the attention tensors: Q, K, V (after any up-projection) and the
+  // attention output that the projection reads.
+  // (qk_head_dim and v_head_dim 0: hidden / heads.)
+  std::int64_t qk_dim() const { return qk_head_dim > 0 ? qk_head_dim : head_dim(); }
+  std::int64_t v_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim(); }
+  double q_width() const { return static_cast<double>(heads * qk_dim()); }
+  double k_width() const { return static_cast<double>((is_mla() ? heads : kv_heads) * qk_dim()); }
+  double v_width() const { return static_cast<double>((is_mla() ? heads : kv_heads) * v_dim()); }
+  double attn_out_width() const { return static_cast<double>(heads * v_dim()); }
+  // The shared experts' FFN width per MoE layer (0 without shared experts).
+  double shared_ffn() const {
+    return static_cast<double>(shared_experts * shared_expert_ffn_hidden);
+  }
 
   // Parameter counts (weights and biases; LayerNorm included), see docs/model.md.
-  double attention_params() const;  // per layer
-  double dense_ffn_params() const;  // per dense layer
-  double expert_params() const;     // per expert
-  double embedding_params() const;  // token embedding (tied with the output layer)
-  double total_params() const;      // all weights, every expert
-  double active_params() const;     // weights one token touches (top_k experts)
+  double attention_params() const;         // per layer
+  double attention_matrix_params() const;  // of which the projections' weights (2 FLOPs each)
+  double dense_ffn_params() const;         // per dense layer
+  double expert_params() const;            // per expert
+  double shared_ffn_params() const;        // the shared experts of one MoE layer
+  double embedding_params() const;         // token embedding (tied with the output layer)
+  double total_params() const;             // all weights, every expert
+  double active_params() const;            // weights one token touches (top_k experts)
 };
 
 Model model_from_json(const Json& j, const std::string& path);
