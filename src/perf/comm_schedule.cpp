@@ -158,11 +158,11 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       // gradients reduce-scattered after the backward.
       for (Phase ph : {Phase::forward, Phase::backward})
         add(CollectiveOp::all_gather, ph, detail::kParamBytes, mb);
-      add(CollectiveOp::reduce_scatter, Phase::backward, detail::kGradBytes, mb);
+      add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
     } else if (!s.dist_opt) {
-      add(CollectiveOp::all_reduce, Phase::backward, detail::kGradBytes, 1.0);
+      add(CollectiveOp::all_reduce, Phase::backward, tr.stack.grad_bytes, 1.0);
     } else {
-      add(CollectiveOp::reduce_scatter, Phase::backward, detail::kGradBytes, 1.0);
+      add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, 1.0);
       add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     }
   };

@@ -6,7 +6,6 @@
 namespace railsim::perf::detail {
 
 inline constexpr double kActBytes = 2.0;    // bf16 activations and activation gradients
-inline constexpr double kGradBytes = 4.0;   // fp32 gradient reduction (Megatron main_grad)
 inline constexpr double kParamBytes = 2.0;  // bf16 weights (all-gathered by the dist. optimizer)
 
 struct StageShape {

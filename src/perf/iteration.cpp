@@ -144,9 +144,14 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // optimizer shards the 12 optimizer bytes over the data-parallel group (Megatron-LM docs).
   const double params = st.dense_params + st.expert_params;
   mem.weights_bytes = 2.0 * params;
-  mem.gradients_bytes = 4.0 * params;
+  // With a bf16 gradient buffer the optimizer keeps an fp32 copy of its gradients too: 2 + 2 +
+  // 16 bytes per parameter, the 16 sharded by the distributed optimizer (Megatron-LM, distributed
+  // optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
+  const double grad_bytes = tr.stack.grad_bytes;
+  const double opt_bytes = grad_bytes < 4.0 ? 16.0 : 12.0;
+  mem.gradients_bytes = grad_bytes * params;
   mem.optimizer_bytes =
-      s.dist_opt ? 12.0 * (st.dense_params / dp + st.expert_params / edp) : 12.0 * params;
+      s.dist_opt ? opt_bytes * (st.dense_params / dp + st.expert_params / edp) : opt_bytes * params;
   if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
     // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
     // persistent state is the fp32 shard of the weights (the optimizer's 4 master bytes), its
@@ -159,7 +164,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const double layer = st.layers > 0 ? (params - st.embedding_params) / st.layers : 0.0;
     const double unit = std::max(layer, st.embedding_params);
     mem.weights_bytes = 2.0 * 2.0 * unit;
-    mem.gradients_bytes = 4.0 * sharded + 2.0 * 4.0 * unit;
+    mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
+    mem.optimizer_bytes = 12.0 * sharded;
   }
 
   const double moe_fraction =

@@ -91,6 +91,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
     d.finish();
   }
+  const std::string grad = o.string_or("gradient_dtype", "fp32");
+  if (grad != "fp32" && grad != "bf16")
+    throw InputError(o.field("gradient_dtype"),
+                     fmt::format("{} is not a gradient dtype; expected fp32 or bf16", grad));
+  st.grad_bytes = grad == "bf16" ? 2.0 : 4.0;
   st.source = o.source();
   o.finish();
   return st;

@@ -210,3 +210,33 @@ TEST(Stack, FsdpSearchKeepsOneStage) {
   // 70B with 18 bytes per parameter is 1.26 TB: only full sharding fits it on one stage.
   EXPECT_TRUE(r.plans.front().strategy.dist_opt);
 }
+
+// A bf16 gradient buffer (NVIDIA's performance recipes): the DP reduce-scatter carries 2 bytes per
+// parameter instead of 4, and memory follows Megatron-LM's table for the distributed optimizer:
+// 2 + 2 + 16/d bytes per parameter against 2 + 4 + 12/d.
+TEST(Stack, Bf16GradientsHalveTheReductionAndFollowMegatronsMemoryTable) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  const Training fp32 = make_training(256, 8192, Stack{});
+  const Training bf16 = make_training(256, 8192, load_stack("nemo-perf-2025"));
+  Strategy s{.tp = 8, .dp = 8};
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  auto rs_bytes = [&](const Training& tr) {
+    for (const CommOp& op : build_comm_schedule(m, tr, s, pl))
+      if (op.parallelism == Parallelism::dp && op.op == CollectiveOp::reduce_scatter)
+        return op.bytes;
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(rs_bytes(bf16), rs_bytes(fp32) / 2.0);
+  const double p = rs_bytes(fp32) / 4.0;  // parameters per GPU
+  const MemoryUse a = memory_use(m, fp32, s), b = memory_use(m, bf16, s);
+  EXPECT_NEAR(a.weights_bytes + a.gradients_bytes + a.optimizer_bytes, (6.0 + 12.0 / 8.0) * p,
+              1e-6 * p);
+  EXPECT_NEAR(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes, (4.0 + 16.0 / 8.0) * p,
+              1e-6 * p);
+  EXPECT_DOUBLE_EQ(a.activations_bytes, b.activations_bytes);
+}

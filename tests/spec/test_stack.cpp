@@ -27,11 +27,14 @@ Json core_json() {
 }
 }  // namespace
 
-TEST(Stack, PresetsAreTheSixProfiles) {
-  EXPECT_EQ(
-      spec::preset_names("stacks"),
-      (std::vector<std::string>{"fsdp-2024", "llm-foundry-2023", "maxtext-2024",
-                                "megatron-core-2024", "megatron-lm-2021", "megatron-lm-2022"}));
+TEST(Stack, PresetsAreTheSevenProfiles) {
+  EXPECT_EQ(spec::preset_names("stacks"),
+            (std::vector<std::string>{"fsdp-2024", "llm-foundry-2023", "maxtext-2024",
+                                      "megatron-core-2024", "megatron-lm-2021", "megatron-lm-2022",
+                                      "nemo-perf-2025"}));
+  // Only NVIDIA's performance recipes reduce gradients in bf16.
+  for (const auto& n : spec::preset_names("stacks"))
+    EXPECT_EQ(spec::load_stack(n).grad_bytes, n == "nemo-perf-2025" ? 2.0 : 4.0) << n;
   for (const auto& n : spec::preset_names("stacks")) {
     const spec::Stack s = spec::load_stack(n);
     EXPECT_EQ(s.name, n);
@@ -113,6 +116,9 @@ TEST(Stack, MalformedFilesNameTheField) {
             "stack.knobs.context_parallel");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["context_parallel"] = "yes"; }),
             "stack.knobs.context_parallel");
+  EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = "fp16"; }), "stack.gradient_dtype");
+  EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = 2; }), "stack.gradient_dtype");
+  EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = "bf16"; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pp_comm_overlap"] = "on"; }),
             "stack.knobs.pp_comm_overlap");
   // The sends overlap only in interleaved pipelines: the knob needs interleave.

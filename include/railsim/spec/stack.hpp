@@ -67,6 +67,10 @@ struct Stack {
   std::string name = "megatron-core-2024";
   StackKnobs knobs;
   StackDefaults defaults;
+  // Bytes per parameter of the gradient buffer that the DP reduction carries: 4 (fp32, Megatron's
+  // main_grad, the default) or 2 (bf16: `grad_reduce_in_fp32 = False`, as NVIDIA's performance
+  // recipes set it). JSON "gradient_dtype": "fp32" or "bf16".
+  double grad_bytes = 4.0;
   std::string source;
 };
 
