@@ -242,7 +242,7 @@ RC_GTEST_PROP(Property, TrafficMatrixTotalsEqualTheScheduleBytes, ()) {
   const perf::CommSchedule cs = perf::build_comm_schedule(m, tr, s, pl);
   const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
   const perf::WireBytes wb = perf::wire_bytes(cs, pl);
-  std::array<double, 5> by{};
+  std::array<double, perf::kParallelismCount> by{};
   for (std::size_t e = 0; e < tm.size(); ++e)
     by[static_cast<std::size_t>(tm[e].parallelism)] += tm[e].bytes;
   for (std::size_t p = 0; p < by.size(); ++p)
