@@ -441,7 +441,10 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
   // fraction of peak (gemm_max when not given).
   const bool flash = ctx.training.flash_attention;
-  const double flash_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
+  const double fused_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
+  const double flash_eff = ctx.training.stack.fa2_attention && e.flash_attention_fa2 > 0
+                               ? e.flash_attention_fa2
+                               : fused_eff;
   const double attn_core_fwd = flash ? 0.5 * f_attn / (attn_peak * flash_eff)
                                      : std::max(f_attn / (attn_peak * e.attention),
                                                 2.0 * S / hbm);  // write scores, read probs

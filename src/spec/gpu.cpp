@@ -55,6 +55,9 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     const double fa = e->number_or("flash_attention", 0, Range::non_negative(1.0));
     if (fa != 0) check_number(e->field("flash_attention"), fa, kFraction);
     g.eff.flash_attention = fa;
+    const double fa2 = e->number_or("flash_attention_fa2", 0, Range::non_negative(1.0));
+    if (fa2 != 0) check_number(e->field("flash_attention_fa2"), fa2, kFraction);
+    g.eff.flash_attention_fa2 = fa2;
     g.eff.kernel_gap_s =
         e->number_or("kernel_gap_s", g.eff.kernel_gap_s, Range::non_negative(1e-2));
     g.eff.hbm = e->number_or("hbm", g.eff.hbm, kFraction);

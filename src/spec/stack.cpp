@@ -96,6 +96,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     throw InputError(o.field("gradient_dtype"),
                      fmt::format("{} is not a gradient dtype; expected fp32 or bf16", grad));
   st.grad_bytes = grad == "bf16" ? 2.0 : 4.0;
+  const std::string kernel = o.string_or("attention_kernel", "fused");
+  if (kernel != "fused" && kernel != "fa2")
+    throw InputError(o.field("attention_kernel"),
+                     fmt::format("{} is not an attention kernel; expected fused or fa2", kernel));
+  st.fa2_attention = kernel == "fa2";
   st.source = o.source();
   o.finish();
   return st;

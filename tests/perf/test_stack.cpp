@@ -240,3 +240,28 @@ TEST(Stack, Bf16GradientsHalveTheReductionAndFollowMegatronsMemoryTable) {
               1e-6 * p);
   EXPECT_DOUBLE_EQ(a.activations_bytes, b.activations_bytes);
 }
+
+// FlashAttention-2-class kernels (PyTorch stacks) run attention at the GPU's flash_attention_fa2
+// fraction: on H100 0.35 of peak against the fused kernels' 0.55, so the same strategy's
+// attention core takes 0.55 / 0.35 as long; nothing else changes.
+TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 8, 8);
+  ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention, 0.55);
+  ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2, 0.35);
+  Strategy s{.dp = 8};
+  s.recompute = Recompute::selective;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
+  auto compute = [&](const char* stack, std::int64_t seq) {
+    return estimate(m, make_training(8, seq, load_stack(stack)), s, c, d).breakdown.compute_s;
+  };
+  // Only the attention core differs: forward 0.5 x 4 T s h / t FLOPs per layer (causal flash,
+  // docs/model.md section 3) and 2.5 x that backward, at the kernel's fraction of the bf16 peak;
+  // one micro-batch of one 8,192-token sequence per GPU, 32 layers.
+  const double seq = 8192, h = 4096;
+  const double core_flops = 3.5 * 0.5 * 4.0 * seq * seq * h * 32.0;
+  EXPECT_NEAR(compute("torchtitan-2024", 8192) - compute("fsdp-2024", 8192),
+              core_flops / 989e12 * (1.0 / 0.35 - 1.0 / 0.55), 1e-9);
+}

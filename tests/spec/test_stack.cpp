@@ -27,11 +27,15 @@ Json core_json() {
 }
 }  // namespace
 
-TEST(Stack, PresetsAreTheSevenProfiles) {
+TEST(Stack, PresetsAreTheEightProfiles) {
   EXPECT_EQ(spec::preset_names("stacks"),
             (std::vector<std::string>{"fsdp-2024", "llm-foundry-2023", "maxtext-2024",
                                       "megatron-core-2024", "megatron-lm-2021", "megatron-lm-2022",
-                                      "nemo-perf-2025"}));
+                                      "nemo-perf-2025", "torchtitan-2024"}));
+  // The PyTorch stacks run FlashAttention-2-class kernels; the others their fused ones.
+  for (const auto& n : spec::preset_names("stacks"))
+    EXPECT_EQ(spec::load_stack(n).fa2_attention, n == "torchtitan-2024" || n == "llm-foundry-2023")
+        << n;
   // Only NVIDIA's performance recipes reduce gradients in bf16.
   for (const auto& n : spec::preset_names("stacks"))
     EXPECT_EQ(spec::load_stack(n).grad_bytes, n == "nemo-perf-2025" ? 2.0 : 4.0) << n;
@@ -119,6 +123,8 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = "fp16"; }), "stack.gradient_dtype");
   EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = 2; }), "stack.gradient_dtype");
   EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = "bf16"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["attention_kernel"] = "fa3"; }), "stack.attention_kernel");
+  EXPECT_EQ(with([](Json& j) { j["attention_kernel"] = "fa2"; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pp_comm_overlap"] = "on"; }),
             "stack.knobs.pp_comm_overlap");
   // The sends overlap only in interleaved pipelines: the knob needs interleave.

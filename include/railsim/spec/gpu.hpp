@@ -21,8 +21,13 @@ struct GpuEfficiency {
   double gemm_k_overhead = 0;  // fixed cost of a tile's prologue/epilogue, in elements of k
   double attention = 0.50;     // fraction of peak reached by unfused attention score/context GEMMs
   double flash_attention = 0;  // fraction of peak of fused (flash) attention; 0: gemm_max
-  double hbm = 0.80;           // fraction of HBM bandwidth reached by element-wise kernels
-  double kernel_gap_s = 0;     // idle time between two dependent kernels (launch, tail)
+  // The same for FlashAttention-2-class kernels (PyTorch's SDPA, Triton) on stacks that run them
+  // (Stack::fa2_attention); 0: flash_attention. On Hopper they reach less than the fused
+  // kernels of Transformer Engine and cuDNN (Shah et al. 2024, FlashAttention-3: FA2 35% of
+  // H100's peak, FA3 75%).
+  double flash_attention_fa2 = 0;
+  double hbm = 0.80;                   // fraction of HBM bandwidth reached by element-wise kernels
+  double kernel_gap_s = 0;             // idle time between two dependent kernels (launch, tail)
   double collective_latency_s = 8e-6;  // fixed cost per collective step
   double nic = 0.85;                   // fraction of NIC line rate a collective reaches
   double hb = 0.80;                    // fraction of HB-domain bandwidth a collective reaches

@@ -71,6 +71,10 @@ struct Stack {
   // main_grad, the default) or 2 (bf16: `grad_reduce_in_fp32 = False`, as NVIDIA's performance
   // recipes set it). JSON "gradient_dtype": "fp32" or "bf16".
   double grad_bytes = 4.0;
+  // The attention kernel: the stack's fused one (Transformer Engine, cuDNN; the GPU preset's
+  // flash_attention fraction) or FlashAttention-2-class kernels (PyTorch SDPA, Triton: the preset's
+  // flash_attention_fa2). JSON "attention_kernel": "fused" (default) or "fa2".
+  bool fa2_attention = false;
   std::string source;
 };
 
