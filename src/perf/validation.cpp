@@ -229,7 +229,9 @@ std::optional<std::int64_t> row_int(const Json& common, const Json& row, const c
   const Json& v = row_value(common, row, key);
   if (v.is_null()) return std::nullopt;
   if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
-    throw InputError(key, "expected a positive integer in a validation row");
+    throw InputError(key,
+                     fmt::format("got {}, expected an integer from 1 to 2^63 in a validation row",
+                                 printable(v.dump())));
   return v.get<std::int64_t>();
 }
 
@@ -241,7 +243,9 @@ std::int64_t row_required(const Json& common, const Json& row, const char* key) 
 
 std::string row_text(const Json& common, const Json& row, const char* key) {
   const Json& v = row_value(common, row, key);
-  if (!v.is_string()) throw InputError(key, "expected a string in a validation row");
+  if (!v.is_string())
+    throw InputError(
+        key, fmt::format("got {}, expected a string in a validation row", printable(v.dump())));
   return v.get<std::string>();
 }
 
@@ -289,7 +293,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
   p.stack = row_text(common, row, "stack");
   const Json& measured = row_value(common, row, metric.c_str());
   if (!measured.is_number() || !(measured.get<double>() > 0))
-    throw InputError(metric, "expected a positive number in a validation row");
+    throw InputError(metric, fmt::format("got {}, expected a number > 0 in a validation row",
+                                         printable(measured.dump())));
   p.measured = measured.get<double>();
   try {
     const Model m = load_model(row_text(common, row, "model"));
@@ -317,9 +322,10 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
       net.routing = design.routing;
       net.routing_default = design.routing_default;
     }
-    const PlanResult r = plan(make_context(m, tr, c, net), row_pins(common, row));
+    const PlanOptions pins = row_pins(common, row);
+    const PlanResult r = plan(make_context(m, tr, c, net), pins);
     if (r.plans.empty())
-      p.note = explain_no_plan(r, m, tr, row_pins(common, row).pins, c).what();
+      p.note = explain_no_plan(r, m, tr, pins.pins, c).what();
     else
       p.railsim = metric_of(metric, r.plans[0].time, c);
   } catch (const InputError& e) {
@@ -728,17 +734,27 @@ std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables) {
   return bands;
 }
 
-ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
-                     const std::string& stack) {
-  const Evidence level = evidence(tables, gpu, stack);
-  ErrorBand b = error_bands(tables)[static_cast<std::size_t>(level)];
+namespace {
+// The band of `gpu` and `stack` among `bands` (error_bands of `tables`).
+ErrorBand band_of(const std::vector<ValidationTable>& tables, const std::vector<ErrorBand>& bands,
+                  const std::string& gpu, const std::string& stack) {
+  ErrorBand b = bands[static_cast<std::size_t>(evidence(tables, gpu, stack))];
   b.basis = fmt::format("{} on {} with {}", b.basis, gpu, stack);
   return b;
 }
+}  // namespace
+
+ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
+                     const std::string& stack) {
+  return band_of(tables, error_bands(tables), gpu, stack);
+}
 
 ErrorBand error_band(const std::string& gpu, const std::string& stack) {
+  // The shipped tables and their bands, computed once per process (every hold-out is judged
+  // against every other table: quadratic in the runs).
   static const std::vector<ValidationTable> tables = validation_tables();
-  return error_band(tables, gpu, stack);
+  static const std::vector<ErrorBand> bands = error_bands(tables);
+  return band_of(tables, bands, gpu, stack);
 }
 
 Json to_json(const ErrorBand& b, double time_s) {
