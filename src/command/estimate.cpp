@@ -59,7 +59,7 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
     out.print("note: some collectives send traffic between rails{}\n",
               d.kind == spec::DesignKind::rail_only ? " (forwarded through the HB domain)" : "");
   if (comm.rows.empty()) return;
-  out.print("communication (per iteration, first pipeline stage; each = one occurrence):\n{}",
+  out.print("communication (per iteration, fullest pipeline stage; each = one occurrence):\n{}",
             report::to_text(comm, "  "));
 }
 

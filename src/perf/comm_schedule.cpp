@@ -152,13 +152,22 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       o.overlappable = s.dp_overlap;
       cs.add(o);
     };
-    if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
+    const spec::Sharding sharding =
+        s.dist_opt ? tr.stack.knobs.distributed_optimizer : spec::Sharding::none;
+    if (sharding == spec::Sharding::full) {
       // ZeRO-3 / FSDP (Zhao et al. 2023, Sec. 3): for every micro-batch each layer's bf16 weights
       // are all-gathered before its forward and again before its backward, and its fp32
       // gradients reduce-scattered after the backward.
       for (Phase ph : {Phase::forward, Phase::backward})
         add(CollectiveOp::all_gather, ph, detail::kParamBytes, mb);
       add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
+    } else if (sharding == spec::Sharding::gradients) {
+      // ZeRO-2 (Rajbhandari et al. 2020, stage 2; Llama 3's FSDP, Dubey et al. 2024, Sec. 3.3.2:
+      // optimizer state and gradients sharded, weights kept after the forward): each
+      // micro-batch's gradients are reduce-scattered after its backward and accumulated in the
+      // shard; the updated weights are all-gathered once, after the optimizer step.
+      add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
+      add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     } else if (!s.dist_opt) {
       add(CollectiveOp::all_reduce, Phase::backward, tr.stack.grad_bytes, 1.0);
     } else {

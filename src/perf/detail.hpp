@@ -9,12 +9,13 @@ inline constexpr double kActBytes = 2.0;    // bf16 activations and activation g
 inline constexpr double kParamBytes = 2.0;  // bf16 weights (all-gathered by the dist. optimizer)
 
 struct StageShape {
-  double layers = 0;       // transformer layers on the first (fullest) pipeline stage
-  double layers_avg = 0;   // L / p
-  double layers_last = 0;  // on the last stage (which also runs the output layer)
-  double moe_layers = 0;   // of which MoE (spread evenly over stages)
+  double layers = 0;        // transformer layers on the fullest pipeline stage
+  double layers_first = 0;  // on the first stage (which also holds the embedding)
+  double layers_avg = 0;    // L / p
+  double layers_last = 0;   // on the last stage (which also runs the output layer)
+  double moe_layers = 0;    // of which MoE (spread evenly over stages)
   double dense_layers = 0;
-  double dense_params = 0;   // non-expert weights per GPU of the first stage (embedding included)
+  double dense_params = 0;   // non-expert weights per GPU: the fullest stage's plus the embedding
   double expert_params = 0;  // expert weights per GPU
   double embedding_params = 0;  // of dense_params: the embedding (and untied output layer)
   double tokens_mb = 0;         // tokens per micro-batch on one GPU: b s / cp
@@ -24,10 +25,14 @@ struct StageShape {
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {
   StageShape st;
   const double p = static_cast<double>(s.pp), t = static_cast<double>(s.tp);
-  // Stages get floor(L/p) or ceil(L/p) layers, the first L mod p stages one more (ours; Megatron-
-  // Core's uneven pipelines put the spare layers where the user says).
+  // Stages get floor(L/p) or ceil(L/p) layers. The L mod p spare layers go to the middle stages
+  // first, then to the first stage, never to the last: the first stage holds the embedding and
+  // the most micro-batches in flight, the last runs the output layer (Dubey et al. 2024, Sec.
+  // 3.3.2: Llama 3 405B's 126 layers over 16 stages, one layer fewer on the first and the last;
+  // Megatron-Core's account_for_embedding/loss_in_pipeline_split does the same).
   const std::int64_t lo = m.layers / s.pp, rem = m.layers % s.pp;
   st.layers = static_cast<double>(rem > 0 ? lo + 1 : lo);
+  st.layers_first = static_cast<double>(rem > 0 && rem >= s.pp - 1 ? lo + 1 : lo);
   st.layers_avg = static_cast<double>(m.layers) / p;
   st.layers_last = static_cast<double>(lo);
   const double moe_fraction = static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers);

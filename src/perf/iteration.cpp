@@ -138,36 +138,6 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
   const double dp = static_cast<double>(s.dp * s.cp);
   const double edp = static_cast<double>(s.dp * s.cp / s.ep);
-  MemoryUse mem;
-  // Mixed-precision Adam: bf16 weights (2), fp32 gradients (4), fp32 master weights, momentum
-  // and variance (12) = 18 bytes per parameter (Korthikanti et al. 2022, Fig. 1); the distributed
-  // optimizer shards the 12 optimizer bytes over the data-parallel group (Megatron-LM docs).
-  const double params = st.dense_params + st.expert_params;
-  mem.weights_bytes = 2.0 * params;
-  // With a bf16 gradient buffer the optimizer keeps an fp32 copy of its gradients too: 2 + 2 +
-  // 16 bytes per parameter, the 16 sharded by the distributed optimizer (Megatron-LM, distributed
-  // optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
-  const double grad_bytes = tr.stack.grad_bytes;
-  const double opt_bytes = grad_bytes < 4.0 ? 16.0 : 12.0;
-  mem.gradients_bytes = grad_bytes * params;
-  mem.optimizer_bytes =
-      s.dist_opt ? opt_bytes * (st.dense_params / dp + st.expert_params / edp) : opt_bytes * params;
-  if (s.dist_opt && tr.stack.knobs.distributed_optimizer == spec::Sharding::full) {
-    // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
-    // persistent state is the fp32 shard of the weights (the optimizer's 4 master bytes), its
-    // fp32 gradient shard (4) and Adam's two moments (8): 16 bytes per parameter over dp; the
-    // bf16 weights exist only gathered, cast from the shard for the all-gather (Zhao et al. 2023,
-    // Sec. 3.4, mixed precision). Plus the unit in use and the one prefetched: bf16 weights and
-    // fp32 gradients of two units, a unit being one layer or the embedding (ours, after Zhao et
-    // al. 2023's one-unit prefetch).
-    const double sharded = st.dense_params / dp + st.expert_params / edp;
-    const double layer = st.layers > 0 ? (params - st.embedding_params) / st.layers : 0.0;
-    const double unit = std::max(layer, st.embedding_params);
-    mem.weights_bytes = 2.0 * 2.0 * unit;
-    mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
-    mem.optimizer_bytes = 12.0 * sharded;
-  }
-
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   LayerActivations la =
@@ -187,27 +157,82 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       per_layer = 2.0 * st.tokens_mb * static_cast<double>(m.hidden) / (s.sp ? t : 1.0);
       break;
   }
-  // Layers whose activations the first stage holds at the peak of 1F1B: p micro-batches of L/p
-  // layers; interleaved: p v + p - 1 chunk-micro-batches in flight (Megatron's warm-up of
-  // 2 (p - 1) + (v - 1) p plus one), i.e. L (1 + (p - 1) / (p v)) (Korthikanti et al. 2022,
-  // Sec. 4.2.3), never more micro-batches than there are. With uneven stages the first stage's
-  // chunks hold ceil(L/p) / v layers on average (ours; = L / (p v) when p v divides L).
+  // Weights per GPU per layer (the stage's layers, MoE ones spread evenly over stages).
+  const double dense_layer =
+      st.layers > 0 ? (st.dense_params - st.embedding_params) / st.layers : 0;
+  const double expert_layer = st.layers > 0 ? st.expert_params / st.layers : 0;
   const double mb = st.micro_batches;
-  double layers_held;
-  if (s.interleave <= 1)
-    layers_held = st.layers * std::min(p, mb);
-  else
-    layers_held = st.layers / v * std::min(p * v + p - 1.0, mb * v);
-  double act = per_layer * layers_held;
-  // Full recompute rebuilds one layer's activations at a time during the backward pass.
-  if (s.recompute == Recompute::full) act += full_layer;
+
+  // One stage of `layers` layers (plus `embedding` weights) holding `in_flight` chunk-micro-batches
+  // of activations, chunks of layers / v layers.
+  auto stage = [&](double layers, double embedding, double in_flight) {
+    MemoryUse mem;
+    // Mixed-precision Adam: bf16 weights (2), fp32 gradients (4), fp32 master weights, momentum
+    // and variance (12) = 18 bytes per parameter (Korthikanti et al. 2022, Fig. 1); the
+    // distributed optimizer shards the 12 optimizer bytes over the data-parallel group
+    // (Megatron-LM docs).
+    const double dense = layers * dense_layer + embedding, expert = layers * expert_layer;
+    const double params = dense + expert;
+    mem.weights_bytes = 2.0 * params;
+    // With a bf16 gradient buffer the optimizer keeps an fp32 copy of its gradients too: 2 + 2 +
+    // 16 bytes per parameter, the 16 sharded by the distributed optimizer (Megatron-LM,
+    // distributed optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
+    const double grad_bytes = tr.stack.grad_bytes;
+    const double opt_bytes = grad_bytes < 4.0 ? 16.0 : 12.0;
+    mem.gradients_bytes = grad_bytes * params;
+    mem.optimizer_bytes = s.dist_opt ? opt_bytes * (dense / dp + expert / edp) : opt_bytes * params;
+    const spec::Sharding sharding =
+        s.dist_opt ? tr.stack.knobs.distributed_optimizer : spec::Sharding::none;
+    if (sharding == spec::Sharding::gradients) {
+      // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
+      // accumulated in an fp32 shard (4 bytes over dp; Llama 3 accumulates and reduce-scatters
+      // in fp32, Dubey et al. 2024, Sec. 3.3.2) and Adam's 12 bytes sharded; the full-size
+      // gradients of two units (one being reduced, one being computed) exist only in flight
+      // (ours, as for ZeRO-3 below).
+      const double sharded = dense / dp + expert / edp;
+      const double unit = std::max(dense_layer + expert_layer, embedding);
+      mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
+      mem.optimizer_bytes = 12.0 * sharded;
+    }
+    if (sharding == spec::Sharding::full) {
+      // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
+      // persistent state is the fp32 shard of the weights (the optimizer's 4 master bytes), its
+      // fp32 gradient shard (4) and Adam's two moments (8): 16 bytes per parameter over dp; the
+      // bf16 weights exist only gathered, cast from the shard for the all-gather (Zhao et al.
+      // 2023, Sec. 3.4, mixed precision). Plus the unit in use and the one prefetched: bf16
+      // weights and fp32 gradients of two units, a unit being one layer or the embedding (ours,
+      // after Zhao et al. 2023's one-unit prefetch).
+      const double sharded = dense / dp + expert / edp;
+      const double unit = std::max(dense_layer + expert_layer, embedding);
+      mem.weights_bytes = 2.0 * 2.0 * unit;
+      mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
+      mem.optimizer_bytes = 12.0 * sharded;
+    }
+    double act = per_layer * layers / v * in_flight;
+    // Full recompute rebuilds one layer's activations at a time during the backward pass.
+    if (s.recompute == Recompute::full) act += full_layer;
+    mem.activations_bytes = act;
+    mem.reserved_bytes = kReservedBytes;
+    return mem;
+  };
+  // Chunk-micro-batches a stage holds at the peak: 1F1B's stage i holds p - i micro-batches;
+  // interleaved, Megatron's warm-up of 2 (p - i - 1) + (v - 1) p chunks plus one, so the first
+  // stage holds L (1 + (p - 1) / (p v)) layers' worth (Korthikanti et al. 2022, Sec. 4.2.3);
+  // never more than there are.
+  auto in_flight = [&](double i) {
+    return s.interleave <= 1 ? std::min(p - i, mb) : std::min(p * v + p - 1.0 - 2.0 * i, mb * v);
+  };
+  MemoryUse mem = stage(st.layers_first, st.embedding_params, in_flight(0));
   if (s.pp == 1) {
     // The single stage also holds the fp32 logits of one micro-batch (4 s b V / t, Korthikanti
     // et al. 2022, Sec. 4.3).
-    act += 4.0 * st.tokens_mb * static_cast<double>(m.vocab) / t;
+    mem.activations_bytes += 4.0 * st.tokens_mb * static_cast<double>(m.vocab) / t;
   }
-  mem.activations_bytes = act;
-  mem.reserved_bytes = kReservedBytes;
+  // With fewer layers on the first stage the fullest one (the second) can hold more (ours).
+  if (st.layers > st.layers_first) {
+    const MemoryUse second = stage(st.layers, 0.0, in_flight(1));
+    if (second.total() > mem.total()) mem = second;
+  }
   return mem;
 }
 
@@ -382,7 +407,7 @@ double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, d
          gemm_fwd_bwd_time(gc, T, kv_up / t, kl, bwd) + proj;
 }
 
-// Stage 1, compute: one micro-batch through the first pipeline stage's layers, seconds.
+// Stage 1, compute: one micro-batch through the fullest pipeline stage's layers, seconds.
 struct StageCompute {
   double fwd = 0;        // forward: GEMMs, attention core, element-wise kernels, kernel gaps
   double bwd = 0;        // backward

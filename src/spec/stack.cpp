@@ -12,8 +12,10 @@ namespace railsim::spec {
 namespace {
 constexpr EnumNames<Recompute, 3> kRecomputeNames{
     {{{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}}};
-constexpr EnumNames<Sharding, 3> kShardingNames{
-    {{{Sharding::none, "none"}, {Sharding::optimizer, "optimizer"}, {Sharding::full, "full"}}}};
+constexpr EnumNames<Sharding, 4> kShardingNames{{{{Sharding::none, "none"},
+                                                  {Sharding::optimizer, "optimizer"},
+                                                  {Sharding::gradients, "gradients"},
+                                                  {Sharding::full, "full"}}}};
 
 // A required boolean (a stack file must say what it has; a missing knob is an error).
 bool flag(JsonObject& o, std::string_view key) {

@@ -75,8 +75,8 @@ TEST(Features, BubbleFollowsOneFOneBAndInterleaving) {
 }
 
 TEST(Features, UnevenPipelineStages) {
-  // 10 layers on 4 stages: 3, 3, 2, 2 (the first L mod p stages take one more). The first stage
-  // sets the counts of the schedule and the memory; the iteration lies between 8 and 12 layers'.
+  // 10 layers on 4 stages: 2, 3, 3, 2 (the spare layers go to the middle stages). The fullest
+  // stage sets the counts of the schedule; the iteration lies between 8 and 12 layers'.
   Model m = load_model("GPT-3-175B");
   const spec::Cluster c = test::cluster("A100-SXM-80GB", 32, 8, 200);
   const auto d = test::design(spec::DesignKind::rail_optimized);
@@ -104,4 +104,34 @@ TEST(Features, UnevenPipelineStages) {
   s.pp = 11;  // above the layer count
   s.dp = 1;
   EXPECT_FALSE(is_valid(m, tr, s, c));
+}
+
+// Llama 3 405B's 126 layers over 16 stages: 7 on the first and the last, 8 on the others (Dubey
+// et al. 2024, Sec. 3.3.2). The peak memory is the larger of the first stage's (7 layers, the
+// embedding, 16 micro-batches in flight under 1F1B) and the second's (8 layers, 15 in flight):
+// the second, 120 layer-micro-batches against the 128 a 128-layer model's first stage holds.
+// Interleaved (v = 7, 32 micro-batches), Megatron's warm-up leaves 16 v + 16 - 1 - 2 i chunks in
+// flight on stage i: 8/7 x 125 layers on the second against 8/7 x 127.
+TEST(Features, FewerLayersOnTheFirstStageAndTheFullestStageSetsMemory) {
+  Model m = load_model("Llama-3-405B");
+  const Training tr{2048, 8192, Dtype::bf16};
+  Strategy s{.tp = 8, .pp = 16, .dp = 64, .micro_batch = 1};
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  for (const std::int64_t v : {1, 7}) {
+    s.interleave = v;
+    m.layers = 126;
+    const MemoryUse uneven = memory_use(m, tr, s);
+    m.layers = 128;
+    const MemoryUse even = memory_use(m, tr, s);
+    const double ratio = v == 1 ? 120.0 / 128.0 : 125.0 / 127.0;
+    EXPECT_NEAR(uneven.activations_bytes, ratio * even.activations_bytes,
+                1e-9 * even.activations_bytes)
+        << v;
+    // The second stage holds no embedding: 8 layers' weights, the 128-layer first stage's less
+    // its embedding (V h / t parameters, 2 bytes each).
+    const double emb = 2.0 * static_cast<double>(m.vocab * m.hidden) / 8.0;
+    EXPECT_NEAR(uneven.weights_bytes, even.weights_bytes - emb, 1e-9 * even.weights_bytes) << v;
+  }
 }

@@ -198,6 +198,60 @@ TEST(Stack, FsdpShardsEverythingAndGathersPerMicroBatch) {
   EXPECT_NEAR(it.breakdown.total(), it.iteration_time_s, 1e-9 * it.iteration_time_s);
 }
 
+// ZeRO-2 (a stack whose distributed optimizer shards "gradients"): the weights stay whole, the
+// gradients are reduce-scattered after every micro-batch's backward into an fp32 shard, and the
+// updated weights are all-gathered once after the step. Memory: 2 bytes of bf16 weights per
+// parameter, 16 over dp (fp32 gradient shard and Adam's 12), two units of gradients in flight.
+TEST(Stack, ZeroTwoShardsGradientsAndReducesPerMicroBatch) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  Stack zero2_stack;
+  zero2_stack.name = "zero2";
+  zero2_stack.knobs.distributed_optimizer = spec::Sharding::gradients;
+  const Training zero2 = make_training(256, 8192, zero2_stack);
+  const Training core = make_training(256, 8192, Stack{});
+  Strategy s{.tp = 8, .dp = 8};
+  s.micro_batch = 2;  // m = 16 micro-batches
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  validate(m, zero2, s, c);
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  double p_gpu = 0;
+  for (const CommOp& op : build_comm_schedule(m, core, s, pl))
+    if (op.parallelism == Parallelism::dp && op.op == CollectiveOp::reduce_scatter)
+      p_gpu = op.bytes / 4.0;
+  ASSERT_GT(p_gpu, 0);
+  int gathers = 0, scatters = 0;
+  for (const CommOp& op : build_comm_schedule(m, zero2, s, pl)) {
+    if (op.parallelism != Parallelism::dp) continue;
+    if (op.op == CollectiveOp::reduce_scatter) {
+      ++scatters;
+      EXPECT_EQ(op.phase, Phase::backward);
+      EXPECT_DOUBLE_EQ(op.count, 16.0);
+      EXPECT_DOUBLE_EQ(op.bytes, 4.0 * p_gpu);
+    } else {
+      ++gathers;
+      EXPECT_EQ(op.op, CollectiveOp::all_gather);
+      EXPECT_EQ(op.phase, Phase::optimizer);
+      EXPECT_DOUBLE_EQ(op.count, 1.0);
+      EXPECT_DOUBLE_EQ(op.bytes, 2.0 * p_gpu);
+    }
+  }
+  EXPECT_EQ(gathers, 1);
+  EXPECT_EQ(scatters, 1);
+  const double emb = static_cast<double>(m.vocab * m.hidden) * 2 / 8;
+  const double unit = std::max((p_gpu - emb) / static_cast<double>(m.layers), emb);
+  const MemoryUse mem = memory_use(m, zero2, s);
+  EXPECT_NEAR(mem.weights_bytes, 2.0 * p_gpu, 1e-6 * p_gpu);
+  EXPECT_NEAR(mem.gradients_bytes + mem.optimizer_bytes, 16.0 * p_gpu / 8.0 + 8.0 * unit,
+              1e-6 * p_gpu);
+  EXPECT_DOUBLE_EQ(mem.activations_bytes, memory_use(m, core, s).activations_bytes);
+  const IterationTime it = estimate(m, zero2, s, c, test::design(spec::DesignKind::rail_only));
+  EXPECT_NEAR(it.breakdown.total(), it.iteration_time_s, 1e-9 * it.iteration_time_s);
+}
+
 TEST(Stack, FsdpSearchKeepsOneStage) {
   const Model m = load_model("Llama-3-70B");
   const spec::Cluster c = test::cluster("H100-SXM", 256, 8);

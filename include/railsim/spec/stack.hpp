@@ -23,6 +23,7 @@ Recompute parse_recompute(std::string_view s, const std::string& option = "--rec
 enum class Sharding : std::uint8_t {
   none,       // the stack has no such knob
   optimizer,  // ZeRO-1 (Megatron's distributed optimizer): the fp32 optimizer state
+  gradients,  // ZeRO-2: the optimizer state and the gradients, reduce-scattered per micro-batch
   full,       // ZeRO-3 / FSDP: weights, gradients and optimizer state, weights gathered per use
 };
 std::string_view to_string(Sharding s);
