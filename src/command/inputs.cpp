@@ -265,6 +265,9 @@ std::vector<Field> strategy_fields() {
                             std::int64_t{1} << 40));
   f.push_back(
       integer_field("interleave", "--interleave", "Virtual pipeline stages per GPU", 1, 1 << 16));
+  f.push_back(text_field("pp_schedule", "--pp-schedule",
+                         "Pipeline schedule: 1f1b (interleaved with --interleave > 1), zb-h1 or "
+                         "dualpipe, where the stack has it (see `railsim presets stacks`)"));
   f.push_back(
       text_field("recompute", "--recompute", "Activation recomputation: none, selective or full"));
   f.push_back(on_off_field("sp", "--sp", "Sequence parallelism: on or off"));
@@ -310,6 +313,8 @@ StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) 
   in.pins.sp = a.on_off_if("sp");
   in.pins.dist_opt = a.on_off_if("dist_opt");
   in.pins.dp_overlap = a.on_off_if("dp_overlap");
+  if (const auto sch = a.text_if("pp_schedule"))
+    in.pins.schedule = spec::parse_schedule(*sch, "--pp-schedule");
   in.placement = perf::parse_placement_kind(a.text("placement"), "--placement");
   perf::check_pins(in.model, in.training, in.pins);
   return in;

@@ -208,6 +208,12 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = 12.0 * sharded;
     }
+    // DualPipe keeps two copies of the stage's weights and gradients (each GPU holds the stage
+    // of both directions; DeepSeek-V3 report, Table 2: parameters 2x); one optimizer (ours).
+    if (s.schedule == PipelineSchedule::dualpipe) {
+      mem.weights_bytes *= 2.0;
+      mem.gradients_bytes *= 2.0;
+    }
     double act = per_layer * layers / v * in_flight;
     // Full recompute rebuilds one layer's activations at a time during the backward pass.
     if (s.recompute == Recompute::full) act += full_layer;
@@ -219,7 +225,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // interleaved, Megatron's warm-up of 2 (p - i - 1) + (v - 1) p chunks plus one, so the first
   // stage holds L (1 + (p - 1) / (p v)) layers' worth (Korthikanti et al. 2022, Sec. 4.2.3);
   // never more than there are.
+  // ZB-H1 keeps 1F1B's (Qi et al. 2024); DualPipe p + 1 micro-batches on every stage (DeepSeek-V3
+  // report, Table 2).
   auto in_flight = [&](double i) {
+    if (s.schedule == PipelineSchedule::dualpipe) return std::min(p + 1.0, mb);
     return s.interleave <= 1 ? std::min(p - i, mb) : std::min(p * v + p - 1.0 - 2.0 * i, mb * v);
   };
   MemoryUse mem = stage(st.layers_first, st.embedding_params, in_flight(0));
@@ -248,6 +257,8 @@ constexpr double kLayerKernels = 10.0;
 // and waiting on them, the schedule's bookkeeping): ours, tens of microseconds of Python and
 // NCCL launch per step.
 constexpr double kPipelineStepS = 30e-6;
+// SMs DualPipe's all-to-all and PP kernels occupy (DeepSeek-V3 report, Sec. 3.2.2).
+constexpr double kDualPipeCommSms = 20.0;
 }  // namespace
 
 namespace {
@@ -412,6 +423,7 @@ struct StageCompute {
   double fwd = 0;        // forward: GEMMs, attention core, element-wise kernels, kernel gaps
   double bwd = 0;        // backward
   double recompute = 0;  // the forward work recomputed in the backward
+  double wgrad = 0;      // of bwd: the weight-gradient GEMMs (ZB-H1's and DualPipe's W)
   double logits = 0;     // output layer and cross entropy (the last stage's)
 };
 
@@ -504,6 +516,10 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // gradient and write one gradient: 1.25 x the forward traffic (ours); twice the kernels.
   // FlashAttention's backward recomputes the scores: 2.5 x its forward (Dao 2023).
   out.bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew + 2.0 * fwd_gaps;
+  // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
+  // the backward GEMM time is weight gradients (ours); attention and element-wise backward
+  // kernels are input gradients.
+  out.wgrad = 0.5 * bwd_gemm;
   if (s.recompute == Recompute::selective && !flash)  // flash keeps no s x s tensor to recompute
     out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
   else if (s.recompute == Recompute::full)
@@ -665,6 +681,29 @@ struct PipelineTime {
   double avg_scale = 0;  // average stage's layers / first stage's
 };
 
+// The bubble in units of the average stage's time per micro-batch, from the stage's forward F,
+// backward B (recompute included) and weight-gradient W per micro-batch:
+//   1F1B, interleaved:  (p - 1) / v                    (Narayanan et al. SC'21, Sec. 2.2)
+//   ZB-H1:              (p - 1) (F + B - 2W) / (F + B)  (Qi et al. ICLR 2024, Sec. 3; DeepSeek-V3
+//                                                        report, Table 2, "ZB1P")
+//   DualPipe:           (p/2 - 1) (F&B + B - 3W) / (F + B), F&B = F + B, the overlapped pair's
+//                       computation (DeepSeek-V3 report, Table 2; ours: F&B's communication is
+//                       charged in the stage time, not here).
+double bubble_stages(const Strategy& s, const StageCompute& sc) {
+  const double p = static_cast<double>(s.pp), v = static_cast<double>(s.interleave);
+  const double f = sc.fwd, b = sc.bwd + sc.recompute, w = sc.wgrad;
+  const double fb = std::max(1e-300, f + b);
+  switch (s.schedule) {
+    case PipelineSchedule::zb_h1:
+      return (p - 1.0) * std::max(0.0, f + b - 2.0 * w) / fb;
+    case PipelineSchedule::dualpipe:
+      return (p / 2.0 - 1.0) * std::max(0.0, f + 2.0 * b - 3.0 * w) / fb;
+    case PipelineSchedule::one_f_one_b:
+    default:
+      return (p - 1.0) / v;
+  }
+}
+
 PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::StageShape& st,
                            const Dims& d, const StageCompute& sc, double layer_part,
                            double pp_part) {
@@ -696,7 +735,7 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::
   const double steps = s.pp > 1 ? 2.0 * v * kPipelineStepS : 0.0;  // per micro-batch
   const double fill_extra = 2.0 * p * (v - 1.0) * send;
   out.overhead = mb * steps + fill_extra;
-  out.pipe = mb * t_max + (p - 1.0) / v * out.t_avg + out.overhead;
+  out.pipe = mb * t_max + bubble_stages(s, sc) * out.t_avg + out.overhead;
   return out;
 }
 
@@ -788,27 +827,45 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const TpOverlap ov = tp_overlap(ctx, s, st, d, pl, k);
   k.tp_mb += ov.tp_mb_change;
 
-  const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + k.ep_mb +
-                            k.cp_mb + k.fw_mb;  // first stage
-  const double pp_part = k.pp_mb + k.fw_pp_mb;
+  // EP and PP time per micro-batch on the stage's critical path.
+  double ep_mb = k.ep_mb, pp_part = k.pp_mb + k.fw_pp_mb, pp_dualpipe_hidden = 0;
+  if (s.schedule == PipelineSchedule::dualpipe) {
+    // DualPipe pairs one micro-batch's forward chunk with another's backward chunk and runs the
+    // all-to-all dispatch and combine and the PP sends of each while the other computes; what
+    // stays exposed is the communication longer than that computation, and the communication
+    // kernels take 20 of the GPU's SMs from it all along (DeepSeek-V3 report, Sec. 3.2.1-3.2.2:
+    // 20 of H800's 132 SMs; the slowdown min(C, G) x 20 / (S - 20) is ours, as for TP overlap).
+    const double compute = sc.fwd + sc.bwd + sc.recompute;
+    const double comm = k.ep_mb + pp_part;
+    const double sms = ctx.gemm.sms;
+    const double contention = sms > kDualPipeCommSms ? std::min(comm, compute) * kDualPipeCommSms /
+                                                           (sms - kDualPipeCommSms)
+                                                     : 0.0;
+    ep_mb = std::max(0.0, comm - compute) + contention;
+    pp_dualpipe_hidden = pp_part;
+    pp_part = 0;
+  }
+  const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + ep_mb +
+                            k.cp_mb + k.fw_mb;  // the fullest stage
   const PipelineTime pt = pipeline_time(s, tr, st, d, sc, layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
   const double optimizer = optimizer_time(s, st, d.hbm);
 
   it.iteration_time_s = pt.pipe + dp_exposed + optimizer;
   Breakdown& bd = it.breakdown;
-  bd.pp_hidden_s = mb * (pp_part - pt.pp_steady);
+  bd.pp_hidden_s = mb * (pp_part - pt.pp_steady + pp_dualpipe_hidden);
   const double avg_scale = pt.avg_scale;
   bd.compute_s = mb * ((sc.fwd + sc.bwd) * avg_scale + sc.logits / d.p);
   bd.recompute_s = mb * sc.recompute * avg_scale;
   bd.tp_comm_s = mb * k.tp_mb * avg_scale;
   bd.tp_overlap_s = mb * ov.contention_mb * avg_scale;
   bd.tp_hidden_s = mb * ov.hidden_mb * avg_scale;
-  bd.ep_comm_s = mb * k.ep_mb * avg_scale;
+  bd.ep_comm_s = mb * ep_mb * avg_scale;  // with DualPipe, the PP sends' exposed share too
   bd.cp_comm_s = mb * k.cp_mb * avg_scale;
   // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
   // sends are in the bubble.
-  const double pp_exposed_share = pp_part > 0 ? pt.pp_steady / pp_part : 1.0;
+  const double pp_exposed_share =
+      pp_part > 0 ? pt.pp_steady / pp_part : (pp_dualpipe_hidden > 0 ? 0.0 : 1.0);
   bd.pp_comm_s = mb * k.pp_mb * pp_exposed_share;
   bd.rail_forwarding_s = mb * (k.fw_mb * avg_scale + k.fw_pp_mb * pp_exposed_share);
   bd.pipeline_overhead_s = pt.overhead;

@@ -22,7 +22,8 @@ namespace {
 
 auto key(const Strategy& s) {
   return std::make_tuple(s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave,
-                         static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap, s.cp);
+                         static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap, s.cp,
+                         static_cast<int>(s.schedule));
 }
 
 void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
@@ -141,7 +142,9 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
 // and memory are recompute none's, so unless it is pinned it is visited once, as none.
 template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
-                 bool flash, Visit&& visit) {
+                 bool flash, std::int64_t batch, Visit&& visit) {
+  // DualPipe needs an even pp and an even number of micro-batches (perf::validate's rule).
+  const bool dualpipe_fits = sh.pp % 2 == 0 && (batch / (sh.dp * sh.mb)) % 2 == 0;
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   s.cp = sh.cp;
   const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
@@ -162,7 +165,18 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
           if (pins.dp_overlap ? (*pins.dp_overlap != (ov == 1)) : (ov == 1 && dp_cp == 1)) continue;
           if (ov == 1 && !knobs.dp_overlap) continue;
           s.dp_overlap = ov == 1;
-          visit(s);
+          // Pipeline schedules: 1F1B (interleaved when v > 1), and where the stack has them and
+          // the pipeline is not interleaved, ZB-H1 and DualPipe (is_valid checks DualPipe's
+          // parity).
+          for (PipelineSchedule sch : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1,
+                                       PipelineSchedule::dualpipe}) {
+            if (pins.schedule && *pins.schedule != sch) continue;
+            if (sch != PipelineSchedule::one_f_one_b && (sh.pp == 1 || sh.v > 1 || !knobs.has(sch)))
+              continue;
+            if (sch == PipelineSchedule::dualpipe && !dualpipe_fits) continue;
+            s.schedule = sch;
+            visit(s);
+          }
         }
       }
     }
@@ -181,7 +195,7 @@ std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pi
   std::int64_t n = 0;
   for (const Shape& sh : shapes(ctx, pins))
     visit_knobs(
-        sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention,
+        sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention, ctx.training.global_batch,
         [&](const Strategy& s) { n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster); });
   return n;
 }
@@ -236,7 +250,7 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
         std::int64_t per_ep = 0;
         for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
         std::int64_t variants = 0;
-        visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention,
+        visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention, B,
                     [&](const Strategy&) { ++variants; });
         std::int64_t shapes_n = 0;
         if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
@@ -278,7 +292,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       if (!is_valid(*ctx.model, ctx.training, shape, *ctx.cluster)) continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
       visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
-                  [&](const Strategy& s) {
+                  ctx.training.global_batch, [&](const Strategy& s) {
                     ++acc.evaluated;
                     const double mem = memory_use(*ctx.model, ctx.training, s).total();
                     acc.min_mem = std::min(acc.min_mem, mem);
@@ -325,6 +339,7 @@ Json to_json(const Strategy& s, PlacementKind placement) {
          {"dp_overlap", s.dp_overlap},
          {"placement", std::string(to_string(placement))}};
   if (s.cp > 1) j["cp"] = s.cp;  // only with context parallelism: documents without stay as were
+  if (s.pp > 1) j["pp_schedule"] = std::string(to_string(s.schedule));
   return j;
 }
 
@@ -412,6 +427,9 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   s.dist_opt = p.dist_opt.value_or(false);
   s.dp_overlap = p.dp_overlap.value_or(false);
   s.cp = p.cp.value_or(1);
+  if (p.schedule && !tr.stack.knobs.has(*p.schedule))
+    throw InputError("--pp-schedule", fmt::format("stack {} has no {} schedule (use 1f1b)",
+                                                  tr.stack.name, to_string(*p.schedule)));
   if (s.pp > m.layers) return;  // default_strategy names it
   validate_stack(m, tr, s);
 }
@@ -457,6 +475,7 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.sp = p.sp.value_or(def.sp && s.tp > 1);
   s.dist_opt = p.dist_opt.value_or(def.dist_opt && s.dp * s.cp > 1);
   s.dp_overlap = p.dp_overlap.value_or(def.dp_overlap);
+  s.schedule = p.schedule.value_or(PipelineSchedule::one_f_one_b);
   validate(m, tr, s, c);
   return s;
 }
@@ -473,8 +492,8 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
                       fmt::format("no feasible strategy: the smallest memory need is {:.1f} GiB "
                                   "per GPU, the GPU has {:.1f} GiB",
                                   r.min_memory_bytes / units::kGiB, r.hbm_bytes / units::kGiB));
-  const bool pinned =
-      pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch || pins.interleave || pins.cp;
+  const bool pinned = pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch ||
+                      pins.interleave || pins.cp || pins.schedule;
   if (pinned) {
     try {
       (void)default_strategy(m, tr, pins, c);  // names the pinned knob that cannot work

@@ -46,6 +46,29 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
   if (s.cp > 1 && !st.knobs.context_parallel)
     return fail("--cp", fmt::format("stack {} has no context parallelism (cp = {}; use cp = 1)",
                                     st.name, s.cp));
+  if (!st.knobs.has(s.schedule))
+    return fail("--pp-schedule", fmt::format("stack {} has no {} schedule (use 1f1b)", st.name,
+                                             to_string(s.schedule)));
+  if (s.schedule != PipelineSchedule::one_f_one_b) {
+    if (s.pp < 2)
+      return fail("--pp-schedule",
+                  fmt::format("{} is a pipeline schedule: it needs pp > 1 (pp = {})",
+                              to_string(s.schedule), s.pp));
+    if (s.interleave > 1)
+      return fail("--pp-schedule",
+                  fmt::format("{} runs without interleaving (interleave = {}; use 1)",
+                              to_string(s.schedule), s.interleave));
+    // DualPipe feeds half the micro-batches from each end of a pipeline folded in two (DeepSeek-
+    // V3 report, Sec. 3.2.1: stages and micro-batches divisible by 2).
+    // (Nested division: no overflow before the batch rule has been checked.)
+    const std::int64_t mb =
+        s.dp >= 1 && s.micro_batch >= 1 ? tr.global_batch / s.dp / s.micro_batch : 0;
+    if (s.schedule == PipelineSchedule::dualpipe && (s.pp % 2 != 0 || mb % 2 != 0))
+      return fail("--pp-schedule",
+                  fmt::format("dualpipe needs an even pp and an even number of micro-batches "
+                              "(pp = {}, {} micro-batches)",
+                              s.pp, mb));
+  }
   if (tr.flash_attention && !st.knobs.flash_attention)
     return fail("--flash-attention",
                 fmt::format("stack {} has no flash attention (use off)", st.name));
@@ -184,13 +207,17 @@ bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec:
 }
 
 std::string describe(const Strategy& s) {
-  // cp is named only when used, so that the lines of strategies without it stay as they were.
+  // cp and the schedule are named only when used, so that the lines of strategies without them
+  // stay as they were.
   return fmt::format(
       "tp {}{} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
-      "dp-overlap {}",
+      "dp-overlap {}{}",
       s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, s.micro_batch,
       s.interleave, to_string(s.recompute), s.sp ? "on" : "off", s.dist_opt ? "on" : "off",
-      s.dp_overlap ? "on" : "off");
+      s.dp_overlap ? "on" : "off",
+      s.schedule != PipelineSchedule::one_f_one_b
+          ? fmt::format(", pp-schedule {}", to_string(s.schedule))
+          : "");
 }
 
 }  // namespace railsim::perf

@@ -43,6 +43,18 @@ void add_cp_columns(Table& t, const std::vector<perf::Plan>& plans) {
   if (const std::size_t ep = column_index(t, "ep_comm_s"); ep < t.columns.size())
     insert_column(t, ep + 1, real_column("cp_comm_s", "cp comm", "s", 3), comm);
 }
+// The pipeline schedule's column (after the interleave), only when a plan runs one other than
+// 1F1B (a stack with zb-h1 or dualpipe): tables of 1F1B plans stay as they were.
+void add_schedule_column(Table& t, const std::vector<perf::Plan>& plans) {
+  if (std::none_of(plans.begin(), plans.end(), [](const perf::Plan& p) {
+        return p.strategy.schedule != perf::PipelineSchedule::one_f_one_b;
+      }))
+    return;
+  std::vector<Cell> cells;
+  for (const perf::Plan& p : plans) cells.emplace_back(std::string(to_string(p.strategy.schedule)));
+  insert_column(t, column_index(t, "interleave") + 1, text_column("pp_schedule", "schedule"),
+                cells);
+}
 }  // namespace
 
 report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementKind placement) {
@@ -125,6 +137,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
                m.reserved_bytes / units::kGiB});
   }
   add_cp_columns(t, plans);
+  add_schedule_column(t, plans);
   return t;
 }
 

@@ -16,6 +16,10 @@ constexpr EnumNames<Sharding, 4> kShardingNames{{{{Sharding::none, "none"},
                                                   {Sharding::optimizer, "optimizer"},
                                                   {Sharding::gradients, "gradients"},
                                                   {Sharding::full, "full"}}}};
+constexpr EnumNames<PipelineSchedule, 3> kScheduleNames{
+    {{{PipelineSchedule::one_f_one_b, "1f1b"},
+      {PipelineSchedule::zb_h1, "zb-h1"},
+      {PipelineSchedule::dualpipe, "dualpipe"}}}};
 
 // A required boolean (a stack file must say what it has; a missing knob is an error).
 bool flag(JsonObject& o, std::string_view key) {
@@ -34,6 +38,14 @@ Recompute parse_recompute(std::string_view s, const std::string& option) {
 
 std::string_view to_string(Sharding s) {
   return kShardingNames.name(s);
+}
+
+std::string_view to_string(PipelineSchedule s) {
+  return kScheduleNames.name(s);
+}
+
+PipelineSchedule parse_schedule(std::string_view s, const std::string& option) {
+  return kScheduleNames.parse(s, option, "pipeline schedule");
 }
 
 Stack stack_from_json(const Json& j, const std::string& path) {
@@ -56,6 +68,27 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.knobs.tp_comm_overlap = flag(k, "tp_comm_overlap");
     st.knobs.pp_comm_overlap = flag(k, "pp_comm_overlap");
     st.knobs.context_parallel = flag(k, "context_parallel");
+    if (k.has("pipeline_schedules")) {
+      const std::string field = k.field("pipeline_schedules");
+      const Json& list = k.raw("pipeline_schedules");
+      if (!list.is_array() || list.empty())
+        throw InputError(field,
+                         "expected a non-empty list of schedule names (1f1b, zb-h1, "
+                         "dualpipe)");
+      bool one_f_one_b = false;
+      for (const Json& e : list) {
+        if (!e.is_string())
+          throw InputError(field, "expected schedule names (strings): 1f1b, zb-h1, dualpipe");
+        const PipelineSchedule sch = parse_schedule(e.get<std::string>(), field);
+        one_f_one_b |= sch == PipelineSchedule::one_f_one_b;
+        st.knobs.zb_h1 |= sch == PipelineSchedule::zb_h1;
+        st.knobs.dualpipe |= sch == PipelineSchedule::dualpipe;
+      }
+      if (!one_f_one_b)
+        throw InputError(field, "must include 1f1b (every pipelined stack runs it)");
+      if ((st.knobs.zb_h1 || st.knobs.dualpipe) && !st.knobs.pipeline)
+        throw InputError(field, "zb-h1 and dualpipe need pipeline: true");
+    }
     if (st.knobs.interleave && !st.knobs.pipeline)
       throw InputError(k.field("interleave"),
                        "true needs pipeline: true (interleaving splits "
@@ -103,6 +136,13 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     throw InputError(o.field("attention_kernel"),
                      fmt::format("{} is not an attention kernel; expected fused or fa2", kernel));
   st.fa2_attention = kernel == "fa2";
+  const std::string dispatch = o.string_or("ep_dispatch_dtype", "bf16");
+  if (dispatch != "bf16" && dispatch != "fp8")
+    throw InputError(o.field("ep_dispatch_dtype"),
+                     fmt::format("{} is not a dispatch dtype; expected bf16 or fp8", dispatch));
+  if (dispatch == "fp8" && !st.knobs.fp8)
+    throw InputError(o.field("ep_dispatch_dtype"), "fp8 needs knobs.fp8: true");
+  st.fp8_dispatch = dispatch == "fp8";
   st.source = o.source();
   o.finish();
   return st;

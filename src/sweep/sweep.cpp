@@ -82,8 +82,12 @@ std::string plan_text(const perf::Strategy& s) {
                      s.dp, s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
 }
 std::string knobs_text(const perf::Strategy& s) {
-  return fmt::format("mb{} v{} {}{}{}{}", s.micro_batch, s.interleave, perf::to_string(s.recompute),
-                     s.sp ? " sp" : "", s.dist_opt ? " dopt" : "", s.dp_overlap ? " ovl" : "");
+  return fmt::format("mb{} v{} {}{}{}{}{}", s.micro_batch, s.interleave,
+                     perf::to_string(s.recompute), s.sp ? " sp" : "", s.dist_opt ? " dopt" : "",
+                     s.dp_overlap ? " ovl" : "",
+                     s.schedule != perf::PipelineSchedule::one_f_one_b
+                         ? fmt::format(" {}", perf::to_string(s.schedule))
+                         : "");
 }
 
 PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,

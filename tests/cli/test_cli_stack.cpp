@@ -32,8 +32,8 @@ TEST(CliStack, PresetsListsAndPrintsTheStacks) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(
       r.out,
-      "stacks: fsdp-2024, llm-foundry-2023, maxtext-2024, megatron-core-2024, megatron-lm-2021, "
-      "megatron-lm-2022, nemo-perf-2025, torchtitan-2024\n");
+      "stacks: deepseek-v3-2024, fsdp-2024, llm-foundry-2023, maxtext-2024, megatron-core-2024, "
+      "megatron-lm-2021, megatron-lm-2022, nemo-perf-2025, torchtitan-2024\n");
   const auto p = run_cli("presets stacks megatron-lm-2021");
   ASSERT_EQ(p.code, 0) << p.err;
   const auto j = nlohmann::json::parse(p.out);
@@ -106,6 +106,28 @@ TEST(CliStack, EveryTimingCommandTakesTheSoftwareOptions) {
       "sim --gpus 64 --hb-domain 8 --schedule --model Megatron-175B --batch 64 --tp 8 --pp 8 "
       "--stack megatron-lm-2021 --sp on",
       "--sp: stack megatron-lm-2021 has no sequence parallelism");
+}
+
+// Pipeline schedules: one the stack lacks, one that needs what the strategy lacks, an unknown name.
+TEST(CliStack, APipelineScheduleIsCheckedAgainstTheStackAndTheStrategy) {
+  const std::string ds =
+      "--gpus 256 --gpu H800 --model DeepSeek-V3 --seq 4096 --dtype fp8 --tp 1 --ep 8 "
+      "--micro-batch 1 --stack deepseek-v3-2024";
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --pp-schedule dualpipe",
+                      "--pp-schedule: stack megatron-core-2024 has no dualpipe schedule");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --pp-schedule zb-h1",
+                      "--pp-schedule: stack megatron-core-2024 has no zb-h1 schedule");
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --pp-schedule zb-v",
+                      "--pp-schedule: unknown pipeline schedule 'zb-v'");
+  expect_error_prefix("estimate " + ds + " --batch 512 --pp 1 --pp-schedule dualpipe",
+                      "--pp-schedule: dualpipe is a pipeline schedule: it needs pp > 1");
+  expect_error_prefix("estimate " + ds + " --pp 2 --dp 128 --batch 384 --pp-schedule dualpipe",
+                      "--pp-schedule: dualpipe needs an even pp and an even number of "
+                      "micro-batches (pp = 2, 3 micro-batches)");
+  const auto ok =
+      run_cli("estimate " + ds + " --batch 512 --pp 16 --dp 16 --pp-schedule dualpipe --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"pp_schedule\": \"dualpipe\""), std::string::npos);
 }
 
 TEST(CliStack, AKnobTheStackLacksIsNamed) {

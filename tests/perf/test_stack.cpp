@@ -29,6 +29,11 @@ bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
   if (s.dp_overlap && !k.dp_overlap) return false;
   if (tr.flash_attention && !k.flash_attention) return false;
   if (tr.dtype == Dtype::fp8 && !k.fp8) return false;
+  if (s.schedule == PipelineSchedule::zb_h1 && (!k.zb_h1 || s.pp == 1 || s.interleave > 1))
+    return false;
+  if (s.schedule == PipelineSchedule::dualpipe &&
+      (!k.dualpipe || s.pp % 2 != 0 || s.interleave > 1 || s.micro_batches(tr) % 2 != 0))
+    return false;
   return true;
 }
 }  // namespace
@@ -98,7 +103,7 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
   auto pick = [&](auto lo, auto hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
-  std::int64_t returned = 0, pipelined = 0, interleaved = 0;
+  std::int64_t returned = 0, pipelined = 0, interleaved = 0, dualpipe = 0;
   for (int trial = 0; trial < 160; ++trial) {
     Model m;
     m.name = "random";
@@ -118,7 +123,8 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
     }
     const std::int64_t k = pick(0, 1) ? 8 : 4;
     const spec::Cluster c = test::cluster("H100-SXM", k * pick(1, 64), k);
-    const spec::Stack st = load_stack(stacks[static_cast<std::size_t>(pick(0, 3))]);
+    const spec::Stack st =
+        load_stack(stacks[static_cast<std::size_t>(pick(0, std::ssize(stacks) - 1))]);
     const std::optional<Dtype> dtype =
         st.knobs.fp8 && pick(0, 1) ? std::optional(Dtype::fp8) : std::nullopt;
     const Training tr = make_training(std::int64_t{64} << pick(0, 5), 2048, st, dtype);
@@ -131,6 +137,7 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
       ++returned;
       pipelined += p.strategy.pp > 1;
       interleaved += p.strategy.interleave > 1;
+      dualpipe += p.strategy.schedule == PipelineSchedule::dualpipe;
       EXPECT_TRUE(runs_on(m, tr, p.strategy))
           << st.name << ": " << describe(p.strategy) << " (" << m.layers << " layers)";
       EXPECT_NO_THROW(validate(m, tr, p.strategy, c));
@@ -141,6 +148,7 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
   EXPECT_GT(returned, 1000);
   EXPECT_GT(pipelined, 50);
   EXPECT_GT(interleaved, 10);
+  EXPECT_GT(dualpipe, 10);
 }
 
 TEST(Stack, FsdpShardsEverythingAndGathersPerMicroBatch) {

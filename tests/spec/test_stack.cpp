@@ -27,11 +27,11 @@ Json core_json() {
 }
 }  // namespace
 
-TEST(Stack, PresetsAreTheEightProfiles) {
+TEST(Stack, PresetsAreTheNineProfiles) {
   EXPECT_EQ(spec::preset_names("stacks"),
-            (std::vector<std::string>{"fsdp-2024", "llm-foundry-2023", "maxtext-2024",
-                                      "megatron-core-2024", "megatron-lm-2021", "megatron-lm-2022",
-                                      "nemo-perf-2025", "torchtitan-2024"}));
+            (std::vector<std::string>{"deepseek-v3-2024", "fsdp-2024", "llm-foundry-2023",
+                                      "maxtext-2024", "megatron-core-2024", "megatron-lm-2021",
+                                      "megatron-lm-2022", "nemo-perf-2025", "torchtitan-2024"}));
   // The PyTorch stacks run FlashAttention-2-class kernels; the others their fused ones.
   for (const auto& n : spec::preset_names("stacks"))
     EXPECT_EQ(spec::load_stack(n).fa2_attention, n == "torchtitan-2024" || n == "llm-foundry-2023")
@@ -155,6 +155,40 @@ TEST(Stack, MalformedFilesNameTheField) {
             "stack.defaults.recompute");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline"] = false; }), "stack.knobs.interleave");
   EXPECT_EQ(field_of([] { spec::load_stack("megatron-9000"); }), "--stack");
+  // Pipeline schedules: a list of known names that includes 1f1b, on a pipelined stack.
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["pipeline_schedules"] = {"1f1b", "dualpipe"};
+            }),
+            "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline_schedules"] = "dualpipe"; }),
+            "stack.knobs.pipeline_schedules");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline_schedules"] = Json::array(); }),
+            "stack.knobs.pipeline_schedules");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["pipeline_schedules"] = {"1f1b", "zb-v"};
+            }),
+            "stack.knobs.pipeline_schedules");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["pipeline_schedules"] = {"1f1b", 2};
+            }),
+            "stack.knobs.pipeline_schedules");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline_schedules"] = {"zb-h1"}; }),
+            "stack.knobs.pipeline_schedules");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["pipeline"] = false;
+              j["knobs"]["interleave"] = false;
+              j["knobs"]["pp_comm_overlap"] = false;
+              j["knobs"]["pipeline_schedules"] = {"1f1b", "zb-h1"};
+            }),
+            "stack.knobs.pipeline_schedules");
+  // The MoE dispatch dtype: bf16 or fp8, fp8 only on a stack with fp8 GEMMs.
+  EXPECT_EQ(with([](Json& j) { j["ep_dispatch_dtype"] = "fp8"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["ep_dispatch_dtype"] = "fp4"; }), "stack.ep_dispatch_dtype");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["fp8"] = false;
+              j["ep_dispatch_dtype"] = "fp8";
+            }),
+            "stack.ep_dispatch_dtype");
 }
 
 TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {

@@ -19,6 +19,7 @@ struct StrategyPins {
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp;
   std::optional<Recompute> recompute;
   std::optional<bool> sp, dist_opt, dp_overlap;
+  std::optional<PipelineSchedule> schedule;
 };
 
 // Throws InputError naming the option when a pinned knob, the dtype or flash attention is one

@@ -13,6 +13,7 @@ namespace railsim::perf {
 
 // Recomputation modes live with the software stacks (spec/stack.hpp).
 using spec::parse_recompute;
+using spec::PipelineSchedule;
 using spec::Recompute;
 
 struct Strategy {
@@ -31,6 +32,9 @@ struct Strategy {
   // Context parallelism (Megatron-Core, Llama 3): each of the cp ranks holds s / cp tokens of
   // every sequence (2 cp chunks, load-balanced for causal attention) and all-gathers K and V.
   std::int64_t cp = 1;
+  // The pipeline schedule (pp > 1; zb_h1 and dualpipe without interleaving, where the stack has
+  // them; dualpipe with even pp and an even number of micro-batches).
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
 
   Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp}; }
   // Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch).
@@ -47,7 +51,8 @@ std::string describe(const Strategy& s);
 // checked here (an over-full strategy is valid but infeasible; see IterationTime::feasible).
 void validate(const Model& m, const Training& tr, const Strategy& s, const spec::Cluster& c);
 // Only the checks of the training's software stack (tr.stack): a knob it lacks (sp, selective
-// recompute, pp > 1, interleave > 1, the distributed optimizer, DP overlap, flash attention, fp8)
+// recompute, pp > 1, interleave > 1, the distributed optimizer, DP overlap, flash attention, fp8,
+// a pipeline schedule)
 // or a pp / pp x interleave that does not divide the layers on a stack without uneven stages.
 void validate_stack(const Model& m, const Training& tr, const Strategy& s);
 // Only the model's rules on tp, pp and cp: tp divides the attention heads (--tp), pp is at most

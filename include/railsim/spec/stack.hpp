@@ -28,6 +28,16 @@ enum class Sharding : std::uint8_t {
 };
 std::string_view to_string(Sharding s);
 
+// The pipeline schedule. one_f_one_b is Megatron's 1F1B, interleaved when interleave > 1
+// (Narayanan et al. SC'21); zb_h1 splits the backward into input- and weight-gradient passes
+// and fills the bubble with the weight passes at 1F1B's memory (Qi et al., Zero Bubble Pipeline
+// Parallelism, ICLR 2024); dualpipe feeds micro-batches from both ends, each GPU holding two
+// stages, and overlaps one micro-batch's communication with another's computation (DeepSeek-V3
+// Technical Report, arXiv 2412.19437, Sec. 3.2.1). docs/model.md section 5.
+enum class PipelineSchedule : std::uint8_t { one_f_one_b, zb_h1, dualpipe };
+std::string_view to_string(PipelineSchedule s);
+PipelineSchedule parse_schedule(std::string_view s, const std::string& option = "--pp-schedule");
+
 // The knobs a strategy may turn on under this stack.
 struct StackKnobs {
   bool pipeline = true;       // pp > 1
@@ -51,6 +61,14 @@ struct StackKnobs {
   // Context parallelism (cp > 1): the sequence split over cp ranks, K and V all-gathered per
   // layer (Megatron-Core's context_parallel_size, TorchTitan's context parallel; docs/model.md).
   bool context_parallel = true;
+  // Pipeline schedules besides 1F1B (JSON "pipeline_schedules": ["1f1b", "zb-h1", "dualpipe"],
+  // default ["1f1b"]); both need pipeline.
+  bool zb_h1 = false;
+  bool dualpipe = false;
+  bool has(PipelineSchedule s) const {
+    return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
+           (s == PipelineSchedule::dualpipe && dualpipe);
+  }
 };
 
 // What a knob not given is (estimate's strategy; the search tries every knob the stack has).
@@ -76,6 +94,11 @@ struct Stack {
   // flash_attention fraction) or FlashAttention-2-class kernels (PyTorch SDPA, Triton: the preset's
   // flash_attention_fa2). JSON "attention_kernel": "fused" (default) or "fa2".
   bool fa2_attention = false;
+  // With fp8 GEMMs, the MoE dispatch (and the backward's transfer of the activation gradient the
+  // same way) sends fp8 activations while the combines stay bf16 (DeepSeek-V3 report, Sec. 3.3.2,
+  // low-precision communication): the all-to-all carries 1.5 bytes per element on average.
+  // JSON "ep_dispatch_dtype": "bf16" (default) or "fp8".
+  bool fp8_dispatch = false;
   std::string source;
 };
 

@@ -1,0 +1,124 @@
+// Pipeline schedules besides 1F1B: ZB-H1 (Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024)
+// and DualPipe (DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.2.1, Table 2). The bubble
+// follows each paper's formula in units of the stage's forward F, backward B and weight-gradient
+// W; DualPipe doubles the weights and keeps p + 1 micro-batches in flight and hides the EP and PP
+// communication behind the other micro-batch's computation.
+#include <gtest/gtest.h>
+
+#include "railsim/perf/comm_schedule.hpp"
+#include "test_perf_common.hpp"
+
+using namespace railsim;
+using namespace railsim::perf;
+
+namespace {
+Stack with_schedules() {
+  Stack st;
+  st.name = "test-schedules";
+  st.knobs.zb_h1 = true;
+  st.knobs.dualpipe = true;
+  return st;
+}
+
+Strategy gpt_strategy(PipelineSchedule sch) {
+  Strategy s{.tp = 8, .pp = 8, .dp = 1, .recompute = Recompute::selective, .sp = true};
+  s.schedule = sch;
+  return s;
+}
+}  // namespace
+
+// GPT-3 175B (96 layers, 12 per stage) on 64 A100, 32 micro-batches. A GEMM-dominated layer
+// has F : B : W close to 1 : 2 : 1 (two backward GEMMs per forward one, W one of them), so ZB-H1
+// leaves about (1 + 2 - 2) / 3 = 1/3 of 1F1B's bubble and DualPipe (p/2 - 1)(1 + 4 - 3) /
+// ((p - 1) 3) = 2/7 at p = 8; attention and element-wise work sit in F and B only, which raises
+// both shares a little. The busy time and ZB-H1's memory are 1F1B's.
+TEST(PipelineSchedule, ZeroBubbleAndDualPipeShrinkTheBubbleByTheirFormulas) {
+  Model m = load_model("GPT-3-175B");
+  m.vocab = 1;  // no output-layer imbalance in the bubble entry
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  const Training tr = make_training(32, 2048, with_schedules());
+  const IterationTime base = estimate(m, tr, gpt_strategy(PipelineSchedule::one_f_one_b), c, d);
+  const IterationTime zb = estimate(m, tr, gpt_strategy(PipelineSchedule::zb_h1), c, d);
+  const IterationTime dual = estimate(m, tr, gpt_strategy(PipelineSchedule::dualpipe), c, d);
+  const double r_zb = zb.breakdown.bubble_s / base.breakdown.bubble_s;
+  const double r_dual = dual.breakdown.bubble_s / base.breakdown.bubble_s;
+  EXPECT_GT(r_zb, 1.0 / 3.0);
+  EXPECT_LT(r_zb, 0.45);
+  EXPECT_GT(r_dual, 2.0 / 7.0);
+  EXPECT_LT(r_dual, 0.40);
+  EXPECT_DOUBLE_EQ(zb.breakdown.compute_s, base.breakdown.compute_s);
+  EXPECT_DOUBLE_EQ(zb.memory.total(), base.memory.total());
+  EXPECT_LT(zb.iteration_time_s, base.iteration_time_s);
+  for (const IterationTime* it : {&base, &zb, &dual})
+    EXPECT_NEAR(it->breakdown.total(), it->iteration_time_s, 1e-9 * it->iteration_time_s);
+}
+
+// DualPipe's memory (DeepSeek-V3 report, Table 2): parameters 2x (each GPU holds the stage of
+// both directions: weights and gradients twice, one optimizer state), activations of p + 1
+// micro-batches against 1F1B's p.
+TEST(PipelineSchedule, DualPipeHoldsTwoCopiesAndOneMoreMicroBatch) {
+  const Model m = load_model("GPT-3-175B");  // 96 layers: 12 on every one of 8 stages
+  const Training tr = make_training(64, 2048, with_schedules());
+  Strategy s = gpt_strategy(PipelineSchedule::one_f_one_b);
+  s.dp = 2;
+  s.dist_opt = true;
+  const MemoryUse one = memory_use(m, tr, s);
+  s.schedule = PipelineSchedule::dualpipe;
+  const MemoryUse dual = memory_use(m, tr, s);
+  EXPECT_DOUBLE_EQ(dual.weights_bytes, 2.0 * one.weights_bytes);
+  EXPECT_DOUBLE_EQ(dual.gradients_bytes, 2.0 * one.gradients_bytes);
+  EXPECT_DOUBLE_EQ(dual.optimizer_bytes, one.optimizer_bytes);
+  EXPECT_NEAR(dual.activations_bytes, 9.0 / 8.0 * one.activations_bytes,
+              1e-9 * one.activations_bytes);
+}
+
+// DualPipe overlaps each micro-batch's all-to-all and PP sends with another micro-batch's
+// computation: the PP sends leave the critical path, the EP time exposed is what exceeds the
+// computation plus the 20 SMs' slowdown, less than 1F1B's whole all-to-all.
+TEST(PipelineSchedule, DualPipeHidesTheAllToAllBehindTheOtherMicroBatch) {
+  const Model m = load_model("Mixtral-8x7B");
+  const spec::Cluster c = test::cluster("H100-SXM", 256, 8);
+  const auto d = test::design_spread(spec::DesignKind::rail_only);
+  const Training tr = make_training(512, 4096, with_schedules());
+  Strategy s{.tp = 1, .pp = 4, .dp = 64, .ep = 8, .recompute = Recompute::selective};
+  s.dist_opt = true;
+  const IterationTime one = estimate(m, tr, s, c, d);
+  s.schedule = PipelineSchedule::dualpipe;
+  const IterationTime dual = estimate(m, tr, s, c, d);
+  ASSERT_GT(one.breakdown.ep_comm_s, 0);
+  ASSERT_GT(one.breakdown.pp_comm_s, 0);
+  EXPECT_LT(dual.breakdown.ep_comm_s, one.breakdown.ep_comm_s);
+  EXPECT_EQ(dual.breakdown.pp_comm_s, 0.0);
+  EXPECT_GT(dual.breakdown.pp_hidden_s, 0.0);
+  EXPECT_DOUBLE_EQ(dual.breakdown.compute_s, one.breakdown.compute_s);
+  EXPECT_LT(dual.iteration_time_s, one.iteration_time_s);
+  EXPECT_NEAR(dual.breakdown.total(), dual.iteration_time_s, 1e-9 * dual.iteration_time_s);
+  // The communication is the same bytes: only the schedule changed.
+  const Placement pl(c, s.degrees());
+  EXPECT_DOUBLE_EQ(wire_bytes(build_comm_schedule(m, tr, s, pl), pl).total(), [&] {
+    Strategy x = s;
+    x.schedule = PipelineSchedule::one_f_one_b;
+    return wire_bytes(build_comm_schedule(m, tr, x, pl), pl).total();
+  }());
+}
+
+// fp8 dispatch (DeepSeek-V3 report, Sec. 3.3.2): under fp8 training one of each pass's two
+// all-to-alls sends fp8 (1 byte), the other bf16: 3/4 of the bf16 bytes; under bf16, unchanged.
+TEST(PipelineSchedule, Fp8DispatchSendsThreeQuartersOfTheBytes) {
+  const Model m = load_model("Mixtral-8x7B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  Stack st = with_schedules();
+  Strategy s{.tp = 1, .pp = 1, .dp = 64, .ep = 8};
+  const Placement pl(c, s.degrees());
+  auto ep_bytes = [&](const Stack& x, Dtype dt) {
+    double b = 0;
+    for (const CommOp& op : build_comm_schedule(m, make_training(512, 4096, x, dt), s, pl))
+      if (op.parallelism == Parallelism::ep) b += op.bytes * op.count;
+    return b;
+  };
+  const double bf16 = ep_bytes(st, Dtype::fp8);
+  st.fp8_dispatch = true;
+  EXPECT_DOUBLE_EQ(ep_bytes(st, Dtype::fp8), 0.75 * bf16);
+  EXPECT_DOUBLE_EQ(ep_bytes(st, Dtype::bf16), bf16);
+}
