@@ -89,6 +89,7 @@ EstimateContext make_context(const Model& m, const Training& tr, const spec::Clu
     ctx.peak_flops = c.gpu.peak_bf16_flops;
   }
   ctx.gemm = make_gemm_caps(c.gpu, tr.dtype);
+  ctx.gemm_bf16 = make_gemm_caps(c.gpu, Dtype::bf16);
   return ctx;
 }
 
@@ -524,10 +525,14 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
   else if (s.recompute == Recompute::full)
     out.recompute = out.fwd;
-  // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times).
+  // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times). The
+  // output layer runs in bf16 under fp8 training: Megatron-Core's fp8 autocast covers the
+  // transformer block only, its output layer being a plain ColumnParallelLinear; TorchTitan's
+  // float8 conversion skips the output layer; DeepSeek-V3 keeps its output head in BF16 (report,
+  // Sec. 3.3.1).
   double logits_bwd = 0;
-  out.logits =
-      gemm_fwd_bwd_time(gc, T, V / t, h, &logits_bwd) + logits_bwd + 3.0 * 12.0 * T * V / t / hbm;
+  out.logits = gemm_fwd_bwd_time(ctx.gemm_bf16, T, V / t, h, &logits_bwd) + logits_bwd +
+               3.0 * 12.0 * T * V / t / hbm;
   return out;
 }
 

@@ -135,3 +135,23 @@ TEST(Features, FewerLayersOnTheFirstStageAndTheFullestStageSetsMemory) {
     EXPECT_NEAR(uneven.weights_bytes, even.weights_bytes - emb, 1e-9 * even.weights_bytes) << v;
   }
 }
+
+// Under fp8 training the output layer stays bf16 (Megatron-Core's fp8 autocast covers the
+// transformer block only): what the vocabulary adds to the compute is the same in fp8 and bf16.
+TEST(Features, Fp8LeavesTheOutputLayerInBf16) {
+  Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 8, 8);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  Strategy s{.tp = 1, .pp = 1, .dp = 8, .micro_batch = 1};
+  s.recompute = Recompute::selective;
+  auto vocab_cost = [&](Dtype dt) {
+    const Training tr{64, 8192, dt};
+    m.vocab = 128256;
+    const double with = estimate(m, tr, s, c, d).breakdown.compute_s;
+    m.vocab = 1;
+    return with - estimate(m, tr, s, c, d).breakdown.compute_s;
+  };
+  const double bf16 = vocab_cost(Dtype::bf16), fp8 = vocab_cost(Dtype::fp8);
+  ASSERT_GT(bf16, 0.0);
+  EXPECT_NEAR(fp8, bf16, 1e-9 * bf16);
+}

@@ -58,8 +58,9 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_NEAR(tables[5].points[0].error(), -0.032, 0.001);  // fit
   EXPECT_NEAR(tables[3].points[1].error(), 0.017, 0.001);   // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.001, 0.001);  // the fit point (8B, 25.11)
-  // 70B with TP and PP overlap (with neither: -17.0%, TP overlap alone: -6.9%).
-  EXPECT_NEAR(tables[4].points[0].error(), -0.024, 0.001);
+  // 70B with TP and PP overlap and the output layer in bf16 (with the output layer at fp8 speed and
+  // gemm_max_fp8 fitted so: -2.4%).
+  EXPECT_NEAR(tables[4].points[0].error(), -0.057, 0.001);
   // Megatron-Core at 4,608 GPUs on InfiniBand's adaptive routing (under hashed ECMP: -7.7%; before
   // DP overlapped per model chunk: -12.6%), held out; the fall in MFU from 96 to 4,608 GPUs (47%
   // to 42%, 5 points) within 2 points.
@@ -205,10 +206,11 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
     EXPECT_NEAR(it.model_flops / (380e12 * 16384), 15.3, 0.1);
   }
   {
-    // 2,048 H800, EP 64, PP 16. On Megatron-Core's 1F1B with bf16 dispatch: 289K GPU-hours per
+    // 2,048 H800, EP 64, PP 16. On Megatron-Core's 1F1B with bf16 dispatch: 284K GPU-hours per
     // trillion tokens against the published 180K, the EP all-to-all half the iteration. On
-    // DeepSeek's stack, DualPipe with fp8 dispatch: 148K (18% under the published whole-run
-    // average), the all-to-all partly hidden behind the other micro-batch's computation.
+    // DeepSeek's stack, DualPipe with fp8 dispatch: 170K (6% under the published whole-run
+    // average), the all-to-all partly hidden behind the other micro-batch's computation; the
+    // last stage, 3 layers and the bf16 output layer, paces the pipeline.
     const spec::GpuSpec g = spec::load_gpu("H800");
     const spec::Cluster c = spec::make_cluster(g, 2048, 8, 400, 200, 1);
     const Model m = load_model("DeepSeek-V3");
@@ -221,15 +223,15 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
     auto gpu_hours_per_t = [](const IterationTime& x) {
       return 2048.0 * 1e12 / x.tokens_per_s / 3600.0;
     };
-    EXPECT_NEAR(gpu_hours_per_t(it), 289e3, 3e3);
+    EXPECT_NEAR(gpu_hours_per_t(it), 284e3, 3e3);
     EXPECT_GT(it.breakdown.ep_comm_s, 0.5 * it.iteration_time_s);
-    EXPECT_NEAR(it.iteration_time_s - it.breakdown.ep_comm_s, 15.2, 0.2);
+    EXPECT_NEAR(it.iteration_time_s - it.breakdown.ep_comm_s, 14.6, 0.2);
     const Training ds = make_training(15360, 4096, load_stack("deepseek-v3-2024"), Dtype::fp8);
     s.schedule = PipelineSchedule::dualpipe;
     const IterationTime dual = estimate(m, ds, s, c, ib);
-    EXPECT_NEAR(dual.iteration_time_s, 16.3, 0.1);
-    EXPECT_NEAR(gpu_hours_per_t(dual), 148e3, 2e3);
-    EXPECT_NEAR(dual.breakdown.ep_comm_s, 4.7, 0.1);
-    EXPECT_NEAR(dual.breakdown.bubble_s, 1.3, 0.1);
+    EXPECT_NEAR(dual.iteration_time_s, 18.8, 0.1);
+    EXPECT_NEAR(gpu_hours_per_t(dual), 170e3, 2e3);
+    EXPECT_NEAR(dual.breakdown.ep_comm_s, 5.1, 0.1);
+    EXPECT_NEAR(dual.breakdown.bubble_s, 3.6, 0.1);
   }
 }

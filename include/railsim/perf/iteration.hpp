@@ -122,6 +122,7 @@ struct EstimateContext {
   PlacementKind placement = PlacementKind::rail_aligned;
   double peak_flops = 0;  // per GPU at the training dtype
   GemmCaps gemm;          // the GEMM model at the training dtype
+  GemmCaps gemm_bf16;     // in bf16: the output layer, which fp8 training leaves in bf16
 };
 // Checks dtype support (fp8 on a GPU without fp8 throws InputError("--dtype", ...)).
 EstimateContext make_context(const Model& m, const Training& tr, const spec::Cluster& c,
