@@ -106,25 +106,33 @@ struct LayerActivations {
   double shared = 0, split = 0, attn = 0;
 };
 
-LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction) {
+LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction,
+                                   bool fp8) {
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
-  const double dense_ffn = (m.gated_ffn ? 6.0 : 4.0) * tokens * static_cast<double>(m.ffn_hidden);
+  // FFN bytes per token per FFN unit: FC1's output (2 units gated, 1 plain, bf16) and FC2's input
+  // (bf16; fp8 when the GEMMs run fp8: Transformer Engine keeps the fp8 cast of a Linear's input
+  // for its weight-gradient GEMM, not the bf16 tensor).
+  const double ffn_bytes = (m.gated_ffn ? 4.0 : 2.0) + (fp8 ? 1.0 : 2.0);
+  const double dense_ffn = ffn_bytes * tokens * static_cast<double>(m.ffn_hidden);
   const double moe_ffn =
-      (m.gated_ffn ? 6.0 : 4.0) * tokens *
+      ffn_bytes * tokens *
       (static_cast<double>(m.top_k) * m.capacity_factor * static_cast<double>(m.expert_ffn_hidden) +
        m.shared_ffn());
   const double ffn = moe_fraction * moe_ffn + (1.0 - moe_fraction) * dense_ffn;
   LayerActivations la;
-  // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8.
-  la.shared = (m.dropout ? 10.0 : 8.0) * tokens * h;
+  // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8. With
+  // fp8 GEMMs the inputs of QKV and FC1 (2 s b h each) are kept as their fp8 casts (s b h each).
+  la.shared = ((m.dropout ? 10.0 : 8.0) - (fp8 ? 2.0 : 0.0)) * tokens * h;
   // Q (2sbh), K and V (4 s b kvd) for Q K^T and A V, the projection input (2sbh), the FFN's
   // intermediate tensors, the FC1 output side (sbh bias-dropout): 24 s b h for a GPT layer.
   // MLA also keeps its two latents and the rotary key, the up-projections' inputs (ours).
   const double latents =
       m.is_mla() ? static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0.0;
+  // With fp8 the projection keeps an fp8 copy of its input besides the attention output that the
+  // fused attention's backward keeps in bf16 (ours, from Transformer Engine's Linear).
   la.split = 2.0 * tokens * (m.q_width() + m.k_width() + m.v_width() + m.attn_out_width()) +
-             2.0 * tokens * latents + ffn;
+             (fp8 ? tokens * m.attn_out_width() : 0.0) + 2.0 * tokens * latents + ffn;
   // QK^T and softmax outputs (2 + 2 bytes per score) and the attention-dropout mask (1).
   la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
   return la;
@@ -141,8 +149,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const double edp = static_cast<double>(s.dp * s.cp / s.ep);
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
-  LayerActivations la =
-      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction);
+  LayerActivations la = layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len),
+                                          moe_fraction, tr.dtype == Dtype::fp8);
   if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
   double per_layer;

@@ -155,3 +155,21 @@ TEST(Features, Fp8LeavesTheOutputLayerInBf16) {
   ASSERT_GT(bf16, 0.0);
   EXPECT_NEAR(fp8, bf16, 1e-9 * bf16);
 }
+
+// fp8 GEMMs keep fp8 casts of their inputs for the backward (Transformer Engine): per token per
+// layer, the QKV and FC1 inputs lose h bytes each, FC2's input one byte per FFN element, and the
+// projection keeps an fp8 copy of its input (+ one byte per element): with TP t and SP, Llama 3
+// 70B's layer (h 8,192, FFN 28,672, attention output 8,192) stores (2 h + f - h) / t fewer
+// bytes per token.
+TEST(Features, Fp8KeepsTheCastsOfTheGemmInputs) {
+  const Model m = load_model("Llama-3-70B");
+  Strategy s{.tp = 4, .pp = 1, .dp = 16, .micro_batch = 1};
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  const Training bf16{64, 8192, Dtype::bf16}, fp8{64, 8192, Dtype::fp8};
+  const double saved =
+      memory_use(m, bf16, s).activations_bytes - memory_use(m, fp8, s).activations_bytes;
+  const double h = 8192, f = 28672, tokens = 8192;
+  // 80 layers held (1 stage, 1 micro-batch in flight); the fp32 logits are the same in both.
+  EXPECT_NEAR(saved, 80.0 * tokens * (2.0 * h + f - h) / 4.0, 1e-6 * saved);
+}
