@@ -156,8 +156,7 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       o.overlappable = s.dp_overlap;
       cs.add(o);
     };
-    const spec::Sharding sharding =
-        s.dist_opt ? tr.stack.knobs.distributed_optimizer : spec::Sharding::none;
+    const spec::Sharding sharding = detail::sharding_of(tr, s);
     if (sharding == spec::Sharding::full) {
       // ZeRO-3 / FSDP (Zhao et al. 2023, Sec. 3): for every micro-batch each layer's bf16 weights
       // are all-gathered before its forward and again before its backward, and its fp32

@@ -8,6 +8,17 @@ namespace railsim::perf::detail {
 inline constexpr double kActBytes = 2.0;    // bf16 activations and activation gradients
 inline constexpr double kParamBytes = 2.0;  // bf16 weights (all-gathered by the dist. optimizer)
 
+// What the distributed optimizer shards for this strategy: none without it; the stack's level,
+// except that full sharding (FSDP) under pipeline parallelism keeps each stage's gathered weights
+// across its micro-batches and reduce-scatters the gradients after each, i.e. ZeRO-2 (TorchTitan
+// sets reshard_after_forward = False when pipelining: Liang et al., arXiv 2410.06511, and its
+// parallelize code).
+inline spec::Sharding sharding_of(const Training& tr, const Strategy& s) {
+  if (!s.dist_opt) return spec::Sharding::none;
+  const spec::Sharding k = tr.stack.knobs.distributed_optimizer;
+  return k == spec::Sharding::full && s.pp > 1 ? spec::Sharding::gradients : k;
+}
+
 struct StageShape {
   double layers = 0;        // transformer layers on the fullest pipeline stage
   double layers_first = 0;  // on the first stage (which also holds the embedding)

@@ -190,8 +190,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const double opt_bytes = grad_bytes < 4.0 ? 16.0 : 12.0;
     mem.gradients_bytes = grad_bytes * params;
     mem.optimizer_bytes = s.dist_opt ? opt_bytes * (dense / dp + expert / edp) : opt_bytes * params;
-    const spec::Sharding sharding =
-        s.dist_opt ? tr.stack.knobs.distributed_optimizer : spec::Sharding::none;
+    const spec::Sharding sharding = detail::sharding_of(tr, s);
     if (sharding == spec::Sharding::gradients) {
       // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
       // accumulated in an fp32 shard (4 bytes over dp; Llama 3 accumulates and reduce-scatters

@@ -327,3 +327,42 @@ TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
   EXPECT_NEAR(compute("torchtitan-2024", 8192) - compute("fsdp-2024", 8192),
               core_flops / 989e12 * (1.0 / 0.35 - 1.0 / 0.55), 1e-9);
 }
+
+// FSDP under pipeline parallelism (TorchTitan: reshard_after_forward = False when pipelining)
+// keeps each stage's gathered weights across its micro-batches: the schedule and memory of
+// ZeRO-2 (gradients reduce-scattered per micro-batch, one all-gather after the step), not
+// ZeRO-3's two all-gathers per micro-batch.
+TEST(Stack, FsdpWithPipelineKeepsTheGatheredWeights) {
+  const Model m = load_model("Llama-3-70B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  const Training titan = make_training(256, 8192, load_stack("torchtitan-2024"));
+  Stack zero2_stack = load_stack("torchtitan-2024");
+  zero2_stack.knobs.distributed_optimizer = spec::Sharding::gradients;
+  const Training zero2 = make_training(256, 8192, zero2_stack);
+  Strategy s{.tp = 8, .pp = 4, .dp = 2};
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  validate(m, titan, s, c);
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  int gathers = 0;
+  for (const CommOp& op : build_comm_schedule(m, titan, s, pl))
+    if (op.parallelism == Parallelism::dp && op.op == CollectiveOp::all_gather) {
+      ++gathers;
+      EXPECT_EQ(op.phase, Phase::optimizer);
+    }
+  EXPECT_EQ(gathers, 1);
+  EXPECT_DOUBLE_EQ(memory_use(m, titan, s).total(), memory_use(m, zero2, s).total());
+  EXPECT_DOUBLE_EQ(wire_bytes(build_comm_schedule(m, titan, s, pl), pl).total(),
+                   wire_bytes(build_comm_schedule(m, zero2, s, pl), pl).total());
+  // Without pipelining the same stack is ZeRO-3: weights gathered per micro-batch.
+  Strategy one = s;
+  one.pp = 1;
+  one.dp = 8;
+  int gathers1 = 0;
+  const Placement pl1(c, one.degrees(), PlacementKind::rail_aligned);
+  for (const CommOp& op : build_comm_schedule(m, titan, one, pl1))
+    gathers1 += op.parallelism == Parallelism::dp && op.op == CollectiveOp::all_gather;
+  EXPECT_EQ(gathers1, 2);
+}
