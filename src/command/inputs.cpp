@@ -261,6 +261,11 @@ std::vector<Field> strategy_fields() {
       "cp", "--cp", "Context-parallel degree (sequence split in 2 cp chunks; 2 cp divides --seq)",
       1, maxdeg));
   f.push_back(integer_field("ep", "--ep", "Expert-parallel degree (MoE; divides dp)", 1, maxdeg));
+  f.push_back(integer_field("hsdp", "--hsdp",
+                            "Hybrid sharding: shard weights, gradients and optimizer state over "
+                            "groups of this many DP x CP ranks and replicate across the groups "
+                            "(stacks with hybrid sharding; 0 = over the whole group)",
+                            0, maxdeg));
   f.push_back(integer_field("micro_batch", "--micro-batch", "Micro-batch size in sequences", 1,
                             std::int64_t{1} << 40));
   f.push_back(
@@ -306,6 +311,7 @@ StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) 
   in.pins.dp = a.integer_if("dp");
   in.pins.ep = a.integer_if("ep");
   in.pins.cp = a.integer_if("cp");
+  in.pins.hsdp = a.integer_if("hsdp");
   in.pins.micro_batch = a.integer_if("micro_batch");
   in.pins.interleave = a.integer_if("interleave");
   if (const auto r = a.text_if("recompute"))

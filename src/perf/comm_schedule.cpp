@@ -147,16 +147,24 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     op.phase = Phase::backward;
     cs.add(op);
   }
+  // HSDP: the sharded collectives stay in the shard group, and the gradient shards are
+  // all-reduced over the replica group once per iteration (PyTorch FSDP's HYBRID_SHARD; FSDP2
+  // all-reduces after the last micro-batch's reduce-scatter).
+  const bool hsdp = s.hsdp > 0 && s.hsdp < s.dp * s.cp;
   auto add_dp = [&](Axis axis, double params) {
     if (pl.axis_size(axis) <= 1 || params <= 0) return;
-    const Algorithm alg = reduction_algorithm(pl.shape(axis));
+    const spec::Sharding sharding = detail::sharding_of(tr, s);
+    const bool sharded = sharding == spec::Sharding::full || sharding == spec::Sharding::gradients;
+    const Axis shard_axis = hsdp && sharded && axis == Axis::dp ? Axis::dp_shard : axis;
     // One collective of `bytes_per_param` per parameter, `count` times; hidden with DP overlap.
-    auto add = [&](CollectiveOp op, Phase ph, double bytes_per_param, double count) {
-      CommOp o{op, Parallelism::dp, axis, alg, ph, params * bytes_per_param, count};
+    auto add = [&](CollectiveOp op, Phase ph, double bytes_per_param, double count,
+                   Axis on = Axis::dp) {
+      const Axis ax = on == Axis::dp ? shard_axis : on;
+      CommOp o{op, Parallelism::dp,          ax,   reduction_algorithm(pl.shape(ax)),
+               ph, params * bytes_per_param, count};
       o.overlappable = s.dp_overlap;
       cs.add(o);
     };
-    const spec::Sharding sharding = detail::sharding_of(tr, s);
     if (sharding == spec::Sharding::full) {
       // ZeRO-3 / FSDP (Zhao et al. 2023, Sec. 3): for every micro-batch each layer's bf16 weights
       // are all-gathered before its forward and again before its backward, and its fp32
@@ -165,10 +173,9 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
         add(CollectiveOp::all_gather, ph, detail::kParamBytes, mb);
       add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
     } else if (sharding == spec::Sharding::gradients) {
-      // ZeRO-2 (Rajbhandari et al. 2020, stage 2; Llama 3's FSDP, Dubey et al. 2024, Sec. 3.3.2:
-      // optimizer state and gradients sharded, weights kept after the forward): each
-      // micro-batch's gradients are reduce-scattered after its backward and accumulated in the
-      // shard; the updated weights are all-gathered once, after the optimizer step.
+      // ZeRO-2 (Rajbhandari et al. 2020, stage 2; FSDP under pipelining, detail::sharding_of):
+      // each micro-batch's gradients are reduce-scattered after its backward and accumulated in
+      // the shard; the updated weights are all-gathered once, after the optimizer step.
       add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
       add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     } else if (!s.dist_opt) {
@@ -177,6 +184,9 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, 1.0);
       add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     }
+    if (shard_axis == Axis::dp_shard)  // the fp32 gradient shard, 4 P / g bytes per GPU
+      add(CollectiveOp::all_reduce, Phase::backward, 4.0 / static_cast<double>(s.hsdp), 1.0,
+          Axis::dp_replica);
   };
   add_dp(Axis::dp, st.dense_params);
   if (m.is_moe()) add_dp(Axis::edp, st.expert_params);

@@ -147,6 +147,9 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
   const double dp = static_cast<double>(s.dp * s.cp);
   const double edp = static_cast<double>(s.dp * s.cp / s.ep);
+  // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
+  const double shard = s.hsdp > 0 ? static_cast<double>(s.hsdp) : dp;
+  const double eshard = s.hsdp > 0 ? shard : edp;
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   LayerActivations la = layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len),
@@ -193,11 +196,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const spec::Sharding sharding = detail::sharding_of(tr, s);
     if (sharding == spec::Sharding::gradients) {
       // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
-      // accumulated in an fp32 shard (4 bytes over dp; Llama 3 accumulates and reduce-scatters
-      // in fp32, Dubey et al. 2024, Sec. 3.3.2) and Adam's 12 bytes sharded; the full-size
-      // gradients of two units (one being reduced, one being computed) exist only in flight
-      // (ours, as for ZeRO-3 below).
-      const double sharded = dense / dp + expert / edp;
+      // accumulated in an fp32 shard (4 bytes over the shard group) and Adam's 12 bytes sharded;
+      // the full-size gradients of two units (one being reduced, one being computed) exist only
+      // in flight (ours, as for ZeRO-3 below).
+      const double sharded = dense / shard + expert / eshard;
       const double unit = std::max(dense_layer + expert_layer, embedding);
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = 12.0 * sharded;
@@ -210,7 +212,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       // 2023, Sec. 3.4, mixed precision). Plus the unit in use and the one prefetched: bf16
       // weights and fp32 gradients of two units, a unit being one layer or the embedding (ours,
       // after Zhao et al. 2023's one-unit prefetch).
-      const double sharded = dense / dp + expert / edp;
+      const double sharded = dense / shard + expert / eshard;
       const double unit = std::max(dense_layer + expert_layer, embedding);
       mem.weights_bytes = 2.0 * 2.0 * unit;
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
@@ -552,6 +554,7 @@ struct CommTotals {
   double sp_fwd_n = 0, sp_bwd_n = 0;  // SP collectives per stage per micro-batch
   double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
   double dp_fwd_n = 1, dp_bwd_n = 1;  // instances (FSDP: one per micro-batch)
+  double dp_bwd_once = 0;             // backward DP time once per iteration
   bool dp_fwd_overlap = false, dp_bwd_overlap = false, dp_opt_overlap = false;
   bool cross_rail = false;
 };
@@ -595,9 +598,12 @@ CommTotals comm_totals(const CommSchedule& cs, const Placement& pl, const Networ
           k.dp_fwd += ct.time_s * op.count;
           k.dp_fwd_n = std::max(1.0, op.count);
           k.dp_fwd_overlap = op.overlappable;
-        } else {
+        } else if (op.count > 1.0) {  // once per micro-batch (FSDP, ZeRO-2)
           k.dp_bwd += ct.time_s * op.count;
-          k.dp_bwd_n = std::max(1.0, op.count);
+          k.dp_bwd_n = op.count;
+          k.dp_bwd_overlap = op.overlappable;
+        } else {  // once per iteration (ZeRO-1, all-reduce; HSDP's replica all-reduce)
+          k.dp_bwd_once += ct.time_s * op.count;
           k.dp_bwd_overlap = op.overlappable;
         }
         k.dp_fw += ct.forwarding_s * op.count;
@@ -771,8 +777,11 @@ double dp_exposed_time(const CommTotals& k, const detail::StageShape& st, const 
                               time / std::max(1.0, st.layers));
   };
   // Reductions repeated per micro-batch (FSDP) hide each behind that micro-batch's pass (ours).
+  // What runs once per iteration after the last backward (ZeRO-1's reduction, HSDP's replica
+  // all-reduce) hides behind that backward chunk by chunk.
   return k.dp_bwd_n *
              exposed(k.dp_bwd / k.dp_bwd_n, k.dp_bwd_overlap, last_bwd, k.dp_bwd_n > 1 ? 1.0 : v) +
+         exposed(k.dp_bwd_once, k.dp_bwd_overlap, last_bwd, v) +
          k.dp_fwd_n *
              exposed(k.dp_fwd / k.dp_fwd_n, k.dp_fwd_overlap, sc.fwd, k.dp_fwd_n > 1 ? 1.0 : v) +
          exposed(k.dp_opt, k.dp_opt_overlap, sc.fwd, 1.0);
@@ -882,7 +891,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.rail_forwarding_s = mb * (k.fw_mb * avg_scale + k.fw_pp_mb * pp_exposed_share);
   bd.pipeline_overhead_s = pt.overhead;
   bd.bubble_s = pt.pipe - pt.overhead - mb * (pt.t_avg - pp_part + pt.pp_steady);
-  const double dp_total = k.dp_fwd + k.dp_bwd + k.dp_opt;
+  const double dp_total = k.dp_fwd + k.dp_bwd + k.dp_bwd_once + k.dp_opt;
   const double fw_share = dp_total > 0 ? k.dp_fw / dp_total : 0.0;
   bd.rail_forwarding_s += dp_exposed * fw_share;
   bd.dp_comm_s = dp_exposed * (1.0 - fw_share);

@@ -13,12 +13,14 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Axis, 6> kAxisNames{{{{Axis::tp, "tp"},
+constexpr EnumNames<Axis, 8> kAxisNames{{{{Axis::tp, "tp"},
                                           {Axis::dp, "dp"},
                                           {Axis::pp, "pp"},
                                           {Axis::ep, "ep"},
                                           {Axis::edp, "edp"},
-                                          {Axis::cp, "cp"}}}};
+                                          {Axis::cp, "cp"},
+                                          {Axis::dp_shard, "dp_shard"},
+                                          {Axis::dp_replica, "dp_replica"}}}};
 constexpr EnumNames<PlacementKind, 3> kPlacementNames{
     {{{PlacementKind::rail_aligned, "rail_aligned"},
       {PlacementKind::tp_across_domains, "tp_across_domains"},
@@ -99,6 +101,10 @@ std::int64_t Placement::axis_size(Axis a) const {
       return d_.dp * d_.cp / d_.ep;
     case Axis::cp:
       return d_.cp;
+    case Axis::dp_shard:
+      return d_.shard_size();
+    case Axis::dp_replica:
+      return d_.dp * d_.cp / d_.shard_size();
   }
   return 1;
 }
@@ -110,9 +116,12 @@ std::int64_t Placement::axis_stride(Axis a) const {
     case Axis::dp:
     case Axis::cp:
     case Axis::ep:
+    case Axis::dp_shard:
       return d_.tp;
     case Axis::edp:
       return d_.tp * d_.ep;
+    case Axis::dp_replica:
+      return d_.tp * d_.shard_size();
     case Axis::pp:
       return d_.tp * d_.cp * d_.dp;
   }
@@ -168,7 +177,7 @@ GroupShape Placement::shape(Axis a) const {
   // every group: most domains, most members in one domain, rail-aligned only if every group is.
   // Memoised per thread (the search meets the same irregular axes again and again).
   struct Entry {
-    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0, cp = 0;
+    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0, cp = 0, shard = 0;
     PlacementKind kind = PlacementKind::rail_aligned;
     Axis axis = Axis::tp;
     std::uint64_t seed = 0;  // a shuffled placement is a function of N and its seed
@@ -181,7 +190,7 @@ GroupShape Placement::shape(Axis a) const {
        static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(kind_) * 5) %
       cache.size())];
   if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp && e.ep == d_.ep &&
-      e.cp == d_.cp && e.kind == kind_ && e.axis == a && e.seed == seed_)
+      e.cp == d_.cp && e.shard == d_.shard && e.kind == kind_ && e.axis == a && e.seed == seed_)
     return e.shape;
   out.size = n;
   out.domains = 0;
@@ -216,7 +225,7 @@ GroupShape Placement::shape(Axis a) const {
     out.per_domain = std::max(out.per_domain, per_domain);
     out.rail_aligned = out.rail_aligned && aligned;
   }
-  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, d_.cp, kind_, a, seed_, out};
+  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, d_.cp, d_.shard, kind_, a, seed_, out};
   return out;
 }
 

@@ -23,7 +23,7 @@ namespace {
 auto key(const Strategy& s) {
   return std::make_tuple(s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave,
                          static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap, s.cp,
-                         static_cast<int>(s.schedule));
+                         static_cast<int>(s.schedule), s.hsdp);
 }
 
 void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
@@ -142,12 +142,23 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
 // and memory are recompute none's, so unless it is pinned it is visited once, as none.
 template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
-                 bool flash, std::int64_t batch, Visit&& visit) {
+                 bool flash, std::int64_t batch, std::int64_t hb_domain, Visit&& visit) {
   // DualPipe needs an even pp and an even number of micro-batches (perf::validate's rule).
   const bool dualpipe_fits = sh.pp % 2 == 0 && (batch / (sh.dp * sh.mb)) % 2 == 0;
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   s.cp = sh.cp;
   const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
+  // HSDP's shard group where the stack has it: the largest proper divisor of dp x cp whose group
+  // stays in one HB domain (tp x g <= K): gathers on NVLink, replicas across domains (ours).
+  std::int64_t hsdp_g = 0;
+  if (knobs.hsdp && knobs.distributed_optimizer == spec::Sharding::full && sh.ep == 1)
+    for (std::int64_t g = std::min(dp_cp - 1, hb_domain / sh.tp); g > 1 && hsdp_g == 0; --g)
+      if (dp_cp % g == 0) hsdp_g = g;
+  // Pinned: that group alone (0: none), where it divides dp x cp (-1: nothing to visit).
+  if (pins.hsdp)
+    hsdp_g = *pins.hsdp == 0                                                         ? 0
+             : *pins.hsdp > 0 && dp_cp % *pins.hsdp == 0 && knobs.hsdp && sh.ep == 1 ? *pins.hsdp
+                                                                                     : -1;
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
     if (r == Recompute::selective && !knobs.selective_recompute) continue;
@@ -175,7 +186,21 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
               continue;
             if (sch == PipelineSchedule::dualpipe && !dualpipe_fits) continue;
             s.schedule = sch;
-            visit(s);
+            // Hybrid sharding: over the whole group (0) and over the shard group g (with the
+            // distributed optimizer); pinned, the pinned group alone.
+            for (int h = 0; h < 2; ++h) {
+              std::int64_t g = 0;
+              if (pins.hsdp) {
+                if (h == 1 || hsdp_g < 0) continue;
+                g = hsdp_g;
+              } else if (h == 1) {
+                if (hsdp_g <= 0) continue;
+                g = hsdp_g;
+              }
+              if (g > 0 && dopt == 0) continue;
+              s.hsdp = g;
+              visit(s);
+            }
           }
         }
       }
@@ -194,9 +219,10 @@ bool plan_before(const Plan& a, const Plan& b) {
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins) {
   std::int64_t n = 0;
   for (const Shape& sh : shapes(ctx, pins))
-    visit_knobs(
-        sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention, ctx.training.global_batch,
-        [&](const Strategy& s) { n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster); });
+    visit_knobs(sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention,
+                ctx.training.global_batch, ctx.cluster->hb_domain, [&](const Strategy& s) {
+                  n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster);
+                });
   return n;
 }
 
@@ -251,7 +277,7 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
         for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
         std::int64_t variants = 0;
         visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention, B,
-                    [&](const Strategy&) { ++variants; });
+                    ctx.cluster->hb_domain, [&](const Strategy&) { ++variants; });
         std::int64_t shapes_n = 0;
         if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
         add(shapes_n, variants);
@@ -292,7 +318,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       if (!is_valid(*ctx.model, ctx.training, shape, *ctx.cluster)) continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
       visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
-                  ctx.training.global_batch, [&](const Strategy& s) {
+                  ctx.training.global_batch, ctx.cluster->hb_domain, [&](const Strategy& s) {
                     ++acc.evaluated;
                     const double mem = memory_use(*ctx.model, ctx.training, s).total();
                     acc.min_mem = std::min(acc.min_mem, mem);
@@ -340,6 +366,7 @@ Json to_json(const Strategy& s, PlacementKind placement) {
          {"placement", std::string(to_string(placement))}};
   if (s.cp > 1) j["cp"] = s.cp;  // only with context parallelism: documents without stay as were
   if (s.pp > 1) j["pp_schedule"] = std::string(to_string(s.schedule));
+  if (s.hsdp > 0) j["hsdp"] = s.hsdp;  // only with hybrid sharding
   return j;
 }
 
@@ -418,6 +445,9 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   positive(p.micro_batch, "--micro-batch");
   positive(p.interleave, "--interleave");
   positive(p.cp, "--cp");
+  if (p.hsdp && *p.hsdp > 0 && !tr.stack.knobs.hsdp)
+    throw InputError("--hsdp",
+                     fmt::format("stack {} has no hybrid sharding (use 0)", tr.stack.name));
   // Only the pinned knobs (the others at values every stack runs), through validate_stack.
   Strategy s;
   s.pp = p.pp.value_or(1);
@@ -476,6 +506,7 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.dist_opt = p.dist_opt.value_or(def.dist_opt && s.dp * s.cp > 1);
   s.dp_overlap = p.dp_overlap.value_or(def.dp_overlap);
   s.schedule = p.schedule.value_or(PipelineSchedule::one_f_one_b);
+  s.hsdp = p.hsdp.value_or(0);
   validate(m, tr, s, c);
   return s;
 }
@@ -493,7 +524,7 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
                                   "per GPU, the GPU has {:.1f} GiB",
                                   r.min_memory_bytes / units::kGiB, r.hbm_bytes / units::kGiB));
   const bool pinned = pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch ||
-                      pins.interleave || pins.cp || pins.schedule;
+                      pins.interleave || pins.cp || pins.schedule || pins.hsdp;
   if (pinned) {
     try {
       (void)default_strategy(m, tr, pins, c);  // names the pinned knob that cannot work

@@ -46,6 +46,19 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
   if (s.cp > 1 && !st.knobs.context_parallel)
     return fail("--cp", fmt::format("stack {} has no context parallelism (cp = {}; use cp = 1)",
                                     st.name, s.cp));
+  if (s.hsdp != 0) {
+    if (!st.knobs.hsdp)
+      return fail("--hsdp", fmt::format("stack {} has no hybrid sharding (use 0)", st.name));
+    if (!s.dist_opt)
+      return fail("--hsdp",
+                  "hybrid sharding shards with the distributed optimizer: needs "
+                  "--dist-opt on");
+    if (s.ep > 1)
+      return fail("--hsdp", "hybrid sharding with expert parallelism is not modelled (use ep 1)");
+    if (s.hsdp < 1 || s.dp < 1 || s.cp < 1 || (s.dp * s.cp) % s.hsdp != 0)
+      return fail("--hsdp", fmt::format("the shard group of {} must divide dp x cp = {} x {}",
+                                        s.hsdp, s.dp, s.cp));
+  }
   if (!st.knobs.has(s.schedule))
     return fail("--pp-schedule", fmt::format("stack {} has no {} schedule (use 1f1b)", st.name,
                                              to_string(s.schedule)));
@@ -211,13 +224,14 @@ std::string describe(const Strategy& s) {
   // stay as they were.
   return fmt::format(
       "tp {}{} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
-      "dp-overlap {}{}",
+      "dp-overlap {}{}{}",
       s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, s.micro_batch,
       s.interleave, to_string(s.recompute), s.sp ? "on" : "off", s.dist_opt ? "on" : "off",
       s.dp_overlap ? "on" : "off",
       s.schedule != PipelineSchedule::one_f_one_b
           ? fmt::format(", pp-schedule {}", to_string(s.schedule))
-          : "");
+          : "",
+      s.hsdp > 0 ? fmt::format(", hsdp {}", s.hsdp) : "");
 }
 
 }  // namespace railsim::perf

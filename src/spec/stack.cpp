@@ -89,6 +89,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
       if ((st.knobs.zb_h1 || st.knobs.dualpipe) && !st.knobs.pipeline)
         throw InputError(field, "zb-h1 and dualpipe need pipeline: true");
     }
+    st.knobs.hsdp = k.boolean_or("hsdp", false);
+    if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
+      throw InputError(k.field("hsdp"),
+                       "true needs distributed_optimizer: \"full\" (hybrid "
+                       "sharding shards what full sharding does)");
     if (st.knobs.interleave && !st.knobs.pipeline)
       throw InputError(k.field("interleave"),
                        "true needs pipeline: true (interleaving splits "

@@ -169,13 +169,19 @@ TrafficMatrix TrafficMatrix::build(const perf::CommSchedule& schedule, const per
               static_cast<double>(pl.group_count(c.op.axis));
     if (budget > static_cast<double>(kMaxRecords)) {
       // The degree whose groups are too large (an expert-data-parallel group is dp / ep).
-      const perf::Axis degree = c.op.axis == perf::Axis::edp ? perf::Axis::dp : c.op.axis;
-      throw InputError(fmt::format("--{}", perf::to_string(degree)),
+      // (HSDP's groups: the shard group is --hsdp's, the replica group dp's.)
+      const perf::Axis degree = c.op.axis == perf::Axis::edp || c.op.axis == perf::Axis::dp_replica
+                                    ? perf::Axis::dp
+                                    : c.op.axis;
+      const std::string option = c.op.axis == perf::Axis::dp_shard
+                                     ? std::string("hsdp")
+                                     : std::string(perf::to_string(degree));
+      throw InputError(fmt::format("--{}", option),
                        fmt::format("the traffic matrix of this strategy would need more than {} "
                                    "pair records ({} {} over groups of {} GPUs); use a smaller "
                                    "{} degree or fewer --gpus",
                                    kMaxRecords, perf::to_string(c.op.parallelism),
-                                   perf::to_string(c.op.op), n, perf::to_string(degree)));
+                                   perf::to_string(c.op.op), n, option));
     }
   }
 

@@ -130,6 +130,20 @@ TEST(CliStack, APipelineScheduleIsCheckedAgainstTheStackAndTheStrategy) {
   EXPECT_NE(ok.out.find("\"pp_schedule\": \"dualpipe\""), std::string::npos);
 }
 
+TEST(CliStack, HybridShardingIsNamedWhenItCannotRun) {
+  const std::string l8 = "--gpus 64 --model Llama-3-8B --seq 8192 --batch 512 --tp 1";
+  expect_error_prefix("estimate " + l8 + " --hsdp 8",
+                      "--hsdp: stack megatron-core-2024 has no hybrid sharding");
+  expect_error_prefix("plan " + l8 + " --hsdp 8",
+                      "--hsdp: stack megatron-core-2024 has no hybrid sharding");
+  expect_error_prefix("estimate " + l8 + " --stack fsdp-2024 --hsdp 6",
+                      "--hsdp: the shard group of 6 must divide dp x cp = 64 x 1");
+  expect_error_prefix("estimate " + l8 + " --stack fsdp-2024 --hsdp -1", "--hsdp:");
+  const auto ok = run_cli("estimate " + l8 + " --stack fsdp-2024 --hsdp 8 --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("\"hsdp\": 8"), std::string::npos);
+}
+
 TEST(CliStack, AKnobTheStackLacksIsNamed) {
   expect_error_prefix(
       std::string("plan ") + kMegatron175Small + " --stack megatron-lm-2021 --sp on",

@@ -366,3 +366,80 @@ TEST(Stack, FsdpWithPipelineKeepsTheGatheredWeights) {
     gathers1 += op.parallelism == Parallelism::dp && op.op == CollectiveOp::all_gather;
   EXPECT_EQ(gathers1, 2);
 }
+
+// Hybrid sharding (HSDP) on 64 GPUs of H100 with groups of 8 (one HB domain): the shard group is
+// 8 consecutive DP ranks (stride tp), the replica group the 8 others (stride tp x 8); FSDP's
+// gathers and reduce-scatters run in the shard group, the fp32 gradient shards (4 P / 8 bytes)
+// are all-reduced over the replicas once per iteration; the persistent state is 16 bytes per
+// parameter over 8 instead of over 64.
+TEST(Stack, HybridShardingShardsInTheGroupAndReplicatesAcross) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  const Training tr = make_training(512, 8192, load_stack("fsdp-2024"));
+  Strategy s{.tp = 1, .dp = 64};
+  s.recompute = Recompute::selective;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const MemoryUse full = memory_use(m, tr, s);
+  s.hsdp = 8;
+  validate(m, tr, s, c);
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  EXPECT_EQ(pl.axis_size(Axis::dp_shard), 8);
+  EXPECT_EQ(pl.axis_stride(Axis::dp_shard), 1);
+  EXPECT_EQ(pl.axis_size(Axis::dp_replica), 8);
+  EXPECT_EQ(pl.axis_stride(Axis::dp_replica), 8);
+  EXPECT_EQ(pl.shape(Axis::dp_shard).domains, 1);  // inside one HB domain
+  double p_gpu = 0, replica_bytes = 0;
+  int shard_ops = 0, replica_ops = 0;
+  for (const CommOp& op : build_comm_schedule(m, tr, s, pl)) {
+    if (op.parallelism != Parallelism::dp) continue;
+    if (op.axis == Axis::dp_shard) {
+      ++shard_ops;
+      EXPECT_DOUBLE_EQ(op.count, 8.0);  // 512 / 64 micro-batches
+      if (op.op == CollectiveOp::reduce_scatter) p_gpu = op.bytes / 4.0;
+    } else {
+      ++replica_ops;
+      EXPECT_EQ(op.axis, Axis::dp_replica);
+      EXPECT_EQ(op.op, CollectiveOp::all_reduce);
+      EXPECT_DOUBLE_EQ(op.count, 1.0);
+      replica_bytes = op.bytes;
+    }
+  }
+  EXPECT_EQ(shard_ops, 3);  // all-gather forward and backward, reduce-scatter
+  EXPECT_EQ(replica_ops, 1);
+  ASSERT_GT(p_gpu, 0);
+  EXPECT_DOUBLE_EQ(replica_bytes, 4.0 * p_gpu / 8.0);
+  const MemoryUse hybrid = memory_use(m, tr, s);
+  EXPECT_NEAR(hybrid.optimizer_bytes, full.optimizer_bytes * 64.0 / 8.0, 1e-6 * p_gpu);
+  EXPECT_DOUBLE_EQ(hybrid.activations_bytes, full.activations_bytes);
+}
+
+// HSDP's knob is checked: a stack without it, a group that does not divide dp x cp, expert
+// parallelism, no distributed optimizer; the planner visits the HB-domain-sized group.
+TEST(Stack, HybridShardingIsCheckedAndSearched) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  const Training fsdp = make_training(512, 8192, load_stack("fsdp-2024"));
+  const Training core = make_training(512, 8192, Stack{});
+  Strategy s{.tp = 1, .dp = 64};
+  s.dist_opt = true;
+  s.hsdp = 8;
+  EXPECT_EQ(field_of([&] { validate(m, core, s, c); }), "--hsdp");
+  s.hsdp = 6;
+  EXPECT_EQ(field_of([&] { validate(m, fsdp, s, c); }), "--hsdp");
+  s.hsdp = 8;
+  s.dist_opt = false;
+  EXPECT_EQ(field_of([&] { validate(m, fsdp, s, c); }), "--hsdp");
+  PlanOptions po;
+  po.top = 1000;
+  const PlanResult r =
+      plan(make_context(m, fsdp, c, test::design(spec::DesignKind::rail_optimized)), po);
+  int hybrid = 0;
+  for (const Plan& p : r.plans) {
+    if (p.strategy.hsdp == 0) continue;
+    ++hybrid;
+    EXPECT_LE(p.strategy.tp * p.strategy.hsdp, 8);
+    EXPECT_EQ(p.strategy.dp * p.strategy.cp % p.strategy.hsdp, 0);
+  }
+  EXPECT_GT(hybrid, 0);
+}

@@ -7,8 +7,10 @@
 // Axis::dp is that group, dp x cp members). Expert parallelism is carved out of that coordinate
 // as Megatron-Core's expert rank generator does, q = ep + e * edp: the expert-parallel group is
 // the e consecutive members of it, the expert-data-parallel group the dp x cp / e others. With
-// cp = 1 this is Megatron-LM's "tp-ep-dp-pp". A communication group along an axis is a set of
-// ranks that differ only in that axis's coordinate.
+// cp = 1 this is Megatron-LM's "tp-ep-dp-pp". Hybrid sharding (HSDP) carves the same coordinate
+// the same way, q = s + g * r: the shard group is the g consecutive members, the replica group the
+// dp x cp / g others. A communication group along an axis is a set of ranks that differ only in
+// that axis's coordinate.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -26,12 +28,16 @@ enum class Axis : std::uint8_t {
   ep,   // expert-parallel group (MoE all-to-all)
   edp,  // expert-data-parallel group (expert weights' gradients): dp x cp / ep
   cp,   // context-parallel group (K and V all-gathered per layer)
+  dp_shard,    // HSDP: the shard group (weights gathered, gradients reduce-scattered), g members
+  dp_replica,  // HSDP: the replica group (gradient shards all-reduced), dp x cp / g members
 };
 std::string_view to_string(Axis a);
 
 struct Degrees {
   std::int64_t tp = 1, pp = 1, dp = 1, ep = 1, cp = 1;
+  std::int64_t shard = 0;  // HSDP shard-group size over dp x cp; 0 = the whole group
   std::int64_t total() const { return tp * cp * pp * dp; }
+  std::int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
 };
 
 enum class PlacementKind : std::uint8_t {

@@ -16,7 +16,7 @@ namespace railsim::perf {
 
 // Knobs the user fixed; unset ones are searched.
 struct StrategyPins {
-  std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp;
+  std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp, hsdp;
   std::optional<Recompute> recompute;
   std::optional<bool> sp, dist_opt, dp_overlap;
   std::optional<PipelineSchedule> schedule;

@@ -35,8 +35,12 @@ struct Strategy {
   // The pipeline schedule (pp > 1; zb_h1 and dualpipe without interleaving, where the stack has
   // them; dualpipe with even pp and an even number of micro-batches).
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  // Hybrid sharding (HSDP, on stacks whose distributed optimizer is full sharding): weights,
+  // gradients and optimizer state sharded over groups of `hsdp` consecutive DP x CP ranks and
+  // replicated across the groups (PyTorch FSDP's HYBRID_SHARD); 0 = sharded over the whole group.
+  std::int64_t hsdp = 0;
 
-  Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp}; }
+  Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp, hsdp}; }
   // Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch).
   std::int64_t micro_batches(const Training& tr) const {
     return tr.global_batch / (dp * micro_batch);

@@ -65,6 +65,10 @@ struct StackKnobs {
   // default ["1f1b"]); both need pipeline.
   bool zb_h1 = false;
   bool dualpipe = false;
+  // Hybrid sharding (JSON "hsdp": true; default false): with full sharding, the state sharded
+  // over groups of DP ranks and replicated across them (PyTorch FSDP's HYBRID_SHARD, MaxText's
+  // ici/dcn FSDP axes). Needs distributed_optimizer "full".
+  bool hsdp = false;
   bool has(PipelineSchedule s) const {
     return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
            (s == PipelineSchedule::dualpipe && dualpipe);
