@@ -177,8 +177,8 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
           if (ov == 1 && !knobs.dp_overlap) continue;
           s.dp_overlap = ov == 1;
           // Pipeline schedules: 1F1B (interleaved when v > 1), and where the stack has them and
-          // the pipeline is not interleaved, ZB-H1 and DualPipe (is_valid checks DualPipe's
-          // parity).
+          // the pipeline is not interleaved, ZB-H1 and DualPipe (DualPipe where its parity
+          // holds).
           for (PipelineSchedule sch : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1,
                                        PipelineSchedule::dualpipe}) {
             if (pins.schedule && *pins.schedule != sch) continue;

@@ -28,11 +28,11 @@ Json core_json() {
 }  // namespace
 
 TEST(Stack, PresetsAreTheTenProfiles) {
-  EXPECT_EQ(spec::preset_names("stacks"),
-            (std::vector<std::string>{"deepseek-v3-2024", "fsdp-2024", "llm-foundry-2023",
-                                      "maxtext-2024", "megatron-core-2024",
-                                      "megatron-deepspeed-2022", "megatron-lm-2021",
-                                      "megatron-lm-2022", "nemo-perf-2025", "torchtitan-2024"}));
+  EXPECT_EQ(
+      spec::preset_names("stacks"),
+      (std::vector<std::string>{"deepseek-v3-2024", "fsdp-2024", "llm-foundry-2023", "maxtext-2024",
+                                "megatron-core-2024", "megatron-deepspeed-2022", "megatron-lm-2021",
+                                "megatron-lm-2022", "nemo-perf-2025", "torchtitan-2024"}));
   // The PyTorch stacks run FlashAttention-2-class kernels; the others their fused ones.
   for (const auto& n : spec::preset_names("stacks"))
     EXPECT_EQ(spec::load_stack(n).fa2_attention, n == "torchtitan-2024" || n == "llm-foundry-2023")
@@ -205,4 +205,23 @@ TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {
   EXPECT_EQ(field_of([&] { spec::make_training(64, 2048, y22, spec::Dtype::fp8); }), "--dtype");
   EXPECT_EQ(spec::make_training(64, 2048, spec::load_stack("fsdp-2024"), spec::Dtype::fp8).dtype,
             spec::Dtype::fp8);
+}
+
+TEST(Stack, HybridShardingNeedsFullSharding) {
+  auto with = [](const std::function<void(Json&)>& edit) {
+    Json j = core_json();
+    edit(j);
+    return field_of([&] { spec::stack_from_json(j, "stack"); });
+  };
+  // megatron-core-2024 shards the optimizer state only: hybrid sharding has nothing to shard.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["hsdp"] = true; }), "stack.knobs.hsdp");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["hsdp"] = true;
+              j["knobs"]["distributed_optimizer"] = "full";
+            }),
+            "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["hsdp"] = "yes"; }), "stack.knobs.hsdp");
+  for (const char* n : {"fsdp-2024", "torchtitan-2024", "llm-foundry-2023", "maxtext-2024"})
+    EXPECT_TRUE(spec::load_stack(n).knobs.hsdp) << n;
+  EXPECT_FALSE(spec::load_stack("megatron-core-2024").knobs.hsdp);
 }
