@@ -218,12 +218,8 @@ TEST(Stack, ZeroTwoShardsGradientsAndReducesPerMicroBatch) {
   zero2_stack.knobs.distributed_optimizer = spec::Sharding::gradients;
   const Training zero2 = make_training(256, 8192, zero2_stack);
   const Training core = make_training(256, 8192, Stack{});
-  Strategy s{.tp = 8, .dp = 8};
+  Strategy s = test::megatron_core_strategy(8, 1, 8, 1);
   s.micro_batch = 2;  // m = 16 micro-batches
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  s.dist_opt = true;
-  s.dp_overlap = true;
   validate(m, zero2, s, c);
   const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
   double p_gpu = 0;
@@ -339,11 +335,7 @@ TEST(Stack, FsdpWithPipelineKeepsTheGatheredWeights) {
   Stack zero2_stack = load_stack("torchtitan-2024");
   zero2_stack.knobs.distributed_optimizer = spec::Sharding::gradients;
   const Training zero2 = make_training(256, 8192, zero2_stack);
-  Strategy s{.tp = 8, .pp = 4, .dp = 2};
-  s.recompute = Recompute::selective;
-  s.sp = true;
-  s.dist_opt = true;
-  s.dp_overlap = true;
+  Strategy s = test::megatron_core_strategy(8, 4, 2, 1);
   validate(m, titan, s, c);
   const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
   int gathers = 0;
