@@ -22,7 +22,8 @@ TEST(Cli, PresetsListsShippedGpusAndSwitches) {
   auto r = run_cli("presets");
   EXPECT_EQ(r.code, 0);
   for (const char* p : {"A100-SXM-80GB", "H100-SXM", "H200", "GH200", "B200", "GB200", "QM9700",
-                        "Q3400", "ETH-51.2T-64x800G", "ETH-51.2T-128x400G", "TH4-64x400G"})
+                        "Q3400", "ETH-51.2T-64x800G", "ETH-51.2T-128x400G", "TH4-64x400G",
+                        "ETH-102.4T-128x800G", "ETH-102.4T-64x1.6T"})
     EXPECT_NE(r.out.find(p), std::string::npos) << p;
 }
 
@@ -169,9 +170,11 @@ TEST(Cli, PresetsShowsAPresetsJsonAndItLoadsAsAUserFile) {
             nlohmann::json::parse(from_preset.out)["cost_usd"]);
   const auto listed = run_cli("presets --json");
   ASSERT_EQ(listed.code, 0);
-  EXPECT_EQ(nlohmann::json::parse(listed.out)["switches"].size(), 5u);
+  EXPECT_EQ(nlohmann::json::parse(listed.out)["switches"].size(), 7u);
   const auto unknown = run_cli("presets switches QM9701");
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.err.find("valid: ETH-51.2T-128x400G"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("valid: ETH-102.4T-128x800G, ETH-102.4T-64x1.6T, ETH-51.2T-128x400G"),
+            std::string::npos)
+      << unknown.err;
   EXPECT_EQ(run_cli("presets all GB200").code, 2);
 }
