@@ -45,12 +45,18 @@ DesignCost price(const BillOfMaterials& b, const Catalog& cat, SwitchCounting co
   r.watts.switches =
       box_w > 0 ? boxes * box_w
                 : boxes * cat.switch_fixed.power_w + ports * port_scale * cat.switch_port.power_w;
-  r.usd.transceivers =
-      double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.price_usd +
-      double(b.switch_side_transceivers) * port_scale * cat.switch_transceiver.price_usd;
-  r.watts.transceivers =
-      double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.power_w +
-      double(b.switch_side_transceivers) * port_scale * cat.switch_transceiver.power_w;
+  // Co-packaged optics are part of the switch: every port paid for carries its own (the box's
+  // data-sheet watts are without optics, so they add to those too); no switch-side modules.
+  const bool cpo = cat.switch_optics_co_packaged;
+  const double switch_modules = cpo ? 0.0 : double(b.switch_side_transceivers);
+  if (cpo) {
+    r.usd.switches += ports * port_scale * cat.switch_transceiver.price_usd;
+    r.watts.switches += ports * port_scale * cat.switch_transceiver.power_w;
+  }
+  r.usd.transceivers = double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.price_usd +
+                       switch_modules * port_scale * cat.switch_transceiver.price_usd;
+  r.watts.transceivers = double(b.nic_side_transceivers) * nic_scale * cat.nic_transceiver.power_w +
+                         switch_modules * port_scale * cat.switch_transceiver.power_w;
   r.usd.cables = double(b.optical_links) * cat.optical_cable.price_usd +
                  double(b.copper_links) * cat.copper_dac.price_usd;
   r.watts.cables = double(b.optical_links) * cat.optical_cable.power_w +
@@ -65,6 +71,18 @@ DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& d
   DesignReport r;
   const topo::Network n = topo::resolve_network(cluster, design);
   r.bom = bill_of_materials(n, cat.switch_transceiver_ports);
+  if (cat.switch_optics_co_packaged) {
+    // A co-packaged port is fibre only: a DAC cannot plug into it.
+    if (r.bom.copper_links > 0)
+      throw InputError("--copper-gpu-leaf",
+                       fmt::format("catalog {} has co-packaged switch optics: every switch port "
+                                   "is optical, so GPU-leaf links cannot be copper DAC; drop "
+                                   "--copper-gpu-leaf or use a catalog with pluggable optics",
+                                   cat.name));
+    r.bom.switch_side_transceivers = 0;
+    r.co_packaged_ports =
+        counting == SwitchCounting::whole ? r.bom.switch_ports : r.bom.switch_ports_used;
+  }
   const spec::SwitchSpec& sw = n.design.sw;
   r.switch_box_w = switch_box_watts(sw, cat);
   r.switch_power_source = r.switch_box_w > 0 ? sw.power.source : cat.switch_port.source;
@@ -75,6 +93,9 @@ DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& d
           : fmt::format("{:g} W per switch + {:g} W per 400G port (catalog {}{})",
                         cat.switch_fixed.power_w, cat.switch_port.power_w, cat.name,
                         sw.power.known() ? ", which keeps its own figures" : "");
+  if (cat.switch_optics_co_packaged)
+    r.switch_power_basis += fmt::format(" + {:g} W per 400G port of co-packaged optics",
+                                        cat.switch_transceiver.power_w);
   r.cost = price(r.bom, cat, counting, r.switch_box_w);
   r.switch_name = sw.describe();
   r.catalog_name = cat.name;

@@ -57,12 +57,20 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
       fmt::format("switch ports       {} of {} used ({:.1f} switch equivalents by port counting)\n",
                   report::thousands(double(b.switch_ports_used)),
                   report::thousands(double(b.switch_ports)), b.switch_equivalents());
-  s += fmt::format(
-      "transceivers       {} modules: {} NIC side, {} switch side ({} ports per module); {} ends\n",
-      report::thousands(double(b.transceivers())),
-      report::thousands(double(b.nic_side_transceivers)),
-      report::thousands(double(b.switch_side_transceivers)), b.switch_ports_per_module,
-      report::thousands(double(b.transceiver_ends)));
+  if (r.co_packaged_ports > 0)
+    s += fmt::format(
+        "transceivers       {} modules, NIC side; switch side co-packaged: optics on {} switch "
+        "ports, in the switches' cost and power; {} ends\n",
+        report::thousands(double(b.transceivers())), report::thousands(double(r.co_packaged_ports)),
+        report::thousands(double(b.transceiver_ends)));
+  else
+    s += fmt::format(
+        "transceivers       {} modules: {} NIC side, {} switch side ({} ports per module); {} "
+        "ends\n",
+        report::thousands(double(b.transceivers())),
+        report::thousands(double(b.nic_side_transceivers)),
+        report::thousands(double(b.switch_side_transceivers)), b.switch_ports_per_module,
+        report::thousands(double(b.transceiver_ends)));
   s += fmt::format("cables             {} optical, {} copper DAC",
                    report::thousands(double(b.optical_links)),
                    report::thousands(double(b.copper_links)));
@@ -96,6 +104,11 @@ std::string compare_notes(const std::vector<DesignReport>& rows) {
   std::string s;
   const std::string note = saving_note(rows);
   if (!note.empty()) s += "  note: " + note + "\n";
+  if (!rows.empty() && rows[0].co_packaged_ports > 0)
+    s += fmt::format(
+        "  note: catalog {} has co-packaged switch optics: they are in the switches' cost and "
+        "power, on every switch port paid for; transceivers are the NIC side's\n",
+        rows[0].catalog_name);
   for (const auto& r : rows)
     if (r.bom.design == spec::DesignKind::ideal)
       s += "  note: ideal = one HB domain over all GPUs, a performance reference; its HB-domain "

@@ -1,5 +1,7 @@
 #include "railsim/spec/catalog.hpp"
 
+#include <fmt/format.h>
+
 #include "railsim/core/enum.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/spec/preset.hpp"
@@ -54,6 +56,13 @@ Catalog catalog_from_json(const Json& j, const std::string& path) {
   {
     JsonObject s = o.object("switch_transceiver");
     c.switch_transceiver_ports = static_cast<int>(s.integer("ports", 1, 8));
+    c.switch_optics_co_packaged = s.boolean_or("co_packaged", false);
+    // Co-packaged optics sit behind each switch port: one per port, never shared by several.
+    if (c.switch_optics_co_packaged && c.switch_transceiver_ports != 1)
+      throw InputError(s.field("ports"),
+                       fmt::format("got {}, expected 1 with \"co_packaged\": true (co-packaged "
+                                   "optics are counted per switch port, not per module)",
+                                   c.switch_transceiver_ports));
     c.switch_transceiver.price_usd = s.number("price_usd", Range::non_negative(1e8));
     c.switch_transceiver.power_w = s.number("power_w", Range::non_negative(1e6));
     c.switch_transceiver.source = s.source();

@@ -21,8 +21,11 @@ TEST(Cli, HelpListsEveryCommand) {
 TEST(Cli, PresetsListsShippedGpusAndSwitches) {
   auto r = run_cli("presets");
   EXPECT_EQ(r.code, 0);
-  for (const char* p : {"A100-SXM-80GB", "H100-SXM", "H200", "GH200", "B200", "GB200", "QM9700",
-                        "Q3400", "ETH-51.2T-64x800G", "ETH-51.2T-128x400G", "TH4-64x400G"})
+  for (const char* p :
+       {"A100-SXM-80GB", "H100-SXM", "H200", "GH200", "B200", "GB200", "QM9700", "Q3400",
+        "ETH-51.2T-64x800G", "ETH-51.2T-128x400G", "TH4-64x400G", "ETH-102.4T-128x800G",
+        "ETH-102.4T-64x1.6T", "eth-800g-pluggable-2026", "eth-800g-lpo-2026", "eth-800g-cpo-2026",
+        "eth-1.6t-pluggable-2026", "eth-1.6t-lpo-2026", "eth-1.6t-cpo-2026"})
     EXPECT_NE(r.out.find(p), std::string::npos) << p;
 }
 
@@ -169,9 +172,11 @@ TEST(Cli, PresetsShowsAPresetsJsonAndItLoadsAsAUserFile) {
             nlohmann::json::parse(from_preset.out)["cost_usd"]);
   const auto listed = run_cli("presets --json");
   ASSERT_EQ(listed.code, 0);
-  EXPECT_EQ(nlohmann::json::parse(listed.out)["switches"].size(), 5u);
+  EXPECT_EQ(nlohmann::json::parse(listed.out)["switches"].size(), 7u);
   const auto unknown = run_cli("presets switches QM9701");
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.err.find("valid: ETH-51.2T-128x400G"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("valid: ETH-102.4T-128x800G, ETH-102.4T-64x1.6T, ETH-51.2T-128x400G"),
+            std::string::npos)
+      << unknown.err;
   EXPECT_EQ(run_cli("presets all GB200").code, 2);
 }

@@ -326,3 +326,64 @@ TEST(CliDesign, BadSwitchAndCatalogFilesNameTheField) {
   for (const auto& p : {odd, one, typo, str, bad, cat, cat2, tiny, neg, flat, nosrc})
     std::remove(p.c_str());
 }
+
+// The 102.4T switch with the 2026 optics catalogs, as `compare` prints them (docs/design.md's
+// table): the switch counts derived in tests/cost, no switch-side modules with co-packaged
+// optics and a note saying where they went.
+TEST(CliCompare, The102TSwitchWithCoPackagedOptics) {
+  const std::string args =
+      "compare --gpu B300 --gpus 32768 --hb-domain 8 --switch ETH-102.4T-128x800G --no-perf "
+      "--catalog eth-800g-";
+  const auto cpo = run_cli(args + "cpo-2026 --json");
+  ASSERT_EQ(cpo.code, 0) << cpo.err;
+  const auto plug = run_cli(args + "pluggable-2026 --json");
+  ASSERT_EQ(plug.code, 0) << plug.err;
+  const Json o = Json::parse(cpo.out)["designs"], p = Json::parse(plug.out)["designs"];
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0]["switches"], 1280);
+  EXPECT_EQ(o[1]["switches"], 768);
+  EXPECT_EQ(o[0]["transceivers_switch_side"], 0);
+  EXPECT_EQ(p[0]["transceivers_switch_side"], 1280 * 128 / 2);
+  // 10.5 W less on each of the 1,280 x 128 switch ports (15 W pluggable, 4.5 W co-packaged).
+  EXPECT_NEAR(p[0]["power_w"].get<double>() - o[0]["power_w"].get<double>(), 1280 * 128 * 10.5,
+              1e-3);
+  const auto text = run_cli(args + "cpo-2026");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("note: catalog eth-800g-cpo-2026 has co-packaged switch optics"),
+            std::string::npos)
+      << text.out;
+  const auto one = run_cli(
+      "design --gpu B300 --gpus 512 --hb-domain 8 --design rail_only --switch "
+      "ETH-102.4T-128x800G --catalog eth-800g-cpo-2026");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("switch side co-packaged: optics on 1,024 switch ports"),
+            std::string::npos)
+      << one.out;
+}
+
+TEST(CliDesign, CoPackagedOpticsBadInputNamesTheField) {
+  // A co-packaged port is fibre only: no copper DAC to the GPUs.
+  expect_input_error(
+      "design --gpu B300 --gpus 4096 --hb-domain 8 --switch ETH-102.4T-128x800G --catalog "
+      "eth-800g-cpo-2026 --copper-gpu-leaf",
+      "--copper-gpu-leaf");
+  expect_input_error(
+      "compare --gpu B300 --gpus 4096 --hb-domain 8 --no-perf --catalog eth-1.6t-cpo-2026 "
+      "--copper-gpu-leaf",
+      "--copper-gpu-leaf");
+  const std::string rest =
+      R"("nic_transceiver":{"price_usd":1,"power_w":1},"optical_cable":{"price_usd":0,"power_w":0},)"
+      R"("copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})";
+  const std::string head = R"({"name":"c","switch":{"price_usd_per_port":1,"power_w_per_port":1},)";
+  const auto yes = temp_file(
+      "cpo_yes.json",
+      head + R"("switch_transceiver":{"ports":1,"co_packaged":"yes","price_usd":1,"power_w":1},)" +
+          rest);
+  expect_input_error("design --catalog " + yes, "catalog.switch_transceiver.co_packaged");
+  const auto twin = temp_file(
+      "cpo_twin.json",
+      head + R"("switch_transceiver":{"ports":2,"co_packaged":true,"price_usd":1,"power_w":1},)" +
+          rest);
+  expect_input_error("compare --no-perf --catalog " + twin, "catalog.switch_transceiver.ports");
+  for (const auto& f : {yes, twin}) std::remove(f.c_str());
+}

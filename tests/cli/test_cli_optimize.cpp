@@ -33,7 +33,8 @@ TEST(CliOptimize, PaperSettingsPickRailOnlyWithTheFewestTiers) {
 
 // Each candidate states its routing (each switch's own by default), and one line says when the
 // answer changes under the contrasting routing: on 4,096 H100 within 1%, a 3:1 QM9700 rail_only
-// network (InfiniBand: adaptive) by default, a 3:1 Ethernet one when every switch hashes.
+// network (InfiniBand: adaptive) by default, a 3:1 Ethernet one when every switch hashes (the
+// 102.4T switch in its 256 x 400G mode: two tiers of 30 switches, rail_optimized).
 TEST(CliOptimize, StatesItsRoutingAndWhenTheAnswerFlips) {
   auto r = run_cli("optimize --gpus 4096 --within 1 --of rail_optimized --json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -48,12 +49,12 @@ TEST(CliOptimize, StatesItsRoutingAndWhenTheAnswerFlips) {
   EXPECT_EQ(f["routing"].get<std::string>(), "ecmp");
   EXPECT_TRUE(f["flips"].get<bool>());
   EXPECT_EQ(f["cheapest"].get<std::string>(),
-            "rail_only 3:1 K=8 400G x1 ETH-51.2T-128x400G ib-ndr-thirdparty-2024");
+            "rail_optimized 3:1 K=8 400G x1 ETH-102.4T-128x800G ib-ndr-thirdparty-2024");
   auto text = run_cli("optimize --gpus 4096 --within 1 --of rail_optimized");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("note: the routing decides the network: under --routing ecmp the "
-                          "cheapest meeting the target is rail_only 3:1 K=8 400G x1 "
-                          "ETH-51.2T-128x400G"),
+                          "cheapest meeting the target is rail_optimized 3:1 K=8 400G x1 "
+                          "ETH-102.4T-128x800G"),
             std::string::npos)
       << text.out;
 }

@@ -373,3 +373,182 @@ TEST(BillOfMaterials, ReproducesEveryNvidiaSuperPodRow) {
   }
   EXPECT_EQ(rows, 15);
 }
+
+namespace {
+
+spec::Cluster b300_cluster(std::int64_t n, std::int64_t k, double nic_gbps = 800) {
+  return spec::make_cluster(spec::load_gpu("B300"), n, k, nic_gbps, 900, 1);
+}
+
+}  // namespace
+
+TEST(Catalog, The2026OpticsChoicesLoadAndSayWhatIsAssumed) {
+  for (const char* speed : {"800g", "1.6t"}) {
+    for (const char* kind : {"pluggable", "lpo", "cpo"}) {
+      const std::string name = std::string("eth-") + speed + "-" + kind + "-2026";
+      SCOPED_TRACE(name);
+      const auto c = cost::load_catalog(name);
+      EXPECT_EQ(c.name, name);
+      EXPECT_EQ(c.switch_optics_co_packaged, std::string(kind) == "cpo");
+      if (c.switch_optics_co_packaged) {
+        EXPECT_EQ(c.switch_transceiver_ports, 1);
+      }
+      // The same switch figures in all six: no public price or data-sheet watts for a 102.4T
+      // box, so both are assumptions and say so.
+      EXPECT_DOUBLE_EQ(c.switch_port.price_usd, 562.5);
+      EXPECT_DOUBLE_EQ(c.switch_port.power_w, 913.0 / 128);
+      EXPECT_NE(c.switch_port.source.find("assumed"), std::string::npos);
+      // Prices of LPO and co-packaged optics are not public: assumed equal to the pluggable's.
+      if (std::string(kind) != "pluggable") {
+        EXPECT_NE(c.switch_transceiver.source.find("no public"), std::string::npos);
+        EXPECT_NE(c.switch_transceiver.source.find("assumed equal"), std::string::npos);
+      }
+    }
+  }
+  // Per 400G-equivalent port the pluggable switch side draws 7.5 W (15 W per 800G, 30 W per
+  // 1.6T), LPO half of it, co-packaged 2.25 W (4.5 W per 800G, 9 W per 1.6T).
+  const auto per_port_w = [](const cost::Catalog& c) {
+    return c.switch_transceiver.power_w / c.switch_transceiver_ports;
+  };
+  EXPECT_DOUBLE_EQ(per_port_w(cost::load_catalog("eth-800g-pluggable-2026")), 7.5);
+  EXPECT_DOUBLE_EQ(per_port_w(cost::load_catalog("eth-800g-lpo-2026")), 3.75);
+  EXPECT_DOUBLE_EQ(per_port_w(cost::load_catalog("eth-800g-cpo-2026")), 2.25);
+  EXPECT_DOUBLE_EQ(per_port_w(cost::load_catalog("eth-1.6t-pluggable-2026")), 7.5);
+  EXPECT_DOUBLE_EQ(per_port_w(cost::load_catalog("eth-1.6t-cpo-2026")), 2.25);
+}
+
+TEST(Cost, RailOnlyOn102TSwitchesAt32kGpus) {
+  // 32,768 B300 (800G NICs), K = 8, on the 102.4T switch in its 128 x 800G mode (d = 64 down,
+  // 64 up): two tiers hold up to 128^2 / 2 = 8,192 ports, three up to 128^3 / 4 = 524,288.
+  // rail_optimized over 32,768 ports needs 3: 32,768 / 64 = 512 leaves; pods of 64 leaves with 64
+  // spines each: 8 pods, 512 spines; 512 x 64 = 32,768 spine uplinks / 128 ports = 256 cores.
+  // 1,280 switches. rail_only: a rail of 4,096 ports needs 2: 64 leaves with 64 x 64 = 4,096
+  // uplinks on 4,096 / 128 = 32 spines (2 links per leaf); 96 a rail, 768 in all.
+  const auto cat = cost::load_catalog("eth-800g-pluggable-2026");
+  const auto c = b300_cluster(32768, 8);
+  auto rows =
+      cost::compare_designs(c, design(DesignKind::rail_optimized, "ETH-102.4T-128x800G"), cat);
+  EXPECT_EQ(rows[0].bom.switches_per_tier, (std::vector<std::int64_t>{512, 512, 256}));
+  EXPECT_EQ(rows[1].bom.switches_per_tier, (std::vector<std::int64_t>{8 * 64, 8 * 32}));
+  EXPECT_EQ(rows[0].bom.switches, 1280);
+  EXPECT_EQ(rows[1].bom.switches, 768);
+  // Every tier full: every port is cabled, 5 and 3 ports per NIC.
+  EXPECT_EQ(rows[0].bom.switch_ports_used, 1280 * 128);
+  EXPECT_EQ(rows[0].bom.switch_ports_used, 5 * 32768);
+  EXPECT_EQ(rows[1].bom.switch_ports_used, 3 * 32768);
+  // The same chip as 64 x 1.6T with 1.6T NICs: 2 tiers hold only 64^2 / 2 = 2,048 ports, so a
+  // rail of 4,096 needs 3 tiers like the whole cluster (1,024 leaves, 1,024 spines, 512 cores)
+  // and rail-only saves nothing.
+  const auto c16 = b300_cluster(32768, 8, 1600);
+  auto rows16 = cost::compare_designs(c16, design(DesignKind::rail_optimized, "ETH-102.4T-64x1.6T"),
+                                      cost::load_catalog("eth-1.6t-pluggable-2026"));
+  EXPECT_EQ(rows16[0].bom.switches_per_tier, (std::vector<std::int64_t>{1024, 1024, 512}));
+  EXPECT_EQ(rows16[1].bom.tiers, 3);
+  EXPECT_EQ(rows16[1].bom.switches, 2560);
+  EXPECT_NEAR(rows16[1].cost_saving, 0.0, 1e-12);
+}
+
+TEST(Cost, CoPackagedOpticsSaveTheirPerPortDifferenceOnEveryOpticalPort) {
+  // The three 800G catalogs on the 32,768-GPU networks above. Their NIC sides are equal for
+  // pluggable and co-packaged, so the difference is the switch side alone: per 800G port
+  // (2 x the per-400G-equivalent figure) a twin-port module's half, 2 x 15 / 2 = 15 W, against
+  // 2 x 2.25 = 4.5 W co-packaged. Every port of every switch carries optics (all are cabled):
+  // 1,280 x 128 = 163,840 rail_optimized, 768 x 128 = 98,304 rail_only.
+  const auto plug = cost::load_catalog("eth-800g-pluggable-2026");
+  const auto lpo = cost::load_catalog("eth-800g-lpo-2026");
+  const auto cpo = cost::load_catalog("eth-800g-cpo-2026");
+  const double scale = 800.0 / 400.0;
+  const double plug_w = scale * plug.switch_transceiver.power_w / plug.switch_transceiver_ports;
+  const double lpo_w = scale * lpo.switch_transceiver.power_w / lpo.switch_transceiver_ports;
+  const double cpo_w = scale * cpo.switch_transceiver.power_w;
+  EXPECT_DOUBLE_EQ(plug_w - cpo_w, 10.5);
+  EXPECT_DOUBLE_EQ(cpo.nic_transceiver.power_w, plug.nic_transceiver.power_w);
+  const auto c = b300_cluster(32768, 8);
+  const auto base = design(DesignKind::rail_optimized, "ETH-102.4T-128x800G");
+  const auto p = cost::compare_designs(c, base, plug);
+  const auto l = cost::compare_designs(c, base, lpo);
+  const auto o = cost::compare_designs(c, base, cpo);
+  const std::int64_t ports[] = {1280 * 128, 768 * 128};
+  for (int d = 0; d < 2; ++d) {
+    SCOPED_TRACE(spec::to_string(p[d].bom.design));
+    EXPECT_NEAR(p[d].cost.power_w() - o[d].cost.power_w(), double(ports[d]) * (plug_w - cpo_w),
+                1e-6);
+    // No switch-side modules with co-packaged optics: they are in the switches.
+    EXPECT_EQ(o[d].bom.switch_side_transceivers, 0);
+    EXPECT_EQ(o[d].co_packaged_ports, ports[d]);
+    EXPECT_EQ(p[d].bom.switch_side_transceivers, ports[d] / 2);
+    EXPECT_NEAR(o[d].cost.watts.switches - p[d].cost.watts.switches, double(ports[d]) * cpo_w,
+                1e-6);
+    // LPO on both ends: the switch side's and the 32,768 NIC modules' differences.
+    const double nic_diff = scale * (plug.nic_transceiver.power_w - lpo.nic_transceiver.power_w);
+    EXPECT_NEAR(p[d].cost.power_w() - l[d].cost.power_w(),
+                double(ports[d]) * (plug_w - lpo_w) + 32768 * nic_diff, 1e-6);
+    // The prices of LPO and co-packaged optics are assumed equal to the pluggable's.
+    EXPECT_NEAR(o[d].cost.cost_usd(), p[d].cost.cost_usd(), 1e-3);
+    EXPECT_NEAR(l[d].cost.cost_usd(), p[d].cost.cost_usd(), 1e-3);
+  }
+  // 163,840 x 10.5 W = 1.72 MW less for rail_optimized.
+  EXPECT_NEAR(p[0].cost.power_w() - o[0].cost.power_w(), 1720320.0, 1e-6);
+}
+
+TEST(Cost, CoPackagedOpticsArePaidOnEveryPortBought) {
+  // 512 B300 with K = 8, rail_only on 128 x 800G: 8 rails of 64 GPUs, one switch each with 64 of
+  // its 128 ports cabled. Whole switches carry optics on all 1,024 ports; port counting pays for
+  // the 512 cabled ones.
+  const auto cpo = cost::load_catalog("eth-800g-cpo-2026");
+  const auto c = b300_cluster(512, 8);
+  const auto d = design(DesignKind::rail_only, "ETH-102.4T-128x800G");
+  const auto whole = cost::evaluate(c, d, cpo, cost::SwitchCounting::whole);
+  const auto ports = cost::evaluate(c, d, cpo, cost::SwitchCounting::ports);
+  EXPECT_EQ(whole.bom.switches, 8);
+  EXPECT_EQ(whole.co_packaged_ports, 1024);
+  EXPECT_EQ(ports.co_packaged_ports, 512);
+  const double per_port_w = 2 * (cpo.switch_port.power_w + cpo.switch_transceiver.power_w);
+  EXPECT_NEAR(whole.cost.watts.switches, 1024 * per_port_w, 1e-9);
+  EXPECT_NEAR(ports.cost.watts.switches, 512 * per_port_w, 1e-9);
+  EXPECT_DOUBLE_EQ(whole.cost.watts.transceivers, 512 * 2 * cpo.nic_transceiver.power_w);
+}
+
+TEST(Catalog, CoPackagedOpticsAreFibreOnlyAndOnePerPort) {
+  // A co-packaged port takes no DAC: copper GPU-leaf links are refused, naming the option.
+  const auto cpo = cost::load_catalog("eth-800g-cpo-2026");
+  try {
+    (void)cost::evaluate(b300_cluster(4096, 8),
+                         design(DesignKind::rail_only, "ETH-102.4T-128x800G", 1.0, /*copper=*/true),
+                         cpo);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--copper-gpu-leaf");
+    EXPECT_NE(std::string(e.what()).find("eth-800g-cpo-2026"), std::string::npos) << e.what();
+  }
+  // ideal has no scale-out network: nothing to refuse.
+  EXPECT_NO_THROW((void)cost::evaluate(
+      b300_cluster(4096, 8), design(DesignKind::ideal, "ETH-102.4T-128x800G", 1.0, /*copper=*/true),
+      cpo));
+
+  auto field_of = [](const std::string& st) {
+    try {
+      cost::catalog_from_json(
+          parse_json(
+              R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1},)"
+              R"("nic_transceiver":{"price_usd":1,"power_w":1},"switch_transceiver":)" +
+                  st +
+                  R"(,"optical_cable":{"price_usd":0,"power_w":0},"copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})",
+              "--catalog"),
+          "catalog");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(field_of(R"({"ports":1,"co_packaged":"yes","price_usd":1,"power_w":1})"),
+            "catalog.switch_transceiver.co_packaged");
+  EXPECT_EQ(field_of(R"({"ports":1,"co_packaged":1,"price_usd":1,"power_w":1})"),
+            "catalog.switch_transceiver.co_packaged");
+  EXPECT_EQ(field_of(R"({"ports":2,"co_packaged":true,"price_usd":1,"power_w":1})"),
+            "catalog.switch_transceiver.ports");
+  EXPECT_EQ(field_of(R"({"ports":2,"co_packaged":false,"price_usd":1,"power_w":1})"), "no error");
+  EXPECT_EQ(field_of(R"({"ports":1,"co_packaged":true,"price_usd":1,"power_w":1})"), "no error");
+  EXPECT_EQ(field_of(R"({"ports":1,"copackaged":true,"price_usd":1,"power_w":1})"),
+            "catalog.switch_transceiver.copackaged");
+}

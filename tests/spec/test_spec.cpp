@@ -171,3 +171,31 @@ TEST(Switch, MalformedPowerNamesTheField) {
   EXPECT_EQ(field_of(R"({"typical_w":913,"source":"s","max_w":2000})"), "switch.power.max_w");
   EXPECT_EQ(field_of(R"({"typical_w":913,"source":"s"})"), "no error");
 }
+
+TEST(Switch, The102TPresetsSplitOneChipAndCarryAssumedWatts) {
+  // Tomahawk 6 / Spectrum-6: 512 x 200G SerDes as 64 x 1.6T, 128 x 800G or 512 x 200G (the
+  // sources), or 256 x 400G (ours: the lanes in pairs), the same 102.4 Tb/s in every mode; both
+  // presets are one chip configured two ways, so every NIC speed gets the same mode from either.
+  for (const char* name : {"ETH-102.4T-128x800G", "ETH-102.4T-64x1.6T"}) {
+    const auto sw = spec::load_switch(name);
+    EXPECT_EQ(sw.family, "ethernet") << name;
+    EXPECT_DOUBLE_EQ(sw.radix * sw.port_gbps, 102400.0) << name;
+    ASSERT_EQ(sw.modes.size(), 4u) << name;
+    for (const auto& [nic, radix] :
+         {std::pair{1600.0, 64}, {800.0, 128}, {400.0, 256}, {200.0, 512}}) {
+      const auto fit = spec::fit_to_nics(sw, nic);
+      EXPECT_EQ(fit.radix, radix) << name << " " << nic;
+      EXPECT_DOUBLE_EQ(fit.port_gbps, nic) << name;
+    }
+    // A 100G NIC has no mode of its own: it runs at 100G on a port of the preset's mode.
+    EXPECT_EQ(spec::fit_to_nics(sw, 100).radix, sw.radix) << name;
+    // No public data sheet gives a 102.4T box's typical watts: the Tomahawk 5 box's watts per bit
+    // are assumed (913 W per 51.2 Tb/s, twice that), in every catalog, and the source says so.
+    ASSERT_TRUE(sw.power.known()) << name;
+    EXPECT_DOUBLE_EQ(sw.power.typical_w,
+                     2.0 * spec::load_switch("ETH-51.2T-128x400G").power.typical_w)
+        << name;
+    EXPECT_NE(sw.power.source.find("assumed, no data sheet"), std::string::npos) << name;
+  }
+  EXPECT_THROW(spec::fit_to_nics(spec::load_switch("ETH-102.4T-128x800G"), 3200), InputError);
+}

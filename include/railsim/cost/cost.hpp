@@ -44,6 +44,8 @@ double switch_box_watts(const spec::SwitchSpec& sw, const Catalog& cat);
 
 // box_w > 0: every switch box draws box_w watts (whole boxes, or switch equivalents by port
 // counting), in place of the catalog's per-switch and per-port watts; prices are the catalog's.
+// A catalog with co-packaged switch optics adds them to the switches' cost and power on every
+// port paid for (ports bought, or cabled by port counting) and ignores bom's switch-side modules.
 DesignCost price(const BillOfMaterials& bom, const Catalog& cat,
                  SwitchCounting counting = SwitchCounting::whole, double box_w = 0);
 
@@ -59,7 +61,10 @@ struct DesignReport {
   double switch_box_w = 0;
   std::string switch_power_source;
   std::string switch_power_basis;  // one line for humans: "913 W per switch, typical ..."
-  double cost_saving = 0;          // fraction saved against rail_optimized (filled by compare)
+  // Switch ports whose co-packaged optics are paid for (every port bought, or the cabled ones by
+  // port counting); 0 when the catalog's switch-side optics are pluggable modules.
+  std::int64_t co_packaged_ports = 0;
+  double cost_saving = 0;  // fraction saved against rail_optimized (filled by compare)
   double power_saving = 0;
 
   // The network's cost and power over the GPUs it connects (NICs apart, as in cost).
@@ -67,6 +72,8 @@ struct DesignReport {
   double power_per_gpu_w() const { return cost.power_w() / static_cast<double>(bom.gpus); }
 };
 
+// InputError naming --copper-gpu-leaf when the catalog's switch optics are co-packaged and the
+// design has copper GPU-leaf links (a co-packaged port is fibre only).
 DesignReport evaluate(const spec::Cluster& cluster, const spec::NetworkDesign& design,
                       const Catalog& cat, SwitchCounting counting = SwitchCounting::whole);
 

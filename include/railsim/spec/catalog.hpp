@@ -33,9 +33,15 @@ struct Catalog {
   PricePower nic_transceiver;        // per single-port module on the NIC side, 400G-equivalent
   PricePower switch_transceiver;     // per module on the switch side, 400G-equivalent per port
   int switch_transceiver_ports = 2;  // switch ports one module serves (twin-port OSFP: 2)
-  PricePower optical_cable;          // fibre per optical link
-  PricePower copper_dac;             // passive DAC per copper link
-  PricePower nic;  // per NIC (reported apart: equal in rail_optimized and rail_only)
+  // Co-packaged optics ("co_packaged": true in "switch_transceiver"): the switch-side optics are
+  // in the switch package, not modules. switch_transceiver is then per switch port (ports 1),
+  // counted on every switch port paid for (whole switches: every port bought; port counting:
+  // the cabled ones), and part of the switch's cost and power; there are no switch-side
+  // modules, and every port is optical (no copper GPU-leaf links). docs/design.md section 4.
+  bool switch_optics_co_packaged = false;
+  PricePower optical_cable;  // fibre per optical link
+  PricePower copper_dac;     // passive DAC per copper link
+  PricePower nic;            // per NIC (reported apart: equal in rail_optimized and rail_only)
 };
 
 Catalog catalog_from_json(const Json& j, const std::string& path);
