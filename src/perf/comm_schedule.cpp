@@ -156,14 +156,16 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const spec::Sharding sharding = detail::sharding_of(tr, s);
     const bool sharded = sharding == spec::Sharding::full || sharding == spec::Sharding::gradients;
     const Axis shard_axis = hsdp && sharded && axis == Axis::dp ? Axis::dp_shard : axis;
-    // One collective of `bytes_per_param` per parameter, `count` times; hidden with DP overlap.
-    auto add = [&](CollectiveOp op, Phase ph, double bytes_per_param, double count,
-                   Axis on = Axis::dp) {
-      const Axis ax = on == Axis::dp ? shard_axis : on;
+    // One collective over `ax` of `bytes_per_param` per parameter, `count` times; hidden with DP
+    // overlap. `add` puts it in the shard group (the whole DP group without HSDP).
+    auto add_on = [&](Axis ax, CollectiveOp op, Phase ph, double bytes_per_param, double count) {
       CommOp o{op, Parallelism::dp,          ax,   reduction_algorithm(pl.shape(ax)),
                ph, params * bytes_per_param, count};
       o.overlappable = s.dp_overlap;
       cs.add(o);
+    };
+    auto add = [&](CollectiveOp op, Phase ph, double bytes_per_param, double count) {
+      add_on(shard_axis, op, ph, bytes_per_param, count);
     };
     if (sharding == spec::Sharding::full) {
       // ZeRO-3 / FSDP (Zhao et al. 2023, Sec. 3): for every micro-batch each layer's bf16 weights
@@ -185,8 +187,8 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     }
     if (shard_axis == Axis::dp_shard)  // the fp32 gradient shard, 4 P / g bytes per GPU
-      add(CollectiveOp::all_reduce, Phase::backward, 4.0 / static_cast<double>(s.hsdp), 1.0,
-          Axis::dp_replica);
+      add_on(Axis::dp_replica, CollectiveOp::all_reduce, Phase::backward,
+             4.0 / static_cast<double>(s.hsdp), 1.0);
   };
   add_dp(Axis::dp, st.dense_params);
   if (m.is_moe()) add_dp(Axis::edp, st.expert_params);

@@ -148,8 +148,9 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const double dp = static_cast<double>(s.dp * s.cp);
   const double edp = static_cast<double>(s.dp * s.cp / s.ep);
   // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
-  const double shard = s.hsdp > 0 ? static_cast<double>(s.hsdp) : dp;
+  const double shard = static_cast<double>(s.degrees().shard_size());
   const double eshard = s.hsdp > 0 ? shard : edp;
+  const spec::Sharding sharding = detail::sharding_of(tr, s);
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   LayerActivations la = layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len),
@@ -193,7 +194,6 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const double opt_bytes = grad_bytes < 4.0 ? 16.0 : 12.0;
     mem.gradients_bytes = grad_bytes * params;
     mem.optimizer_bytes = s.dist_opt ? opt_bytes * (dense / dp + expert / edp) : opt_bytes * params;
-    const spec::Sharding sharding = detail::sharding_of(tr, s);
     if (sharding == spec::Sharding::gradients) {
       // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
       // accumulated in an fp32 shard (4 bytes over the shard group) and Adam's 12 bytes sharded;

@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 #include <tuple>
@@ -143,22 +144,40 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
 template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
                  bool flash, std::int64_t batch, std::int64_t hb_domain, Visit&& visit) {
-  // DualPipe needs an even pp and an even number of micro-batches (perf::validate's rule).
-  const bool dualpipe_fits = sh.pp % 2 == 0 && (batch / (sh.dp * sh.mb)) % 2 == 0;
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   s.cp = sh.cp;
   const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
-  // HSDP's shard group where the stack has it: the largest proper divisor of dp x cp whose group
-  // stays in one HB domain (tp x g <= K): gathers on NVLink, replicas across domains (ours).
-  std::int64_t hsdp_g = 0;
-  if (knobs.hsdp && knobs.distributed_optimizer == spec::Sharding::full && sh.ep == 1)
-    for (std::int64_t g = std::min(dp_cp - 1, hb_domain / sh.tp); g > 1 && hsdp_g == 0; --g)
-      if (dp_cp % g == 0) hsdp_g = g;
-  // Pinned: that group alone (0: none), where it divides dp x cp (-1: nothing to visit).
-  if (pins.hsdp)
-    hsdp_g = *pins.hsdp == 0                                                         ? 0
-             : *pins.hsdp > 0 && dp_cp % *pins.hsdp == 0 && knobs.hsdp && sh.ep == 1 ? *pins.hsdp
-                                                                                     : -1;
+  // The pipeline schedules of this shape: 1F1B (interleaved when v > 1), and where the stack has
+  // them and the pipeline is not interleaved, ZB-H1 and DualPipe (DualPipe with an even pp and
+  // an even number of micro-batches, perf::validate's rule); a pin keeps its own alone.
+  std::array<PipelineSchedule, 3> schedules{};
+  std::size_t n_schedules = 0;
+  for (PipelineSchedule sch :
+       {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1, PipelineSchedule::dualpipe}) {
+    if (pins.schedule && *pins.schedule != sch) continue;
+    if (sch != PipelineSchedule::one_f_one_b && (sh.pp == 1 || sh.v > 1 || !knobs.has(sch)))
+      continue;
+    if (sch == PipelineSchedule::dualpipe && (sh.pp % 2 != 0 || (batch / (sh.dp * sh.mb)) % 2 != 0))
+      continue;
+    schedules[n_schedules++] = sch;
+  }
+  // The FSDP shard groups (HSDP) of this shape: the whole group (0) and, where the stack has
+  // hybrid sharding, the largest proper divisor g of dp x cp whose group stays in one HB domain
+  // (tp x g <= K: the gathers on NVLink, the replicas across domains; ours); a pin keeps its own
+  // alone where it divides dp x cp. A group g > 0 needs the distributed optimizer.
+  std::array<std::int64_t, 2> groups{0, 0};
+  std::size_t n_groups = 1;
+  const bool hybrid = knobs.hsdp && sh.ep == 1;
+  if (pins.hsdp) {
+    groups[0] = *pins.hsdp;
+    n_groups = *pins.hsdp == 0 || (*pins.hsdp > 0 && dp_cp % *pins.hsdp == 0 && hybrid) ? 1 : 0;
+  } else if (hybrid) {
+    for (std::int64_t g = std::min(dp_cp - 1, hb_domain / sh.tp); g > 1; --g)
+      if (dp_cp % g == 0) {
+        groups[n_groups++] = g;
+        break;
+      }
+  }
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
     if (r == Recompute::selective && !knobs.selective_recompute) continue;
@@ -176,29 +195,11 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
           if (pins.dp_overlap ? (*pins.dp_overlap != (ov == 1)) : (ov == 1 && dp_cp == 1)) continue;
           if (ov == 1 && !knobs.dp_overlap) continue;
           s.dp_overlap = ov == 1;
-          // Pipeline schedules: 1F1B (interleaved when v > 1), and where the stack has them and
-          // the pipeline is not interleaved, ZB-H1 and DualPipe (DualPipe where its parity
-          // holds).
-          for (PipelineSchedule sch : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1,
-                                       PipelineSchedule::dualpipe}) {
-            if (pins.schedule && *pins.schedule != sch) continue;
-            if (sch != PipelineSchedule::one_f_one_b && (sh.pp == 1 || sh.v > 1 || !knobs.has(sch)))
-              continue;
-            if (sch == PipelineSchedule::dualpipe && !dualpipe_fits) continue;
-            s.schedule = sch;
-            // Hybrid sharding: over the whole group (0) and over the shard group g (with the
-            // distributed optimizer); pinned, the pinned group alone.
-            for (int h = 0; h < 2; ++h) {
-              std::int64_t g = 0;
-              if (pins.hsdp) {
-                if (h == 1 || hsdp_g < 0) continue;
-                g = hsdp_g;
-              } else if (h == 1) {
-                if (hsdp_g <= 0) continue;
-                g = hsdp_g;
-              }
-              if (g > 0 && dopt == 0) continue;
-              s.hsdp = g;
+          for (std::size_t i = 0; i < n_schedules; ++i) {
+            s.schedule = schedules[i];
+            for (std::size_t j = 0; j < n_groups; ++j) {
+              if (groups[j] > 0 && dopt == 0) continue;
+              s.hsdp = groups[j];
               visit(s);
             }
           }

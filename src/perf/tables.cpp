@@ -43,17 +43,22 @@ void add_cp_columns(Table& t, const std::vector<perf::Plan>& plans) {
   if (const std::size_t ep = column_index(t, "ep_comm_s"); ep < t.columns.size())
     insert_column(t, ep + 1, real_column("cp_comm_s", "cp comm", "s", 3), comm);
 }
-// The pipeline schedule's column (after the interleave), only when a plan runs one other than
-// 1F1B (a stack with zb-h1 or dualpipe): tables of 1F1B plans stay as they were.
-void add_schedule_column(Table& t, const std::vector<perf::Plan>& plans) {
-  if (std::none_of(plans.begin(), plans.end(), [](const perf::Plan& p) {
-        return p.strategy.schedule != perf::PipelineSchedule::one_f_one_b;
-      }))
-    return;
-  std::vector<Cell> cells;
-  for (const perf::Plan& p : plans) cells.emplace_back(std::string(to_string(p.strategy.schedule)));
-  insert_column(t, column_index(t, "interleave") + 1, text_column("pp_schedule", "schedule"),
-                cells);
+// Columns shown only when a plan uses their knob, so that tables of plans without it stay as
+// they were: the pipeline schedule (after the interleave) when a plan runs one other than 1F1B,
+// the HSDP shard group (after dp) when a plan shards in groups.
+void add_schedule_columns(Table& t, const std::vector<perf::Plan>& plans) {
+  std::vector<Cell> schedules, groups;
+  bool other_schedule = false, hybrid = false;
+  for (const perf::Plan& p : plans) {
+    schedules.emplace_back(std::string(to_string(p.strategy.schedule)));
+    groups.emplace_back(p.strategy.hsdp);
+    other_schedule |= p.strategy.schedule != perf::PipelineSchedule::one_f_one_b;
+    hybrid |= p.strategy.hsdp > 0;
+  }
+  if (other_schedule)
+    insert_column(t, column_index(t, "interleave") + 1, text_column("pp_schedule", "schedule"),
+                  schedules);
+  if (hybrid) insert_column(t, column_index(t, "dp") + 1, integer_column("hsdp", "hsdp"), groups);
 }
 }  // namespace
 
@@ -137,7 +142,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
                m.reserved_bytes / units::kGiB});
   }
   add_cp_columns(t, plans);
-  add_schedule_column(t, plans);
+  add_schedule_columns(t, plans);
   return t;
 }
 

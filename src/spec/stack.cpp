@@ -21,6 +21,17 @@ constexpr EnumNames<PipelineSchedule, 3> kScheduleNames{
       {PipelineSchedule::zb_h1, "zb-h1"},
       {PipelineSchedule::dualpipe, "dualpipe"}}}};
 
+// An optional field of two spellings: false for `off` (the default), true for `on`; anything
+// else is an error naming the field and both values.
+bool either(JsonObject& o, std::string_view key, std::string_view what, std::string_view off,
+            std::string_view on) {
+  const std::string v = o.string_or(key, std::string(off));
+  if (v != off && v != on)
+    throw InputError(o.field(key),
+                     fmt::format("{} is not a {}; expected {} or {}", v, what, off, on));
+  return v == on;
+}
+
 // A required boolean (a stack file must say what it has; a missing knob is an error).
 bool flag(JsonObject& o, std::string_view key) {
   if (!o.has(key)) throw InputError(o.field(key), "missing required field (true or false)");
@@ -131,23 +142,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
     d.finish();
   }
-  const std::string grad = o.string_or("gradient_dtype", "fp32");
-  if (grad != "fp32" && grad != "bf16")
-    throw InputError(o.field("gradient_dtype"),
-                     fmt::format("{} is not a gradient dtype; expected fp32 or bf16", grad));
-  st.grad_bytes = grad == "bf16" ? 2.0 : 4.0;
-  const std::string kernel = o.string_or("attention_kernel", "fused");
-  if (kernel != "fused" && kernel != "fa2")
-    throw InputError(o.field("attention_kernel"),
-                     fmt::format("{} is not an attention kernel; expected fused or fa2", kernel));
-  st.fa2_attention = kernel == "fa2";
-  const std::string dispatch = o.string_or("ep_dispatch_dtype", "bf16");
-  if (dispatch != "bf16" && dispatch != "fp8")
-    throw InputError(o.field("ep_dispatch_dtype"),
-                     fmt::format("{} is not a dispatch dtype; expected bf16 or fp8", dispatch));
-  if (dispatch == "fp8" && !st.knobs.fp8)
+  st.grad_bytes = either(o, "gradient_dtype", "gradient dtype", "fp32", "bf16") ? 2.0 : 4.0;
+  st.fa2_attention = either(o, "attention_kernel", "attention kernel", "fused", "fa2");
+  st.fp8_dispatch = either(o, "ep_dispatch_dtype", "dispatch dtype", "bf16", "fp8");
+  if (st.fp8_dispatch && !st.knobs.fp8)
     throw InputError(o.field("ep_dispatch_dtype"), "fp8 needs knobs.fp8: true");
-  st.fp8_dispatch = dispatch == "fp8";
   st.source = o.source();
   o.finish();
   return st;

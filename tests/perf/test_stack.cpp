@@ -3,11 +3,13 @@
 // the FSDP stack's full sharding has the schedule and memory of ZeRO-3.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "../common/error_of.hpp"
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/tables.hpp"
 #include "railsim/spec/preset.hpp"
 #include "test_perf_common.hpp"
 
@@ -434,4 +436,12 @@ TEST(Stack, HybridShardingIsCheckedAndSearched) {
     EXPECT_EQ(p.strategy.dp * p.strategy.cp % p.strategy.hsdp, 0);
   }
   EXPECT_GT(hybrid, 0);
+  // The plans table says which plans shard in groups (a column only then).
+  const report::Table t = plans_table(r.plans, PlacementKind::rail_aligned);
+  const auto named = [&](std::string_view n) {
+    return std::any_of(t.columns.begin(), t.columns.end(),
+                       [&](const report::Column& c) { return c.name == n; });
+  };
+  EXPECT_TRUE(named("hsdp"));
+  EXPECT_FALSE(named("pp_schedule"));
 }
