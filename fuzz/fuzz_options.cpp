@@ -98,7 +98,7 @@ void run(const std::map<std::string, std::string>& kv) {
     require(t.down_ports >= 0 && t.up_ports >= 0);
     require(t.down_ports + t.up_ports <= np.plan.radix);
   }
-  if (np.instances > 0) require(np.plan.endpoints() >= c.gpus / np.instances);
+  if (np.instances() > 0) require(np.plan.endpoints() >= c.gpus / np.instances());
 
   // sweep's lists: at most max_points values, every one of the kind asked for.
   const std::int64_t max_points = integer(kv, "max_points").value_or(100);

@@ -50,7 +50,7 @@ Command fail_whatif_command() {
       "fail", "--fail",
       "Failed component, repeatable: gpu:G, nic:G[.n], link:G[.n] (NIC-leaf link), leaf:I, "
       "spine:I, core:I, switch:T:I, uplink:T:I (T = 1 leaf-spine), domain:D, nvswitch:D[.p] (a "
-      "switch plane of an HB domain)");
+      "switch plane of an HB domain), plane:P (network plane P: --planes)");
   failed.kind = Kind::texts;
   c.fields = join(
       {cluster_fields(), network_fields(/*with_design=*/false), strategy_fields()},

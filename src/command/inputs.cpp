@@ -147,6 +147,18 @@ std::vector<Field> network_fields(bool with_design) {
                             "Extra leaf links to non-GPU endpoints such as the UFM fabric manager "
                             "(DGX H100 SuperPOD RA: 4)",
                             0, 1 << 20, "0"));
+  f.push_back(integer_field("planes", "--planes",
+                            "Network planes: the design built once per plane, each GPU's NIC ports "
+                            "dealt over them (port e in plane e mod P; Spectrum-X multiplane, "
+                            "Alibaba HPN dual plane); must divide the NIC ports of a GPU",
+                            0, 0, "1"));
+  f.push_back(integer_field("nic_ports", "--nic-ports",
+                            "Ports each NIC is split into, each at 1/n of its speed (an 800G NIC "
+                            "as 2 x 400G or 4 x 200G); the switch needs that port mode",
+                            0, 0, "1"));
+  f.push_back(flag_field("dual_tor", "--dual-tor",
+                         "Each port of a NIC on a different leaf (a ToR pair, Alibaba HPN): one "
+                         "leaf lost costs capacity, not connectivity; needs --nic-ports >= 2"));
   return f;
 }
 
@@ -187,6 +199,11 @@ spec::NetworkOptions network_options(const Args& a) {
   o.oversubscribed_tier = static_cast<int>(a.integer("oversubscribed_tier"));
   o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
   o.management_links = static_cast<int>(a.integer("management_links"));
+  if (a.has("planes")) {
+    o.planes = a.integer("planes");
+    o.nic_ports = a.integer("nic_ports");
+    o.dual_tor = a.flag("dual_tor");
+  }
   if (a.has("routing")) o.routing = a.text("routing");
   // The rest of routing_fields(): a command with routing_field() alone may have a "seed" of its
   // own (traffic's is the shuffled placement's).

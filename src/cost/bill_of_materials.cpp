@@ -1,5 +1,7 @@
 #include "railsim/cost/bill_of_materials.hpp"
 
+#include <algorithm>
+
 #include "railsim/core/units.hpp"
 #include "railsim/topo/builders.hpp"
 
@@ -26,19 +28,23 @@ BillOfMaterials bill_of_materials(const topo::Network& n, int switch_ports_per_m
   b.hb_domain = d.kind == spec::DesignKind::ideal ? c.gpus : c.hb_domain;
   b.radix = d.sw.radix;
   b.port_gbps = d.sw.port_gbps;
-  b.nic_gbps = units::Bps_to_gbps(c.nic_bw_Bps);
+  b.nic_gbps = units::Bps_to_gbps(c.nic_bw_Bps) / std::max(d.nic_ports, 1);
   b.switch_ports_per_module = switch_ports_per_module < 1 ? 1 : switch_ports_per_module;
   b.tiers = np.tiers();
-  b.clos_networks = np.instances;
-  if (np.instances == 0) return b;  // ideal: no scale-out network, no NICs
+  b.clos_networks = np.instances();
+  b.planes = np.layout.planes;
+  b.nic_ports = d.nic_ports;
+  b.dual_tor = d.dual_tor;
+  if (np.instances() == 0) return b;  // ideal: no scale-out network, no NICs
 
   const topo::ClosPlan& p = np.plan;
-  const std::int64_t inst = np.instances;
+  const std::int64_t inst = np.instances();
   const int L = p.tier_count();
   const int ppm = b.switch_ports_per_module;
   const bool copper = d.copper_gpu_leaf;
   b.management_links = d.management_links;
   b.nics = c.gpus * c.nics_per_gpu;
+  b.nic_links = c.gpus * np.layout.ports;  // a link per NIC port
 
   // Tier 1: leaves carry the NIC ports (partial leaves at the end of each rail) and all uplinks.
   const topo::ClosTier& leaf = p.tiers[0];
@@ -90,7 +96,7 @@ BillOfMaterials bill_of_materials(const topo::Network& n, int switch_ports_per_m
   }
   b.switch_ports = b.switches * b.radix;
 
-  const std::int64_t gpu_leaf = b.nics + d.management_links;
+  const std::int64_t gpu_leaf = b.nic_links + d.management_links;
   b.links_per_tier.push_back(gpu_leaf);
   for (int t = 1; t < L; ++t) b.links_per_tier.push_back(inst * p.tiers[t - 1].uplinks());
   for (auto l : b.links_per_tier) b.links += l;

@@ -154,6 +154,10 @@ Json to_json(const DesignReport& r, bool with_savings) {
   j["transceivers_switch_side"] = b.switch_side_transceivers;
   j["cables"] = {{"optical", b.optical_links}, {"copper", b.copper_links}};
   j["nics"] = b.nics;
+  j["nic_ports"] = b.nic_ports;
+  j["planes"] = b.planes;
+  j["clos_per_plane"] = b.planes > 0 ? b.clos_networks / b.planes : 0;
+  j["dual_tor"] = b.dual_tor;
   j["cost_usd"] = r.cost.cost_usd();
   j["cost_per_gpu_usd"] = r.cost_per_gpu_usd();
   j["power_w"] = r.cost.power_w();

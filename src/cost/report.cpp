@@ -39,8 +39,13 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
     s += "one HB domain over all GPUs: no scale-out network, no NICs (the performance reference)\n";
     return s;
   }
-  s += fmt::format("{} Clos network{} of {} tier{}\n\n", b.clos_networks,
+  s += fmt::format("{} Clos network{} of {} tier{}", b.clos_networks,
                    b.clos_networks > 1 ? "s" : "", b.tiers, b.tiers > 1 ? "s" : "");
+  if (b.planes > 1)
+    s += fmt::format(" in {} planes ({} per plane)", b.planes, b.clos_networks / b.planes);
+  if (b.nic_ports > 1) s += fmt::format("; each NIC as {} x {:g}G ports", b.nic_ports, b.nic_gbps);
+  if (b.dual_tor) s += "; dual ToR (a GPU's ports in a plane on different leaves)";
+  s += "\n\n";
   s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n", "tier", "switches", "ports used", "links below");
   for (int t = 0; t < b.tiers; ++t) {
     static const char* names[] = {"leaf", "spine", "core"};
@@ -75,7 +80,10 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
                    report::thousands(double(b.optical_links)),
                    report::thousands(double(b.copper_links)));
   if (b.management_links > 0) s += fmt::format(" ({} management links)", b.management_links);
-  s += fmt::format("\nNICs               {}\n", report::thousands(double(b.nics)));
+  s += fmt::format("\nNICs               {}", report::thousands(double(b.nics)));
+  if (b.nic_ports > 1)
+    s += fmt::format(" ({} ports cabled)", report::thousands(double(b.nic_links)));
+  s += "\n";
   s += fmt::format(
       "cost               {}, {} per GPU (switches {}, transceivers {}, cables {}); NICs apart: "
       "{}\n",

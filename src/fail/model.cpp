@@ -182,7 +182,7 @@ FailureModel make_streams(const spec::Cluster& cluster, const spec::NetworkDesig
           add(1, nics, nic_side(1, repair_s), false);
         } else {
           const topo::ClosTier& below = plan.tiers[static_cast<std::size_t>(t - 2)];
-          const double units = static_cast<double>(np.instances * below.uplinks());
+          const double units = static_cast<double>(np.instances() * below.uplinks());
           // One of the P uplinks of a tier-(t-1) block.
           const double x = 1.0 / static_cast<double>(below.up_ports_per_block());
           add(t, units, upper(t - 1, x, repair_s), false);

@@ -205,7 +205,7 @@ namespace {
 // lost, forwarding or with a dead HB plane, the worst domain's NIC load factor.
 void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::DegradedFabric& d,
                   DesignWhatIf& out) {
-  const std::int64_t K = c.hb_domain, M = c.nics_per_gpu;
+  const std::int64_t K = c.hb_domain, M = f.nics_per_gpu();  // NIC ports
   for (std::int64_t dom = 0; dom < c.domains(); ++dom) {
     bool lost = !d.node_alive(c.gpus + dom), forwarding = false;
     std::int64_t live = 0;
@@ -221,7 +221,7 @@ void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::Deg
         lost = true;
         continue;
       }
-      if (f.instances > 0 && !d.any_edge_alive(g)) forwarding = true;
+      if (f.layout.instances > 0 && !d.any_edge_alive(g)) forwarding = true;
       for (int n = 0; n < M; ++n) live += d.edge_alive(g, n) ? 1 : 0;
     }
     if (!lost && d.hb_factor(dom) < 1.0) {
@@ -230,7 +230,7 @@ void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::Deg
     }
     if (lost) {
       ++out.domains_lost;
-    } else if (f.instances > 0) {
+    } else if (f.layout.instances > 0) {
       if (forwarding) ++out.domains_forwarding;
       if (live > 0 && live < K * M)
         out.nic_load_factor = std::max(out.nic_load_factor, static_cast<double>(K * M) / live);

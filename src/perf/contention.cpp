@@ -206,7 +206,7 @@ class Census {
 
   explicit Census(const ContentionModel& m)
       : m_(m),
-        c_(m.cluster_),
+        c_(m.ports_),
         ideal_(m.design_.kind == spec::DesignKind::ideal),
         rail_only_(m.design_.kind == spec::DesignKind::rail_only),
         hb_first_(m.design_.forward_via == spec::ForwardVia::hb_first),
@@ -221,7 +221,7 @@ class Census {
         partner_up_(sc_.partner_up),
         partner_dn_(sc_.partner_dn) {
     const auto n = static_cast<std::size_t>(c_.gpus);
-    const auto b = static_cast<std::size_t>(m.plan_.instances * m.bundles_per_instance_);
+    const auto b = static_cast<std::size_t>(m.plan_.instances() * m.bundles_per_instance_);
     for (auto* v : {&hb_up_, &hb_dn_, &nic_up_, &nic_dn_})
       if (v->size() < n * kClasses) v->resize(n * kClasses, 0.0);
     for (auto* v : {&b_up_, &b_dn_})
@@ -442,9 +442,9 @@ class Census {
     if (on_hb) return std::max(sum(hb_up_, ua), sum(hb_dn_, ub)) / m_.hb_Bps_;
     const double M = static_cast<double>(nics_);
     double t = std::max(sum(nic_up_, ua), sum(nic_dn_, ub)) / (M * m_.nic_Bps_);
-    const std::int64_t inst = topo::clos_instance(m_.plan_.instances, c_, a);
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
+      const std::int64_t inst = m_.instance_of(a, j);
       const int top = m_.walk(a, b, j, bs, bd);
       for (int u = 1; u < top; ++u) {
         const double links = M * m_.port_Bps_ * m_.bundle_scale_[static_cast<std::size_t>(u)] *
@@ -512,9 +512,9 @@ class Census {
   void net(std::int64_t a, std::int64_t b, int cls, double w) {
     gpu_add(nic_up_, a, cls, w);
     gpu_add(nic_dn_, b, cls, w);
-    const std::int64_t inst = topo::clos_instance(m_.plan_.instances, c_, a);
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
+      const std::int64_t inst = m_.instance_of(a, j);
       const int top = m_.walk(a, b, j, bs, bd);
       for (int t = 1; t < top; ++t) {
         bundle_add(b_up_, bundle(inst, t, bs[t], cls), w);
@@ -557,6 +557,7 @@ class Census {
     std::int64_t blk[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j)
       for (int t = 1; t < L; ++t) {
+        const std::int64_t inst = g.empty() ? 0 : m_.instance_of(g[0], j);  // port j's plane
         touched_.clear();
         keyed_.clear();
         for (auto s : g) {
@@ -577,13 +578,13 @@ class Census {
           const double cx = static_cast<double>(k - i);
           const double f = cx * (n - cx) - split_same_domain;
           if (f > 0) {
-            bundle_add(b_up_, bundle(0, t, keyed_[i].first, kNet), f);
-            bundle_add(b_dn_, bundle(0, t, keyed_[i].first, kNet), f);
+            bundle_add(b_up_, bundle(inst, t, keyed_[i].first, kNet), f);
+            bundle_add(b_dn_, bundle(inst, t, keyed_[i].first, kNet), f);
             touched_.push_back(keyed_[i].first);
           }
           i = k;
         }
-        pair_blocks(0, t);
+        pair_blocks(inst, t);
       }
   }
 
@@ -606,7 +607,8 @@ class Census {
     std::int64_t blk[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j)
       for (int t = 1; t < L; ++t) {
-        counts_.clear();  // block -> (a, b)
+        const std::int64_t inst = m_.instance_of(c_.gpu_at(0, rail), j);  // rail r, port j's plane
+        counts_.clear();                                                  // block -> (a, b)
         for (const auto& [dom, p] : per_domain_) {
           const std::int64_t w = c_.gpu_at(dom, rail);
           const bool member = std::binary_search(members_.begin(), members_.end(), w);
@@ -621,15 +623,15 @@ class Census {
           if (b > 0 || a > 0) touched_.push_back(x);
           const double same = b * (q - b);
           if (same > 0) {
-            bundle_add(b_up_, bundle(rail, t, x, kNet), same);
-            bundle_add(b_dn_, bundle(rail, t, x, kNet), same);
+            bundle_add(b_up_, bundle(inst, t, x, kNet), same);
+            bundle_add(b_dn_, bundle(inst, t, x, kNet), same);
           }
           const double out = hb_first_ ? a * (q - b) : b * (A - a);
           const double in = hb_first_ ? b * (A - a) : a * (q - b);
-          if (out > 0) bundle_add(b_up_, bundle(rail, t, x, fwd_cls), out);
-          if (in > 0) bundle_add(b_dn_, bundle(rail, t, x, fwd_cls), in);
+          if (out > 0) bundle_add(b_up_, bundle(inst, t, x, fwd_cls), out);
+          if (in > 0) bundle_add(b_dn_, bundle(inst, t, x, fwd_cls), in);
         }
-        pair_blocks(rail, t);
+        pair_blocks(inst, t);
       }
   }
 
@@ -661,13 +663,17 @@ std::atomic<std::uint64_t> g_next_model_id{1};
 }  // namespace
 
 ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::NetworkDesign& design)
-    : cluster_(cluster), design_(spec::fit_to_cluster(cluster, design)), id_(g_next_model_id++) {
+    : cluster_(cluster),
+      ports_(cluster),
+      design_(spec::fit_to_cluster(cluster, design)),
+      id_(g_next_model_id++) {
   const spec::GpuEfficiency& e = cluster.gpu.eff;
   hb_Bps_ = cluster.hb_bw_Bps * e.hb;
   if (design_.kind == spec::DesignKind::ideal) return;
+  ports_ = spec::port_view(cluster, design_);
   plan_ = topo::plan_network(cluster, design_);
   const double port = units::gbps_to_Bps(design_.sw.port_gbps);
-  nic_Bps_ = std::min(cluster.nic_bw_Bps, port) * e.nic;
+  nic_Bps_ = std::min(ports_.nic_bw_Bps, port) * e.nic;
   port_Bps_ = port * e.nic;
   const int L = plan_.plan.tier_count();
   bundle_base_.assign(static_cast<std::size_t>(std::max(L, 1)), 0);
@@ -686,8 +692,9 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
   // so that a rail's traffic loads its blocks as any other rail's loads its own.
   {
     const topo::ClosPlan& p = plan_.plan;
-    rails_alike_ = plan_.instances == cluster.hb_domain;
-    if (plan_.instances == 1 && p.rails_per_leaf == 1) {
+    const topo::PlaneLayout& lay = plan_.layout;
+    rails_alike_ = lay.per_rail;
+    if (!lay.per_rail && p.rails_per_leaf == 1) {
       rails_alike_ = true;
       std::int64_t span = 1;
       for (int t = 2; t < L; ++t) {
@@ -698,12 +705,15 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
   }
   // The leaf of every NIC and the block of every leaf at each tier (ClosPlan::common_blocks's
   // climb, tabulated): the census walks each transfer by lookups.
-  const std::int64_t M = cluster.nics_per_gpu;
+  const std::int64_t M = ports_.nics_per_gpu;
   leaf_.resize(static_cast<std::size_t>(cluster.gpus * M));
+  instance_.resize(static_cast<std::size_t>(cluster.gpus * M));
   for (std::int64_t g = 0; g < cluster.gpus; ++g)
-    for (int j = 0; j < M; ++j)
-      leaf_[static_cast<std::size_t>(g * M + j)] = static_cast<std::int32_t>(
-          topo::leaf_in_instance(plan_.plan, plan_.instances, cluster, g, j));
+    for (int j = 0; j < M; ++j) {
+      const auto i = static_cast<std::size_t>(g * M + j);
+      leaf_[i] = static_cast<std::int32_t>(plan_.layout.leaf(plan_.plan, ports_, g, j));
+      instance_[i] = static_cast<std::int32_t>(plan_.layout.instance(ports_, g, j));
+    }
   ancestor_.assign(static_cast<std::size_t>(L + 1), {});
   const std::int64_t leaves = plan_.plan.tiers[0].blocks;
   ancestor_[1].resize(static_cast<std::size_t>(leaves));
@@ -721,7 +731,7 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
 
 int ContentionModel::walk(std::int64_t a, std::int64_t b, int nic, std::int64_t* bs,
                           std::int64_t* bd) const {
-  const std::int64_t M = cluster_.nics_per_gpu;
+  const std::int64_t M = ports_.nics_per_gpu;
   const std::int32_t la = leaf_[static_cast<std::size_t>(a * M + nic)];
   const std::int32_t lb = leaf_[static_cast<std::size_t>(b * M + nic)];
   bs[1] = la;

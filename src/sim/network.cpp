@@ -37,7 +37,7 @@ namespace {
 // the block reaches every one of them, and down into the block every one of them. Without a plan
 // (hand-made fabrics) the block is the link's lower switch.
 void add_bundles(const topo::Fabric& f, SimNetwork& n) {
-  const bool clos = f.instances > 0 && !f.link_base.empty();
+  const bool clos = f.layout.instances > 0 && !f.link_base.empty();
   n.bundle_of.assign(2 * f.links.size(), -1);
   std::map<std::tuple<int, std::int64_t, int>, std::int32_t> ids;
   for (std::size_t l = 0; l < f.links.size(); ++l) {
@@ -63,7 +63,7 @@ void add_bundles(const topo::Fabric& f, SimNetwork& n) {
 
 SimNetwork make_sim_network(const topo::Fabric& fabric, RouteFn route) {
   SimNetwork n;
-  n.cluster = fabric.cluster;
+  n.cluster = spec::port_view(fabric.cluster, fabric.design);  // a NIC per NIC port
   n.rail_only = fabric.design.kind == spec::DesignKind::rail_only;
   const auto L = fabric.links.size();
   n.capacity_Bps.resize(2 * L);

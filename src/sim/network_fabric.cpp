@@ -49,6 +49,7 @@ SimNetwork make_sim_network(const topo::DegradedFabric& degraded) {
       n.bundle_of[2 * l + 1] = -1;
     }
   n.spread = [d](std::int64_t s, std::int64_t t) { return d->peer_choices(s, t); };
+  n.nic_alive = [d](std::int64_t g, int nic) { return d->edge_alive(g, nic); };
   n.route_part = [d](std::int64_t s, std::int64_t t, std::uint64_t h, int part, topo::Path& out) {
     live_route(*d, s, t, h, part, out);
   };

@@ -187,6 +187,16 @@ class FlowBuilder {
       route(s, d, h, -1, p1_);
       return add(p1_, bytes, weight, after, final);
     }
+    // NIC ports whose edges are dead at either end (a lost plane or leaf) carry no share: the
+    // transfer spreads over the live ones (NCCL's channels over the NICs left, a SuperNIC's
+    // plane load balancing over the planes left).
+    int live = nics;
+    if (k <= 1 && net_.nic_alive) {
+      live = 0;
+      for (int j = 0; j < nics; ++j) live += net_.nic_alive(s, j) && net_.nic_alive(d, j) ? 1 : 0;
+      if (live == 0) live = nics;  // none: the route picks (and reports no path)
+    }
+    const bool skip_dead = live < nics;
     const int n = k > 1 ? k : nics;
     std::vector<FlowId> parts;
     parts.reserve(static_cast<std::size_t>(n));
@@ -196,12 +206,13 @@ class FlowBuilder {
         net_.route_part(s, d, h, j, p1_);
         to_bundles(p1_);
       } else {
+        if (skip_dead && !(net_.nic_alive(s, j) && net_.nic_alive(d, j))) continue;
         // Each NIC's share is its own connection (NCCL: one queue pair per channel), so ECMP
         // hashes it on its own.
         route(s, d, j == 0 ? h : mix(h + 0x5851F42D4C957F2Dull * static_cast<std::uint64_t>(j)), j,
               p1_);
       }
-      parts.push_back(add(p1_, bytes / n, weight, after));
+      parts.push_back(add(p1_, bytes / (k > 1 ? n : live), weight, after));
     }
     p1_.clear();
     return add(p1_, 0.0, weight, parts, final);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "railsim/core/enum.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -63,6 +65,14 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw, double 
   return d;
 }
 
+namespace {
+void apply_plane_options(NetworkDesign& d, const NetworkOptions& opt) {
+  d.planes = static_cast<int>(check_integer("--planes", opt.planes, 1, kMaxPlanes));
+  d.nic_ports = static_cast<int>(check_integer("--nic-ports", opt.nic_ports, 1, kMaxNicPorts));
+  d.dual_tor = opt.dual_tor;
+}
+}  // namespace
+
 std::string_view to_string(Routing r) {
   return kRoutingNames.name(r);
 }
@@ -88,6 +98,7 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
   NetworkDesign d =
       make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
                           opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
+  apply_plane_options(d, opt);
   if (kind == DesignKind::ideal && opt.routing != "auto")
     throw InputError("--routing",
                      "the ideal design has no scale-out network to route (one HB domain over "
@@ -137,8 +148,71 @@ Json routing_json(const NetworkDesign& d) {
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {
   if (design.kind == DesignKind::ideal) return design;  // no scale-out network to fit
   NetworkDesign d = design;
-  d.sw = fit_to_nics(design.sw, units::Bps_to_gbps(cluster.nic_bw_Bps), "--nic-gbps");
+  const int ports = design.nic_ports;
+  if (ports < 1 || ports > kMaxNicPorts)
+    throw InputError("--nic-ports",
+                     fmt::format("{} NIC ports is out of range [1, {}]", ports, kMaxNicPorts));
+  if (design.planes < 1 || design.planes > kMaxPlanes)
+    throw InputError("--planes",
+                     fmt::format("{} planes is out of range [1, {}]", design.planes, kMaxPlanes));
+  const double nic_gbps = units::Bps_to_gbps(cluster.nic_bw_Bps);
+  if (ports == 1) {
+    d.sw = fit_to_nics(design.sw, nic_gbps, "--nic-gbps");
+  } else {
+    // A split NIC is cabled by breakout: the switch must run ports of exactly that speed.
+    const double port_gbps = nic_gbps / ports;
+    bool has = std::abs(design.sw.port_gbps - port_gbps) <= 1e-9 * port_gbps;
+    for (const PortMode& m : design.sw.modes)
+      has = has || std::abs(m.port_gbps - port_gbps) <= 1e-9 * port_gbps;
+    if (!has) {
+      std::string modes;
+      for (const PortMode& m : design.sw.modes)
+        modes += fmt::format("{}{} x {:g}G", modes.empty() ? "" : ", ", m.radix, m.port_gbps);
+      throw InputError("--nic-ports",
+                       fmt::format("{:g} Gb/s NICs as {} ports need {:g}G switch ports; switch {} "
+                                   "has no such port mode (its modes: {})",
+                                   nic_gbps, ports, port_gbps, design.sw.name,
+                                   modes.empty() ? fmt::format("{} x {:g}G", design.sw.radix,
+                                                               design.sw.port_gbps)
+                                                 : modes));
+    }
+    d.sw = fit_to_nics(design.sw, port_gbps, "--nic-ports");
+  }
+  const std::int64_t links = std::int64_t{cluster.nics_per_gpu} * ports;
+  if (links % design.planes != 0)
+    throw InputError(
+        "--planes",
+        fmt::format("{} planes do not divide the {} NIC port{} of a GPU ({} NIC{} x {} "
+                    "port{}); take planes dividing {} or split the NICs with "
+                    "--nic-ports",
+                    design.planes, links, links == 1 ? "" : "s", cluster.nics_per_gpu,
+                    cluster.nics_per_gpu == 1 ? "" : "s", ports, ports == 1 ? "" : "s", links));
+  if (design.dual_tor && ports < 2)
+    throw InputError("--dual-tor",
+                     fmt::format("dual ToR cables each port of a NIC to a different leaf, and the "
+                                 "NICs have one port; split them with --nic-ports 2 (e.g. {:g}G "
+                                 "as 2 x {:g}G)",
+                                 nic_gbps, nic_gbps / 2));
   return d;
+}
+
+Cluster port_view(const Cluster& cluster, const NetworkDesign& design) {
+  if (design.nic_ports <= 1 || design.kind == DesignKind::ideal) return cluster;
+  Cluster c = cluster;
+  c.nics_per_gpu = cluster.nics_per_gpu * design.nic_ports;
+  c.nic_bw_Bps = cluster.nic_bw_Bps / design.nic_ports;
+  return c;
+}
+
+std::string describe_planes(const NetworkDesign& d) {
+  if (d.kind == DesignKind::ideal) return "";
+  std::string s;
+  if (d.planes > 1) s = fmt::format("{} planes", d.planes);
+  if (d.nic_ports > 1)
+    s += fmt::format("{}NICs as {} x {:g}G ports", s.empty() ? "" : " of ", d.nic_ports,
+                     d.sw.port_gbps);
+  if (d.dual_tor) s += s.empty() ? "dual ToR" : ", dual ToR";
+  return s;
 }
 
 }  // namespace railsim::spec

@@ -15,27 +15,17 @@ namespace {
 NetworkPlan plan_fitted(const spec::Cluster& c, const spec::NetworkDesign& d) {
   NetworkPlan np;
   np.kind = d.kind;
-  const std::int64_t ports_per_rail = c.domains() * c.nics_per_gpu;
-  switch (d.kind) {
-    case spec::DesignKind::ideal:
-      np.instances = 0;
-      break;
-    case spec::DesignKind::rail_optimized:
-      np.instances = 1;
-      np.plan = plan_clos(c.hb_domain, ports_per_rail, d.sw.radix, d.oversubscription,
-                          d.oversubscribed_tier, "--switch");
-      break;
-    case spec::DesignKind::rail_only:
-      np.instances = c.hb_domain;
-      np.plan = plan_clos(1, ports_per_rail, d.sw.radix, d.oversubscription, d.oversubscribed_tier,
-                          "--switch");
-      break;
-  }
-  if (np.instances > 0 && d.management_links > 0) {
+  np.layout = plane_layout(c, d);
+  const PlaneLayout& lay = np.layout;
+  if (lay.instances > 0)
+    np.plan = plan_clos(lay.plan_rails(c), lay.plan_ports_per_rail(c), d.sw.radix,
+                        d.oversubscription, d.oversubscribed_tier, "--switch",
+                        lay.dual_tor ? (lay.per_rail ? 1 : c.hb_domain) : 0);
+  if (lay.instances > 0 && d.management_links > 0) {
     // Management links take leaf ports that GPUs leave free.
     const ClosTier& leaf = np.plan.tiers[0];
     const std::int64_t free =
-        np.instances * (leaf.switches() * leaf.down_ports - np.plan.endpoints());
+        lay.instances * (leaf.switches() * leaf.down_ports - np.plan.endpoints());
     if (d.management_links > free)
       throw InputError("--management-links",
                        fmt::format("{} management links do not fit in the {} free leaf ports",
@@ -44,6 +34,17 @@ NetworkPlan plan_fitted(const spec::Cluster& c, const spec::NetworkDesign& d) {
   return np;
 }
 }  // namespace
+
+PlaneLayout plane_layout(const spec::Cluster& c, const spec::NetworkDesign& d) {
+  PlaneLayout lay;
+  lay.ports = c.nics_per_gpu * std::max(d.nic_ports, 1);
+  if (d.kind == spec::DesignKind::ideal) return lay;
+  lay.planes = std::max(d.planes, 1);
+  lay.per_rail = d.kind == spec::DesignKind::rail_only;
+  lay.dual_tor = d.dual_tor;
+  lay.instances = lay.planes * (lay.per_rail ? c.hb_domain : 1);
+  return lay;
+}
 
 Network resolve_network(const spec::Cluster& cluster, const spec::NetworkDesign& design) {
   Network n{cluster, spec::fit_to_cluster(cluster, design), {}};
@@ -70,8 +71,8 @@ void add_gpus_and_hb(Fabric& f) {
 }
 
 std::int64_t planned_links(const spec::Cluster& c, const NetworkPlan& np) {
-  std::int64_t l = c.gpus + c.gpus * c.nics_per_gpu;
-  for (int t = 1; t < np.tiers(); ++t) l += np.instances * np.plan.tiers[t - 1].uplinks();
+  std::int64_t l = c.gpus + c.gpus * np.layout.ports;
+  for (int t = 1; t < np.tiers(); ++t) l += np.instances() * np.plan.tiers[t - 1].uplinks();
   return l;
 }
 
@@ -87,7 +88,7 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
   Fabric f;
   f.cluster = c;
   f.design = d;
-  f.instances = np.instances;
+  f.layout = np.layout;
   f.plan = np.plan;
   const ClosPlan& p = f.plan;
   const int L = p.tier_count();
@@ -97,7 +98,7 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
   add_gpus_and_hb(f);
 
   // Switch nodes, tier by tier, instance by instance.
-  const bool rail_only = d.kind == spec::DesignKind::rail_only;
+  const PlaneLayout& lay = f.layout;
   f.tier_node_base.assign(static_cast<std::size_t>(L + 1), 0);
   f.switches_per_tier.clear();
   const std::int64_t leaves = p.tiers[0].blocks;
@@ -106,17 +107,18 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
     const ClosTier& ct = p.tiers[t - 1];
     if (t >= 2) span *= ct.group;
     f.tier_node_base[t] = static_cast<std::int64_t>(f.nodes.size());
-    f.switches_per_tier.push_back(f.instances * ct.switches());
-    for (std::int64_t inst = 0; inst < f.instances; ++inst) {
+    f.switches_per_tier.push_back(lay.instances * ct.switches());
+    for (std::int64_t inst = 0; inst < lay.instances; ++inst) {
       for (std::int64_t b = 0; b < ct.blocks; ++b) {
         std::int32_t rail = -1;
-        if (rail_only) {
-          rail = static_cast<std::int32_t>(inst);
+        if (lay.per_rail) {
+          rail = static_cast<std::int32_t>(lay.gpu_rail(c, inst, 0));
         } else {
-          // A switch belongs to a rail when every leaf below it does.
+          // A switch belongs to a rail when every leaf below it does (with dual ToR a plan's
+          // rails are the GPU rails once per port of the plane: one GPU rail when they agree).
           const std::int64_t first = b * span, last = std::min((b + 1) * span, leaves) - 1;
           const std::int64_t r0 = p.rail_of_leaf(first), r1 = p.rail_of_leaf(last);
-          if (r0 >= 0 && r0 == r1) rail = static_cast<std::int32_t>(r0);
+          if (r0 >= 0 && r0 == r1) rail = static_cast<std::int32_t>(lay.gpu_rail(c, inst, r0));
         }
         for (std::int64_t x = 0; x < ct.switches_per_block; ++x)
           f.nodes.push_back({NodeKind::network_switch, static_cast<std::int8_t>(t), rail});
@@ -124,11 +126,11 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
     }
   }
 
-  // NIC links: GPU g's NIC n is link N + g*M + n.
-  const double nic_cap = std::min(c.nic_bw_Bps, units::gbps_to_Bps(d.sw.port_gbps));
+  // NIC links: GPU g's NIC port n is link N + g*M + n (M = NIC ports per GPU).
+  const double nic_cap = std::min(f.nic_link_Bps(), units::gbps_to_Bps(d.sw.port_gbps));
   for (std::int64_t g = 0; g < c.gpus; ++g) {
     if ((g & 0xffff) == 0) check_cancelled();  // up to 2^25 links: stop when asked
-    for (int n = 0; n < c.nics_per_gpu; ++n)
+    for (int n = 0; n < lay.ports; ++n)
       f.links.push_back({static_cast<std::int32_t>(g), f.leaf_of(g, n), nic_cap, LinkKind::nic, 0});
   }
 
@@ -141,7 +143,7 @@ Fabric build_clos(const spec::Cluster& c, const spec::NetworkDesign& design) {
     const ClosTier& hi = p.tiers[t];
     f.link_base[t] = static_cast<std::int64_t>(f.links.size());
     const std::int64_t P = lo.up_ports_per_block();
-    for (std::int64_t inst = 0; inst < f.instances; ++inst) {
+    for (std::int64_t inst = 0; inst < lay.instances; ++inst) {
       const std::int64_t lo_base = f.tier_node_base[t] + inst * lo.switches();
       const std::int64_t hi_base = f.tier_node_base[t + 1] + inst * hi.switches();
       for (std::int64_t s = 0; s < lo.blocks; ++s) {
@@ -181,7 +183,7 @@ Fabric build_ideal(const spec::Cluster& cluster, const spec::NetworkDesign& desi
   f.design = design;
   f.design.kind = spec::DesignKind::ideal;
   f.tiers = 0;
-  f.instances = 0;
+  f.layout = plane_layout(cluster, f.design);
   if (2 * cluster.gpus > kMaxFabricLinks)
     throw InputError("--gpus", fmt::format("{} GPUs is too large a graph to build", cluster.gpus));
   f.links.reserve(static_cast<std::size_t>(cluster.gpus));

@@ -66,7 +66,8 @@ std::int64_t ClosPlan::switches() const {
 }
 
 ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radix,
-                   double oversubscription, int oversubscribed_tier, const std::string& what) {
+                   double oversubscription, int oversubscribed_tier, const std::string& what,
+                   std::int64_t max_rails_per_leaf) {
   if (radix < 2 || radix % 2 != 0)
     throw InputError(
         what, fmt::format("switch radix {} is invalid; expected an even number >= 2", radix));
@@ -80,7 +81,7 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
   p.endpoints_per_rail = endpoints_per_rail;
   const std::int64_t e = rails * endpoints_per_rail;
 
-  if (e <= radix) {  // one switch serves every port: a single tier, no uplinks
+  if (e <= radix && max_rails_per_leaf <= 0) {  // one switch serves every port: one tier
     ClosTier t;
     t.down_ports = radix;
     t.up_ports = 0;
@@ -96,6 +97,7 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
   split_ports(radix, ratio_at(1), leaf.down_ports, leaf.up_ports);
   // Small rails share leaves, whole rails per leaf; large rails get their own leaves.
   p.rails_per_leaf = std::max<std::int64_t>(1, leaf.down_ports / endpoints_per_rail);
+  if (max_rails_per_leaf > 0) p.rails_per_leaf = std::min(p.rails_per_leaf, max_rails_per_leaf);
   p.leaves_per_group =
       (p.rails_per_leaf * endpoints_per_rail + leaf.down_ports - 1) / leaf.down_ports;
   leaf.blocks = p.groups() * p.leaves_per_group;

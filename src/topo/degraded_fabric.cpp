@@ -70,6 +70,17 @@ DegradedFabric::DegradedFabric(const Fabric& f, const FailureSet& failures, bool
       case FailureKind::hb_plane:
         planes_dead.insert({x.index, x.nic});
         break;
+      case FailureKind::plane: {
+        // The plane's instances are consecutive (PlaneLayout::instance): every switch of theirs.
+        const std::int64_t per = f.layout.instances / f.layout.planes;
+        for (int t = 1; t <= f.tiers; ++t) {
+          const std::int64_t n = f.plan.tiers[static_cast<std::size_t>(t - 1)].switches();
+          const std::int64_t base =
+              f.tier_node_base[static_cast<std::size_t>(t)] + x.index * per * n;
+          std::fill_n(node_dead_.begin() + static_cast<std::ptrdiff_t>(base), per * n, 1);
+        }
+        break;
+      }
     }
   }
   if (!planes_dead.empty()) {
@@ -90,12 +101,12 @@ DegradedFabric::DegradedFabric(const Fabric& f, const FailureSet& failures, bool
 }
 
 bool DegradedFabric::edge_alive(std::int64_t g, int nic) const {
-  if (f_->instances == 0 || !gpu_alive(g)) return false;
+  if (f_->layout.instances == 0 || !gpu_alive(g)) return false;
   return link_alive(f_->nic_link(g, nic)) && node_alive(f_->leaf_of(g, nic));
 }
 
 bool DegradedFabric::any_edge_alive(std::int64_t g) const {
-  for (int n = 0; n < f_->cluster.nics_per_gpu; ++n)
+  for (int n = 0; n < f_->nics_per_gpu(); ++n)
     if (edge_alive(g, n)) return true;
   return false;
 }
@@ -106,7 +117,7 @@ bool DegradedFabric::hb_alive(std::int64_t g) const {
 
 bool DegradedFabric::cut_off(std::int64_t g) const {
   if (!gpu_alive(g)) return true;
-  if (f_->instances == 0) return !hb_alive(g);
+  if (f_->layout.instances == 0) return !hb_alive(g);
   if (any_edge_alive(g)) return false;
   if (!pxn_ || !hb_alive(g)) return true;
   const spec::Cluster& c = f_->cluster;
@@ -178,13 +189,13 @@ bool DegradedFabric::clos_live(std::int64_t s, std::int64_t d, int nic, std::uin
   if (!edge_alive(s, nic) || !edge_alive(d, nic)) return false;
   const Fabric& f = *f_;
   const ClosPlan& p = f.plan;
-  const std::int64_t inst = clos_instance(f.instances, f.cluster, s);
-  if (clos_instance(f.instances, f.cluster, d) != inst) return false;
+  const std::int64_t inst = f.layout.instance(f.cluster, s, nic);
+  if (f.layout.instance(f.cluster, d, nic) != inst) return false;
   const std::size_t mark = out.size();
   out.push_back(2 * f.nic_link(s, nic));
   std::int64_t bs[kMaxLevels], bd[kMaxLevels];
-  const int top = p.common_blocks(leaf_in_instance(p, f.instances, f.cluster, s, nic),
-                                  leaf_in_instance(p, f.instances, f.cluster, d, nic), bs, bd);
+  const int top = p.common_blocks(f.layout.leaf(p, f.cluster, s, nic),
+                                  f.layout.leaf(p, f.cluster, d, nic), bs, bd);
   if (top > 1) {
     if (!up(1, bs, bd, top, 0, inst, h, out)) {
       out.resize(mark);
@@ -216,7 +227,7 @@ int pick_nic(int nics, std::uint64_t h, Live live, int want = -1) {
 bool DegradedFabric::detour_ends(std::int64_t src, std::int64_t dst, std::int64_t r,
                                  std::int64_t& x, std::int64_t& y) const {
   const spec::Cluster& c = f_->cluster;
-  const bool rail_only = f_->instances > 1;
+  const bool rail_only = f_->layout.per_rail;
   const bool src_edge = any_edge_alive(src), dst_edge = any_edge_alive(dst);
   // rail_only: the detour rides rail r between the two domains. rail_optimized: a dead end
   // leaves through (or enters by) the peer on rail r; with both ends alive (the pair is cut
@@ -246,9 +257,9 @@ RouteStatus DegradedFabric::route(std::int64_t src, std::int64_t dst, std::uint6
     hb(src, dst);
     return RouteStatus::direct;
   }
-  if (f.instances == 0) return RouteStatus::none;
-  const int M = c.nics_per_gpu;
-  const bool rail_only = f.instances > 1;
+  if (f.layout.instances == 0) return RouteStatus::none;
+  const int M = f.nics_per_gpu();
+  const bool rail_only = f.layout.per_rail;
   auto clos = [&](std::int64_t a, std::int64_t b) {
     const int n = pick_nic(
         M, h, [&](int k) { return edge_alive(a, k) && edge_alive(b, k); }, nic);
@@ -292,13 +303,13 @@ int DegradedFabric::peer_choices(std::int64_t src, std::int64_t dst) const {
   if (!pxn_ || src == dst) return 0;
   const Fabric& f = *f_;
   const spec::Cluster& c = f.cluster;
-  if (f.instances == 0 || !gpu_alive(src) || !gpu_alive(dst)) return 0;
+  if (f.layout.instances == 0 || !gpu_alive(src) || !gpu_alive(dst)) return 0;
   const std::int64_t ds = c.domain_of(src), dd = c.domain_of(dst);
   if (ds == dd) return 0;
-  const bool rail_only = f.instances > 1;
+  const bool rail_only = f.layout.per_rail;
   thread_local Path scratch;
   scratch.reserve(static_cast<std::size_t>(max_path_channels()));
-  const int M = c.nics_per_gpu;
+  const int M = f.nics_per_gpu();
   std::uint64_t h = 0;
   // Not forwarded when the design's own route is alive.
   {
@@ -351,7 +362,7 @@ std::vector<double> degraded_uplink_ratio(const DegradedFabric& d,
   for (int t = 1; t < f.tiers && static_cast<std::size_t>(t) < r.size(); ++t) {
     const ClosTier& lo = f.plan.tiers[static_cast<std::size_t>(t - 1)];
     const std::int64_t P = lo.up_ports_per_block();
-    for (std::int64_t inst = 0; inst < f.instances; ++inst) {
+    for (std::int64_t inst = 0; inst < f.layout.instances; ++inst) {
       const std::int64_t base = f.link_base[static_cast<std::size_t>(t)] + inst * lo.uplinks();
       for (std::int64_t b = 0; b < lo.blocks; ++b) {
         std::int64_t live = 0;

@@ -12,10 +12,10 @@ using detail::mix;
 }  // namespace
 
 std::int32_t Fabric::leaf_of(std::int64_t gpu, int nic) const {
-  if (instances == 0) return -1;
-  return static_cast<std::int32_t>(
-      tier_node_base[1] + clos_instance(instances, cluster, gpu) * plan.tiers[0].switches() +
-      leaf_in_instance(plan, instances, cluster, gpu, nic));
+  if (layout.instances == 0) return -1;
+  return static_cast<std::int32_t>(tier_node_base[1] +
+                                   layout.instance(cluster, gpu, nic) * plan.tiers[0].switches() +
+                                   layout.leaf(plan, cluster, gpu, nic));
 }
 
 namespace {
@@ -25,11 +25,11 @@ namespace {
 void clos_route(const Fabric& f, std::int64_t s, std::int64_t d, int nic, std::uint64_t h,
                 Path& out) {
   const ClosPlan& p = f.plan;
-  const std::int64_t inst = clos_instance(f.instances, f.cluster, s);
+  const std::int64_t inst = f.layout.instance(f.cluster, s, nic);
   out.push_back(2 * f.nic_link(s, nic));
   std::int64_t bs[kMaxLevels], bd[kMaxLevels];
-  const int top = p.common_blocks(leaf_in_instance(p, f.instances, f.cluster, s, nic),
-                                  leaf_in_instance(p, f.instances, f.cluster, d, nic), bs, bd);
+  const int top = p.common_blocks(f.layout.leaf(p, f.cluster, s, nic),
+                                  f.layout.leaf(p, f.cluster, d, nic), bs, bd);
   if (top == 1) {
     out.push_back(2 * f.nic_link(d, nic) + 1);
     return;
@@ -74,10 +74,10 @@ void Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, 
   }
   const int nic =
       nic_choice >= 0 ? nic_choice
-      : c.nics_per_gpu > 1
-          ? static_cast<int>(mix(flow_hash) % static_cast<std::uint64_t>(c.nics_per_gpu))
+      : nics_per_gpu() > 1
+          ? static_cast<int>(mix(flow_hash) % static_cast<std::uint64_t>(nics_per_gpu()))
           : 0;
-  if (instances > 1 && c.rail_of(src) != c.rail_of(dst)) {
+  if (layout.per_rail && c.rail_of(src) != c.rail_of(dst)) {
     // rail_only: no switch path between rails; hop through the HB domain.
     const std::int64_t w = forwarding_peer(c, fw, src, dst);
     if (fw == Forwarding::hb_first) {

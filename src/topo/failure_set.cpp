@@ -34,12 +34,12 @@ const char* tier_word(int tier) {
 
 std::int64_t switches_at(const Fabric& f, int tier) {
   if (tier < 1 || tier > f.tiers) return 0;
-  return f.instances * f.plan.tiers[static_cast<std::size_t>(tier - 1)].switches();
+  return f.layout.instances * f.plan.tiers[static_cast<std::size_t>(tier - 1)].switches();
 }
 
 std::int64_t uplinks_at(const Fabric& f, int boundary) {
   if (boundary < 1 || boundary >= f.tiers) return 0;
-  return f.instances * f.plan.tiers[static_cast<std::size_t>(boundary - 1)].uplinks();
+  return f.layout.instances * f.plan.tiers[static_cast<std::size_t>(boundary - 1)].uplinks();
 }
 
 }  // namespace
@@ -76,6 +76,8 @@ std::string to_string(const Failure& f) {
     case FailureKind::hb_plane:
       return f.nic == 0 ? fmt::format("nvswitch:{}", f.index)
                         : fmt::format("nvswitch:{}.{}", f.index, f.nic);
+    case FailureKind::plane:
+      return fmt::format("plane:{}", f.index);
   }
   return "?";
 }
@@ -117,11 +119,11 @@ void check_failure(const Failure& x, const Fabric& f, const std::string& option)
       return;
     case FailureKind::nic:
     case FailureKind::link:
-      if (f.instances == 0) range(0, "NICs (ideal has no scale-out network)");
+      if (f.layout.instances == 0) range(0, "NICs (ideal has no scale-out network)");
       range(f.cluster.gpus, "GPU");
-      if (x.nic < 0 || x.nic >= f.cluster.nics_per_gpu)
+      if (x.nic < 0 || x.nic >= f.nics_per_gpu())
         throw InputError(option, fmt::format("'{}': NIC {} is out of range (0 to {})", spec, x.nic,
-                                             f.cluster.nics_per_gpu - 1));
+                                             f.nics_per_gpu() - 1));
       return;
     case FailureKind::switch_:
       if (x.tier < 1 || x.tier > f.tiers)
@@ -153,6 +155,9 @@ void check_failure(const Failure& x, const Fabric& f, const std::string& option)
         throw InputError(option, fmt::format("'{}': plane {} is out of range (0 to {})", spec,
                                              x.nic, f.cluster.gpu.hb_planes - 1));
       return;
+    case FailureKind::plane:
+      range(f.layout.instances > 0 ? f.layout.planes : 0, "network plane");
+      return;
   }
 }
 
@@ -167,7 +172,7 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
   if (colon == std::string_view::npos)
     throw InputError(option, fmt::format("'{}': expected KIND:INDEX with KIND one of gpu, nic, "
                                          "link, leaf, spine, core, switch, uplink, domain, "
-                                         "nvswitch",
+                                         "nvswitch, plane",
                                          shown));
   const std::string_view kind = spec.substr(0, colon);
   std::string_view rest = spec.substr(colon + 1);
@@ -192,7 +197,7 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
       x.nic = static_cast<int>(
           parse_index(rest.substr(dot + 1), shown, option,
                       plane ? (f.cluster.gpu.hb_planes > 0 ? f.cluster.gpu.hb_planes : 1 << 30)
-                            : f.cluster.nics_per_gpu,
+                            : f.nics_per_gpu(),
                       plane ? "plane" : "NIC"));
       rest = rest.substr(0, dot);
     }
@@ -205,10 +210,13 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
     tier_and_index(FailureKind::uplink, "tier boundary", f.tiers);
   } else if (kind == "domain") {
     x.kind = FailureKind::domain;
+  } else if (kind == "plane") {
+    x.kind = FailureKind::plane;
   } else {
-    throw InputError(option, fmt::format("'{}': unknown component '{}'; valid: gpu, nic, link, "
-                                         "leaf, spine, core, switch, uplink, domain, nvswitch",
-                                         shown, printable(kind)));
+    throw InputError(option,
+                     fmt::format("'{}': unknown component '{}'; valid: gpu, nic, link, "
+                                 "leaf, spine, core, switch, uplink, domain, nvswitch, plane",
+                                 shown, printable(kind)));
   }
   x.index = parse_index(rest, shown, option, std::numeric_limits<std::int64_t>::max(), "component");
   check_failure(x, f, option);
@@ -217,7 +225,7 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
 
 FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t seed,
                            const std::string& option) {
-  const std::int64_t N = f.cluster.gpus, M = f.instances > 0 ? f.cluster.nics_per_gpu : 0;
+  const std::int64_t N = f.cluster.gpus, M = f.layout.instances > 0 ? f.nics_per_gpu() : 0;
   std::int64_t sw = 0, up = 0;
   for (int t = 1; t <= f.tiers; ++t) sw += switches_at(f, t);
   for (int t = 1; t < f.tiers; ++t) up += uplinks_at(f, t);

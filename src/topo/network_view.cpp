@@ -36,7 +36,7 @@ NetworkView make_network_view(const Network& n) {
   v.kind = d.kind;
   v.gpus = c.gpus;
   v.hb_Bps = c.hb_bw_Bps;
-  v.nics_per_gpu = c.nics_per_gpu;
+  v.nics_per_gpu = n.plan.layout.ports;  // NIC ports
   if (d.kind == spec::DesignKind::ideal) {
     v.hb_domain = c.gpus;
     return v;
@@ -44,11 +44,13 @@ NetworkView make_network_view(const Network& n) {
   v.hb_domain = c.hb_domain;
   v.port_Bps = units::gbps_to_Bps(d.sw.port_gbps);
   // The NIC link runs at the slower end (Fabric's NIC links have this capacity).
-  v.nic_link_Bps = std::min(c.nic_bw_Bps, v.port_Bps);
+  v.nic_link_Bps = std::min(c.nic_bw_Bps / std::max(d.nic_ports, 1), v.port_Bps);
   const NetworkPlan& np = n.plan;
   const ClosPlan& p = np.plan;
   v.tiers = np.tiers();
-  const std::int64_t D = c.domains(), M = c.nics_per_gpu;
+  // A domain's NIC ports of one rail in one instance (one on a leaf with dual ToR).
+  const std::int64_t D = c.domains(),
+                     M = np.layout.dual_tor ? 1 : std::max(1, np.layout.ports_per_plane());
   const ClosTier& leaf = p.tiers[0];
   // NIC ports on the fullest leaf, and the domains of one rail it holds.
   const std::int64_t leaf_ports =
@@ -87,7 +89,9 @@ NetworkView make_network_view(const Network& n) {
 }
 
 NetworkView make_network_view(const Fabric& f) {
-  return make_network_view(f.cluster, f.design);
+  // The Fabric's cluster is already the port view: no second split.
+  return make_network_view(
+      Network{f.cluster, f.design, NetworkPlan{f.design.kind, f.layout, f.plan}});
 }
 
 }  // namespace railsim::topo

@@ -387,3 +387,60 @@ TEST(CliDesign, CoPackagedOpticsBadInputNamesTheField) {
   expect_input_error("compare --no-perf --catalog " + twin, "catalog.switch_transceiver.ports");
   for (const auto& f : {yes, twin}) std::remove(f.c_str());
 }
+
+// Planes: the JSON names them and the tiers per plane; the what-if of a lost plane reports the
+// capacity lost and both slowdowns; impossible combinations are one line naming the option.
+TEST(CliDesign, PlanesAreInTheBillOfMaterialsAndBadCombinationsAreOneLine) {
+  auto r = run_cli(
+      "design --gpus 32768 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 4 --planes 4 "
+      "--json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["planes"], 4);
+  EXPECT_EQ(j["nic_ports"], 4);
+  EXPECT_EQ(j["clos_per_plane"], 1);
+  EXPECT_EQ(j["tiers"], 2);
+  EXPECT_EQ(j["nics"], 32768);
+  EXPECT_EQ(j["links"]["per_tier"], Json::parse("[131072, 131072]"));
+  EXPECT_EQ(j["switch"]["port_gbps"], 200);
+  r = run_cli("design --gpus 512 --gpu B300 --design rail_only --nic-ports 2 --planes 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("16 Clos networks of 1 tier in 2 planes (8 per plane); each NIC as 2 x "
+                       "400G ports"),
+            std::string::npos)
+      << r.out;
+
+  expect_input_error("design --gpus 512 --gpu B300 --nic-ports 2 --planes 3", "--planes");
+  expect_input_error("design --gpus 512 --gpu B300 --planes 2", "--planes");
+  expect_input_error("design --gpus 512 --gpu B300 --nic-ports 3", "--nic-ports");
+  expect_input_error("design --gpus 512 --gpu B300 --switch ETH-102.4T-64x1.6T --nic-ports 8",
+                     "--nic-ports");
+  expect_input_error("design --gpus 512 --gpu B300 --dual-tor", "--dual-tor");
+  expect_input_error("design --gpus 512 --planes 0", "--planes");
+  expect_input_error("design --gpus 512 --planes 99999999999999", "--planes");
+  expect_input_error("design --gpus 512 --nic-ports -2", "--nic-ports");
+  expect_input_error("design --gpus 512 --planes x", "--planes");
+}
+
+TEST(CliFail, APlaneLostIsCapacityLostByBothModels) {
+  const auto r = run_cli(
+      "fail whatif --gpus 1024 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 4 --planes 4 "
+      "--fail plane:1 --tp 8 --pp 4 --batch 512 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  int designs = 0;
+  for (const Json& d : j["designs"]) {
+    ++designs;
+    EXPECT_EQ(d["gpus_cut_off"], 0);
+    EXPECT_DOUBLE_EQ(d["nic_load_factor"].get<double>(), 4.0 / 3.0);
+    const double healthy = d["healthy_s"], analytic = d["degraded_s"],
+                 sim = d["simulated"]["degraded_s"];
+    // Slower by both, by at most the NIC capacity lost (a third more time on the NICs).
+    EXPECT_GT(analytic, healthy);
+    EXPECT_GT(sim, healthy);
+    EXPECT_LT(analytic / healthy, 4.0 / 3.0);
+    EXPECT_LT(sim / healthy, 4.0 / 3.0);
+    EXPECT_NEAR(sim / analytic, 1.0, 0.05);
+  }
+  EXPECT_EQ(designs, 2);
+}

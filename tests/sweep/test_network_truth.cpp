@@ -168,6 +168,8 @@ namespace {
 struct Case {
   std::int64_t k = 8, domains = 2;
   int nics = 1;
+  int planes = 1, nic_ports = 1;
+  bool dual_tor = false;
   spec::DesignKind kind = spec::DesignKind::rail_only;
   spec::SwitchSpec sw;
   double oversubscription = 1;
@@ -178,10 +180,11 @@ struct Case {
   perf::Strategy strategy;
   perf::PlacementKind placement = perf::PlacementKind::rail_aligned;
   std::string name() const {
-    return fmt::format("{} GPUs K={} x{} NIC {} radix {} {}:1 {} {} {} {} {}", k * domains, k, nics,
-                       spec::to_string(kind), sw.radix, oversubscription,
-                       spec::to_string(forwarding), spec::to_string(via), model.name,
-                       perf::describe(strategy), perf::to_string(placement));
+    return fmt::format(
+        "{} GPUs K={} x{} NIC ({} ports, {} planes{}) {} radix {} {}:1 {} {} {} {} {}", k * domains,
+        k, nics, nic_ports, planes, dual_tor ? ", dual ToR" : "", spec::to_string(kind), sw.radix,
+        oversubscription, spec::to_string(forwarding), spec::to_string(via), model.name,
+        perf::describe(strategy), perf::to_string(placement));
   }
   spec::Cluster cluster() const {
     const spec::GpuSpec g = spec::load_gpu("H100-SXM");
@@ -193,6 +196,9 @@ struct Case {
     d.ecmp_seed = seed;
     d.forwarding = forwarding;
     d.forward_via = via;
+    d.planes = planes;
+    d.nic_ports = nic_ports;
+    d.dual_tor = dual_tor;
     return d;
   }
 };
@@ -228,6 +234,17 @@ bool draw(std::mt19937_64& rng, Case& c) {
   c.forwarding = static_cast<spec::ForwardingMode>(rng() % 3);
   c.via = rng() % 3 == 0 ? spec::ForwardVia::rail_first : spec::ForwardVia::hb_first;
   c.model = small_model(rng() % 2 == 0);
+  {
+    // Planes, split NICs and dual ToR from a stream of their own (the other draws unchanged).
+    static std::mt19937_64 planes_rng(20261202);
+    // Split NICs on one-NIC GPUs (the products: a ConnectX-8 or BlueField-3 in 2 ports); two
+    // NICs of two ports each are not drawn (see docs/model.md section 5 on ECMP with 4 ports).
+    c.nic_ports = c.nics == 1 && planes_rng() % 3 == 0 ? 2 : 1;
+    const int links = c.nics * c.nic_ports;
+    c.planes = links > 1 && planes_rng() % 2 == 0 ? links : 1;
+    c.dual_tor = c.nic_ports > 1 && planes_rng() % 2 == 0;
+    if (c.nic_ports > 1) c.sw.modes.push_back({c.sw.radix * 2, c.sw.port_gbps / 2});
+  }
   const std::int64_t n = c.k * c.domains;
   perf::Strategy& s = c.strategy;
   s = {};
@@ -255,9 +272,10 @@ bool draw(std::mt19937_64& rng, Case& c) {
 }  // namespace
 
 // One network truth, tested: over random clusters (2 to 32 HB domains of 2 to 8 GPUs, 1 or 2 NICs
-// per GPU), designs, switches of radix 8 to 128 (one to three tiers, rail groups), oversubscribed
-// leaves, forwarding modes and peers, dense and MoE strategies and placements (shuffled ones too),
-// every op of the schedule is simulated like for like and timed by the analytic model:
+// per GPU, NICs split in 2 ports, 1 plane or one per NIC port, dual ToR), designs, switches of
+// radix 8 to 128 (one to three tiers, rail groups), oversubscribed leaves, forwarding modes and
+// peers, dense and MoE strategies and placements (shuffled ones too), every op of the schedule is
+// simulated like for like and timed by the analytic model:
 // - the bytes the simulated senders hand to the network equal traffic's matrix and
 //   perf::op_wire_bytes;
 // - spray and adaptive routing (one spread model): every op within 10% of the model, the

@@ -62,7 +62,7 @@ void check_wiring(const Fabric& f) {
   }
   for (int t = 1; t < L; ++t)
     EXPECT_EQ(boundary[static_cast<std::size_t>(t)],
-              f.instances * p.tiers[static_cast<std::size_t>(t - 1)].uplinks());
+              f.layout.instances * p.tiers[static_cast<std::size_t>(t - 1)].uplinks());
   for (std::size_t i = 0; i < f.nodes.size(); ++i) {
     const auto& n = f.nodes[i];
     if (n.kind != topo::NodeKind::network_switch) continue;
@@ -77,7 +77,7 @@ void check_wiring(const Fabric& f) {
     const topo::ClosTier& hi = p.tiers[static_cast<std::size_t>(t - 1)];
     const std::int64_t P = hi.sub_ports, X = hi.switches_per_block;
     const std::int64_t lo_blocks = p.tiers[static_cast<std::size_t>(t - 2)].blocks;
-    for (std::int64_t inst = 0; inst < f.instances; ++inst)
+    for (std::int64_t inst = 0; inst < f.layout.instances; ++inst)
       for (std::int64_t s = 0; s < lo_blocks; ++s)
         for (std::int64_t j = 0; j < X; ++j) {
           const std::int64_t node = f.tier_node_base[static_cast<std::size_t>(t)] +

@@ -23,8 +23,8 @@ TEST(ResolveNetwork, FitsTheSwitchToTheNicsOnceAndPlansIt) {
   EXPECT_EQ(n.design.kind, spec::DesignKind::rail_only);
   EXPECT_EQ(n.cluster.gpus, 4096);
   const NetworkPlan p = plan_network(c, d);
-  EXPECT_EQ(n.plan.instances, 8);
-  EXPECT_EQ(n.plan.instances, p.instances);
+  EXPECT_EQ(n.plan.instances(), 8);
+  EXPECT_EQ(n.plan.instances(), p.instances());
   EXPECT_EQ(n.plan.tiers(), p.tiers());
   EXPECT_EQ(n.plan.plan.endpoints(), p.plan.endpoints());
   // 512 NIC ports per rail on 64-port leaves: 16 leaves of 32 down, one spine tier above.
@@ -41,7 +41,7 @@ TEST(ResolveNetwork, TheViewAndTheFabricReadTheSameNetwork) {
   EXPECT_DOUBLE_EQ(from_network.port_Bps, from_inputs.port_Bps);
   EXPECT_EQ(from_network.rail_join_tier, from_inputs.rail_join_tier);
   const Fabric f = build_fabric(c, d);
-  EXPECT_EQ(f.instances, n.plan.instances);
+  EXPECT_EQ(f.layout.instances, n.plan.instances());
   EXPECT_EQ(f.plan.tier_count(), n.plan.plan.tier_count());
   EXPECT_EQ(f.design.sw.radix, n.design.sw.radix);
 }

@@ -18,8 +18,11 @@ struct BillOfMaterials {
   int tiers = 0;
   int radix = 0;
   double port_gbps = 0;
-  double nic_gbps = 0;
-  std::int64_t clos_networks = 0;  // 1 rail_optimized, K rail_only, 0 ideal
+  double nic_gbps = 0;             // one NIC port's link (the NIC's speed / nic_ports)
+  std::int64_t clos_networks = 0;  // planes (rail_optimized), planes x K (rail_only), 0 (ideal)
+  int planes = 1;
+  int nic_ports = 1;  // ports per NIC, each its own GPU-leaf link
+  bool dual_tor = false;
 
   std::vector<std::int64_t> switches_per_tier;    // leaf first
   std::vector<std::int64_t> ports_used_per_tier;  // cabled ports on that tier's switches
@@ -43,7 +46,8 @@ struct BillOfMaterials {
   std::int64_t switch_side_transceivers = 0;
   std::int64_t transceivers() const { return nic_side_transceivers + switch_side_transceivers; }
 
-  std::int64_t nics = 0;
+  std::int64_t nics = 0;       // NIC cards
+  std::int64_t nic_links = 0;  // NIC ports cabled (nics x nic_ports)
 
   // Whole switches implied by counting ports only (rails sharing partitioned switches).
   double switch_equivalents() const { return radix > 0 ? double(switch_ports_used) / radix : 0.0; }

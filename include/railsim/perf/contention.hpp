@@ -110,6 +110,7 @@ class ContentionModel {
                   bool reverse) const;
 
   spec::Cluster cluster_;
+  spec::Cluster ports_;  // spec::port_view: the census counts NIC ports as links
   spec::NetworkDesign design_;
   std::uint64_t id_ = 0;  // unique per model, for the per-thread cache of recent step loads
   topo::NetworkPlan plan_;
@@ -118,10 +119,14 @@ class ContentionModel {
   std::vector<std::int64_t> bundle_links_;  // [t]: links of one bundle at boundary t
   std::vector<double> bundle_scale_;        // [t]: capacity factor of boundary t's bundles
   bool rails_alike_ = false;                // see the constructor
-  std::vector<std::int32_t> leaf_;          // [gpu x NICs + nic]: its leaf in its instance
+  std::vector<std::int32_t> leaf_;          // [gpu x ports + port]: its leaf in its instance
+  std::vector<std::int32_t> instance_;      // [gpu x ports + port]: its Clos instance
   std::vector<std::vector<std::int32_t>> ancestor_;  // [t][leaf]: the leaf's level-t block
   // ClosPlan::common_blocks of the leaves of a's and b's NIC `nic`, from the tables.
   int walk(std::int64_t a, std::int64_t b, int nic, std::int64_t* bs, std::int64_t* bd) const;
+  std::int64_t instance_of(std::int64_t gpu, int port) const {
+    return instance_[static_cast<std::size_t>(gpu * ports_.nics_per_gpu + port)];
+  }
   std::int64_t bundles_per_instance_ = 0;
 
   mutable std::shared_mutex mu_;

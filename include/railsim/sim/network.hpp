@@ -19,6 +19,7 @@ using RouteFn = std::function<void(std::int64_t src, std::int64_t dst, std::uint
                                    topo::Path& out)>;
 
 struct SimNetwork {
+  // The cluster as the network sees it (spec::port_view): a split NIC's ports count as NICs.
   spec::Cluster cluster;
   // Rail-only: GPUs on different rails in different HB domains have no switched path; the
   // simulator forwards their traffic through the HB domain (SimConfig says how).
@@ -36,6 +37,9 @@ struct SimNetwork {
   std::function<void(std::int64_t src, std::int64_t dst, std::uint64_t hash, int part,
                      topo::Path& out)>
       route_part;
+  // Optional (failures): whether NIC port `nic` of `gpu` still reaches its leaf; a transfer
+  // split over a GPU's NIC ports takes the ports alive at both ends. Empty: all alive.
+  std::function<bool(std::int64_t gpu, int nic)> nic_alive;
   // A channel in words ("link 12 (GPU-leaf) node 3 -> node 1030").
   std::function<std::string(ChannelId)> describe;
   // Packet spraying (SimConfig's Routing::spray): the bundle each directed channel belongs to, -1

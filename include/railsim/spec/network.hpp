@@ -81,7 +81,23 @@ struct NetworkDesign {
   // SuperPOD RA). They occupy free leaf ports and count as GPU-leaf links in the bill of
   // materials; they carry no training traffic and are not nodes of the Fabric graph.
   int management_links = 0;
+  // Planes (docs/design.md, "Planes"): the design is built `planes` times over, each copy (a
+  // plane) cabled to its share of every GPU's NIC ports: NIC port e of a GPU (NIC e / nic_ports,
+  // its port e % nic_ports) is in plane e % planes, so every GPU reaches every plane (NVIDIA
+  // Spectrum-X multiplane, Alibaba HPN's dual plane). One plane per rail, each GPU in the plane of
+  // its local rank (DeepSeek's multi-plane fat-tree), is rail_only with planes = 1.
+  int planes = 1;
+  // Ports each NIC is split into, at 1/nic_ports of its speed each (an 800G NIC as 2 x 400G or
+  // 4 x 200G); the switch must have a port mode at that speed.
+  int nic_ports = 1;
+  // Each port of a NIC on a different leaf (a ToR pair: Alibaba HPN's dual-ToR): the NIC ports a
+  // GPU has in one plane are cabled to different leaves, so one leaf lost costs capacity, not
+  // connectivity. Needs NICs of >= 2 ports.
+  bool dual_tor = false;
 };
+
+inline constexpr int kMaxPlanes = 64;
+inline constexpr int kMaxNicPorts = 8;
 
 // What a user asked for on the command line (or in a sweep); resolved by make_network_design.
 struct NetworkOptions {
@@ -91,6 +107,9 @@ struct NetworkOptions {
   int oversubscribed_tier = 1;            // 1 = leaf uplinks, 2 = spine uplinks, ...
   bool copper_gpu_leaf = false;
   int management_links = 0;
+  std::int64_t planes = 1;     // 1 .. kMaxPlanes, dividing the NIC ports of a GPU
+  std::int64_t nic_ports = 1;  // 1 .. kMaxNicPorts
+  bool dual_tor = false;
   std::string routing = "auto";  // auto (the switch family's default) | ecmp | adaptive | spray
   std::int64_t seed = 0;         // ECMP hash salt, 0 .. 2^62
   std::string forwarding = "pipelined";  // store | pipelined | two-phase
@@ -100,7 +119,7 @@ struct NetworkOptions {
 
 // Validates and resolves the options (loads the switch preset or file). Errors name the CLI
 // option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links,
-// --routing, --seed, --forwarding, --forward-via, --chunks.
+// --planes, --nic-ports, --dual-tor, --routing, --seed, --forwarding, --forward-via, --chunks.
 NetworkDesign make_network_design(const NetworkOptions& opt);
 // The routing part of `opt` (routing against d.sw, seed, forwarding, forward_via, chunks) set
 // on `d`, with the same checks and errors.
@@ -123,7 +142,20 @@ Json routing_json(const NetworkDesign& d);
 // The design as built for this cluster: the switch in the port mode that serves its NICs
 // (spec::fit_to_nics). Every consumer of a design over a cluster (topo's sizing and graph, the
 // bill of materials and its price, perf's network view, sim) goes through this, so an 800G NIC
-// is priced, sized, simulated and timed on the same 800G ports. Idempotent.
+// is priced, sized, simulated and timed on the same 800G ports. With nic_ports > 1 the switch
+// must have a mode at the split port's speed (InputError naming --nic-ports). Checks the planes
+// against the cluster: they divide its NIC ports (--planes), dual_tor has NICs of >= 2 ports
+// (--dual-tor). Idempotent.
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design);
+
+// The cluster as its scale-out network sees it: each NIC port an endpoint (nics_per_gpu x
+// nic_ports links per GPU at nic_bw / nic_ports each). perf's contention census and the
+// simulator's SimNetwork count NIC links in this view; the Fabric keeps the cluster as given and
+// counts its NIC links with Fabric::nics_per_gpu(). Identity when nic_ports = 1 or the design is
+// ideal; not idempotent (apply it once, to a cluster as the user gave it).
+Cluster port_view(const Cluster& cluster, const NetworkDesign& design);
+
+// "8 planes of 4 x 200G ports, dual ToR", or "" for one plane of unsplit NICs.
+std::string describe_planes(const NetworkDesign& d);
 
 }  // namespace railsim::spec

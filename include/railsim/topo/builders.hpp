@@ -6,6 +6,8 @@
 // - rail_only: K independent Clos networks, one per rail over its D*M NIC ports, each with the
 //   fewest tiers that fit; no switch link between rails. Cross-rail traffic is forwarded through
 //   the HB domain (Fabric::route with Forwarding).
+// - planes (spec::NetworkDesign::planes): each design built once per plane over its share of the
+//   NIC ports (PlaneLayout); dual_tor puts a GPU's ports of one plane on different leaves.
 // - ideal: one HB domain over all GPUs (the Fabric's cluster gets hb_domain = N), no scale-out
 //   network; the performance reference.
 #include "railsim/spec/cluster.hpp"
@@ -18,14 +20,17 @@ namespace railsim::topo {
 // The sizing of a design, without the graph: O(tiers) time and memory, for any N.
 struct NetworkPlan {
   spec::DesignKind kind = spec::DesignKind::rail_optimized;
-  std::int64_t instances = 0;  // Clos networks: 1 (rail_optimized), K (rail_only), 0 (ideal)
-  ClosPlan plan;               // of one instance (empty for ideal)
+  // Clos networks: planes (rail_optimized), planes x K (rail_only), 0 (ideal); and where each
+  // NIC port is cabled.
+  PlaneLayout layout;
+  ClosPlan plan;  // of one instance (empty for ideal)
 
-  int tiers() const { return instances > 0 ? plan.tier_count() : 0; }
+  std::int64_t instances() const { return layout.instances; }
+  int tiers() const { return layout.instances > 0 ? plan.tier_count() : 0; }
   std::int64_t switches_at(int tier) const {  // tier 1 = leaf
-    return instances * plan.tiers[static_cast<std::size_t>(tier - 1)].switches();
+    return layout.instances * plan.tiers[static_cast<std::size_t>(tier - 1)].switches();
   }
-  std::int64_t switches() const { return instances * plan.switches(); }
+  std::int64_t switches() const { return layout.instances * plan.switches(); }
 };
 
 NetworkPlan plan_network(const spec::Cluster& cluster, const spec::NetworkDesign& design);

@@ -132,9 +132,11 @@ struct ClosPlan {
 
 // Plans a Clos over `rails` x `endpoints_per_rail` NIC ports of switches with `radix` ports.
 // `oversubscription` (down:up >= 1) applies at tier `oversubscribed_tier`. `what` names the
-// input for errors (e.g. "--switch"). Throws InputError when no Clos of <= 8 tiers fits.
+// input for errors (e.g. "--switch"). `max_rails_per_leaf` (> 0) caps the rails that share a
+// leaf (dual ToR: the ports of one GPU, planned as rails of their own, never share one). Throws
+// InputError when no Clos of <= 8 tiers fits.
 ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radix,
                    double oversubscription = 1.0, int oversubscribed_tier = 1,
-                   const std::string& what = "--switch");
+                   const std::string& what = "--switch", std::int64_t max_rails_per_leaf = 0);
 
 }  // namespace railsim::topo

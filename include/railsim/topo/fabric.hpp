@@ -9,6 +9,7 @@
 // Links are full duplex. Directed channels, which the simulator allocates bandwidth on, are
 // numbered 2 * link + 0 for a -> b ("up": from the GPU side towards higher tiers) and
 // 2 * link + 1 for b -> a ("down").
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -56,18 +57,50 @@ inline std::int64_t forwarding_peer(const spec::Cluster& c, Forwarding fw, std::
                                     : c.gpu_at(c.domain_of(dst), c.rail_of(src));
 }
 
-// Where a GPU's NIC is cabled in a design of `instances` Clos instances of `plan` (1:
-// rail_optimized, one Clos over every rail; K: rail_only, one per rail): its instance, and its
-// leaf's index inside the instance (rail groups in order, then positions domain x M + nic).
-inline std::int64_t clos_instance(std::int64_t instances, const spec::Cluster& c,
-                                  std::int64_t gpu) {
-  return instances == 1 ? 0 : c.rail_of(gpu);
-}
-inline std::int64_t leaf_in_instance(const ClosPlan& plan, std::int64_t instances,
-                                     const spec::Cluster& c, std::int64_t gpu, int nic) {
-  const std::int64_t pos = c.domain_of(gpu) * c.nics_per_gpu + nic;
-  return plan.leaf_of(instances == 1 ? c.rail_of(gpu) : 0, pos);
-}
+// Where each NIC port of a GPU is cabled: the Clos instances of a design (planes, times the
+// rails on rail_only) and the leaf of each port inside its instance. `ports` counts the NIC links
+// of a GPU (NICs x ports per NIC: spec::port_view's nics_per_gpu); port e is in plane e % planes,
+// as its (e / planes)-th port there. Each instance is one ClosPlan over
+// - rails: rail_optimized K (each rail its own leaves), rail_only 1; times the ports a GPU has in
+//   a plane when dual_tor (each of them is a "rail" of its own, so that no two share a leaf);
+// - positions: domain x (ports per plane) + that index, or the domain alone when dual_tor.
+// One plane of one port per GPU is the paper's designs: instance 0 (rail_optimized) or the GPU's
+// rail (rail_only).
+struct PlaneLayout {
+  std::int64_t instances = 0;  // planes (rail_optimized), planes x K (rail_only), 0 (ideal)
+  int planes = 1;
+  int ports = 1;          // NIC links per GPU
+  bool per_rail = false;  // rail_only: one instance per plane and rail
+  bool dual_tor = false;
+
+  int ports_per_plane() const { return ports / planes; }
+  int plane_of(int port) const { return port % planes; }
+  std::int64_t instance(const spec::Cluster& c, std::int64_t gpu, int port) const {
+    const std::int64_t p = plane_of(port);
+    return per_rail ? p * c.hb_domain + c.rail_of(gpu) : p;
+  }
+  // The rails and ports per rail of one instance's ClosPlan.
+  std::int64_t plan_rails(const spec::Cluster& c) const {
+    return (per_rail ? 1 : c.hb_domain) * (dual_tor ? ports_per_plane() : 1);
+  }
+  std::int64_t plan_ports_per_rail(const spec::Cluster& c) const {
+    return c.domains() * (dual_tor ? 1 : ports_per_plane());
+  }
+  std::int64_t leaf(const ClosPlan& plan, const spec::Cluster& c, std::int64_t gpu,
+                    int port) const {
+    const std::int64_t l = port / planes;
+    const std::int64_t rail = per_rail ? 0 : c.rail_of(gpu);
+    if (dual_tor) return plan.leaf_of(l * (per_rail ? 1 : c.hb_domain) + rail, c.domain_of(gpu));
+    return plan.leaf_of(rail, c.domain_of(gpu) * ports_per_plane() + l);
+  }
+  // The GPU rail of a rail of the plan (a switch's rail label).
+  std::int64_t gpu_rail(const spec::Cluster& c, std::int64_t inst, std::int64_t plan_rail) const {
+    return per_rail ? inst % c.hb_domain : plan_rail % c.hb_domain;
+  }
+};
+
+// The layout of a design (fitted to the cluster) over a cluster.
+PlaneLayout plane_layout(const spec::Cluster& cluster, const spec::NetworkDesign& design);
 
 struct Fabric {
   spec::Cluster cluster;
@@ -94,20 +127,25 @@ struct Fabric {
   // Routing data that route() needs, filled by the builders in src/topo/builders.cpp.
   //
   // Link numbering: links [0, N) are the HB links (link g joins GPU g to its HB switch); links
-  // [N, N + N*M) are the NIC links (GPU g's NIC n is link N + g*M + n, M = nics_per_gpu); then the
+  // [N, N + N*M) are the NIC links (GPU g's NIC port n is link N + g*M + n, M = nics_per_gpu():
+  // NICs x ports per NIC); then the
   // switch-switch links boundary by boundary (leaf-spine first), instance by instance.
   // Scale-out switch node ids follow the same order: tier by tier, instance by instance.
-  // rail_optimized has one Clos instance over all K rails; rail_only has K instances (one per
-  // rail), all with the same plan; ideal has none (one HB domain over all GPUs).
-  std::int64_t instances = 0;
+  // rail_optimized has one Clos instance per plane over all K rails; rail_only has K per plane
+  // (one per rail), all with the same plan; ideal has none (one HB domain over all GPUs).
+  PlaneLayout layout;
   ClosPlan plan;                             // of one instance
   std::vector<std::int64_t> tier_node_base;  // [t] = first node id of tier t (t = 1..L)
   std::vector<std::int64_t> link_base;       // [t] = first link id of boundary t (t = 1..L-1)
 
-  int nics_per_gpu() const { return cluster.nics_per_gpu; }
+  // NIC links (ports) per GPU, and the line rate of one (the NIC's speed / its ports).
+  int nics_per_gpu() const { return layout.ports; }
+  double nic_link_Bps() const {
+    return cluster.nic_bw_Bps * cluster.nics_per_gpu / std::max(layout.ports, 1);
+  }
   std::int32_t hb_link(std::int64_t gpu) const { return static_cast<std::int32_t>(gpu); }
   std::int32_t nic_link(std::int64_t gpu, int nic) const {
-    return static_cast<std::int32_t>(cluster.gpus + gpu * cluster.nics_per_gpu + nic);
+    return static_cast<std::int32_t>(cluster.gpus + gpu * layout.ports + nic);
   }
   // Node id of the leaf that GPU `gpu`'s NIC `nic` is cabled to (-1 for ideal).
   std::int32_t leaf_of(std::int64_t gpu, int nic) const;

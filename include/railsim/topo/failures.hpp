@@ -30,6 +30,7 @@ enum class FailureKind : std::uint8_t {
   domain,    // a whole HB domain (its GPUs and its HB switch)
   hb_plane,  // one switch plane of an HB domain (an NVSwitch chip or tray): 1/planes of its HB
              // bandwidth (GpuSpec::hb_planes); every plane dead = the HB switch dead
+  plane,     // one network plane (spec::NetworkDesign::planes): every switch of it (index)
 };
 
 struct Failure {
@@ -40,7 +41,8 @@ struct Failure {
 };
 
 // "gpu:12", "nic:12" (NIC 0) or "nic:12.1", "link:12[.1]", "leaf:3", "spine:3", "core:3",
-// "switch:T:I", "uplink:T:I", "domain:5", "nvswitch:5" (plane 0) or "nvswitch:5.2".
+// "switch:T:I", "uplink:T:I", "domain:5", "nvswitch:5" (plane 0) or "nvswitch:5.2", "plane:1"
+// (network plane 1: its switches, with them its NIC ports and switch links).
 std::string to_string(const Failure& f);
 
 using FailureSet = std::vector<Failure>;
@@ -51,7 +53,8 @@ Failure parse_failure(std::string_view spec, const Fabric& f, const std::string&
 
 // `count` distinct components drawn at random (deterministic for a seed): each draw picks a kind
 // with probability proportional to how many components of that kind the fabric has (GPUs, NICs,
-// NIC-leaf links, switches, switch-switch links, HB switch planes), then one of them uniformly.
+// NIC-leaf links, switches, switch-switch links, HB switch planes), then one of them uniformly
+// (whole network planes are named, never drawn).
 // Throws InputError (option) when count exceeds the components there are.
 FailureSet random_failures(const Fabric& f, std::int64_t count, std::uint64_t seed,
                            const std::string& option = "--fail-random");
