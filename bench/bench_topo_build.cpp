@@ -44,6 +44,28 @@ BENCHMARK(BM_FabricAndBom)
     ->Args({16384, 8, 0, 64})
     ->Unit(benchmark::kMillisecond);
 
+// 131,072 B300 with two 800G NICs each split into 4 x 200G, 8 planes of the 102.4T switch in its
+// 512 x 200G mode (each plane a two-tier Clos over 131,072 ports): graph and price. args: design
+// (0 rail_optimized, 1 rail_only).
+void BM_EightPlanes(benchmark::State& st) {
+  const spec::GpuSpec g = spec::load_gpu("B300");
+  const auto c = spec::make_cluster(g, 131072, 8, 800, g.hb_bw_Bps / 1e9, 2);
+  auto d = design(static_cast<spec::DesignKind>(st.range(0)), "ETH-102.4T-128x800G");
+  d.planes = 8;
+  d.nic_ports = 4;
+  const auto cat = cost::load_catalog("eth-800g-pluggable-2026");
+  std::size_t links = 0;
+  for (auto _ : st) {
+    topo::Fabric f = topo::build_fabric(c, d);
+    cost::DesignReport r = cost::evaluate(c, d, cat);
+    benchmark::DoNotOptimize(r.cost.cost_usd());
+    links = f.links.size();
+    benchmark::DoNotOptimize(f.links.data());
+  }
+  st.counters["links"] = double(links);
+}
+BENCHMARK(BM_EightPlanes)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 // The bill of materials alone (no graph): O(tiers).
 void BM_BomOnly(benchmark::State& st) {
   const auto c = cluster(st.range(0), 8);

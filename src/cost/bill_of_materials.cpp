@@ -32,10 +32,10 @@ BillOfMaterials bill_of_materials(const topo::Network& n, int switch_ports_per_m
   b.switch_ports_per_module = switch_ports_per_module < 1 ? 1 : switch_ports_per_module;
   b.tiers = np.tiers();
   b.clos_networks = np.instances();
-  b.planes = np.layout.planes;
-  b.nic_ports = d.nic_ports;
-  b.dual_tor = d.dual_tor;
   if (np.instances() == 0) return b;  // ideal: no scale-out network, no NICs
+  b.planes = np.layout.planes;
+  b.nic_ports = static_cast<int>(d.nic_ports);
+  b.dual_tor = d.dual_tor;
 
   const topo::ClosPlan& p = np.plan;
   const std::int64_t inst = np.instances();

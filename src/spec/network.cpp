@@ -122,7 +122,9 @@ std::string describe_routing(const NetworkDesign& d) {
 }
 
 std::string describe_routing(const NetworkDesign& d, bool with_forwarding) {
-  std::string s = fmt::format("routing {}", to_string(d.routing));
+  std::string s;
+  if (const std::string planes = describe_planes(d); !planes.empty()) s = planes + ", ";
+  s += fmt::format("routing {}", to_string(d.routing));
   if (d.routing_default)
     s += d.sw.family == "infiniband" ? " (InfiniBand's default)" : " (Ethernet's default)";
   if (d.routing == Routing::ecmp) s += fmt::format(", seed {}", d.ecmp_seed);
@@ -142,7 +144,10 @@ Json routing_json(const NetworkDesign& d) {
               {"seed", d.ecmp_seed},
               {"forwarding", std::string(to_string(d.forwarding))},
               {"forward_via", std::string(to_string(d.forward_via))},
-              {"chunks", d.forwarding_chunks}};
+              {"chunks", d.forwarding_chunks},
+              {"planes", d.planes},
+              {"nic_ports", d.nic_ports},
+              {"dual_tor", d.dual_tor}};
 }
 
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {
@@ -209,8 +214,7 @@ std::string describe_planes(const NetworkDesign& d) {
   std::string s;
   if (d.planes > 1) s = fmt::format("{} planes", d.planes);
   if (d.nic_ports > 1)
-    s += fmt::format("{}NICs as {} x {:g}G ports", s.empty() ? "" : " of ", d.nic_ports,
-                     d.sw.port_gbps);
+    s += fmt::format("{}NICs split in {} ports", s.empty() ? "" : ", ", d.nic_ports);
   if (d.dual_tor) s += s.empty() ? "dual ToR" : ", dual ToR";
   return s;
 }

@@ -131,8 +131,10 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
 
 // The routing assumptions every answer states (docs/model.md section 5), in words: "routing
 // ecmp (Ethernet's default), seed 0; rail-only forwarding pipelined via hb_first, 8 chunks
-// (NCCL's PXN)"; and as JSON: {"routing", "routing_default", "seed", "forwarding",
-// "forward_via", "chunks"}, the same keys every document carries.
+// (NCCL's PXN)", after the planes when the design has any ("4 planes, NICs split in 4 ports,
+// routing ..."); and as JSON: {"routing", "routing_default", "seed", "forwarding",
+// "forward_via", "chunks", "planes", "nic_ports", "dual_tor"}, the same keys every document
+// carries.
 // The forwarding part is stated for rail_only designs, or with `with_forwarding` for an answer
 // that covers several designs (compare, fail goodput).
 std::string describe_routing(const NetworkDesign& d);
@@ -155,7 +157,7 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
 // ideal; not idempotent (apply it once, to a cluster as the user gave it).
 Cluster port_view(const Cluster& cluster, const NetworkDesign& design);
 
-// "8 planes of 4 x 200G ports, dual ToR", or "" for one plane of unsplit NICs.
+// "4 planes, NICs split in 4 ports, dual ToR", or "" for one plane of unsplit NICs.
 std::string describe_planes(const NetworkDesign& d);
 
 }  // namespace railsim::spec
