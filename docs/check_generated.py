@@ -18,7 +18,7 @@ import time
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
 
-# generator -> (page, extra arguments after the program's path)
+# generator -> (page or pages, relative to docs/, extra arguments after the program's path)
 GENERATORS = {
     "gen_calculon_table.py": ("calculon.md", []),
     "gen_failures_table.py": ("failures.md", []),
@@ -27,6 +27,7 @@ GENERATORS = {
     "gen_sim_moe_table.py": ("sim.md", []),
     "gen_contention_table.py": ("model.md", ["12"]),
     "gen_studies.py": ("studies.md", ["{scratch}"]),
+    "gen_planes_table.py": (("design.md", "../README.md"), []),
 }
 
 
@@ -53,21 +54,23 @@ def check(railsim, name, scratch):
     if r.returncode != 0:
         print(f"{name}: exit {r.returncode}\n{r.stderr}")
         return False
-    with open(os.path.join(DOCS, page), encoding="utf-8") as f:
-        doc = f.read()
-    ok = True
     found = blocks(r.stdout)
     if not found:
         print(f"{name}: printed nothing")
         return False
-    for b in found:
-        if "\n".join(b) in doc or all(line.startswith("#") for line in b):
-            continue  # a heading the script prints between its tables is its own
-        ok = False
-        missing = next((line for line in b if line not in doc), b[0])
-        print(f"{name}: a block of {len(b)} lines is not in docs/{page}; first line not there:\n"
-              f"  {missing}")
-    print(f"{name}: {len(found)} blocks, {'all in' if ok else 'NOT all in'} docs/{page} "
+    ok = True
+    for one in (page,) if isinstance(page, str) else page:
+        with open(os.path.join(DOCS, one), encoding="utf-8") as f:
+            doc = f.read()
+        for b in found:
+            if "\n".join(b) in doc or all(line.startswith("#") for line in b):
+                continue  # a heading the script prints between its tables is its own
+            ok = False
+            missing = next((line for line in b if line not in doc), b[0])
+            print(f"{name}: a block of {len(b)} lines is not in docs/{one}; first line not "
+                  f"there:\n  {missing}")
+    shown = page if isinstance(page, str) else ", ".join(page)
+    print(f"{name}: {len(found)} blocks, {'all in' if ok else 'NOT all in'} docs/{shown} "
           f"({seconds:.1f} s)")
     return ok
 
