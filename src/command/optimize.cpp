@@ -38,6 +38,7 @@ optimize::Space space_of(const Args& a) {
   if (const auto v = a.text_if("nic_gbps")) c.nic_gbps = sweep::parse_reals("--nic-gbps", *v);
   if (const auto v = a.text_if("nics_per_gpu"))
     c.nics_per_gpu = sweep::parse_integers("--nics-per-gpu", *v);
+  c.planes = sweep::parse_integers("--planes", a.text("planes"));
   if (const auto v = a.text_if("switch")) c.switches = sweep::parse_names("--switch", *v);
   if (const auto v = a.text_if("catalog")) c.catalogs = sweep::parse_names("--catalog", *v);
   c.copper = sweep::parse_names("--copper-gpu-leaf", a.text("copper_gpu_leaf"));
@@ -125,6 +126,10 @@ std::vector<Field> space_fields() {
       text_field("hb_domain", "--hb-domain", "HB-domain sizes K (list; default the GPU's)"),
       text_field("nic_gbps", "--nic-gbps", "NIC speeds (list; default the GPU's)"),
       text_field("nics_per_gpu", "--nics-per-gpu", "NICs per GPU (list; default the GPU's)"),
+      text_field("planes", "--planes",
+                 "Network planes (list): P planes split each NIC in P / gcd(P, NICs) ports, one "
+                 "per plane",
+                 "1"),
       text_field("switch", "--switch", "Switch presets or files (list; default every preset)"),
       text_field("catalog", "--catalog", "Price catalogs (list; default ib-ndr-thirdparty-2024)"),
       text_field("copper_gpu_leaf", "--copper-gpu-leaf", "off, on, or on,off (both)", "off")};

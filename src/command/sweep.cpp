@@ -65,6 +65,7 @@ void resolve_axes(const Args& a, std::int64_t m, sweep::SweepAxes& x) {
   if (const auto v = a.text_if("batch")) x.batch = sweep::parse_integers("--batch", *v, m);
   if (const auto v = a.text_if("seq")) x.seq = sweep::parse_integers("--seq", *v, m);
   if (const auto v = a.text_if("routing")) x.routing = sweep::parse_names("--routing", *v, m);
+  if (const auto v = a.text_if("planes")) x.planes = sweep::parse_integers("--planes", *v, m);
 }
 
 // --alltoall and how the plans and it are routed: refused when neither runs.
@@ -206,7 +207,10 @@ std::vector<Field> swept_fields() {
       text_field(
           "batch", "--batch",
           fmt::format("Global batches in sequences (default {})", spec::kDefaultGlobalBatch)),
-      text_field("seq", "--seq", "Sequence lengths in tokens (default: the model's)")};
+      text_field("seq", "--seq", "Sequence lengths in tokens (default: the model's)"),
+      text_field("planes", "--planes",
+                 "Network planes: P planes split each NIC in P / gcd(P, NICs) ports, one per plane "
+                 "(default 1)")};
 }
 
 // How the sweep runs, what it adds, how its rows are routed and printed.

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
@@ -25,10 +24,12 @@ namespace railsim::optimize {
 namespace {
 
 // Everything perf sees of a candidate: two candidates with the same key get the same plans.
-std::string plan_key(const spec::Cluster& c, const topo::NetworkView& v) {
-  std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.gpu.name, c.gpus, c.hb_domain,
-                              c.hb_bw_Bps, c.nic_bw_Bps, c.nics_per_gpu, static_cast<int>(v.kind),
-                              v.tiers, v.nic_link_Bps, v.port_Bps, v.rail_join_tier);
+std::string plan_key(const spec::Cluster& c, const spec::NetworkDesign& d,
+                     const topo::NetworkView& v) {
+  std::string k =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.gpu.name, c.gpus, c.hb_domain,
+                  c.hb_bw_Bps, c.nic_bw_Bps, c.nics_per_gpu, static_cast<int>(v.kind), v.tiers,
+                  v.nic_link_Bps, v.port_Bps, v.rail_join_tier, d.planes, d.nic_ports, d.dual_tor);
   for (int t = 1; t <= v.tiers && t <= topo::NetworkView::kMaxTiers; ++t)
     k += fmt::format("|{}:{}", v.rail_domains_under[static_cast<std::size_t>(t)],
                      v.uplink_ratio[static_cast<std::size_t>(t)]);
@@ -43,7 +44,7 @@ struct PlanCache {
 std::vector<ModelOutcome> plans_for(const Candidate& cand, const std::vector<ModelSpec>& models,
                                     const Options& opt, PlanCache& cache) {
   const topo::NetworkView v = topo::make_network_view(cand.cluster, cand.design);
-  const std::string key = plan_key(cand.cluster, v);
+  const std::string key = plan_key(cand.cluster, cand.design, v);
   auto it = cache.by_key.find(key);
   if (it != cache.by_key.end()) return it->second;
   std::vector<ModelOutcome> out;
@@ -120,9 +121,12 @@ void judge(Candidate& c, const std::vector<ModelSpec>& models, const Target& t,
 std::string Candidate::name() const {
   std::string d(spec::to_string(design.kind));
   if (design.oversubscription > 1.0) d += fmt::format(" {:g}:1", design.oversubscription);
-  return fmt::format("{} K={} {:g}G x{} {}{} {}", d, cluster.hb_domain,
-                     units::Bps_to_gbps(cluster.nic_bw_Bps), cluster.nics_per_gpu, design.sw.name,
-                     design.copper_gpu_leaf ? " copper" : "", catalog);
+  const std::string planes =
+      design.planes > 1 ? fmt::format(" {} planes ({} ports)", design.planes, design.nic_ports)
+                        : "";
+  return fmt::format("{} K={} {:g}G x{}{} {}{} {}", d, cluster.hb_domain,
+                     units::Bps_to_gbps(cluster.nic_bw_Bps), cluster.nics_per_gpu, planes,
+                     design.sw.name, design.copper_gpu_leaf ? " copper" : "", catalog);
 }
 
 namespace {
@@ -175,6 +179,7 @@ Lists lists_of(const spec::GpuSpec& gpu, const Space& space) {
         {L.ks.size(), "--hb-domain"},
         {L.nics.size(), "--nic-gbps"},
         {L.nic_counts.size(), "--nics-per-gpu"},
+        {space.planes.size(), "--planes"},
         {space.designs.size(), "--design"},
         {space.oversubscription.size(), "--oversubscription"},
         {L.switches.size(), "--switch"},
@@ -215,37 +220,40 @@ void add_candidates(const spec::GpuSpec& gpu, std::int64_t gpus, const Space& sp
           invalid(fmt::format("K={} {:g}G x{}: {}", k, nic, m, e.what()));
           continue;
         }
-        for (spec::DesignKind kind : space.designs)
-          for (double o : space.oversubscription)
-            for (const auto& sw : sws)
-              for (bool copper : space.copper)
-                for (const auto& cat : cats) {
-                  Candidate cand;
-                  cand.cluster = c;
-                  cand.catalog = cat.name;
-                  try {
-                    cand.design = spec::fit_to_cluster(
-                        c, spec::make_network_design(kind, sw, o, 1, copper, 0));
-                    cand.design.routing = space.routing.value_or(spec::default_routing(sw));
-                    cand.design.routing_default = !space.routing.has_value();
-                    const cost::DesignReport rep = cost::evaluate(c, cand.design, cat);
-                    // Oversubscription needs a tier above the leaf: a one-tier network with a
-                    // ratio is the same network as without (kept once).
-                    if (rep.bom.tiers <= 1 && o > 1.0) continue;
-                    cand.tiers = rep.bom.tiers;
-                    cand.switches = rep.bom.switches;
-                    cand.cost_usd = rep.cost.cost_usd();
-                    cand.power_w = rep.cost.power_w();
-                  } catch (const InputError& e) {
-                    invalid(fmt::format("{} {} K={} {:g}G: {}", spec::to_string(kind), sw.name, k,
-                                        nic, e.what()));
-                    continue;
+        for (std::int64_t planes : space.planes)
+          for (spec::DesignKind kind : space.designs)
+            for (double o : space.oversubscription)
+              for (const auto& sw : sws)
+                for (bool copper : space.copper)
+                  for (const auto& cat : cats) {
+                    Candidate cand;
+                    cand.cluster = c;
+                    cand.catalog = cat.name;
+                    try {
+                      spec::NetworkDesign nd = spec::make_network_design(kind, sw, o, 1, copper, 0);
+                      nd.planes = planes;
+                      nd.nic_ports = planes / std::gcd(planes, m);  // the ports deal evenly
+                      cand.design = spec::fit_to_cluster(c, nd);
+                      cand.design.routing = space.routing.value_or(spec::default_routing(sw));
+                      cand.design.routing_default = !space.routing.has_value();
+                      const cost::DesignReport rep = cost::evaluate(c, cand.design, cat);
+                      // Oversubscription needs a tier above the leaf: a one-tier network with a
+                      // ratio is the same network as without (kept once).
+                      if (rep.bom.tiers <= 1 && o > 1.0) continue;
+                      cand.tiers = rep.bom.tiers;
+                      cand.switches = rep.bom.switches;
+                      cand.cost_usd = rep.cost.cost_usd();
+                      cand.power_w = rep.cost.power_w();
+                    } catch (const InputError& e) {
+                      invalid(fmt::format("{} {} K={} {:g}G: {}", spec::to_string(kind), sw.name, k,
+                                          nic, e.what()));
+                      continue;
+                    }
+                    cand.within_budget =
+                        (!budget.max_cost_usd || cand.cost_usd <= *budget.max_cost_usd) &&
+                        (!budget.max_power_w || cand.power_w <= *budget.max_power_w);
+                    r.candidates.push_back(std::move(cand));
                   }
-                  cand.within_budget =
-                      (!budget.max_cost_usd || cand.cost_usd <= *budget.max_cost_usd) &&
-                      (!budget.max_power_w || cand.power_w <= *budget.max_power_w);
-                  r.candidates.push_back(std::move(cand));
-                }
       }
 }
 
@@ -323,6 +331,9 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                    [](const Candidate& a, const Candidate& b) {
                      if (a.cost_usd != b.cost_usd) return a.cost_usd < b.cost_usd;
                      if (a.power_w != b.power_w) return a.power_w < b.power_w;
+                     // The simpler network of an equal price: fewer planes, unsplit NICs.
+                     if (a.design.planes != b.design.planes)
+                       return a.design.planes < b.design.planes;
                      return a.name() < b.name();
                    });
   check_budgets(r, budget);
@@ -406,6 +417,8 @@ report::Table candidates_table(const Result& r, bool all) {
       Column{"hb_domain", "K", Type::integer},
       Column{"nic_gbps", "NIC", Type::real, "G", 0},
       Column{"nics_per_gpu", "NICs", Type::integer},
+      Column{"planes", "planes", Type::integer},
+      Column{"nic_ports", "NIC ports", Type::integer, "", 0, Style::plain, false},
       Column{"switch", "switch", Type::text},
   };
   for (Column& c : spec::routing_columns()) t.columns.push_back(std::move(c));
@@ -445,6 +458,8 @@ report::Table candidates_table(const Result& r, bool all) {
         c.cluster.hb_domain,
         units::Bps_to_gbps(c.cluster.nic_bw_Bps),
         static_cast<std::int64_t>(c.cluster.nics_per_gpu),
+        c.design.planes,
+        c.design.nic_ports,
         c.design.sw.name,
     };
     spec::append_routing_cells(cells, c.design);
@@ -621,6 +636,8 @@ Space make_space(const SpaceChoices& c) {
   space.hb_domain = c.hb_domain;
   space.nic_gbps = c.nic_gbps;
   space.nics_per_gpu = c.nics_per_gpu;
+  for (std::int64_t p : c.planes) check_integer("--planes", p, 1, spec::kMaxPlanes);
+  space.planes = c.planes;
   space.switches = c.switches;
   space.catalogs = c.catalogs;
   if (c.routing != "auto")

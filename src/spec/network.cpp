@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/json.hpp"
@@ -153,10 +155,15 @@ Json routing_json(const NetworkDesign& d) {
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {
   if (design.kind == DesignKind::ideal) return design;  // no scale-out network to fit
   NetworkDesign d = design;
-  const int ports = design.nic_ports;
+  const std::int64_t ports = design.nic_ports;
+  // A split the planes chose is theirs to answer for.
+  const std::string ports_option = design.nic_ports_from_planes ? "--planes" : "--nic-ports";
   if (ports < 1 || ports > kMaxNicPorts)
-    throw InputError("--nic-ports",
-                     fmt::format("{} NIC ports is out of range [1, {}]", ports, kMaxNicPorts));
+    throw InputError(
+        ports_option,
+        fmt::format(
+            "{} NIC ports is out of range [1, {}]{}", ports, kMaxNicPorts,
+            design.nic_ports_from_planes ? fmt::format(" ({} planes)", design.planes) : ""));
   if (design.planes < 1 || design.planes > kMaxPlanes)
     throw InputError("--planes",
                      fmt::format("{} planes is out of range [1, {}]", design.planes, kMaxPlanes));
@@ -173,7 +180,7 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
       std::string modes;
       for (const PortMode& m : design.sw.modes)
         modes += fmt::format("{}{} x {:g}G", modes.empty() ? "" : ", ", m.radix, m.port_gbps);
-      throw InputError("--nic-ports",
+      throw InputError(ports_option,
                        fmt::format("{:g} Gb/s NICs as {} ports need {:g}G switch ports; switch {} "
                                    "has no such port mode (its modes: {})",
                                    nic_gbps, ports, port_gbps, design.sw.name,
@@ -181,9 +188,9 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
                                                                design.sw.port_gbps)
                                                  : modes));
     }
-    d.sw = fit_to_nics(design.sw, port_gbps, "--nic-ports");
+    d.sw = fit_to_nics(design.sw, port_gbps, ports_option);
   }
-  const std::int64_t links = std::int64_t{cluster.nics_per_gpu} * ports;
+  const std::int64_t links = cluster.nics_per_gpu * ports;
   if (links % design.planes != 0)
     throw InputError(
         "--planes",
@@ -199,6 +206,12 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
                                  "as 2 x {:g}G)",
                                  nic_gbps, nic_gbps / 2));
   return d;
+}
+
+void split_nics_over_planes(NetworkDesign& d, std::int64_t planes, std::int64_t nics_per_gpu) {
+  d.planes = check_integer("--planes", planes, 1, kMaxPlanes);
+  d.nic_ports = d.planes / std::gcd(d.planes, std::max<std::int64_t>(nics_per_gpu, 1));
+  d.nic_ports_from_planes = true;
 }
 
 Cluster port_view(const Cluster& cluster, const NetworkDesign& design) {

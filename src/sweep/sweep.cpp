@@ -43,7 +43,8 @@ std::vector<Axis> axes_of(const SweepAxes& a) {
           {"--model", a.model.size()},
           {"--batch", a.batch.size()},
           {"--seq", a.seq.size()},
-          {"--routing", a.routing.size()}};
+          {"--routing", a.routing.size()},
+          {"--planes", a.planes.size()}};
 }
 
 template <typename T>
@@ -71,6 +72,7 @@ SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
   p.batch = pick(a.batch, idx[10], spec::kDefaultGlobalBatch);
   p.seq = pick_opt(a.seq, idx[11]);
   p.routing = pick(a.routing, idx[12], std::string("auto"));
+  p.planes = pick(a.planes, idx[13], std::int64_t{1});
   return p;
 }
 
@@ -123,6 +125,7 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
     base = spec::make_network_design(spec::DesignKind::rail_optimized, base.sw, p.oversubscription,
                                      opt.network.oversubscribed_tier, opt.network.copper_gpu_leaf,
                                      opt.network.management_links);
+    spec::split_nics_over_planes(base, p.planes, nics);
     spec::apply_routing_options(base, routing);
     tr = spec::make_training(check_integer("--batch", p.batch, 1, std::int64_t{1} << 40),
                              check_integer("--seq", r.seq, 1, 1 << 24), opt.stack, opt.dtype,
@@ -351,6 +354,7 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
       {.name = "model", .label = "model"},
       {.name = "batch", .label = "batch", .type = Type::integer, .unit = "seq"},
       {.name = "seq", .label = "seq", .type = Type::integer, .unit = "tokens"},
+      {.name = "planes", .label = "planes", .type = Type::integer},
   };
   for (report::Column& c : spec::routing_columns()) columns.push_back(std::move(c));
   const std::vector<Column> outputs = {
@@ -442,6 +446,7 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     row.emplace_back(p.model_name);
     row.emplace_back(p.point.batch);
     row.emplace_back(p.seq);
+    row.emplace_back(p.point.planes);
     spec::append_routing_cells(row, p.network);
     return row;
   };

@@ -182,6 +182,47 @@ TEST(Sweep, PlanDesignsKeepsTheErrorOfAFailedSearch) {
   EXPECT_EQ(cells[1].reason, report::Cell(plans[1].no_plan_reason));
 }
 
+// Planes as a swept input: each point's designs are those `design` builds with the planes (the
+// NIC split in a port per plane), and the column says which.
+TEST(Sweep, PlanesAreAnAxisPricedAsDesignPricesThem) {
+  SweepOptions o;
+  o.perf = false;
+  o.axes.gpu = {"B300"};
+  o.axes.gpus = {32768};
+  o.axes.sw = {"ETH-102.4T-128x800G"};
+  o.axes.planes = {1, 4};
+  const SweepResult r = run_sweep(o);
+  ASSERT_EQ(r.points.size(), 2u);
+  const spec::Cluster c = spec::make_cluster(spec::load_gpu("B300"), 32768, 8, 800, 900, 1);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::int64_t planes = i == 0 ? 1 : 4;
+    EXPECT_EQ(r.points[i].point.planes, planes);
+    spec::NetworkDesign d = spec::make_network_design(spec::DesignKind::rail_optimized,
+                                                      spec::load_switch("ETH-102.4T-128x800G"));
+    d.planes = planes;
+    d.nic_ports = planes;
+    const auto designs = cost::compare_designs(c, d, cost::load_catalog(cost::kDefaultCatalog));
+    ASSERT_EQ(r.points[i].designs.size(), designs.size());
+    for (std::size_t k = 0; k < designs.size(); ++k)
+      EXPECT_EQ(r.points[i].designs[k].bom.switches, designs[k].bom.switches);
+  }
+  // One 800G plane: 3 tiers; four 200G planes: 2.
+  EXPECT_EQ(r.points[0].designs[0].bom.tiers, 3);
+  EXPECT_EQ(r.points[1].designs[0].bom.tiers, 2);
+  const report::Table t = sweep_table(r);
+  std::size_t planes_col = t.columns.size();
+  for (std::size_t k = 0; k < t.columns.size(); ++k)
+    if (t.columns[k].name == "planes") planes_col = k;
+  ASSERT_LT(planes_col, t.columns.size());
+  EXPECT_EQ(t.rows[3][planes_col], report::Cell(std::int64_t{4}));
+  // A plane count that does not divide the ports of a GPU is that point's error.
+  o.axes.planes = {3};
+  o.axes.nics_per_gpu = {2};
+  const SweepResult bad = run_sweep(o);
+  ASSERT_TRUE(bad.points[0].invalid.has_value());
+  EXPECT_EQ(bad.points[0].invalid->field(), "--planes");
+}
+
 TEST(Sweep, UnknownPresetIsAnErrorBeforeAnyPoint) {
   SweepOptions o;
   o.axes.model = {"GPT-1T", "no-such-model"};

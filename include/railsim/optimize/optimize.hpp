@@ -2,12 +2,14 @@
 // The cheapest network that trains given models as fast as needed (ours).
 //
 // Candidates: every combination of design (rail_only, rail_optimized), oversubscription at the
-// leaf, HB-domain size, NIC speed, NICs per GPU, switch preset, copper or optics for the NIC-leaf
-// links and price catalog that forms a valid network over the cluster (a switch whose port modes
-// cannot serve the NIC, or a size K that does not divide N, is left out and counted). For each
-// candidate: its bill of materials priced (cost, power) and, for each model, the best plan of the
-// existing search on that network. A candidate meets the target when every model does; the model
-// with the least slack binds. Budgets (network cost, power) filter.
+// leaf, HB-domain size, NIC speed, NICs per GPU, network planes (P planes: each NIC split in
+// P / gcd(P, NICs) ports so that the GPU's ports deal evenly over the planes), switch preset,
+// copper or optics for the NIC-leaf links and price catalog that forms a valid network over the
+// cluster (a switch whose port modes cannot serve the NIC, or a size K that does not divide N, is
+// left out and counted). For each candidate: its bill of materials priced (cost, power) and, for
+// each model, the best plan of the existing search on that network. A candidate meets the target
+// when every model does; the model with the least slack binds. Budgets (network cost, power)
+// filter.
 //
 // Exactness and speed: the plan of a model depends only on the cluster and the network as the
 // analytic model sees it (topo::NetworkView), not on the catalog, the copper choice or a switch's
@@ -48,6 +50,7 @@ struct Space {
   std::vector<std::int64_t> hb_domain;
   std::vector<double> nic_gbps;
   std::vector<std::int64_t> nics_per_gpu;
+  std::vector<std::int64_t> planes = {1};
   std::vector<std::string> switches;
   std::vector<bool> copper = {false};
   std::vector<std::string> catalogs;  // empty: the default catalog
@@ -67,6 +70,7 @@ struct SpaceChoices {
   std::vector<std::int64_t> hb_domain;
   std::vector<double> nic_gbps;
   std::vector<std::int64_t> nics_per_gpu;
+  std::vector<std::int64_t> planes = {1};
   std::vector<std::string> switches;
   std::vector<std::string> catalogs;
   std::vector<std::string> copper = {"off"};

@@ -94,9 +94,18 @@ struct NetworkDesign {
   // GPU has in one plane are cabled to different leaves, so one leaf lost costs capacity, not
   // connectivity. Needs NICs of >= 2 ports.
   bool dual_tor = false;
+  // nic_ports was chosen for the planes (split_nics_over_planes: sweep and optimize), so that an
+  // impossible split is the planes' error (--planes), not a port count the user never gave.
+  bool nic_ports_from_planes = false;
 };
 
 inline constexpr int kMaxPlanes = 64;
+
+// P planes over GPUs of `nics_per_gpu` NICs: each NIC split in P / gcd(P, nics_per_gpu) ports,
+// so that a GPU's ports deal evenly over the planes (one 800G NIC over 4 planes: 4 x 200G; 2
+// NICs over 2 planes: unsplit). Sets planes, nic_ports and nic_ports_from_planes; checks P in
+// [1, kMaxPlanes] (--planes).
+void split_nics_over_planes(NetworkDesign& d, std::int64_t planes, std::int64_t nics_per_gpu);
 inline constexpr int kMaxNicPorts = 8;
 
 // What a user asked for on the command line (or in a sweep); resolved by make_network_design.

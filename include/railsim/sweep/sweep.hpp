@@ -43,12 +43,16 @@ struct SweepAxes {
   std::vector<std::int64_t> batch = {spec::kDefaultGlobalBatch};
   std::vector<std::int64_t> seq;
   std::vector<std::string> routing = {"auto"};  // auto: the switch family's default
+  // Network planes (spec::NetworkDesign::planes): P planes split each NIC in P / gcd(P, NICs)
+  // ports, one per plane; empty: 1.
+  std::vector<std::int64_t> planes;
 };
 
 struct SweepOptions {
   SweepAxes axes;
   // false: the cartesian product (the last input varies fastest: gpu, gpus, hb_domain, nic_gbps,
-  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq, routing). true:
+  // hb_GBps, nics_per_gpu, switch, catalog, oversubscription, model, batch, seq, routing,
+  // planes). true:
   // the lists taken together, point i from item i of each; every list with more than one value must
   // have the same length (one-value lists apply to every point).
   bool zip = false;
@@ -86,6 +90,7 @@ struct SweepPoint {
   std::int64_t batch = 0;
   std::optional<std::int64_t> seq;
   std::string routing = "auto";
+  std::int64_t planes = 1;
 };
 
 // Expands the axes into points, in order. Throws InputError: --zip with lists of different
@@ -174,7 +179,8 @@ InputError no_valid_point(const InputError& first);
 
 // One row per (point, design); an invalid point has one row per design with only its inputs, the
 // design and the reason. Columns: gpu, gpus, hb_domain, nic_gbps, hb_GBps, nics_per_gpu, switch,
-// catalog, oversubscription, model, batch, seq, routing, seed, forwarding, forward_via, chunks
+// catalog, oversubscription, model, batch, seq, planes, routing, seed, forwarding, forward_via,
+// chunks
 // (the routing resolved: auto becomes the switch's default), design, tiers, switches, cost_usd,
 // power_w, cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
 // best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, reason (the perf
