@@ -28,6 +28,7 @@ GENERATORS = {
     "gen_contention_table.py": ("model.md", ["12"]),
     "gen_studies.py": ("studies.md", ["{scratch}"]),
     "gen_planes_table.py": (("design.md", "../README.md"), []),
+    "gen_planes_whatif_table.py": ("failures.md", []),
 }
 
 

@@ -202,13 +202,17 @@ SimMode parse_sim_mode(std::string_view s, const std::string& option) {
 namespace {
 
 // What is cut off, and how much NIC capacity each domain keeps: GPUs dead or cut off, domains
-// lost, forwarding or with a dead HB plane, the worst domain's NIC load factor.
+// lost, forwarding or with a dead HB plane, the NIC load factor. A GPU that keeps some of its NIC
+// ports sends its share over them (M / live for it: a transfer is split over the live ports,
+// as the simulator splits it); a GPU with none forwards through its domain's peers, whose live
+// ports share the domain's traffic (K M / live of the domain). The factor is the worst of both.
 void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::DegradedFabric& d,
                   DesignWhatIf& out) {
   const std::int64_t K = c.hb_domain, M = f.nics_per_gpu();  // NIC ports
   for (std::int64_t dom = 0; dom < c.domains(); ++dom) {
     bool lost = !d.node_alive(c.gpus + dom), forwarding = false;
     std::int64_t live = 0;
+    double own = 1.0;  // the worst GPU of the domain on its own live ports
     for (std::int64_t r = 0; r < K; ++r) {
       const std::int64_t g = c.gpu_at(dom, r);
       if (!d.gpu_alive(g)) {
@@ -222,7 +226,10 @@ void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::Deg
         continue;
       }
       if (f.layout.instances > 0 && !d.any_edge_alive(g)) forwarding = true;
-      for (int n = 0; n < M; ++n) live += d.edge_alive(g, n) ? 1 : 0;
+      std::int64_t mine = 0;
+      for (int n = 0; n < M; ++n) mine += d.edge_alive(g, n) ? 1 : 0;
+      live += mine;
+      if (mine > 0) own = std::max(own, static_cast<double>(M) / static_cast<double>(mine));
     }
     if (!lost && d.hb_factor(dom) < 1.0) {
       ++out.domains_hb_degraded;
@@ -232,7 +239,8 @@ void count_losses(const spec::Cluster& c, const topo::Fabric& f, const topo::Deg
       ++out.domains_lost;
     } else if (f.layout.instances > 0) {
       if (forwarding) ++out.domains_forwarding;
-      if (live > 0 && live < K * M)
+      out.nic_load_factor = std::max(out.nic_load_factor, own);
+      if (forwarding && live > 0)
         out.nic_load_factor = std::max(out.nic_load_factor, static_cast<double>(K * M) / live);
     }
   }

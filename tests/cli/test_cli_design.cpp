@@ -444,3 +444,22 @@ TEST(CliFail, APlaneLostIsCapacityLostByBothModels) {
   }
   EXPECT_EQ(designs, 2);
 }
+
+// One ToR of a dual-ToR pair: its GPUs keep their other port, so nothing is cut off, and each
+// of them sends over one port of two (load 2 on it, in the simulator's communication too).
+TEST(CliFail, AToROfAPairLeavesItsGpusTheirOtherPort) {
+  const auto r = run_cli(
+      "fail whatif --gpus 1024 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 2 --dual-tor "
+      "--fail leaf:0 --tp 8 --pp 4 --batch 512 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  for (const Json& d : j["designs"]) {
+    EXPECT_EQ(d["gpus_cut_off"], 0);
+    EXPECT_EQ(d["domains_forwarding"], 0);
+    EXPECT_DOUBLE_EQ(d["nic_load_factor"].get<double>(), 2.0);
+    const double healthy = d["simulated"]["healthy_comm_s"];
+    const double degraded = d["simulated"]["degraded_comm_s"];
+    EXPECT_GT(degraded / healthy, 1.5);
+    EXPECT_LT(degraded / healthy, 2.0 + 1e-9);
+  }
+}

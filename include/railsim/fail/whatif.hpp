@@ -89,7 +89,9 @@ struct DesignWhatIf {
   std::int64_t domains_hb_degraded = 0;  // running with a dead HB switch plane
   double hb_factor = 1;                  // worst such domain: live planes / planes
   std::vector<TierLoss> tiers_lost;
-  double nic_load_factor = 1;        // worst domain: K M / live NICs
+  // The busiest NIC port's load against healthy: M / live ports of a GPU that keeps some, K M /
+  // live ports of a domain whose GPUs forward through peers; the worst over domains.
+  double nic_load_factor = 1;
   std::vector<double> uplink_ratio;  // [t]: worst block down:up after failures (healthy >= 1)
   std::vector<double> healthy_uplink_ratio;
 
