@@ -7,7 +7,8 @@
 // values that are finite and consistent: ports used within the ports there are, a positive finite
 // iteration time, a bounded candidate estimate. Anything else aborts.
 //
-// keys: gpu gpus hb_domain nic_gbps hb_gbps nics design switch oversub tier management model
+// keys: gpu gpus hb_domain nic_gbps hb_gbps nics design switch oversub tier management planes
+//       ports dual_tor model
 //       stack batch seq tp pp dp ep mb v bytes fail
 //       list_ints list_reals list_names max_points (sweep's value syntax)
 //       tokens experts topk skew max_domains (MoE routing, over the first GPUs, up to 64)
@@ -91,6 +92,9 @@ void run(const std::map<std::string, std::string>& kv) {
   no.oversubscription = real(kv, "oversub").value_or(1.0);
   no.oversubscribed_tier = static_cast<int>(integer(kv, "tier").value_or(1));
   no.management_links = static_cast<int>(integer(kv, "management").value_or(0));
+  no.planes = integer(kv, "planes").value_or(1);
+  no.nic_ports = integer(kv, "ports").value_or(1);
+  no.dual_tor = kv.count("dual_tor") > 0;
   const spec::NetworkDesign d = spec::fit_to_cluster(c, spec::make_network_design(no));
   const topo::NetworkPlan np = topo::plan_network(c, d);
   // Ports used never above ports available: on every tier, what faces down and up fits the radix.
@@ -99,6 +103,10 @@ void run(const std::map<std::string, std::string>& kv) {
     require(t.down_ports + t.up_ports <= np.plan.radix);
   }
   if (np.instances() > 0) require(np.plan.endpoints() >= c.gpus / np.instances());
+  // Every NIC port is an endpoint of exactly one plane's Clos.
+  if (np.instances() > 0)
+    require(np.plan.endpoints() * np.instances() == c.gpus * c.nics_per_gpu * d.nic_ports &&
+            np.instances() % d.planes == 0);
 
   // sweep's lists: at most max_points values, every one of the kind asked for.
   const std::int64_t max_points = integer(kv, "max_points").value_or(100);
