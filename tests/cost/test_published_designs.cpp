@@ -4,9 +4,7 @@
 // design is built from the options its entry names, nothing per design in the code.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "../common/scratch.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/cost/bill_of_materials.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -18,10 +16,7 @@ using namespace railsim;
 namespace {
 
 Json load_designs() {
-  std::ifstream in(std::string(RAILSIM_TEST_DATA_DIR) + "/published-fabrics.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return Json::parse(ss.str()).at("designs");
+  return test::read_test_data("published-fabrics.json").at("designs");
 }
 
 cost::BillOfMaterials build(const Json& des, std::int64_t gpus) {
