@@ -69,8 +69,8 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw, double 
 
 namespace {
 void apply_plane_options(NetworkDesign& d, const NetworkOptions& opt) {
-  d.planes = static_cast<int>(check_integer("--planes", opt.planes, 1, kMaxPlanes));
-  d.nic_ports = static_cast<int>(check_integer("--nic-ports", opt.nic_ports, 1, kMaxNicPorts));
+  d.planes = check_integer("--planes", opt.planes, 1, kMaxPlanes);
+  d.nic_ports = check_integer("--nic-ports", opt.nic_ports, 1, kMaxNicPorts);
   d.dual_tor = opt.dual_tor;
 }
 }  // namespace
@@ -176,18 +176,12 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
     bool has = std::abs(design.sw.port_gbps - port_gbps) <= 1e-9 * port_gbps;
     for (const PortMode& m : design.sw.modes)
       has = has || std::abs(m.port_gbps - port_gbps) <= 1e-9 * port_gbps;
-    if (!has) {
-      std::string modes;
-      for (const PortMode& m : design.sw.modes)
-        modes += fmt::format("{}{} x {:g}G", modes.empty() ? "" : ", ", m.radix, m.port_gbps);
-      throw InputError(ports_option,
-                       fmt::format("{:g} Gb/s NICs as {} ports need {:g}G switch ports; switch {} "
-                                   "has no such port mode (its modes: {})",
-                                   nic_gbps, ports, port_gbps, design.sw.name,
-                                   modes.empty() ? fmt::format("{} x {:g}G", design.sw.radix,
-                                                               design.sw.port_gbps)
-                                                 : modes));
-    }
+    if (!has)
+      throw InputError(
+          ports_option,
+          fmt::format("{:g} Gb/s NICs as {} ports need {:g}G switch ports; switch {} "
+                      "has no such port mode (its modes: {})",
+                      nic_gbps, ports, port_gbps, design.sw.name, design.sw.modes_text()));
     d.sw = fit_to_nics(design.sw, port_gbps, ports_option);
   }
   const std::int64_t links = cluster.nics_per_gpu * ports;
@@ -217,7 +211,7 @@ void split_nics_over_planes(NetworkDesign& d, std::int64_t planes, std::int64_t 
 Cluster port_view(const Cluster& cluster, const NetworkDesign& design) {
   if (design.nic_ports <= 1 || design.kind == DesignKind::ideal) return cluster;
   Cluster c = cluster;
-  c.nics_per_gpu = cluster.nics_per_gpu * design.nic_ports;
+  c.nics_per_gpu = static_cast<int>(cluster.nics_per_gpu * design.nic_ports);
   c.nic_bw_Bps = cluster.nic_bw_Bps / design.nic_ports;
   return c;
 }

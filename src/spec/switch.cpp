@@ -85,15 +85,20 @@ SwitchSpec fit_to_nics(const SwitchSpec& sw, double nic_gbps, const std::string&
     return out;
   }
   if (nic_gbps < sw.port_gbps) return sw;  // the port runs the link at the NIC's speed
-  std::string modes;
-  for (const PortMode& m : sw.modes)
-    modes += fmt::format("{}{} x {:g}G", modes.empty() ? "" : ", ", m.radix, m.port_gbps);
+  const std::string modes = sw.modes_text();
   throw InputError(option,
                    fmt::format("{:g} Gb/s NICs are faster than the {:g} Gb/s ports of "
                                "switch {} (its port modes: {}); use a switch with {:g}G "
                                "ports (e.g. --switch ETH-51.2T-64x800G for 800G) or "
                                "NICs of at most {:g} Gb/s",
                                nic_gbps, sw.port_gbps, sw.name, modes, nic_gbps, sw.port_gbps));
+}
+
+std::string SwitchSpec::modes_text() const {
+  std::string s;
+  for (const PortMode& m : modes)
+    s += fmt::format("{}{} x {:g}G", s.empty() ? "" : ", ", m.radix, m.port_gbps);
+  return s.empty() ? fmt::format("{} x {:g}G", radix, port_gbps) : s;
 }
 
 SwitchSpec load_switch(const std::string& arg, const std::string& option) {

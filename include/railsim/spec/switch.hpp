@@ -38,7 +38,9 @@ struct SwitchSpec {
   // configured mode, for reports ("ETH-51.2T-128x400G as 64 x 800G").
   PortMode preset_mode;
   bool remoded() const { return preset_mode.radix > 0; }
-  std::string describe() const;  // the name, or "ETH-51.2T-128x400G in 64 x 800G mode"
+  std::string describe() const;    // the name, or "ETH-51.2T-128x400G in 64 x 800G mode"
+  std::string modes_text() const;  // "128 x 400G, 64 x 800G, 256 x 200G" (the configured one alone
+                                   // when no modes are listed)
 };
 
 SwitchSpec switch_from_json(const Json& j, const std::string& path);
