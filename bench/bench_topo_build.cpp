@@ -20,22 +20,30 @@ spec::NetworkDesign design(spec::DesignKind kind, const char* sw) {
   return spec::make_network_design(kind, spec::load_switch(sw));
 }
 
-// args: GPUs, K, design (0 rail_optimized, 1 rail_only, 2 ideal), radix (64 or 128)
-void BM_FabricAndBom(benchmark::State& st) {
-  const auto c = cluster(st.range(0), st.range(1));
-  const auto d = design(static_cast<spec::DesignKind>(st.range(2)),
-                        st.range(3) == 64 ? "QM9700" : "ETH-51.2T-128x400G");
-  const auto cat = cost::load_catalog("ib-ndr-thirdparty-2024");
-  std::size_t bytes = 0;
+// The graph and the priced bill of materials of one network, timed; counters: the graph's size.
+void build_and_price(benchmark::State& st, const spec::Cluster& c, const spec::NetworkDesign& d,
+                     const char* catalog) {
+  const auto cat = cost::load_catalog(catalog);
+  std::size_t bytes = 0, links = 0;
   for (auto _ : st) {
     topo::Fabric f = topo::build_fabric(c, d);
     cost::DesignReport r = cost::evaluate(c, d, cat);
     benchmark::DoNotOptimize(r.cost.cost_usd());
     bytes = f.nodes.capacity() * sizeof(topo::Node) + f.links.capacity() * sizeof(topo::Link);
+    links = f.links.size();
     benchmark::DoNotOptimize(f.links.data());
   }
   st.counters["graph_MB"] = double(bytes) / 1e6;
   st.counters["bytes_per_gpu"] = double(bytes) / double(c.gpus);
+  st.counters["links"] = double(links);
+}
+
+// args: GPUs, K, design (0 rail_optimized, 1 rail_only, 2 ideal), radix (64 or 128)
+void BM_FabricAndBom(benchmark::State& st) {
+  build_and_price(st, cluster(st.range(0), st.range(1)),
+                  design(static_cast<spec::DesignKind>(st.range(2)),
+                         st.range(3) == 64 ? "QM9700" : "ETH-51.2T-128x400G"),
+                  "ib-ndr-thirdparty-2024");
 }
 BENCHMARK(BM_FabricAndBom)
     ->ArgsProduct({{131072}, {8}, {0, 1}, {64, 128}})
@@ -53,16 +61,7 @@ void BM_EightPlanes(benchmark::State& st) {
   auto d = design(static_cast<spec::DesignKind>(st.range(0)), "ETH-102.4T-128x800G");
   d.planes = 8;
   d.nic_ports = 4;
-  const auto cat = cost::load_catalog("eth-800g-pluggable-2026");
-  std::size_t links = 0;
-  for (auto _ : st) {
-    topo::Fabric f = topo::build_fabric(c, d);
-    cost::DesignReport r = cost::evaluate(c, d, cat);
-    benchmark::DoNotOptimize(r.cost.cost_usd());
-    links = f.links.size();
-    benchmark::DoNotOptimize(f.links.data());
-  }
-  st.counters["links"] = double(links);
+  build_and_price(st, c, d, "eth-800g-pluggable-2026");
 }
 BENCHMARK(BM_EightPlanes)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
