@@ -78,6 +78,7 @@ void run_plan(const Args& a, Output& out) {
   }
   report::Table table = perf::plans_table(res.plans, in.placement);
   spec::add_routing_columns(table, d);
+  spec::add_plane_columns(table, d);
   if (a.flag("csv")) {
     out.print("{}", report::to_csv(table));
     return;

@@ -33,4 +33,13 @@ void add_routing_columns(Table& t, const spec::NetworkDesign& d) {
   }
 }
 
+void add_plane_columns(Table& t, const spec::NetworkDesign& d) {
+  const std::size_t n = t.rows.size();
+  t.add_column(integer_column("planes", "planes", false), std::vector<Cell>(n, Cell(d.planes)));
+  t.add_column(integer_column("nic_ports", "NIC ports", false),
+               std::vector<Cell>(n, Cell(d.nic_ports)));
+  t.add_column(report::boolean_column("dual_tor", "dual ToR", false),
+               std::vector<Cell>(n, Cell(d.dual_tor)));
+}
+
 }  // namespace railsim::spec

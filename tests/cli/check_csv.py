@@ -108,8 +108,10 @@ def check_plan(args):
     what = "plan " + " ".join(args)
     header, body = read_csv(run(["plan", "--csv"] + args), what)
     doc = json.loads(run(["plan", "--json"] + args))
-    # The routing assumptions are stated once at the top of the JSON and on every CSV row.
-    routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks")}
+    # The routing assumptions and the planes are stated once at the top of the JSON and on every
+    # CSV row.
+    routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks",
+                                   "planes", "nic_ports", "dual_tor")}
     plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 
@@ -166,8 +168,12 @@ def main():
     check_compare(["--gpus", "4096", "--no-perf", "--copper-gpu-leaf"])
     check_plan(["--gpus", "4096", "--top", "5"])
     check_plan(["--gpus", "1024", "--model", "MoE-1.2T", "--top", "3"])
+    check_plan(["--gpus", "1024", "--gpu", "B300", "--nic-ports", "2", "--planes", "2", "--top", "2"])
+    check_compare(["--gpus", "1024", "--gpu", "B300", "--nic-ports", "4", "--planes", "4",
+                   "--switch", "ETH-102.4T-128x800G", "--no-perf"])
     check_sweep(["--gpus", "1001,4096", "--batch", "4097,4096", "--model", "GPT-1T,MoE-1.2T"])
     check_sweep(["--gpus", "1024..8192x2", "--nic-gbps", "400,800", "--no-perf"])
+    check_sweep(["--gpu", "B300", "--gpus", "4096", "--planes", "1,2,4", "--no-perf"])
     check_traffic(["--gpus", "128", "--tp", "4", "--pp", "2", "--model", "Mixtral-8x7B", "--ep", "4"])
     check_traffic(["--gpus", "256", "--tp", "8", "--pp", "4", "--placement", "shuffled"])
     if failures:
