@@ -90,7 +90,7 @@ void run_optimize(const Args& a, Output& out) {
   const optimize::RoutingFlip flip =
       optimize::under_contrasting_routing(gpu, gpus, models, space, t, b, o, r);
   if (a.flag("json")) {
-    out.print("{}\n", optimize::optimize_document(r, flip).dump(2));
+    out.print("{}\n", optimize::optimize_document(r, flip, all).dump(2));
     return;
   }
   const report::Table table = optimize::candidates_table(r, all);
@@ -173,7 +173,9 @@ Command optimize_command() {
        target_fields()},
       {flag_field("first", "--first",
                   "Stop at the cheapest network that meets the target (no frontier)"),
-       flag_field("all", "--all", "Print every candidate evaluated, not only the frontier"),
+       flag_field("all", "--all",
+                  "Print every candidate evaluated, not only the frontier (with --json: the key "
+                  "\"all\" beside \"frontier\")"),
        integer_field("threads", "--threads", "Threads of the plan searches (0 = all cores)", 0, 0),
        routing_field(), seed,
        text_field("plot", "--plot",

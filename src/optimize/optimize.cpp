@@ -616,8 +616,9 @@ Json to_json(const RoutingFlip& f) {
               {"cost_usd", f.cheapest ? Json(f.cost_usd) : Json(nullptr)}};
 }
 
-Json optimize_document(const Result& r, const RoutingFlip& f) {
+Json optimize_document(const Result& r, const RoutingFlip& f, bool all) {
   Json j = to_json(r);
+  if (all) j["all"] = report::to_json(candidates_table(r, true));
   j["routing_flip"] = to_json(f);
   return j;
 }

@@ -71,6 +71,23 @@ TEST(CliOptimize, HumanAndCsv) {
   EXPECT_EQ(rows[0][0], "rank");
 }
 
+// --all is honoured in every format: the JSON's "all" holds every candidate evaluated (the rows
+// of --all --csv), the frontier among them; without --all there is no such key.
+TEST(CliOptimize, AllIsHonouredInJson) {
+  const std::string args = "optimize --gpus 1024 --within 50 --switch QM9700 --json";
+  const auto with = run_cli(args + " --all");
+  ASSERT_EQ(with.code, 0) << with.err;
+  const nlohmann::json j = nlohmann::json::parse(with.out);
+  ASSERT_TRUE(j.contains("all"));
+  const auto csv = run_cli("optimize --gpus 1024 --within 50 --switch QM9700 --all --csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(j["all"].size() + 1, railsim::test::read_csv(csv.out).size());  // + the header
+  EXPECT_GT(j["all"].size(), j["frontier"].size());
+  const auto without = run_cli(args);
+  ASSERT_EQ(without.code, 0) << without.err;
+  EXPECT_FALSE(nlohmann::json::parse(without.out).contains("all"));
+}
+
 TEST(CliOptimize, BadInputIsOneLineExit2) {
   const std::pair<const char*, const char*> cases[] = {
       {"optimize --gpus 1024", "--within"},

@@ -175,7 +175,8 @@ RoutingFlip under_contrasting_routing(const spec::GpuSpec& gpu, std::int64_t gpu
                                       const Target& target, const Budget& budget,
                                       const Options& options, const Result& r);
 Json to_json(const RoutingFlip& f);
-// `railsim optimize --json`: to_json(r) and "routing_flip" (to_json(f)).
-Json optimize_document(const Result& r, const RoutingFlip& f);
+// `railsim optimize --json`: to_json(r), "all" (every candidate evaluated, the rows of
+// candidates_table(r, true), with `all`: --all) and "routing_flip" (to_json(f)).
+Json optimize_document(const Result& r, const RoutingFlip& f, bool all = false);
 
 }  // namespace railsim::optimize
