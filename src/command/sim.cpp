@@ -19,6 +19,7 @@
 #include "railsim/sim/options.hpp"
 #include "railsim/sim/tables.hpp"
 #include "railsim/topo/builders.hpp"
+#include "railsim/traffic/iteration.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
@@ -107,7 +108,14 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
            "with --schedule (the skewed all-to-all is a single collective: --collective "
            "all_to_all)");
   const StrategyInputs in = resolve_strategy_inputs(a);
-  const perf::Strategy s = resolve_strategy(in, c);
+  // The strategy given (--tp, --pp, ...), or else the best plan on this network.
+  const traffic::StrategyChoice choice =
+      traffic::choose_strategy(in.model, in.training, in.pins, c, d, false);
+  const perf::Strategy& s = choice.strategy;
+  const std::string source = choice.searched
+                                 ? fmt::format("the best plan of {} strategies",
+                                               report::thousands(double(choice.evaluated)))
+                                 : "the strategy given";
   const topo::Fabric fabric = topo::build_fabric(c, d);
   const perf::Placement pl(fabric.cluster, s.degrees(), in.placement);
   const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
@@ -118,14 +126,16 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
     return;
   }
   if (a.flag("json")) {
-    out.print("{}\n", sim::schedule_document(chk, fabric, s).dump(2));
+    Json j = sim::schedule_document(chk, fabric, s);
+    j["strategy_searched"] = choice.searched;
+    out.print("{}\n", j.dump(2));
     return;
   }
   out.print(
-      "{} on {} x {} ({}), tp {}{} pp {} dp {} ep {}: communication of one iteration\nnetwork: "
-      "switch {}, {}\n{}",
+      "{} on {} x {} ({}), tp {}{} pp {} dp {} ep {} ({}): communication of one iteration\n"
+      "network: switch {}, {}\n{}",
       in.model.name, report::thousands(double(c.gpus)), c.gpu.name, spec::to_string(d.kind), s.tp,
-      s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, d.sw.describe(),
+      s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, source, d.sw.describe(),
       spec::describe_routing(d), report::to_text(table));
   const report::Column t{
       .type = report::Type::real, .unit = "s", .precision = 5, .style = report::Style::si};
@@ -312,8 +322,8 @@ Command sim_command() {
       {cluster_fields(), network_fields(), strategy_fields(), collective_fields(), routing_fields(),
        moe_fields()},
       {flag_field("schedule", "--schedule",
-                  "Simulate every collective of one iteration of the strategy (--model, --tp, "
-                  "...) and compare with the analytic model"),
+                  "Simulate every collective of one iteration of the strategy given (--model, "
+                  "--tp, ...), or else of the best plan, and compare with the analytic model"),
        flag_field("efficiency", "--efficiency",
                   "Scale HB and network links by the GPU preset's achievable fractions and add "
                   "its per-step collective latency (always on with --schedule)"),

@@ -311,3 +311,25 @@ TEST(CliSim, ScheduleUnderSprayMatchesTheModelOpByOp) {
   const auto e = nlohmann::json::parse(run_cli(cmd + "ecmp").out);
   EXPECT_GT(e["completion_time_s"].get<double>(), j["completion_time_s"].get<double>() * 1.01);
 }
+
+// --schedule with no degree given simulates the best plan (at 131,072 GPUs the strategy the
+// defaults pinned used to need a dp that does not divide the batch); with degrees, that strategy.
+TEST(CliSim, ScheduleSimulatesTheBestPlanUnlessAStrategyIsGiven) {
+  auto r = run_cli("sim --schedule --gpus 1024 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["strategy_searched"].get<bool>());
+  const auto plan = run_cli("plan --gpus 1024 --top 1 --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const auto best = nlohmann::json::parse(plan.out)["plans"][0]["strategy"];
+  for (const char* k : {"tp", "pp", "dp", "ep"}) EXPECT_EQ(j["strategy"][k], best[k]) << k;
+  r = run_cli("sim --schedule --gpus 1024 --tp 8 --pp 8 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["strategy_searched"].get<bool>());
+  EXPECT_EQ(j["strategy"]["tp"], 8);
+  EXPECT_EQ(j["strategy"]["pp"], 8);
+  r = run_cli("sim --schedule --gpus 1024");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(the best plan of "), std::string::npos) << r.out.substr(0, 300);
+}
