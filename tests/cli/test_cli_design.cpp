@@ -463,3 +463,18 @@ TEST(CliFail, AToROfAPairLeavesItsGpusTheirOtherPort) {
     EXPECT_LT(degraded / healthy, 2.0 + 1e-9);
   }
 }
+
+// A quote as a catalog file extending a preset: one line of figures, priced as such.
+TEST(CliDesign, ACatalogFileExtendingAPresetPricesTheQuote) {
+  const std::string file = temp_file(
+      "quote.json",
+      R"({"name":"my-quote","extends":"ib-ndr-thirdparty-2024","switch":{"price_usd_per_switch":30000,"price_usd_per_port":0,"source":"vendor quote"}})");
+  const auto r = run_cli("design --gpus 2048 --switch QM9700 --json --catalog " + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["catalog"], "my-quote");
+  EXPECT_DOUBLE_EQ(j["cost_breakdown_usd"]["switches"].get<double>(),
+                   30000.0 * j["switches"]["total"].get<double>());
+  const std::string bad = temp_file("bad_quote.json", R"({"name":"q","extends":"nope"})");
+  expect_input_error("design --catalog " + bad, "catalog.extends");
+}

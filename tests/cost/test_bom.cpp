@@ -318,6 +318,62 @@ TEST(Catalog, BadCatalogsNameTheField) {
   EXPECT_THROW(cost::load_catalog("no-such-catalog"), InputError);
 }
 
+// A quote for one's own cluster: a catalog that extends a preset and gives only what the quote
+// changes (here a per-switch price), every other figure and its source taken from the preset.
+TEST(Catalog, AUserCatalogExtendsAPresetWithAPerSwitchQuote) {
+  const Json quote = parse_json(
+      R"({"name":"my-quote","extends":"ib-ndr-thirdparty-2024",)"
+      R"("switch":{"price_usd_per_switch":30000,"price_usd_per_port":0,"source":"vendor quote"}})",
+      "--catalog");
+  const cost::Catalog c = cost::catalog_from_json(quote, "catalog");
+  const cost::Catalog base = cost::load_catalog("ib-ndr-thirdparty-2024");
+  EXPECT_EQ(c.name, "my-quote");
+  EXPECT_DOUBLE_EQ(c.switch_fixed.price_usd, 30000);
+  EXPECT_DOUBLE_EQ(c.switch_port.price_usd, 0);
+  EXPECT_DOUBLE_EQ(c.switch_port.power_w, base.switch_port.power_w);  // kept
+  EXPECT_EQ(c.switch_port.source, "vendor quote");
+  EXPECT_DOUBLE_EQ(c.nic_transceiver.price_usd, base.nic_transceiver.price_usd);
+  EXPECT_EQ(c.nic_transceiver.source, base.nic_transceiver.source);
+  EXPECT_NE(c.about.find("extends ib-ndr-thirdparty-2024"), std::string::npos);
+  // Priced: every switch at the quote, the optics as the preset prices them.
+  const spec::Cluster cl = spec::make_cluster(spec::load_gpu("H100-SXM"), 2048, 8, 400, 450, 1);
+  const spec::NetworkDesign d =
+      spec::make_network_design(DesignKind::rail_optimized, spec::load_switch("QM9700"));
+  const auto mine = cost::evaluate(cl, d, c), preset = cost::evaluate(cl, d, base);
+  EXPECT_DOUBLE_EQ(mine.cost.usd.switches, 30000.0 * static_cast<double>(mine.bom.switches));
+  EXPECT_DOUBLE_EQ(mine.cost.usd.transceivers, preset.cost.usd.transceivers);
+  // An object overridden without a source says so and keeps the preset's after it.
+  const cost::Catalog unsourced = cost::catalog_from_json(
+      parse_json(R"({"name":"q","extends":"ib-ndr-thirdparty-2024","nic":{"price_usd":900}})",
+                 "--catalog"),
+      "catalog");
+  EXPECT_DOUBLE_EQ(unsourced.nic.price_usd, 900);
+  EXPECT_EQ(unsourced.nic.source.rfind("overridden over ib-ndr-thirdparty-2024", 0), 0u)
+      << unsourced.nic.source;
+  // A per-switch price alone is a complete switch entry; no price at all names the field.
+  auto field_of = [](const std::string& text) {
+    try {
+      cost::catalog_from_json(parse_json(text, "--catalog"), "catalog");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(field_of(R"({"name":"q","extends":"paper-ratio","switch":{"price_usd_per_switch":1}})"),
+            "no error");
+  EXPECT_EQ(field_of(R"({"name":"q","extends":"no-such","switch":{}})"), "catalog.extends");
+  EXPECT_EQ(field_of(R"({"name":"q","extends":3})"), "catalog.extends");
+  // One level: a file that extends a catalog that extends another is refused.
+  const std::string middle = testing::TempDir() + "/railsim_catalog_middle.json";
+  std::ofstream(middle) << R"({"name":"m","extends":"paper-ratio"})";
+  EXPECT_EQ(field_of(R"({"name":"q","extends":")" + middle + R"("})"), "catalog.extends");
+  const std::string ok_rest =
+      R"("nic_transceiver":{"price_usd":1,"power_w":1},"switch_transceiver":{"ports":2,"price_usd":1,"power_w":1},)"
+      R"("optical_cable":{"price_usd":0,"power_w":0},"copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})";
+  EXPECT_EQ(field_of(R"({"name":"x","switch":{"power_w_per_port":1},)" + ok_rest),
+            "catalog.switch.price_usd_per_port");
+}
+
 TEST(Cost, SavingsGridMatchesTheTierArithmetic) {
   // docs/design.md section 6, 128-port switches: equal tiers save exactly nothing; 3 -> 1 at
   // 32,768 GPUs with K = 256 gives the default catalog's 72.2%.
