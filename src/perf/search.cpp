@@ -533,21 +533,52 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
       return e;
     }
   }
-  // Otherwise the batch cannot be split: dp = N / (tp pp) never divides it.
+  // Otherwise the batch cannot be split: dp = N / (tp pp) never divides it. The dps a cluster of
+  // n GPUs offers: n / (tp pp) with tp dividing the heads and pp at most the layers.
+  auto splits = [&](std::int64_t n, auto&& take) {
+    for (std::int64_t tp = 1; tp <= std::gcd(m.heads, n); ++tp) {
+      if (m.heads % tp != 0 || n % tp != 0) continue;
+      const std::int64_t rest = n / tp;
+      for (std::int64_t pp = 1; pp <= std::min(m.layers, rest); ++pp)
+        if (rest % pp == 0 && take(n / (tp * pp))) return true;
+    }
+    return false;
+  };
   std::int64_t min_dp = c.gpus;
-  for (std::int64_t tp = 1; tp <= std::gcd(m.heads, c.gpus); ++tp) {
-    if (m.heads % tp != 0 || c.gpus % tp != 0) continue;
-    const std::int64_t rest = c.gpus / tp;
-    for (std::int64_t pp = 1; pp <= std::min(m.layers, rest); ++pp)
-      if (rest % pp == 0) min_dp = std::min(min_dp, c.gpus / (tp * pp));
+  splits(c.gpus, [&](std::int64_t dp) {
+    min_dp = std::min(min_dp, dp);
+    return false;
+  });
+  // What would split: the nearest batches (multiples of the smallest dp) and the nearest GPU
+  // counts in whole HB domains whose some dp divides this batch (ours: validity, not speed).
+  const std::int64_t b = tr.global_batch;
+  const std::int64_t below = b / min_dp * min_dp, above = below + min_dp;
+  std::string batches =
+      below > 0 ? fmt::format("{} or {}", below, above) : fmt::format("{}", above);
+  const std::int64_t k = c.hb_domain;
+  auto fits = [&](std::int64_t n) {
+    return n >= k && splits(n, [&](std::int64_t dp) { return b % dp == 0; });
+  };
+  std::int64_t fewer = 0, more = 0;
+  for (std::int64_t d = 1; d <= 4096 && (fewer == 0 || more == 0); ++d) {
+    const std::int64_t lo = c.gpus - d * k, hi = c.gpus + d * k;
+    if (fewer == 0 && lo >= k && fits(lo)) fewer = lo;
+    if (more == 0 && hi <= spec::kMaxGpus && fits(hi)) more = hi;
   }
+  std::string counts;
+  if (fewer > 0 && more > 0)
+    counts = fmt::format("; or {} or {} GPUs ({} or {} HB domains of {})", fewer, more, fewer / k,
+                         more / k, k);
+  else if (fewer > 0 || more > 0)
+    counts = fmt::format("; or {} GPUs", fewer > 0 ? fewer : more);
   return InputError(
       "--batch",
       fmt::format("no valid strategy: the global batch of {} sequences is not divisible by any "
                   "dp = N / (tp x pp) with tp dividing the {} heads and pp at most the {} layers "
-                  "(the smallest such dp on {} GPUs is {}; use a multiple of it{})",
-                  tr.global_batch, m.heads, m.layers, c.gpus, min_dp,
-                  pinned ? " or other pinned knobs" : ""));
+                  "(the smallest such dp on {} GPUs is {}; use a multiple of it{}): a batch of {} "
+                  "splits{}",
+                  b, m.heads, m.layers, c.gpus, min_dp, pinned ? " or other pinned knobs" : "",
+                  batches, counts));
 }
 
 spec::Routing contrasting_routing(spec::Routing r) {

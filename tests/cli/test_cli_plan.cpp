@@ -181,6 +181,17 @@ TEST(CliPlan, BatchThatNoDpDivides) {
   EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("--batch: no valid strategy"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("smallest such dp on 73728 GPUs is 18"), std::string::npos) << r.err;
+  // What would split: the nearest multiples of 18, and the nearest whole racks where a dp divides
+  // 4097 (73,440 = 17 x 4,320 GPUs: tp 40 x pp 108 x dp 17).
+  EXPECT_NE(r.err.find("a batch of 4086 or 4104 splits; or 73440 or 79560 GPUs (1020 or 1105 HB "
+                       "domains of 72)"),
+            std::string::npos)
+      << r.err;
+  for (const char* fix : {"--gpus 73728 --batch 4104", "--gpus 73440 --batch 4097"}) {
+    const auto fixed =
+        run_cli(std::string("plan --gpu GB200 --hb-domain 72 --model GPT-1T --top 1 ") + fix);
+    EXPECT_EQ(fixed.code, 0) << fix << ": " << fixed.err;
+  }
   const auto ok =
       run_cli("plan --gpu GB200 --gpus 73728 --hb-domain 72 --model GPT-1T --batch 9216");
   EXPECT_EQ(ok.code, 0) << ok.err;
