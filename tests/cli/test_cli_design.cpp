@@ -388,8 +388,8 @@ TEST(CliDesign, CoPackagedOpticsBadInputNamesTheField) {
   for (const auto& f : {yes, twin}) std::remove(f.c_str());
 }
 
-// Planes: the JSON names them and the tiers per plane; the what-if of a lost plane reports the
-// capacity lost and both slowdowns; impossible combinations are one line naming the option.
+// Planes: the JSON names them and the tiers per plane; impossible combinations are one line
+// naming the option.
 TEST(CliDesign, PlanesAreInTheBillOfMaterialsAndBadCombinationsAreOneLine) {
   auto r = run_cli(
       "design --gpus 32768 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 4 --planes 4 "

@@ -280,41 +280,52 @@ TEST(Catalog, EveryShippedCatalogLoadsWithSources) {
   }
 }
 
+namespace {
+
+// The field of the InputError a catalog text raises, or "no error".
+std::string catalog_field_of(const std::string& text) {
+  try {
+    cost::catalog_from_json(parse_json(text, "--catalog"), "catalog");
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "no error";
+}
+
+// A catalog's every object but "name" and "switch", valid.
+const char* const kCatalogRest =
+    R"("nic_transceiver":{"price_usd":1,"power_w":1},"switch_transceiver":{"ports":2,"price_usd":1,"power_w":1},)"
+    R"("optical_cable":{"price_usd":0,"power_w":0},"copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})";
+
+}  // namespace
+
 TEST(Catalog, BadCatalogsNameTheField) {
-  auto field_of = [](const std::string& text) {
-    try {
-      cost::catalog_from_json(parse_json(text, "--catalog"), "catalog");
-    } catch (const InputError& e) {
-      return e.field();
-    }
-    return std::string("no error");
-  };
-  const std::string ok_rest =
-      R"("nic_transceiver":{"price_usd":1,"power_w":1},"switch_transceiver":{"ports":2,"price_usd":1,"power_w":1},)"
-      R"("optical_cable":{"price_usd":0,"power_w":0},"copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})";
   EXPECT_EQ(
-      field_of(R"({"name":"x","switch":{"price_usd_per_port":-1,"power_w_per_port":1},)" + ok_rest),
+      catalog_field_of(R"({"name":"x","switch":{"price_usd_per_port":-1,"power_w_per_port":1},)" +
+                       std::string(kCatalogRest)),
       "catalog.switch.price_usd_per_port");
-  EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":"a"},)" +
-                     ok_rest),
-            "catalog.switch.power_w_per_port");
   EXPECT_EQ(
-      field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"prise":2},)" +
-               ok_rest),
-      "catalog.switch.prise");
+      catalog_field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":"a"},)" +
+                       std::string(kCatalogRest)),
+      "catalog.switch.power_w_per_port");
+  EXPECT_EQ(catalog_field_of(
+                R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"prise":2},)" +
+                std::string(kCatalogRest)),
+            "catalog.switch.prise");
   EXPECT_EQ(
-      field_of(
+      catalog_field_of(
           R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"power_from":"sheet"},)" +
-          ok_rest),
+          std::string(kCatalogRest)),
       "catalog.switch.power_from");
   EXPECT_EQ(
-      field_of(
+      catalog_field_of(
           R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1,"power_from":1},)" +
-          ok_rest),
+          std::string(kCatalogRest)),
       "catalog.switch.power_from");
-  EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1}})"),
-            "catalog.nic_transceiver");
-  EXPECT_EQ(field_of(R"({"name":"x","switch":{"price_usd_per_port":1,)"), "--catalog");
+  EXPECT_EQ(
+      catalog_field_of(R"({"name":"x","switch":{"price_usd_per_port":1,"power_w_per_port":1}})"),
+      "catalog.nic_transceiver");
+  EXPECT_EQ(catalog_field_of(R"({"name":"x","switch":{"price_usd_per_port":1,)"), "--catalog");
   EXPECT_THROW(cost::load_catalog("no-such-catalog"), InputError);
 }
 
@@ -351,26 +362,17 @@ TEST(Catalog, AUserCatalogExtendsAPresetWithAPerSwitchQuote) {
   EXPECT_EQ(unsourced.nic.source.rfind("overridden over ib-ndr-thirdparty-2024", 0), 0u)
       << unsourced.nic.source;
   // A per-switch price alone is a complete switch entry; no price at all names the field.
-  auto field_of = [](const std::string& text) {
-    try {
-      cost::catalog_from_json(parse_json(text, "--catalog"), "catalog");
-    } catch (const InputError& e) {
-      return e.field();
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(field_of(R"({"name":"q","extends":"paper-ratio","switch":{"price_usd_per_switch":1}})"),
+  EXPECT_EQ(catalog_field_of(
+                R"({"name":"q","extends":"paper-ratio","switch":{"price_usd_per_switch":1}})"),
             "no error");
-  EXPECT_EQ(field_of(R"({"name":"q","extends":"no-such","switch":{}})"), "catalog.extends");
-  EXPECT_EQ(field_of(R"({"name":"q","extends":3})"), "catalog.extends");
+  EXPECT_EQ(catalog_field_of(R"({"name":"q","extends":"no-such","switch":{}})"), "catalog.extends");
+  EXPECT_EQ(catalog_field_of(R"({"name":"q","extends":3})"), "catalog.extends");
   // One level: a file that extends a catalog that extends another is refused.
   const std::string middle = testing::TempDir() + "/railsim_catalog_middle.json";
   std::ofstream(middle) << R"({"name":"m","extends":"paper-ratio"})";
-  EXPECT_EQ(field_of(R"({"name":"q","extends":")" + middle + R"("})"), "catalog.extends");
-  const std::string ok_rest =
-      R"("nic_transceiver":{"price_usd":1,"power_w":1},"switch_transceiver":{"ports":2,"price_usd":1,"power_w":1},)"
-      R"("optical_cable":{"price_usd":0,"power_w":0},"copper_dac":{"price_usd":0,"power_w":0},"nic":{"price_usd":0,"power_w":0}})";
-  EXPECT_EQ(field_of(R"({"name":"x","switch":{"power_w_per_port":1},)" + ok_rest),
+  EXPECT_EQ(catalog_field_of(R"({"name":"q","extends":")" + middle + R"("})"), "catalog.extends");
+  EXPECT_EQ(catalog_field_of(R"({"name":"x","switch":{"power_w_per_port":1},)" +
+                             std::string(kCatalogRest)),
             "catalog.switch.price_usd_per_port");
 }
 
