@@ -14,13 +14,6 @@
 namespace railsim::command {
 
 namespace {
-// "15T", "300B", "2.5M", "40,000".
-std::string tokens_text(double n) {
-  if (n >= 1e12) return fmt::format("{:g}T", n / 1e12);
-  if (n >= 1e9) return fmt::format("{:g}B", n / 1e9);
-  if (n >= 1e6) return fmt::format("{:g}M", n / 1e6);
-  return report::thousands(n);
-}
 
 struct Estimate {
   const perf::Model& m;
@@ -47,7 +40,7 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
     out.print(
         "time to train {} tokens: {:.1f} days ({} h) at this iteration time, without "
         "failures or restarts (railsim fail goodput adds them)\n",
-        tokens_text(*train_tokens), days, report::thousands(days * 24));
+        report::count(*train_tokens), days, report::thousands(days * 24));
   const perf::ErrorBand band = perf::error_band(c.gpu.name, tr.stack.name);
   out.print("error band +-{:.1f}% ({:.4g}-{:.4g} s): {}\n", 100 * band.fraction,
             it.iteration_time_s * (1 - band.fraction), it.iteration_time_s * (1 + band.fraction),
@@ -90,12 +83,8 @@ Command estimate_command() {
   Command c;
   c.path = "estimate";
   c.summary = "Iteration time, memory and MFU of one parallelization strategy";
-  Field tokens = text_field("train_tokens", "--train-tokens",
-                            "Tokens to train on, in (0, 1e18]: prints the days this iteration time "
-                            "takes for them (tokens / tokens per second; no failures)");
-  tokens.kind = Kind::number;
   c.fields = join({cluster_fields(), network_fields(), routing_fields(), strategy_fields()},
-                  {tokens, flag_field("json", "--json", "Print JSON")});
+                  {train_tokens_field(), flag_field("json", "--json", "Print JSON")});
   c.run = run_estimate;
   c.python_name = "estimate";
   c.python_sets = "json";

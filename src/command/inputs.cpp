@@ -162,6 +162,14 @@ std::vector<Field> network_fields(bool with_design) {
   return f;
 }
 
+Field train_tokens_field() {
+  Field tokens = text_field("train_tokens", "--train-tokens",
+                            "Tokens to train on, in (0, 1e18]: prints the days this iteration time "
+                            "takes for them (tokens / tokens per second; no failures)");
+  tokens.kind = Kind::number;
+  return tokens;
+}
+
 Field routing_field() {
   return text_field("routing", "--routing", kRoutingHelp, spec::NetworkOptions{}.routing);
 }

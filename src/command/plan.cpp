@@ -64,8 +64,17 @@ void run_plan(const Args& a, Output& out) {
   const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
   const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
       in.model, in.training, c, d, po, in.placement, res.plans.front());
+  // --train-tokens: the days each plan takes for them (no failures).
+  const std::optional<double> tokens = a.number_if("train_tokens");
+  std::vector<double> days;
+  if (tokens)
+    for (const perf::Plan& p : res.plans) days.push_back(perf::days_to_train(p.time, *tokens));
   if (a.flag("json")) {
     Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement, &flip);
+    if (tokens) {
+      j["train_tokens"] = *tokens;
+      for (std::size_t i = 0; i < days.size(); ++i) j["plans"][i]["train_days"] = days[i];
+    }
     if (a.flag("explain"))
       j["explain"] = {{"total_params", in.model.total_params()},
                       {"active_params", in.model.active_params()},
@@ -77,6 +86,10 @@ void run_plan(const Args& a, Output& out) {
     return;
   }
   report::Table table = perf::plans_table(res.plans, in.placement);
+  if (tokens) {
+    std::vector<report::Cell> cells(days.begin(), days.end());
+    table.add_column(report::real_column("train_days", "days to train", "", 1), std::move(cells));
+  }
   spec::add_routing_columns(table, d);
   spec::add_plane_columns(table, d);
   if (a.flag("csv")) {
@@ -93,6 +106,11 @@ void run_plan(const Args& a, Output& out) {
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("{}", report::to_text(table));
   out.print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);
+  if (tokens)
+    out.print(
+        "days to train: {} tokens at each plan's throughput, without failures or restarts "
+        "(railsim fail goodput adds them)\n",
+        report::count(*tokens));
   if (flip.flips) out.print("note: {}\n", flip.line);
   if (a.flag("explain")) print_explain(out, in.model, in.training, c, res);
 }
@@ -110,7 +128,7 @@ Command plan_command() {
                      "Refuse a search that would visit more candidate strategies than this "
                      "(estimated before any is built)",
                      1, std::int64_t{1} << 40, std::to_string(perf::kDefaultMaxCandidates)),
-       flag_field("json", "--json", "Print JSON"),
+       train_tokens_field(), flag_field("json", "--json", "Print JSON"),
        flag_field("csv", "--csv", "Print CSV (a header and one row per plan)"),
        flag_field("explain", "--explain",
                   "Also show the model's size and FLOPs, the MFU basis, and the winner against the "

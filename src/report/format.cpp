@@ -68,6 +68,13 @@ std::string watts(double w) {
   return fmt::format("{:.{}f} {}W", w, std::max(0, 3 - magnitude), kPrefix[p]);
 }
 
+std::string count(double n) {
+  if (n >= 1e12) return fmt::format("{:g}T", n / 1e12);
+  if (n >= 1e9) return fmt::format("{:g}B", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:g}M", n / 1e6);
+  return thousands(n);
+}
+
 std::string si(double v, const std::string& unit) {
   static const char* kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
   int p = 0;

@@ -79,11 +79,11 @@ TEST(CliBasics, UnknownOrMissingCommandListsTheCommands) {
 }
 
 // An option the command lacks is named first, with the commands that have it (CLI11 alone lists
-// the extras last to first: "not expected: 15e12 --train-tokens"); a stray value is named too.
+// the extras last to first: "not expected: zipf:1 --skew"); a stray value is named too.
 TEST(CliBasics, MisplacedOptionNamesTheCommandsThatHaveIt) {
   const std::pair<const char*, const char*> cases[] = {
-      {"plan --train-tokens 15e12",
-       "railsim: error: --train-tokens: railsim plan has no such option; estimate has it "
+      {"plan --skew zipf:1",
+       "railsim: error: --skew: railsim plan has no such option; sim has it "
        "(railsim plan --help lists the options of plan)\n"},
       {"fail whatif --top=3",
        "railsim: error: --top: railsim fail whatif has no such option; plan and sim have it "

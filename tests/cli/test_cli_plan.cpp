@@ -387,3 +387,25 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
               1e-12);
   EXPECT_GE(e["parts"][2]["iteration_time_s"].get<double>(), 0.0);  // #1 is the faster
 }
+
+// Time to train on plan: each plan's days for the tokens, its throughput's, in every format.
+TEST(CliPlan, TrainTokensGivesEachPlansDays) {
+  const auto r = run_cli("plan --gpus 1024 --top 3 --train-tokens 1e12 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["train_tokens"].get<double>(), 1e12);
+  ASSERT_EQ(j["plans"].size(), 3u);
+  for (const auto& p : j["plans"])
+    EXPECT_NEAR(p["train_days"].get<double>(), 1e12 / p["tokens_per_s"].get<double>() / 86400.0,
+                1e-9 * p["train_days"].get<double>());
+  const auto csv = run_cli("plan --gpus 1024 --top 3 --train-tokens 1e12 --csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("train_days"), std::string::npos);
+  const auto text = run_cli("plan --gpus 1024 --top 1 --train-tokens 1e12");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("days to train: 1T tokens"), std::string::npos) << text.out;
+  const auto bad = run_cli("plan --gpus 1024 --train-tokens -5");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(line_count(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--train-tokens"), std::string::npos) << bad.err;
+}

@@ -45,6 +45,9 @@ std::vector<Field> routing_fields();
 // Its first two alone, for commands that take no other routing input: --routing, and --seed, the
 // salt of the ECMP hash.
 Field routing_field();
+// --train-tokens: tokens to train on, in (0, 1e18] (estimate, plan): the days an iteration time
+// takes for them, without failures.
+Field train_tokens_field();
 Field routing_seed_field();
 // The network fields the command has (design, routing: those it lacks keep their defaults). The
 // routing group's --seed, --forwarding, --forward-via and --chunks are read where the command has

@@ -28,5 +28,7 @@ std::string watts(double w);
 // Three significant digits and an SI prefix (k, M, G, T, P, E), trailing zeros dropped:
 // si(1.5e9, "B") is "1.5 GB".
 std::string si(double v, const std::string& unit);
+// A large count as people write token budgets: "15T", "300B", "2.5M", then "40,000".
+std::string count(double n);
 
 }  // namespace railsim::report
