@@ -1,7 +1,5 @@
 #include "railsim/cost/bill_of_materials.hpp"
 
-#include <algorithm>
-
 #include "railsim/core/units.hpp"
 #include "railsim/topo/builders.hpp"
 
@@ -28,7 +26,7 @@ BillOfMaterials bill_of_materials(const topo::Network& n, int switch_ports_per_m
   b.hb_domain = d.kind == spec::DesignKind::ideal ? c.gpus : c.hb_domain;
   b.radix = d.sw.radix;
   b.port_gbps = d.sw.port_gbps;
-  b.nic_gbps = units::Bps_to_gbps(c.nic_bw_Bps) / std::max(d.nic_ports, 1);
+  b.nic_gbps = units::Bps_to_gbps(spec::nic_port_Bps(c, d));
   b.switch_ports_per_module = switch_ports_per_module < 1 ? 1 : switch_ports_per_module;
   b.tiers = np.tiers();
   b.clos_networks = np.instances();

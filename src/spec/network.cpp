@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "railsim/core/enum.hpp"
 #include "railsim/core/json.hpp"
@@ -172,17 +172,15 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
     d.sw = fit_to_nics(design.sw, nic_gbps, "--nic-gbps");
   } else {
     // A split NIC is cabled by breakout: the switch must run ports of exactly that speed.
-    const double port_gbps = nic_gbps / ports;
-    bool has = std::abs(design.sw.port_gbps - port_gbps) <= 1e-9 * port_gbps;
-    for (const PortMode& m : design.sw.modes)
-      has = has || std::abs(m.port_gbps - port_gbps) <= 1e-9 * port_gbps;
-    if (!has)
+    const double port_gbps = nic_gbps / static_cast<double>(ports);
+    std::optional<SwitchSpec> fitted = in_port_mode(design.sw, port_gbps);
+    if (!fitted)
       throw InputError(
           ports_option,
           fmt::format("{:g} Gb/s NICs as {} ports need {:g}G switch ports; switch {} "
                       "has no such port mode (its modes: {})",
                       nic_gbps, ports, port_gbps, design.sw.name, design.sw.modes_text()));
-    d.sw = fit_to_nics(design.sw, port_gbps, ports_option);
+    d.sw = std::move(*fitted);
   }
   const std::int64_t links = cluster.nics_per_gpu * ports;
   if (links % design.planes != 0)
@@ -208,11 +206,16 @@ void split_nics_over_planes(NetworkDesign& d, std::int64_t planes, std::int64_t 
   d.nic_ports_from_planes = true;
 }
 
+double nic_port_Bps(const Cluster& cluster, const NetworkDesign& design) {
+  if (design.nic_ports <= 1 || design.kind == DesignKind::ideal) return cluster.nic_bw_Bps;
+  return cluster.nic_bw_Bps / static_cast<double>(design.nic_ports);
+}
+
 Cluster port_view(const Cluster& cluster, const NetworkDesign& design) {
   if (design.nic_ports <= 1 || design.kind == DesignKind::ideal) return cluster;
   Cluster c = cluster;
   c.nics_per_gpu = static_cast<int>(cluster.nics_per_gpu * design.nic_ports);
-  c.nic_bw_Bps = cluster.nic_bw_Bps / design.nic_ports;
+  c.nic_bw_Bps = nic_port_Bps(cluster, design);
   return c;
 }
 

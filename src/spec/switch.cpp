@@ -72,8 +72,8 @@ std::string SwitchSpec::describe() const {
   return name;
 }
 
-SwitchSpec fit_to_nics(const SwitchSpec& sw, double nic_gbps, const std::string& option) {
-  auto same = [nic_gbps](double g) { return std::abs(g - nic_gbps) <= 1e-9 * nic_gbps; };
+std::optional<SwitchSpec> in_port_mode(const SwitchSpec& sw, double port_gbps) {
+  auto same = [port_gbps](double g) { return std::abs(g - port_gbps) <= 1e-9 * port_gbps; };
   if (same(sw.port_gbps)) return sw;
   for (const PortMode& m : sw.modes) {
     if (!same(m.port_gbps)) continue;
@@ -84,6 +84,11 @@ SwitchSpec fit_to_nics(const SwitchSpec& sw, double nic_gbps, const std::string&
     if (out.preset_mode.radix == out.radix) out.preset_mode = {};  // back to the preset's mode
     return out;
   }
+  return std::nullopt;
+}
+
+SwitchSpec fit_to_nics(const SwitchSpec& sw, double nic_gbps, const std::string& option) {
+  if (std::optional<SwitchSpec> fitted = in_port_mode(sw, nic_gbps)) return *fitted;
   if (nic_gbps < sw.port_gbps) return sw;  // the port runs the link at the NIC's speed
   const std::string modes = sw.modes_text();
   throw InputError(option,

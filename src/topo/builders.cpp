@@ -18,9 +18,9 @@ NetworkPlan plan_fitted(const spec::Cluster& c, const spec::NetworkDesign& d) {
   np.layout = plane_layout(c, d);
   const PlaneLayout& lay = np.layout;
   if (lay.instances > 0)
-    np.plan = plan_clos(lay.plan_rails(c), lay.plan_ports_per_rail(c), d.sw.radix,
-                        d.oversubscription, d.oversubscribed_tier, "--switch",
-                        lay.dual_tor ? (lay.per_rail ? 1 : c.hb_domain) : 0);
+    np.plan =
+        plan_clos(lay.plan_rails(c), lay.plan_ports_per_rail(c), d.sw.radix, d.oversubscription,
+                  d.oversubscribed_tier, "--switch", lay.max_rails_per_leaf(c));
   if (lay.instances > 0 && d.management_links > 0) {
     // Management links take leaf ports that GPUs leave free.
     const ClosTier& leaf = np.plan.tiers[0];

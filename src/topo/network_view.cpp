@@ -44,7 +44,7 @@ NetworkView make_network_view(const Network& n) {
   v.hb_domain = c.hb_domain;
   v.port_Bps = units::gbps_to_Bps(d.sw.port_gbps);
   // The NIC link runs at the slower end (Fabric's NIC links have this capacity).
-  v.nic_link_Bps = std::min(c.nic_bw_Bps / std::max(d.nic_ports, 1), v.port_Bps);
+  v.nic_link_Bps = std::min(spec::nic_port_Bps(c, d), v.port_Bps);
   const NetworkPlan& np = n.plan;
   const ClosPlan& p = np.plan;
   v.tiers = np.tiers();

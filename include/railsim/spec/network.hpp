@@ -165,6 +165,8 @@ NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design
 // counts its NIC links with Fabric::nics_per_gpu(). Identity when nic_ports = 1 or the design is
 // ideal; not idempotent (apply it once, to a cluster as the user gave it).
 Cluster port_view(const Cluster& cluster, const NetworkDesign& design);
+// One NIC port's speed per direction: the NIC's over its ports (the NIC's when ideal).
+double nic_port_Bps(const Cluster& cluster, const NetworkDesign& design);
 
 // "4 planes, NICs split in 4 ports, dual ToR", or "" for one plane of unsplit NICs.
 std::string describe_planes(const NetworkDesign& d);

@@ -1,5 +1,6 @@
 #pragma once
 // One switch model for the scale-out (NIC) network.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ SwitchSpec load_switch(const std::string& arg, const std::string& option = "--sw
 // as 64 x 800G); otherwise the configured mode, where a NIC slower than the port runs its link at
 // the NIC's speed. A NIC faster than every port mode cannot be cabled at full speed: InputError
 // naming `option` (the NIC speed's option) and both speeds.
+// The switch run in its port mode of exactly `port_gbps` (the configured one or another of its
+// modes), or nullopt when it has none.
+std::optional<SwitchSpec> in_port_mode(const SwitchSpec& sw, double port_gbps);
 SwitchSpec fit_to_nics(const SwitchSpec& sw, double nic_gbps,
                        const std::string& option = "--nic-gbps");
 

@@ -9,7 +9,6 @@
 // Links are full duplex. Directed channels, which the simulator allocates bandwidth on, are
 // numbered 2 * link + 0 for a -> b ("up": from the GPU side towards higher tiers) and
 // 2 * link + 1 for b -> a ("down").
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -86,6 +85,11 @@ struct PlaneLayout {
   std::int64_t plan_ports_per_rail(const spec::Cluster& c) const {
     return c.domains() * (dual_tor ? 1 : ports_per_plane());
   }
+  // The most plan rails one leaf may hold (ClosPlan's cap; 0: no cap): with dual ToR, the rails
+  // of one port index only, so that a GPU's ports never share a leaf.
+  std::int64_t max_rails_per_leaf(const spec::Cluster& c) const {
+    return dual_tor ? (per_rail ? 1 : c.hb_domain) : 0;
+  }
   std::int64_t leaf(const ClosPlan& plan, const spec::Cluster& c, std::int64_t gpu,
                     int port) const {
     const std::int64_t l = port / planes;
@@ -140,9 +144,7 @@ struct Fabric {
 
   // NIC links (ports) per GPU, and the line rate of one (the NIC's speed / its ports).
   int nics_per_gpu() const { return layout.ports; }
-  double nic_link_Bps() const {
-    return cluster.nic_bw_Bps * cluster.nics_per_gpu / std::max(layout.ports, 1);
-  }
+  double nic_link_Bps() const { return spec::nic_port_Bps(cluster, design); }
   std::int32_t hb_link(std::int64_t gpu) const { return static_cast<std::int32_t>(gpu); }
   std::int32_t nic_link(std::int64_t gpu, int nic) const {
     return static_cast<std::int32_t>(cluster.gpus + gpu * layout.ports + nic);
