@@ -209,6 +209,35 @@ void add_candidates(const spec::GpuSpec& gpu, std::int64_t gpus, const Space& sp
     ++r.invalid;
     if (r.invalid_examples.size() < 3) r.invalid_examples.push_back(what);
   };
+  // One network of the space over cluster c (m NICs per GPU): priced, or counted as invalid.
+  auto add = [&](const spec::Cluster& c, std::int64_t m, std::int64_t planes, spec::DesignKind kind,
+                 double o, const spec::SwitchSpec& sw, bool copper, const spec::Catalog& cat) {
+    Candidate cand;
+    cand.cluster = c;
+    cand.catalog = cat.name;
+    try {
+      spec::NetworkDesign nd = spec::make_network_design(kind, sw, o, 1, copper, 0);
+      spec::split_nics_over_planes(nd, planes, m);
+      cand.design = spec::fit_to_cluster(c, nd);
+      cand.design.routing = space.routing.value_or(spec::default_routing(sw));
+      cand.design.routing_default = !space.routing.has_value();
+      const cost::DesignReport rep = cost::evaluate(c, cand.design, cat);
+      // Oversubscription needs a tier above the leaf: a one-tier network with a ratio is the
+      // same network as without (kept once).
+      if (rep.bom.tiers <= 1 && o > 1.0) return;
+      cand.tiers = rep.bom.tiers;
+      cand.switches = rep.bom.switches;
+      cand.cost_usd = rep.cost.cost_usd();
+      cand.power_w = rep.cost.power_w();
+    } catch (const InputError& e) {
+      invalid(fmt::format("{} {} K={} {:g}G: {}", spec::to_string(kind), sw.name, c.hb_domain,
+                          units::Bps_to_gbps(c.nic_bw_Bps), e.what()));
+      return;
+    }
+    cand.within_budget = (!budget.max_cost_usd || cand.cost_usd <= *budget.max_cost_usd) &&
+                         (!budget.max_power_w || cand.power_w <= *budget.max_power_w);
+    r.candidates.push_back(std::move(cand));
+  };
   for (std::int64_t k : L.ks)
     for (double nic : L.nics)
       for (std::int64_t m : L.nic_counts) {
@@ -225,35 +254,7 @@ void add_candidates(const spec::GpuSpec& gpu, std::int64_t gpus, const Space& sp
             for (double o : space.oversubscription)
               for (const auto& sw : sws)
                 for (bool copper : space.copper)
-                  for (const auto& cat : cats) {
-                    Candidate cand;
-                    cand.cluster = c;
-                    cand.catalog = cat.name;
-                    try {
-                      spec::NetworkDesign nd = spec::make_network_design(kind, sw, o, 1, copper, 0);
-                      nd.planes = planes;
-                      nd.nic_ports = planes / std::gcd(planes, m);  // the ports deal evenly
-                      cand.design = spec::fit_to_cluster(c, nd);
-                      cand.design.routing = space.routing.value_or(spec::default_routing(sw));
-                      cand.design.routing_default = !space.routing.has_value();
-                      const cost::DesignReport rep = cost::evaluate(c, cand.design, cat);
-                      // Oversubscription needs a tier above the leaf: a one-tier network with a
-                      // ratio is the same network as without (kept once).
-                      if (rep.bom.tiers <= 1 && o > 1.0) continue;
-                      cand.tiers = rep.bom.tiers;
-                      cand.switches = rep.bom.switches;
-                      cand.cost_usd = rep.cost.cost_usd();
-                      cand.power_w = rep.cost.power_w();
-                    } catch (const InputError& e) {
-                      invalid(fmt::format("{} {} K={} {:g}G: {}", spec::to_string(kind), sw.name, k,
-                                          nic, e.what()));
-                      continue;
-                    }
-                    cand.within_budget =
-                        (!budget.max_cost_usd || cand.cost_usd <= *budget.max_cost_usd) &&
-                        (!budget.max_power_w || cand.power_w <= *budget.max_power_w);
-                    r.candidates.push_back(std::move(cand));
-                  }
+                  for (const auto& cat : cats) add(c, m, planes, kind, o, sw, copper, cat);
       }
 }
 
