@@ -21,6 +21,7 @@
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/threads.hpp"
+#include "railsim/core/version.hpp"
 #include "railsim/spec/calculon.hpp"
 #include "railsim/sweep/distributed.hpp"
 
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
       "Design networks and their bill of materials, estimate and plan training iterations,\n"
       "analyse traffic and simulate collectives. See README.md and docs/cli.md."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "railsim 0.1.0");
+  app.set_version_flag("--version", "railsim " + std::string(railsim::version()));
   // Every command of the library's table (railsim/command/command.hpp), in --help order.
   for (const railsim::command::Command& c : railsim::command::commands())
     railsim::cli::add_table_command(app, c.path);

@@ -143,8 +143,7 @@ void print_savings_table(spec::ClusterOptions like, const spec::NetworkDesign& b
 
 // With no cluster option: the README's main job, the two clusters of the paper's ranges.
 std::vector<spec::Cluster> clusters_of(const Args& a, const spec::ClusterOptions& given) {
-  if (a.first_given({"gpus", "gpu", "hb_domain", "nic_gbps", "hb_GBps", "nics_per_gpu"}))
-    return {spec::make_cluster(given)};
+  if (cluster_given(a)) return {spec::make_cluster(given)};
   std::vector<spec::Cluster> paper;
   for (const spec::ReferenceCluster& r : spec::kPaperClusters) {
     spec::ClusterOptions o;

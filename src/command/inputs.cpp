@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cstring>
 #include <limits>
 #include <system_error>
 
@@ -91,6 +94,10 @@ constexpr const char* kSeedHelp =
     "model takes the expectation over hashes; with spray it changes no switch path)";
 }  // namespace
 
+bool cluster_given(const Args& a) {
+  return a.first_given({"gpus", "gpu", "hb_domain", "nic_gbps", "hb_GBps", "nics_per_gpu"});
+}
+
 std::vector<Field> cluster_fields() {
   std::vector<Field> f;
   f.push_back(integer_field("gpus", "--gpus",
@@ -164,7 +171,7 @@ std::vector<Field> network_fields(bool with_design) {
 
 Field train_tokens_field() {
   Field tokens = text_field("train_tokens", "--train-tokens",
-                            "Tokens to train on, in (0, 1e18]: prints the days this iteration time "
+                            "Tokens to train on, in (0, 1e18]: the days each iteration time shown "
                             "takes for them (tokens / tokens per second; no failures)");
   tokens.kind = Kind::number;
   return tokens;
@@ -373,6 +380,42 @@ void refuse_beyond_int(const Args& a, const std::vector<std::string>& keys) {
                                    "must be written in full, in range)",
                                    printable(*text)));
   }
+}
+
+std::string given_options(const Args& a) {
+  std::string s;
+  auto word = [&s](const std::string& w) {
+    if (!s.empty()) s.push_back(' ');
+    const bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_.,:/=+@%", c);
+    });
+    if (plain) {
+      s.append(w);
+      return;
+    }
+    s.push_back('\'');
+    for (char c : w)
+      if (c == '\'')
+        s.append("'\\''");
+      else
+        s.push_back(c);
+    s.push_back('\'');
+  };
+  for (const Field& f : a.fields()) {
+    if (!a.given(f.key)) continue;
+    const std::vector<std::string>& values = a.values(f.key);
+    if (f.kind == Kind::flag || f.kind == Kind::pair) {
+      word(f.spelled());
+      if (f.kind == Kind::pair)
+        for (const std::string& v : values) word(v);
+      continue;
+    }
+    for (const std::string& v : values) {
+      word(f.spelled());
+      word(v);
+    }
+  }
+  return s;
 }
 
 }  // namespace railsim::command

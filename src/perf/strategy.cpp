@@ -234,4 +234,19 @@ std::string describe(const Strategy& s) {
       s.hsdp > 0 ? fmt::format(", hsdp {}", s.hsdp) : "");
 }
 
+std::string describe_for_people(const Strategy& s) {
+  std::string o = fmt::format("tp{}{} pp{} dp{}{}; micro-batch {}", s.tp,
+                              s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp, s.dp,
+                              s.ep > 1 ? fmt::format(" ep{}", s.ep) : "", s.micro_batch);
+  if (s.interleave > 1) o += fmt::format(", {} virtual stages", s.interleave);
+  if (s.schedule != PipelineSchedule::one_f_one_b)
+    o += fmt::format(", {} schedule", to_string(s.schedule));
+  if (s.recompute != Recompute::none) o += fmt::format(", {} recompute", to_string(s.recompute));
+  if (s.sp && s.tp > 1) o += ", sequence parallel";
+  if (s.dist_opt && s.dp > 1) o += ", distributed optimizer";
+  if (s.hsdp > 0) o += fmt::format(" (hybrid over {})", s.hsdp);
+  if (s.dp_overlap && s.dp > 1) o += ", DP overlapped";
+  return o;
+}
+
 }  // namespace railsim::perf

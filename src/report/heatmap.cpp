@@ -7,6 +7,7 @@
 
 #include "railsim/core/error.hpp"
 #include "railsim/report/file.hpp"
+#include "railsim/report/format.hpp"
 
 namespace railsim::report {
 
@@ -27,12 +28,13 @@ void check(const Heatmap& h, const std::string& option) {
 // Ticks on an axis of `items` items: a 1-2-5 step giving at most about `intervals` intervals.
 std::vector<std::int64_t> ticks(std::int64_t items, std::int64_t intervals) {
   std::int64_t step = 1;
-  for (std::int64_t base = 1; step == 1 && items / base > intervals; base *= 10)
-    for (std::int64_t m : {1, 2, 5})
-      if (items / (m * base) <= intervals) {
-        step = m * base;
-        break;
-      }
+  if (items > intervals)  // the first 1-2-5 step that fits (72 items in 8: every 10th)
+    for (std::int64_t base = 1; step == 1; base *= 10)
+      for (std::int64_t m : {1, 2, 5})
+        if (items / (m * base) <= intervals) {
+          step = m * base;
+          break;
+        }
   std::vector<std::int64_t> out;
   for (std::int64_t v = 0; v < items; v += step) out.push_back(v);
   return out;
@@ -88,8 +90,23 @@ std::string gnuplot_script(const Heatmap& h, PlotFormat f, const std::string& ou
   s += "set logscale cb 10\n";
   const double vmax = sc.vmax > 0 ? sc.vmax : 10, vmin = sc.vmax > 0 ? sc.vmin : 1;
   s += fmt::format("set cbrange [{}:{}]\n", gnuplot_number(vmin), gnuplot_number(vmax));
-  s += fmt::format("set format cb {}\n",
-                   gnuplot_quote(fmt::format("%.0s %c{}", h.unit == "B" ? "B" : h.unit)));
+  // Labelled ticks at 1-2-5 steps of each decade in the range (every step when the range spans
+  // less than a decade and a half, so that the bar never shows a single labelled value), written
+  // as the tables write them ("200 MB").
+  std::string cbtics;
+  for (const std::vector<int>& steps : {std::vector<int>{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    cbtics.clear();
+    int n = 0;
+    for (double decade = std::pow(10.0, std::floor(std::log10(vmin))); decade <= vmax; decade *= 10)
+      for (int m : steps) {
+        const double v = m * decade;
+        if (v < vmin * (1 - 1e-9) || v > vmax * (1 + 1e-9)) continue;
+        cbtics += fmt::format("{}{} {}", n++ ? ", " : "", gnuplot_quote(si(v, h.unit)),
+                              gnuplot_number(v));
+      }
+    if (n >= 3) break;
+  }
+  s += fmt::format("set cbtics ({})\n", cbtics);
   s += fmt::format("set cblabel {} offset 1.5,0\n",
                    gnuplot_quote(h.unit == "B" ? "bytes (white: none)" : h.unit + " (white: 0)"));
   if (h.separator_every > 0) {

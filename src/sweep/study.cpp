@@ -45,11 +45,22 @@ std::optional<double> number_of(const report::Cell& c) {
   return std::nullopt;
 }
 
-std::string axis_label(const report::Column& c) {
-  const std::string unit = c.style == report::Style::usd        ? "USD"
-                           : c.style == report::Style::fraction ? "fraction"
+// A column's values on a chart axis: money in millions of dollars, watts in megawatts, fractions
+// in percent, so that the tick labels read as the tables do ("$80.9M", "1.07 MW", "23.4%") rather
+// than as 8.09e+07.
+struct AxisUnit {
+  double scale = 1;
+  std::string label;
+};
+AxisUnit axis_unit(const report::Column& c) {
+  const std::string unit = c.style == report::Style::usd        ? "$M"
+                           : c.style == report::Style::fraction ? "%"
+                           : c.unit == "W"                      ? "MW"
                                                                 : c.unit;
-  return unit.empty() ? c.label : fmt::format("{} ({})", c.label, unit);
+  const double scale = c.style == report::Style::usd || c.unit == "W" ? 1e-6
+                       : c.style == report::Style::fraction           ? 100
+                                                                      : 1;
+  return {scale, unit.empty() ? c.label : fmt::format("{} ({})", c.label, unit)};
 }
 
 }  // namespace
@@ -203,6 +214,7 @@ report::LineChart sweep_chart(const report::Table& t, const StudyPlot& p) {
     const auto* d = std::get_if<std::string>(&row[di]);
     return d && std::find(p.designs.begin(), p.designs.end(), *d) != p.designs.end();
   };
+  const AxisUnit xu = axis_unit(t.columns[xi]), yu = axis_unit(t.columns[yi]);
   report::LineChart chart;
   std::map<std::string, std::size_t> by_name;
   std::vector<std::vector<std::pair<double, double>>> points;
@@ -224,7 +236,7 @@ report::LineChart sweep_chart(const report::Table& t, const StudyPlot& p) {
       chart.series.push_back(std::move(added_series));
       points.emplace_back();
     }
-    points[it->second].emplace_back(*x, *y);
+    points[it->second].emplace_back(*x * xu.scale, *y * yu.scale);
   }
   if (chart.series.empty())
     throw InputError("--plot", fmt::format("nothing to plot: no row has both {} and {}", p.x, p.y));
@@ -236,8 +248,8 @@ report::LineChart sweep_chart(const report::Table& t, const StudyPlot& p) {
       chart.series[s].y.push_back(y);
     }
   }
-  chart.x = {.label = axis_label(t.columns[xi]), .log_base = p.x_log_base};
-  chart.y = {.label = axis_label(t.columns[yi]), .log_base = p.y_log_base};
+  chart.x = {.label = xu.label, .log_base = p.x_log_base};
+  chart.y = {.label = yu.label, .log_base = p.y_log_base};
   chart.title =
       p.title.empty() ? fmt::format("{} vs {}", t.columns[yi].label, t.columns[xi].label) : p.title;
   chart.legend = p.legend;

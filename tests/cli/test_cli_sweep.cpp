@@ -170,9 +170,11 @@ TEST(CliSweep, StudyWithOverridesPrintsItsRowsAndWritesItsPlot) {
   EXPECT_EQ(records[1][7], "paper-ratio");
   const auto text = railsim::test::xml_text(svg);
   ASSERT_TRUE(text.has_value());
-  for (const char* name : {"rail_only, GH200", "rail_optimized, H100-SXM", "cost (USD)"})
+  for (const char* name : {"rail_only, GH200", "rail_optimized, H100-SXM", "cost ($M)"})
     EXPECT_NE(text->find(name), std::string::npos) << name << " in " << *text;
   EXPECT_EQ(text->find("ideal"), std::string::npos);  // the study leaves ideal's cost out
+  // Millions of dollars on the axis, not 1e+08 in dollars.
+  EXPECT_EQ(text->find("e+0"), std::string::npos) << *text;
   std::remove(svg.c_str());
 }
 
@@ -189,7 +191,7 @@ TEST(CliSweep, PlainSweepPlotsTheChosenAxes) {
     EXPECT_EQ(read_csv(r.out).size(), 1u + 3 * 3);
     const auto text = railsim::test::xml_text(svg);
     ASSERT_TRUE(text.has_value());
-    for (const char* t : {"power (W)", "HB domain", "rail_only", "rail_optimized", "ideal"})
+    for (const char* t : {"power (MW)", "HB domain", "rail_only", "rail_optimized", "ideal"})
       EXPECT_NE(text->find(t), std::string::npos) << t << " in " << *text;
     std::remove(svg.c_str());
   }

@@ -225,3 +225,31 @@ TEST(ContextParallel, SearchKeepsShortSequencesAndStacksWithoutCpAsTheyWere) {
   all.top = 50;
   for (const Plan& p : plan(ctx, all).plans) EXPECT_EQ(p.strategy.cp, 1);
 }
+
+TEST(Strategy, DescribedForPeopleNamesTheKnobsOnAndLeavesTheRestOut) {
+  Strategy s;
+  s.tp = 8;
+  s.pp = 16;
+  s.dp = 256;
+  s.interleave = 8;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  EXPECT_EQ(describe_for_people(s),
+            "tp8 pp16 dp256; micro-batch 1, 8 virtual stages, selective recompute, sequence "
+            "parallel, distributed optimizer, DP overlapped");
+  Strategy plain;  // one GPU: nothing on, nothing named
+  plain.micro_batch = 4;
+  plain.sp = true;  // without tp > 1 it does nothing, so it is not said
+  EXPECT_EQ(describe_for_people(plain), "tp1 pp1 dp1; micro-batch 4");
+  Strategy moe = s;
+  moe.cp = 2;
+  moe.ep = 64;
+  moe.interleave = 1;
+  moe.recompute = Recompute::none;
+  moe.schedule = PipelineSchedule::zb_h1;
+  EXPECT_EQ(describe_for_people(moe),
+            "tp8 cp2 pp16 dp256 ep64; micro-batch 1, zb-h1 schedule, sequence parallel, "
+            "distributed optimizer, DP overlapped");
+}

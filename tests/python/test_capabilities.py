@@ -94,6 +94,29 @@ def test_fail_goodput_from_the_fabric_equals_cli():
     assert py.to_dict() == c
 
 
+def test_report_of_ones_own_cluster_equals_cli(tmp_path):
+    """The HTML report of a GB200 NVL72 cluster from Python: the CLI's bytes for the same options
+    (the page states its inputs, --out included, so both write the same path in turn)."""
+    out = str(tmp_path / "report.html")
+    kw = dict(gpu="GB200", gpus=1152, hb_domain=72, nic_gbps=800, model=["GPT-3-175B"],
+              batch=1152, train_tokens=3e11, studies="none", no_failures=True, out=out)
+    assert railsim.report(**kw) is None
+    with open(out, encoding="utf-8") as f:
+        py = f.read()
+    r = cli_run("report", "--gpu", "GB200", "--gpus", "1152", "--hb-domain", "72", "--nic-gbps",
+                "800", "--model", "GPT-3-175B", "--batch", "1152", "--train-tokens", "300000000000",
+                "--studies", "none", "--no-failures", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"report written to {out}\n"
+    with open(out, encoding="utf-8") as f:
+        assert f.read() == py
+    assert "1,152 x GB200 (HB domain K=72" in py and "days to train" in py
+    assert '<div class="verdict' in py
+    with pytest.raises(railsim.InputError) as e:
+        railsim.report(out=out, gpus=1000, hb_domain=256)
+    assert str(e.value).startswith("hb_domain:")
+
+
 def test_long_calls_release_the_gil():
     # Two threads planning at once both finish with the same answer as one alone; with the GIL
     # held they would still be correct, so the check is that results agree and nothing hangs.

@@ -116,6 +116,34 @@ TEST(Heatmap, SeparatorsFallOnDomainBoundaries) {
   EXPECT_NE(s.find("set xtics (\"0\" -0.5, \"5\" 2, \"10\" 4.5,"), std::string::npos) << s;
 }
 
+// The colour bar names several values as the tables write them: a range within one decade and a
+// half still gets at least three labelled ticks (a single "1 GB" tick told nothing).
+TEST(Heatmap, ColourBarHasSeveralLabelledTicksInSiUnits) {
+  report::Heatmap h = small();
+  h.values = {0, 1.5e8, 3e8, 6e8, 1.2e9, 0};  // 1.2e8 .. 1.2e9 after the one-decade floor
+  const std::string s = report::gnuplot_script(h, report::PlotFormat::svg, "out.svg", "--plot");
+  const auto at = s.find("set cbtics (");
+  ASSERT_NE(at, std::string::npos) << s;
+  const std::string line = s.substr(at, s.find('\n', at) - at);
+  EXPECT_EQ(line, "set cbtics ('200 MB' 200000000, '500 MB' 500000000, '1 GB' 1000000000)");
+  h.values = {0, 1, 10, 100, 1000, 0};  // three decades: 1-2-5 steps
+  const std::string wide = report::gnuplot_script(h, report::PlotFormat::svg, "o.svg", "--plot");
+  EXPECT_NE(wide.find("'1 B' 1, '2 B' 2, '5 B' 5, '10 B' 10"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("'1 kB' 1000)"), std::string::npos) << wide;
+}
+
+// 72 rails (an NVL72 cluster) get a tick every 10th, not 72 labels run together.
+TEST(Heatmap, SeventyTwoItemsGetATickEveryTenth) {
+  report::Heatmap h;
+  h.rows = h.cols = 72;
+  h.values.assign(72 * 72, 1.0);
+  const std::string s = report::gnuplot_script(h, report::PlotFormat::svg, "o.svg", "--x");
+  EXPECT_NE(s.find("set xtics (\"0\" 0, \"10\" 10, \"20\" 20, \"30\" 30, \"40\" 40, \"50\" 50, "
+                   "\"60\" 60, \"70\" 70)\n"),
+            std::string::npos)
+      << s;
+}
+
 TEST(Heatmap, WritesAPngOfTheRequestedSize) {
   auto h = small();
   h.width = 640;

@@ -37,6 +37,9 @@ Field number_field(std::string key, std::string flag, std::string help, Range ra
 
 std::vector<Field> cluster_fields();
 spec::ClusterOptions cluster_options(const Args& a);
+// Whether any cluster option was given (compare and report without one cover the paper's two
+// clusters).
+bool cluster_given(const Args& a);
 
 // with_design = false leaves out --design (compare builds every design).
 std::vector<Field> network_fields(bool with_design = true);
@@ -89,6 +92,11 @@ StrategyInputs resolve_strategy_inputs(const Args& a);
 StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model);
 // One concrete strategy: perf::default_strategy of the pinned knobs.
 perf::Strategy resolve_strategy(const StrategyInputs& in, const spec::Cluster& c);
+
+// The options given, as a command line would write them ("--gpu GB200 --gpus 18432 --no-perf"),
+// in the command's field order, a value with a character the shell reads single-quoted: what a
+// report states as its inputs.
+std::string given_options(const Args& a);
 
 // The output format flags: "json" and "csv" refused together.
 void one_format(const Args& a);

@@ -49,6 +49,10 @@ struct Strategy {
 
 // One line naming every knob ("tp 8 pp 32 dp 128 ep 1, micro-batch 1, ..."), for human output.
 std::string describe(const Strategy& s);
+// The same for a page people read (the HTML report): the degrees as sweeps and plans write them,
+// then the knobs in words, those off left out: "tp8 pp16 dp256; micro-batch 1, 8 virtual stages,
+// selective recompute, sequence parallel, distributed optimizer, DP overlapped".
+std::string describe_for_people(const Strategy& s);
 
 // Checks that a strategy can run this model and batch on this cluster; throws InputError naming
 // the knob ("--tp", "--pp", "--batch", ...) with the value and what would be valid. Memory is not
