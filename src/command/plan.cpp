@@ -2,13 +2,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "railsim/command/inputs.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
+#include "railsim/core/units.hpp"
 #include "railsim/cost/report.hpp"
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/placement.hpp"
 #include "railsim/perf/report.hpp"
+#include "railsim/perf/search.hpp"
 #include "railsim/perf/tables.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/report/format.hpp"
@@ -30,8 +37,51 @@ std::vector<perf::Plan> first_two(const perf::PlanResult& res) {
   return {res.plans.begin(), res.plans.begin() + std::min<std::ptrdiff_t>(2, res.plans.size())};
 }
 
+// The user's own plan (--against), timed as estimate times it, against the search's best.
+struct Against {
+  perf::Plan plan;
+  std::string line;  // what decides between them (perf::explain_versus)
+  bool is_best = false;
+};
+
+std::optional<Against> against_of(const Args& a, const StrategyInputs& in, const spec::Cluster& c,
+                                  const perf::EstimateContext& ctx, const perf::Plan& best) {
+  const auto text = a.text_if("against");
+  if (!text) return std::nullopt;
+  const perf::StrategyPins pins = perf::parse_plan_text(*text, "--against");
+  perf::Strategy s;
+  try {
+    s = perf::default_strategy(in.model, in.training, pins, c);
+  } catch (const InputError& e) {  // the knob it names is the plan's, not an option of its own
+    throw InputError("--against", fmt::format("{} ({})", e.message(), e.field()));
+  }
+  const perf::Placement pl(c, s.degrees(), in.placement);
+  const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
+  Against r{
+      {s, perf::estimate(ctx, s, pl, cs)}, "", perf::describe(s) == perf::describe(best.strategy)};
+  r.line = r.is_best ? "it is the best plan" : perf::explain_versus(best, r.plan, c.gpu.hbm_bytes);
+  return r;
+}
+
+// The best plan of each other shape (tp, cp, pp, dp, ep): the alternatives that split the GPUs
+// differently, not the winner with one knob turned.
+std::vector<perf::Plan> other_shapes(const perf::EstimateContext& ctx, perf::PlanOptions po,
+                                     const perf::Plan& best) {
+  po.top = 4;
+  po.distinct_shapes = true;
+  std::vector<perf::Plan> out;
+  for (perf::Plan& p : perf::plan(ctx, po).plans)
+    if (!(p.strategy.tp == best.strategy.tp && p.strategy.cp == best.strategy.cp &&
+          p.strategy.pp == best.strategy.pp && p.strategy.dp == best.strategy.dp &&
+          p.strategy.ep == best.strategy.ep) &&
+        out.size() < 3)
+      out.push_back(std::move(p));
+  return out;
+}
+
 void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
-                   const spec::Cluster& c, const perf::PlanResult& res) {
+                   const spec::Cluster& c, const perf::PlanResult& res,
+                   const std::vector<perf::Plan>& shapes, perf::PlacementKind placement) {
   const perf::Plan& w = res.plans.front();
   out.print(
       "\n{}: {:.4g}B parameters ({:.4g}B active per token), {} PFLOP per iteration "
@@ -46,6 +96,34 @@ void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
       "why #1 beats #2, part by part (time of one iteration; memory of the fullest "
       "stage):\n{}",
       report::to_text_by_column(perf::explain_table(first_two(res)), "plan"));
+  if (shapes.empty()) return;
+  out.print("\nthe best plans of other shapes (tp, pp, dp, ...), against #1:\n");
+  report::Table t = perf::plans_table(shapes, placement);
+  std::vector<report::Cell> vs;
+  for (const perf::Plan& p : shapes)
+    vs.push_back(perf::explain_versus(res.plans.front(), p, c.gpu.hbm_bytes));
+  t.add_column(report::text_column("against_best", "against #1"), std::move(vs));
+  out.print("{}", report::to_text(t));
+}
+
+void print_against(Output& out, const Against& mine, const perf::Plan& best) {
+  out.print("\nyour plan, {}: {}\n", perf::describe_for_people(mine.plan.strategy), mine.line);
+  if (mine.is_best) return;
+  out.print(
+      "the best plan against yours, part by part:\n{}",
+      report::to_text_by_column(perf::explain_table({best, mine.plan}, {"best", "yours"}), "plan"));
+}
+
+Json other_shapes_json(const std::vector<perf::Plan>& shapes, const perf::Plan& best,
+                       const spec::Cluster& c, const StrategyInputs& in) {
+  Json j = Json::array();
+  for (const perf::Plan& p : shapes)
+    j.push_back({{"strategy", perf::to_json(p.strategy, in.placement)},
+                 {"iteration_time_s", p.time.iteration_time_s},
+                 {"mfu", p.time.mfu},
+                 {"vs_best_pct", 100 * (p.time.iteration_time_s / best.time.iteration_time_s - 1)},
+                 {"why", perf::explain_versus(best, p, c.gpu.hbm_bytes)}});
+  return j;
 }
 
 void run_plan(const Args& a, Output& out) {
@@ -61,6 +139,9 @@ void run_plan(const Args& a, Output& out) {
   const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
   const perf::PlanResult res = perf::plan(ctx, po);
   if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
+  const std::optional<Against> mine = against_of(a, in, c, ctx, res.plans.front());
+  const std::vector<perf::Plan> shapes =
+      a.flag("explain") ? other_shapes(ctx, po, res.plans.front()) : std::vector<perf::Plan>{};
   const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
   const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
       in.model, in.training, c, d, po, in.placement, res.plans.front());
@@ -81,7 +162,20 @@ void run_plan(const Args& a, Output& out) {
                       {"model_flops_per_iteration", res.plans.front().time.model_flops},
                       {"mfu_basis", mfu_basis(c, in.training)},
                       {"peak_flops_per_gpu", ctx.peak_flops},
-                      {"parts", report::to_json(perf::explain_table(first_two(res)))}};
+                      {"parts", report::to_json(perf::explain_table(first_two(res)))},
+                      {"other_shapes", other_shapes_json(shapes, res.plans.front(), c, in)}};
+    if (mine)
+      j["against"] = {
+          {"strategy", perf::to_json(mine->plan.strategy, in.placement)},
+          {"iteration_time_s", mine->plan.time.iteration_time_s},
+          {"feasible", mine->plan.time.feasible},
+          {"memory_gib", mine->plan.time.memory.total() / units::kGiB},
+          {"vs_best_pct",
+           100 * (mine->plan.time.iteration_time_s / res.plans.front().time.iteration_time_s - 1)},
+          {"is_best", mine->is_best},
+          {"why", mine->line},
+          {"parts", report::to_json(
+                        perf::explain_table({res.plans.front(), mine->plan}, {"best", "yours"}))}};
     out.print("{}\n", j.dump(2));
     return;
   }
@@ -112,7 +206,8 @@ void run_plan(const Args& a, Output& out) {
         "(railsim fail goodput adds them)\n",
         report::count(*tokens));
   if (flip.flips) out.print("note: {}\n", flip.line);
-  if (a.flag("explain")) print_explain(out, in.model, in.training, c, res);
+  if (a.flag("explain")) print_explain(out, in.model, in.training, c, res, shapes, in.placement);
+  if (mine) print_against(out, *mine, res.plans.front());
 }
 }  // namespace
 
@@ -131,8 +226,14 @@ Command plan_command() {
        train_tokens_field(), flag_field("json", "--json", "Print JSON"),
        flag_field("csv", "--csv", "Print CSV (a header and one row per plan)"),
        flag_field("explain", "--explain",
-                  "Also show the model's size and FLOPs, the MFU basis, and the winner against the "
-                  "runner-up part by part (time and memory); with --json: an \"explain\" object")});
+                  "Also show the model's size and FLOPs, the MFU basis, the winner against the "
+                  "runner-up part by part (time and memory) and the best plans of other shapes "
+                  "(tp, pp, dp, ...) with what they lose; with --json: an \"explain\" object"),
+       text_field("against", "--against",
+                  "Your own plan, as railsim prints plans (\"tp8 pp16 dp64\", knobs optional: "
+                  "\"tp8 pp16 dp64 mb1 v8 selective sp dopt ovl\"; the rest the stack's defaults): "
+                  "what decides between it and the best plan (memory, the parts of the time), part "
+                  "by part; with --json: an \"against\" object")});
   c.run = run_plan;
   c.python_name = "plan";
   c.python_sets = "json";

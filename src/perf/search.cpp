@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <tuple>
 
 #include "railsim/core/cancel.hpp"
@@ -131,7 +133,21 @@ struct Acc {
   double min_mem = std::numeric_limits<double>::infinity();
 };
 
-void keep(std::vector<Plan>& top, std::size_t k, const Plan& p) {
+bool same_shape(const Strategy& a, const Strategy& b) {
+  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep;
+}
+
+// Keeps the k best plans, in order; with `distinct`, at most one plan per shape (the best of it).
+// Deterministic under any merge order: the kept set is the best k of the best plan per shape.
+void keep(std::vector<Plan>& top, std::size_t k, const Plan& p, bool distinct) {
+  if (distinct) {
+    const auto same = std::find_if(
+        top.begin(), top.end(), [&](const Plan& q) { return same_shape(q.strategy, p.strategy); });
+    if (same != top.end()) {
+      if (!plan_before(p, *same)) return;
+      top.erase(same);
+    }
+  }
   if (top.size() == k && !plan_before(p, top.back())) return;
   auto it = std::upper_bound(top.begin(), top.end(), p, plan_before);
   top.insert(it, p);
@@ -288,6 +304,73 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
   return total;
 }
 
+StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
+  StrategyPins p;
+  bool any_degree = false;
+  auto set = [&](auto& slot, auto value, std::string_view word) {
+    if (slot) throw InputError(option, fmt::format("'{}' sets a knob given before", word));
+    slot = value;
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',' || text[i] == '\t')) ++i;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != ',' && text[j] != '\t') ++j;
+    if (j == i) break;
+    const std::string_view w = text.substr(i, j - i);
+    i = j;
+    // A degree or count: letters, then a decimal number of at most 9 digits.
+    std::size_t digits = 0;
+    while (digits < w.size() && std::isalpha(static_cast<unsigned char>(w[digits]))) ++digits;
+    const std::string_view name = w.substr(0, digits), number = w.substr(digits);
+    if (!name.empty() && !number.empty() && number.size() <= 9 &&
+        std::all_of(number.begin(), number.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      const std::int64_t v = std::stoll(std::string(number));
+      if (v < 1) throw InputError(option, fmt::format("'{}': a degree is at least 1", w));
+      const bool degree =
+          name == "tp" || name == "cp" || name == "pp" || name == "dp" || name == "ep";
+      if (name == "tp")
+        set(p.tp, v, w);
+      else if (name == "cp")
+        set(p.cp, v, w);
+      else if (name == "pp")
+        set(p.pp, v, w);
+      else if (name == "dp")
+        set(p.dp, v, w);
+      else if (name == "ep")
+        set(p.ep, v, w);
+      else if (name == "mb")
+        set(p.micro_batch, v, w);
+      else if (name == "v")
+        set(p.interleave, v, w);
+      else
+        throw InputError(option, fmt::format("cannot read '{}'; a plan reads as railsim prints "
+                                             "it: tp8 pp16 dp64 mb1 v8 selective sp dopt ovl",
+                                             printable(w)));
+      any_degree = any_degree || degree;
+      continue;
+    }
+    if (w == "none" || w == "selective" || w == "full")
+      set(p.recompute, parse_recompute(w), w);
+    else if (w == "1f1b" || w == "zb-h1" || w == "dualpipe")
+      set(p.schedule, spec::parse_schedule(w), w);
+    else if (w == "sp" || w == "no-sp")
+      set(p.sp, w == "sp", w);
+    else if (w == "dopt" || w == "no-dopt")
+      set(p.dist_opt, w == "dopt", w);
+    else if (w == "ovl" || w == "no-ovl")
+      set(p.dp_overlap, w == "ovl", w);
+    else
+      throw InputError(option, fmt::format("cannot read '{}'; a plan reads as railsim prints it: "
+                                           "tp8 pp16 dp64 mb1 v8 selective sp dopt ovl",
+                                           printable(w)));
+  }
+  if (!any_degree)
+    throw InputError(option, "give the plan's degrees: tp8 pp16 dp64 (tp, cp, pp, dp, ep)");
+  return p;
+}
+
 PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
   // Bounded before it starts: the shapes are stored and every knob visited, so a model at the
   // allowed maximums (100,000 layers: interleaving up to layers / pp) would take minutes and
@@ -327,13 +410,13 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
                     ++acc.feasible;
                     const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, s, pl);
                     Plan p{s, estimate(ctx, s, pl, cs)};
-                    keep(acc.top, k, p);
+                    keep(acc.top, k, p, opt.distinct_shapes);
                   });
     }
     return acc;
   };
   auto join = [&](Acc a, const Acc& b) {
-    for (const Plan& p : b.top) keep(a.top, k, p);
+    for (const Plan& p : b.top) keep(a.top, k, p, opt.distinct_shapes);
     a.evaluated += b.evaluated;
     a.feasible += b.feasible;
     a.min_mem = std::min(a.min_mem, b.min_mem);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "railsim/core/units.hpp"
@@ -202,6 +203,12 @@ Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl,
 }
 
 Table explain_table(const std::vector<perf::Plan>& plans) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < plans.size(); ++i) names.push_back(fmt::format("#{}", i + 1));
+  return explain_table(plans, names);
+}
+
+Table explain_table(const std::vector<perf::Plan>& plans, const std::vector<std::string>& names) {
   auto sec = [](const char* name, const char* label) { return seconds_column(name, label, 4); };
   auto gib = [](const char* name, const char* label) { return real_column(name, label, "GiB", 1); };
   Table t;
@@ -255,7 +262,7 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const perf::Strategy& s = plans[i].strategy;
     std::vector<Cell> row{
-        fmt::format("#{} tp{}{} pp{} dp{}{} mb{} v{} {}{}", i + 1, s.tp,
+        fmt::format("{} tp{}{} pp{} dp{}{} mb{} v{} {}{}", names.at(i), s.tp,
                     s.cp > 1 ? fmt::format(" cp{}", s.cp) : std::string(), s.pp, s.dp,
                     s.ep > 1 ? fmt::format(" ep{}", s.ep) : std::string(), s.micro_batch,
                     s.interleave, perf::to_string(s.recompute), s.sp ? " sp" : ""),
@@ -265,12 +272,68 @@ Table explain_table(const std::vector<perf::Plan>& plans) {
   }
   // The difference of each later plan against the winner, part by part.
   for (std::size_t i = 1; i < plans.size(); ++i) {
-    std::vector<Cell> row{fmt::format("#{} - #1", i + 1), std::string()};
+    std::vector<Cell> row{fmt::format("{} - {}", names.at(i), names.front()), std::string()};
     const auto a = values(plans[i].time), w = values(plans.front().time);
     for (std::size_t k = 0; k < a.size(); ++k) row.push_back(a[k] - w[k]);
     t.add_row(std::move(row));
   }
   return t;
+}
+
+std::string explain_versus(const perf::Plan& best, const perf::Plan& other, double hbm_bytes) {
+  const perf::MemoryUse &m = other.time.memory, &mb = best.time.memory;
+  const double g = units::kGiB;
+  if (m.total() > hbm_bytes) {
+    struct Part {
+      const char* name;
+      double other, best;
+    };
+    const Part parts[] = {{"activations", m.activations_bytes, mb.activations_bytes},
+                          {"weights", m.weights_bytes, mb.weights_bytes},
+                          {"gradients", m.gradients_bytes, mb.gradients_bytes},
+                          {"optimizer state", m.optimizer_bytes, mb.optimizer_bytes}};
+    const Part& most = *std::max_element(std::begin(parts), std::end(parts), [](auto& x, auto& y) {
+      return x.other - x.best < y.other - y.best;
+    });
+    return fmt::format(
+        "it does not fit: it needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} GiB of HBM{}",
+        m.total() / g, (m.total() - hbm_bytes) / g, hbm_bytes / g,
+        most.other > most.best ? fmt::format(" ({} {:.1f} GiB against the best plan's {:.1f})",
+                                             most.name, most.other / g, most.best / g)
+                               : "");
+  }
+  const perf::Breakdown &b = other.time.breakdown, &w = best.time.breakdown;
+  std::vector<std::pair<std::string, double>> parts = {
+      {"compute", b.compute_s - w.compute_s},
+      {"recompute", b.recompute_s - w.recompute_s},
+      {"tp/sp comm (exposed)", b.tp_comm_s - w.tp_comm_s},
+      {"tp overlap (SMs)", b.tp_overlap_s - w.tp_overlap_s},
+      {"ep all-to-all", b.ep_comm_s - w.ep_comm_s},
+      {"cp K/V comm", b.cp_comm_s - w.cp_comm_s},
+      {"pp send/recv", b.pp_comm_s - w.pp_comm_s},
+      {"dp comm (exposed)", b.dp_comm_s - w.dp_comm_s},
+      {"rail forwarding", b.rail_forwarding_s - w.rail_forwarding_s},
+      {"pipeline bubble", b.bubble_s - w.bubble_s},
+      {"pipeline steps", b.pipeline_overhead_s - w.pipeline_overhead_s},
+      {"optimizer step", b.optimizer_s - w.optimizer_s}};
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) {
+    return std::abs(x.second) > std::abs(y.second);
+  });
+  const double t = other.time.iteration_time_s, tb = best.time.iteration_time_s;
+  std::string worse, better;
+  int n_worse = 0, n_better = 0;
+  for (const auto& [name, d] : parts) {
+    if (std::abs(d) < 5e-4 * tb) continue;  // under 0.05% of the iteration: not what decides
+    if (d > 0 && n_worse < 3)
+      worse += fmt::format("{}{} +{:.3f} s", n_worse++ ? ", " : "", name, d);
+    else if (d < 0 && n_better < 2)
+      better += fmt::format("{}{} {:.3f} s", n_better++ ? ", " : "", name, -d);
+  }
+  std::string s = fmt::format("{:.1f}% {} ({:.3f} s against {:.3f} s)", 100 * std::abs(t / tb - 1),
+                              t >= tb ? "slower" : "faster", t, tb);
+  if (!worse.empty()) s += ": " + worse;
+  if (!better.empty()) s += "; it saves " + better;
+  return s + fmt::format("; memory {:.1f} of {:.1f} GiB", m.total() / g, hbm_bytes / g);
 }
 
 }  // namespace railsim::perf

@@ -388,6 +388,82 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
   EXPECT_GE(e["parts"][2]["iteration_time_s"].get<double>(), 0.0);  // #1 is the faster
 }
 
+// plan --explain lists the best plans of other shapes: none shares #1's tp, cp, pp, dp and ep,
+// each is slower than #1 and says by how much.
+TEST(CliPlan, ExplainListsTheBestPlansOfOtherShapes) {
+  const auto json = run_cli("plan --gpus 1024 --model GPT-3-175B --top 3 --explain --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json& shapes = j["explain"]["other_shapes"];
+  ASSERT_EQ(shapes.size(), 3u);
+  auto key = [](const nlohmann::json& s) {
+    return std::vector<std::int64_t>{s["tp"].get<std::int64_t>(), s.value("cp", std::int64_t{1}),
+                                     s["pp"].get<std::int64_t>(), s["dp"].get<std::int64_t>(),
+                                     s["ep"].get<std::int64_t>()};
+  };
+  std::vector<std::vector<std::int64_t>> seen{key(j["plans"][0]["strategy"])};
+  double last = j["plans"][0]["iteration_time_s"].get<double>();
+  for (const auto& p : shapes) {
+    const auto k = key(p["strategy"]);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), k), 0) << p.dump();
+    seen.push_back(k);
+    EXPECT_GE(p["iteration_time_s"].get<double>(), last);
+    last = p["iteration_time_s"].get<double>();
+    EXPECT_GE(p["vs_best_pct"].get<double>(), 0.0);
+    EXPECT_NE(p["why"].get<std::string>().find("% slower ("), std::string::npos) << p["why"];
+  }
+  const auto text = run_cli("plan --gpus 1024 --model GPT-3-175B --top 3 --explain");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("the best plans of other shapes"), std::string::npos) << text.out;
+}
+
+// Meta's Llama 3 405B plan on 16,384 H100 (Dubey et al. 2024, Sec. 3.3.2: tp8 pp16 dp128, batch
+// 2,048 at 8K tokens) against railsim's best: what decides between them, part by part; the
+// user's plan as railsim prints plans, knobs it leaves out the stack's defaults.
+TEST(CliPlan, AgainstExplainsTheUsersPlanAgainstTheBest) {
+  const std::string base = "plan --gpus 16384 --model Llama-3-405B --batch 2048 --top 1 ";
+  const auto json = run_cli(base + "--against 'tp8 pp16 dp128 v4' --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json& a = j["against"];
+  EXPECT_EQ(a["strategy"]["tp"], 8);
+  EXPECT_EQ(a["strategy"]["pp"], 16);
+  EXPECT_EQ(a["strategy"]["dp"], 128);
+  EXPECT_EQ(a["strategy"]["interleave"], 4);
+  EXPECT_NEAR(
+      a["vs_best_pct"].get<double>(),
+      100 * (a["iteration_time_s"].get<double>() / j["plans"][0]["iteration_time_s"].get<double>() -
+             1),
+      1e-9);
+  EXPECT_GE(a["vs_best_pct"].get<double>(), 0.0);  // the search's best is no slower
+  ASSERT_EQ(a["parts"].size(), 3u);                // best, yours, yours - best
+  EXPECT_EQ(a["parts"][2]["plan"], "yours - best");
+  const auto text = run_cli(base + "--against 'tp8 pp16 dp128'");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("your plan, tp8 pp16 dp128; micro-batch 1, selective recompute"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("% slower ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("pipeline bubble +"), std::string::npos) << text.out;
+  // The best plan given as the user's, every knob as printed: it is the best plan.
+  const nlohmann::json& b = j["plans"][0]["strategy"];
+  const std::string best =
+      "tp" + b["tp"].dump() + (b.contains("cp") ? " cp" + b["cp"].dump() : "") + " pp" +
+      b["pp"].dump() + " dp" + b["dp"].dump() + " mb" + b["micro_batch"].dump() + " v" +
+      b["interleave"].dump() + " " + b["recompute"].get<std::string>() +
+      (b["sp"].get<bool>() ? " sp" : " no-sp") +
+      (b["dist_opt"].get<bool>() ? " dopt" : " no-dopt") +
+      (b["dp_overlap"].get<bool>() ? " ovl" : " no-ovl") +
+      (b.contains("pp_schedule") ? " " + b["pp_schedule"].get<std::string>() : "");
+  const auto same = run_cli(base + "--against '" + best + "'");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find(": it is the best plan\n"), std::string::npos) << best << "\n"
+                                                                         << same.out;
+  railsim::test::expect_field_error(base + "--against 'tp3 pp16'", "--against");
+  railsim::test::expect_field_error(base + "--against 'tp8 warp9'", "--against");
+  railsim::test::expect_field_error(base + "--against ''", "--against");
+}
+
 // Time to train on plan: each plan's days for the tokens, its throughput's, in every format.
 TEST(CliPlan, TrainTokensGivesEachPlansDays) {
   const auto r = run_cli("plan --gpus 1024 --top 3 --train-tokens 1e12 --json");

@@ -1,10 +1,15 @@
 // The exhaustive search: deterministic whatever the thread count, pins respected, infeasible
 // strategies dropped, top-k ordered.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "../common/error_of.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/tables.hpp"
 #include "test_perf_common.hpp"
 
 using namespace railsim;
@@ -104,4 +109,86 @@ TEST(Search, StopsWhenCancelled) {
   EXPECT_THROW((void)plan(g.ctx, PlanOptions{}), Cancelled);
   reset_cancel();
   EXPECT_FALSE(plan(g.ctx, PlanOptions{}).plans.empty());
+}
+
+// distinct_shapes keeps the best plan of each shape (tp, cp, pp, dp, ep): the same winner as the
+// plain search, then, in order, the first plan of each new shape in the plain search's full list,
+// whatever the thread count.
+TEST(Search, DistinctShapesKeepTheBestOfEachShape) {
+  const test::Setting g("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
+                        spec::DesignKind::rail_optimized);
+  PlanOptions all;
+  all.top = 1000000;
+  const PlanResult full = plan(g.ctx, all);
+  std::vector<Plan> expected;
+  auto same = [](const Strategy& a, const Strategy& b) {
+    return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep;
+  };
+  for (const Plan& p : full.plans) {
+    const bool seen = std::any_of(expected.begin(), expected.end(),
+                                  [&](const Plan& q) { return same(q.strategy, p.strategy); });
+    if (!seen && expected.size() < 5) expected.push_back(p);
+  }
+  ASSERT_EQ(expected.size(), 5u);
+  for (int threads : {1, 2}) {
+    PlanOptions po;
+    po.top = 5;
+    po.threads = threads;
+    po.distinct_shapes = true;
+    const PlanResult r = plan(g.ctx, po);
+    ASSERT_EQ(r.plans.size(), 5u);
+    EXPECT_EQ(r.evaluated, full.evaluated);
+    for (std::size_t i = 0; i < 5; ++i)
+      EXPECT_EQ(describe(r.plans[i].strategy), describe(expected[i].strategy)) << i;
+  }
+}
+
+// A plan as railsim prints it reads back into the same knobs; what it leaves out stays unpinned.
+TEST(Search, PlanTextReadsBackAsPrinted) {
+  const StrategyPins p =
+      parse_plan_text("tp8 cp2 pp16 dp64 ep4 mb2 v4 selective sp dopt ovl", "--x");
+  EXPECT_EQ(p.tp, 8);
+  EXPECT_EQ(p.cp, 2);
+  EXPECT_EQ(p.pp, 16);
+  EXPECT_EQ(p.dp, 64);
+  EXPECT_EQ(p.ep, 4);
+  EXPECT_EQ(p.micro_batch, 2);
+  EXPECT_EQ(p.interleave, 4);
+  EXPECT_EQ(p.recompute, Recompute::selective);
+  EXPECT_EQ(p.sp, true);
+  EXPECT_EQ(p.dist_opt, true);
+  EXPECT_EQ(p.dp_overlap, true);
+  const StrategyPins q = parse_plan_text(" tp8,pp16  dp64,no-ovl zb-h1 ", "--x");
+  EXPECT_EQ(q.tp, 8);
+  EXPECT_EQ(q.dp_overlap, false);
+  EXPECT_EQ(q.schedule, PipelineSchedule::zb_h1);
+  EXPECT_FALSE(q.micro_batch.has_value());
+  EXPECT_FALSE(q.recompute.has_value());
+  EXPECT_FALSE(q.sp.has_value());
+  for (const char* bad : {"", "mb2 v4", "tp8 tp4", "tp8 xx3", "tp0", "tp8 fast", "tp99999999999"})
+    EXPECT_EQ(test::field_of([&] { (void)parse_plan_text(bad, "--against"); }), "--against") << bad;
+}
+
+// What decides between two plans: memory first (the part that grew), else the time parts.
+TEST(Search, ExplainVersusNamesTheMemoryOrTheParts) {
+  const test::Setting g("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
+                        spec::DesignKind::rail_optimized);
+  PlanOptions po;
+  po.top = 2;
+  po.distinct_shapes = true;
+  const PlanResult r = plan(g.ctx, po);
+  ASSERT_EQ(r.plans.size(), 2u);
+  const std::string line = explain_versus(r.plans[0], r.plans[1], r.hbm_bytes);
+  EXPECT_EQ(line.rfind(fmt::format("{:.1f}% slower (", 100 * (r.plans[1].time.iteration_time_s /
+                                                                  r.plans[0].time.iteration_time_s -
+                                                              1)),
+                       0),
+            0u)
+      << line;
+  EXPECT_NE(line.find(" +"), std::string::npos) << line;  // a part that costs time
+  Plan full = r.plans[1];
+  full.time.memory.activations_bytes += r.hbm_bytes;  // now it cannot fit
+  const std::string oom = explain_versus(r.plans[0], full, r.hbm_bytes);
+  EXPECT_EQ(oom.rfind("it does not fit: it needs ", 0), 0u) << oom;
+  EXPECT_NE(oom.find("GiB over the 80.0 GiB of HBM (activations "), std::string::npos) << oom;
 }

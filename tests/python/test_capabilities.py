@@ -117,6 +117,20 @@ def test_report_of_ones_own_cluster_equals_cli(tmp_path):
     assert str(e.value).startswith("hb_domain:")
 
 
+def test_plan_against_the_users_plan_equals_cli():
+    """plan --against and --explain from Python: the CLI's document, the user's plan explained."""
+    py = railsim.plan(gpus=1024, model="GPT-3-175B", top=2, explain=True,
+                      against="tp8 pp8 dp16 mb1")
+    c = cli("plan", "--gpus", "1024", "--model", "GPT-3-175B", "--top", "2", "--explain",
+            "--against", "tp8 pp8 dp16 mb1")
+    assert py.to_dict() == c
+    assert c["against"]["strategy"]["pp"] == 8 and c["against"]["vs_best_pct"] >= 0
+    assert len(c["explain"]["other_shapes"]) == 3
+    with pytest.raises(railsim.InputError) as e:
+        railsim.plan(gpus=1024, model="GPT-3-175B", against="tp8 warp9")
+    assert str(e.value).startswith("against:")
+
+
 def test_long_calls_release_the_gil():
     # Two threads planning at once both finish with the same answer as one alone; with the GIL
     # held they would still be correct, so the check is that results agree and nothing hangs.

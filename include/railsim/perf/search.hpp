@@ -22,6 +22,14 @@ struct StrategyPins {
   std::optional<PipelineSchedule> schedule;
 };
 
+// A plan as railsim prints it, read back: words separated by spaces or commas, "tp8 pp16 dp64"
+// (degrees tpN, cpN, ppN, dpN, epN), then any knobs: mbN (micro-batch), vN (interleave), a
+// recompute mode (none, selective, full), a schedule (1f1b, zb-h1, dualpipe), sp, dopt, ovl (on)
+// and no-sp, no-dopt, no-ovl (off): "tp8 pp16 dp64 mb1 v8 selective sp dopt ovl". What it leaves
+// out is left unpinned (default_strategy gives the stack's default). InputError(option) naming
+// the word it cannot read, a knob given twice, or no degree at all.
+StrategyPins parse_plan_text(std::string_view text, const std::string& option);
+
 // Throws InputError naming the option when a pinned knob, the dtype or flash attention is one
 // the training's software stack (tr.stack) lacks.
 void check_pins(const Model& m, const Training& tr, const StrategyPins& pins);
@@ -53,6 +61,9 @@ struct PlanOptions {
   // plan() throws InputError("--max-candidates") when estimate_candidates is above this (<= 0:
   // no bound).
   std::int64_t max_candidates = kDefaultMaxCandidates;
+  // At most one plan per shape (tp, cp, pp, dp, ep), the best of each: the next-best plans that
+  // differ in how the GPUs are split, not in one knob (plan --explain).
+  bool distinct_shapes = false;
 };
 
 struct Plan {

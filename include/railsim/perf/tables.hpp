@@ -27,6 +27,16 @@ report::Table comm_table(const perf::CommSchedule& cs, const perf::Placement& pl
 // difference from the winner: where the iteration time goes (seconds per part) and the memory of
 // the fullest stage by part (GiB). Printed transposed for people (a line per part).
 report::Table explain_table(const std::vector<perf::Plan>& plans);
+// The same with each plan's name in place of "#1", "#2" ("best", "yours": rows "best tp8 ...",
+// "yours tp8 ...", "yours - best").
+report::Table explain_table(const std::vector<perf::Plan>& plans,
+                            const std::vector<std::string>& names);
+
+// What decides between the best plan and another (the user's): whether it fits in memory (its
+// need against the HBM and the part that grew most), else how much slower it is and the parts of
+// the iteration that make the difference, largest first ("yours is 12.3% slower (5.120 s against
+// 4.560 s): pipeline bubble +0.420 s, dp comm (exposed) +0.100 s; it saves tp/sp comm 0.050 s").
+std::string explain_versus(const perf::Plan& best, const perf::Plan& other, double hbm_bytes);
 
 // The columns and cells naming one CommOp (the schedule tables of estimate and sim).
 std::vector<report::Column> op_columns();
