@@ -86,19 +86,8 @@ SimNetwork make_sim_network(const topo::Fabric& fabric, RouteFn route) {
   n.describe = [f](ChannelId c) {
     const auto& link = f->links[static_cast<std::size_t>(c / 2)];
     const bool up = c % 2 == 0;
-    auto node = [f](std::int32_t id) {
-      const auto& nd = f->nodes[static_cast<std::size_t>(id)];
-      switch (nd.kind) {
-        case topo::NodeKind::gpu:
-          return fmt::format("gpu{}", id);
-        case topo::NodeKind::hb_switch:
-          return fmt::format("hb{}", id - f->cluster.gpus);
-        default:
-          return fmt::format("sw{}(t{})", id, static_cast<int>(nd.tier));
-      }
-    };
-    return fmt::format("{} -> {} ({})", node(up ? link.a : link.b), node(up ? link.b : link.a),
-                       tier_name(link.kind, link.tier));
+    return fmt::format("{} -> {} ({})", topo::node_name(*f, up ? link.a : link.b),
+                       topo::node_name(*f, up ? link.b : link.a), tier_name(link.kind, link.tier));
   };
   return n;
 }

@@ -1,6 +1,9 @@
 #include "railsim/topo/fabric.hpp"
 
+#include <fmt/format.h>
+
 #include "route_hash.hpp"
+#include "tier_word.hpp"
 
 namespace railsim::topo {
 
@@ -90,6 +93,70 @@ void Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow_hash, 
     return;
   }
   clos_route(*this, src, dst, nic, flow_hash, out);
+}
+
+namespace {
+
+// The index of switch `id` in its tier (the first switch of the tier is 0), and whether the
+// Fabric's plan knows the tier (a Fabric made by hand has no tier_node_base).
+bool tier_index(const Fabric& f, std::int32_t id, std::int64_t& index) {
+  const int t = f.nodes[static_cast<std::size_t>(id)].tier;
+  if (t < 1 || static_cast<std::size_t>(t) >= f.tier_node_base.size() ||
+      static_cast<std::size_t>(t) > f.plan.tiers.size()) {
+    index = id;
+    return false;
+  }
+  index = id - f.tier_node_base[static_cast<std::size_t>(t)];
+  return true;
+}
+
+}  // namespace
+
+std::int64_t node_domain(const Fabric& f, std::int32_t id) {
+  switch (f.nodes[static_cast<std::size_t>(id)].kind) {
+    case NodeKind::gpu:
+      return f.cluster.domain_of(id);
+    case NodeKind::hb_switch:
+      return id - f.cluster.gpus;
+    case NodeKind::network_switch:
+      break;
+  }
+  return -1;
+}
+
+int node_plane(const Fabric& f, std::int32_t id) {
+  const Node& n = f.nodes[static_cast<std::size_t>(id)];
+  std::int64_t index = 0;
+  if (n.kind != NodeKind::network_switch || f.layout.instances == 0 || !tier_index(f, id, index))
+    return -1;
+  // Switches are numbered instance by instance within a tier (builders.cpp); rail_only has one
+  // instance per plane and rail.
+  const std::int64_t inst = index / f.plan.tiers[static_cast<std::size_t>(n.tier - 1)].switches();
+  return static_cast<int>(f.layout.per_rail ? inst / f.cluster.hb_domain : inst);
+}
+
+std::string node_name(const Fabric& f, std::int32_t id) {
+  const Node& n = f.nodes[static_cast<std::size_t>(id)];
+  switch (n.kind) {
+    case NodeKind::gpu:
+      return fmt::format("gpu{}", id);
+    case NodeKind::hb_switch:
+      return fmt::format("hb{}", id - f.cluster.gpus);
+    case NodeKind::network_switch:
+      break;
+  }
+  std::int64_t index = 0;
+  tier_index(f, id, index);
+  std::string name;
+  if (const char* w = detail::tier_word(n.tier))
+    name = fmt::format("{}{}", w, index);
+  else
+    name = fmt::format("t{}sw{}", static_cast<int>(n.tier), index);
+  if (f.layout.planes > 1) {
+    if (const int p = node_plane(f, id); p >= 0) name += fmt::format(".p{}", p);
+  }
+  if (n.rail >= 0) name += fmt::format(".r{}", n.rail);
+  return name;
 }
 
 }  // namespace railsim::topo

@@ -12,25 +12,14 @@
 #include "railsim/core/error.hpp"
 #include "railsim/topo/failures.hpp"
 #include "route_hash.hpp"
+#include "tier_word.hpp"
 
 namespace railsim::topo {
 
 namespace {
 
 using detail::mix;
-
-const char* tier_word(int tier) {
-  switch (tier) {
-    case 1:
-      return "leaf";
-    case 2:
-      return "spine";
-    case 3:
-      return "core";
-    default:
-      return nullptr;
-  }
-}
+using detail::tier_word;
 
 std::int64_t switches_at(const Fabric& f, int tier) {
   if (tier < 1 || tier > f.tiers) return 0;

@@ -1,12 +1,16 @@
-// The simulator on topo/'s builders: oversubscription as the builder wires it, and determinism
-// whatever the thread count.
+// The simulator on topo/'s builders: oversubscription as the builder wires it, determinism
+// whatever the thread count, and links named as the graph exports name them.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <string>
+
 #include "../common/fabric_fixtures.hpp"
 #include "railsim/sim/collective.hpp"
+#include "railsim/sim/network.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/topo/builders.hpp"
+#include "railsim/topo/failures.hpp"
 
 using namespace railsim;
 
@@ -92,4 +96,25 @@ TEST(FabricSim, ARingUsesEveryNicOfAGpu) {
     EXPECT_NEAR(r.completion_time_s / ((n - 1) / n * S / (nics * c.nic_bw_Bps)), 1.0, 1e-9)
         << nics << " NICs per GPU";
   }
+}
+
+// The simulator names a link's nodes as the graph exports do (topo::node_name), so that a busy
+// link of `railsim sim` is found by name in the drawing of `design --export dot`.
+TEST(FabricSim, LinksNameTheirNodesAsTheGraphExportDoes) {
+  const topo::Fabric f = topo::build_fabric(
+      test::h100_cluster(64, 8), test::radix_design(spec::DesignKind::rail_optimized, 16));
+  const sim::SimNetwork net = sim::make_sim_network(f);
+  for (std::size_t l = 0; l < f.links.size(); ++l) {
+    const auto& link = f.links[l];
+    const std::string a = topo::node_name(f, link.a), b = topo::node_name(f, link.b);
+    const std::string tier = topo::link_tier_name(link.kind, link.tier);
+    EXPECT_EQ(net.describe(static_cast<sim::ChannelId>(2 * l)), a + " -> " + b + " (" + tier + ")");
+    EXPECT_EQ(net.describe(static_cast<sim::ChannelId>(2 * l + 1)),
+              b + " -> " + a + " (" + tier + ")");
+  }
+  // The spellings, pinned: a GPU, an HB switch, a rail's leaf, a spine.
+  EXPECT_EQ(net.describe(0), "gpu0 -> hb0 (HB)");
+  EXPECT_EQ(net.describe(2 * f.nic_link(11, 0)), "gpu11 -> leaf3.r3 (GPU-leaf)");
+  EXPECT_EQ(net.describe(static_cast<sim::ChannelId>(2 * f.link_base[1] + 1)),
+            "spine0 -> leaf0.r0 (leaf-spine)");
 }

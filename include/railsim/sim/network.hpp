@@ -40,7 +40,8 @@ struct SimNetwork {
   // Optional (failures): whether NIC port `nic` of `gpu` still reaches its leaf; a transfer
   // split over a GPU's NIC ports takes the ports alive at both ends. Empty: all alive.
   std::function<bool(std::int64_t gpu, int nic)> nic_alive;
-  // A channel in words ("link 12 (GPU-leaf) node 3 -> node 1030").
+  // A channel in words, its nodes named as the graph exports name them (topo::node_name):
+  // "gpu3 -> leaf3.r3 (GPU-leaf)".
   std::function<std::string(ChannelId)> describe;
   // Packet spraying (SimConfig's Routing::spray): the bundle each directed channel belongs to, -1
   // for channels in none (HB and NIC channels, dead links); empty = no bundles. A bundle is

@@ -10,6 +10,7 @@
 // numbered 2 * link + 0 for a -> b ("up": from the GPU side towards higher tiers) and
 // 2 * link + 1 for b -> a ("down").
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "railsim/spec/cluster.hpp"
@@ -162,5 +163,18 @@ struct Fabric {
   // Longest path route() can return, in channels (reserve this much in a Path).
   int max_path_channels() const { return 2 * (tiers > 0 ? tiers : 0) + 4; }
 };
+
+// The name of node `id`, the one every output uses (the simulator's links, the graph exports), so
+// that a node reads the same everywhere: gpu<g>; hb<d>, the HB switch of domain d; a scale-out
+// switch by its tier's word and its index in the tier, the index --fail takes (leaf3 is leaf:3,
+// spine0, core1; t4sw2 is switch:4:2), then .p<plane> on a network of several planes and
+// .r<rail> when every NIC port below it is on one rail: leaf3.r3, spine5.p1. A Fabric made by
+// hand, without tier_node_base, numbers its switches by node id.
+std::string node_name(const Fabric& f, std::int32_t id);
+// The HB domain of a GPU or an HB switch; -1 for other nodes.
+std::int64_t node_domain(const Fabric& f, std::int32_t id);
+// The plane of a scale-out switch (0 on a single-plane network); -1 for other nodes and where the
+// Fabric has no plan.
+int node_plane(const Fabric& f, std::int32_t id);
 
 }  // namespace railsim::topo
