@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <sstream>
 #include <string>
 
 #include "../common/fabric_fixtures.hpp"
@@ -10,6 +11,7 @@
 #include "railsim/sim/network.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/topo/builders.hpp"
+#include "railsim/topo/export.hpp"
 #include "railsim/topo/failures.hpp"
 
 using namespace railsim;
@@ -104,6 +106,8 @@ TEST(FabricSim, LinksNameTheirNodesAsTheGraphExportDoes) {
   const topo::Fabric f = topo::build_fabric(
       test::h100_cluster(64, 8), test::radix_design(spec::DesignKind::rail_optimized, 16));
   const sim::SimNetwork net = sim::make_sim_network(f);
+  std::ostringstream dot;
+  topo::write_graph(f, topo::GraphFormat::dot, dot);
   for (std::size_t l = 0; l < f.links.size(); ++l) {
     const auto& link = f.links[l];
     const std::string a = topo::node_name(f, link.a), b = topo::node_name(f, link.b);
@@ -111,6 +115,8 @@ TEST(FabricSim, LinksNameTheirNodesAsTheGraphExportDoes) {
     EXPECT_EQ(net.describe(static_cast<sim::ChannelId>(2 * l)), a + " -> " + b + " (" + tier + ")");
     EXPECT_EQ(net.describe(static_cast<sim::ChannelId>(2 * l + 1)),
               b + " -> " + a + " (" + tier + ")");
+    for (const std::string& name : {a, b})
+      EXPECT_NE(dot.str().find("    \"" + name + "\" [kind="), std::string::npos) << name;
   }
   // The spellings, pinned: a GPU, an HB switch, a rail's leaf, a spine.
   EXPECT_EQ(net.describe(0), "gpu0 -> hb0 (HB)");

@@ -1,12 +1,21 @@
-// Node names: one spelling of a node in every output.
+// Node names (one spelling of a node in every output) and the graph exports: the DOT drawing's
+// structure (a cluster per HB domain, a rank per switch tier, parallel links as one counted edge),
+// GraphML's and JSON's names.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../common/fabric_fixtures.hpp"
+#include "railsim/core/cancel.hpp"
+#include "railsim/core/json.hpp"
 #include "railsim/topo/builders.hpp"
+#include "railsim/topo/export.hpp"
 #include "railsim/topo/failures.hpp"
 
 using namespace railsim;
@@ -14,6 +23,18 @@ using spec::DesignKind;
 using topo::Fabric;
 
 namespace {
+
+std::string export_text(const Fabric& f, topo::GraphFormat g) {
+  std::ostringstream out;
+  topo::write_graph(f, g, out);
+  return out.str();
+}
+
+std::size_t export_count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
 
 // The paper's small example: 64 H100 in HB domains of 8, rail-optimized on 16-port switches
 // (8 leaves, one per rail, and 4 spines, each leaf with 2 links to each spine).
@@ -40,6 +61,27 @@ std::vector<Fabric> export_fabrics() {
   planes.nic_ports = 2;
   fs.push_back(topo::build_fabric(test::h100_cluster(64, 8, 400), planes));
   return fs;
+}
+
+// One DOT edge: its two ends as written and its attributes.
+struct DotEdge {
+  std::string from, to;
+  std::string kind;
+  long links = 0;
+  std::string label;
+};
+
+std::vector<DotEdge> dot_edges(const std::string& dot) {
+  static const std::regex re(
+      R"re(^  "([^"]+)" -- "([^"]+)" \[kind=(\w+), gbps=[0-9.e+]+, links=(\d+)(?:, label="([^"]*)", penwidth=[0-9.]+)?\];$)re");
+  std::vector<DotEdge> out;
+  std::istringstream in(dot);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, re))
+      out.push_back({m[1].str(), m[2].str(), m[3].str(), std::stol(m[4].str()), m[5].str()});
+  }
+  return out;
 }
 
 }  // namespace
@@ -93,4 +135,125 @@ TEST(NodeNames, AreUniqueAndNamePlanesRailsAndHighTiers) {
   const auto second = static_cast<std::int32_t>(two.tier_node_base[1] + leaves / 2);
   EXPECT_EQ(topo::node_plane(two, second), 1);
   EXPECT_EQ(topo::node_name(two, second), "leaf" + std::to_string(leaves / 2) + ".p1.r0");
+}
+
+TEST(DotExport, OneClusterPerHbDomainAndOneRankPerSwitchTier) {
+  for (const Fabric& f : export_fabrics()) {
+    const std::string dot = export_text(f, topo::GraphFormat::dot);
+    const std::string what(spec::to_string(f.design.kind));
+    EXPECT_EQ(export_count(dot, "subgraph cluster_hb"),
+              static_cast<std::size_t>(f.cluster.domains()))
+        << what;
+    EXPECT_EQ(export_count(dot, "label=\"HB domain "),
+              static_cast<std::size_t>(f.cluster.domains()));
+    EXPECT_EQ(export_count(dot, "{rank=same;"), static_cast<std::size_t>(f.tiers)) << what;
+    // Every node once, labelled with its name, its raw attributes kept for scripts.
+    for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+      const std::string name = topo::node_name(f, static_cast<std::int32_t>(i));
+      const std::string decl = "    \"" + name + "\" [kind=";
+      ASSERT_EQ(export_count(dot, decl), 1u) << name;
+      const auto p = dot.find(decl);
+      const std::string line = dot.substr(p, dot.find('\n', p) - p);
+      EXPECT_NE(line.find(" tier=" + std::to_string(f.nodes[i].tier) + ","), std::string::npos)
+          << line;
+      EXPECT_NE(line.find(" rail=" + std::to_string(f.nodes[i].rail) + ","), std::string::npos)
+          << line;
+      EXPECT_NE(line.find("label=\"" + name + "\""), std::string::npos) << line;
+    }
+    // Each HB domain's cluster holds its switch and its GPUs.
+    const auto c3 = dot.find("subgraph cluster_hb" + std::to_string(f.cluster.domains() - 1) + " ");
+    ASSERT_NE(c3, std::string::npos);
+    const std::string cluster = dot.substr(c3, dot.find("\n  }\n", c3) - c3);
+    EXPECT_NE(cluster.find("\"hb" + std::to_string(f.cluster.domains() - 1) + "\""),
+              std::string::npos);
+    EXPECT_EQ(export_count(cluster, "[kind=gpu,"), static_cast<std::size_t>(f.cluster.hb_domain));
+    EXPECT_NE(cluster.find("\"gpu" + std::to_string(f.cluster.gpus - 1) + "\""), std::string::npos);
+  }
+}
+
+TEST(DotExport, ParallelLinksAreOneEdgeLabelledWithTheirCount) {
+  for (const Fabric& f : export_fabrics()) {
+    const std::string what(spec::to_string(f.design.kind));
+    std::map<std::pair<std::string, std::string>, long> pairs;  // by the names of the lower end
+    for (const auto& l : f.links) ++pairs[{topo::node_name(f, l.a), topo::node_name(f, l.b)}];
+    const std::vector<DotEdge> edges = dot_edges(export_text(f, topo::GraphFormat::dot));
+    EXPECT_EQ(edges.size(), pairs.size()) << what;
+    long links = 0;
+    for (const DotEdge& e : edges) {
+      links += e.links;
+      // HB edges are written switch first; every other link lower end first.
+      const auto key = e.kind == "hb" ? std::make_pair(e.to, e.from) : std::make_pair(e.from, e.to);
+      const auto it = pairs.find(key);
+      ASSERT_NE(it, pairs.end()) << e.from << " -- " << e.to;
+      EXPECT_EQ(e.links, it->second) << e.from << " -- " << e.to;
+      if (e.links > 1)
+        EXPECT_EQ(e.label.substr(0, e.label.find(' ')), std::to_string(e.links)) << e.label;
+      else
+        EXPECT_EQ(e.label, "");
+    }
+    EXPECT_EQ(links, static_cast<long>(f.links.size())) << what;
+  }
+  // The 64-GPU fabric: each leaf has 2 links to each of the 4 spines at 400G.
+  const std::vector<DotEdge> edges =
+      dot_edges(export_text(export_fabric64(), topo::GraphFormat::dot));
+  std::size_t leaf_spine = 0;
+  for (const DotEdge& e : edges) {
+    if (e.kind != "switch_switch") continue;
+    ++leaf_spine;
+    EXPECT_EQ(e.label, "2 x 400G");
+  }
+  EXPECT_EQ(leaf_spine, 32u);
+}
+
+TEST(DotExport, TheTitleSaysWhatIsDrawn) {
+  const std::string dot = export_text(export_fabric64(), topo::GraphFormat::dot);
+  EXPECT_EQ(dot.rfind("graph rail_optimized {\n", 0), 0u);
+  EXPECT_NE(dot.find("label=\"rail_optimized: 64 GPUs in 8 HB domains of 8, 2 switch tiers of test "
+                     "(16 x 400G)\\n64 HB links of 3.6T (green), 64 GPU-leaf links of 400G (blue), "
+                     "64 leaf-spine links of 400G (red)"),
+            std::string::npos)
+      << dot.substr(0, 400);
+  EXPECT_NE(dot.find("rankdir=LR"), std::string::npos);
+}
+
+TEST(GraphmlAndJsonExport, NameEveryNodeAsTheDrawingDoes) {
+  const Fabric f = export_fabrics().back();  // two planes
+  const std::string xml = export_text(f, topo::GraphFormat::graphml);
+  for (const char* key : {"name", "label", "kind", "tier", "rail", "hb_domain", "plane"})
+    EXPECT_NE(xml.find(std::string("attr.name=\"") + key + "\""), std::string::npos) << key;
+  EXPECT_NE(xml.find("attr.name=\"capacity_gbps\""), std::string::npos);
+  EXPECT_NE(xml.find("<node id=\"n9\"><data key=\"name\">gpu9</data><data key=\"label\">gpu9</data>"
+                     "<data key=\"kind\">gpu</data><data key=\"tier\">0</data><data "
+                     "key=\"rail\">1</data><data key=\"hb_domain\">1</data></node>"),
+            std::string::npos);
+  const auto hb = static_cast<std::int32_t>(f.cluster.gpus + 2);
+  EXPECT_NE(xml.find("<data key=\"name\">hb2</data>"), std::string::npos);
+  EXPECT_NE(xml.find("<node id=\"n" + std::to_string(hb) + "\">"), std::string::npos);
+  const auto last = static_cast<std::int32_t>(f.nodes.size() - 1);
+  EXPECT_NE(xml.find("<data key=\"name\">" + topo::node_name(f, last) + "</data>"),
+            std::string::npos);
+  EXPECT_EQ(export_count(xml, "<data key=\"plane\">"),
+            static_cast<std::size_t>(f.nodes.size() - f.cluster.gpus - f.cluster.domains()));
+  EXPECT_EQ(export_count(xml, "<data key=\"hb_domain\">"),
+            static_cast<std::size_t>(f.cluster.gpus + f.cluster.domains()));
+  EXPECT_EQ(export_count(xml, "<edge "), f.links.size());
+
+  const Json j = Json::parse(export_text(f, topo::GraphFormat::json));
+  ASSERT_EQ(j.at("nodes").size(), f.nodes.size());
+  EXPECT_EQ(j.at("links").size(), f.links.size());
+  for (std::size_t i = 0; i < f.nodes.size(); ++i)
+    EXPECT_EQ(j["nodes"][i].at("name"), topo::node_name(f, static_cast<std::int32_t>(i)));
+  EXPECT_EQ(j["nodes"][0].at("kind"), "gpu");
+  EXPECT_EQ(j.at("gpus"), 64);
+}
+
+TEST(GraphExport, StopsWhenCancelled) {
+  const Fabric f = export_fabric64();
+  for (const auto g :
+       {topo::GraphFormat::dot, topo::GraphFormat::graphml, topo::GraphFormat::json}) {
+    request_cancel();
+    EXPECT_THROW((void)export_text(f, g), Cancelled);
+    reset_cancel();
+    EXPECT_NO_THROW((void)export_text(f, g));
+  }
 }
