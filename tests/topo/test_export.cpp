@@ -1,8 +1,11 @@
 // Node names (one spelling of a node in every output) and the graph exports: the DOT drawing's
 // structure (a cluster per HB domain, a rank per switch tier, parallel links as one counted edge),
-// GraphML's and JSON's names.
+// GraphML's and JSON's names; and Graphviz drawing the 64-GPU fabric at a size people can read.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "../common/fabric_fixtures.hpp"
+#include "../common/scratch.hpp"
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/topo/builders.hpp"
@@ -255,5 +259,43 @@ TEST(GraphExport, StopsWhenCancelled) {
     EXPECT_THROW((void)export_text(f, g), Cancelled);
     reset_cancel();
     EXPECT_NO_THROW((void)export_text(f, g));
+  }
+}
+
+// Graphviz draws the 64-GPU fabric at a size one can read: under 3,000 pt each way (A4 is 842 pt
+// tall; the flat drawing of every link was 4,768 x 188 pt), no longer than 6:1 either way, every
+// node labelled with its name.
+TEST(DotExport, GraphvizDrawsTheSixtyFourGpuFabricReadably) {
+  if (std::system("command -v dot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "Graphviz's dot is not installed (apt-get install graphviz)";
+  for (const DesignKind kind : {DesignKind::rail_optimized, DesignKind::rail_only}) {
+    const Fabric f = export_fabric64(kind);
+    const std::string dot_path = test::scratch_path("export", "fabric.dot");
+    const std::string svg_path = test::scratch_path("export", "fabric.svg");
+    {
+      std::ofstream o(dot_path);
+      topo::write_graph(f, topo::GraphFormat::dot, o);
+    }
+    const std::string cmd = "dot -Tsvg '" + dot_path + "' -o '" + svg_path + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream in(svg_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string svg = ss.str();
+    std::remove(dot_path.c_str());
+    std::remove(svg_path.c_str());
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_search(svg, m, std::regex(R"re(<svg width="(\d+)pt" height="(\d+)pt")re")))
+        << svg.substr(0, 500);
+    const double w = std::stod(m[1].str()), h = std::stod(m[2].str());
+    const std::string what(spec::to_string(kind));
+    EXPECT_LT(w, 3000) << what;
+    EXPECT_LT(h, 3000) << what;
+    EXPECT_LT(std::max(w / h, h / w), 6.0) << what << ": " << w << " x " << h;
+    for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+      const std::string name = topo::node_name(f, static_cast<std::int32_t>(i));
+      EXPECT_NE(svg.find(">" + name + "</text>"), std::string::npos) << name;
+    }
   }
 }
