@@ -96,17 +96,17 @@ std::string temp_dir(const std::string& option) {
   return name.data();
 }
 
-// The exit status of child `pid`, polled every 5 ms so that a cancellation (core/cancel.hpp)
-// stops gnuplot and returns at once: a Ctrl-C reaches gnuplot from the terminal, but a SIGTERM
-// sent to railsim alone would leave it running.
-int wait_for(pid_t pid, const std::string& option) {
+// The exit status of child `pid` (gnuplot or dot), polled every 5 ms so that a cancellation
+// (core/cancel.hpp) stops it and returns at once: a Ctrl-C reaches the child from the terminal, but
+// a SIGTERM sent to railsim alone would leave it running.
+int wait_for(pid_t pid, const std::string& program, const std::string& option) {
   ExitCleanup registered(pid);
   int status = 0;
   while (true) {
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) return status;
     if (r < 0 && errno != EINTR)
-      throw InputError(option, fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
+      throw InputError(option, fmt::format("waiting for {}: {}", program, std::strerror(errno)));
     if (cancel_requested()) {
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -116,6 +116,42 @@ int wait_for(pid_t pid, const std::string& option) {
     ::usleep(5000);
   }
 }
+
+// Runs `args` (args[0] the program's path) with no input, its output and errors into the file
+// `err`; returns its wait status.
+int run_program(std::vector<std::string> args, const std::string& err, const std::string& option) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    throw InputError(option, fmt::format("cannot run '{}': {}", args[0], std::strerror(rc)));
+  return wait_for(pid, std::filesystem::path(args[0]).filename().string(), option);
+}
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A temporary directory, removed with what it holds when the owner goes.
+struct TempDir {
+  std::string path;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
 
 std::string first_line(const std::string& s) {
   std::istringstream in(s);
@@ -270,7 +306,7 @@ std::string gnuplot_script(const BarChart& c, PlotFormat f, const std::string& o
   return s + "\n";
 }
 
-std::string find_gnuplot() {
+std::string find_program(std::string_view name) {
   const char* env = std::getenv("PATH");
   if (!env) return "";
   const std::string path = env;
@@ -279,13 +315,18 @@ std::string find_gnuplot() {
     const auto end = std::min(path.find(':', start), path.size());
     // An empty PATH entry is the current directory.
     const std::string file =
-        (end == start ? std::string(1, '.') : path.substr(start, end - start)) + "/gnuplot";
+        (end == start ? std::string(1, '.') : path.substr(start, end - start)) + "/" +
+        std::string(name);
     struct stat st {};
     if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0)
       return file;
     start = end + 1;
   }
   return "";
+}
+
+std::string find_gnuplot() {
+  return find_program("gnuplot");
 }
 
 void require_gnuplot(const std::string& option) {
@@ -320,19 +361,12 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
                         const std::string& option) {
   const std::string gnuplot = find_gnuplot();
   if (gnuplot.empty()) require_gnuplot(option);
-  const std::string dir = temp_dir(option);
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{dir};
-  const std::string out = dir + "/plot." + std::string(to_string(f));
-  const std::string gp = dir + "/plot.gp", err = dir + "/gnuplot.err";
+  const TempDir dir{temp_dir(option)};
+  const std::string out = dir.path + "/plot." + std::string(to_string(f));
+  const std::string gp = dir.path + "/plot.gp", err = dir.path + "/gnuplot.err";
   // What a signal that cannot wait for unwinding removes (core/cancel.hpp): the folder holds
   // these three files and nothing else.
-  const ExitCleanup registered[] = {{ExitCleanup::Kind::folder, dir},
+  const ExitCleanup registered[] = {{ExitCleanup::Kind::folder, dir.path},
                                     {ExitCleanup::Kind::file, gp},
                                     {ExitCleanup::Kind::file, err},
                                     {ExitCleanup::Kind::file, out}};
@@ -340,46 +374,63 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
     std::ofstream o(gp, std::ios::binary);
     o << script(out);
     if (!o.flush())
-      throw InputError(option, fmt::format("cannot write the gnuplot script in '{}'", dir));
+      throw InputError(option, fmt::format("cannot write the gnuplot script in '{}'", dir.path));
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
   // -d: ignore the user's and the system's gnuplot initialisation files (same picture anywhere).
-  std::string a0 = gnuplot, a1 = "-d", a2 = gp;
-  char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, gnuplot.c_str(), &fa, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    throw InputError(option, fmt::format("cannot run '{}': {}", gnuplot, std::strerror(rc)));
-  const int status = wait_for(pid, option);
-  std::string bytes;
-  std::ifstream in(out, std::ios::binary);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    bytes = ss.str();
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty()) {
-    std::ifstream e(err);
-    std::stringstream ss;
-    ss << e.rdbuf();
-    throw InputError(option, fmt::format("gnuplot failed: {}", first_line(ss.str())));
-  }
+  const int status = run_program({gnuplot, "-d", gp}, err, option);
+  std::string bytes = read_whole(out);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty())
+    throw InputError(option, fmt::format("gnuplot failed: {}", first_line(read_whole(err))));
   // gnuplot can exit 0 on a picture cut short (a full temporary directory): check its end.
   if (!complete_picture(bytes, f))
     throw InputError(option, fmt::format("gnuplot wrote an incomplete {} ({} bytes) in '{}': is "
                                          "the temporary directory full?",
-                                         to_string(f), bytes.size(), dir));
+                                         to_string(f), bytes.size(), dir.path));
   if (f == PlotFormat::pdf) {  // cairo stamps the time of day; fix it (same length, offsets hold)
     const std::string key = "/CreationDate (D:";
     const auto p = bytes.find(key);
     if (p != std::string::npos && p + key.size() + 14 <= bytes.size())
       bytes.replace(p + key.size(), 14, "20000101000000");
   }
+  return bytes;
+}
+
+std::string find_dot() {
+  return find_program("dot");
+}
+
+void require_dot(const std::string& option) {
+  if (find_dot().empty())
+    throw InputError(option,
+                     "graphs are drawn by Graphviz, and graphviz (dot) is not installed: install "
+                     "graphviz (apt-get install graphviz)");
+}
+
+std::string render_dot_svg(std::string_view dot, const std::string& option) {
+  const std::string program = find_dot();
+  if (program.empty()) require_dot(option);
+  const TempDir dir{temp_dir(option)};
+  const std::string in = dir.path + "/graph.dot", out = dir.path + "/graph.svg",
+                    err = dir.path + "/dot.err";
+  const ExitCleanup registered[] = {{ExitCleanup::Kind::folder, dir.path},
+                                    {ExitCleanup::Kind::file, in},
+                                    {ExitCleanup::Kind::file, err},
+                                    {ExitCleanup::Kind::file, out}};
+  {
+    std::ofstream o(in, std::ios::binary);
+    o.write(dot.data(), static_cast<std::streamsize>(dot.size()));
+    if (!o.flush())
+      throw InputError(option,
+                       fmt::format("cannot write the graph for Graphviz in '{}'", dir.path));
+  }
+  const int status = run_program({program, "-Tsvg", "-o", out, in}, err, option);
+  std::string bytes = read_whole(out);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty())
+    throw InputError(option, fmt::format("graphviz (dot) failed: {}", first_line(read_whole(err))));
+  if (!complete_picture(bytes, PlotFormat::svg))
+    throw InputError(option, fmt::format("graphviz (dot) wrote an incomplete SVG ({} bytes) in "
+                                         "'{}': is the temporary directory full?",
+                                         bytes.size(), dir.path));
   return bytes;
 }
 

@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "../common/picture_files.hpp"
 #include "../common/scratch.hpp"
@@ -183,4 +186,52 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   EXPECT_NE(got.find("sweep [###############...............] 1/2 50%"), std::string::npos) << got;
   EXPECT_NE(got.find("\r\x1b[K"), std::string::npos);
   EXPECT_EQ(got.find("late"), std::string::npos);
+}
+
+// Graphviz draws DOT text as SVG, as the HTML report can use it: the labels come back as text of
+// the picture; a missing dot or a broken graph is a one-line error naming the option.
+TEST(DotSvg, GraphvizDrawsDotTextAsSvg) {
+  if (report::find_dot().empty()) GTEST_SKIP() << "graphviz (dot) is not installed";
+  const std::string svg = report::render_dot_svg(
+      "graph g { rankdir=LR; \"gpu0\" [shape=box]; \"gpu0\" -- \"leaf0.r0\" [label=\"2 x "
+      "400G\"]; }",
+      "--graph");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u) << svg.substr(0, 200);
+  EXPECT_TRUE(report::complete_picture(svg, report::PlotFormat::svg));
+  for (const char* text : {">gpu0</text>", ">leaf0.r0</text>", ">2 x 400G</text>"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  EXPECT_EQ(report::render_dot_svg("graph g { a -- b; }", "--graph"),
+            report::render_dot_svg("graph g { a -- b; }", "--graph"));  // deterministic
+  try {
+    (void)report::render_dot_svg("graph g { a -- ", "--graph");
+    ADD_FAILURE() << "a broken graph was drawn";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--graph");
+    EXPECT_NE(std::string(e.what()).find("graphviz (dot) failed: "), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+}
+
+TEST(DotSvg, WithoutGraphvizTheErrorSaysWhatToInstall) {
+  const std::string old = std::getenv("PATH") ? std::getenv("PATH") : "";
+  const std::string empty = test::scratch_path("plot", "no_dot_path");
+  std::filesystem::create_directories(empty);
+  ::setenv("PATH", empty.c_str(), 1);
+  std::string message, required;
+  try {
+    (void)report::render_dot_svg("graph g { a -- b; }", "--graph");
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  try {
+    report::require_dot("--graph");
+  } catch (const InputError& e) {
+    required = e.what();
+  }
+  ::setenv("PATH", old.c_str(), 1);
+  std::filesystem::remove_all(empty);
+  EXPECT_EQ(message.rfind("--graph: ", 0), 0u) << message;
+  EXPECT_NE(message.find("graphviz (dot) is not installed"), std::string::npos) << message;
+  EXPECT_NE(message.find("apt-get install graphviz"), std::string::npos) << message;
+  EXPECT_EQ(required, message);
 }

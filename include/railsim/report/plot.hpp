@@ -7,6 +7,9 @@
 //
 // Text is drawn as given (gnuplot's enhanced text mode is off: _ ^ @ & have no meaning), and SVG
 // output escapes it for XML. Files are written atomically (report/file.hpp).
+//
+// Graphs (a network's nodes and links, as DOT text) are drawn by Graphviz's `dot` the same way:
+// render_dot_svg at the end.
 #include <functional>
 #include <string>
 #include <string_view>
@@ -98,5 +101,18 @@ std::string gnuplot_quote(std::string_view text);
 bool complete_picture(std::string_view bytes, PlotFormat f);
 // A number as gnuplot reads it back exactly (shortest round-trip form).
 std::string gnuplot_number(double v);
+
+// --- graphs drawn by Graphviz ---
+
+// The `dot` program of Graphviz on PATH, or "" when there is none.
+std::string find_dot();
+// Throws InputError(option, "... graphviz (dot) is not installed ...") when dot is not on PATH.
+void require_dot(const std::string& option);
+// The SVG that Graphviz's dot draws of the DOT text `dot` (topo::write_graph's, for one): dot runs
+// in a temporary directory, as gnuplot does, and stops when cancelled. Throws InputError(option)
+// when dot is missing, fails (with the first line of its error) or writes an incomplete SVG. The
+// text is dot's to trust: attributes such as image or fontpath make it read files, which
+// write_graph's DOT never names.
+std::string render_dot_svg(std::string_view dot, const std::string& option);
 
 }  // namespace railsim::report
