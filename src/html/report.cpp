@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "railsim/core/error.hpp"
@@ -29,6 +30,8 @@
 #include "railsim/spec/switch.hpp"
 #include "railsim/sweep/study.hpp"
 #include "railsim/sweep/sweep.hpp"
+#include "railsim/topo/builders.hpp"
+#include "railsim/topo/export.hpp"
 #include "railsim/traffic/tables.hpp"
 #include "railsim/traffic/traffic_matrix.hpp"
 
@@ -584,6 +587,37 @@ std::string failures_body(const ClusterCase& cc, const sweep::PointResult& p,
   return body;
 }
 
+// Both designs drawn small (Graphviz): 64 GPUs of the cluster's GPU in 8 HB domains of 8, one
+// 400G NIC each, on 16-port switches, so that every switch and link can be seen; a real cluster
+// has more of each in the same structure. Without Graphviz the section says how to get it.
+std::string fabric_body(const spec::Cluster& c) {
+  std::string body = fmt::format(
+      "<p>The structure of both designs, drawn small: 64 {} GPUs in 8 HB domains of 8 (one "
+      "cluster per domain, GPUs in rails), one 400G NIC each, on 16-port switches. Rail-optimized "
+      "joins every rail's leaf through spines; rail-only keeps each rail to itself. The report's "
+      "cluster has more of everything in the same shape ({}); <code>railsim design --export "
+      "dot</code> writes any size.</p>\n",
+      escape(c.gpu.name), escape(cluster_name(c)));
+  if (report::find_dot().empty())
+    return body +
+           "<p>Graphviz (dot) is not installed, so the fabric is not drawn: install the graphviz "
+           "package and run the report again.</p>\n";
+  spec::Cluster small = spec::make_cluster(c.gpu, 64, 8, 400, c.hb_bw_Bps / 1e9, 1);
+  spec::SwitchSpec sw;
+  sw.name = "16-port switch";
+  sw.radix = 16;
+  sw.port_gbps = 400;
+  body += "<div class=\"pair\">\n";
+  for (spec::DesignKind kind : {spec::DesignKind::rail_optimized, spec::DesignKind::rail_only}) {
+    std::ostringstream dot;
+    topo::write_graph(topo::build_fabric(small, spec::make_network_design(kind, sw)),
+                      topo::GraphFormat::dot, dot);
+    body += figure(report::render_dot_svg(dot.str(), "--out"),
+                   fmt::format("{}: 64 GPUs on 16-port switches", design_words(kind)));
+  }
+  return body + "</div>\n";
+}
+
 // When the verdict between rail-only and rail-optimized turns under the contrasting routing (ECMP
 // against adaptive), compare's line saying so; empty when it holds (or a design has no plan).
 std::string routing_note(const sweep::PointResult& p, const spec::Model& model,
@@ -708,6 +742,9 @@ std::string build_report(const ReportOptions& o) {
     });
     body += table_html(cost::designs_table(cc.cluster, rows, true));
   }
+
+  section("fabric", "The designs, drawn small");
+  body += fabric_body(clusters.front().cluster);
 
   section("traffic", "Traffic of rail-only's best plan");
   body +=

@@ -11,6 +11,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/html/report.hpp"
 #include "railsim/report/file.hpp"
+#include "railsim/report/plot.hpp"
 #include "railsim/sweep/sweep.hpp"
 
 using namespace railsim;
@@ -42,6 +43,12 @@ html::ReportOptions small() {
 const std::string& small_report() {
   static const std::string page = html::build_report(small());
   return page;
+}
+
+// The two designs drawn small, where Graphviz is installed (CI installs it); without it the
+// section says how to get them.
+std::size_t fabric_pictures() {
+  return report::find_dot().empty() ? 0 : 2;
 }
 
 // The page without its pictures' base64, where any letters may occur.
@@ -99,12 +106,13 @@ TEST(Html, ReportHoldsEverySectionAndOnlyInlinePictures) {
        {"<h2 id=\"summary\">", "<h2 id=\"bom\">", "<h2 id=\"traffic\">", "<h2 id=\"studies\">",
         "4,096 x H100-SXM", "rail-only", "tp8", "<b>Version</b>: railsim ",
         "<b>Routing</b>: routing", "<b>Catalog</b>: ib-ndr-thirdparty-2024",
-        "Every time on this page assumes routing ecmp"})
+        "Every time on this page assumes routing ecmp", "<h2 id=\"fabric\">",
+        "64 H100-SXM GPUs in 8 HB domains of 8"})
     EXPECT_NE(page.find(s), std::string::npos) << s;
   EXPECT_EQ(page.find("id=\"failures\""), std::string::npos);
-  // 2 heatmaps + 1 study plot, every one an SVG data: URI.
-  EXPECT_EQ(count(page, "<img "), 3u);
-  EXPECT_EQ(count(page, "<img src=\"data:image/svg+xml;base64,"), 3u);
+  // 2 heatmaps + 1 study plot (+ both designs drawn by Graphviz), every one an SVG data: URI.
+  EXPECT_EQ(count(page, "<img "), 3u + fabric_pictures());
+  EXPECT_EQ(count(page, "<img src=\"data:image/svg+xml;base64,"), 3u + fabric_pictures());
   EXPECT_EQ(page.find("http://"), std::string::npos);  // nothing to fetch
   EXPECT_EQ(page.find("https://"), std::string::npos);
   const std::string text = text_of(page);
@@ -175,7 +183,7 @@ TEST(Html, WithoutAClusterTheReportCoversThePapersTwo) {
   EXPECT_NE(page.find("32,768 x GH200 (HB domain K=256"), std::string::npos);
   EXPECT_NE(page.find("32,768 x H100-SXM (HB domain K=8"), std::string::npos);
   EXPECT_EQ(count(page, "<div class=\"verdict"), 2u);
-  EXPECT_EQ(count(page, "<img "), 4u);  // 2 clusters x 2 heatmaps
+  EXPECT_EQ(count(page, "<img "), 4u + fabric_pictures());  // 2 clusters x 2 heatmaps
 }
 
 // Several models: a recommendation and a training table each; goodput as a table and a chart,
@@ -193,7 +201,7 @@ TEST(Html, SeveralModelsAndTheGoodputTableAndChart) {
   EXPECT_NE(page.find("<th>days to train</th>"), std::string::npos);
   EXPECT_NE(page.find("<th>goodput (ETTR)</th>"), std::string::npos);
   EXPECT_NE(page.find("where the GPU-hours of a 90-day run go"), std::string::npos);
-  EXPECT_EQ(count(page, "<img "), 3u);                        // 2 heatmaps + the goodput chart
+  EXPECT_EQ(count(page, "<img "), 3u + fabric_pictures());    // 2 heatmaps + the goodput chart
   EXPECT_EQ(text_of(page).find("<pre>"), std::string::npos);  // no pasted text block
 }
 
@@ -253,8 +261,10 @@ TEST(Html, ChromiumLoadsThePageWithEveryPictureAndNoConsoleError) {
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp_binary(log);
   const std::string out = slurp_binary(dom), err = slurp_binary(log);
-  EXPECT_NE(out.find("data-images=\"3 of 3\""), std::string::npos) << out.substr(0, 400) << "\n"
-                                                                   << err;
+  const std::string images = std::to_string(3 + fabric_pictures());
+  EXPECT_NE(out.find("data-images=\"" + images + " of " + images + "\""), std::string::npos)
+      << out.substr(0, 400) << "\n"
+      << err;
   EXPECT_EQ(err.find("CONSOLE"), std::string::npos) << err;
   EXPECT_EQ(err.find("Uncaught"), std::string::npos) << err;
   std::remove(page.c_str());
