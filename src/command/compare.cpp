@@ -16,6 +16,7 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/cost/tables.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/report/format.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/routing_table.hpp"
 #include "railsim/sweep/sweep.hpp"
@@ -26,13 +27,15 @@ namespace railsim::command {
 namespace {
 
 // The options that feed the best-plan search alone.
-const std::vector<std::string> kModelKeys = {"model", "batch", "seq", "dtype", "flash_attention"};
+const std::vector<std::string> kModelKeys = {"model", "batch",           "seq",
+                                             "dtype", "flash_attention", "train_tokens"};
 
 // The model and its training: GPT-1T, 4096 sequences of 2048 tokens by default (about 8M tokens
 // per iteration).
 struct PerfInputs {
   perf::Model model;
   perf::Training training;
+  std::optional<double> train_tokens;  // the days each best plan takes for them
 };
 
 PerfInputs resolve_perf(const Args& a) {
@@ -44,6 +47,7 @@ PerfInputs resolve_perf(const Args& a) {
       a.integer_if("seq").value_or(check_integer("--seq", in.model.seq_len, 1, 1 << 24));
   in.training = spec::make_training(batch, seq, sw.stack, sw.dtype, sw.flash_attention);
   perf::check_pins(in.model, in.training, {});
+  in.train_tokens = a.number_if("train_tokens");
   return in;
 }
 
@@ -53,12 +57,14 @@ PerfInputs resolve_perf(const Args& a) {
 // plans).
 std::optional<perf::VerdictFlip> add_performance_columns(
     report::Table& t, const PerfInputs& in, const spec::Cluster& cluster,
-    const spec::NetworkDesign& base, const std::vector<cost::DesignReport>& rows) {
+    const spec::NetworkDesign& base, const std::vector<cost::DesignReport>& rows,
+    const spec::Cluster& job) {
+  const spec::Cluster* part = job.gpus < cluster.gpus ? &job : nullptr;
   using report::Cell;
   using report::Style;
   using report::Type;
   const std::vector<sweep::DesignPlan> plans =
-      sweep::plan_designs(in.model, in.training, cluster, base, rows);
+      sweep::plan_designs(in.model, in.training, cluster, base, rows, part);
   for (const sweep::DesignPlan& p : plans)
     if (p.error) throw *p.error;  // the search itself failed: the command does
   const std::vector<sweep::PlanCells> cells = sweep::plan_cells(rows, plans);
@@ -94,6 +100,8 @@ std::optional<perf::VerdictFlip> add_performance_columns(
                 .human = false},
                seq);
   t.add_column({.name = "perf_stack", .label = "software"}, stack);
+  t.add_column({.name = "job_gpus", .label = "job GPUs", .type = Type::integer},
+               std::vector<Cell>(rows.size(), Cell(job.gpus)));
   t.add_column({.name = "best_iteration_time_s",
                 .label = "best iteration time",
                 .type = Type::real,
@@ -115,12 +123,19 @@ std::optional<perf::VerdictFlip> add_performance_columns(
                plan[2]);
   t.add_column({.name = "best_plan", .label = "best plan"}, plan[3]);
   t.add_column({.name = "best_plan_knobs", .label = "best plan knobs"}, plan[4]);
+  if (in.train_tokens) {
+    std::vector<Cell> days;
+    for (const sweep::DesignPlan& p : plans)
+      days.push_back(p.best ? Cell(perf::days_to_train(p.best->time, *in.train_tokens))
+                            : Cell(report::Missing{}));
+    t.add_column(report::real_column("train_days", "days to train", "", 1), std::move(days));
+  }
   t.add_column({.name = "no_plan_reason", .label = "no plan"}, reason);
   if (!rail_only_pct) return std::nullopt;
   spec::NetworkDesign first = base;
   first.kind = rows.front().bom.design;
-  return perf::rail_only_under_contrasting_routing(in.model, in.training, cluster, first,
-                                                   *rail_only_pct);
+  return perf::rail_only_under_contrasting_routing(in.model, in.training, job, first,
+                                                   *rail_only_pct, part ? &cluster : nullptr);
 }
 
 // docs/design.md's table: N from 1k to 128k, K in {8, 72, 256}.
@@ -173,11 +188,20 @@ Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clust
     std::optional<perf::VerdictFlip> flip;
     if (!a.flag("no_perf")) {
       if (!perf) perf = resolve_perf(a);
-      flip = add_performance_columns(t, *perf, c, base, rows);
+      flip = add_performance_columns(t, *perf, c, base, rows, job_of(a, c));
     }
     spec::add_routing_columns(t, base);
     if (ci) r.text += "\n";
-    r.text += cost::compare_heading(c, rows) +
+    const spec::Cluster job = job_of(a, c);
+    const std::string job_line =
+        job.gpus < c.gpus
+            ? fmt::format(
+                  "job: {} of the {} GPUs ({} of {} HB domains), planned over the whole "
+                  "network\n",
+                  report::thousands(static_cast<double>(job.gpus)),
+                  report::thousands(static_cast<double>(c.gpus)), job.domains(), c.domains())
+            : "";
+    r.text += cost::compare_heading(c, rows) + job_line +
               spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +
               report::to_text_by_column(t, "design") + cost::compare_notes(rows);
     if (flip && flip->flips) r.text += "  note: " + flip->line + "\n";
@@ -202,6 +226,12 @@ void run_compare(const Args& a, Output& out) {
   const bool no_perf = a.flag("no_perf"), savings = a.flag("savings_table");
   if (no_perf) a.refuse(kModelKeys, "with --no-perf (no best plan is searched); drop one of them");
   if (savings) a.refuse(kModelKeys, "with --savings-table (it prints cost and power only)");
+  if (no_perf || savings)
+    a.refuse({"job_gpus"}, "without the plan search (a job changes no price)");
+  if (!cluster_given(a))
+    a.refuse({"job_gpus"},
+             "without a cluster option (--gpus, --gpu, --hb-domain, ...): give the "
+             "cluster the job runs on");
   if (savings) {
     if (a.flag("json") || a.flag("csv"))
       throw InputError("--savings-table", "prints Markdown; drop --json/--csv");
@@ -231,6 +261,8 @@ std::vector<Field> performance_fields() {
                  spec::kDefaultModel),
       batch, integer_field("seq", "--seq", "Sequence length (default: the model's)", 1, 1 << 24)};
   for (Field& s : software_fields()) f.push_back(std::move(s));
+  f.push_back(job_gpus_field());
+  f.push_back(train_tokens_field());
   f.push_back(flag_field("no_perf", "--no-perf", "Cost and power only: skip the best-plan search"));
   return f;
 }

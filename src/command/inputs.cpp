@@ -94,6 +94,19 @@ constexpr const char* kSeedHelp =
     "model takes the expectation over hashes; with spray it changes no switch path)";
 }  // namespace
 
+Field job_gpus_field() {
+  return integer_field("job_gpus", "--job-gpus",
+                       "Plan a job on this many of the cluster's GPUs (whole HB domains, the first "
+                       "of the network; default: all): the network, its cost and contention stay "
+                       "the whole cluster's",
+                       1, spec::kMaxGpus);
+}
+
+spec::Cluster job_of(const Args& a, const spec::Cluster& c) {
+  const auto j = a.integer_if("job_gpus");
+  return j ? spec::job_cluster(c, *j) : c;
+}
+
 bool cluster_given(const Args& a) {
   return a.first_given({"gpus", "gpu", "hb_domain", "nic_gbps", "hb_GBps", "nics_per_gpu"});
 }

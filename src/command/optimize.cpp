@@ -79,6 +79,7 @@ void run_optimize(const Args& a, Output& out) {
                      "early; choose one of them");
   o.frontier = !a.flag("first");
   o.threads = check_threads("--threads", a.integer_if("threads").value_or(0));
+  o.train_tokens = a.number_if("train_tokens");
   const std::string plot = a.text("plot");
   if (!plot.empty()) {  // checked before the search
     report::plot_format(plot, "--plot");
@@ -177,7 +178,7 @@ Command optimize_command() {
                   "Print every candidate evaluated, not only the frontier (with --json: the key "
                   "\"all\" beside \"frontier\")"),
        integer_field("threads", "--threads", "Threads of the plan searches (0 = all cores)", 0, 0),
-       routing_field(), seed,
+       train_tokens_field(), routing_field(), seed,
        text_field("plot", "--plot",
                   "Also draw the frontier (cost against time) to FILE.png, .svg or .pdf (gnuplot)"),
        flag_field("json", "--json", "Print JSON"),

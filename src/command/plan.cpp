@@ -129,14 +129,17 @@ Json other_shapes_json(const std::vector<perf::Plan>& shapes, const perf::Plan& 
 void run_plan(const Args& a, Output& out) {
   one_format(a);
   const StrategyInputs in = resolve_strategy_inputs(a);
-  const spec::Cluster c = spec::make_cluster(cluster_options(a));
+  const spec::Cluster cluster = spec::make_cluster(cluster_options(a));
+  const spec::Cluster c = job_of(a, cluster);  // the job's GPUs; the network is the cluster's
+  const bool part = c.gpus < cluster.gpus;
   const spec::NetworkDesign d = resolve_network(a);
   perf::PlanOptions po;
   po.pins = in.pins;
   po.top = static_cast<int>(a.integer("top"));
   po.threads = check_threads("--threads", a.integer("threads"));
   po.max_candidates = a.integer("max_candidates");
-  const perf::EstimateContext ctx = perf::make_context(in.model, in.training, c, d, in.placement);
+  const perf::EstimateContext ctx =
+      perf::make_context(in.model, in.training, c, cluster, d, in.placement);
   const perf::PlanResult res = perf::plan(ctx, po);
   if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
   const std::optional<Against> mine = against_of(a, in, c, ctx, res.plans.front());
@@ -144,7 +147,7 @@ void run_plan(const Args& a, Output& out) {
       a.flag("explain") ? other_shapes(ctx, po, res.plans.front()) : std::vector<perf::Plan>{};
   const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
   const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
-      in.model, in.training, c, d, po, in.placement, res.plans.front());
+      in.model, in.training, c, d, po, in.placement, res.plans.front(), &cluster);
   // --train-tokens: the days each plan takes for them (no failures).
   const std::optional<double> tokens = a.number_if("train_tokens");
   std::vector<double> days;
@@ -152,6 +155,7 @@ void run_plan(const Args& a, Output& out) {
     for (const perf::Plan& p : res.plans) days.push_back(perf::days_to_train(p.time, *tokens));
   if (a.flag("json")) {
     Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement, &flip);
+    if (part) j["cluster_gpus"] = cluster.gpus;  // "gpus" is the job's
     if (tokens) {
       j["train_tokens"] = *tokens;
       for (std::size_t i = 0; i < days.size(); ++i) j["plans"][i]["train_days"] = days[i];
@@ -191,11 +195,12 @@ void run_plan(const Args& a, Output& out) {
     return;
   }
   out.print(
-      "{} on {} x {} (HB domain {}), {}, stack {} ({}{}): {} strategies, {} fit in "
+      "{} on {}{} x {} (HB domain {}), {}, stack {} ({}{}): {} strategies, {} fit in "
       "memory\n",
-      in.model.name, report::thousands(double(c.gpus)), c.gpu.name, c.hb_domain,
-      spec::to_string(d.kind), in.training.stack.name, perf::to_string(in.training.dtype),
-      in.training.flash_attention ? ", flash attention" : "",
+      in.model.name, report::thousands(double(c.gpus)),
+      part ? fmt::format(" of {}", report::thousands(double(cluster.gpus))) : "", c.gpu.name,
+      c.hb_domain, spec::to_string(d.kind), in.training.stack.name,
+      perf::to_string(in.training.dtype), in.training.flash_attention ? ", flash attention" : "",
       report::thousands(double(res.evaluated)), report::thousands(double(res.feasible)));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("{}", report::to_text(table));
@@ -223,7 +228,7 @@ Command plan_command() {
                      "Refuse a search that would visit more candidate strategies than this "
                      "(estimated before any is built)",
                      1, std::int64_t{1} << 40, std::to_string(perf::kDefaultMaxCandidates)),
-       train_tokens_field(), flag_field("json", "--json", "Print JSON"),
+       job_gpus_field(), train_tokens_field(), flag_field("json", "--json", "Print JSON"),
        flag_field("csv", "--csv", "Print CSV (a header and one row per plan)"),
        flag_field("explain", "--explain",
                   "Also show the model's size and FLOPs, the MFU basis, the winner against the "

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "railsim/core/checks.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -321,6 +322,9 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
   for (const auto& s : L.catalogs) cats.push_back(spec::load_catalog(s, "--catalog"));
 
   Result r;
+  r.train_tokens = options.train_tokens;
+  if (r.train_tokens)  // checked before the search, as days_to_train checks it
+    (void)check_number("--train-tokens", *r.train_tokens, Range::positive(1e18));
   for (const auto& m : models) r.model_names.push_back(m.model.name);
   add_candidates(gpu, gpus, space, budget, L, sws, cats, r);
   if (r.candidates.empty())
@@ -437,6 +441,8 @@ report::Table candidates_table(const Result& r, bool all) {
     t.columns.push_back(
         Column{m + "_iteration_time_s", m + " time", Type::real, "s", 4, Style::si});
     t.columns.push_back(Column{m + "_plan", m + " plan", Type::text, "", 0, Style::plain, false});
+    if (r.train_tokens)
+      t.columns.push_back(Column{m + "_train_days", m + " days", Type::real, "", 1});
   }
   t.columns.push_back(Column{"meets_target", "meets", Type::boolean});
   t.columns.push_back(Column{"within_budget", "budget", Type::boolean});
@@ -481,6 +487,9 @@ report::Table candidates_table(const Result& r, bool all) {
         cells.emplace_back(report::Missing{});
         cells.emplace_back(o.no_plan_reason);
       }
+      if (r.train_tokens)
+        cells.emplace_back(o.best ? report::Cell(perf::days_to_train(o.best->time, *r.train_tokens))
+                                  : report::Cell(report::Missing{}));
     }
     cells.emplace_back(c.meets);
     cells.emplace_back(c.within_budget);

@@ -774,7 +774,9 @@ std::size_t ContentionModel::KeyHash::operator()(const Key& k) const {
 StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algorithm, Scope scope,
                                  bool reverse, bool aggregate_all_to_all,
                                  bool rail_symmetry) const {
-  if (pl.gpus() != cluster_.gpus)
+  // A job on part of the network (spec::job_cluster) sits on its first GPUs; a placement of more
+  // GPUs than the network has is another cluster's.
+  if (pl.gpus() > cluster_.gpus)
     throw std::logic_error("ContentionModel: placement of another cluster");
   Census cs(*this);
   // Groups each on one rail whose rails are alike: count rail 0's, the others are copies.

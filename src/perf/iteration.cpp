@@ -74,11 +74,19 @@ CollectiveTime collective_time(const CommOp& op, const Placement& pl, const Netw
 
 EstimateContext make_context(const Model& m, const Training& tr, const spec::Cluster& c,
                              const spec::NetworkDesign& d, PlacementKind placement) {
+  return make_context(m, tr, c, c, d, placement);
+}
+
+EstimateContext make_context(const Model& m, const Training& tr, const spec::Cluster& c,
+                             const spec::Cluster& network, const spec::NetworkDesign& d,
+                             PlacementKind placement) {
+  if (c.gpus > network.gpus || c.hb_domain != network.hb_domain)
+    throw std::logic_error("make_context: a job larger than its network or of other HB domains");
   EstimateContext ctx;
   ctx.model = &m;
   ctx.training = tr;
   ctx.cluster = &c;
-  ctx.net = make_network_model(c, d);
+  ctx.net = make_network_model(network, d);
   ctx.placement = placement;
   if (tr.dtype == Dtype::fp8) {
     if (c.gpu.peak_fp8_flops <= 0)

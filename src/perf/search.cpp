@@ -680,11 +680,12 @@ spec::NetworkDesign routed_as(spec::NetworkDesign d, spec::Routing r) {
 RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
                                            const spec::Cluster& c, const spec::NetworkDesign& d,
                                            const PlanOptions& opt, PlacementKind placement,
-                                           const Plan& best) {
+                                           const Plan& best, const spec::Cluster* network) {
   RoutingFlip f;
   f.routing = contrasting_routing(d.routing);
   // One context (and so one link-load census) for the search and the estimate below.
-  const EstimateContext ctx = make_context(m, tr, c, routed_as(d, f.routing), placement);
+  const EstimateContext ctx =
+      make_context(m, tr, c, network ? *network : c, routed_as(d, f.routing), placement);
   PlanOptions one = opt;
   one.top = 1;
   const PlanResult r = plan(ctx, one);
@@ -718,7 +719,8 @@ std::string_view rail_only_verdict(double pct) {
 
 VerdictFlip rail_only_under_contrasting_routing(const Model& m, const Training& tr,
                                                 const spec::Cluster& c,
-                                                const spec::NetworkDesign& d, double here_pct) {
+                                                const spec::NetworkDesign& d, double here_pct,
+                                                const spec::Cluster* network) {
   VerdictFlip f;
   f.routing = contrasting_routing(d.routing);
   PlanOptions one;
@@ -728,7 +730,7 @@ VerdictFlip rail_only_under_contrasting_routing(const Model& m, const Training& 
   for (int i = 0; i < 2; ++i) {
     spec::NetworkDesign other = routed_as(d, f.routing);
     other.kind = kinds[i];
-    const PlanResult r = plan(make_context(m, tr, c, other), one);
+    const PlanResult r = plan(make_context(m, tr, c, network ? *network : c, other), one);
     if (!r.plans.empty()) seconds[i] = r.plans.front().time.iteration_time_s;
   }
   if (!seconds[0] || !seconds[1]) return f;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "railsim/core/checks.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/core/units.hpp"
@@ -57,6 +59,25 @@ Cluster make_cluster(const ClusterOptions& opt) {
                     : (k >= 1 && k <= kDefaultGpus ? kDefaultGpus / k * k : kDefaultGpus);
   return make_cluster(gpu, gpus, k, opt.nic_gbps.value_or(units::Bps_to_gbps(gpu.nic_bw_Bps)),
                       opt.hb_gbytes_per_s.value_or(gpu.hb_bw_Bps / 1e9), static_cast<int>(nics));
+}
+
+Cluster job_cluster(const Cluster& cluster, std::int64_t job_gpus) {
+  const std::int64_t k = cluster.hb_domain;
+  const std::int64_t j = check_integer("--job-gpus", job_gpus, 1, cluster.gpus);
+  if (j % k != 0 || j < k) {
+    const std::int64_t below = j / k, above = std::min(below + 1, cluster.domains());
+    throw InputError(
+        "--job-gpus",
+        fmt::format(
+            "a job takes whole HB domains of {} GPUs: {} is not one; the nearest are {}{} "
+            "({} domains) of the cluster's {}",
+            k, with_thousands(j),
+            below > 0 ? fmt::format("{} ({} domains) or ", with_thousands(below * k), below) : "",
+            with_thousands(above * k), above, with_thousands(cluster.gpus)));
+  }
+  Cluster job = cluster;
+  job.gpus = j;
+  return job;
 }
 
 }  // namespace railsim::spec

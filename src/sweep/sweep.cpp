@@ -280,7 +280,9 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
 
 std::vector<DesignPlan> plan_designs(const spec::Model& m, const perf::Training& tr,
                                      const spec::Cluster& c, const spec::NetworkDesign& base,
-                                     const std::vector<cost::DesignReport>& designs) {
+                                     const std::vector<cost::DesignReport>& designs,
+                                     const spec::Cluster* job) {
+  const spec::Cluster& on = job ? *job : c;
   std::vector<DesignPlan> plans;
   plans.reserve(designs.size());
   for (const cost::DesignReport& dr : designs) {
@@ -290,9 +292,9 @@ std::vector<DesignPlan> plan_designs(const spec::Model& m, const perf::Training&
     try {
       perf::PlanOptions po;
       po.top = 1;
-      const perf::PlanResult pr = perf::plan(perf::make_context(m, tr, c, d), po);
+      const perf::PlanResult pr = perf::plan(perf::make_context(m, tr, on, c, d), po);
       if (pr.plans.empty())
-        dp.no_plan_reason = perf::explain_no_plan(pr, m, tr, {}, c).message();
+        dp.no_plan_reason = perf::explain_no_plan(pr, m, tr, {}, on).message();
       else
         dp.best = pr.plans.front();
     } catch (const InputError& e) {

@@ -241,6 +241,62 @@ TEST(CliCompare, SameInputsGiveByteIdenticalOutput) {
   EXPECT_EQ(c.out, d.out);
 }
 
+// A job on part of the cluster (--job-gpus): 16,344 GB200 (227 NVL72 racks) of a 16,416-GPU
+// network. The network and its price stay the whole cluster's; the plan is the job's, and equals
+// plan's for the same job; the job is stated. A job that is not whole HB domains names the
+// nearest; the option needs a cluster and the plan search.
+TEST(CliCompare, JobOnPartOfTheCluster) {
+  const std::string cluster = " --gpu GB200 --gpus 16416 --hb-domain 72 --nic-gbps 800 ";
+  const auto whole = run_cli("compare" + cluster + "--batch 4086 --json");
+  const auto part = run_cli("compare" + cluster + "--batch 4086 --job-gpus 16344 --json");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  ASSERT_EQ(part.code, 0) << part.err;
+  const Json w = Json::parse(whole.out)["designs"], p = Json::parse(part.out)["designs"];
+  ASSERT_EQ(p.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(p[i]["cost_usd"], w[i]["cost_usd"]);  // the same network, the same price
+    EXPECT_EQ(p[i]["job_gpus"], 16344);
+    EXPECT_EQ(w[i]["job_gpus"], 16416);
+  }
+  const auto plan = run_cli("plan" + cluster +
+                            "--batch 4086 --job-gpus 16344 --design rail_only "
+                            "--top 1 --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const Json j = Json::parse(plan.out);
+  EXPECT_EQ(j["gpus"], 16344);
+  EXPECT_EQ(j["cluster_gpus"], 16416);
+  const Json& s = j["plans"][0]["strategy"];
+  EXPECT_EQ(s["tp"].get<int>() * s["pp"].get<int>() * s["dp"].get<int>() * s.value("cp", 1), 16344);
+  EXPECT_DOUBLE_EQ(j["plans"][0]["iteration_time_s"].get<double>(),
+                   p[1]["best_iteration_time_s"].get<double>());  // compare's rail_only
+  const auto text = run_cli("compare" + cluster + "--batch 4086 --job-gpus 16344");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("job: 16,344 of the 16,416 GPUs (227 of 228 HB domains)"),
+            std::string::npos)
+      << text.out;
+  railsim::test::expect_field_error("compare" + cluster + "--job-gpus 16384", "--job-gpus");
+  railsim::test::expect_field_error("plan" + cluster + "--job-gpus 16384", "--job-gpus");
+  railsim::test::expect_field_error("compare --job-gpus 4096", "--job-gpus");  // no cluster
+  railsim::test::expect_field_error("compare" + cluster + "--job-gpus 72 --no-perf", "--job-gpus");
+}
+
+// compare --train-tokens: each design's days to train at its best plan's throughput.
+TEST(CliCompare, TrainTokensGivesEachDesignsDays) {
+  const auto r = run_cli(
+      "compare --gpus 4096 --model GPT-3-175B --batch 1024 --train-tokens 3e11 "
+      "--json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json d = Json::parse(r.out)["designs"];
+  ASSERT_EQ(d.size(), 3u);
+  for (const auto& row : d) {
+    const double t = row["best_iteration_time_s"].get<double>();
+    EXPECT_NEAR(row["train_days"].get<double>(), 3e11 / (1024.0 * 2048 / t) / 86400,
+                1e-9 * row["train_days"].get<double>());
+  }
+  railsim::test::expect_field_error("compare --gpus 4096 --no-perf --train-tokens 1e12",
+                                    "--train-tokens");
+}
+
 TEST(CliDesign, ExportsTheFabricGraph) {
   for (const std::string fmt : {"graphml", "dot", "json"}) {
     const std::string path = "/tmp/railsim_export_" + std::to_string(::getpid()) + "." + fmt;

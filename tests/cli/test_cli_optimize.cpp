@@ -120,3 +120,26 @@ TEST(CliOptimize, FrontierPlot) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("railsim: error: --plot"), std::string::npos) << bad.err;
 }
+
+// --train-tokens: each frontier network's days to train the tokens with each model's best plan
+// (tokens over the plan's tokens per second), in every format; a bad count names the option before
+// any search.
+TEST(CliOptimize, TrainTokensGivesEachNetworksDays) {
+  const auto r = run_cli(
+      "optimize --gpus 4096 --within 1 --of rail_optimized --model GPT-3-175B --batch 1024 "
+      "--train-tokens 3e11 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["frontier"].empty());
+  for (const auto& row : j["frontier"]) {
+    const double t = row["GPT-3-175B_iteration_time_s"].get<double>();
+    EXPECT_NEAR(row["GPT-3-175B_train_days"].get<double>(), 3e11 / (1024.0 * 2048 / t) / 86400,
+                1e-9 * row["GPT-3-175B_train_days"].get<double>());
+  }
+  const auto text = run_cli(
+      "optimize --gpus 4096 --within 1 --of rail_optimized --model GPT-3-175B --batch 1024 "
+      "--train-tokens 3e11");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("GPT-3-175B days"), std::string::npos) << text.out;
+  railsim::test::expect_field_error("optimize --within 1 --train-tokens 0", "--train-tokens");
+}

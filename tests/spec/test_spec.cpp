@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "../common/error_of.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -198,4 +199,26 @@ TEST(Switch, The102TPresetsSplitOneChipAndCarryAssumedWatts) {
     EXPECT_NE(sw.power.source.find("assumed, no data sheet"), std::string::npos) << name;
   }
   EXPECT_THROW(spec::fit_to_nics(spec::load_switch("ETH-102.4T-128x800G"), 3200), InputError);
+}
+
+// A job on part of a cluster takes whole HB domains; the nearest whole sizes are named.
+TEST(Spec, JobClusterTakesWholeHbDomains) {
+  spec::ClusterOptions o;
+  o.gpu = "GB200";
+  o.gpus = 16416;
+  o.hb_domain = 72;
+  const spec::Cluster c = spec::make_cluster(o);
+  const spec::Cluster job = spec::job_cluster(c, 16344);
+  EXPECT_EQ(job.gpus, 16344);
+  EXPECT_EQ(job.hb_domain, 72);
+  EXPECT_EQ(job.domains(), 227);
+  EXPECT_EQ(job.gpu.name, c.gpu.name);
+  EXPECT_EQ(spec::job_cluster(c, 16416).gpus, 16416);
+  EXPECT_EQ(test::error_of([&] { (void)spec::job_cluster(c, 16384); }),
+            "--job-gpus: a job takes whole HB domains of 72 GPUs: 16,384 is not one; the nearest "
+            "are 16,344 (227 domains) or 16,416 (228 domains) of the cluster's 16,416");
+  EXPECT_EQ(test::field_of([&] { (void)spec::job_cluster(c, 16417); }), "--job-gpus");
+  EXPECT_EQ(test::field_of([&] { (void)spec::job_cluster(c, 0); }), "--job-gpus");
+  EXPECT_NE(test::error_of([&] { (void)spec::job_cluster(c, 40); }).find("the nearest are 72 (1 "),
+            std::string::npos);
 }

@@ -37,6 +37,10 @@ Field number_field(std::string key, std::string flag, std::string help, Range ra
 
 std::vector<Field> cluster_fields();
 spec::ClusterOptions cluster_options(const Args& a);
+// --job-gpus J: a job on J of the cluster's GPUs (whole HB domains, the first of the network);
+// job_of returns that job (spec::job_cluster), or the whole cluster when it is not given.
+Field job_gpus_field();
+spec::Cluster job_of(const Args& a, const spec::Cluster& c);
 // Whether any cluster option was given (compare and report without one cover the paper's two
 // clusters).
 bool cluster_given(const Args& a);

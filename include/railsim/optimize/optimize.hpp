@@ -102,6 +102,9 @@ struct Budget {
 struct Options {
   bool frontier = true;  // false: stop at the cheapest candidate that meets the target
   int threads = 0;
+  // The days each candidate's best plan of each model takes to train this many tokens (a column
+  // per model; without failures).
+  std::optional<double> train_tokens;
 };
 
 struct ModelOutcome {
@@ -139,6 +142,7 @@ struct Result {
   std::optional<std::size_t> next_cheaper;  // the cheapest candidate below it, which misses
   std::int64_t plans_computed = 0;          // distinct (cluster, view, model) plan searches
   std::int64_t evaluated = 0;               // candidates whose plans were looked at
+  std::optional<double> train_tokens;       // Options::train_tokens
 };
 
 // Throws InputError: no target (--within ...), empty lists, no valid candidate (with why),
@@ -149,7 +153,8 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
                 const Options& options = {});
 
 // One row per frontier candidate (or per candidate with all = true): design, K, NIC, switch,
-// catalog, tiers, switches, cost, power, per model time and plan, meets, binding model.
+// catalog, tiers, switches, cost, power, per model time, plan and (with train_tokens) days to
+// train, meets, binding model.
 report::Table candidates_table(const Result& r, bool all = false);
 // Lines that say the answer: the cheapest network meeting the target, which model binds, and
 // why the next cheaper candidate fails.

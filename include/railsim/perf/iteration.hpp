@@ -128,6 +128,11 @@ struct EstimateContext {
 EstimateContext make_context(const Model& m, const Training& tr, const spec::Cluster& c,
                              const spec::NetworkDesign& d,
                              PlacementKind placement = PlacementKind::rail_aligned);
+// A job on part of a network (spec::job_cluster): the job's GPUs are `job`'s (the first of the
+// network's), the links, tiers and contention those of the whole `network` cluster under `d`.
+EstimateContext make_context(const Model& m, const Training& tr, const spec::Cluster& job,
+                             const spec::Cluster& network, const spec::NetworkDesign& d,
+                             PlacementKind placement = PlacementKind::rail_aligned);
 
 // Times one valid strategy (call validate() first). Allocation-free for rail_aligned and
 // tp_across_domains placements with regular groups.

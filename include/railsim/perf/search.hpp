@@ -104,10 +104,12 @@ struct RoutingFlip {
   bool flips = false;
   std::string line;
 };
+// `network`: the whole cluster when `c` is a job on part of it (spec::job_cluster).
 RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
                                            const spec::Cluster& c, const spec::NetworkDesign& d,
                                            const PlanOptions& opt, PlacementKind placement,
-                                           const Plan& best);
+                                           const Plan& best,
+                                           const spec::Cluster* network = nullptr);
 Json to_json(const RoutingFlip& f);
 
 // compare's verdict, rail_only against rail_optimized: "faster" or "slower" when the best plans
@@ -124,7 +126,8 @@ struct VerdictFlip {
 };
 VerdictFlip rail_only_under_contrasting_routing(const Model& m, const Training& tr,
                                                 const spec::Cluster& c,
-                                                const spec::NetworkDesign& d, double here_pct);
+                                                const spec::NetworkDesign& d, double here_pct,
+                                                const spec::Cluster* network = nullptr);
 Json to_json(const VerdictFlip& f);
 
 // Candidates the search would visit (shapes x boolean knobs, before the validity check; an

@@ -63,4 +63,10 @@ Cluster make_cluster(const GpuSpec& gpu, std::int64_t gpus, std::int64_t hb_doma
 // Resolves the GPU preset, then calls make_cluster. Unset fields (0) take the preset's values.
 Cluster make_cluster(const ClusterOptions& opt);
 
+// A job on part of a cluster (--job-gpus J): the same GPUs, HB domains and NICs, J of them, in
+// whole HB domains (a scheduler hands out whole NVLink domains: an NVL72 rack is one), placed on
+// the first J / K domains of the network. Errors name --job-gpus: J below K, above N, or not a
+// multiple of K (with the nearest whole numbers of domains).
+Cluster job_cluster(const Cluster& cluster, std::int64_t job_gpus);
+
 }  // namespace railsim::spec

@@ -153,10 +153,13 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
 
 // The best plan (perf::plan, top 1) of each of one point's designs, in their order, each design
 // being `base` with its kind: what every point of a sweep gets with perf, and what the compare
-// command shows of a cluster. A design without a plan says why (perf::explain_no_plan).
+// command shows of a cluster. A design without a plan says why (perf::explain_no_plan). `job`:
+// a job on part of the cluster (spec::job_cluster; compare --job-gpus), planned on its GPUs over
+// the whole cluster's network; null: the whole cluster.
 std::vector<DesignPlan> plan_designs(const spec::Model& m, const perf::Training& tr,
                                      const spec::Cluster& c, const spec::NetworkDesign& base,
-                                     const std::vector<cost::DesignReport>& designs);
+                                     const std::vector<cost::DesignReport>& designs,
+                                     const spec::Cluster* job = nullptr);
 
 // The plan columns of one point's rows, design by design: best_iteration_time_s,
 // vs_rail_optimized_pct (against the rail_optimized design before it), best_plan_mfu, best_plan,
