@@ -73,9 +73,12 @@ void run_goodput(const Args& a, Output& out) {
   fail::validate(mc);
   fail::GoodputRequest req;
   req.amortize_years = a.number("amortize_years");
-  if (a.given("tokens") != a.given("tokens_per_s"))
-    throw InputError(a.given("tokens") ? "--tokens-per-s" : "--tokens",
-                     "give both --tokens and --tokens-per-s for the time to train");
+  if (a.given("tokens_per_s") && !a.given("tokens"))
+    throw InputError("--tokens", "give the tokens to train (--tokens) with --tokens-per-s");
+  if (a.given("tokens") && !a.given("tokens_per_s") && !from_fabric)
+    throw InputError("--tokens-per-s",
+                     "give the job's throughput, or --model to take each design's from its best "
+                     "plan");
   req.tokens = a.number_if("tokens");
   req.tokens_per_s = a.number_if("tokens_per_s");
   const std::vector<spec::DesignKind> kinds = fail::parse_designs(a.text("design"), "--design");
@@ -138,7 +141,9 @@ std::vector<Field> run_fields() {
       real("degraded_slowdown", "--degraded-slowdown",
            "rail_only: iteration-time factor with a dead NIC/link/leaf (default 1 + f)"),
       text_field("degraded", "--degraded", "swap-at-checkpoint (default) or until-repair"),
-      number_field("tokens", "--tokens", "Token budget (with --tokens-per-s)",
+      number_field("tokens", "--tokens",
+                   "Tokens to train: the days each design takes, at --tokens-per-s or, with "
+                   "--model, at each design's best plan's throughput",
                    Range::positive(1e30)),
       number_field("tokens_per_s", "--tokens-per-s", "The job's full-speed throughput in tokens/s",
                    Range::positive(1e30))};

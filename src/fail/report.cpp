@@ -9,6 +9,9 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/cost/cost.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/perf/strategy.hpp"
 #include "railsim/report/format.hpp"
 
 namespace railsim::fail {
@@ -35,6 +38,14 @@ std::vector<spec::DesignKind> parse_designs(const std::string& design, const std
                    fmt::format("unknown design '{}'; valid: rail_optimized, rail_only, both",
                                printable(design)));
 }
+
+namespace {
+// The throughput the time to train of design i divides by: its best plan's, else the job's given.
+std::optional<double> tokens_per_s_of(const GoodputReport& rep, std::size_t i) {
+  if (i < rep.plan_tokens_per_s.size()) return rep.plan_tokens_per_s[i];
+  return rep.tokens_per_s;
+}
+}  // namespace
 
 GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest& req) {
   GoodputReport rep;
@@ -63,6 +74,18 @@ GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest&
       resolve_run(m, req.run);
     }
     rep.designs.push_back(run_goodput(m, req.mc));
+    if (req.fabric && req.tokens && !req.tokens_per_s) {
+      // The job's throughput on this design: its best plan's (pins kept), as `railsim plan`.
+      perf::PlanOptions po = req.fabric->whatif.plan;
+      po.top = 1;
+      const perf::PlanResult pr = perf::plan(
+          perf::make_context(req.fabric->model, req.fabric->training, cluster, design), po);
+      if (pr.plans.empty())
+        throw perf::explain_no_plan(pr, req.fabric->model, req.fabric->training, po.pins, cluster);
+      rep.plan_tokens_per_s.push_back(pr.plans.front().time.tokens_per_s);
+      const std::string plan = perf::describe_for_people(pr.plans.front().strategy);
+      rep.plan_text.push_back(plan.substr(0, plan.find(';')));  // the degrees: a narrow column
+    }
   }
   return rep;
 }
@@ -138,8 +161,12 @@ Json to_json(const GoodputReport& rep) {
       d["network_cost_per_effective_gpu_hour_usd"] =
           network_cost_per_effective_gpu_hour(g, *rep.network_cost_usd[i], rep.amortize_years);
     }
-    if (rep.tokens && rep.tokens_per_s) {
-      const TimeToTrain t = time_to_train(g, *rep.tokens, *rep.tokens_per_s);
+    if (i < rep.plan_tokens_per_s.size()) {
+      d["tokens_per_s"] = rep.plan_tokens_per_s[i];
+      d["tokens_per_s_from"] = "best plan: " + rep.plan_text[i];
+    }
+    if (const std::optional<double> tps = tokens_per_s_of(rep, i); rep.tokens && tps) {
+      const TimeToTrain t = time_to_train(g, *rep.tokens, *tps);
       d["time_to_train_days"] = Json{{"ideal", t.ideal_days},
                                      {"mean", null_if_inf(t.days_mean)},
                                      {"at_ettr_p95", null_if_inf(t.days_fast)},
@@ -241,9 +268,14 @@ std::string to_text(const GoodputReport& rep) {
                : std::string("-");
     });
   }
-  if (rep.tokens && rep.tokens_per_s) {
+  if (!rep.plan_tokens_per_s.empty()) {
+    row("tokens/s (best plan)",
+        [&](std::size_t i) { return report::thousands(rep.plan_tokens_per_s[i]); });
+    row("best plan", [&](std::size_t i) { return rep.plan_text[i]; });
+  }
+  if (rep.tokens && tokens_per_s_of(rep, 0)) {
     row("days to train [ETTR p95, p5]", [&](std::size_t i) {
-      const TimeToTrain t = time_to_train(G(i), *rep.tokens, *rep.tokens_per_s);
+      const TimeToTrain t = time_to_train(G(i), *rep.tokens, *tokens_per_s_of(rep, i));
       return fmt::format("{:.1f} [{:.1f}, {:.1f}] (no failures {:.1f})", t.days_mean, t.days_fast,
                          t.days_slow, t.ideal_days);
     });

@@ -65,6 +65,31 @@ TEST(CliFail, HumanTableAndTheSameResultsWithOneThread) {
   EXPECT_EQ(a.out, b.out);
 }
 
+// --tokens with --model and no --tokens-per-s: each design trains at its own best plan's
+// throughput, the one `railsim plan` finds for that design; the days to train follow from it.
+TEST(CliFail, TimeToTrainTakesEachDesignsThroughputFromItsPlan) {
+  const std::string job = " --gpus 4096 --model GPT-3-175B --batch 1024 ";
+  const auto r = run_cli("fail goodput" + job + "--tokens 3e11 --trials 50 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["designs"].size(), 2u);
+  for (const auto& d : j["designs"]) {
+    const std::string design = d["design"].get<std::string>();
+    const auto plan = run_cli("plan" + job + "--design " + design + " --top 1 --json");
+    ASSERT_EQ(plan.code, 0) << plan.err;
+    const double tps = nlohmann::json::parse(plan.out)["plans"][0]["tokens_per_s"].get<double>();
+    EXPECT_DOUBLE_EQ(d["tokens_per_s"].get<double>(), tps) << design;
+    EXPECT_NE(d["tokens_per_s_from"].get<std::string>().find("best plan: tp"), std::string::npos);
+    EXPECT_NEAR(d["time_to_train_days"]["ideal"].get<double>(), 3e11 / tps / 86400,
+                1e-9 * d["time_to_train_days"]["ideal"].get<double>());
+    EXPECT_GT(d["time_to_train_days"]["mean"].get<double>(),
+              d["time_to_train_days"]["ideal"].get<double>());  // failures cost time
+  }
+  const auto text = run_cli("fail goodput" + job + "--tokens 3e11 --trials 50");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("tokens/s (best plan)"), std::string::npos) << text.out;
+}
+
 TEST(CliFail, UserRatesFileAndFixedRunParameters) {
   const std::string path = "/tmp/railsim_fail_rates_" + std::to_string(::getpid()) + ".json";
   {
@@ -114,6 +139,7 @@ TEST(CliFail, BadInputIsOneLineNamingTheOptionExit2) {
       {"fail goodput --comm-fraction -1", "--comm-fraction"},
       {"fail goodput --tokens 1e12", "--tokens-per-s"},
       {"fail goodput --tokens 1e12 --tokens-per-s 0", "--tokens-per-s"},
+      {"fail goodput --tokens-per-s 2e6", "--tokens"},
       {"fail goodput --amortize-years 0", "--amortize-years"},
       {"fail goodput --gpus 0", "--gpus"},
       {"fail goodput --gpus 1001", "--hb-domain"},

@@ -92,6 +92,12 @@ def test_fail_goodput_from_the_fabric_equals_cli():
     c = cli("fail", "goodput", "--gpus", "256", "--trials", "100", "--model", "Megatron-22B",
             "--batch", "64", "--design", "rail_only")
     assert py.to_dict() == c
+    # The tokens to train without a throughput: each design's best plan gives its own.
+    py = railsim.fail_goodput(gpus=256, trials=100, model="Megatron-22B", batch=64, tokens=1e11)
+    c = cli("fail", "goodput", "--gpus", "256", "--trials", "100", "--model", "Megatron-22B",
+            "--batch", "64", "--tokens", "1e11")
+    assert py.to_dict() == c
+    assert all(d["tokens_per_s"] > 0 and d["time_to_train_days"]["mean"] > 0 for d in c["designs"])
 
 
 def test_report_of_ones_own_cluster_equals_cli(tmp_path):

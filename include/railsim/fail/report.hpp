@@ -23,6 +23,10 @@ struct GoodputReport {
   double amortize_years = 4;
   std::optional<double> tokens;  // with tokens_per_s: the time to train them
   std::optional<double> tokens_per_s;
+  // Per design, the throughput of its best plan when the job's came from the plan (a --model
+  // given, --tokens-per-s not): each design trains at its own speed. Empty: tokens_per_s for all.
+  std::vector<double> plan_tokens_per_s;
+  std::vector<std::string> plan_text;  // per design, the plan those figures come from
   // Where the degraded slowdowns come from: the inputs (--comm-fraction, --degraded-slowdown), or
   // the Fabric (fabric_effects: one line per stream changed, per design).
   std::string effects = "inputs";
@@ -53,6 +57,7 @@ struct GoodputRequest {
   // the network cost per effective GPU-hour; unset: the networks are not priced.
   std::optional<cost::Catalog> catalog;
   double amortize_years = 4;
+  // tokens without tokens_per_s (with `fabric`): each design's throughput is its best plan's.
   std::optional<double> tokens, tokens_per_s;
 };
 
