@@ -148,6 +148,9 @@ void run_plan(const Args& a, Output& out) {
   const perf::ErrorBand band = perf::error_band(c.gpu.name, in.training.stack.name);
   const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
       in.model, in.training, c, d, po, in.placement, res.plans.front(), &cluster);
+  // Sizes near the one asked for that plan much better (the batch or N factors badly).
+  const std::vector<perf::BetterSize> better =
+      perf::better_sizes(in.model, in.training, c, cluster, d, po, in.placement, res.plans.front());
   // --train-tokens: the days each plan takes for them (no failures).
   const std::optional<double> tokens = a.number_if("train_tokens");
   std::vector<double> days;
@@ -156,6 +159,14 @@ void run_plan(const Args& a, Output& out) {
   if (a.flag("json")) {
     Json j = perf::plan_document(in.model, in.training, c, d, res, in.placement, &flip);
     if (part) j["cluster_gpus"] = cluster.gpus;  // "gpus" is the job's
+    j["better_sizes"] = Json::array();
+    for (const perf::BetterSize& b : better)
+      j["better_sizes"].push_back({{"batch", b.batch},
+                                   {"job_gpus", b.job_gpus},
+                                   {"gain", b.gain},
+                                   {"iteration_time_s", b.plan.time.iteration_time_s},
+                                   {"tokens_per_s", b.plan.time.tokens_per_s},
+                                   {"strategy", perf::to_json(b.plan.strategy, in.placement)}});
     if (tokens) {
       j["train_tokens"] = *tokens;
       for (std::size_t i = 0; i < days.size(); ++i) j["plans"][i]["train_days"] = days[i];
@@ -211,6 +222,19 @@ void run_plan(const Args& a, Output& out) {
         "(railsim fail goodput adds them)\n",
         report::count(*tokens));
   if (flip.flips) out.print("note: {}\n", flip.line);
+  for (const perf::BetterSize& b : better)
+    out.print(
+        "note: {} trains {:.0f}% more tokens per second per GPU: {} at {:.3f} s ({} tokens/s{})\n",
+        b.job_gpus < c.gpus
+            ? fmt::format("a job of {} GPUs (--job-gpus {})",
+                          report::thousands(static_cast<double>(b.job_gpus)), b.job_gpus)
+            : fmt::format("a batch of {} (--batch {})",
+                          report::thousands(static_cast<double>(b.batch)), b.batch),
+        100 * b.gain,
+        perf::describe_for_people(b.plan.strategy)
+            .substr(0, perf::describe_for_people(b.plan.strategy).find(';')),
+        b.plan.time.iteration_time_s, report::thousands(b.plan.time.tokens_per_s),
+        b.job_gpus < c.gpus ? " in all, more than on every GPU" : "");
   if (a.flag("explain")) print_explain(out, in.model, in.training, c, res, shapes, in.placement);
   if (mine) print_against(out, *mine, res.plans.front());
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -676,6 +677,69 @@ spec::NetworkDesign routed_as(spec::NetworkDesign d, spec::Routing r) {
   return d;
 }
 }  // namespace
+
+std::vector<BetterSize> better_sizes(const Model& m, const Training& tr, const spec::Cluster& job,
+                                     const spec::Cluster& network, const spec::NetworkDesign& d,
+                                     const PlanOptions& opt, PlacementKind placement,
+                                     const Plan& best) {
+  std::vector<BetterSize> out;
+  // Only where the plan shows it: a size that divides badly leaves few micro-batches per
+  // pipeline or forces a deep one (the bubble grows), or a DP group of an awkward size whose
+  // reduction is exposed (ours: the two over a quarter of the iteration).
+  if (best.time.breakdown.bubble_s + best.time.breakdown.dp_comm_s <=
+      kBadSizeShare * best.time.iteration_time_s)
+    return out;
+  const std::int64_t b = tr.global_batch, k = job.hb_domain, domains = job.domains();
+  const double per_gpu = best.time.tokens_per_s / static_cast<double>(job.gpus);
+  // What splits a batch over the GPUs is what they have in common: the candidates within 12.5%
+  // that share more factors with the GPU count than the batch asked for, most first, then the
+  // nearest (a few plan searches).
+  auto pick = [](std::int64_t from, std::int64_t lo, std::int64_t hi, std::int64_t with,
+                 std::int64_t step, std::size_t n) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> c;  // (gcd, value)
+    const std::int64_t base = std::gcd(from * step, with);
+    const std::int64_t stride = std::max<std::int64_t>(1, (hi - lo) / 20000);
+    for (std::int64_t v = lo; v <= hi; v += stride)
+      if (v != from && std::gcd(v * step, with) > base) c.emplace_back(std::gcd(v * step, with), v);
+    std::stable_sort(c.begin(), c.end(), [&](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first > y.first;
+      return std::abs(x.second - from) < std::abs(y.second - from);
+    });
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < c.size() && out.size() < n; ++i) out.push_back(c[i].second);
+    return out;
+  };
+  const std::vector<std::int64_t> batches =
+      pick(b, std::max<std::int64_t>(1, b - b / 8), b + b / 8, job.gpus, 1, 3);
+  // Jobs of whole domains down to 12.5% fewer: the domain counts sharing most with the batch.
+  std::vector<std::int64_t> jobs;
+  for (std::int64_t dd :
+       pick(domains, std::max<std::int64_t>(1, domains - domains / 8), domains - 1, b, k, 2))
+    jobs.push_back(dd * k);
+  PlanOptions one = opt;
+  one.top = 1;
+  one.distinct_shapes = false;
+  auto consider = [&](std::int64_t batch, const spec::Cluster& on) {
+    Training t = tr;
+    t.global_batch = batch;
+    try {
+      const PlanResult r = plan(make_context(m, t, on, network, d, placement), one);
+      if (r.plans.empty()) return;
+      const Plan& p = r.plans.front();
+      const double gain = p.time.tokens_per_s / static_cast<double>(on.gpus) / per_gpu - 1;
+      const bool more_in_all = p.time.tokens_per_s >= best.time.tokens_per_s;
+      if (gain >= kBetterSizeGain && (on.gpus == job.gpus || more_in_all))
+        out.push_back({batch, on.gpus, p, gain});
+    } catch (const InputError&) {  // a size the pins or the stack cannot run: not a suggestion
+    }
+  };
+  for (std::int64_t batch : batches) consider(batch, job);
+  for (std::int64_t gpus : jobs) consider(b, spec::job_cluster(job, gpus));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const BetterSize& x, const BetterSize& y) { return x.gain > y.gain; });
+  if (out.size() > 3) out.resize(3);
+  return out;
+}
 
 RoutingFlip plan_under_contrasting_routing(const Model& m, const Training& tr,
                                            const spec::Cluster& c, const spec::NetworkDesign& d,

@@ -485,3 +485,32 @@ TEST(CliPlan, TrainTokensGivesEachPlansDays) {
   EXPECT_EQ(line_count(bad.err), 1) << bad.err;
   EXPECT_NE(bad.err.find("--train-tokens"), std::string::npos) << bad.err;
 }
+
+// A batch that divides badly is said, with the nearby batch that plans well: 18,432 GB200 in NVL72
+// racks with the default 4,096 sequences plan pp72 (a third of the iteration in the bubble); 4,608
+// splits as dp288. The suggestion is the plan `plan --batch 4608` finds, to the last digit; a
+// plan with a small bubble gets no suggestion.
+TEST(CliPlan, SaysWhenTheBatchDividesBadlyAndWhatPlansWell) {
+  const std::string nvl72 = "plan --gpu GB200 --gpus 18432 --hb-domain 72 --nic-gbps 800 --top 1 ";
+  const auto r = run_cli(nvl72 + "--json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["better_sizes"].empty()) << r.out;
+  const auto& b = j["better_sizes"][0];
+  EXPECT_EQ(b["batch"], 4608);
+  EXPECT_EQ(b["job_gpus"], 18432);
+  EXPECT_GT(b["gain"].get<double>(), 0.5);
+  const auto at = run_cli(nvl72 + "--batch 4608 --json");
+  ASSERT_EQ(at.code, 0) << at.err;
+  const auto ja = nlohmann::json::parse(at.out);
+  EXPECT_DOUBLE_EQ(b["iteration_time_s"].get<double>(),
+                   ja["plans"][0]["iteration_time_s"].get<double>());
+  EXPECT_TRUE(ja["better_sizes"].empty());  // 4,608 itself divides well
+  const auto text = run_cli(nvl72);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("note: a batch of 4,608 (--batch 4608) trains "), std::string::npos)
+      << text.out;
+  const auto plain = run_cli("plan --top 1 --json");  // 32,768 H100, 4,096: pp16, a small bubble
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_TRUE(nlohmann::json::parse(plain.out)["better_sizes"].empty());
+}

@@ -84,6 +84,29 @@ bool plan_before(const Plan& a, const Plan& b);
 
 PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt);
 
+// A batch or job size near the one asked for that plans much better: "the batch factors badly".
+struct BetterSize {
+  std::int64_t batch = 0;     // global batch, sequences
+  std::int64_t job_gpus = 0;  // GPUs of the job (whole HB domains of the network)
+  Plan plan;                  // its best plan
+  double gain = 0;            // tokens per second per GPU against the given size's, - 1
+};
+// When `best` (the best plan of the batch and GPUs asked for) spends more than kBadSizeShare of
+// its iteration in the pipeline bubble and the exposed DP reduction: nearby sizes whose best plan
+// trains at least kBetterSizeGain more tokens per second per GPU, best first, at most 3. Batches
+// within 12.5% of the one asked for that share more factors with the GPU count (gcd) than it does,
+// most first (3 searched), and jobs of whole HB domains down to 12.5% fewer GPUs whose domain count
+// shares more with the batch (2 searched) and that also train more tokens per second in all. Ours:
+// within 12.5%, the batch alone moves the bubble and the optimizer step by at most about that
+// much, so a 10% gain says the size divides badly (18,432 GB200 with a batch of 4,096 plans
+// pp72; 4,608 splits as dp288).
+inline constexpr double kBetterSizeGain = 0.10;
+inline constexpr double kBadSizeShare = 0.25;
+std::vector<BetterSize> better_sizes(const Model& m, const Training& tr, const spec::Cluster& job,
+                                     const spec::Cluster& network, const spec::NetworkDesign& d,
+                                     const PlanOptions& opt, PlacementKind placement,
+                                     const Plan& best);
+
 // Why a search found no plan (r.plans empty), as the InputError to report: a pinned knob that
 // cannot work (named by default_strategy's checks), a global batch that no dp = N / (tp x pp)
 // divides (with the smallest dp that would), or the smallest memory need against the HBM.
