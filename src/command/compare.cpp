@@ -16,6 +16,8 @@
 #include "railsim/cost/report.hpp"
 #include "railsim/cost/tables.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/strategy.hpp"
+#include "railsim/perf/tables.hpp"
 #include "railsim/report/format.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/routing_table.hpp"
@@ -27,15 +29,16 @@ namespace railsim::command {
 namespace {
 
 // The options that feed the best-plan search alone.
-const std::vector<std::string> kModelKeys = {"model", "batch",           "seq",
-                                             "dtype", "flash_attention", "train_tokens"};
+const std::vector<std::string> kModelKeys = {"model",           "batch",        "seq",    "dtype",
+                                             "flash_attention", "train_tokens", "against"};
 
 // The model and its training: GPT-1T, 4096 sequences of 2048 tokens by default (about 8M tokens
 // per iteration).
 struct PerfInputs {
   perf::Model model;
   perf::Training training;
-  std::optional<double> train_tokens;  // the days each best plan takes for them
+  std::optional<double> train_tokens;         // the days each best plan takes for them
+  std::optional<perf::StrategyPins> against;  // the user's own plan (--against), on each design
 };
 
 PerfInputs resolve_perf(const Args& a) {
@@ -48,7 +51,53 @@ PerfInputs resolve_perf(const Args& a) {
   in.training = spec::make_training(batch, seq, sw.stack, sw.dtype, sw.flash_attention);
   perf::check_pins(in.model, in.training, {});
   in.train_tokens = a.number_if("train_tokens");
+  if (const auto text = a.text_if("against"))
+    in.against = perf::parse_plan_text(*text, "--against");
   return in;
+}
+
+// The user's own plan (--against) on each design, timed as estimate times it: its time, against
+// the design's best plan, and what decides between them (perf::explain_versus).
+void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Cluster& cluster,
+                         const spec::NetworkDesign& base,
+                         const std::vector<cost::DesignReport>& rows, const spec::Cluster& job,
+                         const std::vector<sweep::DesignPlan>& plans) {
+  perf::Strategy s;
+  try {
+    s = perf::default_strategy(in.model, in.training, *in.against, job);
+  } catch (const InputError& e) {  // the knob it names is the plan's, not an option of its own
+    throw InputError("--against", fmt::format("{} ({})", e.message(), e.field()));
+  }
+  std::vector<report::Cell> time, vs, why;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    spec::NetworkDesign d = base;
+    d.kind = rows[i].bom.design;
+    const perf::EstimateContext ctx = perf::make_context(in.model, in.training, job, cluster, d);
+    const perf::Plan mine{s, perf::estimate(ctx, s)};
+    time.emplace_back(mine.time.iteration_time_s);
+    const perf::Plan* best = plans[i].best ? &*plans[i].best : nullptr;
+    vs.push_back(
+        best ? report::Cell(100 * (mine.time.iteration_time_s / best->time.iteration_time_s - 1))
+             : report::Cell(report::Missing{}));
+    why.push_back(best ? report::Cell(perf::explain_versus(*best, mine, job.gpu.hbm_bytes))
+                       : report::Cell(report::Missing{}));
+  }
+  t.add_column({.name = "against_plan", .label = "your plan"},
+               std::vector<report::Cell>(rows.size(), report::Cell(perf::describe_for_people(s))));
+  t.add_column({.name = "against_iteration_time_s",
+                .label = "your plan's time",
+                .type = report::Type::real,
+                .unit = "s",
+                .precision = 3},
+               std::move(time));
+  t.add_column({.name = "against_vs_best_pct",
+                .label = "yours vs best",
+                .type = report::Type::real,
+                .unit = "%",
+                .precision = 2,
+                .style = report::Style::signed_},
+               std::move(vs));
+  t.add_column({.name = "against_why", .label = "what decides"}, std::move(why));
 }
 
 // The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is
@@ -130,6 +179,7 @@ std::optional<perf::VerdictFlip> add_performance_columns(
                             : Cell(report::Missing{}));
     t.add_column(report::real_column("train_days", "days to train", "", 1), std::move(days));
   }
+  if (in.against) add_against_columns(t, in, cluster, base, rows, job, plans);
   t.add_column({.name = "no_plan_reason", .label = "no plan"}, reason);
   if (!rail_only_pct) return std::nullopt;
   spec::NetworkDesign first = base;
@@ -262,6 +312,10 @@ std::vector<Field> performance_fields() {
       batch, integer_field("seq", "--seq", "Sequence length (default: the model's)", 1, 1 << 24)};
   for (Field& s : software_fields()) f.push_back(std::move(s));
   f.push_back(job_gpus_field());
+  f.push_back(text_field("against", "--against",
+                         "Your own plan on each design, as railsim prints plans (\"tp8 pp16 "
+                         "dp128\", knobs optional): its time against the design's best plan and "
+                         "what decides between them"));
   f.push_back(train_tokens_field());
   f.push_back(flag_field("no_perf", "--no-perf", "Cost and power only: skip the best-plan search"));
   return f;

@@ -297,6 +297,38 @@ TEST(CliCompare, TrainTokensGivesEachDesignsDays) {
                                     "--train-tokens");
 }
 
+// compare --against: the user's plan on each design, timed as estimate times it (the same figure
+// to the last digit), against each design's best plan, with what decides between them.
+TEST(CliCompare, AgainstTimesTheUsersPlanOnEachDesign) {
+  const std::string job = " --gpus 1024 --model GPT-3-175B --batch 512 ";
+  const auto r = run_cli("compare" + job + "--against 'tp8 pp8 dp16 v2' --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json d = Json::parse(r.out)["designs"];
+  ASSERT_EQ(d.size(), 3u);
+  for (const auto& row : d) {
+    const std::string design = row["design"].get<std::string>();
+    const auto e = run_cli("estimate" + job + "--tp 8 --pp 8 --dp 16 --interleave 2 --design " +
+                           design + " --json");
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_DOUBLE_EQ(row["against_iteration_time_s"].get<double>(),
+                     Json::parse(e.out)["iteration_time_s"].get<double>())
+        << design;
+    EXPECT_NEAR(row["against_vs_best_pct"].get<double>(),
+                100 * (row["against_iteration_time_s"].get<double>() /
+                           row["best_iteration_time_s"].get<double>() -
+                       1),
+                1e-9);
+    EXPECT_FALSE(row["against_why"].get<std::string>().empty());
+    EXPECT_EQ(row["against_plan"].get<std::string>().rfind("tp8 pp8 dp16; micro-batch 1, 2 "
+                                                           "virtual stages",
+                                                           0),
+              0u);
+  }
+  railsim::test::expect_field_error("compare" + job + "--against 'tp3 pp8'", "--against");
+  railsim::test::expect_field_error("compare --gpus 1024 --no-perf --against 'tp8 pp8'",
+                                    "--against");
+}
+
 TEST(CliDesign, ExportsTheFabricGraph) {
   for (const std::string fmt : {"graphml", "dot", "json"}) {
     const std::string path = "/tmp/railsim_export_" + std::to_string(::getpid()) + "." + fmt;

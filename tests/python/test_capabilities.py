@@ -137,6 +137,25 @@ def test_plan_against_the_users_plan_equals_cli():
     assert str(e.value).startswith("against:")
 
 
+def test_compare_of_a_job_with_the_users_plan_and_days_equals_cli():
+    """compare's job on part of a cluster, the user's plan on each design and the days to train,
+    from Python: the CLI's rows."""
+    kw = dict(gpu="GB200", gpus=2304, hb_domain=72, nic_gbps=800, job_gpus=2232,
+              model="GPT-3-175B", batch=1116, train_tokens=1e11, against="tp8 pp9 dp31")
+    py = railsim.compare(**kw)
+    c = cli("compare", "--gpu", "GB200", "--gpus", "2304", "--hb-domain", "72", "--nic-gbps",
+            "800", "--job-gpus", "2232", "--model", "GPT-3-175B", "--batch", "1116",
+            "--train-tokens", "100000000000", "--against", "tp8 pp9 dp31")
+    assert py.to_dict() == c
+    rows = c["designs"]
+    assert all(r["job_gpus"] == 2232 and r["train_days"] > 0 for r in rows)
+    assert all(r["against_iteration_time_s"] >= r["best_iteration_time_s"] for r in rows
+               if r["against_why"] and "does not fit" not in r["against_why"])
+    with pytest.raises(railsim.InputError) as e:
+        railsim.compare(gpu="GB200", gpus=2304, hb_domain=72, job_gpus=2300)
+    assert str(e.value).startswith("job_gpus:")
+
+
 def test_long_calls_release_the_gil():
     # Two threads planning at once both finish with the same answer as one alone; with the GIL
     # held they would still be correct, so the check is that results agree and nothing hangs.
