@@ -28,6 +28,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/core/version.hpp"
 #include "railsim/cost/cost.hpp"
 #include "railsim/cost/report.hpp"
 #include "railsim/fail/model.hpp"
@@ -318,6 +319,7 @@ py::list command_tables() {
 
 PYBIND11_MODULE(_railsim, m) {
   m.doc() = "railsim: rail-only vs rail-optimized networks for LLM training clusters";
+  m.attr("__version__") = std::string(railsim::version());  // the CLI's --version, the report's
   // A ValueError (bad values) that is also a TypeError (wrong types), so that either except
   // clause catches it.
   static py::exception<InputError> input_error(

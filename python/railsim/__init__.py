@@ -19,7 +19,7 @@ options.
 import json as _json
 
 from . import _railsim
-from ._railsim import InputError
+from ._railsim import InputError, __version__
 
 
 class Result(dict):

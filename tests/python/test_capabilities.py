@@ -156,6 +156,11 @@ def test_compare_of_a_job_with_the_users_plan_and_days_equals_cli():
     assert str(e.value).startswith("job_gpus:")
 
 
+def test_version_is_the_clis():
+    r = cli_run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == "railsim " + railsim.__version__
+
+
 def test_long_calls_release_the_gil():
     # Two threads planning at once both finish with the same answer as one alone; with the GIL
     # held they would still be correct, so the check is that results agree and nothing hangs.
