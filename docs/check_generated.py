@@ -29,6 +29,7 @@ GENERATORS = {
     "gen_studies.py": ("studies.md", ["{scratch}"]),
     "gen_planes_table.py": (("design.md", "../README.md"), []),
     "gen_planes_whatif_table.py": ("failures.md", []),
+    "gen_walkthrough.py": ("walkthrough.md", []),
 }
 
 

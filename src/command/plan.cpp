@@ -88,14 +88,13 @@ void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
       "(model FLOPs, no recomputation); MFU is against the {}\n",
       m.name, m.total_params() / 1e9, m.active_params() / 1e9,
       report::thousands(w.time.model_flops / 1e15), mfu_basis(c, tr));
-  if (res.plans.size() < 2) {
-    out.print("only one plan fits: nothing to compare it with\n");
-    return;
-  }
-  out.print(
-      "why #1 beats #2, part by part (time of one iteration; memory of the fullest "
-      "stage):\n{}",
-      report::to_text_by_column(perf::explain_table(first_two(res)), "plan"));
+  if (res.plans.size() < 2)
+    out.print("one plan printed (--top 1) or fitting: no runner-up to compare it with\n");
+  else
+    out.print(
+        "why #1 beats #2, part by part (time of one iteration; memory of the fullest "
+        "stage):\n{}",
+        report::to_text_by_column(perf::explain_table(first_two(res)), "plan"));
   if (shapes.empty()) return;
   out.print("\nthe best plans of other shapes (tp, pp, dp, ...), against #1:\n");
   report::Table t = perf::plans_table(shapes, placement);
