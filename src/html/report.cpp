@@ -740,7 +740,13 @@ std::string build_report(const ReportOptions& o) {
     std::erase_if(rows, [](const cost::DesignReport& d) {
       return d.bom.design == spec::DesignKind::ideal;  // nothing to buy
     });
-    body += table_html(cost::designs_table(cc.cluster, rows, true));
+    report::Table bom = cost::designs_table(cc.cluster, rows, true);
+    const auto col = std::find_if(bom.columns.begin(), bom.columns.end(),
+                                  [](const report::Column& c) { return c.name == "design"; });
+    for (std::size_t r = 0; r < bom.rows.size(); ++r)  // the designs as the page's prose names them
+      bom.rows[r][static_cast<std::size_t>(col - bom.columns.begin())] =
+          design_words(rows[r].bom.design);
+    body += table_html(bom);
   }
 
   section("fabric", "The designs, drawn small");
