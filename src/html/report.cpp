@@ -743,7 +743,7 @@ std::string build_report(const ReportOptions& o) {
     report::Table bom = cost::designs_table(cc.cluster, rows, true);
     const auto col = std::find_if(bom.columns.begin(), bom.columns.end(),
                                   [](const report::Column& c) { return c.name == "design"; });
-    for (std::size_t r = 0; r < bom.rows.size(); ++r)  // the designs as the page's prose names them
+    for (std::size_t r = 0; col != bom.columns.end() && r < bom.rows.size(); ++r)  // as the prose
       bom.rows[r][static_cast<std::size_t>(col - bom.columns.begin())] =
           design_words(rows[r].bom.design);
     body += table_html(bom);
