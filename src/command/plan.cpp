@@ -71,11 +71,7 @@ std::vector<perf::Plan> other_shapes(const perf::EstimateContext& ctx, perf::Pla
   po.distinct_shapes = true;
   std::vector<perf::Plan> out;
   for (perf::Plan& p : perf::plan(ctx, po).plans)
-    if (!(p.strategy.tp == best.strategy.tp && p.strategy.cp == best.strategy.cp &&
-          p.strategy.pp == best.strategy.pp && p.strategy.dp == best.strategy.dp &&
-          p.strategy.ep == best.strategy.ep) &&
-        out.size() < 3)
-      out.push_back(std::move(p));
+    if (!perf::same_shape(p.strategy, best.strategy) && out.size() < 3) out.push_back(std::move(p));
   return out;
 }
 

@@ -134,10 +134,6 @@ struct Acc {
   double min_mem = std::numeric_limits<double>::infinity();
 };
 
-bool same_shape(const Strategy& a, const Strategy& b) {
-  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep;
-}
-
 // Keeps the k best plans, in order; with `distinct`, at most one plan per shape (the best of it).
 // Deterministic under any merge order: the kept set is the best k of the best plan per shape.
 void keep(std::vector<Plan>& top, std::size_t k, const Plan& p, bool distinct) {
@@ -303,6 +299,10 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
     }
   }
   return total;
+}
+
+bool same_shape(const Strategy& a, const Strategy& b) {
+  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep;
 }
 
 StrategyPins parse_plan_text(std::string_view text, const std::string& option) {

@@ -22,6 +22,9 @@ struct StrategyPins {
   std::optional<PipelineSchedule> schedule;
 };
 
+// Whether two strategies split the GPUs alike: the same tp, cp, pp, dp and ep.
+bool same_shape(const Strategy& a, const Strategy& b);
+
 // A plan as railsim prints it, read back: words separated by spaces or commas, "tp8 pp16 dp64"
 // (degrees tpN, cpN, ppN, dpN, epN), then any knobs: mbN (micro-batch), vN (interleave), a
 // recompute mode (none, selective, full), a schedule (1f1b, zb-h1, dualpipe), sp, dopt, ovl (on)
