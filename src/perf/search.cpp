@@ -701,9 +701,11 @@ std::vector<BetterSize> better_sizes(const Model& m, const Training& tr, const s
     const std::int64_t stride = std::max<std::int64_t>(1, (hi - lo) / 20000);
     for (std::int64_t v = lo; v <= hi; v += stride)
       if (v != from && std::gcd(v * step, with) > base) c.emplace_back(std::gcd(v * step, with), v);
-    std::stable_sort(c.begin(), c.end(), [&](const auto& x, const auto& y) {
+    std::sort(c.begin(), c.end(), [&](const auto& x, const auto& y) {  // a total order
       if (x.first != y.first) return x.first > y.first;
-      return std::abs(x.second - from) < std::abs(y.second - from);
+      if (std::abs(x.second - from) != std::abs(y.second - from))
+        return std::abs(x.second - from) < std::abs(y.second - from);
+      return x.second < y.second;
     });
     std::vector<std::int64_t> out;
     for (std::size_t i = 0; i < c.size() && out.size() < n; ++i) out.push_back(c[i].second);
@@ -735,8 +737,10 @@ std::vector<BetterSize> better_sizes(const Model& m, const Training& tr, const s
   };
   for (std::int64_t batch : batches) consider(batch, job);
   for (std::int64_t gpus : jobs) consider(b, spec::job_cluster(job, gpus));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const BetterSize& x, const BetterSize& y) { return x.gain > y.gain; });
+  std::sort(out.begin(), out.end(), [](const BetterSize& x, const BetterSize& y) {
+    if (x.gain != y.gain) return x.gain > y.gain;  // ties: the larger job, then the smaller batch
+    return x.job_gpus != y.job_gpus ? x.job_gpus > y.job_gpus : x.batch < y.batch;
+  });
   if (out.size() > 3) out.resize(3);
   return out;
 }

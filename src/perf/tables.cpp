@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "railsim/core/units.hpp"
@@ -316,9 +317,17 @@ std::string explain_versus(const perf::Plan& best, const perf::Plan& other, doub
       {"pipeline bubble", b.bubble_s - w.bubble_s},
       {"pipeline steps", b.pipeline_overhead_s - w.pipeline_overhead_s},
       {"optimizer step", b.optimizer_s - w.optimizer_s}};
-  std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) {
-    return std::abs(x.second) > std::abs(y.second);
+  // Largest difference first; equal ones in the order above (std::sort: test_perf's allocation
+  // counter replaces operator new, which stable_sort's temporary buffer would bypass).
+  std::vector<std::size_t> order(parts.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const double ax = std::abs(parts[x].second), ay = std::abs(parts[y].second);
+    return ax != ay ? ax > ay : x < y;
   });
+  std::vector<std::pair<std::string, double>> sorted;
+  for (std::size_t i : order) sorted.push_back(parts[i]);
+  parts = std::move(sorted);
   const double t = other.time.iteration_time_s, tb = best.time.iteration_time_s;
   std::string worse, better;
   int n_worse = 0, n_better = 0;
