@@ -174,6 +174,7 @@ class Engine {
  private:
   // --- the run (flow_sim.cpp) ---
   void build_successors();
+  void measure_depth();
   void build_components();
   void size_channel_state();
 
@@ -334,6 +335,9 @@ class Engine {
   // The busiest channel's bytes over its capacity, s: a lower bound of the completion (see
   // horizon).
   double floor_s_ = 0;
+  // Flows in the longest chain of dependent flows (1 without dependencies): the tolerance is
+  // shared among its links (see horizon).
+  double depth_ = 1;
   SimResult result_;
 
   // --- per flow of the workload ---

@@ -44,6 +44,7 @@ SimResult Engine::run() {
   result_.flows_simulated = F;
   result_.flows_represented = workload_.represented_flows();
   build_successors();
+  measure_depth();
   build_components();
   size_channel_state();
   for (FlowId f = 0; f < F; ++f)
@@ -75,6 +76,43 @@ void Engine::build_successors() {
   Vec<std::uint32_t> pos(succ_begin_.begin(), succ_begin_.end() - 1);
   for (auto [a, b] : workload_.dependencies())
     successors_[static_cast<std::size_t>(pos[static_cast<std::size_t>(a)]++)] = b;
+}
+
+// depth_: the flows in the longest chain of dependencies, by levels in topological order. The
+// builders list a flow after those it waits on, so one pass in id order is the order; any other
+// workload takes Kahn's queue.
+void Engine::measure_depth() {
+  if (workload_.dependencies().empty()) return;
+  const auto uF = static_cast<std::size_t>(workload_.flow_count());
+  Vec<std::int32_t> level(uF, 1);
+  bool in_order = true;
+  for (auto [a, b] : workload_.dependencies()) in_order = in_order && a < b;
+  std::int32_t deepest = 1;
+  const auto visit = [&](std::size_t f) {
+    for (auto i = succ_begin_[f]; i < succ_begin_[f + 1]; ++i) {
+      const auto s = static_cast<std::size_t>(successors_[static_cast<std::size_t>(i)]);
+      level[s] = std::max(level[s], level[f] + 1);
+      deepest = std::max(deepest, level[s]);
+    }
+  };
+  if (in_order) {
+    for (std::size_t f = 0; f < uF; ++f) visit(f);
+  } else {
+    Vec<std::int32_t> left(preds_left_.begin(), preds_left_.end());
+    Vec<FlowId> queue;
+    for (std::size_t f = 0; f < uF; ++f)
+      if (left[f] == 0) queue.push_back(static_cast<FlowId>(f));
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+      const auto f = static_cast<std::size_t>(queue[q]);
+      visit(f);
+      for (auto i = succ_begin_[f]; i < succ_begin_[f + 1]; ++i) {
+        const FlowId s = successors_[static_cast<std::size_t>(i)];
+        if (--left[static_cast<std::size_t>(s)] == 0) queue.push_back(s);
+      }
+    }
+    // A cycle leaves flows unvisited; run() reports it.
+  }
+  depth_ = deepest;
 }
 
 // Components: channels joined by a flow belong together (static superset of the true
