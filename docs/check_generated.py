@@ -25,6 +25,7 @@ GENERATORS = {
     "gen_blast_radius_table.py": ("failures.md", []),
     "gen_whatif_table.py": ("failures.md", []),
     "gen_sim_moe_table.py": ("sim.md", []),
+    "gen_sim_tolerance_table.py": ("sim.md", []),
     "gen_contention_table.py": ("model.md", ["12"]),
     "gen_studies.py": ("studies.md", ["{scratch}"]),
     "gen_planes_table.py": (("design.md", "../README.md"), []),

@@ -53,6 +53,15 @@ void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg
   j["chunks"] = cfg.chunks;
   j["hop_latency_s"] = cfg.hop_latency_s;
   j["efficiency"] = efficiency;
+  j["batching"] = batching_json(cfg.batch_tolerance);
+}
+
+Json batching_json(double t) {
+  const bool exact = t <= kExactBatchTolerance;
+  Json j = {{"tolerance", t}, {"exact", exact}, {"error_bound", exact ? 0.0 : t}};
+  if (t == kDefaultBatchTolerance) j["measured_error"] = kDefaultBatchError;
+  j["text"] = describe_batching(t);
+  return j;
 }
 
 Json collective_document(const CollectiveResult& r, const CollectiveRequest& req,
@@ -80,13 +89,14 @@ Json moe_document(const MoeResult& m, const MoeRequest& req, const std::string& 
 }
 
 Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
-                       const perf::Strategy& s) {
+                       const perf::Strategy& s, double batch_tolerance) {
   Json j = to_json(chk);
   j["design"] = std::string(spec::to_string(fabric.design.kind));
   j["gpus"] = fabric.cluster.gpus;
   j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
   if (s.cp > 1) j["strategy"]["cp"] = s.cp;
   j.update(spec::routing_json(fabric.design));
+  j["batching"] = batching_json(batch_tolerance);
   return j;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "phases.hpp"
 #include "railsim/core/cancel.hpp"
@@ -76,6 +77,29 @@ topo::Path transfer_path(const SimNetwork& net, const SimConfig& cfg, std::int64
   net.route(src, mid, h, -1, out);
   net.route(mid, dst, mix(h), -1, out);
   return out;
+}
+
+namespace {
+// 1e-4, 2.5e-5, 0.01: the short form a tolerance is written in.
+std::string short_number(double x) {
+  if (x >= 1e-3) return fmt::format("{:g}", x);
+  const int e = static_cast<int>(std::floor(std::log10(x) + 1e-9));
+  return fmt::format("{:g}e{}", x / std::pow(10.0, e), e);
+}
+}  // namespace
+
+std::string describe_batching(double t) {
+  if (t <= kExactBatchTolerance)
+    return "exact (an event ends only the flows that finish at its time)";
+  const std::string measured =
+      t == kDefaultBatchTolerance
+          ? fmt::format("; measured at most {} on docs/sim.md's collectives",
+                        short_number(kDefaultBatchError))
+          : "";
+  return fmt::format(
+      "batch tolerance {0}: flows finishing within {0} of the run of each other end in one "
+      "event, the completion time within about {0} of exact{1}",
+      short_number(t), measured);
 }
 
 SimConfig sim_config(const spec::NetworkDesign& d) {

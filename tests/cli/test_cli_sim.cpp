@@ -11,8 +11,9 @@ using railsim::test::line_count;
 using railsim::test::run_cli;
 
 TEST(CliSim, RingAllReduceOnOneRailJsonMatchesClosedForm) {
-  // H100 preset: NIC 400 Gb/s = 50 GB/s; 8 GPUs on one leaf; 2 hops of 0.5 us per step.
-  auto r = run_cli("sim --gpus 64 --group rail0 --bytes 1GB --json");
+  // H100 preset: NIC 400 Gb/s = 50 GB/s; 8 GPUs on one leaf; 2 hops of 0.5 us per step. Against
+  // a closed form: exact, not the default batch tolerance.
+  auto r = run_cli("sim --gpus 64 --group rail0 --bytes 1GB --exact --json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const double closed = 14 * (1e9 / 8 / 50e9 + 2 * 0.5e-6);
@@ -30,13 +31,14 @@ TEST(CliSim, HumanOutputShowsTimeTiersAndBusiestLinks) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
+// Against a closed form: exact, not the default batch tolerance.
 TEST(CliSim, PipelinedForwardingIsNoSlowerThanStoreAndForward) {
   auto store = run_cli(
       "sim --gpus 64 --hb-domain 8 --hb-GBps 100 --collective alltoall --design "
-      "rail_only --json --forwarding two-phase");
+      "rail_only --exact --json --forwarding two-phase");
   auto piped = run_cli(
       "sim --gpus 64 --hb-domain 8 --hb-GBps 100 --collective alltoall --design "
-      "rail_only --json --forwarding pipelined --chunks 16");
+      "rail_only --exact --json --forwarding pipelined --chunks 16");
   ASSERT_EQ(store.code, 0) << store.err;
   ASSERT_EQ(piped.code, 0) << piped.err;
   const double ts = nlohmann::json::parse(store.out)["completion_time_s"].get<double>();
@@ -47,10 +49,11 @@ TEST(CliSim, PipelinedForwardingIsNoSlowerThanStoreAndForward) {
   EXPECT_LT(tp, ts);
 }
 
+// The simulated ops against the model's: exact, not the default batch tolerance.
 TEST(CliSim, ScheduleCsvHasTheJsonOpsValues) {
   const char* cmd =
       "sim --schedule --gpus 64 --model Megatron-22B --tp 4 --dp 16 --dist-opt on --sp on "
-      "--batch 64";
+      "--batch 64 --exact";
   auto csv = run_cli(std::string(cmd) + " --csv");
   auto json = run_cli(std::string(cmd) + " --json");
   ASSERT_EQ(csv.code, 0) << csv.err;
@@ -264,14 +267,17 @@ void expect_json_near(const nlohmann::json& got, const nlohmann::json& want,
 // Spraying in sim: 96 GPUs (HB domain 1) on two QM9700 leaves of 48 at 3:1 (16 x 400G up each).
 // In the all-to-all each leaf sends 48 x 48/96 GB = 24 GB over its 16 uplinks (800 GB/s): 30 ms,
 // every uplink carrying 24/16 GB each way; hashed ECMP collides and is slower.
+// The closed form is exact: the run is asked for exact (--exact), not the default tolerance.
 TEST(CliSim, SprayAllToAllJsonIsTheBundleClosedForm) {
   const std::string cmd =
       "sim --gpus 96 --hb-domain 1 --switch QM9700 --oversubscription 3 --collective all_to_all "
-      "--hop-latency-us 0 --top 0 --json --routing ";
+      "--hop-latency-us 0 --top 0 --exact --json --routing ";
   const auto r = run_cli(cmd + "spray");
   ASSERT_EQ(r.code, 0) << r.err;
-  const nlohmann::json want = nlohmann::json::parse(R"({
+  const nlohmann::json want = nlohmann::json::parse(R"J({
     "algorithm": "direct", "busiest": [], "bytes": 1e9, "bytes_sent": 95e9, "chunks": 8,
+    "batching": {"error_bound": 0.0, "exact": true, "tolerance": 1e-9,
+                 "text": "exact (an event ends only the flows that finish at its time)"},
     "collective": "all_to_all", "completion_time_s": 0.03, "design": "rail_optimized",
     "efficiency": false, "flows_represented": 9120.0, "flows_simulated": 9120,
     "forward_via": "hb_first", "forwarding": "pipelined", "gpus": 96, "group": "all", "groups": 1,
@@ -284,7 +290,7 @@ TEST(CliSim, SprayAllToAllJsonIsTheBundleClosedForm) {
       {"bytes": 95e9, "name": "GPU-leaf down", "peak_utilisation": 1.0},
       {"bytes": 48e9, "name": "leaf-spine up", "peak_utilisation": 1.0},
       {"bytes": 48e9, "name": "leaf-spine down", "peak_utilisation": 1.0}]
-  })");
+  })J");
   expect_json_near(nlohmann::json::parse(r.out), want);
   const auto e = run_cli(cmd + "ecmp");
   ASSERT_EQ(e.code, 0) << e.err;

@@ -37,9 +37,13 @@ SimNetwork like_for_like(const topo::DegradedFabric& degraded, SimConfig& cfg);
 Json to_json(const CollectiveResult& r);
 Json to_json(const ScheduleCheck& r);  // {"ops": [...], "completion_time_s", "analytic_time_s"}
 // The settings of a simulation as its JSON documents state them (design, gpus, hb_domain, routing,
-// seed, forwarding, forward_via, chunks, hop_latency_s, efficiency), added to `j`: one writer for
-// the CLI's `sim --json` and the Python module's `sim()`.
+// seed, forwarding, forward_via, chunks, hop_latency_s, efficiency, batching), added to `j`: one
+// writer for the CLI's `sim --json` and the Python module's `sim()`.
 void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg, bool efficiency);
+// "batching": {"tolerance", "exact", "error_bound" (relative, about the tolerance; 0 when exact),
+// "measured_error" (at kDefaultBatchTolerance only: the worst of docs/sim.md's set), "text"
+// (describe_batching)}.
+Json batching_json(double batch_tolerance);
 
 // The documents `railsim sim --json` prints and Python's sim() returns, one writer each.
 // One collective: to_json(r), "collective", "algorithm", "group" (as the user wrote it), "groups",
@@ -47,10 +51,10 @@ void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg
 Json collective_document(const CollectiveResult& r, const CollectiveRequest& req,
                          const std::string& group, const topo::Fabric& fabric, const SimConfig& cfg,
                          bool efficiency);
-// One iteration's schedule (--schedule): to_json(chk), "design", "gpus" and "strategy" (tp, pp,
-// dp, ep).
+// One iteration's schedule (--schedule): to_json(chk), "design", "gpus", "strategy" (tp, pp,
+// dp, ep), the routing columns and "batching".
 Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
-                       const perf::Strategy& s);
+                       const perf::Strategy& s, double batch_tolerance);
 // A skewed (MoE) all-to-all: to_json(m.sim), "collective" (all_to_all), "group" (as the user
 // wrote it), "groups", the settings above and "moe" (to_json(req, m.stats)).
 Json moe_document(const MoeResult& m, const MoeRequest& req, const std::string& group,
