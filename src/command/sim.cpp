@@ -14,6 +14,7 @@
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/report/format.hpp"
+#include "railsim/report/progress.hpp"
 #include "railsim/sim/check.hpp"
 #include "railsim/sim/moe.hpp"
 #include "railsim/sim/options.hpp"
@@ -122,6 +123,7 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
   const perf::Placement pl(fabric.cluster, s.degrees(), in.placement);
   const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
   const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
+  cfg.progress->finish();
   const report::Table table = sim::schedule_check_table(chk);
   if (a.flag("csv")) {
     out.print("{}", report::to_csv(table));
@@ -156,6 +158,7 @@ void run_moe(const Args& a, Output& out, const Setting& st, const topo::Fabric& 
   sim::MoeRequest moe = resolve_moe(a);
   moe.groups = std::move(groups);
   const sim::MoeResult m = sim::simulate_moe(net, moe, cfg, top);
+  cfg.progress->finish();
   if (a.flag("json")) {
     out.print("{}\n", sim::moe_document(m, moe, group, fabric, cfg, a.flag("efficiency")).dump(2));
     return;
@@ -210,6 +213,7 @@ void run_collective(const Args& a, Output& out, const Setting& st) {
     return;
   }
   const sim::CollectiveResult r = sim::simulate_collective(net, req, net_cfg, top);
+  cfg.progress->finish();
   if (a.flag("json")) {
     out.print("{}\n", sim::collective_document(r, req, group, fabric, net_cfg, efficiency).dump(2));
     return;
@@ -237,6 +241,10 @@ void run_sim(const Args& a, Output& out) {
   const spec::Cluster c = spec::make_cluster(cluster_options(a));
   const spec::NetworkDesign d = resolve_network(a);
   sim::SimConfig cfg = resolve_config(a, d);
+  // On a terminal, a simulation that takes more than 2 s shows its flows delivered on stderr
+  // (each phase's, or each op's with --schedule); erased before the answer is printed.
+  report::ProgressBar bar(stderr, "sim: flows delivered", 1);
+  cfg.progress = &bar;
   const Setting st{c, d, cfg, static_cast<int>(a.integer("top"))};
   if (a.flag("schedule"))
     run_schedule(a, out, st);

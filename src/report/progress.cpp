@@ -51,6 +51,21 @@ void ProgressBar::step() {
   std::fflush(out_);
 }
 
+void ProgressBar::update(std::int64_t done, std::int64_t total) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_ = done;
+  total_ = std::max<std::int64_t>(total, 1);
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (elapsed < delay_s_) return;
+  if (drawn_ && std::chrono::duration<double>(now - last_).count() < 0.1) return;
+  last_ = now;
+  drawn_ = true;
+  fmt::print(out_, "\r{}\x1b[K", line(label_, done_, total_, elapsed));
+  std::fflush(out_);
+}
+
 void ProgressBar::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!drawn_) return;

@@ -10,11 +10,13 @@
 //   flow_repair.cpp   the selective re-fill after a change: bottleneck records, repair rounds
 // The Workload class itself is in flow_workload.cpp. docs/sim.md states the algorithm.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <queue>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -338,6 +340,10 @@ class Engine {
   // Flows in the longest chain of dependent flows (1 without dependencies): the tolerance is
   // shared among its links (see horizon).
   double depth_ = 1;
+  // Progress (options_.progress): closed components' deliveries, counted by the threads that run
+  // them; only the thread that started the run draws.
+  std::atomic<std::int64_t> closed_delivered_{0};
+  std::thread::id owner_ = std::this_thread::get_id();
   SimResult result_;
 
   // --- per flow of the workload ---

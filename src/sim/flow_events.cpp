@@ -9,6 +9,7 @@
 
 #include "flow_engine.hpp"
 #include "railsim/core/cancel.hpp"
+#include "railsim/report/progress.hpp"
 
 namespace railsim::sim::detail {
 
@@ -30,6 +31,8 @@ void Engine::run_events() {
     if (releases_.empty() && releases_.capacity() > 65536) releases_ = {};
     refill_dirty(now);
     ++result_.events;
+    if (options_.progress != nullptr)
+      options_.progress->update(main_tally_.delivered, workload_.flow_count());
   }
 }
 
@@ -243,13 +246,22 @@ void Engine::for_each_largest_first(Ks& ks, Fn&& fn) {
 // horizon taken from its own next finish). The result does not depend on the threads.
 void Engine::drain_closed() {
   std::vector<Tally> tallies(closed_.size());
+  const std::int64_t flows = workload_.flow_count();
   for_each_largest_first(closed_, [&](std::size_t j, Component& k) {
+    std::int64_t counted = 0;
     while (k.next_finish_s < std::numeric_limits<double>::infinity()) {
       check_cancelled();
       const double now = k.next_finish_s;
       complete_finished(k, horizon(now), tallies[j]);
       refill(k, now);
       ++k.own_events;
+      if (options_.progress != nullptr) {
+        const std::int64_t done =
+            closed_delivered_.fetch_add(tallies[j].delivered - counted, std::memory_order_relaxed);
+        counted = tallies[j].delivered;
+        if (std::this_thread::get_id() == owner_)
+          options_.progress->update(main_tally_.delivered + done, flows);
+      }
     }
   });
   for (std::size_t j = 0; j < closed_.size(); ++j) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "flow_engine.hpp"
+#include "railsim/report/progress.hpp"
 
 namespace railsim::sim {
 
@@ -51,6 +52,9 @@ SimResult Engine::run() {
     if (preds_left_[static_cast<std::size_t>(f)] == 0) push_release(workload_.release_s(f), f);
   run_events();
   drain_closed();
+  // Closed components' flows are delivered by drain_closed, after the last event.
+  if (options_.progress != nullptr)
+    options_.progress->update(main_tally_.delivered, workload_.flow_count());
   for (const auto& k : components_) result_.refilled_flows += k.refilled;
   const std::int64_t delivered = main_tally_.delivered;
   result_.completion_time_s = main_tally_.completion_s;

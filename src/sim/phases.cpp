@@ -18,6 +18,7 @@ EngineOptions engine_options(const SimConfig& cfg) {
   EngineOptions o;
   o.hop_latency_s = cfg.hop_latency_s;
   o.batch_tolerance = cfg.batch_tolerance;
+  o.progress = cfg.progress;
   return o;
 }
 

@@ -188,6 +188,43 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   EXPECT_EQ(got.find("late"), std::string::npos);
 }
 
+// update(): a loop's owner reports its count and total (which may change); on a file nothing is
+// written and nothing is kept (the cost is one test), on a terminal the count is kept and drawn.
+TEST(Progress, UpdateSetsTheCountAndDrawsOnATerminalOnly) {
+  const std::string path = test::scratch_path("plot", "progress_update.txt");
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  {
+    report::ProgressBar bar(f, "sim", 1, 0.0);
+    for (int i = 1; i <= 1000; ++i) bar.update(i, 1000);
+    EXPECT_EQ(bar.done(), 0);
+  }
+  std::fclose(f);
+  EXPECT_EQ(test::slurp_binary(path), "");
+  std::remove(path.c_str());
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  std::FILE* tty = std::fopen(::ptsname(master), "w");
+  ASSERT_NE(tty, nullptr);
+  {
+    report::ProgressBar bar(tty, "sim", 1, 0.0);
+    bar.update(3, 4);
+    EXPECT_EQ(bar.done(), 3);
+    EXPECT_EQ(bar.total(), 4);
+    bar.update(10, 10);
+    EXPECT_EQ(bar.done(), bar.total());
+  }
+  std::fclose(tty);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;)
+    got.append(buf, static_cast<std::size_t>(n));
+  ::close(master);
+  EXPECT_NE(got.find("sim [######################........] 3/4 75%"), std::string::npos) << got;
+}
+
 // Graphviz draws DOT text as SVG, as the HTML report can use it: the labels come back as text of
 // the picture; a missing dot or a broken graph is a one-line error naming the option.
 TEST(DotSvg, GraphvizDrawsDotTextAsSvg) {

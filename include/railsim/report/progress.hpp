@@ -20,6 +20,13 @@ class ProgressBar {
 
   // One more step done; redraws at most ten times a second.
   void step();
+  // `done` of `total` steps (the total may change: a simulation's phases each have their own
+  // flows). For a loop's owner thread: when the stream is not a terminal it returns at once, and
+  // otherwise it reads the clock and draws at most ten times a second, so a loop may call it on
+  // every step it takes.
+  void update(std::int64_t done, std::int64_t total);
+  std::int64_t done() const { return done_; }  // steps counted (on a terminal only)
+  std::int64_t total() const { return total_; }
   // Erases the bar (when one was drawn) so that what follows starts on a clean line.
   void finish();
   bool enabled() const { return enabled_; }  // the stream is a terminal

@@ -89,6 +89,8 @@ struct SimConfig {
   // Salts the ECMP hash (another seed, another set of collisions). adaptive, spray: no effect on
   // switch paths (all are used).
   std::uint64_t seed = 0;
+  // Shows each simulated phase's flows delivered (EngineOptions::progress); not owned.
+  report::ProgressBar* progress = nullptr;
 };
 
 // The settings a network design fixes (routing, ECMP seed, rail-only forwarding), the rest at

@@ -23,6 +23,10 @@
 
 #include "railsim/core/big_vector.hpp"
 
+namespace railsim::report {
+class ProgressBar;
+}
+
 namespace railsim::sim {
 
 using ChannelId = std::int32_t;
@@ -90,6 +94,9 @@ struct EngineOptions {
   // by a pass over every channel per level), kept for tests. Both are exact; their finishing
   // times agree to 1e-9 relative.
   bool incremental = true;
+  // When set, told after each event the flows delivered of the workload's (update: nothing at
+  // all when its stream is not a terminal, a clock read otherwise; the event loop's own thread).
+  report::ProgressBar* progress = nullptr;
 };
 
 struct SimResult {
