@@ -11,6 +11,7 @@
 #include "railsim/fail/monte_carlo.hpp"
 #include "railsim/fail/report.hpp"
 #include "railsim/fail/whatif.hpp"
+#include "railsim/report/progress.hpp"
 #include "railsim/spec/failure_rates.hpp"
 #include "registry.hpp"
 
@@ -100,7 +101,11 @@ void run_goodput(const Args& a, Output& out) {
     w.plan.pins = in.pins;
     req.fabric = fail::GoodputRequest::FabricJob{in.model, in.training, w};
   }
+  // On a terminal, Monte Carlo runs over 2 s show each design's trials on stderr.
+  report::ProgressBar bar(stderr, "goodput: trials", mc.trials);
+  req.mc.progress = &bar;
   const fail::GoodputReport rep = fail::goodput_report(cluster, req);
+  bar.finish();
   if (a.flag("json"))
     out.print("{}\n", fail::to_json(rep).dump(2));
   else

@@ -86,7 +86,11 @@ void run_optimize(const Args& a, Output& out) {
     report::check_writable(plot, "--plot");
     report::require_gnuplot("--plot");
   }
+  // On a terminal, a search over 2 s shows the networks judged on stderr.
+  report::ProgressBar bar(stderr, "optimize: networks", 1);
+  o.progress = &bar;
   const optimize::Result r = optimize::optimize(gpu, gpus, models, space, t, b, o);
+  bar.finish();
   if (!plot.empty()) report::write_plot(optimize::frontier_chart(r), plot, "--plot");
   const optimize::RoutingFlip flip =
       optimize::under_contrasting_routing(gpu, gpus, models, space, t, b, o, r);

@@ -6,9 +6,11 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <thread>
 
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/checks.hpp"
@@ -16,6 +18,7 @@
 #include "railsim/core/threads.hpp"
 #include "railsim/fail/rng.hpp"
 #include "railsim/report/format.hpp"
+#include "railsim/report/progress.hpp"
 
 namespace railsim::fail {
 
@@ -331,6 +334,8 @@ GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o) {
   const std::size_t ns = m.streams.size();
   std::vector<TrialResult> trials(n);
   std::vector<std::int64_t> events(n * ns);
+  std::atomic<std::int64_t> done{0};
+  const std::thread::id owner = std::this_thread::get_id();
   auto body = [&](const tbb::blocked_range<std::size_t>& range) {
     TrialWorkspace ws(m);
     for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -339,9 +344,14 @@ GoodputResult run_goodput(const FailureModel& m, const MonteCarloOptions& o) {
       std::copy(ws.events().begin(), ws.events().end(),
                 events.begin() + static_cast<std::ptrdiff_t>(i * ns));
     }
+    if (o.progress == nullptr) return;
+    const auto size = static_cast<std::int64_t>(range.size());
+    const std::int64_t d = done.fetch_add(size, std::memory_order_relaxed) + size;
+    if (std::this_thread::get_id() == owner) o.progress->update(d, o.trials);
   };
   const tbb::blocked_range<std::size_t> all(0, n, 16);
   with_threads(o.threads, [&] { tbb::parallel_for(all, body); });
+  if (o.progress != nullptr) o.progress->update(o.trials, o.trials);
 
   // Aggregated in trial order: the same sums whatever ran where.
   GoodputResult g;

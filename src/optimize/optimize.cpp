@@ -383,6 +383,9 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
     c.evaluated = true;
     ++r.evaluated;
     judge(c, models, target, r.reference_s, ideal);
+    if (options.progress != nullptr)
+      options.progress->update(static_cast<std::int64_t>(i + 1),
+                               static_cast<std::int64_t>(r.candidates.size()));
     if (c.meets && c.within_budget && !r.cheapest) {
       r.cheapest = i;
       if (!options.frontier) break;

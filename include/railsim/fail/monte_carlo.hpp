@@ -10,6 +10,10 @@
 
 #include "railsim/fail/model.hpp"
 
+namespace railsim::report {
+class ProgressBar;
+}
+
 namespace railsim::fail {
 
 // One trial: the run's wall time split by what the job was doing (the parts add up to wall_s).
@@ -63,6 +67,9 @@ struct MonteCarloOptions {
   std::int64_t trials = 1000;
   std::uint64_t seed = 1;
   int threads = 0;  // 0: every core
+  // When set, told the trials done (by the thread that calls run_goodput; the workers count);
+  // not owned, and no part of the results.
+  report::ProgressBar* progress = nullptr;
 };
 // --trials in [1, 10^7], --threads in [0, kMaxThreads] (core/threads.hpp).
 void validate(const MonteCarloOptions& o);

@@ -25,6 +25,7 @@
 
 #include "railsim/perf/search.hpp"
 #include "railsim/report/plot.hpp"
+#include "railsim/report/progress.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
@@ -105,6 +106,8 @@ struct Options {
   // The days each candidate's best plan of each model takes to train this many tokens (a column
   // per model; without failures).
   std::optional<double> train_tokens;
+  // When set, told the candidates judged of all (after the reference's plans); not owned.
+  report::ProgressBar* progress = nullptr;
 };
 
 struct ModelOutcome {
