@@ -7,8 +7,8 @@
 // should.
 // Anything else aborts. gnuplot itself is not run.
 //
-// The input: text pieces separated by NUL bytes (title, subtitle, x label, y label, series names,
-// categories, heatmap labels), used in turn.
+// The input: text pieces separated by NUL bytes (title, subtitle, x label, y label, x tick format,
+// series names, point labels, categories, heatmap labels), used in turn.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -97,7 +97,10 @@ std::vector<Shape> chart_shapes(Texts t) {
   lc.subtitle = t.take();
   lc.x.label = t.take();
   lc.y.label = t.take();
+  lc.x.format = t.take();
+  lc.y.from_zero = true;
   for (int i = 0; i < 3; ++i) lc.series.push_back({t.take(), {1, 2, 3}, {4, 5, 6}});
+  lc.series.push_back({t.take(), {1, 2, 3}, {4, 5, 6}, {t.take(), t.take(), t.take()}});
   BarChart bc;
   bc.title = t.take();
   bc.y.label = t.take();

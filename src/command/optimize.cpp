@@ -184,7 +184,10 @@ Command optimize_command() {
        integer_field("threads", "--threads", "Threads of the plan searches (0 = all cores)", 0, 0),
        train_tokens_field(), routing_field(), seed,
        text_field("plot", "--plot",
-                  "Also draw the frontier (cost against time) to FILE.png, .svg or .pdf (gnuplot)"),
+                  "Also draw the frontier to FILE.png, .svg or .pdf (gnuplot): cost in $ millions "
+                  "against the slowest model's time in percent above the fastest frontier "
+                  "network (from 0), each point labelled with its design, oversubscription, "
+                  "switch and cost"),
        flag_field("json", "--json", "Print JSON"),
        flag_field("csv", "--csv", "Print CSV (the frontier, or every candidate with --all)")});
   c.run = run_optimize;

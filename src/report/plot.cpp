@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "railsim/core/cancel.hpp"
@@ -62,11 +63,28 @@ std::string legend_line(Legend l) {
   return "set key inside top right";
 }
 
+// Text as a string of a data block: in double quotes, with no quote, backquote or line break
+// inside, so that it stays one field of one data line.
+std::string data_string(std::string text) {
+  for (char& ch : text)
+    if (ch == '"' || ch == '`')
+      ch = '\'';
+    else if (ch == '\n' || ch == '\r' || ch == '\t')
+      ch = ' ';
+  std::string quoted;
+  quoted.reserve(text.size() + 2);
+  quoted += '"';
+  quoted += text;
+  quoted += '"';
+  return quoted;
+}
+
 std::string axis_lines(const PlotAxis& a, char axis) {
   std::string s;
   if (!a.label.empty()) s += fmt::format("set {}label {}\n", axis, gnuplot_quote(a.label));
   if (a.log_base > 1) s += fmt::format("set logscale {} {}\n", axis, a.log_base);
-  s += fmt::format("set format {} '%g'\n", axis);
+  s += fmt::format("set format {} {}\n", axis, gnuplot_quote(a.format.empty() ? "%g" : a.format));
+  if (a.from_zero && a.log_base <= 1) s += fmt::format("set {}range [0:*]\n", axis);
   return s;
 }
 
@@ -235,6 +253,33 @@ std::string gnuplot_script(const LineChart& c, PlotFormat f, const std::string& 
   s += axis_lines(c.x, 'x');
   s += axis_lines(c.y, 'y');
   s += "set grid lc rgb '#dddddd' lw 1\nset autoscale xfix\n";  // x spans the data exactly
+  // Labels are written above their points, to the right of those in the left half of the x
+  // range and to the left of the others, so that each stays inside the plot: room above.
+  double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
+  for (const Series& se : c.series)
+    if (!se.labels.empty())
+      for (double x : se.x)
+        if (std::isfinite(x)) {
+          x_lo = std::min(x_lo, x);
+          x_hi = std::max(x_hi, x);
+        }
+  const double x_mid = x_lo <= x_hi ? (x_lo + x_hi) / 2 : 0.0;
+  // An axis from 0 over points all at 0 (a frontier of one network) is an empty range to gnuplot,
+  // which warns: give it a height.
+  if (c.y.from_zero && c.y.log_base <= 1) {
+    double y_hi = 0;
+    for (const Series& se : c.series)
+      for (double y : se.y)
+        if (std::isfinite(y)) y_hi = std::max(y_hi, y);
+    if (y_hi <= 0) s += "set yrange [0:1]\n";
+  }
+  if (x_lo < x_hi) s += "set offsets graph 0.03, graph 0.03, graph 0.08, 0\n";
+  // Labelled points all at one x (a frontier of one network): an empty x range to gnuplot,
+  // which warns; a range around it instead.
+  if (x_lo == x_hi) {
+    const double d = std::max(std::abs(x_lo) * 0.1, 1.0);
+    s += fmt::format("set xrange [{}:{}]\n", gnuplot_number(x_lo - d), gnuplot_number(x_hi + d));
+  }
   s += legend_line(c.legend) + " spacing 1.2 noautotitle\n";
   std::string plot;
   std::size_t drawn = 0;
@@ -243,13 +288,18 @@ std::string gnuplot_script(const LineChart& c, PlotFormat f, const std::string& 
     if (se.x.size() != se.y.size())
       throw InputError(option, fmt::format("series '{}' has {} x and {} y values", se.name,
                                            se.x.size(), se.y.size()));
+    const bool labelled = !se.labels.empty();
+    if (labelled && se.labels.size() != se.x.size())
+      throw InputError(option, fmt::format("series '{}' has {} points and {} labels", se.name,
+                                           se.x.size(), se.labels.size()));
     std::string block;
     std::size_t points = 0;
     for (std::size_t k = 0; k < se.x.size(); ++k) {
       const double x = se.x[k], y = se.y[k];
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       if ((c.x.log_base > 1 && x <= 0) || (c.y.log_base > 1 && y <= 0)) continue;
-      block += fmt::format("{} {}\n", gnuplot_number(x), gnuplot_number(y));
+      block += fmt::format("{} {}{}{}\n", gnuplot_number(x), gnuplot_number(y), labelled ? " " : "",
+                           labelled ? data_string(se.labels[k]) : "");
       ++points;
     }
     if (points == 0) continue;
@@ -257,6 +307,21 @@ std::string gnuplot_script(const LineChart& c, PlotFormat f, const std::string& 
     plot += fmt::format("{}$s{} using 1:2 with linespoints {} title {}",
                         drawn == 0 ? "plot " : ", \\\n     ", i, series_style(i),
                         gnuplot_quote(se.name));
+    // Each side's clause only when it has a point: gnuplot 5.4 crashed on labels that were all
+    // NaN.
+    std::size_t on_left = 0, on_right = 0;
+    if (labelled)
+      for (std::size_t k = 0; k < se.x.size(); ++k)
+        if (std::isfinite(se.x[k]) && std::isfinite(se.y[k]))
+          ++(se.x[k] < x_mid ? on_left : on_right);
+    if (labelled)
+      for (const bool left : {true, false})
+        if ((left ? on_left : on_right) > 0)
+          plot += fmt::format(
+              ", \\\n     $s{} using 1:(($1 {} {}) ? $2 : NaN):3 with labels {} offset char "
+              "{},0.7 font ',9' tc rgb '#333333' notitle",
+              i, left ? "<" : ">=", gnuplot_number(x_mid), left ? "left" : "right",
+              left ? "0.8" : "-0.8");
     ++drawn;
   }
   if (drawn == 0)
@@ -280,15 +345,7 @@ std::string gnuplot_script(const BarChart& c, PlotFormat f, const std::string& o
   s += legend_line(c.legend) + " spacing 1.2 noautotitle\n";
   s += "$bars << EOD\n";
   for (std::size_t k = 0; k < c.categories.size(); ++k) {
-    std::string name = c.categories[k];  // a data-file string: no quote or newline inside
-    for (char& ch : name)
-      if (ch == '"')
-        ch = '\'';
-      else if (ch == '\n' || ch == '\r' || ch == '\t')
-        ch = ' ';
-    s += '"';
-    s += name;
-    s += '"';
+    s += data_string(c.categories[k]);
     for (const BarSeries& b : c.series) {
       if (b.values.size() != c.categories.size())
         throw InputError(option, fmt::format("bar series '{}' has {} values for {} categories",

@@ -1,5 +1,6 @@
 // railsim optimize: every candidate checked against separate pricing and plan searches, the
 // frontier's definition, the early stop against the exhaustive search, and bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -268,4 +269,51 @@ TEST(Optimize, PlanesAreSearchedPricedAndPlannedAsTheirNetworks) {
   optimize::SpaceChoices bad;
   bad.planes = {0};
   EXPECT_EQ(test::field_of([&] { (void)optimize::make_space(bad); }), "--planes");
+}
+
+// The frontier chart says what each point is and keeps a small spread small: every frontier
+// point labelled with its design, oversubscription, switch and cost, the time axis in percent
+// above the fastest frontier network from 0 (said in its label), the cost axis in $ millions,
+// and tick formats that never write 1e+06.
+TEST(Optimize, FrontierChartLabelsItsPointsAndStartsItsTimeAxisAtZero) {
+  const spec::GpuSpec gpu = spec::load_gpu("H100-SXM");
+  optimize::Target t;
+  t.within = 0.15;
+  const optimize::Result r =
+      optimize::optimize(gpu, 1024, {model("Megatron-22B")}, small_space(), t, {});
+  const report::LineChart c = optimize::frontier_chart(r);
+  ASSERT_FALSE(c.series.empty());
+  const report::Series& f = c.series.front();
+  ASSERT_EQ(f.labels.size(), r.frontier.size());
+  double lowest = 1e300;
+  for (std::size_t k = 0; k < r.frontier.size(); ++k) {
+    const optimize::Candidate& cand = r.candidates[r.frontier[k]];
+    EXPECT_EQ(f.labels[k].rfind(std::string(spec::to_string(cand.design.kind)), 0), 0u)
+        << f.labels[k];
+    EXPECT_NE(f.labels[k].find(cand.design.sw.name), std::string::npos) << f.labels[k];
+    EXPECT_NE(f.labels[k].find(fmt::format("${:.1f}M", cand.cost_usd / 1e6)), std::string::npos)
+        << f.labels[k];
+    if (cand.design.oversubscription > 1) {
+      EXPECT_NE(f.labels[k].find(fmt::format(" {:g}:1", cand.design.oversubscription)),
+                std::string::npos);
+    }
+    EXPECT_DOUBLE_EQ(f.x[k], cand.cost_usd / 1e6);
+    lowest = std::min(lowest, f.y[k]);
+  }
+  EXPECT_EQ(lowest, 0.0);  // the fastest frontier network is the 0 of the axis
+  EXPECT_TRUE(c.y.from_zero);
+  EXPECT_NE(c.y.label.find("% above the fastest"), std::string::npos);
+  EXPECT_NE(c.x.label.find("$ millions"), std::string::npos);
+  const std::string script =
+      report::gnuplot_script(c, report::PlotFormat::svg, "frontier.svg", "--plot");
+  EXPECT_NE(script.find("set yrange [0:*]"), std::string::npos);
+  EXPECT_NE(script.find("with labels"), std::string::npos);
+  EXPECT_NE(script.find("% above the fastest frontier network"), std::string::npos);
+  for (const auto& l : f.labels) EXPECT_NE(script.find('"' + l + '"'), std::string::npos) << l;
+  EXPECT_EQ(script.find("'%g'"), std::string::npos);  // explicit tick formats on both axes
+  if (report::find_gnuplot().empty()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string svg = report::render(c, report::PlotFormat::svg, "--plot");
+  EXPECT_EQ(svg.find("e+0"), std::string::npos);
+  EXPECT_NE(svg.find(f.labels.front().substr(0, 9)), std::string::npos);
+  EXPECT_NE(svg.find("above the fastest"), std::string::npos);
 }

@@ -188,6 +188,35 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   EXPECT_EQ(got.find("late"), std::string::npos);
 }
 
+// Point labels are data strings of the series' block (quote, backquote and line breaks
+// replaced), drawn beside their points; an axis from 0 and a given tick format reach the script;
+// one labelled point at 0 (an empty range to gnuplot, which once crashed on an all-NaN side of
+// the labels) still draws.
+TEST(Plot, PointLabelsAreDataStringsAndOnePointStillDraws) {
+  report::LineChart c;
+  c.x = {.label = "cost ($ millions)", .format = "%.1f"};
+  c.y = {.label = "% above the fastest", .format = "%.1f%%", .from_zero = true};
+  c.series.push_back(
+      {.name = "f", .x = {1, 2}, .y = {0.5, 0}, .labels = {"a \"b\" `c`\nd", "plain $1.0M"}});
+  const std::string s = report::gnuplot_script(c, report::PlotFormat::svg, "o.svg");
+  EXPECT_NE(s.find("1 0.5 \"a 'b' 'c' d\"\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("2 0 \"plain $1.0M\"\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("with labels left"), std::string::npos);
+  EXPECT_NE(s.find("with labels right"), std::string::npos);
+  EXPECT_NE(s.find("set yrange [0:*]"), std::string::npos);
+  EXPECT_NE(s.find("set format y '%.1f%%'"), std::string::npos);
+  c.series.front().labels.pop_back();
+  EXPECT_THROW(report::gnuplot_script(c, report::PlotFormat::svg, "o.svg"), InputError);
+  report::LineChart one = c;
+  one.series = {{.name = "f", .x = {1.75}, .y = {0}, .labels = {"rail_only $1.8M"}}};
+  const std::string s1 = report::gnuplot_script(one, report::PlotFormat::svg, "o.svg");
+  EXPECT_EQ(s1.find("with labels left"), std::string::npos) << s1;  // no all-NaN side
+  if (report::find_gnuplot().empty()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string svg = report::render(one, report::PlotFormat::svg, "--plot");
+  EXPECT_NE(svg.find("rail_only $1.8M"), std::string::npos);
+  EXPECT_EQ(svg.find("e+0"), std::string::npos);
+}
+
 // update(): a loop's owner reports its count and total (which may change); on a file nothing is
 // written and nothing is kept (the cost is one test), on a terminal the count is kept and drawn.
 TEST(Progress, UpdateSetsTheCountAndDrawsOnATerminalOnly) {

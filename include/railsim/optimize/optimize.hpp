@@ -162,8 +162,10 @@ report::Table candidates_table(const Result& r, bool all = false);
 // Lines that say the answer: the cheapest network meeting the target, which model binds, and
 // why the next cheaper candidate fails.
 std::string explain(const Result& r);
-// The frontier as a chart: network cost (USD millions) against the slowest model's iteration
-// time relative to its ideal-cluster time, and the answer as its own point.
+// The frontier as a chart: network cost ($ millions) against the slowest model's iteration time
+// in percent above the fastest frontier network's (the axis from 0; the subtitle gives that
+// network's time over the ideal cluster's), each point labelled with its design,
+// oversubscription, switch and cost, and the answer as its own point.
 report::LineChart frontier_chart(const Result& r);
 Json to_json(const Result& r);
 

@@ -26,6 +26,10 @@ std::string_view to_string(PlotFormat f);  // "png", "svg", "pdf"
 struct PlotAxis {
   std::string label;
   int log_base = 0;  // 0: linear; 2 or 10: logarithmic with that base (ticks at its powers)
+  // The tick labels' printf format as gnuplot reads it ("%.1f", "%.2f%%"); empty: "%g", which
+  // writes 1e+06 on a large or fine axis. Quoted like every text (gnuplot_quote).
+  std::string format = {};
+  bool from_zero = false;  // linear axes: start at 0 so that a small spread looks small
 };
 
 // Where the legend (gnuplot's key) goes.
@@ -34,6 +38,9 @@ enum class Legend { top_right, top_left, bottom_right, bottom_left, outside_righ
 struct Series {
   std::string name;
   std::vector<double> x, y;  // the same length; drawn in this order (non-finite points skipped)
+  // Empty, or one per point: written beside it (a data string of the script's data block, with
+  // quotes, backquotes and line breaks replaced, never a command).
+  std::vector<std::string> labels = {};
 };
 
 // Lines with points, one per series; colours, point shapes and dash patterns follow the series'
