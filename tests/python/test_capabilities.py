@@ -161,6 +161,31 @@ def test_version_is_the_clis():
     assert r.returncode == 0 and r.stdout.strip() == "railsim " + railsim.__version__
 
 
+def test_sim_default_tolerance_and_exact_state_themselves():
+    """The simulator's default batch tolerance and --exact, from Python as from the CLI: each
+    document states what it ran at, and the two completion times differ by less than the bound."""
+    kw = dict(gpus=256, collective="all_to_all", bytes="64MB", skew="zipf:1.2", experts=256)
+    fast = railsim.sim(**kw)
+    exact = railsim.sim(exact=True, **kw)
+    assert fast.to_dict() == cli("sim", "--gpus", "256", "--collective", "all_to_all", "--bytes",
+                                 "64MB", "--skew", "zipf:1.2", "--experts", "256")
+    assert fast.batching["tolerance"] == 1e-4 and not fast.batching["exact"]
+    assert exact.batching["exact"]
+    assert abs(fast.completion_time_s / exact.completion_time_s - 1) <= \
+        fast.batching["error_bound"]
+
+
+def test_design_export_names_nodes_as_sim(tmp_path):
+    """design's DOT from Python: labelled nodes with the simulator's names, one cluster per HB
+    domain."""
+    dot = str(tmp_path / "f.dot")
+    railsim.design(gpus=64, hb_domain=8, export=["dot", dot])
+    with open(dot, encoding="utf-8") as f:
+        text = f.read()
+    assert text.count("subgraph cluster_hb") == 8
+    assert '"gpu0"' in text and "rank=same" in text and "label=" in text
+
+
 def test_long_calls_release_the_gil():
     # Two threads planning at once both finish with the same answer as one alone; with the GIL
     # held they would still be correct, so the check is that results agree and nothing hangs.
