@@ -186,6 +186,15 @@ def test_design_export_names_nodes_as_sim(tmp_path):
     assert '"gpu0"' in text and "rank=same" in text and "label=" in text
 
 
+def test_optimize_days_to_train_equals_cli():
+    py = railsim.optimize(gpus=1024, model=["GPT-3-175B"], hb_domain="8", within=10,
+                          train_tokens=1e11)
+    c = cli("optimize", "--gpus", "1024", "--model", "GPT-3-175B", "--hb-domain", "8", "--within",
+            "10", "--train-tokens", "100000000000")
+    assert py.to_dict() == c
+    assert all(r["GPT-3-175B_train_days"] > 0 for r in c["frontier"])
+
+
 def test_long_calls_release_the_gil():
     # Two threads planning at once both finish with the same answer as one alone; with the GIL
     # held they would still be correct, so the check is that results agree and nothing hangs.
