@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../common/picture_files.hpp"
+#include "../common/pseudo_terminal.hpp"
 #include "../common/scratch.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/report/file.hpp"
@@ -160,12 +161,9 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   EXPECT_EQ(test::slurp_binary(path), "");
   std::remove(path.c_str());
   // A terminal (a pseudo-terminal here): the bar, then a cleared line.
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(::grantpt(master), 0);
-  ASSERT_EQ(::unlockpt(master), 0);
-  std::FILE* tty = std::fopen(::ptsname(master), "w");
-  ASSERT_NE(tty, nullptr);
+  test::PseudoTerminal pt;
+  ASSERT_TRUE(pt.ok());
+  std::FILE* tty = pt.tty;
   {
     report::ProgressBar bar(tty, "sweep", 2, 0.0);
     EXPECT_TRUE(bar.enabled());
@@ -174,14 +172,7 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
     report::ProgressBar quiet(tty, "late", 2, 3600.0);  // within its delay: draws nothing
     quiet.step();
   }
-  std::fclose(tty);
-  // The terminal hands its output over in pieces: read until it is drained (EIO once the
-  // slave side is closed and empty).
-  std::string got;
-  char buf[512];
-  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;)
-    got.append(buf, static_cast<std::size_t>(n));
-  ::close(master);
+  const std::string got = pt.drain();
   ASSERT_FALSE(got.empty());
   EXPECT_NE(got.find("sweep [###############...............] 1/2 50%"), std::string::npos) << got;
   EXPECT_NE(got.find("\r\x1b[K"), std::string::npos);
@@ -231,12 +222,9 @@ TEST(Progress, UpdateSetsTheCountAndDrawsOnATerminalOnly) {
   std::fclose(f);
   EXPECT_EQ(test::slurp_binary(path), "");
   std::remove(path.c_str());
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(::grantpt(master), 0);
-  ASSERT_EQ(::unlockpt(master), 0);
-  std::FILE* tty = std::fopen(::ptsname(master), "w");
-  ASSERT_NE(tty, nullptr);
+  test::PseudoTerminal pt;
+  ASSERT_TRUE(pt.ok());
+  std::FILE* tty = pt.tty;
   {
     report::ProgressBar bar(tty, "sim", 1, 0.0);
     bar.update(3, 4);
@@ -245,12 +233,7 @@ TEST(Progress, UpdateSetsTheCountAndDrawsOnATerminalOnly) {
     bar.update(10, 10);
     EXPECT_EQ(bar.done(), bar.total());
   }
-  std::fclose(tty);
-  std::string got;
-  char buf[512];
-  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0;)
-    got.append(buf, static_cast<std::size_t>(n));
-  ::close(master);
+  const std::string got = pt.drain();
   EXPECT_NE(got.find("sim [######################........] 3/4 75%"), std::string::npos) << got;
 }
 

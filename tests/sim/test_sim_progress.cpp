@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../common/picture_files.hpp"
+#include "../common/pseudo_terminal.hpp"
 #include "../common/scratch.hpp"
 #include "railsim/report/progress.hpp"
 #include "railsim/sim/flow_sim.hpp"
@@ -31,12 +32,9 @@ railsim::sim::Workload progress_workload() {
 
 TEST(SimProgress, DeliveredFlowsReachTheTotalOnATerminal) {
   const auto w = progress_workload();
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(::grantpt(master), 0);
-  ASSERT_EQ(::unlockpt(master), 0);
-  std::FILE* tty = std::fopen(::ptsname(master), "w");
-  ASSERT_NE(tty, nullptr);
+  railsim::test::PseudoTerminal pt;
+  ASSERT_TRUE(pt.ok());
+  std::FILE* tty = pt.tty;
   railsim::sim::SimResult with, without;
   {
     railsim::report::ProgressBar bar(tty, "sim", 1, 0.0);
@@ -47,8 +45,7 @@ TEST(SimProgress, DeliveredFlowsReachTheTotalOnATerminal) {
     EXPECT_EQ(bar.done(), w.flow_count());
     EXPECT_EQ(bar.total(), w.flow_count());
   }
-  std::fclose(tty);
-  ::close(master);
+  (void)pt.drain();
   without = railsim::sim::simulate(w);
   EXPECT_EQ(with.finish_s, without.finish_s);  // watching changes nothing
   EXPECT_EQ(with.events, without.events);
