@@ -37,8 +37,8 @@ const std::vector<std::string> kModelKeys = {"model",           "batch",        
 struct PerfInputs {
   perf::Model model;
   perf::Training training;
-  std::optional<double> train_tokens;         // the days each best plan takes for them
-  std::optional<perf::StrategyPins> against;  // the user's own plan (--against), on each design
+  std::optional<double> train_tokens;  // the days each best plan takes for them
+  std::optional<std::string> against;  // the user's own plan (--against), on each design
 };
 
 PerfInputs resolve_perf(const Args& a) {
@@ -51,8 +51,8 @@ PerfInputs resolve_perf(const Args& a) {
   in.training = spec::make_training(batch, seq, sw.stack, sw.dtype, sw.flash_attention);
   perf::check_pins(in.model, in.training, {});
   in.train_tokens = a.number_if("train_tokens");
-  if (const auto text = a.text_if("against"))
-    in.against = perf::parse_plan_text(*text, "--against");
+  in.against = a.text_if("against");
+  if (in.against) (void)perf::parse_plan_text(*in.against, "--against");  // read before any work
   return in;
 }
 
@@ -62,12 +62,8 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
                          const spec::NetworkDesign& base,
                          const std::vector<cost::DesignReport>& rows, const spec::Cluster& job,
                          const std::vector<sweep::DesignPlan>& plans) {
-  perf::Strategy s;
-  try {
-    s = perf::default_strategy(in.model, in.training, *in.against, job);
-  } catch (const InputError& e) {  // the knob it names is the plan's, not an option of its own
-    throw InputError("--against", fmt::format("{} ({})", e.message(), e.field()));
-  }
+  const perf::Strategy s =
+      perf::plan_from_text(in.model, in.training, *in.against, job, "--against");
   std::vector<report::Cell> time, vs, why;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     spec::NetworkDesign d = base;
@@ -235,14 +231,14 @@ Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clust
     const spec::Cluster& c = clusters[ci];
     const auto rows = cost::compare_designs(c, base, cost.catalog, cost.counting);
     report::Table t = cost::designs_table(c, rows, /*with_savings=*/true);
+    const spec::Cluster job = job_of(a, c);
     std::optional<perf::VerdictFlip> flip;
     if (!a.flag("no_perf")) {
       if (!perf) perf = resolve_perf(a);
-      flip = add_performance_columns(t, *perf, c, base, rows, job_of(a, c));
+      flip = add_performance_columns(t, *perf, c, base, rows, job);
     }
     spec::add_routing_columns(t, base);
     if (ci) r.text += "\n";
-    const spec::Cluster job = job_of(a, c);
     const std::string job_line =
         job.gpus < c.gpus
             ? fmt::format(

@@ -48,13 +48,7 @@ std::optional<Against> against_of(const Args& a, const StrategyInputs& in, const
                                   const perf::EstimateContext& ctx, const perf::Plan& best) {
   const auto text = a.text_if("against");
   if (!text) return std::nullopt;
-  const perf::StrategyPins pins = perf::parse_plan_text(*text, "--against");
-  perf::Strategy s;
-  try {
-    s = perf::default_strategy(in.model, in.training, pins, c);
-  } catch (const InputError& e) {  // the knob it names is the plan's, not an option of its own
-    throw InputError("--against", fmt::format("{} ({})", e.message(), e.field()));
-  }
+  const perf::Strategy s = perf::plan_from_text(in.model, in.training, *text, c, "--against");
   const perf::Placement pl(c, s.degrees(), in.placement);
   const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
   Against r{
@@ -225,10 +219,8 @@ void run_plan(const Args& a, Output& out) {
                           report::thousands(static_cast<double>(b.job_gpus)), b.job_gpus)
             : fmt::format("a batch of {} (--batch {})",
                           report::thousands(static_cast<double>(b.batch)), b.batch),
-        100 * b.gain,
-        perf::describe_for_people(b.plan.strategy)
-            .substr(0, perf::describe_for_people(b.plan.strategy).find(';')),
-        b.plan.time.iteration_time_s, report::thousands(b.plan.time.tokens_per_s),
+        100 * b.gain, perf::describe_degrees(b.plan.strategy), b.plan.time.iteration_time_s,
+        report::thousands(b.plan.time.tokens_per_s),
         b.job_gpus < c.gpus ? " in all, more than on every GPU" : "");
   if (a.flag("explain")) print_explain(out, in.model, in.training, c, res, shapes, in.placement);
   if (mine) print_against(out, *mine, res.plans.front());

@@ -83,8 +83,7 @@ GoodputReport goodput_report(const spec::Cluster& cluster, const GoodputRequest&
       if (pr.plans.empty())
         throw perf::explain_no_plan(pr, req.fabric->model, req.fabric->training, po.pins, cluster);
       rep.plan_tokens_per_s.push_back(pr.plans.front().time.tokens_per_s);
-      const std::string plan = perf::describe_for_people(pr.plans.front().strategy);
-      rep.plan_text.push_back(plan.substr(0, plan.find(';')));  // the degrees: a narrow column
+      rep.plan_text.push_back(perf::describe_degrees(pr.plans.front().strategy));
     }
   }
   return rep;

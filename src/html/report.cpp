@@ -7,11 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "railsim/core/checks.hpp"
 #include "railsim/core/error.hpp"
-#include "railsim/core/json.hpp"
 #include "railsim/core/version.hpp"
 #include "railsim/cost/cost.hpp"
-#include "railsim/cost/report.hpp"
 #include "railsim/cost/tables.hpp"
 #include "railsim/fail/model.hpp"
 #include "railsim/fail/monte_carlo.hpp"
@@ -283,13 +282,12 @@ void set_common(sweep::SweepOptions& so, const ReportOptions& o, const std::stri
   so.threads = o.threads;
 }
 
-// The designs of every cluster with every model's best plans: one sweep, points in the order
-// cluster-major, model-minor.
+// The designs of every cluster with every model's best plans: a sweep of the models per cluster,
+// points in the order cluster-major, model-minor.
 sweep::SweepResult run_designs(const ReportOptions& o, const std::vector<ClusterCase>& clusters,
                                const std::string& catalog) {
   sweep::SweepOptions so;
   set_common(so, o, catalog);
-  so.zip = false;
   sweep::SweepResult all;
   for (const ClusterCase& c : clusters) {
     sweep::SweepOptions one = so;
@@ -435,9 +433,9 @@ std::string traffic_body(const ClusterCase& cc, const sweep::PointResult& p,
   const perf::Placement pl(c, s.degrees(), perf::PlacementKind::rail_aligned);
   const perf::CommSchedule cs = perf::build_comm_schedule(model, tr, s, pl);
   const traffic::TrafficMatrix tm = traffic::TrafficMatrix::build(cs, pl, c);
-  const std::string title =
-      fmt::format("{}, {} x {}, rail-only: tp{} pp{} dp{}", model.name,
-                  report::thousands(static_cast<double>(c.gpus)), c.gpu.name, s.tp, s.pp, s.dp);
+  const std::string title = fmt::format("{}, {} x {}, rail-only: {}", model.name,
+                                        report::thousands(static_cast<double>(c.gpus)), c.gpu.name,
+                                        perf::describe_degrees(s));
   body += "<div class=\"pair\">\n";
   for (const auto& [view, what] :
        {std::pair{traffic::TrafficView::domain, "HB domain to HB domain"},
@@ -678,8 +676,8 @@ std::string build_report(const ReportOptions& o) {
   std::vector<spec::Model> models;
   for (const std::string& m : o.models) models.push_back(spec::load_model(m, "--model"));
   (void)check_integer("--batch", o.batch, 1, std::int64_t{1} << 40);
-  if (o.train_tokens && !(*o.train_tokens > 0 && *o.train_tokens <= 1e18))
-    throw InputError("--train-tokens", "must be a token count in (0, 1e18]");
+  if (o.train_tokens)  // as perf::days_to_train checks it, before any work
+    (void)check_number("--train-tokens", *o.train_tokens, Range::positive(1e18));
   std::vector<sweep::Study> studies;
   for (const std::string& name : o.studies) studies.push_back(sweep::make_study(name, "--studies"));
   const std::vector<ClusterCase> clusters = clusters_of(o);
@@ -733,10 +731,10 @@ std::string build_report(const ReportOptions& o) {
   body += "<h3>Assumptions</h3>\n" + assumptions_html(o, network, catalog, clusters);
 
   section("bom", "Bill of materials");
-  for (const ClusterCase& cc : clusters) {
+  for (std::size_t ci = 0; ci < clusters.size(); ++ci) {
+    const ClusterCase& cc = clusters[ci];
     body += fmt::format("<h3>{}</h3>\n", escape(cluster_name(cc.cluster)));
-    std::vector<cost::DesignReport> rows =
-        cost::compare_designs(cc.cluster, network, catalog, o.counting);
+    std::vector<cost::DesignReport> rows = designs.points[ci * per_cluster].designs;  // priced
     std::erase_if(rows, [](const cost::DesignReport& d) {
       return d.bom.design == spec::DesignKind::ideal;  // nothing to buy
     });

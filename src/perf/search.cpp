@@ -372,6 +372,16 @@ StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
   return p;
 }
 
+Strategy plan_from_text(const Model& m, const Training& tr, std::string_view text,
+                        const spec::Cluster& c, const std::string& option) {
+  const StrategyPins pins = parse_plan_text(text, option);
+  try {
+    return default_strategy(m, tr, pins, c);
+  } catch (const InputError& e) {  // the knob it names is the plan's, not an option of its own
+    throw InputError(option, fmt::format("{} ({})", e.message(), e.field()));
+  }
+}
+
 PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
   // Bounded before it starts: the shapes are stored and every knob visited, so a model at the
   // allowed maximums (100,000 layers: interleaving up to layers / pp) would take minutes and

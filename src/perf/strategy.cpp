@@ -234,10 +234,13 @@ std::string describe(const Strategy& s) {
       s.hsdp > 0 ? fmt::format(", hsdp {}", s.hsdp) : "");
 }
 
+std::string describe_degrees(const Strategy& s) {
+  return fmt::format("tp{}{} pp{} dp{}{}", s.tp, s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp,
+                     s.dp, s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
+}
+
 std::string describe_for_people(const Strategy& s) {
-  std::string o = fmt::format("tp{}{} pp{} dp{}{}; micro-batch {}", s.tp,
-                              s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp, s.dp,
-                              s.ep > 1 ? fmt::format(" ep{}", s.ep) : "", s.micro_batch);
+  std::string o = fmt::format("{}; micro-batch {}", describe_degrees(s), s.micro_batch);
   if (s.interleave > 1) o += fmt::format(", {} virtual stages", s.interleave);
   if (s.schedule != PipelineSchedule::one_f_one_b)
     o += fmt::format(", {} schedule", to_string(s.schedule));

@@ -304,7 +304,7 @@ std::string explain_versus(const perf::Plan& best, const perf::Plan& other, doub
                                : "");
   }
   const perf::Breakdown &b = other.time.breakdown, &w = best.time.breakdown;
-  std::vector<std::pair<std::string, double>> parts = {
+  const std::pair<const char*, double> parts[] = {
       {"compute", b.compute_s - w.compute_s},
       {"recompute", b.recompute_s - w.recompute_s},
       {"tp/sp comm (exposed)", b.tp_comm_s - w.tp_comm_s},
@@ -319,19 +319,17 @@ std::string explain_versus(const perf::Plan& best, const perf::Plan& other, doub
       {"optimizer step", b.optimizer_s - w.optimizer_s}};
   // Largest difference first; equal ones in the order above (std::sort: test_perf's allocation
   // counter replaces operator new, which stable_sort's temporary buffer would bypass).
-  std::vector<std::size_t> order(parts.size());
+  std::vector<std::size_t> order(std::size(parts));
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     const double ax = std::abs(parts[x].second), ay = std::abs(parts[y].second);
     return ax != ay ? ax > ay : x < y;
   });
-  std::vector<std::pair<std::string, double>> sorted;
-  for (std::size_t i : order) sorted.push_back(parts[i]);
-  parts = std::move(sorted);
   const double t = other.time.iteration_time_s, tb = best.time.iteration_time_s;
   std::string worse, better;
   int n_worse = 0, n_better = 0;
-  for (const auto& [name, d] : parts) {
+  for (std::size_t i : order) {
+    const auto& [name, d] = parts[i];
     if (std::abs(d) < 5e-4 * tb) continue;  // under 0.05% of the iteration: not what decides
     if (d > 0 && n_worse < 3)
       worse += fmt::format("{}{} +{:.3f} s", n_worse++ ? ", " : "", name, d);

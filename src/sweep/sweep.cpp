@@ -79,10 +79,6 @@ SweepPoint point_at(const SweepAxes& a, const std::vector<std::size_t>& idx) {
 // gpu ... seq, routing, seed, forwarding, forward_via, chunks: first in every row
 constexpr std::size_t kInputColumns = 17;
 
-std::string plan_text(const perf::Strategy& s) {
-  return fmt::format("tp{}{} pp{} dp{}{}", s.tp, s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp,
-                     s.dp, s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
-}
 std::string knobs_text(const perf::Strategy& s) {
   return fmt::format("mb{} v{} {}{}{}{}{}", s.micro_batch, s.interleave,
                      perf::to_string(s.recompute), s.sp ? " sp" : "", s.dist_opt ? " dopt" : "",
@@ -324,7 +320,7 @@ std::vector<PlanCells> plan_cells(const std::vector<cost::DesignReport>& designs
     cells.push_back(seconds);
     cells.push_back(reference > 0 ? Cell(100 * (seconds / reference - 1)) : report::Missing{});
     cells.push_back(dp.best->time.mfu);
-    cells.push_back(plan_text(dp.best->strategy));
+    cells.push_back(perf::describe_degrees(dp.best->strategy));
     cells.push_back(knobs_text(dp.best->strategy));
   }
   return out;

@@ -1,11 +1,15 @@
 #pragma once
 // A pseudo-terminal for the progress-bar tests: `tty` is a stream that isatty() calls a
-// terminal; drain() closes it and returns everything written to it.
+// terminal; drain() closes it and returns everything written to it. And written_to_file, the
+// same through a plain file, where a bar must write nothing.
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace railsim::test {
@@ -39,5 +43,19 @@ struct PseudoTerminal {
     return got;
   }
 };
+
+// What `write(stream)` leaves in a plain file at `path` (not a terminal: a pipe's case); the file
+// is removed. "(cannot open)" when it cannot be created.
+template <typename F>
+std::string written_to_file(const std::string& path, F write) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return "(cannot open)";
+  write(f);
+  std::fclose(f);
+  std::ifstream in(path, std::ios::binary);
+  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  return got;
+}
 
 }  // namespace railsim::test

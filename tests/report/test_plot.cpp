@@ -149,17 +149,13 @@ TEST(Progress, DrawsOnATerminalOnlyAndAfterTheDelay) {
   EXPECT_EQ(report::ProgressBar::line("s", 1, 1000, 100),
             "s [..............................] 1/1000 0%, 1665 min left");
   // A file (as a pipe): nothing is ever written, even with no delay.
-  const std::string path = test::scratch_path("plot", "progress.txt");
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  {
-    report::ProgressBar bar(f, "sweep", 3, 0.0);
-    EXPECT_FALSE(bar.enabled());
-    for (int i = 0; i < 3; ++i) bar.step();
-  }
-  std::fclose(f);
-  EXPECT_EQ(test::slurp_binary(path), "");
-  std::remove(path.c_str());
+  EXPECT_EQ(test::written_to_file(test::scratch_path("plot", "progress.txt"),
+                                  [](std::FILE* f) {
+                                    report::ProgressBar bar(f, "sweep", 3, 0.0);
+                                    EXPECT_FALSE(bar.enabled());
+                                    for (int i = 0; i < 3; ++i) bar.step();
+                                  }),
+            "");
   // A terminal (a pseudo-terminal here): the bar, then a cleared line.
   test::PseudoTerminal pt;
   ASSERT_TRUE(pt.ok());
@@ -211,17 +207,13 @@ TEST(Plot, PointLabelsAreDataStringsAndOnePointStillDraws) {
 // update(): a loop's owner reports its count and total (which may change); on a file nothing is
 // written and nothing is kept (the cost is one test), on a terminal the count is kept and drawn.
 TEST(Progress, UpdateSetsTheCountAndDrawsOnATerminalOnly) {
-  const std::string path = test::scratch_path("plot", "progress_update.txt");
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  {
-    report::ProgressBar bar(f, "sim", 1, 0.0);
-    for (int i = 1; i <= 1000; ++i) bar.update(i, 1000);
-    EXPECT_EQ(bar.done(), 0);
-  }
-  std::fclose(f);
-  EXPECT_EQ(test::slurp_binary(path), "");
-  std::remove(path.c_str());
+  EXPECT_EQ(test::written_to_file(test::scratch_path("plot", "progress_update.txt"),
+                                  [](std::FILE* f) {
+                                    report::ProgressBar bar(f, "sim", 1, 0.0);
+                                    for (int i = 1; i <= 1000; ++i) bar.update(i, 1000);
+                                    EXPECT_EQ(bar.done(), 0);
+                                  }),
+            "");
   test::PseudoTerminal pt;
   ASSERT_TRUE(pt.ok());
   std::FILE* tty = pt.tty;

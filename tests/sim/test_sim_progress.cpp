@@ -53,17 +53,13 @@ TEST(SimProgress, DeliveredFlowsReachTheTotalOnATerminal) {
 
 TEST(SimProgress, NothingIsWrittenWhenTheStreamIsNotATerminal) {
   const auto w = progress_workload();
-  const std::string path = railsim::test::scratch_path("sim", "progress.txt");
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  {
-    railsim::report::ProgressBar bar(f, "sim", 1, 0.0);
-    EXPECT_FALSE(bar.enabled());
-    railsim::sim::EngineOptions o;
-    o.progress = &bar;
-    railsim::sim::simulate(w, o);
-  }
-  std::fclose(f);
-  EXPECT_EQ(railsim::test::slurp_binary(path), "");
-  std::remove(path.c_str());
+  EXPECT_EQ(railsim::test::written_to_file(railsim::test::scratch_path("sim", "progress.txt"),
+                                           [&](std::FILE* f) {
+                                             railsim::report::ProgressBar bar(f, "sim", 1, 0.0);
+                                             EXPECT_FALSE(bar.enabled());
+                                             railsim::sim::EngineOptions o;
+                                             o.progress = &bar;
+                                             railsim::sim::simulate(w, o);
+                                           }),
+            "");
 }

@@ -32,6 +32,10 @@ bool same_shape(const Strategy& a, const Strategy& b);
 // out is left unpinned (default_strategy gives the stack's default). InputError(option) naming
 // the word it cannot read, a knob given twice, or no degree at all.
 StrategyPins parse_plan_text(std::string_view text, const std::string& option);
+// The concrete strategy of such a text on this cluster: default_strategy of its pins. Every
+// error names `option` (a knob the plan cannot have names the knob in parentheses).
+Strategy plan_from_text(const Model& m, const Training& tr, std::string_view text,
+                        const spec::Cluster& c, const std::string& option);
 
 // Throws InputError naming the option when a pinned knob, the dtype or flash attention is one
 // the training's software stack (tr.stack) lacks.

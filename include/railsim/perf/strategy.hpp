@@ -49,6 +49,9 @@ struct Strategy {
 
 // One line naming every knob ("tp 8 pp 32 dp 128 ep 1, micro-batch 1, ..."), for human output.
 std::string describe(const Strategy& s);
+// The degrees as plans and sweeps print them: "tp8 pp16 dp256", cp and ep only when above 1
+// ("tp8 cp2 pp16 dp256 ep64").
+std::string describe_degrees(const Strategy& s);
 // The same for a page people read (the HTML report): the degrees as sweeps and plans write them,
 // then the knobs in words, those off left out: "tp8 pp16 dp256; micro-batch 1, 8 virtual stages,
 // selective recompute, sequence parallel, distributed optimizer, DP overlapped".
