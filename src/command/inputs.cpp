@@ -318,8 +318,10 @@ std::vector<Field> strategy_fields() {
   f.push_back(text_field("pp_schedule", "--pp-schedule",
                          "Pipeline schedule: 1f1b (interleaved with --interleave > 1), zb-h1 or "
                          "dualpipe, where the stack has it (see `railsim presets stacks`)"));
-  f.push_back(
-      text_field("recompute", "--recompute", "Activation recomputation: none, selective or full"));
+  f.push_back(text_field(
+      "recompute", "--recompute",
+      "Activation recomputation: none, selective (attention core), op (per-op: every second "
+      "matmul), layer (every second layer) or full; op and layer where the stack has them"));
   f.push_back(on_off_field("sp", "--sp", "Sequence parallelism: on or off"));
   f.push_back(on_off_field("dist_opt", "--dist-opt", "Distributed optimizer: on or off"));
   f.push_back(on_off_field("dp_overlap", "--dp-overlap",

@@ -85,7 +85,16 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   const double mb = st.micro_batches;
   const double act = st.tokens_mb * static_cast<double>(m.hidden) * detail::kActBytes;  // b s h
   const double t = static_cast<double>(s.tp);
-  const bool full = s.recompute == Recompute::full;
+  // The share of the forward's collectives that recomputation runs again in the backward: all of
+  // them under full recompute, half under layer checkpointing (every second layer). Per-op
+  // checkpointing (TorchTitan's policy keeps the reduce-scatters' outputs) runs again the SP
+  // all-gathers that feed the recomputed wk and w3, and without SP the all-reduce after wo (the
+  // FFN's input depends on it); CP's K and V (inside the kept attention) and EP's all-to-alls
+  // stay kept.
+  const double rerun = s.recompute == Recompute::full    ? 1.0
+                       : s.recompute == Recompute::layer ? 0.5
+                                                         : 0.0;
+  const bool op = s.recompute == Recompute::op;
 
   if (s.tp > 1) {
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::tp));
@@ -96,12 +105,14 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::forward, act,
               per_pass});
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::backward, act,
-              per_pass * (full ? 2.0 : 1.0)});
+              per_pass * (1.0 + (op ? 0.5 : rerun))});
     } else {
       for (Phase ph : {Phase::forward, Phase::backward}) {
-        const double c = per_pass * (ph == Phase::backward && full ? 2.0 : 1.0);
-        cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::tp, alg, ph, act, c});
-        cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act, c});
+        const double again = ph == Phase::backward ? rerun : 0.0;
+        cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::tp, alg, ph, act,
+                per_pass * (1.0 + (op && ph == Phase::backward ? 1.0 : again))});
+        cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act,
+                per_pass * (1.0 + again)});
       }
     }
   }
@@ -117,9 +128,9 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const double per_pass = st.layers * mb;
     cs.add(
         {CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv, per_pass});
-    if (full)  // the recomputed forward gathers K and V again
+    if (rerun > 0)  // the recomputed forward gathers K and V again
       cs.add({CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
-              per_pass});
+              per_pass * rerun});
     cs.add({CollectiveOp::reduce_scatter, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
             per_pass});
   }
@@ -135,7 +146,7 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     cs.add({CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, Phase::forward,
             bytes, per_pass});
     cs.add({CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, Phase::backward,
-            bytes, per_pass * (full ? 2.0 : 1.0)});
+            bytes, per_pass * (1.0 + rerun)});
   }
   if (s.pp > 1) {
     const double v = static_cast<double>(s.interleave);

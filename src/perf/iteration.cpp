@@ -145,6 +145,25 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
   la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
   return la;
 }
+
+// Per-op selective checkpointing (TorchTitan's op policy, applied to the Llama block as TorchTitan
+// writes it: the matmuls wq, wk, wv, wo, w1, w3 (gated only), w2 in that order, every second one
+// recomputed, the attention kernel's output and the TP reduce-scatters' outputs kept): bytes a
+// layer keeps per micro-batch (ours, counted from that policy). Kept: the layer's input (split by
+// SP), wq's and wv's outputs, the attention output, w1's output (the gate's: f units per token,
+// f_e top_k c plus the shared experts' in an MoE layer) and, gated, w2's output (its
+// reduce-scatter's with SP); wk, wo and w3 (w2 without a gate) are recomputed with the
+// element-wise kernels. bf16 throughout (the saved matmul outputs are bf16 also under fp8).
+double op_checkpoint_bytes(const Model& m, double tokens, double moe_fraction, double t, bool sp) {
+  const double h = static_cast<double>(m.hidden);
+  const double hidden_part = 2.0 * tokens * h / (sp ? t : 1.0);
+  const double ffn_units = moe_fraction * (static_cast<double>(m.top_k) * m.capacity_factor *
+                                               static_cast<double>(m.expert_ffn_hidden) +
+                                           m.shared_ffn()) +
+                           (1.0 - moe_fraction) * static_cast<double>(m.ffn_hidden);
+  const double split = 2.0 * tokens * (m.q_width() + m.v_width() + m.attn_out_width() + ffn_units);
+  return hidden_part * (m.gated_ffn ? 2.0 : 1.0) + split / t;
+}
 }  // namespace
 
 MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
@@ -165,6 +184,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
                                           moe_fraction, tr.dtype == Dtype::fp8);
   if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
+  // The input of a layer, all that full recompute keeps of it: 2 s b h bytes (split by SP).
+  const double layer_input = 2.0 * st.tokens_mb * static_cast<double>(m.hidden) / (s.sp ? t : 1.0);
   double per_layer;
   switch (s.recompute) {
     case Recompute::none:
@@ -173,9 +194,18 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     case Recompute::selective:
       per_layer = full_layer - la.attn / t;
       break;
+    case Recompute::op:
+      per_layer = op_checkpoint_bytes(m, st.tokens_mb, moe_fraction, t, s.sp) +
+                  (tr.flash_attention ? 0.0 : la.attn / t);
+      break;
+    case Recompute::layer:
+      // Every second layer keeps only its input, the others everything (TorchTitan's selective
+      // layer checkpointing, frequency 2): half of each, on average over the stage's layers.
+      per_layer = 0.5 * (full_layer + layer_input);
+      break;
     case Recompute::full:
     default:
-      per_layer = 2.0 * st.tokens_mb * static_cast<double>(m.hidden) / (s.sp ? t : 1.0);
+      per_layer = layer_input;
       break;
   }
   // Weights per GPU per layer (the stage's layers, MoE ones spread evenly over stages).
@@ -233,8 +263,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       mem.gradients_bytes *= 2.0;
     }
     double act = per_layer * layers / v * in_flight;
-    // Full recompute rebuilds one layer's activations at a time during the backward pass.
-    if (s.recompute == Recompute::full) act += full_layer;
+    // Recomputation rebuilds one layer's activations at a time during the backward pass: all of
+    // them (full, and layer's recomputed layers), or what per-op checkpointing dropped.
+    if (s.recompute == Recompute::full || s.recompute == Recompute::layer) act += full_layer;
+    if (s.recompute == Recompute::op) act += std::max(0.0, full_layer - per_layer);
     mem.activations_bytes = act;
     mem.reserved_bytes = kReservedBytes;
     return mem;
@@ -542,6 +574,27 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
   else if (s.recompute == Recompute::full)
     out.recompute = out.fwd;
+  else if (s.recompute == Recompute::layer)  // every second layer's whole forward
+    out.recompute = 0.5 * out.fwd;
+  else if (s.recompute == Recompute::op) {
+    // Per-op checkpointing recomputes wk, wo and w3 (w2 without a gate) of every layer, per
+    // expert in MoE layers (op_checkpoint_bytes), and the forward's element-wise kernels but the
+    // attention's, which the kept attention output covers; the kernels launch again.
+    const double fe = static_cast<double>(m.expert_ffn_hidden);
+    auto ffn_half = [&](double tokens, double f) {
+      return m.gated_ffn ? gemm_time(gc, tokens, f / t, h) : gemm_time(gc, tokens, h, f / t);
+    };
+    double moe_half = 0;
+    if (m.is_moe()) {
+      const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
+      moe_half = local_experts * ffn_half(moe_tokens / local_experts, fe);
+      if (m.shared_experts > 0) moe_half += ffn_half(T, m.shared_ffn());
+    }
+    const double gemms = st.layers * (gemm_time(gc, T, m.k_width() / t, h) +
+                                      gemm_time(gc, T, h, m.attn_out_width() / t)) +
+                         L_dense * ffn_half(T, ffn) + L_moe * moe_half;
+    out.recompute = gemms + fwd_ew - st.layers * ew_attn / hbm + fwd_gaps;
+  }
   // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times). The
   // output layer runs in bf16 under fp8 training: Megatron-Core's fp8 autocast covers the
   // transformer block only, its output layer being a plain ColumnParallelLinear; TorchTitan's
@@ -833,6 +886,15 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
   double extra = 0;
   if (s.recompute == Recompute::full)
     extra = fwd_total - tokens * 2.0 * h * V;
+  else if (s.recompute == Recompute::layer)
+    extra = 0.5 * (fwd_total - tokens * 2.0 * h * V);
+  else if (s.recompute == Recompute::op)  // wk, wo and one FFN matrix (op_checkpoint_bytes)
+    extra = tokens * static_cast<double>(m.layers) * 2.0 *
+            (h * (m.k_width() + m.attn_out_width()) +
+             (1.0 - moe_frac) * h * static_cast<double>(m.ffn_hidden) +
+             moe_frac * h *
+                 (static_cast<double>(m.top_k) * static_cast<double>(m.expert_ffn_hidden) +
+                  m.shared_ffn()));
   else if (s.recompute == Recompute::selective && !tr.flash_attention)
     extra = tokens * static_cast<double>(m.layers) * attn_score_flops;
   it.hardware_flops = it.model_flops + extra;

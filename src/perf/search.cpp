@@ -191,9 +191,10 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
         break;
       }
   }
-  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+  for (Recompute r :
+       {Recompute::none, Recompute::selective, Recompute::op, Recompute::layer, Recompute::full}) {
     if (pins.recompute && *pins.recompute != r) continue;
-    if (r == Recompute::selective && !knobs.selective_recompute) continue;
+    if (!knobs.has(r)) continue;
     if (r == Recompute::selective && flash && !pins.recompute) continue;
     s.recompute = r;
     for (int sp = 0; sp < 2; ++sp) {
@@ -352,7 +353,7 @@ StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
       any_degree = any_degree || degree;
       continue;
     }
-    if (w == "none" || w == "selective" || w == "full")
+    if (w == "none" || w == "selective" || w == "op" || w == "layer" || w == "full")
       set(p.recompute, parse_recompute(w), w);
     else if (w == "1f1b" || w == "zb-h1" || w == "dualpipe")
       set(p.schedule, spec::parse_schedule(w), w);

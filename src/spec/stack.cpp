@@ -10,8 +10,11 @@
 namespace railsim::spec {
 
 namespace {
-constexpr EnumNames<Recompute, 3> kRecomputeNames{
-    {{{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}}};
+constexpr EnumNames<Recompute, 5> kRecomputeNames{{{{Recompute::none, "none"},
+                                                    {Recompute::selective, "selective"},
+                                                    {Recompute::full, "full"},
+                                                    {Recompute::op, "op"},
+                                                    {Recompute::layer, "layer"}}}};
 constexpr EnumNames<Sharding, 4> kShardingNames{{{{Sharding::none, "none"},
                                                   {Sharding::optimizer, "optimizer"},
                                                   {Sharding::gradients, "gradients"},
@@ -71,6 +74,8 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.knobs.uneven_stages = flag(k, "uneven_stages");
     st.knobs.sequence_parallel = flag(k, "sequence_parallel");
     st.knobs.selective_recompute = flag(k, "selective_recompute");
+    st.knobs.op_recompute = k.boolean_or("op_recompute", false);
+    st.knobs.layer_recompute = k.boolean_or("layer_recompute", false);
     st.knobs.flash_attention = flag(k, "flash_attention");
     st.knobs.distributed_optimizer = kShardingNames.parse(
         k.string("distributed_optimizer"), k.field("distributed_optimizer"), "sharding");
@@ -134,6 +139,10 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     };
     needs(st.defaults.recompute == Recompute::selective, st.knobs.selective_recompute, "recompute",
           "selective_recompute");
+    needs(st.defaults.recompute == Recompute::op, st.knobs.op_recompute, "recompute",
+          "op_recompute");
+    needs(st.defaults.recompute == Recompute::layer, st.knobs.layer_recompute, "recompute",
+          "layer_recompute");
     needs(st.defaults.sp, st.knobs.sequence_parallel, "sp", "sequence_parallel");
     needs(st.defaults.flash_attention, st.knobs.flash_attention, "flash_attention",
           "flash_attention");

@@ -27,6 +27,8 @@ bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
     return false;
   if (s.sp && !k.sequence_parallel) return false;
   if (s.recompute == Recompute::selective && !k.selective_recompute) return false;
+  if (s.recompute == Recompute::op && !k.op_recompute) return false;
+  if (s.recompute == Recompute::layer && !k.layer_recompute) return false;
   if (s.dist_opt && k.distributed_optimizer == spec::Sharding::none) return false;
   if (s.dp_overlap && !k.dp_overlap) return false;
   if (tr.flash_attention && !k.flash_attention) return false;
@@ -105,7 +107,7 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
   auto pick = [&](auto lo, auto hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
-  std::int64_t returned = 0, pipelined = 0, interleaved = 0, dualpipe = 0;
+  std::int64_t returned = 0, pipelined = 0, interleaved = 0, dualpipe = 0, per_op_or_layer = 0;
   for (int trial = 0; trial < 160; ++trial) {
     Model m;
     m.name = "random";
@@ -140,6 +142,8 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
       pipelined += p.strategy.pp > 1;
       interleaved += p.strategy.interleave > 1;
       dualpipe += p.strategy.schedule == PipelineSchedule::dualpipe;
+      per_op_or_layer +=
+          p.strategy.recompute == Recompute::op || p.strategy.recompute == Recompute::layer;
       EXPECT_TRUE(runs_on(m, tr, p.strategy))
           << st.name << ": " << describe(p.strategy) << " (" << m.layers << " layers)";
       EXPECT_NO_THROW(validate(m, tr, p.strategy, c));
@@ -151,6 +155,7 @@ TEST(Stack, PlannerNeverReturnsAStrategyItsStackCannotRun) {
   EXPECT_GT(pipelined, 50);
   EXPECT_GT(interleaved, 10);
   EXPECT_GT(dualpipe, 10);
+  EXPECT_GT(per_op_or_layer, 10);
 }
 
 TEST(Stack, FsdpShardsEverythingAndGathersPerMicroBatch) {

@@ -37,6 +37,25 @@ def test_estimate_equals_cli():
     assert py.iteration_time_s > 0 and py.comm
 
 
+def test_per_op_and_per_layer_checkpointing_equal_cli():
+    args = dict(gpus=64, gpu="A100-SXM-80GB", model="Llama-3-8B", seq=8192, batch=64, tp=1,
+                pp=1, dp=64, stack="torchtitan-2024")
+    times = {}
+    for mode in ("none", "op", "layer", "full"):
+        py = railsim.estimate(recompute=mode, **args)
+        c = cli("estimate", "--gpus", "64", "--gpu", "A100-SXM-80GB", "--model", "Llama-3-8B",
+                "--seq", "8192", "--batch", "64", "--tp", "1", "--pp", "1", "--dp", "64",
+                "--stack", "torchtitan-2024", "--recompute", mode)
+        assert py.to_dict() == c
+        assert py.strategy.recompute == mode
+        times[mode] = py.iteration_time_s
+    # Each keeps less and recomputes more than the one before.
+    assert times["none"] < times["op"] < times["layer"] < times["full"]
+    # A stack without them names the option.
+    with pytest.raises(railsim.InputError, match="recompute"):
+        railsim.estimate(recompute="op", **{**args, "stack": "megatron-core-2024"})
+
+
 def test_sim_collective_equals_cli():
     py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
                      forwarding="pipelined", chunks=4)

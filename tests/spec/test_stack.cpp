@@ -155,6 +155,19 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["knobs"]["selective_recompute"] = false; }),
             "stack.defaults.recompute");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pipeline"] = false; }), "stack.knobs.interleave");
+  // Per-op and per-layer checkpointing: optional booleans, off unless said.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["op_recompute"] = "yes"; }), "stack.knobs.op_recompute");
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["recompute"] = "op"; }), "stack.defaults.recompute");
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["recompute"] = "layer"; }),
+            "stack.defaults.recompute");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["layer_recompute"] = true;
+              j["defaults"]["recompute"] = "layer";
+            }),
+            "(no error)");
+  EXPECT_FALSE(spec::Stack{}.knobs.op_recompute || spec::Stack{}.knobs.layer_recompute);
+  const spec::Stack titan = spec::load_stack("torchtitan-2024");
+  EXPECT_TRUE(titan.knobs.op_recompute && titan.knobs.layer_recompute);
   EXPECT_EQ(field_of([] { spec::load_stack("megatron-9000"); }), "--stack");
   // Pipeline schedules: a list of known names that includes 1f1b, on a pipelined stack.
   EXPECT_EQ(with([](Json& j) {

@@ -15,6 +15,13 @@ enum class Recompute : std::uint8_t {
   none,       // keep every activation
   selective,  // recompute the attention core (Korthikanti et al. 2022)
   full,       // keep only each layer's input, recompute the whole forward
+  // Per-op selective checkpointing (TorchTitan's "selective op" policy): keep the outputs of the
+  // attention kernel and of every other matmul of a layer, recompute the rest (the element-wise
+  // kernels, the other matmuls and the collectives that feed them) in the backward.
+  op,
+  // Every second layer fully recomputed, the others keeping everything (TorchTitan's "selective
+  // layer" policy with its default frequency 2).
+  layer,
 };
 std::string_view to_string(Recompute r);
 Recompute parse_recompute(std::string_view s, const std::string& option = "--recompute");
@@ -45,6 +52,15 @@ struct StackKnobs {
   bool uneven_stages = true;  // pp and pp x v need not divide the layers
   bool sequence_parallel = true;
   bool selective_recompute = true;
+  // Per-op and per-layer selective checkpointing (Recompute::op, Recompute::layer; JSON
+  // "op_recompute", "layer_recompute", default false): PyTorch's selective activation
+  // checkpointing as TorchTitan applies it.
+  bool op_recompute = false;
+  bool layer_recompute = false;
+  bool has(Recompute r) const {
+    return (r != Recompute::selective || selective_recompute) &&
+           (r != Recompute::op || op_recompute) && (r != Recompute::layer || layer_recompute);
+  }
   bool flash_attention = true;
   Sharding distributed_optimizer = Sharding::optimizer;
   bool dp_overlap = true;  // the DP reduction overlapped with the backward pass
