@@ -532,9 +532,12 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const double flash_eff = ctx.training.stack.fa2_attention && e.flash_attention_fa2 > 0
                                ? e.flash_attention_fa2
                                : fused_eff;
-  const double attn_core_fwd = flash ? 0.5 * f_attn / (attn_peak * flash_eff)
-                                     : std::max(f_attn / (attn_peak * e.attention),
-                                                2.0 * S / hbm);  // write scores, read probs
+  // A fused kernel skips the keys outside a sliding window too (the layers' average share of the
+  // causal work, Model::attention_share); unfused attention computes the whole masked s x s.
+  const double attn_core_fwd = flash
+                                   ? 0.5 * f_attn * m.attention_share(seq) / (attn_peak * flash_eff)
+                                   : std::max(f_attn / (attn_peak * e.attention),
+                                              2.0 * S / hbm);  // write scores, read probs
   // Element-wise kernels (LayerNorm, softmax, dropout, bias-GeLU, bias-dropout-add), bytes moved
   // in the forward pass (ours, counted from Megatron-LM kernels): 11 hidden-sized tensors (split
   // by t with SP), 2 (3 gated) FFN-sized, 4.5 score-sized.
@@ -870,9 +873,13 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
   const double tokens = static_cast<double>(tr.global_batch) * seq;
   const double moe_frac =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
-  // Q K^T and A V per token over the full s x s: 4 s h for heads of h / a.
+  // Q K^T and A V per token over the full s x s: 4 s h for heads of h / a; a sliding-window layer
+  // over its w keys instead of s (the same convention: the full square, here w wide).
+  const double windowed =
+      m.layers > 0 ? static_cast<double>(m.sliding_layers()) / static_cast<double>(m.layers) : 0.0;
+  const double keys = seq - windowed * std::max(0.0, seq - static_cast<double>(m.sliding_window));
   const double attn_score_flops =
-      2.0 * seq * static_cast<double>(m.heads) * static_cast<double>(m.qk_dim() + m.v_dim());
+      2.0 * keys * static_cast<double>(m.heads) * static_cast<double>(m.qk_dim() + m.v_dim());
   const double fwd_per_token_layer =
       2.0 * m.attention_matrix_params() + attn_score_flops +
       (1.0 - moe_frac) * 2.0 * h * static_cast<double>(m.ffn_hidden) * ffn_mats +

@@ -80,6 +80,20 @@ double Model::active_params() const {
   return params_with_experts(*this, top_k);
 }
 
+double Model::window_share(double seq) const {
+  const double w = static_cast<double>(sliding_window);
+  if (w <= 0 || w >= seq) return 1.0;
+  // sum_{p=0}^{s-1} min(p + 1, w) = w (w + 1) / 2 + (s - w) w; sum_{p=0}^{s-1} (p + 1) = s (s + 1)
+  // / 2.
+  return (w * (w + 1.0) / 2.0 + (seq - w) * w) / (seq * (seq + 1.0) / 2.0);
+}
+
+double Model::attention_share(double seq) const {
+  if (sliding_window <= 0 || layers <= 0) return 1.0;
+  const double frac = static_cast<double>(sliding_layers()) / static_cast<double>(layers);
+  return 1.0 - frac * (1.0 - window_share(seq));
+}
+
 namespace {
 // The attention widths (Model's comment): head dims default to hidden / heads; MLA needs its
 // latent rank, a rotary part inside qk_head_dim and (for its K) all heads.
@@ -136,6 +150,10 @@ Model model_from_json(const Json& j, const std::string& path) {
                          "only meaningful for a mixture-of-experts model (experts > 1)");
   }
   read_attention_widths(o, m);
+  m.sliding_window = o.integer_or("sliding_window", 0, 0, kMaxDim);
+  m.sliding_every = o.integer_or("sliding_every", 1, 1, m.layers);
+  if (m.sliding_window == 0 && o.has("sliding_every"))
+    throw InputError(o.field("sliding_every"), "only meaningful with a sliding_window above 0");
   m.source = o.source();
   o.finish();
   return m;

@@ -27,7 +27,13 @@ TEST(ModelPresets, ParameterCountsMatchPublishedSizes) {
         Case{"Llama-2-70B", 69.0e9, 69.0e9, 0.01},
         // DeepSeek-V3 report: 671B total, 37B activated per token (MLA, 1 shared and 8 of 256
         // routed experts, 3 dense layers; the multi-token-prediction module not counted).
-        Case{"DeepSeek-V3", 671e9, 37e9, 0.02}}) {
+        Case{"DeepSeek-V3", 671e9, 37e9, 0.02},
+        // Qwen3 Technical Report, Table 2: 30B total and 3B activated, 235B and 22B (the model
+        // cards: 30.5B and 3.3B, 235B and 22B).
+        Case{"Qwen3-30B-A3B", 30.5e9, 3.3e9, 0.02}, Case{"Qwen3-235B-A22B", 235e9, 22e9, 0.02},
+        // gpt-oss model card, Table 1: 116.83B total, 5.13B active, which leaves out the
+        // embedding table (a lookup) but not the unembedding; railsim's active count has both.
+        Case{"GPT-OSS-120B", 116.83e9, 5.13e9 + 201088.0 * 2880, 0.02}}) {
     const Model m = load_model(c.name);
     EXPECT_NEAR(m.total_params() / c.total, 1.0, c.tol) << c.name;
     if (std::string(c.name) != "MoE-1.2T") {
@@ -71,6 +77,19 @@ TEST(ModelPresets, BadFieldsAreNamed) {
   EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
                     "kv_lora_rank":8,"qk_rope_head_dim":16})"),
             "model.qk_rope_head_dim");
+  // A sliding window: a count of tokens, its period only with a window and at most the layers.
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "sliding_every":2})"),
+            "model.sliding_every");
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "sliding_window":-4})"),
+            "model.sliding_window");
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "sliding_window":4,"sliding_every":3})"),
+            "model.sliding_every");
+  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
+                    "sliding_window":4,"sliding_every":2})"),
+            "no error");
 }
 
 TEST(Model, NoDropoutStoresTwoFewerHiddenMasksAndNoAttentionMask) {
@@ -123,4 +142,36 @@ TEST(Model, DeepSeekV3CountsItsLatentAttentionAndSharedExperts) {
       seen = true;
     }
   EXPECT_TRUE(seen);
+}
+
+// Sliding-window attention (GPT-OSS: every second layer, windows of 128): a fused attention kernel
+// does the window's share of a causal layer's work; unfused attention computes the masked square.
+TEST(Model, SlidingWindowLayersAttendToTheirWindowOnly) {
+  const Model oss = load_model("GPT-OSS-120B");
+  EXPECT_EQ(oss.sliding_layers(), 18);
+  // Keys per query over 4,096 positions: sum min(p + 1, 128) against sum (p + 1).
+  const double s = 4096, w = 128;
+  const double share = (w * (w + 1) / 2 + (s - w) * w) / (s * (s + 1) / 2);
+  EXPECT_NEAR(oss.window_share(s), share, 1e-12);
+  EXPECT_NEAR(oss.attention_share(s), 1 - 0.5 * (1 - share), 1e-12);
+  EXPECT_DOUBLE_EQ(oss.window_share(100), 1.0);  // a window longer than the sequence
+  Model full = oss;
+  full.sliding_window = 0;
+  EXPECT_DOUBLE_EQ(full.attention_share(s), 1.0);
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  Strategy st{.tp = 1, .dp = 64, .ep = 8};
+  st.dist_opt = true;
+  for (bool flash : {true, false}) {
+    const Training tr = make_training(64, 4096, Stack{}, std::nullopt, flash);
+    const auto net = test::design(spec::DesignKind::rail_optimized);
+    const IterationTime a = estimate(oss, tr, st, c, net), b = estimate(full, tr, st, c, net);
+    // Model FLOPs: Megatron's full-square count, over w keys instead of s in half the layers.
+    const double heads_dim = 64.0 * (64 + 64), tokens = 64.0 * 4096;
+    EXPECT_NEAR(b.model_flops - a.model_flops, 3 * tokens * 36 * 0.5 * 2 * (s - w) * heads_dim,
+                1e-9 * b.model_flops);
+    if (flash)
+      EXPECT_LT(a.iteration_time_s, b.iteration_time_s);
+    else
+      EXPECT_DOUBLE_EQ(a.iteration_time_s, b.iteration_time_s);
+  }
 }

@@ -237,7 +237,8 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
 }
 
 // The mixture-of-experts hold-outs (Megatron-Bridge 25.11 and 26.02): on five GPUs, and the bf16
-// runs whose experts spread over an NVL72 domain (EP 16 to 64, large expert GEMMs) within 15%
+// runs of DeepSeek-V3 and Qwen3-235B, whose experts spread over an NVL72 domain (EP 16 to 64,
+// large expert GEMMs), within 15%
 // (docs/validation.md, "Mixture of experts"): the MoE path's FLOPs, all-to-all and memory on the
 // runs where neither fp8's casts nor per-kernel host time weigh. The two runs whose EP spans TP x
 // DP (Megatron-Core's MoE parallel folding) have no figure and say why.
@@ -257,12 +258,12 @@ TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
       continue;
     }
     gpus.insert(p.gpu);
-    if (p.label.find("BF16") != std::string::npos) {
+    if (p.label.find("BF16") != std::string::npos && p.label.find("GPT-OSS") == std::string::npos) {
       ++bf16;
       EXPECT_LT(std::fabs(p.error()), 0.15) << p.label;
     }
   }
-  EXPECT_GE(it->points.size(), 25u);
+  EXPECT_GE(it->points.size(), 35u);
   EXPECT_EQ(gpus.size(), 5u);
   EXPECT_EQ(bf16, 4);
   EXPECT_EQ(folded, 2);

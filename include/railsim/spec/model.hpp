@@ -44,6 +44,11 @@ struct Model {
   std::int64_t q_lora_rank = 0;
   std::int64_t kv_lora_rank = 0;
   std::int64_t qk_rope_head_dim = 0;
+  // Sliding-window attention (Mistral 7B; GPT-OSS alternates it with full attention): layers 0,
+  // sliding_every, 2 sliding_every, ... let each query see only the sliding_window tokens up to
+  // itself (0: every layer attends to the whole causal prefix).
+  std::int64_t sliding_window = 0;
+  std::int64_t sliding_every = 1;
   bool tied_embeddings = true;  // output layer shares the token embedding (GPT); false: Llama
   bool dropout =
       true;  // dropout masks are stored (GPT-3/Megatron); Llama and Mixtral train without
@@ -65,6 +70,17 @@ struct Model {
   double k_width() const { return static_cast<double>((is_mla() ? heads : kv_heads) * qk_dim()); }
   double v_width() const { return static_cast<double>((is_mla() ? heads : kv_heads) * v_dim()); }
   double attn_out_width() const { return static_cast<double>(heads * v_dim()); }
+  // Layers with a sliding window, and their share of the layers.
+  std::int64_t sliding_layers() const {
+    return sliding_window > 0 ? (layers + sliding_every - 1) / sliding_every : 0;
+  }
+  // The keys a query attends to in a sliding-window layer of a causal sequence of `seq` tokens,
+  // against a full-attention layer's, on average over the queries: sum over p of min(p + 1, w)
+  // against sum over p of (p + 1). 1 without a window or when w >= seq.
+  double window_share(double seq) const;
+  // The average over layers of the causal attention work per layer, relative to full attention:
+  // 1 - (sliding layers / layers) (1 - window_share).
+  double attention_share(double seq) const;
   // The shared experts' FFN width per MoE layer (0 without shared experts).
   double shared_ffn() const {
     return static_cast<double>(shared_experts * shared_expert_ffn_hidden);
