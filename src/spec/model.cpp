@@ -83,8 +83,8 @@ double Model::active_params() const {
 double Model::window_share(double seq) const {
   const double w = static_cast<double>(sliding_window);
   if (w <= 0 || w >= seq) return 1.0;
-  // sum_{p=0}^{s-1} min(p + 1, w) = w (w + 1) / 2 + (s - w) w; sum_{p=0}^{s-1} (p + 1) = s (s + 1)
-  // / 2.
+  // Over positions p = 0 .. s-1: sum min(p + 1, w) = w (w + 1) / 2 + (s - w) w, and
+  // sum (p + 1) = s (s + 1) / 2.
   return (w * (w + 1.0) / 2.0 + (seq - w) * w) / (seq * (seq + 1.0) / 2.0);
 }
 
