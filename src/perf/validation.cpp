@@ -298,6 +298,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
   p.measured = measured.get<double>();
   try {
     const Model m = load_model(row_text(common, row, "model"));
+    p.moe = m.is_moe();
     const Json& dt = row_value(common, row, "dtype");
     const Training tr = make_training(
         row_required(common, row, "global_batch"), row_required(common, row, "seq_len"),
@@ -565,9 +566,11 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
                      : "misses the bar (a hold-out, reported as it falls; docs/validation.md)");
     points += static_cast<int>(t.points.size());
   }
-  s += "Error bands of estimate and plan, by evidence (docs/model.md section 10):\n";
-  for (const ErrorBand& b : error_bands(tables))
-    s += fmt::format("  {:<30} +-{:.1f}%  ({})\n", to_string(b.level), 100 * b.fraction, b.basis);
+  s += "Error bands of estimate and plan, by model kind and evidence (docs/model.md section 10):\n";
+  for (const bool moe : {false, true})
+    for (const ErrorBand& b : error_bands(tables, moe))
+      s += fmt::format("  {:<6} {:<30} +-{:.1f}%  ({})\n", moe ? "MoE" : "dense",
+                       to_string(b.level), 100 * b.fraction, b.basis);
   const auto bad = broken(tables);
   int enforced = 0, missed = 0, hold_outs = 0, unplanned = 0;
   for (const auto& t : tables) {
@@ -618,12 +621,14 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                  {"enforced", t.enforced}});
   }
   Json bands = Json::array();
-  for (const ErrorBand& b : error_bands(tables))
-    bands.push_back({{"evidence", std::string(to_string(b.level))},
-                     {"fraction", b.fraction},
-                     {"hold_out_runs", b.runs},
-                     {"coverage", b.coverage},
-                     {"basis", b.basis}});
+  for (const bool moe : {false, true})
+    for (const ErrorBand& b : error_bands(tables, moe))
+      bands.push_back({{"models", moe ? "moe" : "dense"},
+                       {"evidence", std::string(to_string(b.level))},
+                       {"fraction", b.fraction},
+                       {"hold_out_runs", b.runs},
+                       {"coverage", b.coverage},
+                       {"basis", b.basis}});
   return {{"tables", j}, {"error_bands", bands}, {"all_within_tolerance", broken(tables).empty()}};
 }
 
@@ -655,23 +660,25 @@ Evidence evidence(const std::vector<ValidationTable>& tables, const std::string&
 
 namespace {
 
-// |error| of every hold-out with a figure, with the evidence the other tables give it.
+// |error| of every hold-out with a figure of one kind of model (dense or mixture of experts),
+// with the evidence the other tables give it.
 struct HoldOut {
   double abs_error;
   Evidence level;
 };
-std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables) {
+std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, bool moe) {
   std::vector<HoldOut> out;
   for (std::size_t i = 0; i < tables.size(); ++i)
     for (const ValidationPoint& p : tables[i].points)
-      if (!p.fit && p.railsim > 0)
+      if (!p.fit && p.railsim > 0 && p.moe == moe)
         out.push_back({std::fabs(p.error()), evidence(tables, p.gpu, p.stack, i)});
   return out;
 }
 
-ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level) {
+ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, bool moe) {
   ErrorBand b;
   b.level = level;
+  b.moe = moe;
   b.validated = level == Evidence::gpu_and_stack;
   std::vector<double> errs;
   double worst = 0;
@@ -679,19 +686,28 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level) {
     worst = std::max(worst, h.abs_error);
     if (h.level == level) errs.push_back(h.abs_error);
   }
-  // Too few at this level: pooled with the weaker levels' (wider, in expectation).
+  // Too few at this level: pooled with the weaker levels' (wider, in expectation); too few even
+  // then: every hold-out of the kind (error_bands keeps the band no narrower than a stronger
+  // level's).
+  bool pooled_all = false;
   if (static_cast<int>(errs.size()) < kMinBandRuns)
     for (const HoldOut& h : all)
       if (h.level > level) errs.push_back(h.abs_error);
+  if (static_cast<int>(errs.size()) < kMinBandRuns &&
+      static_cast<int>(all.size()) >= kMinBandRuns) {
+    errs.clear();
+    for (const HoldOut& h : all) errs.push_back(h.abs_error);
+    pooled_all = true;
+  }
   std::sort(errs.begin(), errs.end());
   if (static_cast<int>(errs.size()) < kMinBandRuns) {
     b.fraction = 2 * worst;
     b.runs = static_cast<int>(all.size());
     b.coverage = 1.0;
     b.basis = fmt::format(
-        "{}: fewer than {} hold-outs this weakly supported; twice the worst |error| of all {} "
-        "hold-outs",
-        to_string(level), kMinBandRuns, all.size());
+        "{}: fewer than {} hold-outs of {} this weakly supported; twice the worst |error| of "
+        "all {} such hold-outs",
+        to_string(level), kMinBandRuns, models_name(moe), all.size());
     return b;
   }
   // Nearest rank: the smallest |error| that at least kBandCoverage of the runs do not exceed.
@@ -702,8 +718,15 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level) {
   b.coverage =
       static_cast<double>(std::upper_bound(errs.begin(), errs.end(), b.fraction) - errs.begin()) /
       static_cast<double>(errs.size());
-  b.basis = fmt::format("{}: covers {:.0f}% of {} hold-out runs with this evidence",
-                        to_string(level), 100 * b.coverage, errs.size());
+  b.basis = pooled_all ? fmt::format(
+                             "{}: fewer than {} hold-outs of {} this weakly supported; "
+                             "covers {:.0f}% of all {} hold-out runs of {}",
+                             to_string(level), kMinBandRuns, models_name(moe), 100 * b.coverage,
+                             errs.size(), models_name(moe))
+                       : fmt::format(
+                             "{}: covers {:.0f}% of {} hold-out runs of {} with this "
+                             "evidence",
+                             to_string(level), 100 * b.coverage, errs.size(), models_name(moe));
   return b;
 }
 
@@ -720,10 +743,15 @@ double coverage_at(const std::vector<HoldOut>& all, const ErrorBand& b) {
 
 }  // namespace
 
-std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables) {
-  const std::vector<HoldOut> all = hold_outs(tables);
-  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack),
-                                  band_at(all, Evidence::gpu_only), band_at(all, Evidence::none)};
+std::string_view models_name(bool moe) {
+  return moe ? "mixture-of-experts models" : "dense models";
+}
+
+std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, bool moe) {
+  const std::vector<HoldOut> all = hold_outs(tables, moe);
+  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack, moe),
+                                  band_at(all, Evidence::gpu_only, moe),
+                                  band_at(all, Evidence::none, moe)};
   // Less evidence never narrows the band.
   for (std::size_t i = 1; i < bands.size(); ++i)
     if (bands[i].fraction < bands[i - 1].fraction) {
@@ -745,16 +773,17 @@ ErrorBand band_of(const std::vector<ValidationTable>& tables, const std::vector<
 }  // namespace
 
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
-                     const std::string& stack) {
-  return band_of(tables, error_bands(tables), gpu, stack);
+                     const std::string& stack, bool moe) {
+  return band_of(tables, error_bands(tables, moe), gpu, stack);
 }
 
-ErrorBand error_band(const std::string& gpu, const std::string& stack) {
+ErrorBand error_band(const std::string& gpu, const std::string& stack, bool moe) {
   // The shipped tables and their bands, computed once per process (every hold-out is judged
   // against every other table: quadratic in the runs).
   static const std::vector<ValidationTable> tables = validation_tables();
-  static const std::vector<ErrorBand> bands = error_bands(tables);
-  return band_of(tables, bands, gpu, stack);
+  static const std::vector<ErrorBand> dense = error_bands(tables, false);
+  static const std::vector<ErrorBand> moe_bands = error_bands(tables, true);
+  return band_of(tables, moe ? moe_bands : dense, gpu, stack);
 }
 
 Json to_json(const ErrorBand& b, double time_s) {
@@ -765,6 +794,7 @@ Json to_json(const ErrorBand& b, double time_s) {
           {"evidence", std::string(to_string(b.level))},
           {"hold_out_runs", b.runs},
           {"coverage", b.coverage},
+          {"models", b.moe ? "moe" : "dense"},
           {"basis", b.basis}};
 }
 

@@ -22,7 +22,10 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   const Json d = Json::parse(j.out);
   EXPECT_TRUE(d["all_within_tolerance"].get<bool>());
   ASSERT_GE(d["tables"].size(), 20u);
-  ASSERT_EQ(d["error_bands"].size(), 3u);
+  // Three evidence levels for dense models, then three for mixture-of-experts models.
+  ASSERT_EQ(d["error_bands"].size(), 6u);
+  EXPECT_EQ(d["error_bands"][0]["models"], "dense");
+  EXPECT_EQ(d["error_bands"][3]["models"], "moe");
   EXPECT_NEAR(d["tables"][2]["max_abs_error"].get<double>(), 0.100, 0.001);
 }
 
@@ -58,6 +61,14 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
     EXPECT_DOUBLE_EQ(plan["error_band"]["fraction"].get<double>(),
                      bands[2]["fraction"].get<double>());
   }
+  // A mixture-of-experts model takes the band of the MoE hold-outs at its evidence level.
+  const auto moe = run_cli("estimate --gpus 256 --model Mixtral-8x7B --tp 2 --ep 8 --json");
+  ASSERT_EQ(moe.code, 0) << moe.err;
+  const Json mj = Json::parse(moe.out)["error_band"];
+  EXPECT_EQ(mj["models"], "moe");
+  EXPECT_EQ(mj["evidence"], "GPU and stack measured");
+  EXPECT_EQ(bands[3]["models"], "moe");
+  EXPECT_DOUBLE_EQ(mj["fraction"].get<double>(), bands[3]["fraction"].get<double>());
   const auto ph = run_cli("plan --gpu GH200 --gpus 1024 --model GPT-3-175B --batch 512 --top 2");
   EXPECT_NE(ph.out.find(fmt::format("error band of every time: +-{:.1f}% (GPU never measured",
                                     100 * bands[2]["fraction"].get<double>())),

@@ -130,12 +130,12 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
   while (tables[nar].id != "narayanan-2021") ++nar;
   EXPECT_EQ(evidence(tables, "A100-SXM-80GB", "megatron-lm-2021", nar), Evidence::gpu_only);
 
-  // Recompute every level's band by hand: the nearest-rank 80th percentile of the hold-outs
-  // whose GPU and stack the other tables support at that level.
+  // Recompute every level's band of dense models by hand: the nearest-rank 80th percentile of
+  // the dense hold-outs whose GPU and stack the other tables support at that level.
   std::vector<std::vector<double>> by_level(3);
   for (std::size_t i = 0; i < tables.size(); ++i)
     for (const auto& p : tables[i].points)
-      if (!p.fit && p.railsim > 0)
+      if (!p.fit && p.railsim > 0 && !p.moe)
         by_level[static_cast<std::size_t>(evidence(tables, p.gpu, p.stack, i))].push_back(
             std::fabs(p.error()));
   const auto bands = error_bands(tables);
@@ -158,7 +158,7 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
   double worst = 0;
   for (const auto& t : tables)
     for (const auto& p : t.points)
-      if (!p.fit) worst = std::max(worst, std::fabs(p.error()));
+      if (!p.fit && !p.moe) worst = std::max(worst, std::fabs(p.error()));
   if (by_level[2].size() < static_cast<std::size_t>(kMinBandRuns)) {
     EXPECT_DOUBLE_EQ(bands[2].fraction, std::max(2 * worst, bands[1].fraction));
   }
@@ -176,6 +176,48 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
   EXPECT_DOUBLE_EQ(j["low_s"].get<double>(), 2.0 * (1 - g.fraction));
   EXPECT_DOUBLE_EQ(j["high_s"].get<double>(), 2.0 * (1 + g.fraction));
   EXPECT_EQ(j["evidence"], "GPU never measured");
+  EXPECT_EQ(j["models"], "dense");
+}
+
+// Mixture-of-experts models have bands of their own, from the MoE hold-outs only: the model errs
+// differently on them (docs/validation.md, "Mixture of experts").
+TEST(ErrorBand, MixtureOfExpertsModelsHaveTheirOwnBands) {
+  const auto tables = validation_tables();
+  std::vector<double> by_level[3], all;
+  for (std::size_t i = 0; i < tables.size(); ++i)
+    for (const auto& p : tables[i].points)
+      if (!p.fit && p.railsim > 0 && p.moe) {
+        by_level[static_cast<std::size_t>(evidence(tables, p.gpu, p.stack, i))].push_back(
+            std::fabs(p.error()));
+        all.push_back(std::fabs(p.error()));
+      }
+  ASSERT_GE(all.size(), 30u);
+  auto p80 = [](std::vector<double> e) {
+    std::sort(e.begin(), e.end());
+    return e[static_cast<std::size_t>(std::ceil(0.8 * static_cast<double>(e.size()))) - 1];
+  };
+  const auto moe = error_bands(tables, true);
+  ASSERT_EQ(moe.size(), 3u);
+  ASSERT_GE(by_level[0].size(), static_cast<std::size_t>(kMinBandRuns));
+  EXPECT_DOUBLE_EQ(moe[0].fraction, p80(by_level[0]));
+  EXPECT_TRUE(moe[0].moe);
+  // Fewer than five MoE hold-outs at the weaker levels: the band of every MoE hold-out, never
+  // narrower than the level above.
+  ASSERT_LT(by_level[1].size() + by_level[2].size(), static_cast<std::size_t>(kMinBandRuns));
+  EXPECT_DOUBLE_EQ(moe[1].fraction, std::max(p80(all), moe[0].fraction));
+  EXPECT_DOUBLE_EQ(moe[2].fraction, moe[1].fraction);
+  EXPECT_NE(moe[1].basis.find("all 34 hold-out runs of mixture-of-experts models"),
+            std::string::npos)
+      << moe[1].basis;
+  // A prediction takes the band of its model's kind.
+  const ErrorBand d = error_band(tables, "GB200", "nemo-perf-2025", false);
+  const ErrorBand m = error_band(tables, "GB200", "nemo-perf-2025", true);
+  EXPECT_EQ(d.level, Evidence::gpu_and_stack);
+  EXPECT_EQ(m.level, Evidence::gpu_and_stack);
+  EXPECT_DOUBLE_EQ(d.fraction, error_bands(tables, false)[0].fraction);
+  EXPECT_DOUBLE_EQ(m.fraction, moe[0].fraction);
+  EXPECT_GT(m.fraction, d.fraction);
+  EXPECT_EQ(to_json(m, 1.0)["models"], "moe");
 }
 
 // The two published runs docs/validation.md sets railsim's estimate against without a table:

@@ -25,6 +25,7 @@ struct ValidationPoint {
   std::string gpu;     // the run's regime: its GPU preset and software stack (the table's unless
   std::string stack;   // its row names its own)
   bool fit = false;    // its measurement set a constant (the frozen fit set); else a hold-out
+  bool moe = false;    // a mixture-of-experts model (its own error bands)
   std::string note;    // why railsim has no figure for it (railsim == 0)
   double error() const { return measured != 0 ? railsim / measured - 1.0 : 0.0; }
 };
@@ -82,7 +83,8 @@ Evidence evidence(const std::vector<ValidationTable>& tables, const std::string&
 // GPU and stack; the band of a level is the smallest |error| that covers kBandCoverage of the
 // hold-outs at that level or weaker (nearest rank), so that a prediction at a level is as
 // uncertain as the runs that were predicted from as little. Fewer than kMinBandRuns such runs:
-// twice the worst |error| of every hold-out, flagged.
+// twice the worst |error| of every hold-out, flagged. Dense and mixture-of-experts models have
+// bands of their own, each from the hold-outs of its kind: the model errs differently on them.
 inline constexpr double kBandCoverage = 0.80;
 inline constexpr int kMinBandRuns = 5;
 struct ErrorBand {
@@ -92,13 +94,16 @@ struct ErrorBand {
   int runs = 0;         // hold-outs the band comes from
   double coverage = 0;  // the share of those hold-outs inside the band
   std::string basis;    // one line: the level and the runs
+  bool moe = false;     // the band of mixture-of-experts models (else dense ones)
 };
-ErrorBand error_band(const std::string& gpu, const std::string& stack);
+std::string_view models_name(bool moe);  // "dense models", "mixture-of-experts models"
+ErrorBand error_band(const std::string& gpu, const std::string& stack, bool moe = false);
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
-                     const std::string& stack);
+                     const std::string& stack, bool moe = false);
 Json to_json(const ErrorBand& b, double time_s);
-// The band of each evidence level, in the order of Evidence.
-std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables);
+// The band of each evidence level for dense (or mixture-of-experts) models, in the order of
+// Evidence.
+std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, bool moe = false);
 
 // Megatron's GPT of a row of a validation data file (multi-head attention, a 4h FFN): its name,
 // layers, hidden size and heads from the row, the vocabulary and sequence length from the file's
