@@ -32,9 +32,14 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                             st.name, s.pp, s.interleave, s.pp * s.interleave, m.layers, m.name));
   if (s.sp && !st.knobs.sequence_parallel)
     return fail("--sp", fmt::format("stack {} has no sequence parallelism (use off)", st.name));
-  if (!st.knobs.has(s.recompute))
-    return fail("--recompute", fmt::format("stack {} has no {} recompute (use none or full)",
-                                           st.name, to_string(s.recompute)));
+  if (!st.knobs.has(s.recompute)) {
+    std::string modes;
+    for (Recompute r :
+         {Recompute::none, Recompute::selective, Recompute::op, Recompute::layer, Recompute::full})
+      if (st.knobs.has(r)) modes += fmt::format("{}{}", modes.empty() ? "" : ", ", to_string(r));
+    return fail("--recompute", fmt::format("stack {} has no {} recompute (it has {})", st.name,
+                                           to_string(s.recompute), modes));
+  }
   if (s.dist_opt && st.knobs.distributed_optimizer == spec::Sharding::none)
     return fail("--dist-opt",
                 fmt::format("stack {} has no distributed optimizer (use off)", st.name));
