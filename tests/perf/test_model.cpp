@@ -1,6 +1,10 @@
 // Model presets: shapes load and parameter counts match the published sizes.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/perf/iteration.hpp"
@@ -63,33 +67,22 @@ TEST(ModelPresets, BadFieldsAreNamed) {
       "model.hiden");
   EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":1e300,"heads":4,"vocab":10,"seq_len":8})"),
             "model.hidden");
-  // The DeepSeek-style knobs: MoE-only fields on a dense model, MLA-only fields without MLA, a
-  // dense prefix that leaves no MoE layer, a rotary part as wide as the head.
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "shared_experts":1})"),
-            "model.shared_experts");
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "q_lora_rank":16})"),
-            "model.q_lora_rank");
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "experts":4,"first_dense_layers":2})"),
-            "model.first_dense_layers");
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "kv_lora_rank":8,"qk_rope_head_dim":16})"),
-            "model.qk_rope_head_dim");
-  // A sliding window: a count of tokens, its period only with a window and at most the layers.
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "sliding_every":2})"),
-            "model.sliding_every");
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "sliding_window":-4})"),
-            "model.sliding_window");
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "sliding_window":4,"sliding_every":3})"),
-            "model.sliding_every");
-  EXPECT_EQ(err(R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,
-                    "sliding_window":4,"sliding_every":2})"),
-            "no error");
+  // The DeepSeek-style knobs (MoE-only fields on a dense model, MLA-only fields without MLA, a
+  // dense prefix that leaves no MoE layer, a rotary part as wide as the head) and a sliding
+  // window (a count of tokens, its period only with a window and at most the layers), each added
+  // to a small valid model.
+  const std::string base =
+      R"({"name":"x","layers":2,"hidden":64,"heads":4,"vocab":10,"seq_len":8,)";
+  for (const auto& [extra, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"("shared_experts":1)", "model.shared_experts"},
+           {R"("q_lora_rank":16)", "model.q_lora_rank"},
+           {R"("experts":4,"first_dense_layers":2)", "model.first_dense_layers"},
+           {R"("kv_lora_rank":8,"qk_rope_head_dim":16)", "model.qk_rope_head_dim"},
+           {R"("sliding_every":2)", "model.sliding_every"},
+           {R"("sliding_window":-4)", "model.sliding_window"},
+           {R"("sliding_window":4,"sliding_every":3)", "model.sliding_every"},
+           {R"("sliding_window":4,"sliding_every":2)", "no error"}})
+    EXPECT_EQ(err((base + extra + "}").c_str()), field) << extra;
 }
 
 TEST(Model, NoDropoutStoresTwoFewerHiddenMasksAndNoAttentionMask) {
