@@ -95,6 +95,8 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
                        : s.recompute == Recompute::layer ? 0.5
                                                          : 0.0;
   const bool op = s.recompute == Recompute::op;
+  const double rerun_gather = op ? 1.0 : rerun;  // SP all-gathers
+  const double rerun_reduce = op ? 0.5 : rerun;  // all-reduces without SP
 
   if (s.tp > 1) {
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::tp));
@@ -105,14 +107,14 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::forward, act,
               per_pass});
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::backward, act,
-              per_pass * (1.0 + (op ? 0.5 : rerun))});
+              per_pass * (1.0 + rerun_reduce)});
     } else {
       for (Phase ph : {Phase::forward, Phase::backward}) {
-        const double again = ph == Phase::backward ? rerun : 0.0;
+        const bool bwd = ph == Phase::backward;
         cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::tp, alg, ph, act,
-                per_pass * (1.0 + (op && ph == Phase::backward ? 1.0 : again))});
+                per_pass * (1.0 + (bwd ? rerun_gather : 0.0))});
         cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act,
-                per_pass * (1.0 + again)});
+                per_pass * (1.0 + (bwd ? rerun : 0.0))});
       }
     }
   }

@@ -114,6 +114,16 @@ struct LayerActivations {
   double shared = 0, split = 0, attn = 0;
 };
 
+// FFN units a token passes through in one layer, averaged over the layers: f in a dense layer;
+// top_k f_e (times `capacity`, where the capacity factor is paid) plus the shared experts' in an
+// MoE layer, weighted by the MoE layers' share `moe_fraction` (ours).
+double ffn_units(const Model& m, double moe_fraction, double capacity) {
+  return moe_fraction *
+             (static_cast<double>(m.top_k) * capacity * static_cast<double>(m.expert_ffn_hidden) +
+              m.shared_ffn()) +
+         (1.0 - moe_fraction) * static_cast<double>(m.ffn_hidden);
+}
+
 LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction,
                                    bool fp8) {
   const double h = static_cast<double>(m.hidden);
@@ -122,12 +132,7 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
   // (bf16; fp8 when the GEMMs run fp8: Transformer Engine keeps the fp8 cast of a Linear's input
   // for its weight-gradient GEMM, not the bf16 tensor).
   const double ffn_bytes = (m.gated_ffn ? 4.0 : 2.0) + (fp8 ? 1.0 : 2.0);
-  const double dense_ffn = ffn_bytes * tokens * static_cast<double>(m.ffn_hidden);
-  const double moe_ffn =
-      ffn_bytes * tokens *
-      (static_cast<double>(m.top_k) * m.capacity_factor * static_cast<double>(m.expert_ffn_hidden) +
-       m.shared_ffn());
-  const double ffn = moe_fraction * moe_ffn + (1.0 - moe_fraction) * dense_ffn;
+  const double ffn = ffn_bytes * tokens * ffn_units(m, moe_fraction, m.capacity_factor);
   LayerActivations la;
   // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8. With
   // fp8 GEMMs the inputs of QKV and FC1 (2 s b h each) are kept as their fp8 casts (s b h each).
@@ -157,11 +162,9 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
 double op_checkpoint_bytes(const Model& m, double tokens, double moe_fraction, double t, bool sp) {
   const double h = static_cast<double>(m.hidden);
   const double hidden_part = 2.0 * tokens * h / (sp ? t : 1.0);
-  const double ffn_units = moe_fraction * (static_cast<double>(m.top_k) * m.capacity_factor *
-                                               static_cast<double>(m.expert_ffn_hidden) +
-                                           m.shared_ffn()) +
-                           (1.0 - moe_fraction) * static_cast<double>(m.ffn_hidden);
-  const double split = 2.0 * tokens * (m.q_width() + m.v_width() + m.attn_out_width() + ffn_units);
+  const double split = 2.0 * tokens *
+                       (m.q_width() + m.v_width() + m.attn_out_width() +
+                        ffn_units(m, moe_fraction, m.capacity_factor));
   return hidden_part * (m.gated_ffn ? 2.0 : 1.0) + split / t;
 }
 }  // namespace
@@ -583,14 +586,13 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     // Per-op checkpointing recomputes wk, wo and w3 (w2 without a gate) of every layer, per
     // expert in MoE layers (op_checkpoint_bytes), and the forward's element-wise kernels but the
     // attention's, which the kept attention output covers; the kernels launch again.
-    const double fe = static_cast<double>(m.expert_ffn_hidden);
     auto ffn_half = [&](double tokens, double f) {
       return m.gated_ffn ? gemm_time(gc, tokens, f / t, h) : gemm_time(gc, tokens, h, f / t);
     };
     double moe_half = 0;
     if (m.is_moe()) {
-      const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-      moe_half = local_experts * ffn_half(moe_tokens / local_experts, fe);
+      moe_half = local_experts_n *
+                 ffn_half(moe_tokens / local_experts_n, static_cast<double>(m.expert_ffn_hidden));
       if (m.shared_experts > 0) moe_half += ffn_half(T, m.shared_ffn());
     }
     const double gemms = st.layers * (gemm_time(gc, T, m.k_width() / t, h) +
@@ -875,18 +877,14 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   // Q K^T and A V per token over the full s x s: 4 s h for heads of h / a; a sliding-window layer
   // over its w keys instead of s (the same convention: the full square, here w wide).
-  const double windowed =
-      m.layers > 0 ? static_cast<double>(m.sliding_layers()) / static_cast<double>(m.layers) : 0.0;
-  const double keys = seq - windowed * std::max(0.0, seq - static_cast<double>(m.sliding_window));
+  const double keys =
+      seq - m.sliding_fraction() * std::max(0.0, seq - static_cast<double>(m.sliding_window));
   const double attn_score_flops =
       2.0 * keys * static_cast<double>(m.heads) * static_cast<double>(m.qk_dim() + m.v_dim());
+  // Model FLOPs count the routed tokens, not the capacity slots.
+  const double ffn = ffn_units(m, moe_frac, 1.0);
   const double fwd_per_token_layer =
-      2.0 * m.attention_matrix_params() + attn_score_flops +
-      (1.0 - moe_frac) * 2.0 * h * static_cast<double>(m.ffn_hidden) * ffn_mats +
-      moe_frac * 2.0 * h *
-          (static_cast<double>(m.top_k) * static_cast<double>(m.expert_ffn_hidden) +
-           m.shared_ffn()) *
-          ffn_mats;
+      2.0 * m.attention_matrix_params() + attn_score_flops + 2.0 * h * ffn * ffn_mats;
   const double fwd_total =
       tokens * (static_cast<double>(m.layers) * fwd_per_token_layer + 2.0 * h * V);
   it.model_flops = 3.0 * fwd_total;
@@ -896,12 +894,8 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
   else if (s.recompute == Recompute::layer)
     extra = 0.5 * (fwd_total - tokens * 2.0 * h * V);
   else if (s.recompute == Recompute::op)  // wk, wo and one FFN matrix (op_checkpoint_bytes)
-    extra = tokens * static_cast<double>(m.layers) * 2.0 *
-            (h * (m.k_width() + m.attn_out_width()) +
-             (1.0 - moe_frac) * h * static_cast<double>(m.ffn_hidden) +
-             moe_frac * h *
-                 (static_cast<double>(m.top_k) * static_cast<double>(m.expert_ffn_hidden) +
-                  m.shared_ffn()));
+    extra =
+        tokens * static_cast<double>(m.layers) * 2.0 * h * (m.k_width() + m.attn_out_width() + ffn);
   else if (s.recompute == Recompute::selective && !tr.flash_attention)
     extra = tokens * static_cast<double>(m.layers) * attn_score_flops;
   it.hardware_flops = it.model_flops + extra;

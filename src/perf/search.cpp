@@ -191,8 +191,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
         break;
       }
   }
-  for (Recompute r :
-       {Recompute::none, Recompute::selective, Recompute::op, Recompute::layer, Recompute::full}) {
+  for (Recompute r : spec::kRecomputeModes) {
     if (pins.recompute && *pins.recompute != r) continue;
     if (!knobs.has(r)) continue;
     if (r == Recompute::selective && flash && !pins.recompute) continue;
@@ -353,8 +352,11 @@ StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
       any_degree = any_degree || degree;
       continue;
     }
-    if (w == "none" || w == "selective" || w == "op" || w == "layer" || w == "full")
-      set(p.recompute, parse_recompute(w), w);
+    const auto mode =
+        std::find_if(std::begin(spec::kRecomputeModes), std::end(spec::kRecomputeModes),
+                     [&](Recompute r) { return w == to_string(r); });
+    if (mode != std::end(spec::kRecomputeModes))
+      set(p.recompute, *mode, w);
     else if (w == "1f1b" || w == "zb-h1" || w == "dualpipe")
       set(p.schedule, spec::parse_schedule(w), w);
     else if (w == "sp" || w == "no-sp")

@@ -34,8 +34,7 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
     return fail("--sp", fmt::format("stack {} has no sequence parallelism (use off)", st.name));
   if (!st.knobs.has(s.recompute)) {
     std::string modes;
-    for (Recompute r :
-         {Recompute::none, Recompute::selective, Recompute::op, Recompute::layer, Recompute::full})
+    for (Recompute r : spec::kRecomputeModes)
       if (st.knobs.has(r)) modes += fmt::format("{}{}", modes.empty() ? "" : ", ", to_string(r));
     return fail("--recompute", fmt::format("stack {} has no {} recompute (it has {})", st.name,
                                            to_string(s.recompute), modes));

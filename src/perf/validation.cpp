@@ -623,7 +623,7 @@ Json to_json(const std::vector<ValidationTable>& tables) {
   Json bands = Json::array();
   for (const bool moe : {false, true})
     for (const ErrorBand& b : error_bands(tables, moe))
-      bands.push_back({{"models", moe ? "moe" : "dense"},
+      bands.push_back({{"models", std::string(models_key(moe))},
                        {"evidence", std::string(to_string(b.level))},
                        {"fraction", b.fraction},
                        {"hold_out_runs", b.runs},
@@ -747,6 +747,10 @@ std::string_view models_name(bool moe) {
   return moe ? "mixture-of-experts models" : "dense models";
 }
 
+std::string_view models_key(bool moe) {
+  return moe ? "moe" : "dense";
+}
+
 std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, bool moe) {
   const std::vector<HoldOut> all = hold_outs(tables, moe);
   std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack, moe),
@@ -794,7 +798,7 @@ Json to_json(const ErrorBand& b, double time_s) {
           {"evidence", std::string(to_string(b.level))},
           {"hold_out_runs", b.runs},
           {"coverage", b.coverage},
-          {"models", b.moe ? "moe" : "dense"},
+          {"models", std::string(models_key(b.moe))},
           {"basis", b.basis}};
 }
 

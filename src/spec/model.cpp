@@ -89,9 +89,7 @@ double Model::window_share(double seq) const {
 }
 
 double Model::attention_share(double seq) const {
-  if (sliding_window <= 0 || layers <= 0) return 1.0;
-  const double frac = static_cast<double>(sliding_layers()) / static_cast<double>(layers);
-  return 1.0 - frac * (1.0 - window_share(seq));
+  return 1.0 - sliding_fraction() * (1.0 - window_share(seq));
 }
 
 namespace {

@@ -97,6 +97,7 @@ struct ErrorBand {
   bool moe = false;     // the band of mixture-of-experts models (else dense ones)
 };
 std::string_view models_name(bool moe);  // "dense models", "mixture-of-experts models"
+std::string_view models_key(bool moe);   // JSON "models": "dense", "moe"
 ErrorBand error_band(const std::string& gpu, const std::string& stack, bool moe = false);
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack, bool moe = false);

@@ -74,6 +74,9 @@ struct Model {
   std::int64_t sliding_layers() const {
     return sliding_window > 0 ? (layers + sliding_every - 1) / sliding_every : 0;
   }
+  double sliding_fraction() const {
+    return layers > 0 ? static_cast<double>(sliding_layers()) / static_cast<double>(layers) : 0.0;
+  }
   // The keys a query attends to in a sliding-window layer of a causal sequence of `seq` tokens,
   // against a full-attention layer's, on average over the queries: sum over p of min(p + 1, w)
   // against sum over p of (p + 1). 1 without a window or when w >= seq.

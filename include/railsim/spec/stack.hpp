@@ -23,6 +23,9 @@ enum class Recompute : std::uint8_t {
   // layer" policy with its default frequency 2).
   layer,
 };
+// Every mode, in the order the search visits them.
+inline constexpr Recompute kRecomputeModes[] = {Recompute::none, Recompute::selective,
+                                                Recompute::op, Recompute::layer, Recompute::full};
 std::string_view to_string(Recompute r);
 Recompute parse_recompute(std::string_view s, const std::string& option = "--recompute");
 
