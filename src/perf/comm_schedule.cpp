@@ -139,7 +139,7 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   if (m.is_moe() && s.ep > 1) {
     // Dispatch and combine per MoE layer; tokens are the sequence shard of a TP rank.
     // With the stack's fp8 dispatch under fp8 training, one of each pass's two transfers is fp8
-    // (1 byte) and the other bf16: 1.5 bytes per element (DeepSeek-V3 report, Sec. 3.3.2).
+    // (1 byte) and the other bf16: 1.5 bytes per element (DeepSeek-V3 report, Sec. 3.3.3).
     const double elem_bytes =
         tr.stack.fp8_dispatch && tr.dtype == Dtype::fp8 ? 1.5 : detail::kActBytes;
     const double bytes = st.tokens_mb / t * static_cast<double>(m.top_k) * m.capacity_factor *

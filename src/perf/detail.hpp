@@ -19,6 +19,15 @@ inline spec::Sharding sharding_of(const Training& tr, const Strategy& s) {
   return k == spec::Sharding::full && s.pp > 1 ? spec::Sharding::gradients : k;
 }
 
+// The stack's recomputation of cheap tensors (norms, MLA up-projections, the MoE SwiGLU;
+// spec::Stack) applies under selective or no recompute; full, per-op and per-layer recompute keep
+// what their own policies keep.
+inline bool cheap_recompute(const Training& tr, const Strategy& s) {
+  const spec::Stack& k = tr.stack;
+  return (k.recompute_norms || k.recompute_up_projections || k.moe_swiglu_recompute) &&
+         (s.recompute == Recompute::selective || s.recompute == Recompute::none);
+}
+
 struct StageShape {
   double layers = 0;        // transformer layers on the fullest pipeline stage
   double layers_first = 0;  // on the first stage (which also holds the embedding)

@@ -124,19 +124,31 @@ double ffn_units(const Model& m, double moe_fraction, double capacity) {
          (1.0 - moe_fraction) * static_cast<double>(m.ffn_hidden);
 }
 
+// `cheap`: the stack's recomputation of cheap tensors applies (Stack::recompute_norms,
+// recompute_up_projections, moe_swiglu_recompute; with selective or no recompute).
 LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction,
-                                   bool fp8) {
+                                   bool fp8, const spec::Stack& stack, bool cheap) {
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
   // FFN bytes per token per FFN unit: FC1's output (2 units gated, 1 plain, bf16) and FC2's input
   // (bf16; fp8 when the GEMMs run fp8: Transformer Engine keeps the fp8 cast of a Linear's input
   // for its weight-gradient GEMM, not the bf16 tensor).
   const double ffn_bytes = (m.gated_ffn ? 4.0 : 2.0) + (fp8 ? 1.0 : 2.0);
-  const double ffn = ffn_bytes * tokens * ffn_units(m, moe_fraction, m.capacity_factor);
+  double ffn = ffn_bytes * tokens * ffn_units(m, moe_fraction, m.capacity_factor);
+  if (cheap && stack.moe_swiglu_recompute && moe_fraction > 0) {
+    // The MoE layers keep FC1's output alone (fp8 under fp8 GEMMs) and recompute the SwiGLU's
+    // output, FC2's input (DeepSeek-V3 report, Sec. 3.3.3).
+    const double moe_units = ffn_units(m, moe_fraction, m.capacity_factor) -
+                             ffn_units(m, 0.0, m.capacity_factor) * (1.0 - moe_fraction);
+    ffn -= (ffn_bytes - (m.gated_ffn ? 2.0 : 1.0) * (fp8 ? 1.0 : 2.0)) * tokens * moe_units;
+  }
   LayerActivations la;
   // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8. With
   // fp8 GEMMs the inputs of QKV and FC1 (2 s b h each) are kept as their fp8 casts (s b h each).
+  // Norms recomputed in the backward pass keep their inputs only, not their outputs (those GEMM
+  // inputs).
   la.shared = ((m.dropout ? 10.0 : 8.0) - (fp8 ? 2.0 : 0.0)) * tokens * h;
+  if (cheap && stack.recompute_norms) la.shared -= (fp8 ? 2.0 : 4.0) * tokens * h;
   // Q (2sbh), K and V (4 s b kvd) for Q K^T and A V, the projection input (2sbh), the FFN's
   // intermediate tensors, the FC1 output side (sbh bias-dropout): 24 s b h for a GPT layer.
   // MLA also keeps its two latents and the rotary key, the up-projections' inputs (ours).
@@ -144,8 +156,13 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
       m.is_mla() ? static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0.0;
   // With fp8 the projection keeps an fp8 copy of its input besides the attention output that the
   // fused attention's backward keeps in bf16 (ours, from Transformer Engine's Linear).
-  la.split = 2.0 * tokens * (m.q_width() + m.k_width() + m.v_width() + m.attn_out_width()) +
-             (fp8 ? tokens * m.attn_out_width() : 0.0) + 2.0 * tokens * latents + ffn;
+  // Up-projections recomputed in the backward pass keep the latents, not their outputs: K and V,
+  // and Q where it comes from a latent (q_lora_rank > 0).
+  double qkv = m.q_width() + m.k_width() + m.v_width();
+  if (cheap && stack.recompute_up_projections && m.is_mla())
+    qkv -= m.k_width() + m.v_width() + (m.q_lora_rank > 0 ? m.q_width() : 0.0);
+  la.split = 2.0 * tokens * (qkv + m.attn_out_width()) + (fp8 ? tokens * m.attn_out_width() : 0.0) +
+             2.0 * tokens * latents + ffn;
   // QK^T and softmax outputs (2 + 2 bytes per score) and the attention-dropout mask (1).
   la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
   return la;
@@ -183,8 +200,9 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const spec::Sharding sharding = detail::sharding_of(tr, s);
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
-  LayerActivations la = layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len),
-                                          moe_fraction, tr.dtype == Dtype::fp8);
+  LayerActivations la =
+      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction,
+                        tr.dtype == Dtype::fp8, tr.stack, detail::cheap_recompute(tr, s));
   if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
   // The input of a layer, all that full recompute keeps of it: 2 s b h bytes (split by SP).
@@ -232,7 +250,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     // 16 bytes per parameter, the 16 sharded by the distributed optimizer (Megatron-LM,
     // distributed optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
     const double grad_bytes = tr.stack.grad_bytes;
-    const double opt_bytes = grad_bytes < 4.0 ? 16.0 : 12.0;
+    // The optimizer's fp32 master weights (4), Adam's two moments (fp32 or bf16) and, with bf16
+    // gradients, an fp32 copy of them (4).
+    const double adam_bytes = 4.0 + 2.0 * tr.stack.moment_bytes;
+    const double opt_bytes = adam_bytes + (grad_bytes < 4.0 ? 4.0 : 0.0);
     mem.gradients_bytes = grad_bytes * params;
     mem.optimizer_bytes = s.dist_opt ? opt_bytes * (dense / dp + expert / edp) : opt_bytes * params;
     if (sharding == spec::Sharding::gradients) {
@@ -243,7 +264,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       const double sharded = dense / shard + expert / eshard;
       const double unit = std::max(dense_layer + expert_layer, embedding);
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
-      mem.optimizer_bytes = 12.0 * sharded;
+      mem.optimizer_bytes = adam_bytes * sharded;
     }
     if (sharding == spec::Sharding::full) {
       // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
@@ -257,7 +278,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       const double unit = std::max(dense_layer + expert_layer, embedding);
       mem.weights_bytes = 2.0 * 2.0 * unit;
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
-      mem.optimizer_bytes = 12.0 * sharded;
+      mem.optimizer_bytes = adam_bytes * sharded;
     }
     // DualPipe keeps two copies of the stage's weights and gradients (each GPU holds the stage
     // of both directions; DeepSeek-V3 report, Table 2: parameters 2x); one optimizer (ours).
@@ -456,6 +477,11 @@ Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageS
 // (Megatron-LM's TP splits, Shoeybi et al. 2019). MLA (DeepSeek-V2, Liu et al. 2024, Sec. 2.1)
 // projects Q through its bottleneck and K, V up from the kv latent; the down-projections run whole
 // on every TP rank and the up-projections split by heads (ours, as Megatron-Core's MLA).
+// MLA's K and V up-projection width: the heads' non-rotary key and value dimensions.
+double mla_kv_up_width(const Model& m) {
+  return static_cast<double>(m.heads * (m.qk_dim() - m.qk_rope_head_dim + m.v_dim()));
+}
+
 double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, double* bwd) {
   const double h = static_cast<double>(m.hidden);
   const double proj = gemm_fwd_bwd_time(gc, T, h, m.attn_out_width() / t, bwd);
@@ -463,12 +489,20 @@ double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, d
     return gemm_fwd_bwd_time(gc, T, (m.q_width() + m.k_width() + m.v_width()) / t, h, bwd) + proj;
   const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
   const double rope = static_cast<double>(m.qk_rope_head_dim);
-  const double kv_up = static_cast<double>(m.heads * (m.qk_dim() - m.qk_rope_head_dim + m.v_dim()));
   const double q = ql > 0 ? gemm_fwd_bwd_time(gc, T, ql, h, bwd) +
                                 gemm_fwd_bwd_time(gc, T, m.q_width() / t, ql, bwd)
                           : gemm_fwd_bwd_time(gc, T, m.q_width() / t, h, bwd);
   return q + gemm_fwd_bwd_time(gc, T, kl + rope, h, bwd) +
-         gemm_fwd_bwd_time(gc, T, kv_up / t, kl, bwd) + proj;
+         gemm_fwd_bwd_time(gc, T, mla_kv_up_width(m) / t, kl, bwd) + proj;
+}
+
+// The forward time of MLA's up-projections (Q from its latent where it has one, K and V from the
+// kv latent), which Stack::recompute_up_projections runs again in the backward pass.
+double mla_up_projections(const GemmCaps& gc, const Model& m, double T, double t) {
+  if (!m.is_mla()) return 0.0;
+  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
+  return (ql > 0 ? gemm_time(gc, T, m.q_width() / t, ql) : 0.0) +
+         gemm_time(gc, T, mla_kv_up_width(m) / t, kl);
 }
 
 // Stage 1, compute: one micro-batch through the fullest pipeline stage's layers, seconds.
@@ -599,6 +633,16 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
                                       gemm_time(gc, T, h, m.attn_out_width() / t)) +
                          L_dense * ffn_half(T, ffn) + L_moe * moe_half;
     out.recompute = gemms + fwd_ew - st.layers * ew_attn / hbm + fwd_gaps;
+  }
+  if (detail::cheap_recompute(ctx.training, s)) {
+    // The cheap tensors the stack recomputes instead of keeping (DeepSeek-V3 report, Sec. 3.2.3
+    // and 3.3.3; spec::Stack): two norms per layer, each reading its input and writing its
+    // output, and their launches; MLA's up-projection GEMMs; the MoE layers' SwiGLU, its forward
+    // element-wise traffic once more (ours).
+    const spec::Stack& k = ctx.training.stack;
+    if (k.recompute_norms) out.recompute += st.layers * (4.0 * Xs / hbm + 2.0 * e.kernel_gap_s);
+    if (k.recompute_up_projections) out.recompute += st.layers * mla_up_projections(gc, m, T, t);
+    if (k.moe_swiglu_recompute) out.recompute += L_moe * ew_moe / hbm;
   }
   // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times). The
   // output layer runs in bf16 under fp8 training: Megatron-Core's fp8 autocast covers the
@@ -898,6 +942,10 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
         tokens * static_cast<double>(m.layers) * 2.0 * h * (m.k_width() + m.attn_out_width() + ffn);
   else if (s.recompute == Recompute::selective && !tr.flash_attention)
     extra = tokens * static_cast<double>(m.layers) * attn_score_flops;
+  if (detail::cheap_recompute(tr, s) && tr.stack.recompute_up_projections && m.is_mla())
+    extra += tokens * static_cast<double>(m.layers) * 2.0 *
+             (static_cast<double>(m.q_lora_rank) * m.q_width() +
+              static_cast<double>(m.kv_lora_rank) * mla_kv_up_width(m));
   it.hardware_flops = it.model_flops + extra;
 }
 

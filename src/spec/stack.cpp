@@ -156,6 +156,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
   st.fp8_dispatch = either(o, "ep_dispatch_dtype", "dispatch dtype", "bf16", "fp8");
   if (st.fp8_dispatch && !st.knobs.fp8)
     throw InputError(o.field("ep_dispatch_dtype"), "fp8 needs knobs.fp8: true");
+  st.moment_bytes =
+      either(o, "optimizer_moment_dtype", "optimizer moment dtype", "fp32", "bf16") ? 2.0 : 4.0;
+  st.recompute_norms = o.boolean_or("recompute_norms", false);
+  st.recompute_up_projections = o.boolean_or("recompute_up_projections", false);
+  st.moe_swiglu_recompute = o.boolean_or("moe_swiglu_recompute", false);
   st.source = o.source();
   o.finish();
   return st;

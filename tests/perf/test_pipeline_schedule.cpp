@@ -103,7 +103,7 @@ TEST(PipelineSchedule, DualPipeHidesTheAllToAllBehindTheOtherMicroBatch) {
   }());
 }
 
-// fp8 dispatch (DeepSeek-V3 report, Sec. 3.3.2): under fp8 training one of each pass's two
+// fp8 dispatch (DeepSeek-V3 report, Sec. 3.3.3): under fp8 training one of each pass's two
 // all-to-alls sends fp8 (1 byte), the other bf16: 3/4 of the bf16 bytes; under bf16, unchanged.
 TEST(PipelineSchedule, Fp8DispatchSendsThreeQuartersOfTheBytes) {
   const Model m = load_model("Mixtral-8x7B");

@@ -203,6 +203,17 @@ TEST(Stack, MalformedFilesNameTheField) {
               j["ep_dispatch_dtype"] = "fp8";
             }),
             "stack.ep_dispatch_dtype");
+  // The optimizer moments' dtype and the cheap recomputations (DeepSeek-V3's).
+  EXPECT_EQ(with([](Json& j) { j["optimizer_moment_dtype"] = "bf16"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["optimizer_moment_dtype"] = "fp8"; }),
+            "stack.optimizer_moment_dtype");
+  EXPECT_EQ(with([](Json& j) { j["optimizer_moment_dtype"] = 2; }), "stack.optimizer_moment_dtype");
+  EXPECT_EQ(with([](Json& j) { j["recompute_norms"] = "yes"; }), "stack.recompute_norms");
+  EXPECT_EQ(with([](Json& j) { j["recompute_up_projections"] = 1; }),
+            "stack.recompute_up_projections");
+  EXPECT_EQ(with([](Json& j) { j["moe_swiglu_recompute"] = nullptr; }),
+            "stack.moe_swiglu_recompute");
+  EXPECT_EQ(with([](Json& j) { j["moe_swiglu_recompute"] = true; }), "(no error)");
 }
 
 TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {

@@ -118,10 +118,23 @@ struct Stack {
   // flash_attention_fa2). JSON "attention_kernel": "fused" (default) or "fa2".
   bool fa2_attention = false;
   // With fp8 GEMMs, the MoE dispatch (and the backward's transfer of the activation gradient the
-  // same way) sends fp8 activations while the combines stay bf16 (DeepSeek-V3 report, Sec. 3.3.2,
+  // same way) sends fp8 activations while the combines stay bf16 (DeepSeek-V3 report, Sec. 3.3.3,
   // low-precision communication): the all-to-all carries 1.5 bytes per element on average.
   // JSON "ep_dispatch_dtype": "bf16" (default) or "fp8".
   bool fp8_dispatch = false;
+  // Adam's two moments, bytes each: 4 (fp32, the default) or 2 (bf16, DeepSeek-V3 report, Sec.
+  // 3.3.3, low-precision optimizer states; the master weights and the gradients stay fp32). JSON
+  // "optimizer_moment_dtype": "fp32" or "bf16".
+  double moment_bytes = 4.0;
+  // Cheap tensors recomputed in the backward pass instead of kept (DeepSeek-V3 report, Sec.
+  // 3.2.3): the norms' outputs (JSON "recompute_norms": true) and MLA's up-projections' outputs,
+  // Q, K and V (JSON "recompute_up_projections": true). Apply with selective or no recompute.
+  bool recompute_norms = false;
+  bool recompute_up_projections = false;
+  // An MoE layer's FFN keeps only its SwiGLU input (in fp8 when the GEMMs run fp8) and recomputes
+  // the SwiGLU output in the backward pass (DeepSeek-V3 report, Sec. 3.3.3, low-precision
+  // activations). JSON "moe_swiglu_recompute": true.
+  bool moe_swiglu_recompute = false;
   std::string source;
 };
 
