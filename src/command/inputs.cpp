@@ -271,7 +271,9 @@ std::vector<Field> software_fields() {
                  "Training software: which knobs exist, their defaults and constraints "
                  "(preset or JSON file, see `railsim presets stacks`)",
                  std::string(spec::kDefaultStack)),
-      text_field("dtype", "--dtype", "GEMM precision: bf16 (default) or fp8 (if the stack has it)"),
+      text_field(
+          "dtype", "--dtype",
+          "GEMM precision: bf16 (default), fp8, mxfp8 or nvfp4 (if the stack and the GPU have it)"),
       on_off_field("flash_attention", "--flash-attention",
                    "Fused attention kernels: on or off (default: the stack's)")};
 }

@@ -28,9 +28,8 @@ namespace railsim::command {
 namespace {
 // What MFU and HFU are measured against: the dense peak at the training precision.
 std::string mfu_basis(const spec::Cluster& c, const perf::Training& tr) {
-  const bool fp8 = tr.dtype == perf::Dtype::fp8;
-  return fmt::format("dense {} peak of the {}, {:g} TFLOP/s per GPU", fp8 ? "fp8" : "bf16",
-                     c.gpu.name, (fp8 ? c.gpu.peak_fp8_flops : c.gpu.peak_bf16_flops) / 1e12);
+  return fmt::format("dense {} peak of the {}, {:g} TFLOP/s per GPU", perf::to_string(tr.dtype),
+                     c.gpu.name, perf::dtype_peak_flops(c.gpu, tr.dtype) / 1e12);
 }
 
 std::vector<perf::Plan> first_two(const perf::PlanResult& res) {

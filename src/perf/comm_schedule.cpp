@@ -141,7 +141,7 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     // With the stack's fp8 dispatch under fp8 training, one of each pass's two transfers is fp8
     // (1 byte) and the other bf16: 1.5 bytes per element (DeepSeek-V3 report, Sec. 3.3.3).
     const double elem_bytes =
-        tr.stack.fp8_dispatch && tr.dtype == Dtype::fp8 ? 1.5 : detail::kActBytes;
+        tr.stack.fp8_dispatch && spec::low_precision(tr.dtype) ? 1.5 : detail::kActBytes;
     const double bytes = st.tokens_mb / t * static_cast<double>(m.top_k) * m.capacity_factor *
                          static_cast<double>(m.hidden) * elem_bytes;
     const double per_pass = 2.0 * st.moe_layers * mb;

@@ -88,14 +88,7 @@ EstimateContext make_context(const Model& m, const Training& tr, const spec::Clu
   ctx.cluster = &c;
   ctx.net = make_network_model(network, d);
   ctx.placement = placement;
-  if (tr.dtype == Dtype::fp8) {
-    if (c.gpu.peak_fp8_flops <= 0)
-      throw InputError(
-          "--dtype", fmt::format("fp8 needs fp8 tensor cores; {} has none (use bf16)", c.gpu.name));
-    ctx.peak_flops = c.gpu.peak_fp8_flops;
-  } else {
-    ctx.peak_flops = c.gpu.peak_bf16_flops;
-  }
+  ctx.peak_flops = dtype_peak_flops(c.gpu, tr.dtype);
   ctx.gemm = make_gemm_caps(c.gpu, tr.dtype);
   ctx.gemm_bf16 = make_gemm_caps(c.gpu, Dtype::bf16);
   return ctx;
@@ -127,42 +120,46 @@ double ffn_units(const Model& m, double moe_fraction, double capacity) {
 // `cheap`: the stack's recomputation of cheap tensors applies (Stack::recompute_norms,
 // recompute_up_projections, moe_swiglu_recompute; with selective or no recompute).
 LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction,
-                                   bool fp8, const spec::Stack& stack, bool cheap) {
+                                   Dtype dtype, const spec::Stack& stack, bool cheap) {
+  // A Linear's input kept for its weight gradient: bf16 (2 bytes), or its cast (c bytes, block
+  // scales included) when the GEMMs run below bf16.
+  const double c = spec::cast_bytes(dtype);
+  const bool low = spec::low_precision(dtype);
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
   // FFN bytes per token per FFN unit: FC1's output (2 units gated, 1 plain, bf16) and FC2's input
-  // (bf16; fp8 when the GEMMs run fp8: Transformer Engine keeps the fp8 cast of a Linear's input
-  // for its weight-gradient GEMM, not the bf16 tensor).
-  const double ffn_bytes = (m.gated_ffn ? 4.0 : 2.0) + (fp8 ? 1.0 : 2.0);
+  // (bf16; its cast when the GEMMs run below bf16: Transformer Engine keeps the cast of a Linear's
+  // input for its weight-gradient GEMM, not the bf16 tensor).
+  const double ffn_bytes = (m.gated_ffn ? 4.0 : 2.0) + c;
   double ffn = ffn_bytes * tokens * ffn_units(m, moe_fraction, m.capacity_factor);
   if (cheap && stack.moe_swiglu_recompute && moe_fraction > 0) {
-    // The MoE layers keep FC1's output alone (fp8 under fp8 GEMMs) and recompute the SwiGLU's
-    // output, FC2's input (DeepSeek-V3 report, Sec. 3.3.3).
+    // The MoE layers keep FC1's output alone (cast under low-precision GEMMs) and recompute the
+    // SwiGLU's output, FC2's input (DeepSeek-V3 report, Sec. 3.3.3).
     const double moe_units = ffn_units(m, moe_fraction, m.capacity_factor) -
                              ffn_units(m, 0.0, m.capacity_factor) * (1.0 - moe_fraction);
-    ffn -= (ffn_bytes - (m.gated_ffn ? 2.0 : 1.0) * (fp8 ? 1.0 : 2.0)) * tokens * moe_units;
+    ffn -= (ffn_bytes - (m.gated_ffn ? 2.0 : 1.0) * c) * tokens * moe_units;
   }
   LayerActivations la;
-  // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8. With
-  // fp8 GEMMs the inputs of QKV and FC1 (2 s b h each) are kept as their fp8 casts (s b h each).
-  // Norms recomputed in the backward pass keep their inputs only, not their outputs (those GEMM
-  // inputs).
-  la.shared = ((m.dropout ? 10.0 : 8.0) - (fp8 ? 2.0 : 0.0)) * tokens * h;
-  if (cheap && stack.recompute_norms) la.shared -= (fp8 ? 2.0 : 4.0) * tokens * h;
+  // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8. Below
+  // bf16 the inputs of QKV and FC1 (2 s b h each) are kept as their casts (c s b h each; fp8:
+  // s b h). Norms recomputed in the backward pass keep their inputs only, not their outputs
+  // (those GEMM inputs).
+  la.shared = ((m.dropout ? 10.0 : 8.0) - 2.0 * (2.0 - c)) * tokens * h;
+  if (cheap && stack.recompute_norms) la.shared -= 2.0 * c * tokens * h;
   // Q (2sbh), K and V (4 s b kvd) for Q K^T and A V, the projection input (2sbh), the FFN's
   // intermediate tensors, the FC1 output side (sbh bias-dropout): 24 s b h for a GPT layer.
   // MLA also keeps its two latents and the rotary key, the up-projections' inputs (ours).
   const double latents =
       m.is_mla() ? static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0.0;
-  // With fp8 the projection keeps an fp8 copy of its input besides the attention output that the
+  // Below bf16 the projection keeps a cast of its input besides the attention output that the
   // fused attention's backward keeps in bf16 (ours, from Transformer Engine's Linear).
   // Up-projections recomputed in the backward pass keep the latents, not their outputs: K and V,
   // and Q where it comes from a latent (q_lora_rank > 0).
   double qkv = m.q_width() + m.k_width() + m.v_width();
   if (cheap && stack.recompute_up_projections && m.is_mla())
     qkv -= m.k_width() + m.v_width() + (m.q_lora_rank > 0 ? m.q_width() : 0.0);
-  la.split = 2.0 * tokens * (qkv + m.attn_out_width()) + (fp8 ? tokens * m.attn_out_width() : 0.0) +
-             2.0 * tokens * latents + ffn;
+  la.split = 2.0 * tokens * (qkv + m.attn_out_width()) +
+             (low ? c * tokens * m.attn_out_width() : 0.0) + 2.0 * tokens * latents + ffn;
   // QK^T and softmax outputs (2 + 2 bytes per score) and the attention-dropout mask (1).
   la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
   return la;
@@ -201,8 +198,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   LayerActivations la =
-      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction,
-                        tr.dtype == Dtype::fp8, tr.stack, detail::cheap_recompute(tr, s));
+      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction, tr.dtype,
+                        tr.stack, detail::cheap_recompute(tr, s));
   if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
   // The input of a layer, all that full recompute keeps of it: 2 s b h bytes (split by SP).
@@ -409,28 +406,45 @@ double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double
   // dW = X^T dY (k x n over m) (Narayanan et al. SC'21: two GEMMs per forward GEMM).
   *bwd += gemm_time(g, m, k, n) + gemm_time(g, k, n, m);
   double fwd = gemm_time(g, m, n, k);
-  if (g.in_bytes < 2.0) {
-    // fp8 (Transformer Engine): the bf16 input is cast (read 2, write 1 byte) and kept once more
-    // transposed for the weight gradient (1), the same for the output gradient in the backward:
-    // 4 bytes per element of X (m x k) and of dY (m x n) through HBM (ours; weights are cast
-    // once per iteration and left out).
-    fwd += 4.0 * m * k / g.hbm_Bps;
-    *bwd += 4.0 * m * n / g.hbm_Bps;
+  if (g.in_bytes < detail::kActBytes) {
+    // Below bf16 (Transformer Engine): the bf16 input is cast (read 2, write c bytes, c =
+    // spec::cast_bytes with its block scales) and kept once more transposed for the weight
+    // gradient (c), the same for the output gradient in the backward: 2 + 2c bytes per element
+    // of X (m x k) and of dY (m x n) through HBM, 4 for fp8 (ours; weights are cast once per
+    // iteration and left out).
+    const double cast = detail::kActBytes + 2.0 * g.in_bytes;
+    fwd += cast * m * k / g.hbm_Bps;
+    *bwd += cast * m * n / g.hbm_Bps;
   }
   return fwd;
+}
+
+double dtype_peak_flops(const spec::GpuSpec& gpu, Dtype dtype) {
+  const std::string name = std::string(spec::to_string(dtype));
+  if (dtype == Dtype::bf16) return gpu.peak_bf16_flops;
+  if (spec::block_scaled(dtype) && gpu.peak_fp4_flops <= 0)
+    throw InputError("--dtype", fmt::format("{} needs tensor cores that apply block scales "
+                                            "(Blackwell); {} has none (use fp8 or bf16)",
+                                            name, gpu.name));
+  if (gpu.peak_fp8_flops <= 0)
+    throw InputError("--dtype", fmt::format("{} needs fp8 tensor cores; {} has none (use bf16)",
+                                            name, gpu.name));
+  return dtype == Dtype::nvfp4 ? gpu.peak_fp4_flops : gpu.peak_fp8_flops;
 }
 
 GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
   const spec::GpuEfficiency& e = gpu.eff;
   GemmCaps g;
-  const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
-  const double frac = fp8 && e.gemm_max_fp8 > 0 ? e.gemm_max_fp8 : e.gemm_max;
-  g.peak_flops = (fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops) * frac;
+  // Below bf16 the GEMMs reach the fp8 fraction of the precision's peak: MXFP8 runs at the fp8
+  // rate, and no NVFP4 GEMM microbenchmark is at hand, so NVFP4 takes fp8's fraction too (ours).
+  const bool low = spec::low_precision(dtype);
+  const double frac = low && e.gemm_max_fp8 > 0 ? e.gemm_max_fp8 : e.gemm_max;
+  g.peak_flops = dtype_peak_flops(gpu, dtype) * frac;
   g.sms = static_cast<double>(e.sm_count);
   g.tile_m = static_cast<double>(e.tile_m);
   g.tile_n = static_cast<double>(e.tile_n);
   g.k_overhead = e.gemm_k_overhead;
-  g.in_bytes = fp8 ? 1.0 : 2.0;
+  g.in_bytes = spec::cast_bytes(dtype);
   g.hbm_Bps = gpu.hbm_bw_Bps * e.hbm;
   return g;
 }

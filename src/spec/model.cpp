@@ -170,16 +170,4 @@ Model load_model(const std::string& arg, const std::string& option) {
   return model_from_json(j, "model");
 }
 
-namespace {
-constexpr EnumNames<Dtype, 2> kDtypeNames{{{{Dtype::bf16, "bf16"}, {Dtype::fp8, "fp8"}}}};
-}  // namespace
-
-std::string_view to_string(Dtype d) {
-  return kDtypeNames.name(d);
-}
-
-Dtype parse_dtype(std::string_view s, const std::string& option) {
-  return kDtypeNames.parse(s, option, "dtype");
-}
-
 }  // namespace railsim::spec

@@ -62,6 +62,28 @@ PipelineSchedule parse_schedule(std::string_view s, const std::string& option) {
   return kScheduleNames.parse(s, option, "pipeline schedule");
 }
 
+namespace {
+constexpr EnumNames<Dtype, 4> kDtypeNames{{{{Dtype::bf16, "bf16"},
+                                            {Dtype::fp8, "fp8"},
+                                            {Dtype::mxfp8, "mxfp8"},
+                                            {Dtype::nvfp4, "nvfp4"}}}};
+}  // namespace
+
+std::string_view to_string(Dtype d) {
+  return kDtypeNames.name(d);
+}
+
+Dtype parse_dtype(std::string_view s, const std::string& option) {
+  return kDtypeNames.parse(s, option, "dtype");
+}
+
+std::string dtypes_of(const StackKnobs& k) {
+  std::string out;
+  for (const auto& [d, name] : kDtypeNames.entries)
+    if (k.has(d)) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
 Stack stack_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   Stack st;
@@ -104,6 +126,21 @@ Stack stack_from_json(const Json& j, const std::string& path) {
         throw InputError(field, "must include 1f1b (every pipelined stack runs it)");
       if ((st.knobs.zb_h1 || st.knobs.dualpipe) && !st.knobs.pipeline)
         throw InputError(field, "zb-h1 and dualpipe need pipeline: true");
+    }
+    if (k.has("block_scaled")) {
+      const std::string field = k.field("block_scaled");
+      const Json& list = k.raw("block_scaled");
+      if (!list.is_array())
+        throw InputError(field, "expected a list of block-scaled precisions (mxfp8, nvfp4)");
+      for (const Json& e : list) {
+        if (!e.is_string()) throw InputError(field, "expected precision names: mxfp8, nvfp4");
+        const Dtype d = parse_dtype(e.get<std::string>(), field);
+        if (!block_scaled(d)) throw InputError(field, "lists mxfp8 and nvfp4 only");
+        st.knobs.mxfp8 |= d == Dtype::mxfp8;
+        st.knobs.nvfp4 |= d == Dtype::nvfp4;
+      }
+      if ((st.knobs.mxfp8 || st.knobs.nvfp4) && !st.knobs.fp8)
+        throw InputError(field, "needs fp8: true (the block-scaled recipes extend fp8's)");
     }
     st.knobs.hsdp = k.boolean_or("hsdp", false);
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
@@ -180,10 +217,10 @@ Training make_training(std::int64_t global_batch, std::int64_t seq_len, const St
   (void)checked_mul("--batch", global_batch, seq_len, "global batch x sequence length");
   tr.stack = st;
   tr.dtype = dtype.value_or(Dtype::bf16);
-  if (tr.dtype == Dtype::fp8 && !st.knobs.fp8)
-    throw InputError("--dtype", fmt::format("stack {} has no fp8 training (use bf16, or a stack "
-                                            "with fp8: see `railsim presets stacks`)",
-                                            st.name));
+  if (!st.knobs.has(tr.dtype))
+    throw InputError("--dtype", fmt::format("stack {} has no {} training (it has {}; or a stack "
+                                            "with it: see `railsim presets stacks`)",
+                                            st.name, to_string(tr.dtype), dtypes_of(st.knobs)));
   tr.flash_attention = flash_attention.value_or(st.defaults.flash_attention);
   if (tr.flash_attention && !st.knobs.flash_attention)
     throw InputError("--flash-attention",

@@ -212,6 +212,12 @@ TEST(CliPlanErrors, ImpossibleStrategies) {
     expect_error_naming(c + " --model Mixtral-8x7B --gpus 64 --tp 1 --pp 1 --ep 16",
                         "--ep");  // 8 experts
     expect_error_naming(c + " --gpu A100-SXM-80GB --dtype fp8", "--dtype");
+    // Block-scaled precisions: a GPU without block-scaled tensor cores (Hopper), a stack without
+    // the recipe, an unknown name.
+    expect_error_naming(c + " --gpu H100-SXM --stack nemo-perf-2025 --dtype nvfp4", "--dtype");
+    expect_error_naming(c + " --gpu H100-SXM --stack nemo-perf-2025 --dtype mxfp8", "--dtype");
+    expect_error_naming(c + " --gpu B200 --dtype nvfp4", "--dtype");  // megatron-core-2024
+    expect_error_naming(c + " --dtype fp4", "--dtype");
   }
 }
 

@@ -203,6 +203,20 @@ TEST(Stack, MalformedFilesNameTheField) {
               j["ep_dispatch_dtype"] = "fp8";
             }),
             "stack.ep_dispatch_dtype");
+  // Block-scaled precisions: a list of mxfp8 and nvfp4, on a stack with fp8.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = {"mxfp8", "nvfp4"}; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = "nvfp4"; }),
+            "stack.knobs.block_scaled");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = {"fp4"}; }),
+            "stack.knobs.block_scaled");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = {"fp8"}; }),
+            "stack.knobs.block_scaled");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = {1}; }), "stack.knobs.block_scaled");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["fp8"] = false;
+              j["knobs"]["block_scaled"] = {"mxfp8"};
+            }),
+            "stack.knobs.block_scaled");
   // The optimizer moments' dtype and the cheap recomputations (DeepSeek-V3's).
   EXPECT_EQ(with([](Json& j) { j["optimizer_moment_dtype"] = "bf16"; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["optimizer_moment_dtype"] = "fp8"; }),
@@ -248,4 +262,18 @@ TEST(Stack, HybridShardingNeedsFullSharding) {
   for (const char* n : {"fsdp-2024", "torchtitan-2024", "llm-foundry-2023", "maxtext-2024"})
     EXPECT_TRUE(spec::load_stack(n).knobs.hsdp) << n;
   EXPECT_FALSE(spec::load_stack("megatron-core-2024").knobs.hsdp);
+}
+
+TEST(Stack, BlockScaledPrecisionsAreTheStacksOwn) {
+  const spec::Stack nemo = spec::load_stack("nemo-perf-2025");
+  const spec::Stack core = spec::load_stack("megatron-core-2024");
+  EXPECT_EQ(spec::dtypes_of(nemo.knobs), "bf16, fp8, mxfp8, nvfp4");
+  EXPECT_EQ(spec::dtypes_of(core.knobs), "bf16, fp8");
+  EXPECT_EQ(spec::make_training(64, 2048, nemo, spec::Dtype::nvfp4).dtype, spec::Dtype::nvfp4);
+  EXPECT_EQ(field_of([&] { spec::make_training(64, 2048, core, spec::Dtype::mxfp8); }), "--dtype");
+  EXPECT_EQ(spec::parse_dtype("mxfp8"), spec::Dtype::mxfp8);
+  EXPECT_EQ(field_of([] { spec::parse_dtype("nvfp8"); }), "--dtype");
+  // Bytes per cast element with the block scales: E8M0 per 32 (MX), E4M3 per 16 (NVFP4).
+  EXPECT_DOUBLE_EQ(spec::cast_bytes(spec::Dtype::mxfp8), 1.03125);
+  EXPECT_DOUBLE_EQ(spec::cast_bytes(spec::Dtype::nvfp4), 0.5625);
 }

@@ -104,10 +104,6 @@ Model model_from_json(const Json& j, const std::string& path);
 // arg: preset name (data/models/) or JSON file; option names the CLI option for errors.
 Model load_model(const std::string& arg, const std::string& option = "--model");
 
-enum class Dtype : std::uint8_t { bf16, fp8 };
-std::string_view to_string(Dtype d);
-Dtype parse_dtype(std::string_view s, const std::string& option = "--dtype");
-
 // The model and global batch every command times when none is given: GPT-1T (the paper's
 // largest dense model) and 4,096 sequences (of 2,048 tokens: about 8M tokens, a GPT-1T-class
 // batch).

@@ -48,6 +48,37 @@ enum class PipelineSchedule : std::uint8_t { one_f_one_b, zb_h1, dualpipe };
 std::string_view to_string(PipelineSchedule s);
 PipelineSchedule parse_schedule(std::string_view s, const std::string& option = "--pp-schedule");
 
+// The GEMM precision of the transformer layers. fp8: per-tensor scaled FP8 (Transformer Engine's
+// delayed or current scaling; DeepSeek-V3's fine-grained blocks in software); mxfp8: OCP MX FP8,
+// one 8-bit power-of-two scale per 32 elements (OCP Microscaling Formats v1.0); nvfp4: 4-bit E2M1
+// with an FP8 E4M3 scale per 16 elements and a per-tensor FP32 scale (NVIDIA, "Introducing
+// NVFP4"). The block-scaled formats need tensor cores that apply the scales (Blackwell).
+enum class Dtype : std::uint8_t { bf16, fp8, mxfp8, nvfp4 };
+std::string_view to_string(Dtype d);
+Dtype parse_dtype(std::string_view s, const std::string& option = "--dtype");
+// Any precision below bf16: the GEMM inputs are cast, and the casts kept for the backward.
+constexpr bool low_precision(Dtype d) {
+  return d != Dtype::bf16;
+}
+constexpr bool block_scaled(Dtype d) {
+  return d == Dtype::mxfp8 || d == Dtype::nvfp4;
+}
+// Bytes per element of a GEMM input in the precision, its block scales included: bf16 2, fp8 1,
+// mxfp8 1 + 1/32, nvfp4 1/2 + 1/16.
+constexpr double cast_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp8:
+      return 1.0;
+    case Dtype::mxfp8:
+      return 1.0 + 1.0 / 32.0;
+    case Dtype::nvfp4:
+      return 0.5 + 1.0 / 16.0;
+    case Dtype::bf16:
+    default:
+      return 2.0;
+  }
+}
+
 // The knobs a strategy may turn on under this stack.
 struct StackKnobs {
   bool pipeline = true;       // pp > 1
@@ -68,6 +99,14 @@ struct StackKnobs {
   Sharding distributed_optimizer = Sharding::optimizer;
   bool dp_overlap = true;  // the DP reduction overlapped with the backward pass
   bool fp8 = true;         // fp8 GEMMs (Transformer Engine)
+  // Block-scaled GEMMs (JSON "block_scaled": ["mxfp8", "nvfp4"], default none; needs fp8):
+  // Transformer Engine's MXFP8 and NVFP4 recipes (2025).
+  bool mxfp8 = false;
+  bool nvfp4 = false;
+  bool has(Dtype d) const {
+    return d == Dtype::bf16 || (d == Dtype::fp8 && fp8) || (d == Dtype::mxfp8 && mxfp8) ||
+           (d == Dtype::nvfp4 && nvfp4);
+  }
   // With SP, the TP all-gathers and reduce-scatters split into chunks and pipelined with the
   // GEMMs they feed or follow (Megatron-Core + Transformer Engine `tp_comm_overlap`, userbuffers);
   // applies whenever tp > 1 and SP is on (docs/model.md section 6). Needs sequence_parallel.
@@ -93,6 +132,9 @@ struct StackKnobs {
            (s == PipelineSchedule::dualpipe && dualpipe);
   }
 };
+
+// The precisions a stack trains in, "bf16, fp8, ...", for errors.
+std::string dtypes_of(const StackKnobs& k);
 
 // What a knob not given is (estimate's strategy; the search tries every knob the stack has).
 struct StackDefaults {
