@@ -98,13 +98,15 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
       eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
     pick(pins.micro_batch, B / dp, mbs);
     if (pp > 1) {
-      // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers).
+      // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers; layers + 2 where
+      // the stack's split counts the embedding and the loss).
       vs.clear();
-      // Without uneven stages pp x v must divide the layers; without interleaving v = 1.
-      const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+      // Without uneven stages pp x v must divide them; without interleaving v = 1.
+      const std::int64_t units = knobs.pipeline_units(m.layers);
+      const std::int64_t vmax = knobs.interleave ? units / pp : 1;
       for (std::int64_t v = 1; v <= vmax; ++v)
         if ((!pins.interleave || *pins.interleave == v) &&
-            (knobs.uneven_stages || m.layers % (pp * v) == 0))
+            (knobs.uneven_stages || units % (pp * v) == 0))
           vs.push_back(v);
     } else
       vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
@@ -278,14 +280,15 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
         const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
         std::int64_t vmore = 0;
         if (pp > 1) {
-          const std::int64_t vmax = knobs.interleave ? m.layers / pp : 1;
+          const std::int64_t units = knobs.pipeline_units(m.layers);
+          const std::int64_t vmax = knobs.interleave ? units / pp : 1;
           if (pins.interleave)
             vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
-                    (knobs.uneven_stages || m.layers % (pp * *pins.interleave) == 0);
+                    (knobs.uneven_stages || units % (pp * *pins.interleave) == 0);
           else if (knobs.uneven_stages)
             vmore = std::max<std::int64_t>(0, vmax - 1);
           else
-            for (std::int64_t v = 2; v <= vmax; ++v) vmore += m.layers % (pp * v) == 0;
+            for (std::int64_t v = 2; v <= vmax; ++v) vmore += units % (pp * v) == 0;
         }
         std::int64_t per_ep = 0;
         for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);

@@ -25,11 +25,13 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
     return fail("--pp", fmt::format("stack {} has no uneven stages: pp = {} must divide the {} "
                                     "layers of {}",
                                     st.name, s.pp, m.layers, m.name));
-  if (!st.knobs.uneven_stages && s.interleave > 1 && m.layers % (s.pp * s.interleave) != 0)
+  const std::int64_t units = st.knobs.pipeline_units(m.layers);
+  if (!st.knobs.uneven_stages && s.interleave > 1 && units % (s.pp * s.interleave) != 0)
     return fail("--interleave",
                 fmt::format("stack {} has no uneven stages: pp x interleave = {} x {} = {} must "
-                            "divide the {} layers of {}",
-                            st.name, s.pp, s.interleave, s.pp * s.interleave, m.layers, m.name));
+                            "divide the {} layers of {}{}",
+                            st.name, s.pp, s.interleave, s.pp * s.interleave, units, m.name,
+                            units > m.layers ? " with its embedding and loss" : ""));
   if (s.sp && !st.knobs.sequence_parallel)
     return fail("--sp", fmt::format("stack {} has no sequence parallelism (use off)", st.name));
   if (!st.knobs.has(s.recompute)) {
@@ -156,11 +158,15 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
   if (s.interleave > 1 && s.pp == 1)
     return fail("--interleave",
                 fmt::format("interleave = {} needs pipeline parallelism (pp > 1)", s.interleave));
-  // Model chunks get floor or ceil of L / (pp v) layers, so every chunk needs one layer.
-  if (s.interleave > 1 && s.pp * s.interleave > m.layers)
-    return fail("--interleave", fmt::format("interleave = {} makes pp x interleave = {} model "
-                                            "chunks, more than the {} layers of {}",
-                                            s.interleave, s.pp * s.interleave, m.layers, m.name));
+  // Model chunks get floor or ceil of L / (pp v) layers, so every chunk needs one layer (or, on
+  // a stack whose split counts them, the embedding or the loss).
+  const std::int64_t units = tr.stack.knobs.pipeline_units(m.layers);
+  if (s.interleave > 1 && s.pp * s.interleave > units)
+    return fail("--interleave",
+                fmt::format("interleave = {} makes pp x interleave = {} model chunks, more than "
+                            "the {} layers of {}{}",
+                            s.interleave, s.pp * s.interleave, m.layers, m.name,
+                            units > m.layers ? " and its embedding and loss chunks" : ""));
   // Each degree is at most 2^24, so the product can pass 2^63: multiply with overflow checks.
   if (s.cp > 1) {
     if (!check_world_cp(s, c, fail)) return false;

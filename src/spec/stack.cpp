@@ -142,6 +142,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
       if ((st.knobs.mxfp8 || st.knobs.nvfp4) && !st.knobs.fp8)
         throw InputError(field, "needs fp8: true (the block-scaled recipes extend fp8's)");
     }
+    st.knobs.embedding_loss_chunks = k.boolean_or("embedding_loss_chunks", false);
+    if (st.knobs.embedding_loss_chunks && !st.knobs.interleave)
+      throw InputError(k.field("embedding_loss_chunks"),
+                       "true needs interleave: true (the embedding and loss chunks are "
+                       "virtual stages)");
     st.knobs.hsdp = k.boolean_or("hsdp", false);
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
       throw InputError(k.field("hsdp"),

@@ -1,7 +1,12 @@
 // Model features beyond the validation runs: fused attention, fp8 GEMMs, the pipeline bubble.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "../common/error_of.hpp"
 #include "railsim/perf/iteration.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/preset.hpp"
 #include "test_perf_common.hpp"
 
 using namespace railsim;
@@ -172,4 +177,41 @@ TEST(Features, Fp8KeepsTheCastsOfTheGemmInputs) {
   const double h = 8192, f = 28672, tokens = 8192;
   // 80 layers held (1 stage, 1 micro-batch in flight); the fp32 logits are the same in both.
   EXPECT_NEAR(saved, 80.0 * tokens * (2.0 * h + f - h) / 4.0, 1e-6 * saved);
+}
+
+// Megatron-Core's split that counts the embedding and the loss as a layer each (the stack's
+// embedding_loss_chunks): Llama 3 405B's 126 layers and those two fill pp 16 x v 8 = 128 chunks
+// of one, as Megatron-Bridge's GB200 recipe and Meta's layout run it; a stack without it stops at
+// 126 chunks, and neither goes past its units.
+TEST(Features, EmbeddingAndLossChunksLetTheSplitReachLayersPlusTwo) {
+  const Model m = load_model("Llama-3-405B");
+  const spec::Cluster c = test::cluster("GB200", 256, 64, 400);
+  Strategy s{.tp = 4, .pp = 16, .dp = 4, .micro_batch = 1, .interleave = 8};
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  const Training nemo = make_training(1536, 8192, load_stack("nemo-perf-2025"), Dtype::fp8);
+  const Training core = make_training(1536, 8192, load_stack("megatron-core-2024"), Dtype::fp8);
+  EXPECT_TRUE(nemo.stack.knobs.embedding_loss_chunks);
+  EXPECT_FALSE(core.stack.knobs.embedding_loss_chunks);
+  EXPECT_TRUE(is_valid(m, nemo, s, c));
+  EXPECT_EQ(test::field_of([&] { validate(m, core, s, c); }), "--interleave");
+  s.interleave = 9;  // 144 chunks
+  EXPECT_EQ(test::field_of([&] { validate(m, nemo, s, c); }), "--interleave");
+  // The search visits v = 8 at pp 16 where the stack has the split, not where it has not.
+  StrategyPins pins;
+  pins.tp = 4;
+  pins.pp = 16;
+  pins.cp = 1;
+  pins.micro_batch = 1;
+  auto max_v = [&](const Training& tr) {
+    const PlanResult r =
+        plan(make_context(m, tr, c, test::design_spread(spec::DesignKind::rail_optimized)),
+             PlanOptions{.pins = pins, .top = 1000});
+    std::int64_t v = 0;
+    for (const Plan& p : r.plans) v = std::max(v, p.strategy.interleave);
+    return v;
+  };
+  EXPECT_EQ(max_v(nemo), 8);
+  EXPECT_EQ(max_v(core), 7);
 }

@@ -203,6 +203,16 @@ TEST(Stack, MalformedFilesNameTheField) {
               j["ep_dispatch_dtype"] = "fp8";
             }),
             "stack.ep_dispatch_dtype");
+  // The embedding and loss chunks: a boolean, on an interleaving stack.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["embedding_loss_chunks"] = true; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["embedding_loss_chunks"] = "yes"; }),
+            "stack.knobs.embedding_loss_chunks");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["interleave"] = false;
+              j["knobs"]["pp_comm_overlap"] = false;
+              j["knobs"]["embedding_loss_chunks"] = true;
+            }),
+            "stack.knobs.embedding_loss_chunks");
   // Block-scaled precisions: a list of mxfp8 and nvfp4, on a stack with fp8.
   EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = {"mxfp8", "nvfp4"}; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["block_scaled"] = "nvfp4"; }),

@@ -84,6 +84,15 @@ struct StackKnobs {
   bool pipeline = true;       // pp > 1
   bool interleave = true;     // interleaved 1F1B (virtual stages, v > 1)
   bool uneven_stages = true;  // pp and pp x v need not divide the layers
+  // The pipeline split counts the embedding and the loss as a layer each, so that the first
+  // model chunk may hold the embedding alone and the last the output layer and loss alone (JSON
+  // "embedding_loss_chunks", default false): Megatron-Core's account_for_embedding_in_pipeline_
+  // split and account_for_loss_in_pipeline_split (2025), Llama 3's layout (Dubey et al. 2024,
+  // Sec. 3.3.2). pp x v may then reach layers + 2.
+  bool embedding_loss_chunks = false;
+  std::int64_t pipeline_units(std::int64_t layers) const {
+    return layers + (embedding_loss_chunks ? 2 : 0);
+  }
   bool sequence_parallel = true;
   bool selective_recompute = true;
   // Per-op and per-layer selective checkpointing (Recompute::op, Recompute::layer; JSON
