@@ -160,6 +160,9 @@ std::vector<Field> network_fields(bool with_design) {
   f.push_back(integer_field("oversubscribed_tier", "--oversubscribed-tier",
                             "Tier whose uplinks are oversubscribed: 1 = leaf, 2 = spine, ...", 1, 8,
                             "1"));
+  f.push_back(text_field("port_split", "--port-split",
+                         "Down:up ports D:U per switch at the oversubscribed tier, the rest unused "
+                         "(instead of --oversubscription; Alibaba HPN's ToR: 128:120)"));
   f.push_back(
       flag_field("copper_gpu_leaf", "--copper-gpu-leaf",
                  "Passive copper DAC for in-rack GPU-leaf links (no transceivers on them)"));
@@ -225,6 +228,7 @@ spec::NetworkOptions network_options(const Args& a) {
   o.sw = a.text("switch");
   o.oversubscription = a.number("oversubscription");
   o.oversubscribed_tier = static_cast<int>(a.integer("oversubscribed_tier"));
+  if (const auto p = a.text_if("port_split")) o.port_split = *p;
   o.copper_gpu_leaf = a.flag("copper_gpu_leaf");
   o.management_links = static_cast<int>(a.integer("management_links"));
   if (a.has("planes")) {

@@ -34,6 +34,10 @@ BillOfMaterials bill_of_materials(const topo::Network& n, int switch_ports_per_m
   b.planes = np.layout.planes;
   b.nic_ports = static_cast<int>(d.nic_ports);
   b.dual_tor = d.dual_tor;
+  b.oversubscription = d.oversubscription;
+  b.oversubscribed_tier = d.oversubscribed_tier;
+  b.split_down = d.split_down;
+  b.split_up = d.split_up;
 
   const topo::ClosPlan& p = np.plan;
   const std::int64_t inst = np.instances();

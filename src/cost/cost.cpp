@@ -158,6 +158,10 @@ Json to_json(const DesignReport& r, bool with_savings) {
   j["planes"] = b.planes;
   j["clos_per_plane"] = b.planes > 0 ? b.clos_networks / b.planes : 0;
   j["dual_tor"] = b.dual_tor;
+  j["oversubscription"] = b.oversubscription;
+  j["oversubscribed_tier"] = b.oversubscribed_tier;
+  j["port_split"] =
+      b.split_down > 0 ? Json(fmt::format("{}:{}", b.split_down, b.split_up)) : Json(nullptr);
   j["cost_usd"] = r.cost.cost_usd();
   j["cost_per_gpu_usd"] = r.cost_per_gpu_usd();
   j["power_w"] = r.cost.power_w();

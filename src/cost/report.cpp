@@ -45,6 +45,12 @@ std::string design_table(const spec::Cluster& c, const DesignReport& r) {
     s += fmt::format(" in {} planes ({} per plane)", b.planes, b.clos_networks / b.planes);
   if (b.nic_ports > 1) s += fmt::format("; each NIC as {} x {:g}G ports", b.nic_ports, b.nic_gbps);
   if (b.dual_tor) s += "; dual ToR (a GPU's ports in a plane on different leaves)";
+  if (b.split_down > 0)
+    s += fmt::format("; tier-{} switches of {} down and {} up ports ({:.3g}:1)",
+                     b.oversubscribed_tier, b.split_down, b.split_up, b.oversubscription);
+  else if (b.oversubscription > 1.0)
+    s += fmt::format("; tier-{} uplinks oversubscribed {:g}:1", b.oversubscribed_tier,
+                     b.oversubscription);
   s += "\n\n";
   s += fmt::format("{:<8} {:>12} {:>14} {:>16}\n", "tier", "switches", "ports used", "links below");
   for (int t = 0; t < b.tiers; ++t) {

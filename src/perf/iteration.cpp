@@ -420,15 +420,14 @@ double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double
 }
 
 double dtype_peak_flops(const spec::GpuSpec& gpu, Dtype dtype) {
-  const std::string name = std::string(spec::to_string(dtype));
   if (dtype == Dtype::bf16) return gpu.peak_bf16_flops;
   if (spec::block_scaled(dtype) && gpu.peak_fp4_flops <= 0)
     throw InputError("--dtype", fmt::format("{} needs tensor cores that apply block scales "
                                             "(Blackwell); {} has none (use fp8 or bf16)",
-                                            name, gpu.name));
+                                            spec::to_string(dtype), gpu.name));
   if (gpu.peak_fp8_flops <= 0)
     throw InputError("--dtype", fmt::format("{} needs fp8 tensor cores; {} has none (use bf16)",
-                                            name, gpu.name));
+                                            spec::to_string(dtype), gpu.name));
   return dtype == Dtype::nvfp4 ? gpu.peak_fp4_flops : gpu.peak_fp8_flops;
 }
 
@@ -486,16 +485,16 @@ Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageS
   return d;
 }
 
-// The attention projections' GEMMs of one layer, forward (returned) and backward (added to *bwd):
-// QKV (T x (q + k + v widths)/t over h) and the projection (T x h over the attention output / t)
-// (Megatron-LM's TP splits, Shoeybi et al. 2019). MLA (DeepSeek-V2, Liu et al. 2024, Sec. 2.1)
-// projects Q through its bottleneck and K, V up from the kv latent; the down-projections run whole
-// on every TP rank and the up-projections split by heads (ours, as Megatron-Core's MLA).
 // MLA's K and V up-projection width: the heads' non-rotary key and value dimensions.
 double mla_kv_up_width(const Model& m) {
   return static_cast<double>(m.heads * (m.qk_dim() - m.qk_rope_head_dim + m.v_dim()));
 }
 
+// The attention projections' GEMMs of one layer, forward (returned) and backward (added to *bwd):
+// QKV (T x (q + k + v widths)/t over h) and the projection (T x h over the attention output / t)
+// (Megatron-LM's TP splits, Shoeybi et al. 2019). MLA (DeepSeek-V2, Liu et al. 2024, Sec. 2.1)
+// projects Q through its bottleneck and K, V up from the kv latent; the down-projections run whole
+// on every TP rank and the up-projections split by heads (ours, as Megatron-Core's MLA).
 double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, double* bwd) {
   const double h = static_cast<double>(m.hidden);
   const double proj = gemm_fwd_bwd_time(gc, T, h, m.attn_out_width() / t, bwd);

@@ -27,11 +27,13 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                                     st.name, s.pp, m.layers, m.name));
   const std::int64_t units = st.knobs.pipeline_units(m.layers);
   if (!st.knobs.uneven_stages && s.interleave > 1 && units % (s.pp * s.interleave) != 0)
-    return fail("--interleave",
-                fmt::format("stack {} has no uneven stages: pp x interleave = {} x {} = {} must "
-                            "divide the {} layers of {}{}",
-                            st.name, s.pp, s.interleave, s.pp * s.interleave, units, m.name,
-                            units > m.layers ? " with its embedding and loss" : ""));
+    return fail(
+        "--interleave",
+        fmt::format("stack {} has no uneven stages: pp x interleave = {} x {} = {} must "
+                    "divide the {} layers of {}{}",
+                    st.name, s.pp, s.interleave, s.pp * s.interleave, m.layers, m.name,
+                    units > m.layers ? fmt::format(" and its embedding and loss ({})", units)
+                                     : std::string()));
   if (s.sp && !st.knobs.sequence_parallel)
     return fail("--sp", fmt::format("stack {} has no sequence parallelism (use off)", st.name));
   if (!st.knobs.has(s.recompute)) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 #include <optional>
 
@@ -68,6 +69,37 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw, double 
 }
 
 namespace {
+// --port-split D:U: D down and U up ports per switch at the oversubscribed tier (D >= U >= 1;
+// whether D + U fits the switch's radix is checked where the switch's port mode is known).
+void apply_port_split(NetworkDesign& d, const NetworkOptions& opt) {
+  const std::string& s = opt.port_split;
+  const std::size_t colon = s.find(':');
+  auto count = [&](std::string_view part) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || end != part.data() + part.size() || part.empty() || v < 1 ||
+        v > (1 << 20))
+      throw InputError("--port-split",
+                       fmt::format("'{}' is not D:U, two port counts from 1 to {} (e.g. 128:120)",
+                                   printable(s), 1 << 20));
+    return v;
+  };
+  if (colon == std::string::npos) count("");
+  const int down = count(std::string_view(s).substr(0, colon));
+  const int up = count(std::string_view(s).substr(colon + 1));
+  if (down < up)
+    throw InputError("--port-split",
+                     fmt::format("{} down ports are fewer than the {} up ports; a tier's switch "
+                                 "has at least as many ports down as up",
+                                 down, up));
+  if (opt.oversubscription != 1.0)
+    throw InputError("--port-split",
+                     "give it or --oversubscription, not both (it sets the ratio, D / U)");
+  d.split_down = down;
+  d.split_up = up;
+  d.oversubscription = static_cast<double>(down) / static_cast<double>(up);
+}
+
 void apply_plane_options(NetworkDesign& d, const NetworkOptions& opt) {
   d.planes = check_integer("--planes", opt.planes, 1, kMaxPlanes);
   d.nic_ports = check_integer("--nic-ports", opt.nic_ports, 1, kMaxNicPorts);
@@ -101,6 +133,7 @@ NetworkDesign make_network_design(const NetworkOptions& opt) {
       make_network_design(kind, load_switch(opt.sw, "--switch"), opt.oversubscription,
                           opt.oversubscribed_tier, opt.copper_gpu_leaf, opt.management_links);
   apply_plane_options(d, opt);
+  if (!opt.port_split.empty()) apply_port_split(d, opt);
   if (kind == DesignKind::ideal && opt.routing != "auto")
     throw InputError("--routing",
                      "the ideal design has no scale-out network to route (one HB domain over "

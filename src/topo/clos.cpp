@@ -67,7 +67,10 @@ std::int64_t ClosPlan::switches() const {
 
 ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radix,
                    double oversubscription, int oversubscribed_tier, const std::string& what,
-                   std::int64_t max_rails_per_leaf) {
+                   std::int64_t max_rails_per_leaf, int split_down, int split_up) {
+  if (split_down > 0 && split_down + split_up > radix)
+    throw InputError("--port-split", fmt::format("{} + {} ports are more than the {} of the switch",
+                                                 split_down, split_up, radix));
   if (radix < 2 || radix % 2 != 0)
     throw InputError(
         what, fmt::format("switch radix {} is invalid; expected an even number >= 2", radix));
@@ -93,8 +96,17 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
   }
 
   auto ratio_at = [&](int tier) { return tier == oversubscribed_tier ? oversubscription : 1.0; };
+  // A tier's down and up ports: the oversubscribed tier's as given, when they are.
+  auto split_at = [&](int tier, int& down, int& up) {
+    if (tier == oversubscribed_tier && split_down > 0) {
+      down = split_down;
+      up = split_up;
+    } else {
+      split_ports(radix, ratio_at(tier), down, up);
+    }
+  };
   ClosTier leaf;
-  split_ports(radix, ratio_at(1), leaf.down_ports, leaf.up_ports);
+  split_at(1, leaf.down_ports, leaf.up_ports);
   // Small rails share leaves, whole rails per leaf; large rails get their own leaves.
   p.rails_per_leaf = std::max<std::int64_t>(1, leaf.down_ports / endpoints_per_rail);
   if (max_rails_per_leaf > 0) p.rails_per_leaf = std::min(p.rails_per_leaf, max_rails_per_leaf);
@@ -124,7 +136,7 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
       p.tiers.push_back(t);
       return p;
     }
-    split_ports(radix, ratio_at(tier), t.down_ports, t.up_ports);
+    split_at(tier, t.down_ports, t.up_ports);
     if (t.down_ports < 2 || t.up_ports < 1)
       throw InputError(what, fmt::format("{}-port switches cannot grow a Clos beyond {} NIC ports "
                                          "(each tier needs >= 2 down and >= 1 up port); use a "

@@ -510,6 +510,27 @@ TEST(CliDesign, PlanesAreInTheBillOfMaterialsAndBadCombinationsAreOneLine) {
   expect_input_error("design --gpus 512 --planes x", "--planes");
 }
 
+// A tier's ports as counts (--port-split D:U): Alibaba HPN's pod, stated in the design line and the
+// JSON; malformed, impossible or doubled with --oversubscription: one line naming it, exit 2.
+TEST(CliDesign, PortSplitBuildsHpnsPodAndRefusesWhatCannotBe) {
+  const std::string hpn =
+      "design --gpu H800 --gpus 15360 --nic-gbps 400 --nic-ports 2 --planes 2 --port-split 128:120";
+  const auto r = run_cli(hpn);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tier-1 switches of 128 down and 120 up ports (1.07:1)"), std::string::npos)
+      << r.out;
+  const auto j = run_cli(hpn + " --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const Json doc = Json::parse(j.out);
+  EXPECT_EQ(doc.at("port_split"), "128:120");
+  EXPECT_EQ(doc.at("switches").at("per_tier").at(1), 120);
+  for (const char* bad : {"128", "128:0", "0:1", "a:b", "128:120:1", "100:120", "300:120",
+                          "99999999999:1", ":120", "-128:120"})
+    expect_input_error(hpn.substr(0, hpn.find("--port-split")) + "--port-split " + bad,
+                       "--port-split");
+  expect_input_error(hpn + " --oversubscription 2", "--port-split");
+}
+
 TEST(CliFail, APlaneLostIsCapacityLostByBothModels) {
   const auto r = run_cli(
       "fail whatif --gpus 1024 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 4 --planes 4 "

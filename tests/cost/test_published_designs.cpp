@@ -1,6 +1,6 @@
 // Published fabrics beyond NVIDIA's InfiniBand SuperPOD tables (tests/data/published-fabrics.json,
 // each with its source): DeepSeek's fat-trees and multi-plane fat-tree, NVIDIA's twin-plane
-// Spectrum-X DGX B300 SuperPOD, and the tier that railsim reproduces of Alibaba HPN's pod. Every
+// Spectrum-X DGX B300 SuperPOD, and Alibaba HPN's pod (ToRs and aggregation switches). Every
 // design is built from the options its entry names, nothing per design in the code.
 #include <gtest/gtest.h>
 
@@ -29,6 +29,7 @@ cost::BillOfMaterials build(const Json& des, std::int64_t gpus) {
   o.sw = des.at("switch").get<std::string>();
   o.planes = des.at("planes").get<int>();
   o.nic_ports = des.at("nic_ports").get<int>();
+  if (des.contains("port_split")) o.port_split = des.at("port_split").get<std::string>();
   return cost::bill_of_materials(c, spec::make_network_design(o));
 }
 
@@ -70,9 +71,13 @@ TEST(PublishedDesigns, EveryCountOfTheSourcesIsReproduced) {
     if (des.contains("leaf")) {
       EXPECT_EQ(b.switches_per_tier[0], des.at("leaf").get<std::int64_t>());
       EXPECT_EQ(b.links_per_tier[0], des.at("node_leaf_links").get<std::int64_t>());
-      // What railsim does not reproduce, stated in the file: its uniform-speed uplinks stripe
-      // over more aggregation switches than HPN's 400G ones.
-      EXPECT_GT(b.switches_per_tier[1], des.at("published_aggregation").get<std::int64_t>());
+      // HPN's ToR as 128 down and 120 up lanes of 200G (its 60 x 400G uplinks): 60 aggregation
+      // switches per plane, each ToR-aggregation pair joined by two lanes, one 400G link.
+      EXPECT_EQ(b.switches_per_tier[1], des.at("aggregation").get<std::int64_t>());
+      EXPECT_EQ(static_cast<double>(b.links_per_tier[1]) * b.nic_gbps / 400.0,
+                des.at("leaf_aggregation_400g_links").get<double>());
+      EXPECT_EQ(b.split_down, 128);
+      EXPECT_NEAR(b.oversubscription, 128.0 / 120.0, 1e-12);
     }
     ++checked;
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "../common/error_of.hpp"
 #include "../common/fabric_fixtures.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/spec/cluster.hpp"
@@ -286,4 +287,25 @@ TEST(ClosSizing, OversubscribingNeverAddsSwitchesAtAnyTier) {
         }
       }
   EXPECT_GT(checked, 2000);
+}
+
+// A tier's ports given as counts (--port-split): Alibaba HPN's ToR, 128 x 200G down and 60 x 400G
+// up, as 128 down and 120 up lanes of a 256 x 200G switch (8 unused). One plane of HPN's pod (8
+// rails of 1,920 ports): 15 ToRs per rail, and the 120 ToRs' 120 uplinks stripe two per
+// aggregation switch over 60, HPN's count (Qian et al., SIGCOMM 2024); the ratio alone (1.067)
+// would split the radix 132:124 and stripe over 62.
+TEST(Clos, PortSplitGivesTheTierItsPortCounts) {
+  const topo::ClosPlan p = topo::plan_clos(8, 1920, 256, 1.0, 1, "--switch", 0, 128, 120);
+  ASSERT_EQ(p.tier_count(), 2);
+  EXPECT_EQ(p.tiers[0].down_ports, 128);
+  EXPECT_EQ(p.tiers[0].up_ports, 120);
+  EXPECT_EQ(p.tiers[0].switches(), 120);
+  EXPECT_EQ(p.tiers[1].switches(), 60);
+  EXPECT_TRUE(p.tiers[1].even());
+  EXPECT_EQ(p.tiers[1].links_per_pair, 2);
+  const topo::ClosPlan by_ratio = topo::plan_clos(8, 1920, 256, 128.0 / 120.0, 1);
+  EXPECT_EQ(by_ratio.tiers[0].down_ports, 132);
+  EXPECT_NE(by_ratio.tiers[1].switches(), 60);
+  EXPECT_EQ(test::field_of([] { topo::plan_clos(8, 1920, 256, 1.0, 1, "--switch", 0, 200, 120); }),
+            "--port-split");
 }

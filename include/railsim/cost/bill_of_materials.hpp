@@ -23,6 +23,11 @@ struct BillOfMaterials {
   int planes = 1;
   int nic_ports = 1;  // ports per NIC, each its own GPU-leaf link
   bool dual_tor = false;
+  // The oversubscribed tier's down:up ratio (1: non-blocking) and, when given as port counts
+  // (--port-split), its down and up ports per switch (0, 0 otherwise).
+  double oversubscription = 1.0;
+  int oversubscribed_tier = 1;
+  int split_down = 0, split_up = 0;
 
   std::vector<std::int64_t> switches_per_tier;    // leaf first
   std::vector<std::int64_t> ports_used_per_tier;  // cabled ports on that tier's switches

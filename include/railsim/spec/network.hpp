@@ -76,6 +76,11 @@ struct NetworkDesign {
   // tier given by oversubscribed_tier (1 = leaf uplinks, 2 = spine uplinks, ...).
   double oversubscription = 1.0;
   int oversubscribed_tier = 1;
+  // Ports per switch at the oversubscribed tier given as counts, down and up (0, 0: as
+  // `oversubscription` splits the radix); the rest of the switch's ports stay unused. Alibaba
+  // HPN's ToR: 128 x 200G down and 60 x 400G up, 120 lanes of 200G (Qian et al., SIGCOMM 2024):
+  // 128:120. oversubscription is then split_down / split_up.
+  int split_down = 0, split_up = 0;
   bool copper_gpu_leaf = false;  // passive DAC for in-rack GPU-leaf links instead of optics
   // Leaf ports cabled to non-GPU endpoints (the UFM fabric manager: 4 links in the DGX H100
   // SuperPOD RA). They occupy free leaf ports and count as GPU-leaf links in the bill of
@@ -114,6 +119,7 @@ struct NetworkOptions {
   std::string sw = "ETH-51.2T-128x400G";  // switch preset or JSON file (docs/design.md: why)
   double oversubscription = 1.0;          // down:up ratio at oversubscribed_tier, >= 1
   int oversubscribed_tier = 1;            // 1 = leaf uplinks, 2 = spine uplinks, ...
+  std::string port_split;                 // "D:U" down and up ports at that tier; "" = none
   bool copper_gpu_leaf = false;
   int management_links = 0;
   std::int64_t planes = 1;     // 1 .. kMaxPlanes, dividing the NIC ports of a GPU

@@ -135,8 +135,11 @@ struct ClosPlan {
 // input for errors (e.g. "--switch"). `max_rails_per_leaf` (> 0) caps the rails that share a
 // leaf (dual ToR: the ports of one GPU, planned as rails of their own, never share one). Throws
 // InputError when no Clos of <= 8 tiers fits.
+// `split_down` and `split_up` (> 0) give the oversubscribed tier's ports as counts instead of a
+// ratio (the rest of the radix unused; InputError("--port-split") when they exceed it).
 ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radix,
                    double oversubscription = 1.0, int oversubscribed_tier = 1,
-                   const std::string& what = "--switch", std::int64_t max_rails_per_leaf = 0);
+                   const std::string& what = "--switch", std::int64_t max_rails_per_leaf = 0,
+                   int split_down = 0, int split_up = 0);
 
 }  // namespace railsim::topo
