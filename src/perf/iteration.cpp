@@ -135,8 +135,7 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
   if (cheap && stack.moe_swiglu_recompute && moe_fraction > 0) {
     // The MoE layers keep FC1's output alone (cast under low-precision GEMMs) and recompute the
     // SwiGLU's output, FC2's input (DeepSeek-V3 report, Sec. 3.3.3).
-    const double moe_units = ffn_units(m, moe_fraction, m.capacity_factor) -
-                             ffn_units(m, 0.0, m.capacity_factor) * (1.0 - moe_fraction);
+    const double moe_units = moe_fraction * ffn_units(m, 1.0, m.capacity_factor);
     ffn -= (ffn_bytes - (m.gated_ffn ? 2.0 : 1.0) * c) * tokens * moe_units;
   }
   LayerActivations la;

@@ -102,11 +102,9 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
       // the stack's split counts the embedding and the loss).
       vs.clear();
       // Without uneven stages pp x v must divide them; without interleaving v = 1.
-      const std::int64_t units = knobs.pipeline_units(m.layers);
-      const std::int64_t vmax = knobs.interleave ? units / pp : 1;
+      const std::int64_t vmax = knobs.max_interleave(m.layers, pp);
       for (std::int64_t v = 1; v <= vmax; ++v)
-        if ((!pins.interleave || *pins.interleave == v) &&
-            (knobs.uneven_stages || units % (pp * v) == 0))
+        if ((!pins.interleave || *pins.interleave == v) && knobs.splits(m.layers, pp, v))
           vs.push_back(v);
     } else
       vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
@@ -280,15 +278,14 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
         const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
         std::int64_t vmore = 0;
         if (pp > 1) {
-          const std::int64_t units = knobs.pipeline_units(m.layers);
-          const std::int64_t vmax = knobs.interleave ? units / pp : 1;
+          const std::int64_t vmax = knobs.max_interleave(m.layers, pp);
           if (pins.interleave)
             vmore = *pins.interleave > 1 && *pins.interleave <= vmax &&
-                    (knobs.uneven_stages || units % (pp * *pins.interleave) == 0);
+                    knobs.splits(m.layers, pp, *pins.interleave);
           else if (knobs.uneven_stages)
             vmore = std::max<std::int64_t>(0, vmax - 1);
           else
-            for (std::int64_t v = 2; v <= vmax; ++v) vmore += units % (pp * v) == 0;
+            for (std::int64_t v = 2; v <= vmax; ++v) vmore += knobs.splits(m.layers, pp, v);
         }
         std::int64_t per_ep = 0;
         for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);

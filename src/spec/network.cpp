@@ -72,21 +72,25 @@ namespace {
 // --port-split D:U: D down and U up ports per switch at the oversubscribed tier (D >= U >= 1;
 // whether D + U fits the switch's radix is checked where the switch's port mode is known).
 void apply_port_split(NetworkDesign& d, const NetworkOptions& opt) {
-  const std::string& s = opt.port_split;
+  const std::string_view s = opt.port_split;
+  constexpr int kMaxPorts = 1 << 20;
+  auto malformed = [&] {
+    return InputError("--port-split",
+                      fmt::format("'{}' is not D:U, two port counts from 1 to {} (e.g. 128:120)",
+                                  printable(s), kMaxPorts));
+  };
   const std::size_t colon = s.find(':');
+  if (colon == std::string_view::npos) throw malformed();
   auto count = [&](std::string_view part) {
     int v = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (ec != std::errc() || end != part.data() + part.size() || part.empty() || v < 1 ||
-        v > (1 << 20))
-      throw InputError("--port-split",
-                       fmt::format("'{}' is not D:U, two port counts from 1 to {} (e.g. 128:120)",
-                                   printable(s), 1 << 20));
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || v < 1 ||
+        v > kMaxPorts)
+      throw malformed();
     return v;
   };
-  if (colon == std::string::npos) count("");
-  const int down = count(std::string_view(s).substr(0, colon));
-  const int up = count(std::string_view(s).substr(colon + 1));
+  const int down = count(s.substr(0, colon));
+  const int up = count(s.substr(colon + 1));
   if (down < up)
     throw InputError("--port-split",
                      fmt::format("{} down ports are fewer than the {} up ports; a tier's switch "

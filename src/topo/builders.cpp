@@ -17,10 +17,6 @@ NetworkPlan plan_fitted(const spec::Cluster& c, const spec::NetworkDesign& d) {
   np.kind = d.kind;
   np.layout = plane_layout(c, d);
   const PlaneLayout& lay = np.layout;
-  if (lay.instances > 0 && d.split_down > 0 && d.split_down + d.split_up > d.sw.radix)
-    throw InputError("--port-split",
-                     fmt::format("{} + {} ports are more than the {} of {}", d.split_down,
-                                 d.split_up, d.sw.radix, d.sw.describe()));
   if (lay.instances > 0)
     np.plan = plan_clos(lay.plan_rails(c), lay.plan_ports_per_rail(c), d.sw.radix,
                         d.oversubscription, d.oversubscribed_tier, "--switch",

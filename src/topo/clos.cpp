@@ -69,8 +69,10 @@ ClosPlan plan_clos(std::int64_t rails, std::int64_t endpoints_per_rail, int radi
                    double oversubscription, int oversubscribed_tier, const std::string& what,
                    std::int64_t max_rails_per_leaf, int split_down, int split_up) {
   if (split_down > 0 && split_down + split_up > radix)
-    throw InputError("--port-split", fmt::format("{} + {} ports are more than the {} of the switch",
-                                                 split_down, split_up, radix));
+    throw InputError("--port-split",
+                     fmt::format("{} + {} = {} ports; D + U is at most the switch's {} ports in "
+                                 "its port mode",
+                                 split_down, split_up, split_down + split_up, radix));
   if (radix < 2 || radix % 2 != 0)
     throw InputError(
         what, fmt::format("switch radix {} is invalid; expected an even number >= 2", radix));

@@ -93,6 +93,16 @@ struct StackKnobs {
   std::int64_t pipeline_units(std::int64_t layers) const {
     return layers + (embedding_loss_chunks ? 2 : 0);
   }
+  // The deepest interleaving of pp stages over `layers` (1 without interleaving), and whether pp
+  // x v chunks are a split the stack can lay out (each a layer or more, dividing the units
+  // without uneven stages). The search and the strategy checks share these.
+  std::int64_t max_interleave(std::int64_t layers, std::int64_t pp) const {
+    return interleave ? pipeline_units(layers) / pp : 1;
+  }
+  bool splits(std::int64_t layers, std::int64_t pp, std::int64_t v) const {
+    const std::int64_t units = pipeline_units(layers);
+    return pp * v <= units && (uneven_stages || units % (pp * v) == 0);
+  }
   bool sequence_parallel = true;
   bool selective_recompute = true;
   // Per-op and per-layer selective checkpointing (Recompute::op, Recompute::layer; JSON
