@@ -8,7 +8,7 @@
 // iteration time, a bounded candidate estimate. Anything else aborts.
 //
 // keys: gpu gpus hb_domain nic_gbps hb_gbps nics design switch oversub tier split management
-//       planes ports dual_tor model
+//       planes ports dual_tor balance conns model
 //       stack batch seq tp pp dp ep mb v bytes fail
 //       list_ints list_reals list_names max_points (sweep's value syntax)
 //       tokens experts topk skew max_domains (MoE routing, over the first GPUs, up to 64)
@@ -96,6 +96,8 @@ void run(const std::map<std::string, std::string>& kv) {
   no.nic_ports = integer(kv, "ports").value_or(1);
   no.dual_tor = kv.count("dual_tor") > 0;
   no.port_split = text("split", "");
+  no.port_balance = text("balance", no.port_balance);
+  no.connections = integer(kv, "conns").value_or(1);
   const spec::NetworkDesign d = spec::fit_to_cluster(c, spec::make_network_design(no));
   const topo::NetworkPlan np = topo::plan_network(c, d);
   // Ports used never above ports available: on every tier, what faces down and up fits the radix.

@@ -182,6 +182,16 @@ std::vector<Field> network_fields(bool with_design) {
   f.push_back(flag_field("dual_tor", "--dual-tor",
                          "Each port of a NIC on a different leaf (a ToR pair, Alibaba HPN): one "
                          "leaf lost costs capacity, not connectivity; needs --nic-ports >= 2"));
+  f.push_back(text_field("port_balance", "--port-balance",
+                         "How a transfer leaving the HB domain spreads over its GPU's NIC ports "
+                         "(and planes): spray (an equal share on each: NCCL's channels over every "
+                         "NIC, Spectrum-X plane load balancing) or hash (--connections "
+                         "connections, each whole on the port its hash picks)",
+                         spec::NetworkOptions{}.port_balance));
+  f.push_back(integer_field("connections", "--connections",
+                            "Connections per transfer hashed onto the NIC ports with "
+                            "--port-balance hash (Meta's Llama 3: 16 flows per GPU pair)",
+                            0, 0, "1"));
   return f;
 }
 
@@ -235,6 +245,8 @@ spec::NetworkOptions network_options(const Args& a) {
     o.planes = a.integer("planes");
     o.nic_ports = a.integer("nic_ports");
     o.dual_tor = a.flag("dual_tor");
+    o.port_balance = a.text("port_balance");
+    o.connections = a.integer("connections");
   }
   if (a.has("routing")) o.routing = a.text("routing");
   // The rest of routing_fields(): a command with routing_field() alone may have a "seed" of its

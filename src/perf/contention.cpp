@@ -133,7 +133,8 @@ namespace {
 // One kind of hashed bundle: `count` bundles of `links` links carrying `flows` flows each, a
 // flow taking `seconds` on one of its links.
 struct HashedBundles {
-  std::int64_t flows = 0, links = 0, count = 0;
+  std::int64_t flows = 0, links = 0;
+  double count = 0;  // bundles of this kind (a fraction: bins of a family drawn on their own)
   double seconds = 0;
 };
 
@@ -151,7 +152,7 @@ double expected_max_over(double d, const std::vector<HashedBundles>& kinds) {
     std::int64_t lo = 0, hi = k.flows;  // the first x with P(M <= x)^count above 1e-15
     while (lo < hi) {
       const std::int64_t mid = (lo + hi) / 2;
-      if (std::pow(max_load_cdf(k.flows, k.links, mid), static_cast<double>(k.count)) > 1e-15)
+      if (std::pow(max_load_cdf(k.flows, k.links, mid), k.count) > 1e-15)
         hi = mid;
       else
         lo = mid + 1;
@@ -170,7 +171,7 @@ double expected_max_over(double d, const std::vector<HashedBundles>& kinds) {
       if (c <= 0)
         zero = true;
       else
-        log_p += static_cast<double>(k.count) * std::log(c);
+        log_p += k.count * std::log(c);
     }
     const double tail = zero ? 1.0 : 1.0 - std::exp(log_p);
     e += tail * (next - tau);
@@ -211,6 +212,8 @@ class Census {
         rail_only_(m.design_.kind == spec::DesignKind::rail_only),
         hb_first_(m.design_.forward_via == spec::ForwardVia::hb_first),
         nics_(c_.nics_per_gpu),
+        hash_ports_(m.design_.port_balance == spec::PortBalance::hash && c_.nics_per_gpu > 1),
+        conns_(static_cast<double>(std::max(m.design_.connections, 1))),
         sc_(scratch()),
         hb_up_(sc_.hb_up),
         hb_dn_(sc_.hb_dn),
@@ -340,12 +343,32 @@ class Census {
     }
     const double M = static_cast<double>(nics_);
     // A NIC share and a bundle flow carry 1/M of a transfer.
-    double d = std::max(hb / m_.hb_Bps_, nic > 0 ? nic / (M * m_.nic_Bps_) : 0.0);
-    if (m_.port_Bps_ <= 0) return d;
+    double d = hb / m_.hb_Bps_;
+    std::vector<HashedBundles> kinds;
+    if (!hash_ports_) {
+      d = std::max(d, nic > 0 ? nic / (M * m_.nic_Bps_) : 0.0);
+    } else {
+      // Per-connection hashing over the ports: a GPU's f transfers are f C connections thrown
+      // onto its M ports, each 1/C of a transfer; every GPU's up and down ports drawn on their
+      // own (the rails a census stands for, copies_ times).
+      std::map<std::int64_t, double> balls;
+      for (const std::int64_t gi : sc_.gpus)
+        for (const auto* v : {&nic_up_, &nic_dn_}) {
+          const double f = sum(*v, static_cast<std::size_t>(gi));
+          if (f > 0) balls[std::llround(f * conns_)] += static_cast<double>(copies_);
+        }
+      for (const auto& [f, count] : balls)
+        kinds.push_back({f, nics_, count, 1.0 / (conns_ * m_.nic_Bps_)});
+    }
+    if (m_.port_Bps_ <= 0) return kinds.empty() ? d : expected_max_over(d, kinds);
     const double unit = 1.0 / (M * m_.port_Bps_);  // one flow on one switch-switch link
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::int64_t> hashed;
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> hashed;
     const bool spread = m_.design_.routing != spec::Routing::ecmp;
     const std::int64_t per = m_.bundles_per_instance_;
+    if (hash_ports_ && m_.plan_.layout.ports_per_plane() == 1) {
+      hashed_port_bundles(sum, spread, kinds);
+      return kinds.empty() ? d : expected_max_over(d, kinds);
+    }
     for (const std::int64_t b : sc_.bundles) {
       const std::int64_t t = boundary_of(b % per);
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
@@ -364,16 +387,50 @@ class Census {
         if (pu >= 0 && partner_up_[static_cast<std::size_t>(pu)] == b &&
             sum(b_up_, static_cast<std::size_t>(pu)) == f)
           continue;
-        hashed[{std::llround(f), u, t}] += copies_;
+        // Hashed over ports sharing a plane: the bundle's f shares are f C / M connections in
+        // expectation, hashed onto its links (ours: how the ports' paths meet is not drawn).
+        hashed[{std::llround(hash_ports_ ? f * conns_ / M : f), u, t}] +=
+            static_cast<double>(copies_);
       }
     }
-    if (hashed.empty()) return d;
-    std::vector<HashedBundles> kinds;
+    if (hashed.empty() && kinds.empty()) return d;
+    // A hashed flow: a share (1/M of a transfer), or a connection (1/C) when hashed over ports.
+    const double flow = hash_ports_ ? 1.0 / (conns_ * m_.port_Bps_) : unit;
     for (const auto& [key, count] : hashed) {
       const auto [f, u, t] = key;
-      kinds.push_back({f, u, count, unit / m_.bundle_scale_[static_cast<std::size_t>(t)]});
+      kinds.push_back({f, u, count, flow / m_.bundle_scale_[static_cast<std::size_t>(t)]});
     }
     return expected_max_over(d, kinds);
+  }
+
+  // Per-connection hashing over the ports (hash_ports_) with one port per plane: a bundle that
+  // the census gives f shares (a share: one port's part of one transfer) carries, of each
+  // share's C connections, the Binomial(C, 1/M) that hashed onto that port: f C connections each
+  // in it with probability 1/M, the load of one bin of f C balls thrown into M (spread above the
+  // leaf: the bundle's u links as one bin) or into M u (ecmp: the port, then the link). Each
+  // bundle is drawn as 1/M of such a throw, its M - 1 companions the same bundle in the other
+  // planes.
+  template <class Sum>
+  void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds) const {
+    const std::int64_t per = m_.bundles_per_instance_;
+    const double M = static_cast<double>(nics_);
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> drawn;
+    for (const std::int64_t b : sc_.bundles)
+      for (const bool down : {false, true}) {
+        const double f = sum(down ? b_dn_ : b_up_, static_cast<std::size_t>(b));
+        if (f <= 0) continue;
+        const std::int64_t t = boundary_of(b % per);
+        const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
+        const std::int64_t bins = spread || u <= 1 ? nics_ : nics_ * u;
+        drawn[{std::llround(f * conns_), bins, t}] += static_cast<double>(copies_) / M;
+      }
+    for (const auto& [key, count] : drawn) {
+      const auto [balls, bins, t] = key;
+      const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
+      const double link = m_.port_Bps_ * m_.bundle_scale_[static_cast<std::size_t>(t)];
+      const double cap = bins == nics_ ? link * static_cast<double>(u) : link;
+      kinds.push_back({balls, bins, count, 1.0 / (conns_ * cap)});
+    }
   }
 
   // The census counts one rail of `copies` identical ones (ContentionModel::census).
@@ -442,6 +499,13 @@ class Census {
     if (on_hb) return std::max(sum(hb_up_, ua), sum(hb_dn_, ub)) / m_.hb_Bps_;
     const double M = static_cast<double>(nics_);
     double t = std::max(sum(nic_up_, ua), sum(nic_dn_, ub)) / (M * m_.nic_Bps_);
+    if (hash_ports_) {
+      // The busiest port of each end in expectation over the connections' hashes (busiest()).
+      auto port = [&](double f) {
+        return expected_max_load(std::llround(f * conns_), nics_) / (conns_ * m_.nic_Bps_);
+      };
+      t = std::max(port(sum(nic_up_, ua)), port(sum(nic_dn_, ub)));
+    }
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
       const std::int64_t inst = m_.instance_of(a, j);
@@ -639,6 +703,8 @@ class Census {
   const spec::Cluster& c_;
   bool ideal_, rail_only_, hb_first_;
   int nics_;
+  bool hash_ports_;  // PortBalance::hash over more than one port
+  double conns_;     // connections per transfer when hash_ports_
   bool cross_rail_ = false;
   std::int64_t copies_ = 1;
   CensusScratch& sc_;

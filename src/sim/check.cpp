@@ -33,6 +33,8 @@ ScheduleCheck check_schedule(const topo::Fabric& fabric, const perf::CommSchedul
   d.forwarding = cfg.mode;
   d.forward_via = cfg.forwarding;
   d.forwarding_chunks = cfg.chunks;
+  d.port_balance = cfg.port_balance;
+  d.connections = cfg.connections;
   const perf::NetworkModel nm = perf::make_network_model(fabric.cluster, d);
   for (const perf::CommOp& op : schedule) {
     const double t = perf::collective_time(op, placement, nm).time_s;
@@ -51,6 +53,8 @@ void add_settings_json(Json& j, const topo::Fabric& fabric, const SimConfig& cfg
   j["forwarding"] = std::string(spec::to_string(cfg.mode));
   j["forward_via"] = std::string(spec::to_string(cfg.forwarding));
   j["chunks"] = cfg.chunks;
+  j["port_balance"] = std::string(spec::to_string(cfg.port_balance));
+  j["connections"] = cfg.connections;
   j["hop_latency_s"] = cfg.hop_latency_s;
   j["efficiency"] = efficiency;
   j["batching"] = batching_json(cfg.batch_tolerance);

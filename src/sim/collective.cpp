@@ -109,6 +109,8 @@ SimConfig sim_config(const spec::NetworkDesign& d) {
   cfg.mode = d.forwarding;
   cfg.forwarding = d.forward_via;
   cfg.chunks = d.forwarding_chunks;
+  cfg.port_balance = d.port_balance;
+  cfg.connections = d.connections;
   return cfg;
 }
 

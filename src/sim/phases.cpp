@@ -35,9 +35,14 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
   out.phases.push_back(std::move(ph));
 }
 
-// Flows one transfer's leg through a NIC becomes: one per NIC and their join on a multi-NIC GPU.
-double nic_flows(const spec::Cluster& c) {
-  return c.nics_per_gpu > 1 ? c.nics_per_gpu + 1.0 : 1.0;
+// Flows one transfer's leg through a NIC becomes: one per NIC (per connection when hashed onto
+// the ports) and their join on a multi-NIC GPU.
+double nic_flows(const spec::Cluster& c, const SimConfig& cfg) {
+  if (c.nics_per_gpu <= 1) return 1.0;
+  const double shares = cfg.port_balance == spec::PortBalance::hash
+                            ? static_cast<double>(std::max(cfg.connections, 1))
+                            : static_cast<double>(c.nics_per_gpu);
+  return shares > 1 ? shares + 1.0 : 1.0;
 }
 
 // Flows one transfer becomes (forwarding legs, pipelined chunks, NIC shares), for the limits
@@ -46,9 +51,9 @@ double flows_per_transfer(const SimNetwork& net, const SimConfig& cfg, std::int6
                           std::int64_t d) {
   const auto& c = net.cluster;
   if (c.domain_of(s) == c.domain_of(d)) return 1;
-  if (!net.rail_only || c.rail_of(s) == c.rail_of(d)) return nic_flows(c);
+  if (!net.rail_only || c.rail_of(s) == c.rail_of(d)) return nic_flows(c, cfg);
   return (cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? cfg.chunks : 1.0) *
-         (1.0 + nic_flows(c));
+         (1.0 + nic_flows(c, cfg));
 }
 
 // A path crosses each link class at most once per leg: a bound of a flow's channel entries.
@@ -166,7 +171,7 @@ double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
     else
       flows += pairs;
   }
-  return flows * nic_flows(c);
+  return flows * nic_flows(c, cfg);
 }
 
 }  // namespace

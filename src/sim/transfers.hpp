@@ -197,6 +197,8 @@ class FlowBuilder {
       if (live == 0) live = nics;  // none: the route picks (and reports no path)
     }
     const bool skip_dead = live < nics;
+    if (k <= 1 && cfg_.port_balance == spec::PortBalance::hash)
+      return hashed_ports(s, d, h, bytes, weight, after, final, nics, skip_dead);
     const int n = k > 1 ? k : nics;
     std::vector<FlowId> parts;
     parts.reserve(static_cast<std::size_t>(n));
@@ -214,6 +216,31 @@ class FlowBuilder {
       }
       parts.push_back(add(p1_, bytes / (k > 1 ? n : live), weight, after));
     }
+    p1_.clear();
+    return add(p1_, 0.0, weight, parts, final);
+  }
+
+  // Per-connection hashing over the NIC ports (spec::PortBalance::hash): the transfer as
+  // cfg_.connections flows, connection i on the live port that its own hash picks (the port's
+  // route then hashes it again at each switch under ecmp). Connections that land on the same
+  // path merge into one flow of that weight.
+  FlowId hashed_ports(std::int64_t s, std::int64_t d, std::uint64_t h, double bytes, double weight,
+                      std::span<const FlowId> after, bool final, int nics, bool skip_dead) {
+    ports_.clear();
+    for (int j = 0; j < nics; ++j)
+      if (!skip_dead || (net_.nic_alive(s, j) && net_.nic_alive(d, j))) ports_.push_back(j);
+    const int C = std::max(cfg_.connections, 1);
+    std::vector<FlowId> parts;
+    parts.reserve(static_cast<std::size_t>(C));
+    for (int i = 0; i < C; ++i) {
+      const std::uint64_t hc =
+          i == 0 ? h : mix(h + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(i));
+      const int j = ports_[static_cast<std::size_t>(mix(hc ^ 0xA0761D6478BD642Full) %
+                                                    static_cast<std::uint64_t>(ports_.size()))];
+      route(s, d, hc, j, p1_);
+      parts.push_back(add(p1_, bytes / C, weight, after, final && C == 1));
+    }
+    if (C == 1) return parts.front();
     p1_.clear();
     return add(p1_, 0.0, weight, parts, final);
   }
@@ -318,6 +345,7 @@ class FlowBuilder {
   double sent_ = 0;
   std::uint64_t transfers_ = 0;
   std::vector<std::uint8_t> linked_;
+  std::vector<int> ports_;  // hashed_ports: the live NIC ports of a transfer
   Workload w_;
   // Merging index: one table per channel, of the flows whose path starts there (the last table:
   // empty paths). Identical flows have the same first channel, and the flows added in a row

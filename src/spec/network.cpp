@@ -24,7 +24,16 @@ constexpr EnumNames<ForwardVia, 2> kViaNames{
 constexpr EnumNames<ForwardingMode, 3> kModeNames{{{{ForwardingMode::store, "store"},
                                                     {ForwardingMode::pipelined, "pipelined"},
                                                     {ForwardingMode::two_phase, "two-phase"}}}};
+constexpr EnumNames<PortBalance, 2> kBalanceNames{
+    {{{PortBalance::spray, "spray"}, {PortBalance::hash, "hash"}}}};
 }  // namespace
+
+std::string_view to_string(PortBalance b) {
+  return kBalanceNames.name(b);
+}
+PortBalance parse_port_balance(std::string_view s, const std::string& option) {
+  return kBalanceNames.parse(s, option, "port balance");
+}
 
 std::string_view to_string(ForwardVia v) {
   return kViaNames.name(v);
@@ -108,6 +117,14 @@ void apply_plane_options(NetworkDesign& d, const NetworkOptions& opt) {
   d.planes = check_integer("--planes", opt.planes, 1, kMaxPlanes);
   d.nic_ports = check_integer("--nic-ports", opt.nic_ports, 1, kMaxNicPorts);
   d.dual_tor = opt.dual_tor;
+  d.port_balance = parse_port_balance(opt.port_balance, "--port-balance");
+  d.connections =
+      static_cast<int>(check_integer("--connections", opt.connections, 1, kMaxConnections));
+  if (d.port_balance == PortBalance::spray && d.connections != 1)
+    throw InputError("--connections",
+                     fmt::format("{} connections per transfer are hashed onto NIC ports only with "
+                                 "--port-balance hash; spray shares every transfer over every port",
+                                 d.connections));
 }
 }  // namespace
 
@@ -186,7 +203,9 @@ Json routing_json(const NetworkDesign& d) {
               {"chunks", d.forwarding_chunks},
               {"planes", d.planes},
               {"nic_ports", d.nic_ports},
-              {"dual_tor", d.dual_tor}};
+              {"dual_tor", d.dual_tor},
+              {"port_balance", std::string(to_string(d.port_balance))},
+              {"connections", d.connections}};
 }
 
 NetworkDesign fit_to_cluster(const Cluster& cluster, const NetworkDesign& design) {
@@ -263,6 +282,9 @@ std::string describe_planes(const NetworkDesign& d) {
   if (d.nic_ports > 1)
     s += fmt::format("{}NICs split in {} ports", s.empty() ? "" : ", ", d.nic_ports);
   if (d.dual_tor) s += s.empty() ? "dual ToR" : ", dual ToR";
+  if (d.port_balance == PortBalance::hash)
+    s += fmt::format("{}ports by hash of {} connection{} per transfer", s.empty() ? "" : ", ",
+                     d.connections, d.connections == 1 ? "" : "s");
   return s;
 }
 

@@ -9,10 +9,13 @@ using report::Table;
 using report::text_column;
 
 std::vector<Column> routing_columns() {
-  return {text_column("routing", "routing"), integer_column("seed", "seed", false),
+  return {text_column("routing", "routing"),
+          integer_column("seed", "seed", false),
           text_column("forwarding", "forwarding", false),
           text_column("forward_via", "forward via", false),
-          integer_column("chunks", "chunks", false)};
+          integer_column("chunks", "chunks", false),
+          text_column("port_balance", "port balance", false),
+          integer_column("connections", "connections", false)};
 }
 
 void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d) {
@@ -21,6 +24,8 @@ void append_routing_cells(std::vector<Cell>& row, const spec::NetworkDesign& d) 
   row.emplace_back(std::string(spec::to_string(d.forwarding)));
   row.emplace_back(std::string(spec::to_string(d.forward_via)));
   row.emplace_back(std::int64_t{d.forwarding_chunks});
+  row.emplace_back(std::string(spec::to_string(d.port_balance)));
+  row.emplace_back(std::int64_t{d.connections});
 }
 
 void add_routing_columns(Table& t, const spec::NetworkDesign& d) {

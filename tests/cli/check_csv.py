@@ -111,7 +111,8 @@ def check_plan(args):
     # The routing assumptions and the planes are stated once at the top of the JSON and on every
     # CSV row.
     routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks",
-                                   "planes", "nic_ports", "dual_tor")}
+                                   "port_balance", "connections", "planes", "nic_ports",
+                                   "dual_tor")}
     plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 

@@ -508,6 +508,61 @@ TEST(CliDesign, PlanesAreInTheBillOfMaterialsAndBadCombinationsAreOneLine) {
   expect_input_error("design --gpus 512 --planes 99999999999999", "--planes");
   expect_input_error("design --gpus 512 --nic-ports -2", "--nic-ports");
   expect_input_error("design --gpus 512 --planes x", "--planes");
+  expect_input_error("design --gpus 512 --port-balance round-robin", "--port-balance");
+  expect_input_error("design --gpus 512 --port-balance hash --connections 0", "--connections");
+  expect_input_error("design --gpus 512 --port-balance hash --connections 257", "--connections");
+  expect_input_error("design --gpus 512 --port-balance hash --connections -4", "--connections");
+  expect_input_error("design --gpus 512 --connections 16", "--connections");  // spray has none
+}
+
+// Per-connection hashing over a GPU's NIC ports (--port-balance hash): stated in the text and the
+// JSON, and what it costs: one connection per transfer over 4 planes puts each ring transfer
+// whole on one port, 4 times the spray's share, in the simulator and in the analytic model
+// (estimate's DP all-reduce); 16 connections land between.
+TEST(CliSim, HashingConnectionsOverPlanesCostsWhatTheCollisionsCost) {
+  const std::string net =
+      " --gpus 512 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 4 --planes 4 --routing "
+      "spray";
+  const std::string sim = "sim --collective all_reduce --group rail --bytes 1GB --json" + net;
+  auto time = [](const std::string& cmd) {
+    const auto r = run_cli(cmd);
+    EXPECT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    return r.code == 0 ? Json::parse(r.out).at("completion_time_s").get<double>() : 0.0;
+  };
+  const double spray = time(sim);
+  const double one = time(sim + " --port-balance hash");
+  const double sixteen = time(sim + " --port-balance hash --connections 16");
+  EXPECT_NEAR(one / spray, 4.0, 0.04);  // the hops' latency is not multiplied
+  EXPECT_GT(sixteen / spray, 1.5);
+  EXPECT_LT(sixteen / spray, 3.0);
+  const auto j = run_cli(sim + " --port-balance hash --connections 16");
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(Json::parse(j.out).at("port_balance"), "hash");
+  EXPECT_EQ(Json::parse(j.out).at("connections"), 16);
+  const auto t = run_cli("sim --collective all_reduce --group rail --bytes 1GB" + net +
+                         " --port-balance hash --connections 16");
+  EXPECT_NE(t.out.find("4 planes, NICs split in 4 ports, ports by hash of 16 connections per "
+                       "transfer, routing spray"),
+            std::string::npos)
+      << t.out;
+  // The analytic model sees the same: the DP all-reduce of a plan, sprayed and hashed.
+  const std::string est =
+      "estimate --model Llama-3-70B --batch 512 --tp 8 --pp 1 --dp 64 --json" + net;
+  auto dp_s = [](const std::string& cmd) {
+    const auto r = run_cli(cmd);
+    EXPECT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    if (r.code != 0) return 0.0;
+    const Json doc = Json::parse(r.out);
+    for (const auto& op : doc.at("comm"))
+      if (op.at("parallelism").get<std::string>() == "dp" &&
+          op.at("op").get<std::string>() == "reduce_scatter")
+        return op.at("time_s").get<double>();
+    return 0.0;
+  };
+  const double dp_spray = dp_s(est);
+  const double dp_one = dp_s(est + " --port-balance hash");
+  ASSERT_GT(dp_spray, 0);
+  EXPECT_NEAR(dp_one / dp_spray, 4.0, 0.4);
 }
 
 // A tier's ports as counts (--port-split D:U): Alibaba HPN's pod, stated in the design line and the

@@ -284,7 +284,7 @@ TEST(CliSim, SprayAllToAllJsonIsTheBundleClosedForm) {
     "hb_domain": 1, "hop_latency_s": 0.0,
     "phases": [{"aggregated": false, "events": 3, "flows_simulated": 9120, "name": "all-to-all",
                 "step_scaled": false, "steps": 1, "time_s": 0.03}],
-    "routing": "spray", "seed": 0,
+    "port_balance": "spray", "connections": 1, "routing": "spray", "seed": 0,
     "tiers": [
       {"bytes": 95e9, "name": "GPU-leaf up", "peak_utilisation": 1.0},
       {"bytes": 95e9, "name": "GPU-leaf down", "peak_utilisation": 1.0},

@@ -102,8 +102,10 @@ TEST(CliSweep, RoutingIsASweptAxis) {
       run_cli("sweep --gpus 1024 --batch 1024 --routing auto,spray --switch QM9700 --csv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(line_count(r.out), 1 + 2 * 3);
-  EXPECT_NE(r.out.find(",adaptive,0,pipelined,hb_first,8,rail_only,"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(",spray,0,pipelined,hb_first,8,rail_only,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",adaptive,0,pipelined,hb_first,8,spray,1,rail_only,"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(",spray,0,pipelined,hb_first,8,spray,1,rail_only,"), std::string::npos)
+      << r.out;
 }
 
 TEST(CliSweep, HumanTableShowsTheInputsThatVary) {

@@ -89,6 +89,11 @@ struct SimConfig {
   // Salts the ECMP hash (another seed, another set of collisions). adaptive, spray: no effect on
   // switch paths (all are used).
   std::uint64_t seed = 0;
+  // How a transfer leaving the HB domain spreads over its GPU's NIC ports
+  // (spec::NetworkDesign::port_balance): spray, a share per port; hash, `connections` flows,
+  // each on the live port a hash of (transfer, connection, seed) picks.
+  spec::PortBalance port_balance = spec::PortBalance::spray;
+  int connections = 1;
   // Shows each simulated phase's flows delivered (EngineOptions::progress); not owned.
   report::ProgressBar* progress = nullptr;
 };

@@ -57,6 +57,18 @@ ForwardingMode parse_forwarding_mode(std::string_view s,
                                      const std::string& option = "--forwarding");
 inline constexpr int kMaxForwardingChunks = 4096;
 
+// How a transfer that leaves the HB domain is spread over its GPU's NIC ports, and so over the
+// planes when the ports are in different planes (docs/model.md section 5): spray, an equal share
+// on every port (NCCL's channels dealt over every NIC; a SuperNIC's plane load balancing,
+// NVIDIA Spectrum-X multiplane); hash, the transfer as `connections` connections, each whole on
+// the one port a hash of the connection picks (per-connection hashing over a bonded multi-port
+// NIC, as link aggregation does: IEEE 802.1AX), so that ports, and planes, may collide.
+enum class PortBalance : std::uint8_t { spray, hash };
+std::string_view to_string(PortBalance b);
+// Throws InputError(option, ...) listing the valid names.
+PortBalance parse_port_balance(std::string_view s, const std::string& option = "--port-balance");
+inline constexpr int kMaxConnections = 256;
+
 struct NetworkDesign {
   DesignKind kind = DesignKind::rail_optimized;
   Routing routing = Routing::ecmp;
@@ -99,6 +111,11 @@ struct NetworkDesign {
   // GPU has in one plane are cabled to different leaves, so one leaf lost costs capacity, not
   // connectivity. Needs NICs of >= 2 ports.
   bool dual_tor = false;
+  // How a transfer spreads over its GPU's NIC ports (PortBalance): `connections` connections
+  // per transfer under hash (one queue pair per transfer: NCCL_IB_QPS_PER_CONNECTION's default;
+  // Meta's Llama 3 collectives open 16 flows per GPU pair, Dubey et al. 2024 Sec. 3.3.1).
+  PortBalance port_balance = PortBalance::spray;
+  int connections = 1;
   // nic_ports was chosen for the planes (split_nics_over_planes: sweep and optimize), so that an
   // impossible split is the planes' error (--planes), not a port count the user never gave.
   bool nic_ports_from_planes = false;
@@ -125,6 +142,8 @@ struct NetworkOptions {
   std::int64_t planes = 1;     // 1 .. kMaxPlanes, dividing the NIC ports of a GPU
   std::int64_t nic_ports = 1;  // 1 .. kMaxNicPorts
   bool dual_tor = false;
+  std::string port_balance = "spray";  // spray | hash
+  std::int64_t connections = 1;        // 1 .. kMaxConnections, connections per transfer (hash)
   std::string routing = "auto";  // auto (the switch family's default) | ecmp | adaptive | spray
   std::int64_t seed = 0;         // ECMP hash salt, 0 .. 2^62
   std::string forwarding = "pipelined";  // store | pipelined | two-phase
@@ -134,7 +153,8 @@ struct NetworkOptions {
 
 // Validates and resolves the options (loads the switch preset or file). Errors name the CLI
 // option: --design, --switch, --oversubscription, --oversubscribed-tier, --management-links,
-// --planes, --nic-ports, --dual-tor, --routing, --seed, --forwarding, --forward-via, --chunks.
+// --planes, --nic-ports, --dual-tor, --port-balance, --connections, --routing, --seed,
+// --forwarding, --forward-via, --chunks.
 NetworkDesign make_network_design(const NetworkOptions& opt);
 // The routing part of `opt` (routing against d.sw, seed, forwarding, forward_via, chunks) set
 // on `d`, with the same checks and errors.
@@ -147,9 +167,9 @@ NetworkDesign make_network_design(DesignKind kind, const SwitchSpec& sw,
 // The routing assumptions every answer states (docs/model.md section 5), in words: "routing
 // ecmp (Ethernet's default), seed 0; rail-only forwarding pipelined via hb_first, 8 chunks
 // (NCCL's PXN)", after the planes when the design has any ("4 planes, NICs split in 4 ports,
-// routing ..."); and as JSON: {"routing", "routing_default", "seed", "forwarding",
-// "forward_via", "chunks", "planes", "nic_ports", "dual_tor"}, the same keys every document
-// carries.
+// ports by hash of 1 connection per transfer, routing ..."); and as JSON: {"routing",
+// "routing_default", "seed", "forwarding", "forward_via", "chunks", "planes", "nic_ports",
+// "dual_tor", "port_balance", "connections"}, the same keys every document carries.
 // The forwarding part is stated for rail_only designs, or with `with_forwarding` for an answer
 // that covers several designs (compare, fail goodput).
 std::string describe_routing(const NetworkDesign& d);
@@ -174,7 +194,8 @@ Cluster port_view(const Cluster& cluster, const NetworkDesign& design);
 // One NIC port's speed per direction: the NIC's over its ports (the NIC's when ideal).
 double nic_port_Bps(const Cluster& cluster, const NetworkDesign& design);
 
-// "4 planes, NICs split in 4 ports, dual ToR", or "" for one plane of unsplit NICs.
+// "4 planes, NICs split in 4 ports, dual ToR, ports by hash of 16 connections per transfer",
+// or "" for one plane of unsplit NICs sprayed (the default spread over the ports).
 std::string describe_planes(const NetworkDesign& d);
 
 }  // namespace railsim::spec
