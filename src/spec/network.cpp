@@ -285,6 +285,8 @@ std::string describe_planes(const NetworkDesign& d) {
   if (d.port_balance == PortBalance::hash)
     s += fmt::format("{}ports by hash of {} connection{} per transfer", s.empty() ? "" : ", ",
                      d.connections, d.connections == 1 ? "" : "s");
+  else if (!s.empty() && (d.planes > 1 || d.nic_ports > 1))
+    s += ", transfers sprayed over the ports";
   return s;
 }
 

@@ -545,6 +545,11 @@ TEST(CliSim, HashingConnectionsOverPlanesCostsWhatTheCollisionsCost) {
                        "transfer, routing spray"),
             std::string::npos)
       << t.out;
+  const auto u = run_cli("sim --collective all_reduce --group rail --bytes 1GB" + net);
+  EXPECT_NE(u.out.find("4 planes, NICs split in 4 ports, transfers sprayed over the ports, "
+                       "routing spray"),
+            std::string::npos)
+      << u.out;
   // The analytic model sees the same: the DP all-reduce of a plan, sprayed and hashed.
   const std::string est =
       "estimate --model Llama-3-70B --batch 512 --tp 8 --pp 1 --dp 64 --json" + net;

@@ -194,8 +194,8 @@ Cluster port_view(const Cluster& cluster, const NetworkDesign& design);
 // One NIC port's speed per direction: the NIC's over its ports (the NIC's when ideal).
 double nic_port_Bps(const Cluster& cluster, const NetworkDesign& design);
 
-// "4 planes, NICs split in 4 ports, dual ToR, ports by hash of 16 connections per transfer",
-// or "" for one plane of unsplit NICs sprayed (the default spread over the ports).
+// "4 planes, NICs split in 4 ports, dual ToR, ports by hash of 16 connections per transfer"
+// ("..., transfers sprayed over the ports" under spray), or "" for one plane of unsplit NICs.
 std::string describe_planes(const NetworkDesign& d);
 
 }  // namespace railsim::spec
