@@ -409,7 +409,8 @@ class Census {
   // in it with probability 1/M, the load of one bin of f C balls thrown into M (spread above the
   // leaf: the bundle's u links as one bin) or into M u (ecmp: the port, then the link). Each
   // bundle is drawn as 1/M of such a throw, its M - 1 companions the same bundle in the other
-  // planes.
+  // planes; a down bundle carrying the flows of one up bundle is drawn on its own (ours: the
+  // census without port hashing counts such a pair once under ecmp).
   template <class Sum>
   void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds) const {
     const std::int64_t per = m_.bundles_per_instance_;
