@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -192,6 +193,8 @@ namespace {
 struct CensusScratch {
   std::vector<double> hb_up, hb_dn, nic_up, nic_dn, b_up, b_dn;
   std::vector<std::int64_t> partner_up, partner_dn;
+  std::vector<std::uint64_t>
+      port_mask;  // per bundle: the NIC ports (bit j % 64) whose shares it carries
   std::vector<std::uint8_t> gpu_mark, bundle_mark;
   std::vector<std::int64_t> gpus, bundles;  // touched, in first-touch order
 };
@@ -233,6 +236,7 @@ class Census {
       if (v->size() < b) v->resize(b, kNoPartner);
     if (sc_.gpu_mark.size() < n) sc_.gpu_mark.resize(n, 0);
     if (sc_.bundle_mark.size() < b) sc_.bundle_mark.resize(b, 0);
+    if (sc_.port_mask.size() < b) sc_.port_mask.resize(b, 0);
   }
   Census(const Census&) = delete;
   Census& operator=(const Census&) = delete;
@@ -249,6 +253,7 @@ class Census {
         std::fill_n(v->begin() + static_cast<std::ptrdiff_t>(i * kClasses), kClasses, 0.0);
       partner_up_[i] = partner_dn_[i] = kNoPartner;
       sc_.bundle_mark[i] = 0;
+      sc_.port_mask[i] = 0;
     }
     sc_.gpus.clear();
     sc_.bundles.clear();
@@ -365,7 +370,7 @@ class Census {
     std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> hashed;
     const bool spread = m_.design_.routing != spec::Routing::ecmp;
     const std::int64_t per = m_.bundles_per_instance_;
-    if (hash_ports_ && m_.plan_.layout.ports_per_plane() == 1) {
+    if (hash_ports_) {
       hashed_port_bundles(sum, spread, kinds);
       return kinds.empty() ? d : expected_max_over(d, kinds);
     }
@@ -387,50 +392,51 @@ class Census {
         if (pu >= 0 && partner_up_[static_cast<std::size_t>(pu)] == b &&
             sum(b_up_, static_cast<std::size_t>(pu)) == f)
           continue;
-        // Hashed over ports sharing a plane: the bundle's f shares are f C / M connections in
-        // expectation, hashed onto its links (ours: how the ports' paths meet is not drawn).
-        hashed[{std::llround(hash_ports_ ? f * conns_ / M : f), u, t}] +=
-            static_cast<double>(copies_);
+        hashed[{std::llround(f), u, t}] += static_cast<double>(copies_);
       }
     }
     if (hashed.empty() && kinds.empty()) return d;
-    // A hashed flow: a share (1/M of a transfer), or a connection (1/C) when hashed over ports.
-    const double flow = hash_ports_ ? 1.0 / (conns_ * m_.port_Bps_) : unit;
     for (const auto& [key, count] : hashed) {
       const auto [f, u, t] = key;
-      kinds.push_back({f, u, count, flow / m_.bundle_scale_[static_cast<std::size_t>(t)]});
+      kinds.push_back({f, u, count, unit / m_.bundle_scale_[static_cast<std::size_t>(t)]});
     }
     return expected_max_over(d, kinds);
   }
 
-  // Per-connection hashing over the ports (hash_ports_) with one port per plane: a bundle that
-  // the census gives f shares (a share: one port's part of one transfer) carries, of each
-  // share's C connections, the Binomial(C, 1/M) that hashed onto that port: f C connections each
-  // in it with probability 1/M, the load of one bin of f C balls thrown into M (spread above the
-  // leaf: the bundle's u links as one bin) or into M u (ecmp: the port, then the link). Each
-  // bundle is drawn as 1/M of such a throw, its M - 1 companions the same bundle in the other
-  // planes; a down bundle carrying the flows of one up bundle is drawn on its own (ours: the
-  // census without port hashing counts such a pair once under ecmp).
+  // Per-connection hashing over the ports (hash_ports_). A bundle fed by k of a GPU's M ports
+  // (port_mask: one where each port has its own leaf or plane, more where the ports' paths meet)
+  // carries f shares (a share: one port's part of one transfer), f / k transfers, whose C
+  // connections each come through it with probability k / M: one bin of f C / k balls thrown
+  // into M / k (spread above the leaf: the bundle's u links as one bin) or into M u / k (ecmp:
+  // the port, then the link). Each bundle is drawn as k / M of such a throw, its companions the
+  // bundles of the other ports (ours: drawn as independent; a down bundle carrying the flows of
+  // one up bundle is drawn on its own, where the census without port hashing counts such a pair
+  // once under ecmp). k = M is the spray's deterministic share.
   template <class Sum>
   void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds) const {
     const std::int64_t per = m_.bundles_per_instance_;
-    const double M = static_cast<double>(nics_);
     std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> drawn;
-    for (const std::int64_t b : sc_.bundles)
+    for (const std::int64_t b : sc_.bundles) {
+      const auto ub = static_cast<std::size_t>(b);
+      const std::int64_t k = std::clamp<std::int64_t>(std::popcount(sc_.port_mask[ub]), 1, nics_);
+      const std::int64_t t = boundary_of(b % per);
+      const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
+      const std::int64_t ports = std::max<std::int64_t>(1, nics_ / k);
+      const std::int64_t bins = spread || u <= 1 ? ports : ports * u;
       for (const bool down : {false, true}) {
-        const double f = sum(down ? b_dn_ : b_up_, static_cast<std::size_t>(b));
+        const double f = sum(down ? b_dn_ : b_up_, ub);
         if (f <= 0) continue;
-        const std::int64_t t = boundary_of(b % per);
-        const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
-        const std::int64_t bins = spread || u <= 1 ? nics_ : nics_ * u;
-        drawn[{std::llround(f * conns_), bins, t}] += static_cast<double>(copies_) / M;
+        drawn[{std::llround(f * conns_ / static_cast<double>(k)), bins, t}] +=
+            static_cast<double>(copies_) / static_cast<double>(ports);
       }
+    }
     for (const auto& [key, count] : drawn) {
       const auto [balls, bins, t] = key;
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
       const double link = m_.port_Bps_ * m_.bundle_scale_[static_cast<std::size_t>(t)];
-      const double cap = bins == nics_ ? link * static_cast<double>(u) : link;
-      kinds.push_back({balls, bins, count, 1.0 / (conns_ * cap)});
+      const bool whole = spread || u <= 1;  // the bundle's links as one bin
+      kinds.push_back(
+          {balls, bins, count, 1.0 / (conns_ * (whole ? link * static_cast<double>(u) : link))});
     }
   }
 
@@ -550,6 +556,7 @@ class Census {
       sc_.bundles.push_back(static_cast<std::int64_t>(i));
     }
     v[slot] += w;
+    if (w > 0) sc_.port_mask[i] |= std::uint64_t{1} << (port_ & 63);
   }
 
   std::size_t at(std::int64_t gpu, int cls) const {
@@ -579,6 +586,7 @@ class Census {
     gpu_add(nic_dn_, b, cls, w);
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
+      port_ = j;
       const std::int64_t inst = m_.instance_of(a, j);
       const int top = m_.walk(a, b, j, bs, bd);
       for (int t = 1; t < top; ++t) {
@@ -622,6 +630,7 @@ class Census {
     std::int64_t blk[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j)
       for (int t = 1; t < L; ++t) {
+        port_ = j;
         const std::int64_t inst = g.empty() ? 0 : m_.instance_of(g[0], j);  // port j's plane
         touched_.clear();
         keyed_.clear();
@@ -672,6 +681,7 @@ class Census {
     std::int64_t blk[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j)
       for (int t = 1; t < L; ++t) {
+        port_ = j;
         const std::int64_t inst = m_.instance_of(c_.gpu_at(0, rail), j);  // rail r, port j's plane
         counts_.clear();                                                  // block -> (a, b)
         for (const auto& [dom, p] : per_domain_) {
@@ -706,6 +716,7 @@ class Census {
   int nics_;
   bool hash_ports_;  // PortBalance::hash over more than one port
   double conns_;     // connections per transfer when hash_ports_
+  int port_ = 0;     // the NIC port whose shares the census is counting (bundle_add's port_mask)
   bool cross_rail_ = false;
   std::int64_t copies_ = 1;
   CensusScratch& sc_;
