@@ -514,12 +514,11 @@ TEST(NetworkTruth, OneConnectionOverTwoPlanesTakesTwiceTheSpray) {
   s.pp = 1;
   s.dp = 8;
   const perf::Placement pl(f.cluster, s.degrees(), perf::PlacementKind::rail_aligned);
-  perf::CommOp op;
-  op.parallelism = perf::Parallelism::dp;
-  op.op = perf::CollectiveOp::all_reduce;
-  op.algorithm = perf::Algorithm::ring;
-  op.axis = perf::Axis::dp;
-  op.bytes = 1e9;
+  const perf::CommOp op{.op = perf::CollectiveOp::all_reduce,
+                        .parallelism = perf::Parallelism::dp,
+                        .axis = perf::Axis::dp,
+                        .algorithm = perf::Algorithm::ring,
+                        .bytes = 1e9};
   auto model_s = [&](spec::PortBalance b, int conns) {
     spec::NetworkDesign x = d;
     x.port_balance = b;
