@@ -217,6 +217,9 @@ class Census {
         nics_(c_.nics_per_gpu),
         hash_ports_(m.design_.port_balance == spec::PortBalance::hash && c_.nics_per_gpu > 1),
         conns_(static_cast<double>(std::max(m.design_.connections, 1))),
+        live_ports_(std::max<std::int64_t>(
+            1, std::llround(static_cast<double>(c_.nics_per_gpu) / m.nic_load_))),
+        port_Bps_(m.nic_Bps_ * m.nic_load_),
         sc_(scratch()),
         hb_up_(sc_.hb_up),
         hb_dn_(sc_.hb_dn),
@@ -363,7 +366,7 @@ class Census {
           if (f > 0) balls[std::llround(f * conns_)] += static_cast<double>(copies_);
         }
       for (const auto& [f, count] : balls)
-        kinds.push_back({f, nics_, count, 1.0 / (conns_ * m_.nic_Bps_)});
+        kinds.push_back({f, live_ports_, count, 1.0 / (conns_ * port_Bps_)});
     }
     if (m_.port_Bps_ <= 0) return kinds.empty() ? d : expected_max_over(d, kinds);
     const double unit = 1.0 / (M * m_.port_Bps_);  // one flow on one switch-switch link
@@ -421,7 +424,7 @@ class Census {
       const std::int64_t k = std::clamp<std::int64_t>(std::popcount(sc_.port_mask[ub]), 1, nics_);
       const std::int64_t t = boundary_of(b % per);
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
-      const std::int64_t ports = std::max<std::int64_t>(1, nics_ / k);
+      const std::int64_t ports = std::max<std::int64_t>(1, live_ports_ / k);
       const std::int64_t bins = spread || u <= 1 ? ports : ports * u;
       for (const bool down : {false, true}) {
         const double f = sum(down ? b_dn_ : b_up_, ub);
@@ -433,7 +436,11 @@ class Census {
     for (const auto& [key, count] : drawn) {
       const auto [balls, bins, t] = key;
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
-      const double link = m_.port_Bps_ * m_.bundle_scale_[static_cast<std::size_t>(t)];
+      // A degraded model's uplink scale stands for the planes lost, which the fewer bins
+      // already carry: their live links keep their speed (ours; up to the healthy speed).
+      const double link =
+          m_.port_Bps_ *
+          std::min(1.0, m_.bundle_scale_[static_cast<std::size_t>(t)] * m_.nic_load_);
       const bool whole = spread || u <= 1;  // the bundle's links as one bin
       kinds.push_back(
           {balls, bins, count, 1.0 / (conns_ * (whole ? link * static_cast<double>(u) : link))});
@@ -509,7 +516,7 @@ class Census {
     if (hash_ports_) {
       // The busiest port of each end in expectation over the connections' hashes (busiest()).
       auto port = [&](double f) {
-        return expected_max_load(std::llround(f * conns_), nics_) / (conns_ * m_.nic_Bps_);
+        return expected_max_load(std::llround(f * conns_), live_ports_) / (conns_ * port_Bps_);
       };
       t = std::max(port(sum(nic_up_, ua)), port(sum(nic_dn_, ub)));
     }
@@ -716,7 +723,11 @@ class Census {
   int nics_;
   bool hash_ports_;  // PortBalance::hash over more than one port
   double conns_;     // connections per transfer when hash_ports_
-  int port_ = 0;     // the NIC port whose shares the census is counting (bundle_add's port_mask)
+  // hash_ports_: the ports a GPU's connections rehash over (fewer on a degraded model, each at
+  // the healthy per-port speed port_Bps_)
+  std::int64_t live_ports_;
+  double port_Bps_;
+  int port_ = 0;  // the NIC port whose shares the census is counting (bundle_add's port_mask)
   bool cross_rail_ = false;
   std::int64_t copies_ = 1;
   CensusScratch& sc_;
@@ -829,6 +840,7 @@ std::shared_ptr<const ContentionModel> ContentionModel::scaled(
     double nic_load, double hb, const std::vector<double>& uplink) const {
   auto m = std::make_shared<ContentionModel>(cluster_, design_);
   m->nic_Bps_ = nic_Bps_ / std::max(nic_load, 1e-300);
+  m->nic_load_ = std::max(nic_load, 1.0);
   m->hb_Bps_ = hb_Bps_ * hb;
   for (std::size_t t = 1; t < uplink.size() && t < m->bundle_scale_.size(); ++t)
     m->bundle_scale_[t] = uplink[t];

@@ -615,6 +615,33 @@ TEST(CliFail, APlaneLostIsCapacityLostByBothModels) {
   EXPECT_EQ(designs, 2);
 }
 
+// The same plane lost under per-connection hashing: the connections rehash over the 3 ports left,
+// each at its own speed. With one connection per transfer a transfer holds one port whatever
+// the count of ports, so neither model slows down; with 16 the busiest of 3 ports holds more
+// than of 4, and the two models agree within the iteration bar.
+TEST(CliFail, APlaneLostUnderPortHashingRehashesOverThePortsLeft) {
+  const std::string base =
+      "fail whatif --gpus 1024 --gpu B300 --switch ETH-102.4T-128x800G --nic-ports 4 --planes 4 "
+      "--fail plane:1 --tp 8 --pp 4 --batch 512 --json --port-balance hash";
+  for (const int conns : {1, 16}) {
+    const auto r = run_cli(base + " --connections " + std::to_string(conns));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Json j = Json::parse(r.out);
+    for (const Json& d : j["designs"]) {
+      const double healthy = d["healthy_s"], analytic = d["degraded_s"],
+                   sim = d["simulated"]["degraded_s"];
+      if (conns == 1) {
+        EXPECT_NEAR(analytic / healthy, 1.0, 1e-9);
+        EXPECT_NEAR(sim / healthy, 1.0, 1e-9);
+      } else {
+        EXPECT_GT(analytic, healthy * 1.01);
+        EXPECT_GT(sim, healthy * 1.01);
+        EXPECT_NEAR(sim / analytic, 1.0, 0.05);
+      }
+    }
+  }
+}
+
 // One ToR of a dual-ToR pair: its GPUs keep their other port, so nothing is cut off, and each
 // of them sends over one port of two (load 2 on it, in the simulator's communication too).
 TEST(CliFail, AToROfAPairLeavesItsGpusTheirOtherPort) {

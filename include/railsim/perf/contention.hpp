@@ -115,6 +115,9 @@ class ContentionModel {
   std::uint64_t id_ = 0;  // unique per model, for the per-thread cache of recent step loads
   topo::NetworkPlan plan_;
   double hb_Bps_ = 0, nic_Bps_ = 0, port_Bps_ = 0;  // achievable, per link
+  // scaled()'s NIC load (1 when healthy): under port hashing the connections rehash over the
+  // M / nic_load ports left, each at its own speed, instead of every port slowed.
+  double nic_load_ = 1.0;
   std::vector<std::int64_t> bundle_base_;   // [t]: first bundle of boundary t in an instance
   std::vector<std::int64_t> bundle_links_;  // [t]: links of one bundle at boundary t
   std::vector<double> bundle_scale_;        // [t]: capacity factor of boundary t's bundles
