@@ -368,15 +368,12 @@ class Census {
       for (const auto& [f, count] : balls)
         kinds.push_back({f, live_ports_, count, 1.0 / (conns_ * port_Bps_)});
     }
-    if (m_.port_Bps_ <= 0) return kinds.empty() ? d : expected_max_over(d, kinds);
+    const bool spread = m_.design_.routing != spec::Routing::ecmp;
+    if (hash_ports_ && m_.port_Bps_ > 0) hashed_port_bundles(sum, spread, kinds);
+    if (hash_ports_ || m_.port_Bps_ <= 0) return kinds.empty() ? d : expected_max_over(d, kinds);
     const double unit = 1.0 / (M * m_.port_Bps_);  // one flow on one switch-switch link
     std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> hashed;
-    const bool spread = m_.design_.routing != spec::Routing::ecmp;
     const std::int64_t per = m_.bundles_per_instance_;
-    if (hash_ports_) {
-      hashed_port_bundles(sum, spread, kinds);
-      return kinds.empty() ? d : expected_max_over(d, kinds);
-    }
     for (const std::int64_t b : sc_.bundles) {
       const std::int64_t t = boundary_of(b % per);
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
@@ -512,14 +509,15 @@ class Census {
     const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
     if (on_hb) return std::max(sum(hb_up_, ua), sum(hb_dn_, ub)) / m_.hb_Bps_;
     const double M = static_cast<double>(nics_);
-    double t = std::max(sum(nic_up_, ua), sum(nic_dn_, ub)) / (M * m_.nic_Bps_);
-    if (hash_ports_) {
-      // The busiest port of each end in expectation over the connections' hashes (busiest()).
-      auto port = [&](double f) {
-        return expected_max_load(std::llround(f * conns_), live_ports_) / (conns_ * port_Bps_);
-      };
-      t = std::max(port(sum(nic_up_, ua)), port(sum(nic_dn_, ub)));
-    }
+    // Each end's NIC ports: the spray's share, or under port hashing the busiest port in
+    // expectation over the connections' hashes (busiest()); the bundles below take the spray's
+    // shares either way (ours).
+    auto ports = [&](double f) {
+      return hash_ports_
+                 ? expected_max_load(std::llround(f * conns_), live_ports_) / (conns_ * port_Bps_)
+                 : f / (M * m_.nic_Bps_);
+    };
+    double t = std::max(ports(sum(nic_up_, ua)), ports(sum(nic_dn_, ub)));
     std::int64_t bs[topo::kMaxClosTiers + 1], bd[topo::kMaxClosTiers + 1];
     for (int j = 0; j < nics_; ++j) {
       const std::int64_t inst = m_.instance_of(a, j);

@@ -10,8 +10,8 @@ namespace railsim::spec {
 
 // The routing assumptions as columns (spec::routing_json's keys: routing, seed, forwarding,
 // forward_via, chunks, port_balance, connections; routing for people too, the others CSV and
-// JSON only), and the cells of
-// one row, in that order: the one definition that sweep, optimize and the plans table share.
+// JSON only), and the cells of one row, in that order: the one definition that sweep, optimize
+// and the plans table share.
 std::vector<report::Column> routing_columns();
 void append_routing_cells(std::vector<report::Cell>& row, const spec::NetworkDesign& d);
 // The same columns added to every row of `t`, CSV and JSON only: every CSV states its routing.
