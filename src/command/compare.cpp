@@ -29,8 +29,8 @@ namespace railsim::command {
 namespace {
 
 // The options that feed the best-plan search alone.
-const std::vector<std::string> kModelKeys = {"model",           "batch",        "seq",    "dtype",
-                                             "flash_attention", "train_tokens", "against"};
+const std::vector<std::string> kModelKeys = {
+    "model", "batch", "seq", "dtype", "flash_attention", "compile", "train_tokens", "against"};
 
 // The model and its training: GPT-1T, 4096 sequences of 2048 tokens by default (about 8M tokens
 // per iteration).
@@ -122,9 +122,9 @@ std::optional<perf::VerdictFlip> add_performance_columns(
         fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
     batch.push_back(in.training.global_batch);
     seq.push_back(in.training.seq_len);
-    stack.push_back(fmt::format("{}, {}{}", in.training.stack.name,
-                                perf::to_string(in.training.dtype),
-                                in.training.flash_attention ? ", flash attention" : ""));
+    stack.push_back(fmt::format(
+        "{}, {}{}{}", in.training.stack.name, perf::to_string(in.training.dtype),
+        in.training.flash_attention ? ", flash attention" : "", spec::compile_note(in.training)));
     for (std::size_t k = 0; k < plan.size(); ++k) plan[k].push_back(cells[i].cells[k]);
     reason.push_back(cells[i].reason);
     const Cell& vs = cells[i].cells[1];

@@ -291,7 +291,11 @@ std::vector<Field> software_fields() {
           "dtype", "--dtype",
           "GEMM precision: bf16 (default), fp8, mxfp8 or nvfp4 (if the stack and the GPU have it)"),
       on_off_field("flash_attention", "--flash-attention",
-                   "Fused attention kernels: on or off (default: the stack's)")};
+                   "Fused attention kernels: on or off (default: the stack's)"),
+      on_off_field("compile", "--compile",
+                   "torch.compile on a stack that has it (torchtitan-2024): on fuses the "
+                   "element-wise kernels of each layer, off runs them eagerly, one PyTorch op "
+                   "per kernel (default: the stack's)")};
 }
 
 Software resolve_software(const Args& a) {
@@ -299,7 +303,10 @@ Software resolve_software(const Args& a) {
   sw.stack = spec::load_stack(a.text("stack"), "--stack");
   if (const auto d = a.text_if("dtype")) sw.dtype = spec::parse_dtype(*d, "--dtype");
   sw.flash_attention = a.on_off_if("flash_attention");
-  (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention);  // checks them
+  const std::optional<bool> compile = a.on_off_if("compile");
+  (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention, compile);  // checks them
+  // The choice travels as the stack's default, so every training made from it has it.
+  if (compile) sw.stack.defaults.compile = *compile;
   return sw;
 }
 

@@ -394,12 +394,13 @@ std::string assumptions_html(const ReportOptions& o, const spec::NetworkDesign& 
       {"Routing", spec::describe_routing(network, /*with_forwarding=*/true)},
       {"Training",
        fmt::format(
-           "{}; global batch {} sequences{}; software {}{}{}", models,
+           "{}; global batch {} sequences{}; software {}{}{}{}", models,
            report::thousands(static_cast<double>(o.batch)),
            o.seq ? fmt::format(" of {} tokens", *o.seq) : " of each model's length", o.stack.name,
            o.dtype ? fmt::format(", {}", perf::to_string(*o.dtype)) : ", bf16",
            o.flash_attention ? (*o.flash_attention ? ", flash attention" : ", no flash attention")
-                             : "")},
+                             : "",
+           spec::compile_note(spec::make_training(1, 1, o.stack)))},
       {"Time model",
        "railsim's analytic iteration time (docs/model.md), searched over every parallelization "
        "that fits in memory; its error against measured runs is in docs/validation.md"},

@@ -323,6 +323,46 @@ namespace {
 // bias-dropout-add, LayerNorm, FC1, activation, FC2, bias-dropout-add); the backward launches
 // about twice as many.
 constexpr double kLayerKernels = 10.0;
+// The same for TorchTitan's Llama block run eagerly (ours, counted from its model code): two
+// RMSNorms of 6 kernels each (cast to fp32, square, mean, scale, cast back, weight), wq, wk, wv,
+// the rotary embedding of Q and K (3 kernels each: cast, complex multiply, cast back), the two
+// copies of repeat_kv, SDPA, the output's contiguous copy, wo, two residual adds, w1, w3, SiLU,
+// the gate's multiply, w2.
+constexpr double kEagerLayerKernels = 32.0;
+
+// Element-wise bytes per token of one layer of TorchTitan's Llama block in eager PyTorch (ours,
+// counted from torchtitan/models/llama/model.py and norms.py, 2024, and the backward formulas of
+// PyTorch's autograd, tools/autograd/derivatives.yaml), bf16 tensors 2 bytes, fp32 4; widths per
+// GPU: hs the hidden (split by t with SP), q, k, v and o the Q, K, V and attention-output widths,
+// f the FFN's.
+//   forward: RMSNorm x.float() 6 hs, pow(2) 8 hs, mean 4 hs, x * rsqrt 8 hs, type_as 6 hs,
+//     * weight 4 hs: 36 hs each, two; two residual adds 6 hs each; rotary embedding of Q and K,
+//     x.float() 6, complex multiply 8, type_as 6 per element: 20 (q + k); repeat_kv's copies of
+//     K and V to the query heads (grouped-query attention only): 2 k + 2 q + 2 v + 2 q; the
+//     output's transpose-contiguous copy 4 o; SiLU 4 f and the gate's multiply 6 f.
+//   backward: per RMSNorm the weight's multiply and its reduction 12 hs, the cast to fp32 6 hs,
+//     x * rsqrt's two gradients 24 hs, mean's expansion 4 hs, pow's 28 hs, the fp32 gradient's
+//     two uses summed 12 hs, the cast back 6 hs: 92 hs; the residual stream's two gradient sums
+//     6 hs each; the rotary embedding 20 (q + k) and repeat_kv's sums as forward; the contiguous
+//     copy of the output gradient 4 o; the multiply's two gradients 12 f, SiLU's 6 f.
+struct EagerBytes {
+  double fwd_common = 0, bwd_common = 0;  // per token, the layer less its FFN
+  double fwd_per_f = 0, bwd_per_f = 0;    // per token per FFN element (gated: SwiGLU)
+};
+EagerBytes eager_bytes(const Model& m, double t, bool sp) {
+  const double hs = static_cast<double>(m.hidden) / (sp ? t : 1.0);
+  const double q = m.q_width() / t, k = m.k_width() / t, v = m.v_width() / t,
+               o = m.attn_out_width() / t;
+  const double rep = !m.is_mla() && m.kv_heads < m.heads ? 2.0 * k + 4.0 * q + 2.0 * v : 0.0;
+  const double mid = 20.0 * (q + k) + rep + 4.0 * o;
+  EagerBytes b;
+  b.fwd_common = 2.0 * 36.0 * hs + 2.0 * 6.0 * hs + mid;
+  b.bwd_common = 2.0 * 92.0 * hs + 2.0 * 6.0 * hs + mid;
+  // SwiGLU: SiLU and the multiply; a plain FFN's activation: read and write (ours, as SiLU's).
+  b.fwd_per_f = m.gated_ffn ? 10.0 : 4.0;
+  b.bwd_per_f = m.gated_ffn ? 18.0 : 6.0;
+  return b;
+}
 // Host-side cost of one chunk step of the pipeline schedule (posting the step's p2p operations
 // and waiting on them, the schedule's bookkeeping): ours, tens of microseconds of Python and
 // NCCL launch per step.
@@ -595,29 +635,46 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const double moe_F =
       (moe_tokens * static_cast<double>(m.expert_ffn_hidden) + T * m.shared_ffn()) *
       detail::kActBytes / t;
+  // A stack that runs its block eagerly (torch.compile off) moves what eager_bytes counts
+  // instead, forward and backward each counted.
+  const bool eager = ctx.training.stack.eager_elementwise && !ctx.training.compile;
+  const double L_dense = st.dense_layers, L_moe = st.moe_layers;
+  double fwd_ew = 0, bwd_ew = 0;
+  if (eager) {
+    const EagerBytes eb = eager_bytes(m, t, s.sp);
+    const double scores = flash ? 0.0 : 4.5 * S;  // unfused attention's softmax and dropout
+    // dense_F and moe_F are bytes of FFN-wide bf16 tensors: their elements, 2 bytes each.
+    const double ffn_elems = (L_dense * dense_F + L_moe * moe_F) / detail::kActBytes;
+    fwd_ew = (st.layers * (T * eb.fwd_common + scores) + ffn_elems * eb.fwd_per_f) / hbm;
+    bwd_ew = (st.layers * (T * eb.bwd_common + 1.25 * scores) + ffn_elems * eb.bwd_per_f) / hbm;
+  }
   const double ew_common = 11.0 * Xs;
   const double ew_attn = flash ? 0.0 : 4.5 * S;
   const double ew_dense = (m.gated_ffn ? 3.0 : 2.0) * dense_F;
   const double ew_moe = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
 
-  const double L_dense = st.dense_layers, L_moe = st.moe_layers;
   const double fwd_gemm = st.layers * g_qkv + L_dense * g_dense + L_moe * g_moe;
   const double bwd_gemm = st.layers * b_qkv + L_dense * b_dense + L_moe * b_moe;
   const double fwd_attn = st.layers * attn_core_fwd;
-  const double fwd_ew =
-      (st.layers * (ew_common + ew_attn) + L_dense * ew_dense + L_moe * ew_moe) / hbm;
+  if (!eager) {
+    fwd_ew = (st.layers * (ew_common + ew_attn) + L_dense * ew_dense + L_moe * ew_moe) / hbm;
+    // Element-wise backward kernels read the saved tensor and the incoming gradient and write
+    // one gradient: 1.25 x the forward traffic (ours).
+    bwd_ew = 1.25 * fwd_ew;
+  }
   // Idle time between dependent kernels (launch latency, tails), per layer (ours): the layer's
   // kernels, two more for unfused attention, two per local expert in an MoE layer.
   const double local_experts_n = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-  const double fwd_gaps = e.kernel_gap_s * (st.layers * (kLayerKernels + (flash ? 0.0 : 2.0)) +
-                                            (m.is_moe() ? L_moe * 2.0 * local_experts_n : 0.0));
+  const double fwd_gaps =
+      e.kernel_gap_s *
+      (st.layers * ((eager ? kEagerLayerKernels : kLayerKernels) + (flash ? 0.0 : 2.0)) +
+       (m.is_moe() ? L_moe * 2.0 * local_experts_n : 0.0));
   StageCompute out;
   out.fwd = fwd_gemm + fwd_attn + fwd_ew + fwd_gaps;  // per micro-batch per stage
   // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
-  // cores per forward one; element-wise backward kernels read the saved tensor and the incoming
-  // gradient and write one gradient: 1.25 x the forward traffic (ours); twice the kernels.
+  // cores per forward one, the element-wise backward (above); twice the kernels.
   // FlashAttention's backward recomputes the scores: 2.5 x its forward (Dao 2023).
-  out.bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + 1.25 * fwd_ew + 2.0 * fwd_gaps;
+  out.bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + bwd_ew + 2.0 * fwd_gaps;
   // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
   // the backward GEMM time is weight gradients (ours); attention and element-wise backward
   // kernels are input gradients.

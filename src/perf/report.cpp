@@ -21,7 +21,9 @@ Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
          {"seq_len", tr.seq_len},
          {"stack", tr.stack.name},
          {"dtype", std::string(to_string(tr.dtype))},
-         {"flash_attention", tr.flash_attention}};
+         {"flash_attention", tr.flash_attention},
+         {"compile", tr.compile},
+         {"elementwise_kernels", tr.stack.eager_elementwise && !tr.compile ? "eager" : "fused"}};
   j.update(spec::routing_json(d));
   return j;
 }

@@ -93,6 +93,8 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
   if (tr.flash_attention && !st.knobs.flash_attention)
     return fail("--flash-attention",
                 fmt::format("stack {} has no flash attention (use off)", st.name));
+  if (tr.compile && !st.knobs.compile)
+    return fail("--compile", fmt::format("stack {} has no torch.compile (use off)", st.name));
   if (!st.knobs.has(tr.dtype))
     return fail("--dtype", fmt::format("stack {} has no {} training (it has {})", st.name,
                                        spec::to_string(tr.dtype), spec::dtypes_of(st.knobs)));

@@ -300,10 +300,15 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     const Model m = load_model(row_text(common, row, "model"));
     p.moe = m.is_moe();
     const Json& dt = row_value(common, row, "dtype");
+    const Json& compile = row_value(common, row, "compile");  // torch.compile, where run with it
+    if (!compile.is_null() && !compile.is_boolean())
+      throw InputError("compile", fmt::format("got {}, expected true or false in a validation row",
+                                              printable(compile.dump())));
     const Training tr = make_training(
         row_required(common, row, "global_batch"), row_required(common, row, "seq_len"),
         spec::load_stack(p.stack),
-        dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())));
+        dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())),
+        std::nullopt, compile.is_null() ? std::nullopt : std::optional(compile.get<bool>()));
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
     // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256

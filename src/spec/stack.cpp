@@ -148,6 +148,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
                        "true needs interleave: true (the embedding and loss chunks are "
                        "virtual stages)");
     st.knobs.hsdp = k.boolean_or("hsdp", false);
+    st.knobs.compile = k.boolean_or("compile", false);
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
       throw InputError(k.field("hsdp"),
                        "true needs distributed_optimizer: \"full\" (hybrid "
@@ -173,6 +174,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.defaults.flash_attention = flag(d, "flash_attention");
     st.defaults.dist_opt = flag(d, "dist_opt");
     st.defaults.dp_overlap = flag(d, "dp_overlap");
+    st.defaults.compile = d.boolean_or("compile", false);
     auto needs = [&](bool on, bool has, std::string_view key, std::string_view knob) {
       if (on && !has)
         throw InputError(d.field(key), fmt::format("a default the stack cannot run: knobs.{} is "
@@ -191,6 +193,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     needs(st.defaults.dist_opt, st.knobs.distributed_optimizer != Sharding::none, "dist_opt",
           "distributed_optimizer (none)");
     needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
+    needs(st.defaults.compile, st.knobs.compile, "compile", "compile");
     d.finish();
   }
   st.grad_bytes = either(o, "gradient_dtype", "gradient dtype", "fp32", "bf16") ? 2.0 : 4.0;
@@ -203,6 +206,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
   st.recompute_norms = o.boolean_or("recompute_norms", false);
   st.recompute_up_projections = o.boolean_or("recompute_up_projections", false);
   st.moe_swiglu_recompute = o.boolean_or("moe_swiglu_recompute", false);
+  st.eager_elementwise = either(o, "elementwise_kernels", "element-wise kernels", "fused", "eager");
   st.source = o.source();
   o.finish();
   return st;
@@ -212,8 +216,16 @@ Stack load_stack(const std::string& arg, const std::string& option) {
   return stack_from_json(load_preset_or_file("stacks", arg, option), "stack");
 }
 
+std::string compile_note(const Training& tr) {
+  if (!tr.stack.knobs.compile && !tr.stack.eager_elementwise) return "";
+  if (tr.compile) return ", torch.compile on";
+  return tr.stack.eager_elementwise ? ", torch.compile off (eager element-wise kernels)"
+                                    : ", torch.compile off";
+}
+
 Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,
-                       std::optional<Dtype> dtype, std::optional<bool> flash_attention) {
+                       std::optional<Dtype> dtype, std::optional<bool> flash_attention,
+                       std::optional<bool> compile) {
   Training tr;
   tr.global_batch = global_batch;
   tr.seq_len = seq_len;
@@ -232,6 +244,11 @@ Training make_training(std::int64_t global_batch, std::int64_t seq_len, const St
                      fmt::format("stack {} has no flash attention (use off, or a stack with it: "
                                  "see `railsim presets stacks`)",
                                  st.name));
+  tr.compile = compile.value_or(st.defaults.compile);
+  if (tr.compile && !st.knobs.compile)
+    throw InputError("--compile", fmt::format("stack {} has no torch.compile (use off, or a stack "
+                                              "with it: see `railsim presets stacks`)",
+                                              st.name));
   return tr;
 }
 

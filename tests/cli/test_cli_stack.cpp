@@ -167,6 +167,39 @@ TEST(CliStack, AKnobTheStackLacksIsNamed) {
       0);
 }
 
+// torch.compile on TorchTitan: off by default, said in text and JSON; on fuses the element-wise
+// kernels and is faster; a stack without it refuses it on one line.
+TEST(CliStack, TorchCompileIsTorchTitansKnobAndIsSaid) {
+  const std::string titan =
+      "estimate --gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Llama-2-13B --seq 4096 "
+      "--batch 128 --tp 1 --pp 1 --micro-batch 2 --recompute none --stack torchtitan-2024";
+  const auto off = run_cli(titan);
+  ASSERT_EQ(off.code, 0) << off.err;
+  EXPECT_NE(off.out.find("software: stack torchtitan-2024, bf16, flash attention on, "
+                         "torch.compile off (eager element-wise kernels)\n"),
+            std::string::npos)
+      << off.out;
+  const auto j_off = nlohmann::json::parse(run_cli(titan + " --json").out);
+  const auto j_on = nlohmann::json::parse(run_cli(titan + " --compile on --json").out);
+  EXPECT_FALSE(j_off["compile"].get<bool>());
+  EXPECT_EQ(j_off["elementwise_kernels"].get<std::string>(), "eager");
+  EXPECT_TRUE(j_on["compile"].get<bool>());
+  EXPECT_EQ(j_on["elementwise_kernels"].get<std::string>(), "fused");
+  const double t_off = j_off["iteration_time_s"].get<double>();
+  const double t_on = j_on["iteration_time_s"].get<double>();
+  EXPECT_GT(t_off, 1.08 * t_on);  // 2.2 MB of element-wise traffic per token and layer, not 0.44
+  const auto plan = run_cli(
+      "plan --gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Llama-2-13B --seq 4096 "
+      "--batch 128 --stack torchtitan-2024 --compile on --top 1");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("flash attention, torch.compile on)"), std::string::npos) << plan.out;
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --compile on",
+                      "--compile: stack megatron-core-2024 has no torch.compile");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --compile maybe", "--compile");
+  // Off is what a stack without it does: accepted.
+  EXPECT_EQ(run_cli(std::string("estimate ") + kMegatron175Small + " --compile off").code, 0);
+}
+
 TEST(CliStack, MalformedStackFileNamesTheField) {
   const std::string path = "/tmp/railsim_cli_stack_" + std::to_string(::getpid()) + ".json";
   auto write = [&](const std::string& text) { std::ofstream(path) << text; };

@@ -308,7 +308,8 @@ TEST(Stack, Bf16GradientsHalveTheReductionAndFollowMegatronsMemoryTable) {
 
 // FlashAttention-2-class kernels (PyTorch stacks) run attention at the GPU's flash_attention_fa2
 // fraction: on H100 0.35 of peak against the fused kernels' 0.55, so the same strategy's
-// attention core takes 0.55 / 0.35 as long; nothing else changes.
+// attention core takes 0.55 / 0.35 as long; nothing else changes (TorchTitan under torch.compile,
+// whose element-wise kernels are fused as fsdp-2024's).
 TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
   const Model m = load_model("Llama-3-8B");
   const spec::Cluster c = test::cluster("H100-SXM", 8, 8);
@@ -320,7 +321,9 @@ TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
   s.dp_overlap = true;
   const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
   auto compute = [&](const char* stack, std::int64_t seq) {
-    return estimate(m, make_training(8, seq, load_stack(stack)), s, c, d).breakdown.compute_s;
+    const Stack st = load_stack(stack);
+    return estimate(m, make_training(8, seq, st, {}, {}, st.knobs.compile), s, c, d)
+        .breakdown.compute_s;
   };
   // Only the attention core differs: forward 0.5 x 4 T s h / t FLOPs per layer (causal flash,
   // docs/model.md section 3) and 2.5 x that backward, at the kernel's fraction of the bf16 peak;
@@ -449,4 +452,49 @@ TEST(Stack, HybridShardingIsCheckedAndSearched) {
   };
   EXPECT_TRUE(named("hsdp"));
   EXPECT_FALSE(named("pp_schedule"));
+}
+
+// TorchTitan's Llama block without torch.compile runs each op as its own PyTorch kernel, RMSNorm
+// and the rotary embedding in fp32 (docs/model.md section 3): per token and layer, Llama 2 13B
+// (h 5,120, f 13,824, as many K and V heads as queries) moves 128 h + 10 f bytes forward and
+// 240 h + 18 f backward through HBM, where the fused kernels move 22 h + 6 f and 1.25 x that.
+// Nothing but that traffic differs between compile off and on.
+TEST(Stack, EagerElementwiseKernelsMoveWhatTorchTitansOpsMove) {
+  const Model m = load_model("Llama-2-13B");
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8);
+  Strategy s{.dp = 64, .micro_batch = 2, .recompute = Recompute::none};
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
+  const Stack titan = load_stack("torchtitan-2024");
+  ASSERT_TRUE(titan.eager_elementwise);
+  ASSERT_FALSE(titan.defaults.compile);
+  const Training eager = make_training(128, 4096, titan);
+  const Training compiled = make_training(128, 4096, titan, {}, {}, true);
+  EXPECT_FALSE(eager.compile);
+  const IterationTime e = estimate(m, eager, s, c, d), f = estimate(m, compiled, s, c, d);
+  const double h = 5120, ffn = 13824, T = 2 * 4096.0, L = 40;
+  const double eager_bytes = (128 * h + 10 * ffn) + (240 * h + 18 * ffn);
+  const double fused_bytes = 2.25 * (22 * h + 6 * ffn);
+  const double hbm = c.gpu.hbm_bw_Bps * c.gpu.eff.hbm;
+  EXPECT_NEAR(e.breakdown.compute_s - f.breakdown.compute_s,
+              L * T * (eager_bytes - fused_bytes) / hbm, 1e-9);
+  EXPECT_GT(e.breakdown.compute_s, 1.08 * f.breakdown.compute_s);  // 2.2 MB against 0.44 MB: +11%
+  EXPECT_DOUBLE_EQ(e.breakdown.dp_comm_s, f.breakdown.dp_comm_s);
+  // Grouped-query attention adds repeat_kv's copies of K and V (Llama 3 8B: 4 query heads per
+  // K head): 2 k + 4 q + 2 v bytes per token each way, with q 4,096 and k = v = 1,024.
+  const Model g = load_model("Llama-3-8B");
+  const IterationTime ge = estimate(g, eager, s, c, d), gf = estimate(g, compiled, s, c, d);
+  const double gh = 4096, kv = 1024, gf_n = 14336, gL = 32;
+  const double g_eager = 2 * (84 * gh + 20 * (gh + kv) + (2 * kv + 4 * gh + 2 * kv) + 4 * gh) +
+                         (196 - 84) * gh + 28 * gf_n;
+  const double g_fused = 2.25 * (22 * gh + 6 * gf_n);
+  EXPECT_NEAR(ge.breakdown.compute_s - gf.breakdown.compute_s, gL * T * (g_eager - g_fused) / hbm,
+              1e-9);
+  // A stack with fused kernels is the same with and without the flag it lacks.
+  EXPECT_THROW(make_training(128, 4096, load_stack("megatron-core-2024"), {}, {}, true),
+               InputError);
+  Training no = make_training(128, 4096, load_stack("megatron-core-2024"));
+  no.compile = true;  // built in code past make_training
+  EXPECT_THROW(validate(m, no, s, c), InputError);
 }

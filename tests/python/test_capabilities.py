@@ -56,6 +56,22 @@ def test_per_op_and_per_layer_checkpointing_equal_cli():
         railsim.estimate(recompute="op", **{**args, "stack": "megatron-core-2024"})
 
 
+def test_torch_compile_equals_cli():
+    args = dict(gpus=64, gpu="A100-SXM-80GB", model="Llama-3-8B", seq=8192, batch=64, tp=1,
+                pp=1, dp=64, stack="torchtitan-2024")
+    on = railsim.estimate(compile=True, **args)
+    c = cli("estimate", "--gpus", "64", "--gpu", "A100-SXM-80GB", "--model", "Llama-3-8B",
+            "--seq", "8192", "--batch", "64", "--tp", "1", "--pp", "1", "--dp", "64",
+            "--stack", "torchtitan-2024", "--compile", "on")
+    assert on.to_dict() == c
+    off = railsim.estimate(**args)
+    assert on.compile and not off.compile
+    assert off.elementwise_kernels == "eager" and on.elementwise_kernels == "fused"
+    assert off.iteration_time_s > on.iteration_time_s
+    with pytest.raises(railsim.InputError, match="^compile: stack megatron-core-2024 has no"):
+        railsim.estimate(compile=True, **{**args, "stack": "megatron-core-2024"})
+
+
 def test_sim_collective_equals_cli():
     py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
                      forwarding="pipelined", chunks=4)

@@ -238,6 +238,18 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["moe_swiglu_recompute"] = nullptr; }),
             "stack.moe_swiglu_recompute");
   EXPECT_EQ(with([](Json& j) { j["moe_swiglu_recompute"] = true; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["elementwise_kernels"] = "compiled"; }),
+            "stack.elementwise_kernels");
+  EXPECT_EQ(with([](Json& j) { j["elementwise_kernels"] = "eager"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["compile"] = "on"; }), "stack.knobs.compile");
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["compile"] = 1; }), "stack.defaults.compile");
+  // A default the stack cannot run: torch.compile on without the knob.
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["compile"] = true; }), "stack.defaults.compile");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["compile"] = true;
+              j["defaults"]["compile"] = true;
+            }),
+            "(no error)");
 }
 
 TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {
@@ -253,6 +265,22 @@ TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {
   EXPECT_EQ(field_of([&] { spec::make_training(64, 2048, y22, spec::Dtype::fp8); }), "--dtype");
   EXPECT_EQ(spec::make_training(64, 2048, spec::load_stack("fsdp-2024"), spec::Dtype::fp8).dtype,
             spec::Dtype::fp8);
+  // torch.compile: TorchTitan has it, off by default as its train configs set it; the others
+  // refuse it, naming --compile; only TorchTitan's block runs eagerly.
+  const spec::Stack titan = spec::load_stack("torchtitan-2024");
+  EXPECT_FALSE(spec::make_training(64, 2048, titan).compile);
+  EXPECT_TRUE(spec::make_training(64, 2048, titan, {}, {}, true).compile);
+  EXPECT_EQ(spec::compile_note(spec::make_training(64, 2048, titan)),
+            ", torch.compile off (eager element-wise kernels)");
+  EXPECT_EQ(spec::compile_note(spec::make_training(64, 2048, titan, {}, {}, true)),
+            ", torch.compile on");
+  EXPECT_EQ(spec::compile_note(core), "");
+  EXPECT_EQ(field_of([&] { spec::make_training(64, 2048, y22, {}, {}, true); }), "--compile");
+  for (const std::string& n : spec::preset_names("stacks")) {
+    const spec::Stack st = spec::load_stack(n);
+    EXPECT_EQ(st.knobs.compile, n == "torchtitan-2024") << n;
+    EXPECT_EQ(st.eager_elementwise, n == "torchtitan-2024") << n;
+  }
 }
 
 TEST(Stack, HybridShardingNeedsFullSharding) {

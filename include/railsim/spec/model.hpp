@@ -117,15 +117,24 @@ struct Training {
   // Fused attention (FlashAttention): no s x s scores in HBM, causal half of the score FLOPs.
   // Off in a Training built in code; make_training takes the stack's default.
   bool flash_attention = false;
+  // torch.compile on a stack that has it (Stack::knobs.compile): fuses the element-wise kernels
+  // that a stack with eager_elementwise runs one op at a time. Off in a Training built in code.
+  bool compile = false;
   // The software that runs it: which strategy knobs exist (perf::validate checks them).
   Stack stack{};
 };
 
-// A training under a stack: a dtype or flash attention given must be one the stack has
-// (InputError "--dtype" / "--flash-attention" naming the stack); not given, bf16 and the stack's
-// default.
+// A training under a stack: a dtype, flash attention or torch.compile given must be one the
+// stack has (InputError "--dtype" / "--flash-attention" / "--compile" naming the stack); not
+// given, bf16 and the stack's defaults.
 Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,
                        std::optional<Dtype> dtype = std::nullopt,
-                       std::optional<bool> flash_attention = std::nullopt);
+                       std::optional<bool> flash_attention = std::nullopt,
+                       std::optional<bool> compile = std::nullopt);
+
+// How the training's element-wise kernels run, for the software line of every output: "" on a
+// stack whose kernels are fused and that has no torch.compile; ", torch.compile on" or ",
+// torch.compile off (eager element-wise kernels)" otherwise.
+std::string compile_note(const Training& tr);
 
 }  // namespace railsim::spec

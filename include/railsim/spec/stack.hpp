@@ -146,6 +146,9 @@ struct StackKnobs {
   // over groups of DP ranks and replicated across them (PyTorch FSDP's HYBRID_SHARD, MaxText's
   // ici/dcn FSDP axes). Needs distributed_optimizer "full".
   bool hsdp = false;
+  // torch.compile (JSON "compile": true; default false): TorchTitan's training.compile, which
+  // fuses the element-wise kernels of each block (--compile).
+  bool compile = false;
   bool has(PipelineSchedule s) const {
     return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
            (s == PipelineSchedule::dualpipe && dualpipe);
@@ -162,6 +165,7 @@ struct StackDefaults {
   bool flash_attention = true;
   bool dist_opt = true;    // when dp > 1
   bool dp_overlap = true;  // when dp > 1
+  bool compile = false;    // torch.compile, on a stack with the knob (JSON optional)
 };
 
 // Default-constructed: megatron-core-2024, the default stack (a test checks that it equals the
@@ -196,6 +200,11 @@ struct Stack {
   // the SwiGLU output in the backward pass (DeepSeek-V3 report, Sec. 3.3.3, low-precision
   // activations). JSON "moe_swiglu_recompute": true.
   bool moe_swiglu_recompute = false;
+  // How the block's element-wise work runs: fused kernels (Megatron's and Transformer Engine's,
+  // or torch.compile's), or eager PyTorch, one kernel per op of the model code, with RMSNorm and
+  // the rotary embedding in fp32 (TorchTitan's Llama block; docs/model.md section 3). Eager
+  // applies when compile is off. JSON "elementwise_kernels": "fused" (default) or "eager".
+  bool eager_elementwise = false;
   std::string source;
 };
 
