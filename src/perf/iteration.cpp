@@ -635,28 +635,26 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const double moe_F =
       (moe_tokens * static_cast<double>(m.expert_ffn_hidden) + T * m.shared_ffn()) *
       detail::kActBytes / t;
-  // A stack that runs its block eagerly (torch.compile off) moves what eager_bytes counts
-  // instead, forward and backward each counted.
-  const bool eager = ctx.training.stack.eager_elementwise && !ctx.training.compile;
-  const double L_dense = st.dense_layers, L_moe = st.moe_layers;
-  double fwd_ew = 0, bwd_ew = 0;
-  if (eager) {
-    const EagerBytes eb = eager_bytes(m, t, s.sp);
-    const double scores = flash ? 0.0 : 4.5 * S;  // unfused attention's softmax and dropout
-    // dense_F and moe_F are bytes of FFN-wide bf16 tensors: their elements, 2 bytes each.
-    const double ffn_elems = (L_dense * dense_F + L_moe * moe_F) / detail::kActBytes;
-    fwd_ew = (st.layers * (T * eb.fwd_common + scores) + ffn_elems * eb.fwd_per_f) / hbm;
-    bwd_ew = (st.layers * (T * eb.bwd_common + 1.25 * scores) + ffn_elems * eb.bwd_per_f) / hbm;
-  }
   const double ew_common = 11.0 * Xs;
   const double ew_attn = flash ? 0.0 : 4.5 * S;
   const double ew_dense = (m.gated_ffn ? 3.0 : 2.0) * dense_F;
   const double ew_moe = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
 
+  const double L_dense = st.dense_layers, L_moe = st.moe_layers;
   const double fwd_gemm = st.layers * g_qkv + L_dense * g_dense + L_moe * g_moe;
   const double bwd_gemm = st.layers * b_qkv + L_dense * b_dense + L_moe * b_moe;
   const double fwd_attn = st.layers * attn_core_fwd;
-  if (!eager) {
+  // A stack that runs its block eagerly (torch.compile off) moves what eager_bytes counts
+  // instead, forward and backward each counted; unfused attention's score traffic is the same.
+  const bool eager = ctx.training.eager_elementwise();
+  double fwd_ew = 0, bwd_ew = 0;
+  if (eager) {
+    const EagerBytes eb = eager_bytes(m, t, s.sp);
+    // dense_F and moe_F are bytes of FFN-wide bf16 tensors: their elements, 2 bytes each.
+    const double ffn_elems = (L_dense * dense_F + L_moe * moe_F) / detail::kActBytes;
+    fwd_ew = (st.layers * (T * eb.fwd_common + ew_attn) + ffn_elems * eb.fwd_per_f) / hbm;
+    bwd_ew = (st.layers * (T * eb.bwd_common + 1.25 * ew_attn) + ffn_elems * eb.bwd_per_f) / hbm;
+  } else {
     fwd_ew = (st.layers * (ew_common + ew_attn) + L_dense * ew_dense + L_moe * ew_moe) / hbm;
     // Element-wise backward kernels read the saved tensor and the incoming gradient and write
     // one gradient: 1.25 x the forward traffic (ours).

@@ -216,11 +216,11 @@ Stack load_stack(const std::string& arg, const std::string& option) {
   return stack_from_json(load_preset_or_file("stacks", arg, option), "stack");
 }
 
-std::string compile_note(const Training& tr) {
-  if (!tr.stack.knobs.compile && !tr.stack.eager_elementwise) return "";
-  if (tr.compile) return ", torch.compile on";
-  return tr.stack.eager_elementwise ? ", torch.compile off (eager element-wise kernels)"
-                                    : ", torch.compile off";
+std::string compile_note(const Stack& st, bool compile) {
+  if (!st.knobs.compile && !st.eager_elementwise) return "";
+  if (compile) return ", torch.compile on";
+  return st.eager_elementwise ? ", torch.compile off (eager element-wise kernels)"
+                              : ", torch.compile off";
 }
 
 Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,

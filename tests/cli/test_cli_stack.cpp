@@ -195,7 +195,8 @@ TEST(CliStack, TorchCompileIsTorchTitansKnobAndIsSaid) {
   EXPECT_NE(plan.out.find("flash attention, torch.compile on)"), std::string::npos) << plan.out;
   expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --compile on",
                       "--compile: stack megatron-core-2024 has no torch.compile");
-  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --compile maybe", "--compile");
+  expect_error_prefix(std::string("plan ") + kMegatron175Small + " --compile maybe",
+                      "--compile: got 'maybe', expected on or off");
   // Off is what a stack without it does: accepted.
   EXPECT_EQ(run_cli(std::string("estimate ") + kMegatron175Small + " --compile off").code, 0);
 }

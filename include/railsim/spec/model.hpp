@@ -122,6 +122,9 @@ struct Training {
   bool compile = false;
   // The software that runs it: which strategy knobs exist (perf::validate checks them).
   Stack stack{};
+  // The block's element-wise work runs eagerly, one PyTorch kernel per op (docs/model.md
+  // section 3): a stack with eager_elementwise without torch.compile.
+  bool eager_elementwise() const { return stack.eager_elementwise && !compile; }
 };
 
 // A training under a stack: a dtype, flash attention or torch.compile given must be one the
@@ -132,9 +135,12 @@ Training make_training(std::int64_t global_batch, std::int64_t seq_len, const St
                        std::optional<bool> flash_attention = std::nullopt,
                        std::optional<bool> compile = std::nullopt);
 
-// How the training's element-wise kernels run, for the software line of every output: "" on a
-// stack whose kernels are fused and that has no torch.compile; ", torch.compile on" or ",
-// torch.compile off (eager element-wise kernels)" otherwise.
-std::string compile_note(const Training& tr);
+// How a stack's element-wise kernels run under torch.compile on or off, for the software line of
+// every output: "" on a stack whose kernels are fused and that has no torch.compile; ",
+// torch.compile on" or ", torch.compile off (eager element-wise kernels)" otherwise.
+std::string compile_note(const Stack& st, bool compile);
+inline std::string compile_note(const Training& tr) {
+  return compile_note(tr.stack, tr.compile);
+}
 
 }  // namespace railsim::spec
