@@ -1,5 +1,7 @@
 #include "railsim/perf/comm_schedule.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "railsim/core/enum.hpp"
@@ -18,10 +20,12 @@ constexpr EnumNames<CollectiveOp, 5> kOpNames{{{{CollectiveOp::all_reduce, "all_
                                                 {CollectiveOp::reduce_scatter, "reduce_scatter"},
                                                 {CollectiveOp::all_to_all, "all_to_all"},
                                                 {CollectiveOp::send_recv, "send_recv"}}}};
-constexpr EnumNames<Algorithm, 4> kAlgorithmNames{{{{Algorithm::ring, "ring"},
-                                                    {Algorithm::hierarchical, "hierarchical"},
-                                                    {Algorithm::direct, "direct"},
-                                                    {Algorithm::p2p, "p2p"}}}};
+constexpr EnumNames<Algorithm, 5> kAlgorithmNames{
+    {{{Algorithm::ring, "ring"},
+      {Algorithm::hierarchical, "hierarchical"},
+      {Algorithm::direct, "direct"},
+      {Algorithm::p2p, "p2p"},
+      {Algorithm::rail_then_domain, "rail_then_domain"}}}};
 constexpr EnumNames<Phase, 3> kPhaseNames{{{{Phase::forward, "forward"},
                                             {Phase::backward, "backward"},
                                             {Phase::optimizer, "optimizer"}}}};
@@ -59,6 +63,52 @@ std::string_view to_string(Phase p) {
   return kPhaseNames.name(p);
 }
 
+namespace {
+// C(a, k) / C(b, k) for a <= b: the chance that k draws without replacement from b items all miss
+// the b - a marked ones.
+double all_miss(double a, double b, std::int64_t k) {
+  double r = 1.0;
+  for (std::int64_t i = 0; i < k; ++i) {
+    const double x = static_cast<double>(i);
+    if (a - x <= 0) return 0.0;
+    r *= (a - x) / (b - x);
+  }
+  return r;
+}
+
+double log_choose(double n, double k) {
+  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
+}
+}  // namespace
+
+double routed_domains(const ExpertRouting& r, std::int64_t q) {
+  if (r.top_k <= 0 || r.experts <= 0) return 0.0;
+  if (q <= 1) return 1.0;
+  const double E = r.experts, Q = static_cast<double>(q), k_e = E / Q;  // experts per domain
+  const std::int64_t k = r.top_k, G = std::max(r.groups, 1),
+                     M = std::clamp<std::int32_t>(r.groups_per_token, 1, std::max(r.groups, 1));
+  const double g = E / static_cast<double>(G);  // experts per group
+  const double chosen = static_cast<double>(M) * g;
+  double miss = all_miss(E - k_e, E, k);  // no group limit (or one that does not nest)
+  if (M < G && G % q == 0) {
+    // rg groups in each domain; j of the M chosen ones in domain d (hypergeometric).
+    const std::int64_t rg = G / q;
+    miss = 0;
+    for (std::int64_t j = std::max<std::int64_t>(0, M - (G - rg)); j <= std::min(rg, M); ++j) {
+      const double p =
+          std::exp(log_choose(static_cast<double>(rg), static_cast<double>(j)) +
+                   log_choose(static_cast<double>(G - rg), static_cast<double>(M - j)) -
+                   log_choose(static_cast<double>(G), static_cast<double>(M)));
+      miss += p * all_miss(chosen - static_cast<double>(j) * g, chosen, k);
+    }
+  } else if (M < G && q % G == 0) {
+    // Each group spans q / G domains: domain d is reachable when its group is chosen.
+    const double in = static_cast<double>(M) / static_cast<double>(G);
+    miss = (1.0 - in) + in * all_miss(chosen - k_e, chosen, k);
+  }
+  return Q * (1.0 - miss);
+}
+
 void CommSchedule::add(const CommOp& op) {
   if (size >= kMaxOps) throw std::logic_error("CommSchedule: more than kMaxOps operations");
   ops[static_cast<std::size_t>(size++)] = op;
@@ -68,6 +118,7 @@ void CommSchedule::add(const CommOp& op) {
 
 // ---- builder and wire bytes -------------------------------------------------------------------
 #include "detail.hpp"
+#include "railsim/perf/expansion.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/strategy.hpp"
 
@@ -145,10 +196,19 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const double bytes = st.tokens_mb / t * static_cast<double>(m.top_k) * m.capacity_factor *
                          static_cast<double>(m.hidden) * elem_bytes;
     const double per_pass = 2.0 * st.moe_layers * mb;
-    cs.add({CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, Phase::forward,
-            bytes, per_pass});
-    cs.add({CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::direct, Phase::backward,
-            bytes, per_pass * (1.0 + rerun)});
+    // The stack's hierarchical dispatch sends one copy per HB domain along the rails and fans it
+    // out inside the domain (DeepSeek-V3 report, Sec. 3.2.2).
+    const Algorithm alg =
+        tr.stack.hierarchical_ep_dispatch ? Algorithm::rail_then_domain : Algorithm::direct;
+    CommOp a2a{CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, alg,
+               Phase::forward,           bytes,           per_pass};
+    a2a.routing = {static_cast<std::int32_t>(m.experts), static_cast<std::int32_t>(m.top_k),
+                   static_cast<std::int32_t>(m.expert_groups),
+                   static_cast<std::int32_t>(m.expert_groups_per_token)};
+    cs.add(a2a);
+    a2a.phase = Phase::backward;
+    a2a.count = per_pass * (1.0 + rerun);
+    cs.add(a2a);
   }
   if (s.pp > 1) {
     const double v = static_cast<double>(s.interleave);
@@ -212,6 +272,21 @@ double op_wire_bytes(const CommOp& op, const Placement& pl) {
   const double n = static_cast<double>(pl.axis_size(op.axis));
   if (n <= 1) return 0.0;
   const double groups = static_cast<double>(pl.group_count(op.axis));
+  if (op.algorithm == Algorithm::rail_then_domain) {
+    // Each group as its expansion runs it (two phases where it is rail-aligned, the direct
+    // exchange where not): every member sends (m-1)/m of each phase's buffer.
+    GroupExpansion ex;
+    std::vector<std::int64_t> scratch;
+    double sum = 0;
+    for (std::int64_t g = 0; g < pl.group_count(op.axis); ++g) {
+      expand_group(op, pl, g, ex, scratch);
+      for (const CollectivePhase& ph : ex.plan) {
+        const double m = static_cast<double>(ph.members);
+        sum += n * (m - 1.0) / m * ph.bytes;
+      }
+    }
+    return sum * op.count;
+  }
   switch (op.op) {
     case CollectiveOp::all_reduce:
       return groups * op.count * 2.0 * (n - 1.0) * op.bytes;

@@ -875,9 +875,10 @@ StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algor
   op.axis = axis;
   op.algorithm = algorithm;
   op.bytes = 1;
-  op.op = algorithm == Algorithm::p2p      ? CollectiveOp::send_recv
-          : algorithm == Algorithm::direct ? CollectiveOp::all_to_all
-                                           : CollectiveOp::all_reduce;
+  op.op = algorithm == Algorithm::p2p ? CollectiveOp::send_recv
+          : algorithm == Algorithm::direct || algorithm == Algorithm::rail_then_domain
+              ? CollectiveOp::all_to_all
+              : CollectiveOp::all_reduce;
   GroupExpansion ex;
   std::vector<std::int64_t> scratch;
   bool any = false;
@@ -902,6 +903,7 @@ StepLoad ContentionModel::census(const Placement& pl, Axis axis, Algorithm algor
           for (std::size_t k = 0; k + 1 < n; ++k)
             reverse ? cs.transfer(m[k + 1], m[k]) : cs.transfer(m[k], m[k + 1]);
           break;
+        case Algorithm::rail_then_domain:  // never a phase's own algorithm
         case Algorithm::direct:
           if (aggregate_all_to_all) {
             cs.all_to_all(m);

@@ -38,6 +38,23 @@ PhasePlan phase_plan(const CommOp& op, const GroupShape& g) {
       if (op.op == CollectiveOp::send_recv) bad_pair(op);
       add(op.op, Algorithm::direct, Scope::group, g.size, B);
       return pl;
+    case Algorithm::rail_then_domain: {
+      if (op.op != CollectiveOp::all_to_all) bad_pair(op);
+      const std::int64_t p = g.per_domain, q = g.domains;
+      if (q < 2 || !g.rail_aligned || p * q != g.size) {
+        add(op.op, Algorithm::direct, Scope::group, g.size, B);
+        return pl;
+      }
+      pl.hierarchical = true;
+      // One copy per HB domain a token is routed to crosses the rail; inside the domain every
+      // copy goes to its expert's GPU (comm_schedule.hpp).
+      const double d = op.routing.top_k > 0
+                           ? routed_domains(op.routing, q) / static_cast<double>(op.routing.top_k)
+                           : 1.0;
+      add(op.op, Algorithm::direct, Scope::along_rail, q, B * d);
+      if (p > 1) add(op.op, Algorithm::direct, Scope::in_domain, p, B);
+      return pl;
+    }
     case Algorithm::ring:
     case Algorithm::hierarchical:
       break;
@@ -89,7 +106,8 @@ void expand_members(const CommOp& op, std::span<const std::int64_t> m, std::int6
   out.offset = {};
   GroupShape shape;
   shape.size = n;
-  if (op.algorithm == Algorithm::hierarchical && n > 1) {
+  if ((op.algorithm == Algorithm::hierarchical || op.algorithm == Algorithm::rail_then_domain) &&
+      n > 1) {
     // Members ordered by (HB domain, local rank), i.e. by GPU id: the j-th member of each domain
     // sits on the same rail when the group is rail-aligned.
     scratch.assign(m.begin(), m.end());

@@ -23,7 +23,8 @@ Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
          {"dtype", std::string(to_string(tr.dtype))},
          {"flash_attention", tr.flash_attention},
          {"compile", tr.compile},
-         {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"}};
+         {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"},
+         {"ep_dispatch", tr.stack.hierarchical_ep_dispatch ? "hierarchical" : "direct"}};
   j.update(spec::routing_json(d));
   return j;
 }

@@ -31,7 +31,10 @@ CollectiveResult simulate_collective(const SimNetwork& net, const CollectiveRequ
   using perf::CollectiveOp;
   switch (req.op) {
     case CollectiveOp::all_to_all:
-      alltoall_phase(net, cfg, req.groups, req.bytes, out, acc);
+      if (req.algorithm == perf::Algorithm::rail_then_domain)
+        rail_domain_alltoall(net, cfg, req, out, acc);
+      else
+        alltoall_phase(net, cfg, req.groups, req.bytes, out, acc);
       break;
     case CollectiveOp::send_recv:
       p2p_phase(net, cfg, req.groups, req.bytes, out, acc);
@@ -158,6 +161,7 @@ ScheduleResult simulate_schedule(const SimNetwork& net, const perf::CommSchedule
       req.op = op.op;
       req.algorithm = op.algorithm;
       req.bytes = op.bytes;
+      req.routing = op.routing;
       req.groups = groups_of_axis(p, op.axis);
       if (op.op == perf::CollectiveOp::send_recv && op.phase == perf::Phase::backward)
         for (auto& g : req.groups) std::reverse(g.begin(), g.end());  // gradients flow back

@@ -315,6 +315,46 @@ std::string phase_name(const perf::CollectivePhase& ph) {
 
 }  // namespace
 
+void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,
+                          CollectiveResult& out, Accumulator& acc) {
+  perf::CommOp op;
+  op.op = perf::CollectiveOp::all_to_all;
+  op.algorithm = perf::Algorithm::rail_then_domain;
+  op.bytes = req.bytes;
+  op.routing = req.routing;
+  std::vector<perf::GroupExpansion> ex(req.groups.size());
+  std::vector<std::int64_t> scratch;
+  int phases = 0;
+  for (std::size_t i = 0; i < req.groups.size(); ++i) {
+    perf::expand_members(op, req.groups[i], net.cluster.hb_domain, ex[i], scratch);
+    phases = std::max(phases, ex[i].plan.size);
+  }
+  // Both phases at once: each token is forwarded over its domain as it arrives along the rail
+  // (perf::collective_time takes the slower phase; the two load disjoint links).
+  std::vector<Group> exchanges;
+  AllToAllV a;
+  bool rail = false, domain = false;
+  for (int ph = 0; ph < phases; ++ph)
+    for (const auto& e : ex) {
+      if (e.plan.size <= ph) continue;
+      const perf::CollectivePhase& phase = e.plan.phases[static_cast<std::size_t>(ph)];
+      rail = rail || phase.scope == perf::Scope::along_rail;
+      domain = domain || phase.scope == perf::Scope::in_domain;
+      const auto n = static_cast<std::size_t>(phase.members);
+      for (std::int64_t r = 0; r < e.rings[static_cast<std::size_t>(ph)]; ++r) {
+        const auto m = e.ring(ph, r);
+        exchanges.emplace_back(m.begin(), m.end());
+        std::vector<double> pairs(n * n, phase.bytes / static_cast<double>(n));
+        for (std::size_t i = 0; i < n; ++i) pairs[i * n + i] = 0;
+        a.pair_bytes.push_back(std::move(pairs));
+      }
+    }
+  a.name = rail && domain ? "all-to-all along rails and in HB domains"
+           : rail         ? "all-to-all along rails"
+                          : "all-to-all";
+  if (!exchanges.empty()) alltoallv_phase(net, cfg, exchanges, a, out, acc);
+}
+
 // Reductions and gathers: perf's expansion of every group (perf/expansion.hpp), its phases run
 // one after another, each phase's rings of every group concurrently.
 void reduction_collective(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,

@@ -95,6 +95,13 @@ void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vec
 void p2p_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
                double bytes, CollectiveResult& out, Accumulator& acc);
 
+// The rail_then_domain all-to-all: perf's expansion of every group (along the rails and inside
+// the HB domains; the direct exchange for a group that is not rail-aligned), every exchange of
+// both phases and of every group at once (the domain phase forwards as the rail phase delivers),
+// flow by flow.
+void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,
+                          CollectiveResult& out, Accumulator& acc);
+
 // Reductions and gathers: perf's expansion of every group (perf/expansion.hpp), its phases run
 // one after another, each phase's rings of every group concurrently.
 void reduction_collective(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,

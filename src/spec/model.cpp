@@ -140,9 +140,23 @@ Model model_from_json(const Json& j, const std::string& path) {
     m.shared_experts = o.integer_or("shared_experts", 0, 0, 1024);
     m.shared_expert_ffn_hidden =
         o.integer_or("shared_expert_ffn_hidden", m.expert_ffn_hidden, 1, kMaxDim);
+    m.expert_groups = o.integer_or("expert_groups", 1, 1, m.experts);
+    if (m.experts % m.expert_groups != 0)
+      throw InputError(o.field("expert_groups"),
+                       fmt::format("{} groups do not divide experts = {}; the groups are equal",
+                                   m.expert_groups, m.experts));
+    m.expert_groups_per_token =
+        o.integer_or("expert_groups_per_token", m.expert_groups, 1, m.expert_groups);
+    const std::int64_t reachable = m.expert_groups_per_token * (m.experts / m.expert_groups);
+    if (m.top_k > reachable)
+      throw InputError(
+          o.field(o.has("expert_groups_per_token") ? "expert_groups_per_token" : "expert_groups"),
+          fmt::format("a token's {} groups hold {} experts, fewer than top_k = {}",
+                      m.expert_groups_per_token, reachable, m.top_k));
   } else {
-    for (const char* k : {"top_k", "expert_ffn_hidden", "moe_every", "capacity_factor",
-                          "first_dense_layers", "shared_experts", "shared_expert_ffn_hidden"})
+    for (const char* k :
+         {"top_k", "expert_ffn_hidden", "moe_every", "capacity_factor", "first_dense_layers",
+          "shared_experts", "shared_expert_ffn_hidden", "expert_groups", "expert_groups_per_token"})
       if (o.has(k))
         throw InputError(o.field(k),
                          "only meaningful for a mixture-of-experts model (experts > 1)");

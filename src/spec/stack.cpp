@@ -201,6 +201,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
   st.fp8_dispatch = either(o, "ep_dispatch_dtype", "dispatch dtype", "bf16", "fp8");
   if (st.fp8_dispatch && !st.knobs.fp8)
     throw InputError(o.field("ep_dispatch_dtype"), "fp8 needs knobs.fp8: true");
+  st.hierarchical_ep_dispatch = either(o, "ep_dispatch", "EP dispatch", "direct", "hierarchical");
   st.moment_bytes =
       either(o, "optimizer_moment_dtype", "optimizer moment dtype", "fp32", "bf16") ? 2.0 : 4.0;
   st.recompute_norms = o.boolean_or("recompute_norms", false);
@@ -221,6 +222,10 @@ std::string compile_note(const Stack& st, bool compile) {
   if (compile) return ", torch.compile on";
   return st.eager_elementwise ? ", torch.compile off (eager element-wise kernels)"
                               : ", torch.compile off";
+}
+
+std::string dispatch_note(const Stack& st) {
+  return st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "";
 }
 
 Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,

@@ -115,6 +115,9 @@ Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
   j["gpu"] = cluster.gpu.name;
   j["global_batch"] = tr.global_batch;
   j["seq_len"] = tr.seq_len;
+  j["stack"] = tr.stack.name;
+  j["dtype"] = std::string(perf::to_string(tr.dtype));
+  j["ep_dispatch"] = tr.stack.hierarchical_ep_dispatch ? "hierarchical" : "direct";
   j["strategy"] = perf::to_json(s, placement);
   j["strategy_source"] = strategy_source;
   j["seed"] = seed;

@@ -40,6 +40,7 @@ std::int64_t max_transfers(const perf::CommOp& op, std::int64_t n) {
     case Algorithm::hierarchical:
       return 2 * n;
     case Algorithm::direct:
+    case Algorithm::rail_then_domain:  // n (q - 1) along the rails and n (p - 1) inside domains
       return n * (n - 1);
     case Algorithm::p2p:
       return n;  // n - 1 stages hand over, plus the wrap of interleaved pipelines
@@ -71,6 +72,7 @@ void expand(const perf::CommOp& op, const perf::Placement& pl, std::int64_t grou
                   {m[static_cast<std::size_t>(j)], m[static_cast<std::size_t>((j + 1) % n)], per});
           break;
         }
+        case Algorithm::rail_then_domain:  // never a phase's own algorithm
         case Algorithm::direct: {
           const double per = (ph.op == CollectiveOp::all_reduce ? 2.0 : 1.0) * ph.bytes / nd;
           if (per > 0)

@@ -201,6 +201,39 @@ TEST(CliStack, TorchCompileIsTorchTitansKnobAndIsSaid) {
   EXPECT_EQ(run_cli(std::string("estimate ") + kMegatron175Small + " --compile off").code, 0);
 }
 
+TEST(CliStack, HierarchicalEpDispatchIsSaidAndKeepsExpertTrafficOnTheRails) {
+  // DeepSeek-V3 on 256 H800 (EP 64 over 8 nodes) under DeepSeek's stack: the software line, the
+  // JSON and the communication table say how the all-to-all runs, and traffic finds none of its
+  // bytes between rails.
+  const std::string ds =
+      "--gpus 256 --gpu H800 --switch QM9700 --model DeepSeek-V3 --batch 512 --seq 4096 --dtype "
+      "fp8 --tp 1 --pp 4 --dp 64 --ep 64 --micro-batch 1 --stack deepseek-v3-2024";
+  const auto est = run_cli("estimate " + ds);
+  ASSERT_EQ(est.code, 0) << est.err;
+  EXPECT_NE(est.out.find("software: stack deepseek-v3-2024, fp8, flash attention on, hierarchical "
+                         "EP dispatch (rail, then HB domain)\n"),
+            std::string::npos)
+      << est.out;
+  EXPECT_NE(est.out.find("all_to_all      ep    rail_then_domain"), std::string::npos) << est.out;
+  const auto j = nlohmann::json::parse(run_cli("estimate " + ds + " --json").out);
+  EXPECT_EQ(j["ep_dispatch"].get<std::string>(), "hierarchical");
+  const auto tr = nlohmann::json::parse(run_cli("traffic " + ds + " --json").out);
+  EXPECT_EQ(tr["ep_dispatch"].get<std::string>(), "hierarchical");
+  EXPECT_EQ(tr["stack"].get<std::string>(), "deepseek-v3-2024");
+  EXPECT_GT(tr["bytes"]["ep"]["same_rail"].get<double>(), 0.0);
+  EXPECT_EQ(tr["bytes"]["ep"]["cross_rail"].get<double>(), 0.0);
+  const auto text = run_cli("traffic " + ds);
+  EXPECT_NE(text.out.find("software: stack deepseek-v3-2024, fp8, hierarchical EP dispatch"),
+            std::string::npos)
+      << text.out;
+  // The direct dispatch of the default stack sends between rails and says nothing of it.
+  const auto direct = nlohmann::json::parse(
+      run_cli("estimate --gpus 256 --gpu H800 --switch QM9700 --model DeepSeek-V3 --batch 512 "
+              "--seq 4096 --tp 1 --pp 4 --dp 64 --ep 64 --micro-batch 1 --json")
+          .out);
+  EXPECT_EQ(direct["ep_dispatch"].get<std::string>(), "direct");
+}
+
 TEST(CliStack, MalformedStackFileNamesTheField) {
   const std::string path = "/tmp/railsim_cli_stack_" + std::to_string(::getpid()) + ".json";
   auto write = [&](const std::string& text) { std::ofstream(path) << text; };

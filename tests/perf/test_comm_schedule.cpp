@@ -1,9 +1,15 @@
 // The CommSchedule of a strategy and the bytes it puts on the wire (formulas in
 // include/railsim/perf/comm_schedule.hpp), checked against numbers worked out by hand.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <bit>
+#include <utility>
+#include <vector>
 
 #include "../common/small_network.hpp"
 #include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/expansion.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "test_perf_common.hpp"
@@ -104,6 +110,86 @@ TEST(CommSchedule, MoeAllToAllIsDirectOverTheExpertGroup) {
   EXPECT_DOUBLE_EQ(a->count, 2.0 * 4 * 1);  // dispatch + combine, 4 MoE layers, 1 micro-batch
   // Expert gradients reduce over edp = dp / ep = 4.
   EXPECT_NE(find(cs, CollectiveOp::all_reduce, Axis::edp, Phase::backward), nullptr);
+}
+
+namespace {
+// The expected distinct domains among a token's experts by enumeration: every choice of
+// `per_token` of the `groups` groups, every top_k subset of their experts, equally likely; the
+// experts dealt in order over q domains.
+double enumerated_domains(int experts, int groups, int per_token, int top_k, int q) {
+  const int g = experts / groups, e_dom = experts / q;
+  double sum = 0, count = 0;
+  for (unsigned gs = 0; gs < (1u << groups); ++gs) {
+    if (std::popcount(gs) != per_token) continue;
+    std::vector<int> pool;
+    for (int x = 0; x < experts; ++x)
+      if (gs >> (x / g) & 1u) pool.push_back(x);
+    const auto n = static_cast<int>(pool.size());
+    for (std::uint64_t pick = 0; pick < (std::uint64_t{1} << n); ++pick) {
+      if (std::popcount(pick) != top_k) continue;
+      std::uint64_t doms = 0;
+      for (int i = 0; i < n; ++i)
+        if (pick >> i & 1u) doms |= std::uint64_t{1} << (pool[static_cast<std::size_t>(i)] / e_dom);
+      sum += std::popcount(doms);
+      count += 1;
+    }
+  }
+  return sum / count;
+}
+}  // namespace
+
+// Group-limited routing: the closed form of routed_domains against every routing enumerated, on
+// both nestings (groups inside domains, domains inside groups) and without a limit.
+TEST(CommSchedule, RoutedDomainsEqualTheEnumeratedRoutings) {
+  for (const int q : {1, 2, 4, 8, 16})
+    for (const auto& [groups, per_token] :
+         std::vector<std::pair<int, int>>{{1, 1}, {4, 4}, {4, 2}, {4, 1}, {2, 1}, {8, 3}}) {
+      const int top_k = per_token * (16 / groups) >= 3 ? 3 : 2;
+      SCOPED_TRACE(
+          fmt::format("q {} groups {} per token {} top_k {}", q, groups, per_token, top_k));
+      const ExpertRouting r{16, top_k, groups, per_token};
+      EXPECT_NEAR(routed_domains(r, q), enumerated_domains(16, groups, per_token, top_k, q), 1e-12);
+    }
+  // DeepSeek-V3 on 8 nodes (256 experts in 8 groups, 4 per token, top 8): 3.63 of its at most 4
+  // nodes, 8 (1 - (1 + C(96, 8) / C(128, 8)) / 2); 5.29 of 8 without the limit, 8 (1 - C(224, 8)
+  // / C(256, 8)).
+  EXPECT_NEAR(routed_domains({256, 8, 8, 4}, 8), 3.6290, 1e-4);
+  EXPECT_NEAR(routed_domains({256, 8, 8, 8}, 8), 5.2947, 1e-4);
+  // No routing information: every copy counts.
+  EXPECT_EQ(routed_domains({}, 8), 0.0);
+}
+
+// The hierarchical dispatch's phases: one copy per routed HB domain along each rail (B d, d =
+// routed domains / top_k), then every expert's copy inside the domain (B); a group that is not
+// rail-aligned, or inside one domain, runs the direct exchange.
+TEST(CommSchedule, RailThenDomainAllToAllSendsOneCopyPerDomainAlongTheRails) {
+  CommOp op{CollectiveOp::all_to_all, Parallelism::ep, Axis::ep, Algorithm::rail_then_domain,
+            Phase::forward,           1000.0,          1};
+  op.routing = {256, 8, 8, 4};
+  const PhasePlan two = phase_plan(op, GroupShape{64, 8, 8, true});
+  ASSERT_EQ(two.size, 2);
+  EXPECT_EQ(two.phases[0].scope, Scope::along_rail);
+  EXPECT_EQ(two.phases[0].algorithm, Algorithm::direct);
+  EXPECT_EQ(two.phases[0].members, 8);
+  EXPECT_NEAR(two.phases[0].bytes, 1000.0 * routed_domains(op.routing, 8) / 8, 1e-9);
+  EXPECT_EQ(two.phases[1].scope, Scope::in_domain);
+  EXPECT_EQ(two.phases[1].members, 8);
+  EXPECT_DOUBLE_EQ(two.phases[1].bytes, 1000.0);
+  // One member per domain: the rail phase alone.
+  const PhasePlan rail = phase_plan(op, GroupShape{8, 1, 8, true});
+  ASSERT_EQ(rail.size, 1);
+  EXPECT_EQ(rail.phases[0].scope, Scope::along_rail);
+  for (const GroupShape g : {GroupShape{64, 8, 8, false}, GroupShape{8, 8, 1, true}}) {
+    const PhasePlan flat = phase_plan(op, g);
+    ASSERT_EQ(flat.size, 1);
+    EXPECT_EQ(flat.phases[0].scope, Scope::group);
+    EXPECT_EQ(flat.phases[0].algorithm, Algorithm::direct);
+    EXPECT_DOUBLE_EQ(flat.phases[0].bytes, 1000.0);
+  }
+  // Only an all-to-all runs it.
+  CommOp reduce = op;
+  reduce.op = CollectiveOp::all_reduce;
+  EXPECT_THROW((void)phase_plan(reduce, GroupShape{64, 8, 8, true}), std::logic_error);
 }
 
 TEST(CommSchedule, HierarchicalOnlyWhenRailAligned) {

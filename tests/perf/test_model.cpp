@@ -81,7 +81,21 @@ TEST(ModelPresets, BadFieldsAreNamed) {
            {R"("sliding_every":2)", "model.sliding_every"},
            {R"("sliding_window":-4)", "model.sliding_window"},
            {R"("sliding_window":4,"sliding_every":3)", "model.sliding_every"},
-           {R"("sliding_window":4,"sliding_every":2)", "no error"}})
+           {R"("sliding_window":4,"sliding_every":2)", "no error"},
+           // Group-limited routing: equal groups, a limit within them that still reaches top_k
+           // experts, MoE only.
+           {R"("expert_groups":2)", "model.expert_groups"},
+           {R"("experts":8,"top_k":2,"expert_groups":3)", "model.expert_groups"},
+           {R"("experts":8,"top_k":2,"expert_groups":0)", "model.expert_groups"},
+           {R"("experts":8,"top_k":2,"expert_groups":4,"expert_groups_per_token":5)",
+            "model.expert_groups_per_token"},
+           {R"("experts":8,"top_k":3,"expert_groups":4,"expert_groups_per_token":1)",
+            "model.expert_groups_per_token"},
+           {R"("experts":8,"top_k":2,"expert_groups":4,"expert_groups_per_token":"2")",
+            "model.expert_groups_per_token"},
+           {R"("experts":8,"top_k":3,"expert_groups":8,"expert_groups_per_token":2)",
+            "model.expert_groups_per_token"},
+           {R"("experts":8,"top_k":2,"expert_groups":4,"expert_groups_per_token":1)", "no error"}})
     EXPECT_EQ(err((base + extra + "}").c_str()), field) << extra;
 }
 

@@ -101,6 +101,54 @@ TEST(RailOnly, CrossRailExpertAllToAllIsSlowerAndTheBreakdownSaysWhy) {
   EXPECT_DOUBLE_EQ(only8.iteration_time_s, opt8.iteration_time_s);
 }
 
+TEST(RailOnly, HierarchicalDispatchKeepsTheExpertAllToAllOnTheRails) {
+  // The strategy above whose expert groups span 4 rails, under a stack that dispatches as
+  // DeepSeek-V3's report describes (Sec. 3.2.2): one copy per routed HB domain along the
+  // sender's rail, then over NVLink to the experts. No transfer changes rail in the NIC network,
+  // so rail-only forwards nothing and takes as long as rail-optimized.
+  const Model m = load_model("MoE-1.2T");
+  Training tr{4096, 2048, Dtype::bf16};
+  const spec::Cluster c = test::cluster("H100-SXM", 4096, 8);
+  Strategy s = test::megatron_core_strategy(2, 8, 256, 1);
+  s.ep = 32;
+  tr.stack.hierarchical_ep_dispatch = true;
+  const IterationTime opt = estimate(m, tr, s, c, test::design_spread(DesignKind::rail_optimized));
+  const IterationTime only = estimate(m, tr, s, c, test::design_spread(DesignKind::rail_only));
+  ASSERT_TRUE(opt.feasible);
+  EXPECT_FALSE(only.cross_rail);
+  EXPECT_EQ(only.breakdown.rail_forwarding_s, 0.0);
+  EXPECT_DOUBLE_EQ(only.breakdown.ep_comm_s, opt.breakdown.ep_comm_s);
+  EXPECT_DOUBLE_EQ(only.iteration_time_s, opt.iteration_time_s);
+}
+
+TEST(RailOnly, NodeLimitedRoutingHalvesDeepSeekV3sDispatchOverTheNetwork) {
+  // DeepSeek-V3 on 2,048 H800 (EP 64 over 8 nodes, top 8 of 256 experts, at most 4 nodes per
+  // token): the hierarchical dispatch sends 3.63 copies of a token over InfiniBand where the
+  // direct one sends 7 of its 8 (the copies for other nodes), then fans them out over NVLink.
+  // Its all-to-all takes under half the direct one's time on either design, and the same on both.
+  const Model m = load_model("DeepSeek-V3");
+  const spec::Stack st = spec::load_stack("deepseek-v3-2024");
+  ASSERT_TRUE(st.hierarchical_ep_dispatch);
+  const Training hier = spec::make_training(15360, 4096, st, spec::Dtype::fp8);
+  Training direct = hier;
+  direct.stack.hierarchical_ep_dispatch = false;
+  const spec::Cluster c = test::cluster("H800", 2048, 8);
+  Strategy s{.tp = 1, .pp = 16, .dp = 128, .ep = 64, .micro_batch = 1};
+  s.recompute = Recompute::selective;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  for (const auto kind : {DesignKind::rail_optimized, DesignKind::rail_only}) {
+    const IterationTime h = estimate(m, hier, s, c, test::design_spread(kind));
+    const IterationTime d = estimate(m, direct, s, c, test::design_spread(kind));
+    ASSERT_TRUE(h.feasible);
+    EXPECT_LT(h.breakdown.ep_comm_s + h.breakdown.rail_forwarding_s,
+              0.5 * (d.breakdown.ep_comm_s + d.breakdown.rail_forwarding_s))
+        << spec::to_string(kind);
+    EXPECT_EQ(h.breakdown.rail_forwarding_s, 0.0);
+    EXPECT_LT(h.iteration_time_s, d.iteration_time_s);
+  }
+}
+
 TEST(RailOnly, ShuffledPlacementPaysForCrossRailTp) {
   // TP spanning HB domains on scattered GPUs (a shuffled placement): rail-optimized crosses the
   // spine at NIC speed, rail-only adds the HB hop; both far slower than rail-aligned TP.

@@ -241,6 +241,9 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["elementwise_kernels"] = "compiled"; }),
             "stack.elementwise_kernels");
   EXPECT_EQ(with([](Json& j) { j["elementwise_kernels"] = "eager"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "deepep"; }), "stack.ep_dispatch");
+  EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = true; }), "stack.ep_dispatch");
+  EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "hierarchical"; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["compile"] = "on"; }), "stack.knobs.compile");
   EXPECT_EQ(with([](Json& j) { j["defaults"]["compile"] = 1; }), "stack.defaults.compile");
   // A default the stack cannot run: torch.compile on without the knob.

@@ -21,13 +21,24 @@
 //                           Per member the totals equal the flat ring's: 2(n-1)/n B for
 //                           all_reduce and (n-1)/n B for the others; only the locality differs.
 //   direct all_to_all     : each member sends B/n to every other member: (n-1)/n * B in all.
+//   rail_then_domain all_to_all (a rail-aligned group of q HB domains with p members each; the
+//                           MoE dispatch of DeepSeek-V3's report, Sec. 3.2.2):
+//                           1. along each rail, a direct exchange among the q members with the
+//                              same local rank of B1 = B d: each sends B1/q to every other,
+//                              where d = routed_domains(routing, q) / top_k (one copy per HB
+//                              domain a token is routed to instead of one per expert; d = 1
+//                              without routing information);
+//                           2. inside each domain, a direct exchange among its p members of B:
+//                              each sends B/p to every other (the copies for the experts).
+//                           A group that is not rail-aligned runs the direct exchange instead.
 //   p2p send_recv         : phase forward: rank i sends B to rank i+1 for i in [0, n-2];
 //                           phase backward: rank i+1 sends B to rank i. `count` times per pair.
 //                           Interleaved pipelines also wrap: rank n-1 sends B to rank 0
 //                           (backward: rank 0 to rank n-1) `wrap_count` times.
 // So the bytes on the wire per iteration for one op, summed over every GPU (see wire_bytes()):
-//   all_reduce: G c 2(n-1) B;  all_gather, reduce_scatter, all_to_all: G c (n-1) B;
-//   send_recv: G B (c (n-1) + wrap_count);  with G groups and c = count; 0 when n = 1.
+//   all_reduce: G c 2(n-1) B;  all_gather, reduce_scatter, all_to_all: G c (n-1) B
+//   (rail_then_domain: G c n ((q-1)/q B d + (p-1)/p B)); send_recv: G B (c (n-1) + wrap_count);
+//   with G groups and c = count; 0 when n = 1.
 // Bytes inside an HB domain are included (they are "on the wire" of the HB domain).
 #include <array>
 #include <cstdint>
@@ -61,16 +72,33 @@ CollectiveOp parse_collective_op(std::string_view s, const std::string& option);
 
 // How the collective is carried out; the time model and the traffic matrix both follow it.
 enum class Algorithm : std::uint8_t {
-  ring,          // flat ring over the group in rank order
-  hierarchical,  // reduce-scatter inside each HB domain, ring along rails, all-gather inside
-  direct,        // every member sends its share straight to every other member (all-to-all)
-  p2p,           // send_recv: rank i of the group sends to rank i + 1 (pipeline next stage)
+  ring,              // flat ring over the group in rank order
+  hierarchical,      // reduce-scatter inside each HB domain, ring along rails, all-gather inside
+  direct,            // every member sends its share straight to every other member (all-to-all)
+  p2p,               // send_recv: rank i of the group sends to rank i + 1 (pipeline next stage)
+  rail_then_domain,  // all-to-all: one copy per HB domain along the rails, then inside each domain
 };
 std::string_view to_string(Algorithm a);
 Algorithm parse_algorithm(std::string_view s, const std::string& option);
 
 enum class Phase : std::uint8_t { forward, backward, optimizer };
 std::string_view to_string(Phase p);
+
+// How an MoE layer routes its tokens, for the all-to-all's copies per HB domain
+// (rail_then_domain): `experts` in `groups` equal groups of consecutive experts, each token to
+// `top_k` experts inside `groups_per_token` groups (spec::Model's expert_groups). top_k 0: not
+// known (every copy crosses the network).
+struct ExpertRouting {
+  std::int32_t experts = 0, top_k = 0, groups = 1, groups_per_token = 1;
+};
+
+// The expected number of distinct HB domains among a token's top_k experts when the EP group's
+// experts are dealt in order over q domains (E/q consecutive experts each), the token choosing
+// groups_per_token of the groups uniformly and its top_k experts uniformly among theirs (the
+// balanced routing the all-to-all's bytes assume) (ours): exact where the groups nest in the
+// domains or the domains in the groups; otherwise the group limit is not applied. 0 without
+// routing information (top_k 0); 1 on one domain.
+double routed_domains(const ExpertRouting& r, std::int64_t q);
 
 struct CommOp {
   CollectiveOp op = CollectiveOp::all_reduce;
@@ -84,8 +112,9 @@ struct CommOp {
   double bytes = 0;
   double count = 1;  // times per iteration (per group; for send_recv per adjacent pair)
   bool overlappable =
-      false;              // may hide behind compute (DP with overlap, PP with 1F1B steady state)
-  double wrap_count = 0;  // send_recv only: times rank n-1 sends to rank 0 (interleaving)
+      false;                // may hide behind compute (DP with overlap, PP with 1F1B steady state)
+  double wrap_count = 0;    // send_recv only: times rank n-1 sends to rank 0 (interleaving)
+  ExpertRouting routing{};  // all_to_all only: how tokens pick their experts
 };
 
 // Fixed capacity so that building a schedule in the search's hot path never allocates.

@@ -14,6 +14,10 @@
 //                 A group that is not rail-aligned (uneven members per domain, or different local
 //                 ranks) runs the flat ring instead: same bytes, other locality.
 //   direct        one phase: every member sends B/n to every other member (all_reduce: 2B/n).
+//   rail_then_domain (all_to_all on a rail-aligned group of q domains of p members): a direct
+//                 exchange along each rail of B d (one copy per routed domain, d =
+//                 routed_domains / top_k), and one inside each domain of B (p > 1); the two run
+//                 at once, the domain's forwarding what the rail delivers. Otherwise direct.
 //   p2p           one phase: member i sends B to member i+1.
 // In a ring phase of n members on buffer B each member sends f (n-1)/n B to its successor in
 // f (n-1) steps of B/n, f = 2 for all_reduce and 1 otherwise (Patarasuk and Yuan 2009).
@@ -35,7 +39,7 @@ enum class Scope : std::uint8_t {
 
 struct CollectivePhase {
   CollectiveOp op = CollectiveOp::all_reduce;  // what this phase does
-  Algorithm algorithm = Algorithm::ring;       // ring, direct or p2p
+  Algorithm algorithm = Algorithm::ring;       // ring, direct or p2p (never rail_then_domain)
   Scope scope = Scope::group;
   std::int64_t members = 0;  // per ring (or per exchange)
   double bytes = 0;          // per-member buffer, as CommOp::bytes
@@ -44,7 +48,7 @@ struct CollectivePhase {
 struct PhasePlan {
   std::array<CollectivePhase, 3> phases{};
   int size = 0;
-  bool hierarchical = false;  // the phases are the hierarchical algorithm's
+  bool hierarchical = false;  // the phases are the hierarchical (or rail_then_domain) algorithm's
   const CollectivePhase* begin() const { return phases.data(); }
   const CollectivePhase* end() const { return phases.data() + size; }
 };

@@ -110,6 +110,7 @@ struct CollectiveRequest {
   perf::Algorithm algorithm = perf::Algorithm::ring;
   double bytes = 0;  // per GPU, as perf::CommOp::bytes
   std::vector<Group> groups;
+  perf::ExpertRouting routing{};  // all_to_all with rail_then_domain: copies per HB domain
 };
 
 struct TierStat {

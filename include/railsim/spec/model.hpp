@@ -35,6 +35,13 @@ struct Model {
   std::int64_t first_dense_layers = 0;
   std::int64_t shared_experts = 0;
   std::int64_t shared_expert_ffn_hidden = 0;
+  // Group-limited routing (DeepSeek-V2 and V3's device- and node-limited routing; the released
+  // configs' n_group and topk_group): the experts form `expert_groups` equal groups (consecutive
+  // experts), and each token chooses `expert_groups_per_token` of them and its top_k experts
+  // inside those. 1 and 1: no limit. DeepSeek-V3: 8 groups of 32, 4 per token, so that with its
+  // 64-way EP over 8 nodes each token reaches at most 4 nodes.
+  std::int64_t expert_groups = 1;
+  std::int64_t expert_groups_per_token = 1;
   // Attention widths. Multi-head / grouped-query attention: q and k heads of qk_head_dim, v heads
   // of v_head_dim (both hidden / heads by default). Multi-head latent attention (MLA, DeepSeek-V2
   // and V3): queries through a q_lora_rank bottleneck, keys and values through a kv_lora_rank
@@ -142,5 +149,8 @@ std::string compile_note(const Stack& st, bool compile);
 inline std::string compile_note(const Training& tr) {
   return compile_note(tr.stack, tr.compile);
 }
+// The MoE all-to-all of a stack with hierarchical dispatch, for the same line: ", hierarchical
+// EP dispatch (rail, then HB domain)"; "" for the direct dispatch.
+std::string dispatch_note(const Stack& st);
 
 }  // namespace railsim::spec

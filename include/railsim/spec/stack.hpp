@@ -187,6 +187,13 @@ struct Stack {
   // low-precision communication): the all-to-all carries 1.5 bytes per element on average.
   // JSON "ep_dispatch_dtype": "bf16" (default) or "fp8".
   bool fp8_dispatch = false;
+  // How the MoE all-to-all reaches the experts. Direct (the default): every routed copy of a token
+  // goes straight to the GPU of its expert. Hierarchical (DeepSeek-V3 report, Sec. 3.2.2; DeepEP's
+  // internode kernels): a token crosses the network once per HB domain it is routed to, to the
+  // GPU of its own local rank there (along its rail), and that GPU forwards it over the HB
+  // domain to its experts' GPUs; the combine runs the other way. perf::Algorithm::rail_then_domain.
+  // JSON "ep_dispatch": "direct" or "hierarchical".
+  bool hierarchical_ep_dispatch = false;
   // Adam's two moments, bytes each: 4 (fp32, the default) or 2 (bf16, DeepSeek-V3 report, Sec.
   // 3.3.3, low-precision optimizer states; the master weights and the gradients stay fp32). JSON
   // "optimizer_moment_dtype": "fp32" or "bf16".
