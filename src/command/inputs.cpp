@@ -295,7 +295,11 @@ std::vector<Field> software_fields() {
       on_off_field("compile", "--compile",
                    "torch.compile on a stack that has it (torchtitan-2024): on fuses the "
                    "element-wise kernels of each layer, off runs them eagerly, one PyTorch op "
-                   "per kernel (default: the stack's)")};
+                   "per kernel (default: the stack's)"),
+      text_field("ep_dispatch", "--ep-dispatch",
+                 "MoE all-to-all: direct (every routed copy to its expert's GPU) or hierarchical "
+                 "(one copy per HB domain along the rail, then over the HB domain: DeepSeek-V3's, "
+                 "DeepEP's) (default: the stack's)")};
 }
 
 Software resolve_software(const Args& a) {
@@ -307,6 +311,12 @@ Software resolve_software(const Args& a) {
   (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention, compile);  // checks them
   // The choice travels as the stack's default, so every training made from it has it.
   if (compile) sw.stack.defaults.compile = *compile;
+  if (const auto e = a.text_if("ep_dispatch")) {
+    if (*e != "direct" && *e != "hierarchical")
+      throw InputError("--ep-dispatch",
+                       fmt::format("got '{}', expected direct or hierarchical", printable(*e)));
+    sw.stack.hierarchical_ep_dispatch = *e == "hierarchical";
+  }
   return sw;
 }
 

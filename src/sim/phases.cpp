@@ -352,7 +352,22 @@ void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const Col
   a.name = rail && domain ? "all-to-all along rails and in HB domains"
            : rail         ? "all-to-all along rails"
                           : "all-to-all";
-  if (!exchanges.empty()) alltoallv_phase(net, cfg, exchanges, a, out, acc);
+  if (exchanges.empty()) return;
+  // Flow by flow (the all-to-all-v's limits, named for this collective).
+  double transfers = 0;
+  for (const auto& g : exchanges)
+    transfers += static_cast<double>(g.size()) * static_cast<double>(g.size() - 1);
+  if (cfg.aggregate == Aggregation::on)
+    throw InputError("--aggregate",
+                     "the hierarchical all-to-all (rail_then_domain) is simulated flow by flow; "
+                     "use --aggregate auto or off");
+  if (transfers > static_cast<double>(cfg.max_flows))
+    throw InputError(
+        "--max-flows",
+        fmt::format("a hierarchical all-to-all of {:.0f} transfers exceeds --max-flows "
+                    "{}; raise it, or use fewer GPUs",
+                    transfers, cfg.max_flows));
+  alltoallv_phase(net, cfg, exchanges, a, out, acc);
 }
 
 // Reductions and gathers: perf's expansion of every group (perf/expansion.hpp), its phases run

@@ -232,6 +232,18 @@ TEST(CliStack, HierarchicalEpDispatchIsSaidAndKeepsExpertTrafficOnTheRails) {
               "--seq 4096 --tp 1 --pp 4 --dp 64 --ep 64 --micro-batch 1 --json")
           .out);
   EXPECT_EQ(direct["ep_dispatch"].get<std::string>(), "direct");
+  // --ep-dispatch sets it on any stack: the default stack with DeepSeek's dispatch.
+  const auto chosen = nlohmann::json::parse(
+      run_cli("estimate --gpus 256 --gpu H800 --switch QM9700 --model DeepSeek-V3 --batch 512 "
+              "--seq 4096 --tp 1 --pp 4 --dp 64 --ep 64 --micro-batch 1 --ep-dispatch "
+              "hierarchical --json")
+          .out);
+  EXPECT_EQ(chosen["ep_dispatch"].get<std::string>(), "hierarchical");
+  EXPECT_LT(chosen["breakdown"]["ep_comm_s"].get<double>(),
+            direct["breakdown"]["ep_comm_s"].get<double>());
+  EXPECT_EQ(run_cli("estimate " + ds + " --ep-dispatch direct --json").code, 0);
+  expect_error_prefix("estimate " + ds + " --ep-dispatch deepep",
+                      "--ep-dispatch: got 'deepep', expected direct or hierarchical");
 }
 
 TEST(CliStack, MalformedStackFileNamesTheField) {

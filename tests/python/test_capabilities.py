@@ -72,6 +72,21 @@ def test_torch_compile_equals_cli():
         railsim.estimate(compile=True, **{**args, "stack": "megatron-core-2024"})
 
 
+def test_ep_dispatch_equals_cli():
+    args = dict(gpus=256, gpu="H800", switch="QM9700", model="DeepSeek-V3", seq=4096, batch=512,
+                tp=1, pp=4, dp=64, ep=64, micro_batch=1)
+    hier = railsim.estimate(ep_dispatch="hierarchical", **args)
+    c = cli("estimate", "--gpus", "256", "--gpu", "H800", "--switch", "QM9700", "--model",
+            "DeepSeek-V3", "--seq", "4096", "--batch", "512", "--tp", "1", "--pp", "4", "--dp",
+            "64", "--ep", "64", "--micro-batch", "1", "--ep-dispatch", "hierarchical")
+    assert hier.to_dict() == c
+    direct = railsim.estimate(**args)
+    assert hier.ep_dispatch == "hierarchical" and direct.ep_dispatch == "direct"
+    assert hier.to_dict()["breakdown"]["ep_comm_s"] < direct.to_dict()["breakdown"]["ep_comm_s"]
+    with pytest.raises(railsim.InputError, match="^ep_dispatch: got 'deepep'"):
+        railsim.estimate(ep_dispatch="deepep", **args)
+
+
 def test_sim_collective_equals_cli():
     py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
                      forwarding="pipelined", chunks=4)

@@ -616,4 +616,32 @@ TEST(NetworkTruth, RailThenDomainAllToAllMatchesTheSimulatorAndNeedsNoForwarding
       }
     }
   EXPECT_EQ(checked, 40);  // 2 K x (3 + 2 EP groups) x 2 switches x 2 designs
+  // Flow by flow only: aggregation by link class, or more transfers than allowed, is one line
+  // naming the option.
+  const spec::Cluster c = cluster("H100-SXM", 32, 8, 400);
+  const topo::Fabric f = topo::build_fabric(c, design(spec::DesignKind::rail_only, "QM9700"));
+  sim::SimConfig cfg;
+  const sim::SimNetwork net = without_hop_latency(f, cfg);
+  sim::CollectiveRequest req;
+  req.op = perf::CollectiveOp::all_to_all;
+  req.algorithm = perf::Algorithm::rail_then_domain;
+  req.bytes = 1e6;
+  req.groups = sim::groups_all(c);
+  cfg.aggregate = sim::Aggregation::on;
+  try {
+    (void)sim::simulate_collective(net, req, cfg);
+    ADD_FAILURE() << "aggregation accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--aggregate");
+  }
+  cfg.aggregate = sim::Aggregation::automatic;
+  cfg.max_flows = 100;  // 32 x 3 along the rails and 32 x 7 in the domains: 320
+  try {
+    (void)sim::simulate_collective(net, req, cfg);
+    ADD_FAILURE() << "320 transfers accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--max-flows");
+  }
+  cfg.max_flows = 320;
+  EXPECT_GT(sim::simulate_collective(net, req, cfg).completion_time_s, 0.0);
 }
