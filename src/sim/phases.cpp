@@ -315,20 +315,31 @@ std::string phase_name(const perf::CollectivePhase& ph) {
 
 }  // namespace
 
-void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,
-                          CollectiveResult& out, Accumulator& acc) {
+namespace {
+// perf's expansion of every group of the request (the one expansion perf and traffic use);
+// returns the most phases a group has.
+int expand_request(const SimNetwork& net, const CollectiveRequest& req,
+                   std::vector<perf::GroupExpansion>& ex) {
   perf::CommOp op;
-  op.op = perf::CollectiveOp::all_to_all;
-  op.algorithm = perf::Algorithm::rail_then_domain;
+  op.op = req.op;
+  op.algorithm = req.algorithm;
   op.bytes = req.bytes;
   op.routing = req.routing;
-  std::vector<perf::GroupExpansion> ex(req.groups.size());
+  ex.assign(req.groups.size(), {});
   std::vector<std::int64_t> scratch;
   int phases = 0;
   for (std::size_t i = 0; i < req.groups.size(); ++i) {
     perf::expand_members(op, req.groups[i], net.cluster.hb_domain, ex[i], scratch);
     phases = std::max(phases, ex[i].plan.size);
   }
+  return phases;
+}
+}  // namespace
+
+void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const CollectiveRequest& req,
+                          CollectiveResult& out, Accumulator& acc) {
+  std::vector<perf::GroupExpansion> ex;
+  const int phases = expand_request(net, req, ex);
   // Both phases at once: each token is forwarded over its domain as it arrives along the rail
   // (perf::collective_time takes the slower phase; the two load disjoint links).
   std::vector<Group> exchanges;
@@ -379,17 +390,8 @@ void reduction_collective(const SimNetwork& net, const SimConfig& cfg, const Col
                      fmt::format("{} cannot run with the {} algorithm; valid: "
                                  "ring, hierarchical",
                                  perf::to_string(req.op), perf::to_string(req.algorithm)));
-  perf::CommOp op;
-  op.op = req.op;
-  op.algorithm = req.algorithm;
-  op.bytes = req.bytes;
-  std::vector<perf::GroupExpansion> ex(req.groups.size());
-  std::vector<std::int64_t> scratch;
-  int phases = 0;
-  for (std::size_t i = 0; i < req.groups.size(); ++i) {
-    perf::expand_members(op, req.groups[i], net.cluster.hb_domain, ex[i], scratch);
-    phases = std::max(phases, ex[i].plan.size);
-  }
+  std::vector<perf::GroupExpansion> ex;
+  const int phases = expand_request(net, req, ex);
   std::vector<Group> rings;
   for (int ph = 0; ph < phases; ++ph) {
     rings.clear();
