@@ -41,7 +41,7 @@ PhasePlan phase_plan(const CommOp& op, const GroupShape& g) {
     case Algorithm::rail_then_domain: {
       if (op.op != CollectiveOp::all_to_all) bad_pair(op);
       const std::int64_t p = g.per_domain, q = g.domains;
-      if (q < 2 || !g.rail_aligned || p * q != g.size) {
+      if (!two_level(g)) {
         add(op.op, Algorithm::direct, Scope::group, g.size, B);
         return pl;
       }
@@ -154,12 +154,24 @@ void expand_members(const CommOp& op, std::span<const std::int64_t> m, std::int6
   }
 }
 
+bool two_level(const GroupShape& g) {
+  return g.rail_aligned && g.domains >= 2 && g.per_domain * g.domains == g.size;
+}
+
 void expand_group(const CommOp& op, const Placement& pl, std::int64_t group, GroupExpansion& out,
                   std::vector<std::int64_t>& scratch) {
   const std::int64_t n = pl.axis_size(op.axis);
   out.members.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i)
     out.members[static_cast<std::size_t>(i)] = pl.gpu_of(pl.rank_in_group(op.axis, group, i));
+  // The hierarchical all-to-all runs along the rails only when every group of the axis can (the
+  // axis's shape, as the time model reads it); otherwise every group exchanges directly.
+  if (op.algorithm == Algorithm::rail_then_domain && !two_level(pl.shape(op.axis))) {
+    CommOp direct = op;
+    direct.algorithm = Algorithm::direct;
+    expand_members(direct, out.members, pl.hb_domain(), out, scratch);
+    return;
+  }
   expand_members(op, out.members, pl.hb_domain(), out, scratch);
 }
 

@@ -340,6 +340,14 @@ void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const Col
                           CollectiveResult& out, Accumulator& acc) {
   std::vector<perf::GroupExpansion> ex;
   const int phases = expand_request(net, req, ex);
+  // In two exchanges only when every group can, alike (as perf reads the axis's shape);
+  // otherwise every group exchanges directly.
+  for (const auto& e : ex)
+    if (!e.plan.hierarchical || e.plan.size != ex.front().plan.size ||
+        e.plan.phases[0].members != ex.front().plan.phases[0].members) {
+      alltoall_phase(net, cfg, req.groups, req.bytes, out, acc);
+      return;
+    }
   // Both phases at once: each token is forwarded over its domain as it arrives along the rail
   // (perf::collective_time takes the slower phase; the two load disjoint links).
   std::vector<Group> exchanges;

@@ -260,6 +260,16 @@ bool draw(std::mt19937_64& rng, Case& c) {
     c.dual_tor = c.nic_ports > 1 && planes_rng() % 2 == 0;
     if (c.nic_ports > 1) c.sw.modes.push_back({c.sw.radix * 2, c.sw.port_gbps / 2});
   }
+  {
+    // Half the MoE cases dispatch hierarchically under group-limited routing (4 groups of 4
+    // experts, 2 per token), from a stream of their own.
+    static std::mt19937_64 dispatch_rng(20261204);
+    if (c.model.is_moe() && dispatch_rng() % 2 == 0) {
+      c.training.stack.hierarchical_ep_dispatch = true;
+      c.model.expert_groups = 4;
+      c.model.expert_groups_per_token = 2;
+    }
+  }
   const std::int64_t n = c.k * c.domains;
   perf::Strategy& s = c.strategy;
   s = {};
@@ -289,7 +299,8 @@ bool draw(std::mt19937_64& rng, Case& c) {
 // One network truth, tested: over random clusters (2 to 32 HB domains of 2 to 8 GPUs, 1 or 2 NICs
 // per GPU, NICs split in 2 ports, 1 plane or one per NIC port, dual ToR), designs, switches of
 // radix 8 to 128 (one to three tiers, rail groups), oversubscribed leaves, forwarding modes and
-// peers, dense and MoE strategies and placements (shuffled ones too), every op of the schedule is
+// peers, dense and MoE strategies (half the MoE ones with the hierarchical dispatch) and
+// placements (shuffled ones too), every op of the schedule is
 // simulated like for like and timed by the analytic model:
 // - the bytes the simulated senders hand to the network equal traffic's matrix and
 //   perf::op_wire_bytes;
@@ -305,7 +316,7 @@ bool draw(std::mt19937_64& rng, Case& c) {
 TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
   std::mt19937_64 rng(20261201);
   constexpr int kCases = 400, kSeeds = 16, kEcmpEvery = 4;
-  int cases = 0, ops_checked = 0, ecmp_ops = 0, beyond_ten = 0;
+  int cases = 0, ops_checked = 0, ecmp_ops = 0, beyond_ten = 0, rail_then_domain_ops = 0;
   double worst_spread = 0, worst_iter_spread = 0, worst_iter_shuffled = 0, worst_mean = 0,
          worst_z = 0, worst_iter_mean = 0;
   std::string worst_spread_case, worst_mean_case;
@@ -338,6 +349,7 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
       const auto& o = spread.sim.ops[i];
       if (pl.axis_size(o.op.axis) < 2 || o.op.bytes <= 0) continue;
       ++ops_checked;
+      rail_then_domain_ops += o.op.algorithm == perf::Algorithm::rail_then_domain;
       perf::CommOp once = o.op;
       once.count = 1;
       once.wrap_count = 0;
@@ -388,13 +400,15 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
     }
   }
   EXPECT_EQ(cases, kCases);
+  EXPECT_GT(rail_then_domain_ops, 0);
   std::printf(
-      "%d cases, %d ops; spread: worst op |sim/model - 1| %.3f (%s), iteration %.3f (shuffled "
+      "%d cases, %d ops (%d hierarchical all-to-alls); spread: worst op |sim/model - 1| %.3f (%s), "
+      "iteration %.3f (shuffled "
       "%.3f); ecmp (%d ops, %d seeds): worst mean %.3f (%s), %d ops beyond 10%%, worst |mean - 1| "
       "/ standard error %.1f where above 1%%, worst iteration mean %.3f\n",
-      cases, ops_checked, worst_spread, worst_spread_case.c_str(), worst_iter_spread,
-      worst_iter_shuffled, ecmp_ops, kSeeds, worst_mean, worst_mean_case.c_str(), beyond_ten,
-      worst_z, worst_iter_mean);
+      cases, ops_checked, rail_then_domain_ops, worst_spread, worst_spread_case.c_str(),
+      worst_iter_spread, worst_iter_shuffled, ecmp_ops, kSeeds, worst_mean, worst_mean_case.c_str(),
+      beyond_ten, worst_z, worst_iter_mean);
 }
 
 // Per-connection hashing over the NIC ports (--port-balance hash, docs/model.md section 5): over

@@ -56,6 +56,10 @@ struct PhasePlan {
 // The phases of one instance of `op` (bytes B = op.bytes) on a group of shape `g`.
 PhasePlan phase_plan(const CommOp& op, const GroupShape& g);
 
+// Whether groups of shape `g` run rail_then_domain in two exchanges: rail-aligned, over at least
+// two HB domains, the same members in each (otherwise the direct exchange).
+bool two_level(const GroupShape& g);
+
 // Ring steps and bytes per step of a ring phase: f (n-1) steps of B/n.
 std::int64_t ring_steps(const CollectivePhase& ph);
 // Bytes each member sends to its successor over a whole ring phase: f (n-1)/n B.
@@ -76,10 +80,11 @@ struct GroupExpansion {
 };
 
 // Expands `op` over a group given by its members in rank order (GPU ids) on HB domains of
-// `hb_domain` GPUs. `scratch` is reused between calls.
+// `hb_domain` GPUs, from that group's own shape. `scratch` is reused between calls.
 void expand_members(const CommOp& op, std::span<const std::int64_t> members, std::int64_t hb_domain,
                     GroupExpansion& out, std::vector<std::int64_t>& scratch);
-// The same for group `group` of op.axis under a placement.
+// The same for group `group` of op.axis under a placement; rail_then_domain runs in two exchanges
+// only when the axis's shape (Placement::shape, every group's) allows it.
 void expand_group(const CommOp& op, const Placement& pl, std::int64_t group, GroupExpansion& out,
                   std::vector<std::int64_t>& scratch);
 
