@@ -123,10 +123,9 @@ std::optional<perf::VerdictFlip> add_performance_columns(
         fmt::format("{}, {} x {}", in.model.name, in.training.global_batch, in.training.seq_len));
     batch.push_back(in.training.global_batch);
     seq.push_back(in.training.seq_len);
-    stack.push_back(
-        fmt::format("{}, {}{}{}", in.training.stack.name, perf::to_string(in.training.dtype),
-                    in.training.flash_attention ? ", flash attention" : "",
-                    spec::compile_note(in.training) + spec::dispatch_note(in.training.stack)));
+    stack.push_back(fmt::format(
+        "{}, {}{}{}", in.training.stack.name, perf::to_string(in.training.dtype),
+        in.training.flash_attention ? ", flash attention" : "", spec::software_notes(in.training)));
     for (std::size_t k = 0; k < plan.size(); ++k) plan[k].push_back(cells[i].cells[k]);
     reason.push_back(cells[i].reason);
     const Cell& vs = cells[i].cells[1];

@@ -311,12 +311,8 @@ Software resolve_software(const Args& a) {
   (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention, compile);  // checks them
   // The choice travels as the stack's default, so every training made from it has it.
   if (compile) sw.stack.defaults.compile = *compile;
-  if (const auto e = a.text_if("ep_dispatch")) {
-    if (*e != "direct" && *e != "hierarchical")
-      throw InputError("--ep-dispatch",
-                       fmt::format("got '{}', expected direct or hierarchical", printable(*e)));
-    sw.stack.hierarchical_ep_dispatch = *e == "hierarchical";
-  }
+  if (const auto e = a.text_if("ep_dispatch"))
+    sw.stack.hierarchical_ep_dispatch = spec::parse_ep_dispatch(*e, "--ep-dispatch");
   return sw;
 }
 

@@ -201,8 +201,8 @@ void run_plan(const Args& a, Output& out) {
       part ? fmt::format(" of {}", report::thousands(double(cluster.gpus))) : "", c.gpu.name,
       c.hb_domain, spec::to_string(d.kind), in.training.stack.name,
       perf::to_string(in.training.dtype), in.training.flash_attention ? ", flash attention" : "",
-      spec::compile_note(in.training) + spec::dispatch_note(in.training.stack),
-      report::thousands(double(res.evaluated)), report::thousands(double(res.feasible)));
+      spec::software_notes(in.training), report::thousands(double(res.evaluated)),
+      report::thousands(double(res.feasible)));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("{}", report::to_text(table));
   out.print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);

@@ -400,7 +400,7 @@ std::string assumptions_html(const ReportOptions& o, const spec::NetworkDesign& 
            o.dtype ? fmt::format(", {}", perf::to_string(*o.dtype)) : ", bf16",
            o.flash_attention ? (*o.flash_attention ? ", flash attention" : ", no flash attention")
                              : "",
-           spec::compile_note(o.stack, o.stack.defaults.compile) + spec::dispatch_note(o.stack))},
+           spec::software_notes(o.stack, o.stack.defaults.compile))},
       {"Time model",
        "railsim's analytic iteration time (docs/model.md), searched over every parallelization "
        "that fits in memory; its error against measured runs is in docs/validation.md"},

@@ -273,19 +273,14 @@ double op_wire_bytes(const CommOp& op, const Placement& pl) {
   if (n <= 1) return 0.0;
   const double groups = static_cast<double>(pl.group_count(op.axis));
   if (op.algorithm == Algorithm::rail_then_domain) {
-    // Each group as its expansion runs it (two phases where it is rail-aligned, the direct
-    // exchange where not): every member sends (m-1)/m of each phase's buffer.
-    GroupExpansion ex;
-    std::vector<std::int64_t> scratch;
-    double sum = 0;
-    for (std::int64_t g = 0; g < pl.group_count(op.axis); ++g) {
-      expand_group(op, pl, g, ex, scratch);
-      for (const CollectivePhase& ph : ex.plan) {
-        const double m = static_cast<double>(ph.members);
-        sum += n * (m - 1.0) / m * ph.bytes;
-      }
+    // Every group runs the axis's plan (expand_group follows the axis's shape): each member sends
+    // (m-1)/m of each phase's buffer.
+    double per_member = 0;
+    for (const CollectivePhase& ph : phase_plan(op, pl.shape(op.axis))) {
+      const double m = static_cast<double>(ph.members);
+      per_member += (m - 1.0) / m * ph.bytes;
     }
-    return sum * op.count;
+    return groups * op.count * n * per_member;
   }
   switch (op.op) {
     case CollectiveOp::all_reduce:

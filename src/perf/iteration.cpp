@@ -44,12 +44,11 @@ CollectiveTime collective_time(const CommOp& op, const Placement& pl, const Netw
   const bool ideal = net.kind == DesignKind::ideal || !net.contention;
   const GroupShape g = ideal ? GroupShape{shape.size, shape.size, 1, true} : shape;
   const double a = net.latency_s;
-  const PhasePlan plan = phase_plan(op, g);
   // The hierarchical dispatch forwards each token over the HB domain as it arrives along the
   // rail: its two phases run at once on disjoint links (the NIC network, the HB links), as the
   // simulator runs them, and the slower one sets the time (DeepSeek-V3 report, Sec. 3.2.2).
-  const bool overlapped = op.algorithm == Algorithm::rail_then_domain && plan.hierarchical;
-  for (const CollectivePhase& ph : plan) {
+  const bool overlapped = op.algorithm == Algorithm::rail_then_domain;
+  for (const CollectivePhase& ph : phase_plan(op, g)) {
     const double n = static_cast<double>(ph.members);
     double steps = 1, step_bytes = ph.bytes;
     if (ph.algorithm == Algorithm::ring || ph.algorithm == Algorithm::hierarchical) {

@@ -24,7 +24,7 @@ Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
          {"flash_attention", tr.flash_attention},
          {"compile", tr.compile},
          {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"},
-         {"ep_dispatch", tr.stack.hierarchical_ep_dispatch ? "hierarchical" : "direct"}};
+         {"ep_dispatch", std::string(spec::ep_dispatch_name(tr.stack))}};
   j.update(spec::routing_json(d));
   return j;
 }

@@ -352,13 +352,10 @@ void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const Col
   // (perf::collective_time takes the slower phase; the two load disjoint links).
   std::vector<Group> exchanges;
   AllToAllV a;
-  bool rail = false, domain = false;
+  a.name = phases == 2 ? "all-to-all along rails and in HB domains" : "all-to-all along rails";
   for (int ph = 0; ph < phases; ++ph)
     for (const auto& e : ex) {
-      if (e.plan.size <= ph) continue;
       const perf::CollectivePhase& phase = e.plan.phases[static_cast<std::size_t>(ph)];
-      rail = rail || phase.scope == perf::Scope::along_rail;
-      domain = domain || phase.scope == perf::Scope::in_domain;
       const auto n = static_cast<std::size_t>(phase.members);
       for (std::int64_t r = 0; r < e.rings[static_cast<std::size_t>(ph)]; ++r) {
         const auto m = e.ring(ph, r);
@@ -368,9 +365,6 @@ void rail_domain_alltoall(const SimNetwork& net, const SimConfig& cfg, const Col
         a.pair_bytes.push_back(std::move(pairs));
       }
     }
-  a.name = rail && domain ? "all-to-all along rails and in HB domains"
-           : rail         ? "all-to-all along rails"
-                          : "all-to-all";
   if (exchanges.empty()) return;
   // Flow by flow (the all-to-all-v's limits, named for this collective).
   double transfers = 0;

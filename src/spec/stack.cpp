@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "railsim/core/enum.hpp"
+#include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/preset.hpp"
@@ -224,8 +225,20 @@ std::string compile_note(const Stack& st, bool compile) {
                               : ", torch.compile off";
 }
 
-std::string dispatch_note(const Stack& st) {
-  return st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "";
+std::string software_notes(const Stack& st, bool compile) {
+  return compile_note(st, compile) +
+         (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "");
+}
+
+std::string_view ep_dispatch_name(const Stack& st) {
+  return st.hierarchical_ep_dispatch ? "hierarchical" : "direct";
+}
+
+bool parse_ep_dispatch(std::string_view s, const std::string& option) {
+  if (s != "direct" && s != "hierarchical")
+    throw InputError(option,
+                     fmt::format("got '{}', expected direct or hierarchical", printable(s)));
+  return s == "hierarchical";
 }
 
 Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,

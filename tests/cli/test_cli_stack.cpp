@@ -241,7 +241,11 @@ TEST(CliStack, HierarchicalEpDispatchIsSaidAndKeepsExpertTrafficOnTheRails) {
   EXPECT_EQ(chosen["ep_dispatch"].get<std::string>(), "hierarchical");
   EXPECT_LT(chosen["breakdown"]["ep_comm_s"].get<double>(),
             direct["breakdown"]["ep_comm_s"].get<double>());
-  EXPECT_EQ(run_cli("estimate " + ds + " --ep-dispatch direct --json").code, 0);
+  const auto overridden =
+      nlohmann::json::parse(run_cli("estimate " + ds + " --ep-dispatch direct --json").out);
+  EXPECT_EQ(overridden["ep_dispatch"].get<std::string>(), "direct");  // over the stack's default
+  EXPECT_GT(overridden["breakdown"]["ep_comm_s"].get<double>(),
+            j["breakdown"]["ep_comm_s"].get<double>());
   expect_error_prefix("estimate " + ds + " --ep-dispatch deepep",
                       "--ep-dispatch: got 'deepep', expected direct or hierarchical");
 }

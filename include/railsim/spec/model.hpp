@@ -149,8 +149,12 @@ std::string compile_note(const Stack& st, bool compile);
 inline std::string compile_note(const Training& tr) {
   return compile_note(tr.stack, tr.compile);
 }
-// The MoE all-to-all of a stack with hierarchical dispatch, for the same line: ", hierarchical
-// EP dispatch (rail, then HB domain)"; "" for the direct dispatch.
-std::string dispatch_note(const Stack& st);
+// Everything the software line of an output says beyond the stack, dtype and flash attention:
+// compile_note, then ", hierarchical EP dispatch (rail, then HB domain)" for a stack with that
+// dispatch ("" for the direct one).
+std::string software_notes(const Stack& st, bool compile);
+inline std::string software_notes(const Training& tr) {
+  return software_notes(tr.stack, tr.compile);
+}
 
 }  // namespace railsim::spec

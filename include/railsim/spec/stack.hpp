@@ -215,6 +215,11 @@ struct Stack {
   std::string source;
 };
 
+// The EP dispatch by name, as the JSON of stacks and of every output writes it: "direct" or
+// "hierarchical"; parse_ep_dispatch reads them (InputError naming `option` otherwise).
+std::string_view ep_dispatch_name(const Stack& st);
+bool parse_ep_dispatch(std::string_view s, const std::string& option);
+
 // Checks every field (present, typed, known) and that no default turns on a knob the stack lacks.
 Stack stack_from_json(const Json& j, const std::string& path);
 // arg: preset name (data/stacks/) or JSON file; option names the CLI option for errors.
