@@ -202,6 +202,7 @@ void nemo_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
     PlanOptions opt = pin_tp_pp(row);
     opt.pins.micro_batch = common["micro_batch"].get<std::int64_t>();
     opt.pins.interleave = row["interleave"].get<std::int64_t>();
+    opt.pins.cp = 1;  // CP 1, as published
     const PlanResult r = plan(make_context(m, tr, c, design), opt);
     const double tps =
         r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
