@@ -299,7 +299,11 @@ std::vector<Field> software_fields() {
       text_field("ep_dispatch", "--ep-dispatch",
                  "MoE all-to-all: direct (every routed copy to its expert's GPU) or hierarchical "
                  "(one copy per HB domain along the rail, then over the HB domain: DeepSeek-V3's, "
-                 "DeepEP's) (default: the stack's)")};
+                 "DeepEP's) (default: the stack's)"),
+      text_field("cp_comm", "--cp-comm",
+                 "Context parallelism's K/V exchange: all_gather (gathered before the attention, "
+                 "on its critical path: Llama 3's) or p2p (passed around the CP ring under the "
+                 "attention: ring attention, Megatron-Core's default) (default: the stack's)")};
 }
 
 Software resolve_software(const Args& a) {
@@ -313,6 +317,13 @@ Software resolve_software(const Args& a) {
   if (compile) sw.stack.defaults.compile = *compile;
   if (const auto e = a.text_if("ep_dispatch"))
     sw.stack.hierarchical_ep_dispatch = spec::parse_ep_dispatch(*e, "--ep-dispatch");
+  if (const auto e = a.text_if("cp_comm")) {
+    sw.stack.ring_cp = spec::parse_cp_comm(*e, "--cp-comm");
+    if (sw.stack.ring_cp && !sw.stack.knobs.context_parallel)
+      throw InputError("--cp-comm", fmt::format("p2p needs context parallelism, which stack {} "
+                                                "does not have",
+                                                sw.stack.name));
+  }
   return sw;
 }
 

@@ -184,6 +184,9 @@ void run_plan(const Args& a, Output& out) {
     return;
   }
   report::Table table = perf::plans_table(res.plans, in.placement);
+  // The CP exchange is stated when a ranked plan uses context parallelism.
+  std::int64_t ranked_cp = 1;
+  for (const perf::Plan& p : res.plans) ranked_cp = std::max(ranked_cp, p.strategy.cp);
   if (tokens) {
     std::vector<report::Cell> cells(days.begin(), days.end());
     table.add_column(report::real_column("train_days", "days to train", "", 1), std::move(cells));
@@ -201,8 +204,8 @@ void run_plan(const Args& a, Output& out) {
       part ? fmt::format(" of {}", report::thousands(double(cluster.gpus))) : "", c.gpu.name,
       c.hb_domain, spec::to_string(d.kind), in.training.stack.name,
       perf::to_string(in.training.dtype), in.training.flash_attention ? ", flash attention" : "",
-      spec::software_notes(in.training), report::thousands(double(res.evaluated)),
-      report::thousands(double(res.feasible)));
+      spec::software_notes(in.training) + spec::cp_note(in.training.stack, ranked_cp),
+      report::thousands(double(res.evaluated)), report::thousands(double(res.feasible)));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("{}", report::to_text(table));
   out.print("error band of every time: +-{:.1f}% ({})\n", 100 * band.fraction, band.basis);

@@ -185,8 +185,9 @@ void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
   out.print("{}, placement {}\n", who, perf::to_string(in.placement));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("strategy ({}): {}\n", source, perf::describe(s));
-  out.print("software: stack {}, {}{}\n", in.training.stack.name,
-            perf::to_string(in.training.dtype), spec::software_notes(in.training));
+  out.print("software: stack {}, {}{}{}\n", in.training.stack.name,
+            perf::to_string(in.training.dtype), spec::software_notes(in.training),
+            spec::cp_note(in.training.stack, s.cp));
   out.print("iteration time {:.4g} s{}; {} on the wire per iteration\n", t.time.iteration_time_s,
             t.time.feasible ? "" : " (does not fit in memory)",
             report::si(t.summary.total_bytes, "B"));

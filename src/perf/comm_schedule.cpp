@@ -178,12 +178,17 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::cp));
     const double kv = st.tokens_mb * static_cast<double>(s.cp) * (m.k_width() + m.v_width()) / t *
                       detail::kActBytes;
+    // Ring attention (the stack's p2p exchange, spec::Stack::ring_cp) moves the same blocks
+    // around the same ring, step by step under the attention (iteration.cpp overlaps them), and
+    // keeps no gathered K and V: its backward passes them around the ring once more beside their
+    // gradients (Liu et al. 2023, ring attention; Transformer Engine's KV P2P).
     const double per_pass = st.layers * mb;
+    const double regather = rerun + (tr.stack.ring_cp ? 1.0 : 0.0);
     cs.add(
         {CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv, per_pass});
-    if (rerun > 0)  // the recomputed forward gathers K and V again
+    if (regather > 0)  // the recomputed forward gathers K and V again; the ring's backward too
       cs.add({CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
-              per_pass * rerun});
+              per_pass * regather});
     cs.add({CollectiveOp::reduce_scatter, Parallelism::cp, Axis::cp, alg, Phase::backward, kv,
             per_pass});
   }

@@ -569,6 +569,8 @@ struct StageCompute {
   double recompute = 0;  // the forward work recomputed in the backward
   double wgrad = 0;      // of bwd: the weight-gradient GEMMs (ZB-H1's and DualPipe's W)
   double logits = 0;     // output layer and cross entropy (the last stage's)
+  // Of fwd, bwd and recompute: the attention cores (what ring attention's transfers hide behind).
+  double attn_fwd = 0, attn_bwd = 0, attn_recompute = 0;
 };
 
 StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
@@ -682,13 +684,18 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // the backward GEMM time is weight gradients (ours); attention and element-wise backward
   // kernels are input gradients.
   out.wgrad = 0.5 * bwd_gemm;
-  if (s.recompute == Recompute::selective && !flash)  // flash keeps no s x s tensor to recompute
+  out.attn_fwd = fwd_attn;
+  out.attn_bwd = (flash ? 2.5 : 2.0) * fwd_attn;
+  if (s.recompute == Recompute::selective && !flash) {  // flash keeps no s x s tensor
     out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
-  else if (s.recompute == Recompute::full)
+    out.attn_recompute = fwd_attn;
+  } else if (s.recompute == Recompute::full) {
     out.recompute = out.fwd;
-  else if (s.recompute == Recompute::layer)  // every second layer's whole forward
+    out.attn_recompute = fwd_attn;
+  } else if (s.recompute == Recompute::layer) {  // every second layer's whole forward
     out.recompute = 0.5 * out.fwd;
-  else if (s.recompute == Recompute::op) {
+    out.attn_recompute = 0.5 * fwd_attn;
+  } else if (s.recompute == Recompute::op) {
     // Per-op checkpointing recomputes wk, wo and w3 (w2 without a gate) of every layer, per
     // expert in MoE layers (op_checkpoint_bytes), and the forward's element-wise kernels but the
     // attention's, which the kept attention output covers; the kernels launch again.
@@ -732,6 +739,7 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
 // (DP, by phase).
 struct CommTotals {
   double tp_mb = 0, ep_mb = 0, cp_mb = 0, pp_mb = 0, fw_mb = 0, fw_pp_mb = 0;
+  double cp_fwd_mb = 0;                                   // of cp_mb: the forward's exchanges
   double ag_fwd = 0, rs_fwd = 0, ag_bwd = 0, rs_bwd = 0;  // one SP collective, its NIC/HB time
   double sp_fwd_n = 0, sp_bwd_n = 0;  // SP collectives per stage per micro-batch
   double dp_fwd = 0, dp_bwd = 0, dp_opt = 0, dp_fw = 0;
@@ -764,8 +772,10 @@ CommTotals comm_totals(const CommSchedule& cs, const Placement& pl, const Networ
         k.ep_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
         k.fw_mb += ct.forwarding_s * op.count / mb;
         break;
-      case Parallelism::cp:  // exposed: on the attention's critical path (ours)
+      case Parallelism::cp:  // exposed, or hidden by ring attention (cp_exposed below)
         k.cp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
+        if (op.phase == Phase::forward)
+          k.cp_fwd_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
         k.fw_mb += ct.forwarding_s * op.count / mb;
         break;
       case Parallelism::pp:
@@ -1023,6 +1033,23 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
 
 }  // namespace
 
+// Context parallelism's exchanges on a stage's critical path, per micro-batch. All-gathered K and
+// V wait for their collective before the attention. Ring attention (the stack's p2p exchange)
+// computes the attention block by block, cp steps of 1/cp of it each, and passes the next block
+// around the ring during each of the first cp - 1 steps: a transfer hides behind one step of
+// attention, so what stays exposed is the exchanges' excess over (cp - 1)/cp of the attention
+// cores, forward against the forward's, backward (K and V again, their gradients, a recomputed
+// forward's) against the backward's and the recomputed ones (ours, after Liu et al. 2023,
+// ring attention: the transfer of a block overlaps the computation of the block in hand).
+double cp_exposed(const Training& tr, const Strategy& s, const CommTotals& k,
+                  const StageCompute& sc) {
+  if (!tr.stack.ring_cp || s.cp <= 1) return k.cp_mb;
+  const double w = static_cast<double>(s.cp - 1) / static_cast<double>(s.cp);
+  const double bwd = k.cp_mb - k.cp_fwd_mb;
+  return std::max(0.0, k.cp_fwd_mb - w * sc.attn_fwd) +
+         std::max(0.0, bwd - w * (sc.attn_bwd + sc.attn_recompute));
+}
+
 IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Placement& pl,
                        const CommSchedule& cs) {
   const Model& m = *ctx.model;
@@ -1057,8 +1084,9 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     pp_dualpipe_hidden = pp_part;
     pp_part = 0;
   }
+  const double cp_mb = cp_exposed(tr, s, k, sc);
   const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + ep_mb +
-                            k.cp_mb + k.fw_mb;  // the fullest stage
+                            cp_mb + k.fw_mb;  // the fullest stage
   const PipelineTime pt = pipeline_time(s, tr, st, d, sc, layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
   const double optimizer = optimizer_time(s, st, d.hbm);
@@ -1073,7 +1101,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.tp_overlap_s = mb * ov.contention_mb * avg_scale;
   bd.tp_hidden_s = mb * ov.hidden_mb * avg_scale;
   bd.ep_comm_s = mb * ep_mb * avg_scale;  // with DualPipe, the PP sends' exposed share too
-  bd.cp_comm_s = mb * k.cp_mb * avg_scale;
+  bd.cp_comm_s = mb * cp_mb * avg_scale;
+  bd.cp_hidden_s = mb * (k.cp_mb - cp_mb) * avg_scale;
   // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
   // sends are in the bubble.
   const double pp_exposed_share =

@@ -24,7 +24,8 @@ Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
          {"flash_attention", tr.flash_attention},
          {"compile", tr.compile},
          {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"},
-         {"ep_dispatch", std::string(spec::ep_dispatch_name(tr.stack))}};
+         {"ep_dispatch", std::string(spec::ep_dispatch_name(tr.stack))},
+         {"cp_comm", std::string(spec::cp_comm_name(tr.stack))}};
   j.update(spec::routing_json(d));
   return j;
 }

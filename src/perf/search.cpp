@@ -499,7 +499,10 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
            {"optimizer_gib", m.optimizer_bytes / units::kGiB},
            {"activations_gib", m.activations_bytes / units::kGiB},
            {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
-  if (s.cp > 1) j["breakdown"]["cp_comm_s"] = b.cp_comm_s;
+  if (s.cp > 1) {
+    j["breakdown"]["cp_comm_s"] = b.cp_comm_s;
+    j["cp_comm_hidden_s"] = b.cp_hidden_s;
+  }
   return j;
 }
 

@@ -176,10 +176,13 @@ Table breakdown_table(const perf::IterationTime& it) {
       {"dp comm (exposed)", b.dp_comm_s}, {"rail forwarding", b.rail_forwarding_s},
       {"pipeline bubble", b.bubble_s},    {"pipeline steps", b.pipeline_overhead_s},
       {"optimizer", b.optimizer_s},       {"cp K/V comm", b.cp_comm_s}};
+  const bool cp = b.cp_comm_s > 0 || b.cp_hidden_s > 0;
   for (const auto& [name, v] : parts) {
-    if (v == 0 && std::string_view(name) == "cp K/V comm") continue;  // no CP: no row
+    if (!cp && std::string_view(name) == "cp K/V comm") continue;  // no CP: no row
     t.add_row({std::string(name), v, T > 0 ? Cell(v / T) : Cell(Missing{})});
   }
+  // Ring attention's transfers under the attention: time, not a share of the iteration.
+  if (b.cp_hidden_s > 0) t.add_row({"cp hidden (not in total)", b.cp_hidden_s, Missing{}});
   return t;
 }
 

@@ -203,6 +203,9 @@ Stack stack_from_json(const Json& j, const std::string& path) {
   if (st.fp8_dispatch && !st.knobs.fp8)
     throw InputError(o.field("ep_dispatch_dtype"), "fp8 needs knobs.fp8: true");
   st.hierarchical_ep_dispatch = either(o, "ep_dispatch", "EP dispatch", "direct", "hierarchical");
+  st.ring_cp = either(o, "cp_comm", "CP exchange", "all_gather", "p2p");
+  if (st.ring_cp && !st.knobs.context_parallel)
+    throw InputError(o.field("cp_comm"), "p2p needs knobs.context_parallel: true");
   st.moment_bytes =
       either(o, "optimizer_moment_dtype", "optimizer moment dtype", "fp32", "bf16") ? 2.0 : 4.0;
   st.recompute_norms = o.boolean_or("recompute_norms", false);
@@ -239,6 +242,22 @@ bool parse_ep_dispatch(std::string_view s, const std::string& option) {
     throw InputError(option,
                      fmt::format("got '{}', expected direct or hierarchical", printable(s)));
   return s == "hierarchical";
+}
+
+std::string cp_note(const Stack& st, std::int64_t cp) {
+  if (cp <= 1) return "";
+  return st.ring_cp ? ", CP ring attention (K/V passed around the ring under the attention)"
+                    : ", CP K/V all-gathered before the attention";
+}
+
+std::string_view cp_comm_name(const Stack& st) {
+  return st.ring_cp ? "p2p" : "all_gather";
+}
+
+bool parse_cp_comm(std::string_view s, const std::string& option) {
+  if (s != "all_gather" && s != "p2p")
+    throw InputError(option, fmt::format("got '{}', expected all_gather or p2p", printable(s)));
+  return s == "p2p";
 }
 
 Training make_training(std::int64_t global_batch, std::int64_t seq_len, const Stack& st,

@@ -2,6 +2,7 @@
 // traffic of its K/V all-gathers is its own row, and bad values end as one line naming --cp.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -23,10 +24,14 @@ TEST(CliCp, EstimatePlanTrafficAndSimTakeCp) {
   ASSERT_EQ(json.code, 0) << json.err;
   EXPECT_NE(json.out.find("\"cp\": 2"), std::string::npos);
   EXPECT_NE(json.out.find("\"cp_comm_s\""), std::string::npos);
-  // Without --cp nothing says cp.
+  // Without --cp nothing says cp but the stack's exchange, an assumption stated in every answer.
   const auto one = run_cli("estimate " + kLong + " --tp 8 --cp 1 --json");
   ASSERT_EQ(one.code, 0) << one.err;
-  EXPECT_EQ(one.out.find("\"cp"), std::string::npos);
+  EXPECT_EQ(one.out.find("\"cp\":"), std::string::npos);
+  EXPECT_EQ(one.out.find("\"cp_comm_s"), std::string::npos);
+  EXPECT_NE(one.out.find("\"cp_comm\": \"p2p\""), std::string::npos);
+  const auto text1 = run_cli("estimate " + kLong + " --tp 8 --cp 1");
+  EXPECT_EQ(text1.out.find("CP "), std::string::npos) << text1.out;
   const auto plan = run_cli("plan " + kLong + " --tp 8 --cp 4 --top 2");
   ASSERT_EQ(plan.code, 0) << plan.err;
   EXPECT_NE(plan.out.find("cp comm"), std::string::npos) << plan.out;
@@ -36,6 +41,46 @@ TEST(CliCp, EstimatePlanTrafficAndSimTakeCp) {
   const auto sim = run_cli("sim " + kLong + " --tp 8 --cp 2 --schedule");
   EXPECT_EQ(sim.code, 0) << sim.err;
   EXPECT_NE(sim.out.find("tp 8 cp 2 pp 1"), std::string::npos) << sim.out.substr(0, 400);
+}
+
+// --cp-comm: the stack's K/V exchange, stated in the software line and the JSON; ring attention
+// (p2p, megatron-core-2024's) hides what the all-gathered form leaves on the attention's path.
+TEST(CliCp, CpCommChoosesTheExchangeAndSaysSo) {
+  const std::string est = "estimate " + kLong + " --tp 8 --cp 2";
+  const auto ring = run_cli(est);
+  ASSERT_EQ(ring.code, 0) << ring.err;
+  EXPECT_NE(ring.out.find("CP ring attention (K/V passed around the ring under the attention)"),
+            std::string::npos)
+      << ring.out;
+  EXPECT_NE(ring.out.find("cp hidden (not in total)"), std::string::npos) << ring.out;
+  const auto ag = run_cli(est + " --cp-comm all_gather");
+  ASSERT_EQ(ag.code, 0) << ag.err;
+  EXPECT_NE(ag.out.find("CP K/V all-gathered before the attention"), std::string::npos) << ag.out;
+  const auto jr = nlohmann::json::parse(run_cli(est + " --json").out);
+  const auto ja = nlohmann::json::parse(run_cli(est + " --cp-comm all_gather --json").out);
+  EXPECT_EQ(jr["cp_comm"], "p2p");
+  EXPECT_EQ(ja["cp_comm"], "all_gather");
+  // At 16K tokens on NVLink the ring's transfers hide behind the attention; the all-gathers
+  // do not.
+  EXPECT_EQ(jr["breakdown"]["cp_comm_s"].get<double>(), 0.0);
+  EXPECT_GT(jr["cp_comm_hidden_s"].get<double>(), 0.0);
+  EXPECT_GT(ja["breakdown"]["cp_comm_s"].get<double>(), 0.0);
+  EXPECT_EQ(ja["cp_comm_hidden_s"].get<double>(), 0.0);
+  EXPECT_LT(jr["iteration_time_s"].get<double>(), ja["iteration_time_s"].get<double>());
+  // The ring passes K and V around again in the backward: traffic carries 3/2 of the bytes.
+  const auto tr = nlohmann::json::parse(run_cli("traffic " + kLong + " --tp 8 --cp 2 --json").out);
+  const auto ta = nlohmann::json::parse(
+      run_cli("traffic " + kLong + " --tp 8 --cp 2 --cp-comm all_gather --json").out);
+  EXPECT_EQ(tr["cp_comm"], "p2p");
+  EXPECT_EQ(ta["cp_comm"], "all_gather");
+  EXPECT_NEAR(tr["bytes_by_parallelism"]["cp"].get<double>(),
+              1.5 * ta["bytes_by_parallelism"]["cp"].get<double>(),
+              1e-9 * tr["bytes_by_parallelism"]["cp"].get<double>());
+  // Bad values and a ring on a stack without context parallelism: one line naming the option.
+  expect_input_error(est + " --cp-comm ring", "--cp-comm",
+                     "got 'ring', expected all_gather or p2p");
+  expect_input_error(est + " --cp-comm p2p --stack megatron-lm-2022", "--cp-comm",
+                     "p2p needs context parallelism, which stack megatron-lm-2022 does not have");
 }
 
 TEST(CliCp, BadCpIsOneLineNamingTheOption) {

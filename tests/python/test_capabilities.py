@@ -87,6 +87,20 @@ def test_ep_dispatch_equals_cli():
         railsim.estimate(ep_dispatch="deepep", **args)
 
 
+def test_cp_comm_equals_cli():
+    args = dict(model="Llama-3-8B", gpus=64, gpu="H100-SXM", seq=16384, batch=64, tp=8, cp=2)
+    gathered = railsim.estimate(cp_comm="all_gather", **args)
+    c = cli("estimate", "--model", "Llama-3-8B", "--gpus", "64", "--gpu", "H100-SXM", "--seq",
+            "16384", "--batch", "64", "--tp", "8", "--cp", "2", "--cp-comm", "all_gather")
+    assert gathered.to_dict() == c
+    ring = railsim.estimate(**args)  # megatron-core-2024's p2p
+    assert ring.cp_comm == "p2p" and gathered.cp_comm == "all_gather"
+    assert ring.to_dict()["breakdown"]["cp_comm_s"] < gathered.to_dict()["breakdown"]["cp_comm_s"]
+    assert ring.iteration_time_s < gathered.iteration_time_s
+    with pytest.raises(railsim.InputError, match="^cp_comm: got 'ring'"):
+        railsim.estimate(cp_comm="ring", **args)
+
+
 def test_sim_collective_equals_cli():
     py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
                      forwarding="pipelined", chunks=4)

@@ -61,6 +61,8 @@ TEST(Stack, DefaultConstructedIsMegatronCore2024) {
   for (auto f : {&D::sp, &D::flash_attention, &D::dist_opt, &D::dp_overlap})
     EXPECT_EQ(d.defaults.*f, p.defaults.*f);
   EXPECT_EQ(d.defaults.recompute, p.defaults.recompute);
+  EXPECT_EQ(d.ring_cp, p.ring_cp);
+  EXPECT_TRUE(d.ring_cp);  // Megatron-Core's default cp_comm_type, p2p
 }
 
 TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
@@ -244,6 +246,16 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "deepep"; }), "stack.ep_dispatch");
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = true; }), "stack.ep_dispatch");
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "hierarchical"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["cp_comm"] = "ring"; }), "stack.cp_comm");
+  EXPECT_EQ(with([](Json& j) { j["cp_comm"] = 2; }), "stack.cp_comm");
+  EXPECT_EQ(with([](Json& j) { j["cp_comm"] = "p2p"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["cp_comm"] = "all_gather"; }), "(no error)");
+  // A ring exchange on a stack without context parallelism.
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["context_parallel"] = false;
+              j["cp_comm"] = "p2p";
+            }),
+            "stack.cp_comm");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["compile"] = "on"; }), "stack.knobs.compile");
   EXPECT_EQ(with([](Json& j) { j["defaults"]["compile"] = 1; }), "stack.defaults.compile");
   // A default the stack cannot run: torch.compile on without the knob.

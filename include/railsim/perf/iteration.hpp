@@ -65,6 +65,8 @@ struct Breakdown {
   double optimizer_s = 0;  // Adam step (HBM bound)
   // tp_comm_overlap: TP/SP communication hidden behind the GEMMs (not part of the total)
   double tp_hidden_s = 0;
+  // Context parallelism's exchanges hidden behind the attention by ring attention (not in total).
+  double cp_hidden_s = 0;
   // pp_comm_overlap: pipeline sends of the 1F1B body hidden behind other chunks' computations
   // (not part of the total)
   double pp_hidden_s = 0;

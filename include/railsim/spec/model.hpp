@@ -156,5 +156,9 @@ std::string software_notes(const Stack& st, bool compile);
 inline std::string software_notes(const Training& tr) {
   return software_notes(tr.stack, tr.compile);
 }
+// How context parallelism exchanges K and V, for the software line of an output whose strategy
+// uses it (cp > 1; "" otherwise): ", CP K/V all-gathered before the attention" or ", CP ring
+// attention (K/V passed around the ring under the attention)".
+std::string cp_note(const Stack& st, std::int64_t cp);
 
 }  // namespace railsim::spec

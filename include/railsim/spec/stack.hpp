@@ -194,6 +194,16 @@ struct Stack {
   // domain to its experts' GPUs; the combine runs the other way. perf::Algorithm::rail_then_domain.
   // JSON "ep_dispatch": "direct" or "hierarchical".
   bool hierarchical_ep_dispatch = false;
+  // How context parallelism exchanges K and V. All-gather (the default): the whole sequence's K
+  // and V are gathered before the attention and their gradients reduce-scattered after it, on the
+  // attention's critical path (Dubey et al. 2024, Sec. 3.3.2, Llama 3's; Megatron-Core's
+  // cp_comm_type "all_gather"; TorchTitan's default rotate method). Ring (p2p): each rank passes
+  // its K and V block to the next rank of the CP ring while it computes the attention of the block
+  // it holds, so a transfer hides behind a block of attention; the backward passes K and V around
+  // the ring again with their gradients (ring attention, Liu et al. 2023; Megatron-Core's default
+  // cp_comm_type "p2p", Transformer Engine's KV P2P). JSON "cp_comm": "all_gather" (when absent) or
+  // "p2p"; true here, as megatron-core-2024 has it.
+  bool ring_cp = true;
   // Adam's two moments, bytes each: 4 (fp32, the default) or 2 (bf16, DeepSeek-V3 report, Sec.
   // 3.3.3, low-precision optimizer states; the master weights and the gradients stay fp32). JSON
   // "optimizer_moment_dtype": "fp32" or "bf16".
@@ -219,6 +229,10 @@ struct Stack {
 // "hierarchical"; parse_ep_dispatch reads them (InputError naming `option` otherwise).
 std::string_view ep_dispatch_name(const Stack& st);
 bool parse_ep_dispatch(std::string_view s, const std::string& option);
+// The context-parallel exchange by name, as the JSON of stacks and of every output writes it:
+// "all_gather" or "p2p"; parse_cp_comm reads them (InputError naming `option` otherwise).
+std::string_view cp_comm_name(const Stack& st);
+bool parse_cp_comm(std::string_view s, const std::string& option);
 
 // Checks every field (present, typed, known) and that no default turns on a knob the stack lacks.
 Stack stack_from_json(const Json& j, const std::string& path);
