@@ -353,6 +353,11 @@ std::vector<Field> strategy_fields() {
                             "groups of this many DP x CP ranks and replicate across the groups "
                             "(stacks with hybrid sharding; 0 = over the whole group)",
                             0, maxdeg));
+  f.push_back(integer_field("offload_layers", "--offload-layers",
+                            "Activation offload: the activations of this many first layers go to "
+                            "host memory after their forward and come back before their backward "
+                            "(stacks with activation offload; pp 1, recompute none; 0 = none)",
+                            0, maxdeg));
   f.push_back(integer_field("micro_batch", "--micro-batch", "Micro-batch size in sequences", 1,
                             std::int64_t{1} << 40));
   f.push_back(
@@ -401,6 +406,7 @@ StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) 
   in.pins.ep = a.integer_if("ep");
   in.pins.cp = a.integer_if("cp");
   in.pins.hsdp = a.integer_if("hsdp");
+  in.pins.offload_layers = a.integer_if("offload_layers");
   in.pins.micro_batch = a.integer_if("micro_batch");
   in.pins.interleave = a.integer_if("interleave");
   if (const auto r = a.text_if("recompute"))

@@ -185,20 +185,15 @@ double op_checkpoint_bytes(const Model& m, double tokens, double moe_fraction, d
                         ffn_units(m, moe_fraction, m.capacity_factor));
   return hidden_part * (m.gated_ffn ? 2.0 : 1.0) + split / t;
 }
-}  // namespace
+// One layer's activations per micro-batch per GPU: all of them (`full`) and what the strategy's
+// recomputation keeps (`kept`), bytes.
+struct LayerBytes {
+  double full = 0, kept = 0;
+};
 
-MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
-  const detail::StageShape st = detail::stage_shape(m, tr, s);
-  const double t = static_cast<double>(s.tp), p = static_cast<double>(s.pp);
-  const double v = static_cast<double>(s.interleave);
-  // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
-  // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
-  const double dp = static_cast<double>(s.dp * s.cp);
-  const double edp = static_cast<double>(s.dp * s.cp / s.ep);
-  // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
-  const double shard = static_cast<double>(s.degrees().shard_size());
-  const double eshard = s.hsdp > 0 ? shard : edp;
-  const spec::Sharding sharding = detail::sharding_of(tr, s);
+LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s,
+                       const detail::StageShape& st) {
+  const double t = static_cast<double>(s.tp);
   const double moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   LayerActivations la =
@@ -208,7 +203,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
   // The input of a layer, all that full recompute keeps of it: 2 s b h bytes (split by SP).
   const double layer_input = 2.0 * st.tokens_mb * static_cast<double>(m.hidden) / (s.sp ? t : 1.0);
-  double per_layer;
+  double per_layer = 0;
   switch (s.recompute) {
     case Recompute::none:
       per_layer = full_layer;
@@ -230,6 +225,24 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       per_layer = layer_input;
       break;
   }
+  return {full_layer, per_layer};
+}
+}  // namespace
+
+MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
+  const detail::StageShape st = detail::stage_shape(m, tr, s);
+  const double t = static_cast<double>(s.tp), p = static_cast<double>(s.pp);
+  const double v = static_cast<double>(s.interleave);
+  // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
+  // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
+  const double dp = static_cast<double>(s.dp * s.cp);
+  const double edp = static_cast<double>(s.dp * s.cp / s.ep);
+  // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
+  const double shard = static_cast<double>(s.degrees().shard_size());
+  const double eshard = s.hsdp > 0 ? shard : edp;
+  const spec::Sharding sharding = detail::sharding_of(tr, s);
+  const LayerBytes lb = layer_bytes(m, tr, s, st);
+  const double full_layer = lb.full, per_layer = lb.kept;
   // Weights per GPU per layer (the stage's layers, MoE ones spread evenly over stages).
   const double dense_layer =
       st.layers > 0 ? (st.dense_params - st.embedding_params) / st.layers : 0;
@@ -287,7 +300,12 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       mem.weights_bytes *= 2.0;
       mem.gradients_bytes *= 2.0;
     }
-    double act = per_layer * layers / v * in_flight;
+    // Activation offload (pp 1): the offloaded layers' activations live in host memory but for
+    // the one in transit (ours, after Transformer Engine's double-buffered CPU offload).
+    const double kept_layers =
+        s.offload_layers > 0 ? std::max(1.0, layers - static_cast<double>(s.offload_layers) + 1.0)
+                             : layers;
+    double act = per_layer * kept_layers / v * in_flight;
     // Recomputation rebuilds one layer's activations at a time during the backward pass: all of
     // them (full, and layer's recomputed layers), or what per-op checkpointing dropped.
     if (s.recompute == Recompute::full || s.recompute == Recompute::layer) act += full_layer;
@@ -1050,6 +1068,21 @@ double cp_exposed(const Training& tr, const Strategy& s, const CommTotals& k,
          std::max(0.0, bwd - w * (sc.attn_bwd + sc.attn_recompute));
 }
 
+// Activation offload's copies on the critical path, per micro-batch (pp 1). Each offloaded
+// layer's activations go to the host over the GPU's host link while the next layer computes its
+// forward, and come back while the layer after it computes its backward: what stays exposed is
+// the copy's excess over one layer's forward (backward) time (ours, after Transformer Engine's CPU
+// offload, which copies on a side stream one layer ahead).
+double offload_exposed(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
+                       const StageCompute& sc) {
+  if (s.offload_layers <= 0 || st.layers <= 0) return 0.0;
+  const double copy =
+      layer_bytes(*ctx.model, ctx.training, s, st).kept / ctx.cluster->gpu.host_bw_Bps;
+  const double fwd = sc.fwd / st.layers, bwd = sc.bwd / st.layers;
+  return static_cast<double>(s.offload_layers) *
+         (std::max(0.0, copy - fwd) + std::max(0.0, copy - bwd));
+}
+
 IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Placement& pl,
                        const CommSchedule& cs) {
   const Model& m = *ctx.model;
@@ -1085,8 +1118,9 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     pp_part = 0;
   }
   const double cp_mb = cp_exposed(tr, s, k, sc);
+  const double offload_mb = offload_exposed(ctx, s, st, sc);
   const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + ep_mb +
-                            cp_mb + k.fw_mb;  // the fullest stage
+                            cp_mb + offload_mb + k.fw_mb;  // the fullest stage
   const PipelineTime pt = pipeline_time(s, tr, st, d, sc, layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
   const double optimizer = optimizer_time(s, st, d.hbm);
@@ -1103,6 +1137,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.ep_comm_s = mb * ep_mb * avg_scale;  // with DualPipe, the PP sends' exposed share too
   bd.cp_comm_s = mb * cp_mb * avg_scale;
   bd.cp_hidden_s = mb * (k.cp_mb - cp_mb) * avg_scale;
+  bd.offload_s = mb * offload_mb * avg_scale;
   // The exposed share of the sends (all of them without pp_comm_overlap); the fill and flush's
   // sends are in the bubble.
   const double pp_exposed_share =

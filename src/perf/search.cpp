@@ -27,7 +27,7 @@ namespace {
 auto key(const Strategy& s) {
   return std::make_tuple(s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave,
                          static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap, s.cp,
-                         static_cast<int>(s.schedule), s.hsdp);
+                         static_cast<int>(s.schedule), s.hsdp, s.offload_layers);
 }
 
 void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
@@ -159,6 +159,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
                  bool flash, std::int64_t batch, std::int64_t hb_domain, Visit&& visit) {
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   s.cp = sh.cp;
+  s.offload_layers = pins.offload_layers.value_or(0);
   const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
   // The pipeline schedules of this shape: 1F1B (interleaved when v > 1), and where the stack has
   // them and the pipeline is not interleaved, ZB-H1 and DualPipe (DualPipe with an even pp and
@@ -195,6 +196,8 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
     if (pins.recompute && *pins.recompute != r) continue;
     if (!knobs.has(r)) continue;
     if (r == Recompute::selective && flash && !pins.recompute) continue;
+    // Offloaded activations are not recomputed, and only without pipelining (perf::validate).
+    if (s.offload_layers > 0 && (r != Recompute::none || sh.pp != 1)) continue;
     s.recompute = r;
     for (int sp = 0; sp < 2; ++sp) {
       if (pins.sp ? (*pins.sp != (sp == 1)) : (sp == 1 && sh.tp == 1)) continue;
@@ -413,6 +416,7 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       base.cp = sh.cp;
       Strategy shape{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};
       shape.cp = sh.cp;
+      shape.offload_layers = opt.pins.offload_layers.value_or(0);
       if (!is_valid(*ctx.model, ctx.training, shape, *ctx.cluster)) continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
       visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
@@ -464,7 +468,8 @@ Json to_json(const Strategy& s, PlacementKind placement) {
          {"placement", std::string(to_string(placement))}};
   if (s.cp > 1) j["cp"] = s.cp;  // only with context parallelism: documents without stay as were
   if (s.pp > 1) j["pp_schedule"] = std::string(to_string(s.schedule));
-  if (s.hsdp > 0) j["hsdp"] = s.hsdp;  // only with hybrid sharding
+  if (s.hsdp > 0) j["hsdp"] = s.hsdp;                                // only with hybrid sharding
+  if (s.offload_layers > 0) j["offload_layers"] = s.offload_layers;  // only with offload
   return j;
 }
 
@@ -499,6 +504,7 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
            {"optimizer_gib", m.optimizer_bytes / units::kGiB},
            {"activations_gib", m.activations_bytes / units::kGiB},
            {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
+  if (s.offload_layers > 0) j["breakdown"]["offload_s"] = b.offload_s;
   if (s.cp > 1) {
     j["breakdown"]["cp_comm_s"] = b.cp_comm_s;
     j["cp_comm_hidden_s"] = b.cp_hidden_s;
@@ -546,6 +552,9 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   positive(p.micro_batch, "--micro-batch");
   positive(p.interleave, "--interleave");
   positive(p.cp, "--cp");
+  if (p.offload_layers && *p.offload_layers != 0 && !tr.stack.knobs.activation_offload)
+    throw InputError("--offload-layers",
+                     fmt::format("stack {} has no activation offload (use 0)", tr.stack.name));
   if (p.hsdp && *p.hsdp > 0 && !tr.stack.knobs.hsdp)
     throw InputError("--hsdp",
                      fmt::format("stack {} has no hybrid sharding (use 0)", tr.stack.name));
@@ -608,6 +617,7 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.dp_overlap = p.dp_overlap.value_or(def.dp_overlap);
   s.schedule = p.schedule.value_or(PipelineSchedule::one_f_one_b);
   s.hsdp = p.hsdp.value_or(0);
+  s.offload_layers = p.offload_layers.value_or(0);
   validate(m, tr, s, c);
   return s;
 }
@@ -625,7 +635,8 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
                                   "per GPU, the GPU has {:.1f} GiB",
                                   r.min_memory_bytes / units::kGiB, r.hbm_bytes / units::kGiB));
   const bool pinned = pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch ||
-                      pins.interleave || pins.cp || pins.schedule || pins.hsdp;
+                      pins.interleave || pins.cp || pins.schedule || pins.hsdp ||
+                      pins.offload_layers;
   if (pinned) {
     try {
       (void)default_strategy(m, tr, pins, c);  // names the pinned knob that cannot work

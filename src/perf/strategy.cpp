@@ -67,6 +67,26 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
       return fail("--hsdp", fmt::format("the shard group of {} must divide dp x cp = {} x {}",
                                         s.hsdp, s.dp, s.cp));
   }
+  if (s.offload_layers != 0) {
+    // Megatron-Core's conditions on cpu_offloading (TransformerConfig).
+    if (!st.knobs.activation_offload)
+      return fail("--offload-layers",
+                  fmt::format("stack {} has no activation offload (use 0)", st.name));
+    if (s.offload_layers < 0 || s.offload_layers >= m.layers)
+      return fail("--offload-layers",
+                  fmt::format("got {}, expected 0 to {} (fewer than the {} layers of {})",
+                              s.offload_layers, m.layers - 1, m.layers, m.name));
+    if (s.pp != 1)
+      return fail("--offload-layers",
+                  fmt::format("activation offload runs without pipeline parallelism (pp = {}; "
+                              "use pp 1)",
+                              s.pp));
+    if (s.recompute != Recompute::none)
+      return fail("--offload-layers",
+                  fmt::format("activation offload runs without recomputation (recompute {}; "
+                              "use none)",
+                              to_string(s.recompute)));
+  }
   if (!st.knobs.has(s.schedule))
     return fail("--pp-schedule", fmt::format("stack {} has no {} schedule (use 1f1b)", st.name,
                                              to_string(s.schedule)));
@@ -183,6 +203,12 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
       return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs",
                                       s.tp, s.pp, s.dp, world, c.gpus));
   }
+  if (s.offload_layers > 0 && !(c.gpu.host_bw_Bps > 0))
+    return fail("--offload-layers",
+                fmt::format("GPU {} has no host link bandwidth in its preset "
+                            "(host_gbytes_per_s_per_direction): activation offload cannot be "
+                            "timed",
+                            c.gpu.name));
   if (!m.is_moe() && s.ep != 1)
     return fail("--ep",
                 fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));
@@ -239,14 +265,15 @@ std::string describe(const Strategy& s) {
   // stay as they were.
   return fmt::format(
       "tp {}{} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
-      "dp-overlap {}{}{}",
+      "dp-overlap {}{}{}{}",
       s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, s.micro_batch,
       s.interleave, to_string(s.recompute), s.sp ? "on" : "off", s.dist_opt ? "on" : "off",
       s.dp_overlap ? "on" : "off",
       s.schedule != PipelineSchedule::one_f_one_b
           ? fmt::format(", pp-schedule {}", to_string(s.schedule))
           : "",
-      s.hsdp > 0 ? fmt::format(", hsdp {}", s.hsdp) : "");
+      s.hsdp > 0 ? fmt::format(", hsdp {}", s.hsdp) : "",
+      s.offload_layers > 0 ? fmt::format(", offload-layers {}", s.offload_layers) : "");
 }
 
 std::string describe_degrees(const Strategy& s) {

@@ -47,20 +47,26 @@ void add_cp_columns(Table& t, const std::vector<perf::Plan>& plans) {
 }
 // Columns shown only when a plan uses their knob, so that tables of plans without it stay as
 // they were: the pipeline schedule (after the interleave) when a plan runs one other than 1F1B,
-// the HSDP shard group (after dp) when a plan shards in groups.
+// the HSDP shard group (after dp) when a plan shards in groups, the offloaded layers (after
+// recompute) when a plan offloads activations.
 void add_schedule_columns(Table& t, const std::vector<perf::Plan>& plans) {
-  std::vector<Cell> schedules, groups;
-  bool other_schedule = false, hybrid = false;
+  std::vector<Cell> schedules, groups, offloads;
+  bool other_schedule = false, hybrid = false, offload = false;
   for (const perf::Plan& p : plans) {
     schedules.emplace_back(std::string(to_string(p.strategy.schedule)));
     groups.emplace_back(p.strategy.hsdp);
+    offloads.emplace_back(p.strategy.offload_layers);
     other_schedule |= p.strategy.schedule != perf::PipelineSchedule::one_f_one_b;
     hybrid |= p.strategy.hsdp > 0;
+    offload |= p.strategy.offload_layers > 0;
   }
   if (other_schedule)
     insert_column(t, column_index(t, "interleave") + 1, text_column("pp_schedule", "schedule"),
                   schedules);
   if (hybrid) insert_column(t, column_index(t, "dp") + 1, integer_column("hsdp", "hsdp"), groups);
+  if (offload)
+    insert_column(t, column_index(t, "recompute") + 1, integer_column("offload_layers", "offload"),
+                  offloads);
 }
 }  // namespace
 
@@ -175,10 +181,12 @@ Table breakdown_table(const perf::IterationTime& it) {
       {"ep all-to-all", b.ep_comm_s},     {"pp send/recv", b.pp_comm_s},
       {"dp comm (exposed)", b.dp_comm_s}, {"rail forwarding", b.rail_forwarding_s},
       {"pipeline bubble", b.bubble_s},    {"pipeline steps", b.pipeline_overhead_s},
-      {"optimizer", b.optimizer_s},       {"cp K/V comm", b.cp_comm_s}};
+      {"optimizer", b.optimizer_s},       {"cp K/V comm", b.cp_comm_s},
+      {"activation offload", b.offload_s}};
   const bool cp = b.cp_comm_s > 0 || b.cp_hidden_s > 0;
   for (const auto& [name, v] : parts) {
-    if (!cp && std::string_view(name) == "cp K/V comm") continue;  // no CP: no row
+    if (!cp && std::string_view(name) == "cp K/V comm") continue;            // no CP: no row
+    if (v == 0 && std::string_view(name) == "activation offload") continue;  // none exposed
     t.add_row({std::string(name), v, T > 0 ? Cell(v / T) : Cell(Missing{})});
   }
   // Ring attention's transfers under the attention: time, not a share of the iteration.

@@ -41,6 +41,9 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   g.nic_bw_Bps = units::gbps_to_Bps(o.number("nic_gbps", kRate));
   g.nics_per_gpu = static_cast<int>(o.integer_or("nics_per_gpu", 1, 1, 64));
   g.hb_planes = static_cast<int>(o.integer_or("hb_planes", 0, 0, 1024));
+  const double host = o.number_or("host_gbytes_per_s_per_direction", 0, Range::non_negative(1e6));
+  if (host != 0) check_number(o.field("host_gbytes_per_s_per_direction"), host, kRate);
+  g.host_bw_Bps = units::GBps_to_Bps(host);
   if (auto e = o.object_opt("efficiency")) {
     g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, kFraction);
     const double fp8_max = e->number_or("gemm_max_fp8", 0, Range::non_negative(1.0));

@@ -150,6 +150,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
                        "virtual stages)");
     st.knobs.hsdp = k.boolean_or("hsdp", false);
     st.knobs.compile = k.boolean_or("compile", false);
+    st.knobs.activation_offload = k.boolean_or("activation_offload", false);
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
       throw InputError(k.field("hsdp"),
                        "true needs distributed_optimizer: \"full\" (hybrid "

@@ -101,6 +101,21 @@ def test_cp_comm_equals_cli():
         railsim.estimate(cp_comm="ring", **args)
 
 
+def test_offload_layers_equals_cli():
+    args = dict(model="Llama-3-70B", gpus=64, gpu="H100-SXM", seq=8192, batch=128, tp=8, pp=1,
+                recompute="none")
+    off = railsim.estimate(offload_layers=40, **args)
+    c = cli("estimate", "--model", "Llama-3-70B", "--gpus", "64", "--gpu", "H100-SXM", "--seq",
+            "8192", "--batch", "128", "--tp", "8", "--pp", "1", "--recompute", "none",
+            "--offload-layers", "40")
+    assert off.to_dict() == c
+    assert off.to_dict()["strategy"]["offload_layers"] == 40
+    assert off.memory_gib < railsim.estimate(**args).memory_gib
+    with pytest.raises(railsim.InputError, match="^offload_layers: activation offload runs "
+                                                 "without pipeline parallelism"):
+        railsim.estimate(offload_layers=8, **{**args, "pp": 2})
+
+
 def test_sim_collective_equals_cli():
     py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
                      forwarding="pipelined", chunks=4)

@@ -62,7 +62,9 @@ TEST(Stack, DefaultConstructedIsMegatronCore2024) {
     EXPECT_EQ(d.defaults.*f, p.defaults.*f);
   EXPECT_EQ(d.defaults.recompute, p.defaults.recompute);
   EXPECT_EQ(d.ring_cp, p.ring_cp);
-  EXPECT_TRUE(d.ring_cp);  // Megatron-Core's default cp_comm_type, p2p
+  EXPECT_EQ(d.knobs.activation_offload, p.knobs.activation_offload);
+  EXPECT_TRUE(d.knobs.activation_offload);  // Megatron-Core's cpu_offloading
+  EXPECT_TRUE(d.ring_cp);                   // Megatron-Core's default cp_comm_type, p2p
 }
 
 TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
@@ -246,6 +248,11 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "deepep"; }), "stack.ep_dispatch");
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = true; }), "stack.ep_dispatch");
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "hierarchical"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["activation_offload"] = "yes"; }),
+            "stack.knobs.activation_offload");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["activation_offload"] = false; }), "(no error)");
+  EXPECT_FALSE(spec::load_stack("torchtitan-2024").knobs.activation_offload);
+  EXPECT_TRUE(spec::load_stack("nemo-perf-2025").knobs.activation_offload);
   EXPECT_EQ(with([](Json& j) { j["cp_comm"] = "ring"; }), "stack.cp_comm");
   EXPECT_EQ(with([](Json& j) { j["cp_comm"] = 2; }), "stack.cp_comm");
   EXPECT_EQ(with([](Json& j) { j["cp_comm"] = "p2p"; }), "(no error)");

@@ -63,6 +63,8 @@ struct Breakdown {
   // boundaries that the fill and drain cross beyond the plain pipeline's (grows with interleaving)
   double pipeline_overhead_s = 0;
   double optimizer_s = 0;  // Adam step (HBM bound)
+  // Activation offload: the copies to and from host memory longer than the layers they overlap
+  double offload_s = 0;
   // tp_comm_overlap: TP/SP communication hidden behind the GEMMs (not part of the total)
   double tp_hidden_s = 0;
   // Context parallelism's exchanges hidden behind the attention by ring attention (not in total).
@@ -72,7 +74,7 @@ struct Breakdown {
   double pp_hidden_s = 0;
   double total() const {
     return compute_s + recompute_s + tp_comm_s + tp_overlap_s + ep_comm_s + pp_comm_s + dp_comm_s +
-           rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s + cp_comm_s;
+           rail_forwarding_s + bubble_s + pipeline_overhead_s + optimizer_s + cp_comm_s + offload_s;
   }
 };
 

@@ -17,6 +17,9 @@ namespace railsim::perf {
 // Knobs the user fixed; unset ones are searched.
 struct StrategyPins {
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp, hsdp;
+  // Layers whose activations are offloaded to host memory: the search does not try it; a pin
+  // applies it to every strategy where it can run (pp 1, recompute none).
+  std::optional<std::int64_t> offload_layers;
   std::optional<Recompute> recompute;
   std::optional<bool> sp, dist_opt, dp_overlap;
   std::optional<PipelineSchedule> schedule;

@@ -39,6 +39,11 @@ struct Strategy {
   // gradients and optimizer state sharded over groups of `hsdp` consecutive DP x CP ranks and
   // replicated across the groups (PyTorch FSDP's HYBRID_SHARD); 0 = sharded over the whole group.
   std::int64_t hsdp = 0;
+  // Activation offload (stacks with activation_offload): the activations of the first
+  // `offload_layers` layers copied to host memory after their forward and back before their
+  // backward (Megatron-Core's cpu_offloading_num_layers); 0 = none. pp 1, recompute none, fewer
+  // than the model's layers, a GPU whose preset gives its host link.
+  std::int64_t offload_layers = 0;
 
   Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp, hsdp}; }
   // Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch).

@@ -56,6 +56,9 @@ struct GpuSpec {
   // switch trays of an NVL72 rack), each GPU's links spread over them; 0 when not given. A dead
   // plane takes 1/hb_planes of every GPU's HB bandwidth in its domain.
   int hb_planes = 0;
+  // The link to host memory (PCIe, or NVLink-C2C on Grace superchips), per direction, as the
+  // datasheet gives it; 0 when not given (activation offload then cannot be timed).
+  double host_bw_Bps = 0;
   GpuEfficiency eff;
   std::string source;
 };

@@ -146,6 +146,13 @@ struct StackKnobs {
   // over groups of DP ranks and replicated across them (PyTorch FSDP's HYBRID_SHARD, MaxText's
   // ici/dcn FSDP axes). Needs distributed_optimizer "full".
   bool hsdp = false;
+  // Activation offload to host memory (JSON "activation_offload": true; false when absent, true
+  // here as megatron-core-2024 has it): the activations of the first --offload-layers layers
+  // copied to the host after their forward and back before their backward (Megatron-Core's
+  // cpu_offloading and cpu_offloading_num_layers, Transformer Engine's CPU offload), with
+  // Megatron-Core's conditions: no pipeline parallelism, no recomputation, fewer layers than the
+  // model has.
+  bool activation_offload = true;
   // torch.compile (JSON "compile": true; default false): TorchTitan's training.compile, which
   // fuses the element-wise kernels of each block (--compile).
   bool compile = false;
