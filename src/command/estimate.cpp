@@ -46,8 +46,16 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
   out.print("error band +-{:.1f}% ({:.4g}-{:.4g} s): {}\n", 100 * band.fraction,
             it.iteration_time_s * (1 - band.fraction), it.iteration_time_s * (1 + band.fraction),
             band.basis);
-  out.print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
-            c.gpu.hbm_bytes / units::kGiB, it.feasible ? "fits" : "DOES NOT FIT");
+  if (s.offload_layers > 0)
+    out.print(
+        "memory {:.1f} GiB per GPU of {:.0f} GiB, {:.1f} GiB offloaded to its {:.0f} GiB of "
+        "host memory ({})\n",
+        it.memory.total() / units::kGiB, c.gpu.hbm_bytes / units::kGiB,
+        it.memory.host_bytes / units::kGiB, c.gpu.host_memory_bytes / units::kGiB,
+        it.feasible ? "fits" : "DOES NOT FIT");
+  else
+    out.print("memory {:.1f} GiB per GPU of {:.0f} GiB ({})\n", it.memory.total() / units::kGiB,
+              c.gpu.hbm_bytes / units::kGiB, it.feasible ? "fits" : "DOES NOT FIT");
   out.print("breakdown:\n{}", report::to_text(perf::breakdown_table(it), "  "));
   if (it.cross_rail)
     out.print("note: some collectives send traffic between rails{}\n",

@@ -353,11 +353,11 @@ std::vector<Field> strategy_fields() {
                             "groups of this many DP x CP ranks and replicate across the groups "
                             "(stacks with hybrid sharding; 0 = over the whole group)",
                             0, maxdeg));
-  f.push_back(integer_field("offload_layers", "--offload-layers",
-                            "Activation offload: the activations of this many first layers go to "
-                            "host memory after their forward and come back before their backward "
-                            "(stacks with activation offload; pp 1, recompute none; 0 = none)",
-                            0, maxdeg));
+  f.push_back(text_field("offload_layers", "--offload-layers",
+                         "Activation offload: the activations of this many first layers go to "
+                         "host memory after their forward and come back before their backward "
+                         "(stacks with activation offload; pp 1, recompute none; 0 = none); plan "
+                         "takes auto: the fewest layers that make a strategy fit (default: none)"));
   f.push_back(integer_field("micro_batch", "--micro-batch", "Micro-batch size in sequences", 1,
                             std::int64_t{1} << 40));
   f.push_back(
@@ -388,6 +388,19 @@ const std::vector<std::string>& strategy_keys() {
   return keys;
 }
 
+namespace {
+// --offload-layers N: a count from 0 to 2^24 (the model's layers bound it in perf::validate).
+std::int64_t parse_offload_layers(const std::string& text) {
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto r = std::from_chars(text.data(), end, v);
+  if (text.empty() || r.ec != std::errc() || r.ptr != end)
+    throw InputError("--offload-layers",
+                     fmt::format("got '{}', expected a count of layers or auto", printable(text)));
+  return check_integer("--offload-layers", v, 0, spec::kMaxGpus);
+}
+}  // namespace
+
 StrategyInputs resolve_strategy_inputs(const Args& a) {
   return resolve_strategy_inputs(a, a.text("model"));
 }
@@ -406,7 +419,12 @@ StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) 
   in.pins.ep = a.integer_if("ep");
   in.pins.cp = a.integer_if("cp");
   in.pins.hsdp = a.integer_if("hsdp");
-  in.pins.offload_layers = a.integer_if("offload_layers");
+  if (const auto o = a.text_if("offload_layers")) {
+    if (*o == "auto")
+      in.pins.offload_auto = true;
+    else
+      in.pins.offload_layers = parse_offload_layers(*o);
+  }
   in.pins.micro_batch = a.integer_if("micro_batch");
   in.pins.interleave = a.integer_if("interleave");
   if (const auto r = a.text_if("recompute"))

@@ -306,6 +306,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
         s.offload_layers > 0 ? std::max(1.0, layers - static_cast<double>(s.offload_layers) + 1.0)
                              : layers;
     double act = per_layer * kept_layers / v * in_flight;
+    mem.host_bytes = per_layer * static_cast<double>(std::max<std::int64_t>(0, s.offload_layers)) /
+                     v * in_flight;
     // Recomputation rebuilds one layer's activations at a time during the backward pass: all of
     // them (full, and layer's recomputed layers), or what per-op checkpointing dropped.
     if (s.recompute == Recompute::full || s.recompute == Recompute::layer) act += full_layer;
@@ -1153,7 +1155,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   bd.optimizer_s = optimizer;
 
   it.memory = memory_use(m, tr, s);
-  it.feasible = it.memory.total() <= c.gpu.hbm_bytes;
+  it.feasible = fits(it.memory, c.gpu);
 
   count_flops(m, tr, s, d, it);
   const double denom = it.iteration_time_s * static_cast<double>(c.gpus) * ctx.peak_flops;

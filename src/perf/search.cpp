@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
@@ -403,7 +404,15 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
   }
   const std::vector<Shape> all = shapes(ctx, opt.pins);
   const std::size_t k = static_cast<std::size_t>(std::max(1, opt.top));
-  const double hbm = ctx.cluster->gpu.hbm_bytes;
+  const spec::GpuSpec& gpu = ctx.cluster->gpu;
+  const double hbm = gpu.hbm_bytes;
+  // Activation offload is tried, unpinned, on strategies it can run (perf::validate's rules).
+  const bool offload_auto = opt.pins.offload_auto && !opt.pins.offload_layers &&
+                            ctx.training.stack.knobs.activation_offload && gpu.host_bw_Bps > 0 &&
+                            gpu.host_memory_bytes > 0;
+  auto offload_candidate = [&](const Strategy& s) {
+    return offload_auto && s.pp == 1 && s.recompute == Recompute::none && s.offload_layers == 0;
+  };
   auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc acc) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
       check_cancelled();
@@ -419,17 +428,40 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       shape.offload_layers = opt.pins.offload_layers.value_or(0);
       if (!is_valid(*ctx.model, ctx.training, shape, *ctx.cluster)) continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
-      visit_knobs(sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
-                  ctx.training.global_batch, ctx.cluster->hb_domain, [&](const Strategy& s) {
-                    ++acc.evaluated;
-                    const double mem = memory_use(*ctx.model, ctx.training, s).total();
-                    acc.min_mem = std::min(acc.min_mem, mem);
-                    if (mem > hbm) return;
-                    ++acc.feasible;
-                    const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, s, pl);
-                    Plan p{s, estimate(ctx, s, pl, cs)};
-                    keep(acc.top, k, p, opt.distinct_shapes);
-                  });
+      visit_knobs(
+          sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
+          ctx.training.global_batch, ctx.cluster->hb_domain, [&](const Strategy& s) {
+            ++acc.evaluated;
+            const MemoryUse use = memory_use(*ctx.model, ctx.training, s);
+            const double mem = use.total();
+            acc.min_mem = std::min(acc.min_mem, mem);
+            if (fits(use, gpu)) {
+              ++acc.feasible;
+              const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, s, pl);
+              keep(acc.top, k, Plan{s, estimate(ctx, s, pl, cs)}, opt.distinct_shapes);
+              return;
+            }
+            // Too full without recomputation or pipelining: where the stack and GPU can
+            // offload activations and --offload-layers does not fix it, the fewest
+            // offloaded layers that make it fit (each frees one layer's activations past
+            // the first, perf::memory_use).
+            if (mem <= hbm || !offload_candidate(s)) return;
+            Strategy o = s;
+            o.offload_layers = 1;
+            const double one = memory_use(*ctx.model, ctx.training, o).activations_bytes;
+            o.offload_layers = 2;
+            const double layer = one - memory_use(*ctx.model, ctx.training, o).activations_bytes;
+            if (!(layer > 0)) return;
+            o.offload_layers = 1 + static_cast<std::int64_t>(std::ceil((mem - hbm) / layer));
+            if (o.offload_layers >= ctx.model->layers) return;
+            // (Counted as the strategy evaluated above, offloaded: count_strategies' count.)
+            const MemoryUse use_o = memory_use(*ctx.model, ctx.training, o);
+            acc.min_mem = std::min(acc.min_mem, use_o.total());
+            if (!fits(use_o, gpu)) return;  // the host memory too
+            ++acc.feasible;
+            const CommSchedule cs = build_comm_schedule(*ctx.model, ctx.training, o, pl);
+            keep(acc.top, k, Plan{o, estimate(ctx, o, pl, cs)}, opt.distinct_shapes);
+          });
     }
     return acc;
   };
@@ -504,7 +536,10 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
            {"optimizer_gib", m.optimizer_bytes / units::kGiB},
            {"activations_gib", m.activations_bytes / units::kGiB},
            {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
-  if (s.offload_layers > 0) j["breakdown"]["offload_s"] = b.offload_s;
+  if (s.offload_layers > 0) {
+    j["breakdown"]["offload_s"] = b.offload_s;
+    j["memory"]["host_gib"] = m.host_bytes / units::kGiB;
+  }
   if (s.cp > 1) {
     j["breakdown"]["cp_comm_s"] = b.cp_comm_s;
     j["cp_comm_hidden_s"] = b.cp_hidden_s;
@@ -618,6 +653,9 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.schedule = p.schedule.value_or(PipelineSchedule::one_f_one_b);
   s.hsdp = p.hsdp.value_or(0);
   s.offload_layers = p.offload_layers.value_or(0);
+  if (p.offload_auto)
+    throw InputError("--offload-layers",
+                     "auto is a search (plan, compare, sweep, optimize): give a count of layers");
   validate(m, tr, s, c);
   return s;
 }

@@ -203,6 +203,11 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
       return fail("--dp", fmt::format("tp x pp x dp = {} x {} x {} = {} must equal the {} GPUs",
                                       s.tp, s.pp, s.dp, world, c.gpus));
   }
+  if (s.offload_layers > 0 && !(c.gpu.host_memory_bytes > 0))
+    return fail("--offload-layers",
+                fmt::format("GPU {} has no host memory size in its preset (host_memory_gib): "
+                            "activation offload cannot be checked for room",
+                            c.gpu.name));
   if (s.offload_layers > 0 && !(c.gpu.host_bw_Bps > 0))
     return fail("--offload-layers",
                 fmt::format("GPU {} has no host link bandwidth in its preset "

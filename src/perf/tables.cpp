@@ -289,6 +289,23 @@ Table explain_table(const std::vector<perf::Plan>& plans, const std::vector<std:
     for (std::size_t k = 0; k < a.size(); ++k) row.push_back(a[k] - w[k]);
     t.add_row(std::move(row));
   }
+  // Parts only some plans have, as columns after the optimizer step when a plan has them (so
+  // that the parts add up to each iteration): context parallelism's exposed exchanges and
+  // activation offload's exposed copies.
+  auto conditional = [&](const char* name, const char* label, double perf::Breakdown::*part) {
+    bool any = false;
+    std::vector<Cell> cells;
+    for (const perf::Plan& p : plans) {
+      cells.emplace_back(p.time.breakdown.*part);
+      any |= p.time.breakdown.*part != 0;
+    }
+    if (!any) return;
+    for (std::size_t i = 1; i < plans.size(); ++i)
+      cells.emplace_back(plans[i].time.breakdown.*part - plans.front().time.breakdown.*part);
+    insert_column(t, column_index(t, "optimizer_s") + 1, sec(name, label), cells);
+  };
+  conditional("offload_s", "activation offload", &perf::Breakdown::offload_s);
+  conditional("cp_comm_s", "cp K/V comm", &perf::Breakdown::cp_comm_s);
   return t;
 }
 
@@ -314,6 +331,12 @@ std::string explain_versus(const perf::Plan& best, const perf::Plan& other, doub
                                              most.name, most.other / g, most.best / g)
                                : "");
   }
+  if (!other.time
+           .feasible)  // HBM holds it; the host memory its offloaded activations need does not
+    return fmt::format(
+        "it does not fit: its {} offloaded layers need {:.1f} GiB of host memory per "
+        "GPU, more than the system has",
+        other.strategy.offload_layers, m.host_bytes / g);
   const perf::Breakdown &b = other.time.breakdown, &w = best.time.breakdown;
   const std::pair<const char*, double> parts[] = {
       {"compute", b.compute_s - w.compute_s},

@@ -44,6 +44,9 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
   const double host = o.number_or("host_gbytes_per_s_per_direction", 0, Range::non_negative(1e6));
   if (host != 0) check_number(o.field("host_gbytes_per_s_per_direction"), host, kRate);
   g.host_bw_Bps = units::GBps_to_Bps(host);
+  const double host_mem = o.number_or("host_memory_gib", 0, Range::non_negative(1e7));
+  if (host_mem != 0) check_number(o.field("host_memory_gib"), host_mem, Range::between(1.0, 1e7));
+  g.host_memory_bytes = host_mem * units::kGiB;
   if (auto e = o.object_opt("efficiency")) {
     g.eff.gemm_max = e->number_or("gemm_max", g.eff.gemm_max, kFraction);
     const double fp8_max = e->number_or("gemm_max_fp8", 0, Range::non_negative(1.0));

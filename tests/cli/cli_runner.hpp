@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,6 +102,22 @@ inline void expect_field_error(const std::string& args, const std::string& field
   EXPECT_EQ(line_count(r.err), 1) << args << "\n" << r.err;
   EXPECT_EQ(r.err.rfind("railsim: error: " + field + ": ", 0), 0u) << args << " -> " << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+}
+
+// plan --explain's parts of every row add up to its iteration time, the parts only some plans
+// have (context parallelism's exchanges, activation offload) among them; returns the rows.
+inline int explain_parts_add_up(const nlohmann::json& plan_json) {
+  int rows = 0;
+  for (const nlohmann::json& row : plan_json["explain"]["parts"]) {
+    double time = 0;
+    for (const char* k : {"compute_s", "recompute_s", "tp_comm_s", "tp_overlap_s", "ep_comm_s",
+                          "pp_comm_s", "dp_comm_s", "rail_forwarding_s", "bubble_s",
+                          "pipeline_overhead_s", "optimizer_s", "cp_comm_s", "offload_s"})
+      if (row.contains(k)) time += row[k].get<double>();
+    EXPECT_NEAR(time, row["iteration_time_s"].get<double>(), 1e-9) << row["plan"];
+    ++rows;
+  }
+  return rows;
 }
 
 }  // namespace railsim::test

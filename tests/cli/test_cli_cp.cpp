@@ -8,6 +8,7 @@
 #include "cli_runner.hpp"
 
 using railsim::test::expect_input_error;
+using railsim::test::explain_parts_add_up;
 using railsim::test::run_cli;
 
 namespace {
@@ -76,6 +77,12 @@ TEST(CliCp, CpCommChoosesTheExchangeAndSaysSo) {
   EXPECT_NEAR(tr["bytes_by_parallelism"]["cp"].get<double>(),
               1.5 * ta["bytes_by_parallelism"]["cp"].get<double>(),
               1e-9 * tr["bytes_by_parallelism"]["cp"].get<double>());
+  // --explain's parts add up with the exposed exchanges among them.
+  const auto ex = nlohmann::json::parse(
+      run_cli("plan " + kLong + " --tp 8 --cp 2 --cp-comm all_gather --top 2 --explain --json")
+          .out);
+  EXPECT_EQ(explain_parts_add_up(ex), 3);
+  EXPECT_TRUE(ex["explain"]["parts"][0].contains("cp_comm_s"));
   // Bad values and a ring on a stack without context parallelism: one line naming the option.
   expect_input_error(est + " --cp-comm ring", "--cp-comm",
                      "got 'ring', expected all_gather or p2p");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "railsim/core/error.hpp"
+#include "railsim/core/units.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "railsim/spec/preset.hpp"
@@ -126,8 +127,53 @@ TEST(ActivationOffload, APinRestrictsTheSearchToWhatCanRunIt) {
     EXPECT_EQ(p.strategy.pp, 1);
     EXPECT_EQ(p.strategy.recompute, Recompute::none);
   }
-  // Without the pin no plan offloads.
+  // Pinned to 0, or not asked for, no plan offloads.
+  opt.pins.offload_layers = 0;
+  for (const Plan& p : plan(make_context(r.m, r.tr, r.c, r.d), opt).plans)
+    EXPECT_EQ(p.strategy.offload_layers, 0);
   opt.pins.offload_layers.reset();
   for (const Plan& p : plan(make_context(r.m, r.tr, r.c, r.d), opt).plans)
     EXPECT_EQ(p.strategy.offload_layers, 0);
+}
+
+// Asked to (--offload-layers auto), a strategy that fits only by offloading offloads the fewest
+// layers that make it fit, in HBM and in the host memory its GPU has.
+TEST(ActivationOffload, TheSearchOffloadsTheFewestLayersThatFit) {
+  const OffloadRun r(spec::load_gpu("H100-SXM"));
+  PlanOptions opt;
+  opt.top = 20;
+  opt.pins.tp = 8;
+  opt.pins.pp = 1;
+  opt.pins.recompute = Recompute::none;
+  opt.pins.offload_auto = true;
+  const PlanResult res = plan(make_context(r.m, r.tr, r.c, r.d), opt);
+  ASSERT_FALSE(res.plans.empty());
+  int offloading = 0;
+  for (const Plan& p : res.plans) {
+    EXPECT_TRUE(fits(p.time.memory, r.c.gpu));
+    if (p.strategy.offload_layers == 0) continue;
+    ++offloading;
+    Strategy fewer = p.strategy;
+    --fewer.offload_layers;
+    EXPECT_GT(memory_use(r.m, r.tr, fewer).total(), r.c.gpu.hbm_bytes) << describe(p.strategy);
+    if (fewer.offload_layers == 0) continue;
+    EXPECT_LE(p.time.memory.host_bytes, r.c.gpu.host_memory_bytes);
+  }
+  EXPECT_GT(offloading, 0);  // 70B at pp 1 without recompute fits only so
+  // A GPU without room on its host: the same search offloads nothing.
+  spec::GpuSpec small = r.c.gpu;
+  small.host_memory_bytes = 1.0 * units::kGiB;
+  const OffloadRun tight(small);
+  for (const Plan& p : plan(make_context(tight.m, tight.tr, tight.c, tight.d), opt).plans)
+    EXPECT_EQ(p.strategy.offload_layers, 0);
+  // Pinned beyond the host's room, a strategy is infeasible and says why.
+  Strategy big = r.strategy(79);
+  big.micro_batch = 16;
+  const IterationTime it = estimate(r.m, r.tr, big, r.c, r.d);
+  EXPECT_LE(it.memory.total(), r.c.gpu.hbm_bytes);
+  EXPECT_GT(it.memory.host_bytes, r.c.gpu.host_memory_bytes);
+  EXPECT_FALSE(it.feasible);
+  EXPECT_NEAR(it.memory.host_bytes,
+              79 * (r.at(1).memory.activations_bytes - r.at(2).memory.activations_bytes) * 16,
+              1e-6 * it.memory.host_bytes);
 }

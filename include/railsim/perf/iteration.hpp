@@ -84,10 +84,18 @@ struct MemoryUse {  // bytes per GPU on the fullest pipeline stage
   double optimizer_bytes = 0;
   double activations_bytes = 0;
   double reserved_bytes = 0;  // CUDA context, NCCL buffers, allocator slack
+  // Activations offloaded to host memory (--offload-layers), not part of total()
+  double host_bytes = 0;
   double total() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + reserved_bytes;
   }
 };
+
+// Whether a memory use fits the GPU: its HBM and, with activation offload, its share of the host
+// memory.
+inline bool fits(const MemoryUse& m, const spec::GpuSpec& g) {
+  return m.total() <= g.hbm_bytes && m.host_bytes <= g.host_memory_bytes;
+}
 
 struct IterationTime {
   double iteration_time_s = 0;

@@ -17,9 +17,14 @@ namespace railsim::perf {
 // Knobs the user fixed; unset ones are searched.
 struct StrategyPins {
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp, hsdp;
-  // Layers whose activations are offloaded to host memory: the search does not try it; a pin
-  // applies it to every strategy where it can run (pp 1, recompute none).
+  // Layers whose activations are offloaded to host memory: a pin keeps only the strategies that
+  // run it (0: none offloads). Unpinned, none offloads, as Megatron-Core's cpu_offloading is off
+  // by default and its host memory and PCIe traffic compete with what railsim does not model
+  // (data loading, checkpoints), unless offload_auto: then every strategy that does not fit HBM
+  // at pp 1 without recomputation offloads the fewest layers that make it fit, where the stack
+  // and GPU offload and the host memory holds them.
   std::optional<std::int64_t> offload_layers;
+  bool offload_auto = false;
   std::optional<Recompute> recompute;
   std::optional<bool> sp, dist_opt, dp_overlap;
   std::optional<PipelineSchedule> schedule;

@@ -59,6 +59,9 @@ struct GpuSpec {
   // The link to host memory (PCIe, or NVLink-C2C on Grace superchips), per direction, as the
   // datasheet gives it; 0 when not given (activation offload then cannot be timed).
   double host_bw_Bps = 0;
+  // Host memory per GPU in the reference system (its CPU memory over its GPUs), bytes; 0 when not
+  // given (activation offload then cannot be checked for room).
+  double host_memory_bytes = 0;
   GpuEfficiency eff;
   std::string source;
 };
