@@ -1051,8 +1051,6 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
   it.hardware_flops = it.model_flops + extra;
 }
 
-}  // namespace
-
 // Context parallelism's exchanges on a stage's critical path, per micro-batch. All-gathered K and
 // V wait for their collective before the attention. Ring attention (the stack's p2p exchange)
 // computes the attention block by block, cp steps of 1/cp of it each, and passes the next block
@@ -1084,6 +1082,8 @@ double offload_exposed(const EstimateContext& ctx, const Strategy& s, const deta
   return static_cast<double>(s.offload_layers) *
          (std::max(0.0, copy - fwd) + std::max(0.0, copy - bwd));
 }
+
+}  // namespace
 
 IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Placement& pl,
                        const CommSchedule& cs) {

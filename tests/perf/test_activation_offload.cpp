@@ -31,7 +31,21 @@ struct OffloadRun {
     return s;
   }
   IterationTime at(std::int64_t offload) const { return estimate(m, tr, strategy(offload), c, d); }
+  // The best plans at tp 8 with these pins besides.
+  std::vector<Plan> search(StrategyPins pins, int top) const {
+    PlanOptions opt;
+    opt.top = top;
+    opt.pins = pins;
+    opt.pins.tp = 8;
+    return plan(make_context(m, tr, c, d), opt).plans;
+  }
 };
+
+StrategyPins offload_pin(std::int64_t layers) {
+  StrategyPins p;
+  p.offload_layers = layers;
+  return p;
+}
 
 std::string offload_error(const std::function<void()>& f) {
   try {
@@ -116,40 +130,30 @@ TEST(ActivationOffload, MegatronCoresConditionsNameTheOption) {
 
 TEST(ActivationOffload, APinRestrictsTheSearchToWhatCanRunIt) {
   const OffloadRun r(spec::load_gpu("H100-SXM"));
-  PlanOptions opt;
-  opt.top = 50;
-  opt.pins.tp = 8;
-  opt.pins.offload_layers = 40;
-  const PlanResult res = plan(make_context(r.m, r.tr, r.c, r.d), opt);
-  ASSERT_FALSE(res.plans.empty());
-  for (const Plan& p : res.plans) {
+  const std::vector<Plan> pinned = r.search(offload_pin(40), 50);
+  ASSERT_FALSE(pinned.empty());
+  for (const Plan& p : pinned) {
     EXPECT_EQ(p.strategy.offload_layers, 40);
     EXPECT_EQ(p.strategy.pp, 1);
     EXPECT_EQ(p.strategy.recompute, Recompute::none);
   }
   // Pinned to 0, or not asked for, no plan offloads.
-  opt.pins.offload_layers = 0;
-  for (const Plan& p : plan(make_context(r.m, r.tr, r.c, r.d), opt).plans)
-    EXPECT_EQ(p.strategy.offload_layers, 0);
-  opt.pins.offload_layers.reset();
-  for (const Plan& p : plan(make_context(r.m, r.tr, r.c, r.d), opt).plans)
-    EXPECT_EQ(p.strategy.offload_layers, 0);
+  for (const Plan& p : r.search(offload_pin(0), 50)) EXPECT_EQ(p.strategy.offload_layers, 0);
+  for (const Plan& p : r.search({}, 50)) EXPECT_EQ(p.strategy.offload_layers, 0);
 }
 
 // Asked to (--offload-layers auto), a strategy that fits only by offloading offloads the fewest
 // layers that make it fit, in HBM and in the host memory its GPU has.
 TEST(ActivationOffload, TheSearchOffloadsTheFewestLayersThatFit) {
   const OffloadRun r(spec::load_gpu("H100-SXM"));
-  PlanOptions opt;
-  opt.top = 20;
-  opt.pins.tp = 8;
-  opt.pins.pp = 1;
-  opt.pins.recompute = Recompute::none;
-  opt.pins.offload_auto = true;
-  const PlanResult res = plan(make_context(r.m, r.tr, r.c, r.d), opt);
-  ASSERT_FALSE(res.plans.empty());
+  StrategyPins pins;
+  pins.pp = 1;
+  pins.recompute = Recompute::none;
+  pins.offload_auto = true;
+  const std::vector<Plan> plans = r.search(pins, 20);
+  ASSERT_FALSE(plans.empty());
   int offloading = 0;
-  for (const Plan& p : res.plans) {
+  for (const Plan& p : plans) {
     EXPECT_TRUE(fits(p.time.memory, r.c.gpu));
     if (p.strategy.offload_layers == 0) continue;
     ++offloading;
@@ -164,8 +168,7 @@ TEST(ActivationOffload, TheSearchOffloadsTheFewestLayersThatFit) {
   spec::GpuSpec small = r.c.gpu;
   small.host_memory_bytes = 1.0 * units::kGiB;
   const OffloadRun tight(small);
-  for (const Plan& p : plan(make_context(tight.m, tight.tr, tight.c, tight.d), opt).plans)
-    EXPECT_EQ(p.strategy.offload_layers, 0);
+  for (const Plan& p : tight.search(pins, 20)) EXPECT_EQ(p.strategy.offload_layers, 0);
   // Pinned beyond the host's room, a strategy is infeasible and says why.
   Strategy big = r.strategy(79);
   big.micro_batch = 16;
