@@ -394,13 +394,18 @@ std::string assumptions_html(const ReportOptions& o, const spec::NetworkDesign& 
       {"Routing", spec::describe_routing(network, /*with_forwarding=*/true)},
       {"Training",
        fmt::format(
-           "{}; global batch {} sequences{}; software {}{}{}{}", models,
+           "{}; global batch {} sequences{}; software {}{}{}{}{}", models,
            report::thousands(static_cast<double>(o.batch)),
            o.seq ? fmt::format(" of {} tokens", *o.seq) : " of each model's length", o.stack.name,
            o.dtype ? fmt::format(", {}", perf::to_string(*o.dtype)) : ", bf16",
            o.flash_attention ? (*o.flash_attention ? ", flash attention" : ", no flash attention")
                              : "",
-           spec::software_notes(o.stack, o.stack.defaults.compile))},
+           spec::software_notes(o.stack, o.stack.defaults.compile),
+           o.stack.knobs.context_parallel
+               ? (o.stack.ring_cp ? ", context parallelism by ring attention (K/V passed around "
+                                    "the CP ring under the attention)"
+                                  : ", context parallelism with K/V all-gathered")
+               : "")},
       {"Time model",
        "railsim's analytic iteration time (docs/model.md), searched over every parallelization "
        "that fits in memory; its error against measured runs is in docs/validation.md"},

@@ -45,6 +45,10 @@ TEST(CliReport, WritesOneSelfContainedHtmlFile) {
       page.find("Every time on this page assumes routing ecmp (Ethernet&#39;s default), seed 0;"),
       std::string::npos);
   EXPECT_NE(page.find("<b>Inputs</b>: railsim report --gpus 4096 --out "), std::string::npos);
+  // So is the stack's context-parallel exchange: megatron-core-2024's ring attention.
+  EXPECT_NE(page.find("context parallelism by ring attention (K/V passed around the CP ring "
+                      "under the attention)"),
+            std::string::npos);
 }
 
 TEST(CliReport, TakesTheRoutingOfEverySection) {
