@@ -239,6 +239,7 @@ Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clust
       flip = add_performance_columns(t, *perf, c, base, rows, job);
     }
     spec::add_routing_columns(t, base);
+    if (!a.flag("no_perf")) spec::add_software_columns(t, perf->training);
     if (ci) r.text += "\n";
     const std::string job_line =
         job.gpus < c.gpus

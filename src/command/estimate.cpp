@@ -9,6 +9,7 @@
 #include "railsim/perf/tables.hpp"
 #include "railsim/perf/validation.hpp"
 #include "railsim/report/format.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "registry.hpp"
 
 namespace railsim::command {
@@ -32,9 +33,7 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
             units::Bps_to_gbps(c.nic_bw_per_gpu_Bps()), spec::to_string(d.kind));
   out.print("network: switch {}, {}\n", d.sw.describe(), spec::describe_routing(d));
   out.print("strategy: {}\n", perf::describe(s));
-  out.print("software: stack {}, {}, flash attention {}{}{}\n", tr.stack.name,
-            perf::to_string(tr.dtype), tr.flash_attention ? "on" : "off", spec::software_notes(tr),
-            spec::cp_note(tr.stack, s.cp));
+  out.print("software: {}{}\n", spec::describe_software(tr), spec::cp_note(tr.stack, s.cp));
   out.print("iteration time {:.4g} s   MFU {:.1f}%   HFU {:.1f}%   {} tokens/s\n",
             it.iteration_time_s, 100 * it.mfu, 100 * it.hfu, report::thousands(it.tokens_per_s));
   if (train_tokens)

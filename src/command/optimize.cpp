@@ -11,6 +11,7 @@
 #include "railsim/report/plot.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/gpu.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "railsim/sweep/values.hpp"
 #include "registry.hpp"
 
@@ -103,8 +104,9 @@ void run_optimize(const Args& a, Output& out) {
     out.print("{}", report::to_csv(table));
     return;
   }
-  out.print("{} x {}: {}\n\n{}\n{}:\n{}", gpus, gpu.name, fmt::join(r.model_names, ", "),
-            optimize::explain(r),
+  out.print("{} x {}: {}\nsoftware: {}{}\n\n{}\n{}:\n{}", gpus, gpu.name,
+            fmt::join(r.model_names, ", "), spec::describe_software(r.training),
+            spec::cp_note(r.training.stack, 2), optimize::explain(r),
             all ? "every candidate evaluated, cheapest first"
                 : "frontier (each faster than every cheaper candidate)",
             report::to_text(table));

@@ -193,6 +193,7 @@ void run_plan(const Args& a, Output& out) {
   }
   spec::add_routing_columns(table, d);
   spec::add_plane_columns(table, d);
+  spec::add_software_columns(table, in.training);
   if (a.flag("csv")) {
     out.print("{}", report::to_csv(table));
     return;

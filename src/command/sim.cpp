@@ -19,6 +19,7 @@
 #include "railsim/sim/moe.hpp"
 #include "railsim/sim/options.hpp"
 #include "railsim/sim/tables.hpp"
+#include "railsim/spec/routing_table.hpp"
 #include "railsim/topo/builders.hpp"
 #include "railsim/traffic/iteration.hpp"
 #include "registry.hpp"
@@ -124,23 +125,27 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
   const perf::CommSchedule sched = perf::build_comm_schedule(in.model, in.training, s, pl);
   const sim::ScheduleCheck chk = sim::check_schedule(fabric, sched, pl, cfg);
   cfg.progress->finish();
-  const report::Table table = sim::schedule_check_table(chk);
+  report::Table table = sim::schedule_check_table(chk);
   if (a.flag("csv")) {
+    spec::add_routing_columns(table, d);
+    spec::add_software_columns(table, in.training);
     out.print("{}", report::to_csv(table));
     return;
   }
   if (a.flag("json")) {
     Json j = sim::schedule_document(chk, fabric, s, cfg.batch_tolerance);
     j["strategy_searched"] = choice.searched;
+    j.update(spec::software_json(in.training));
     out.print("{}\n", j.dump(2));
     return;
   }
   out.print(
       "{} on {} x {} ({}), tp {}{} pp {} dp {} ep {} ({}): communication of one iteration\n"
-      "network: switch {}, {}\nsimulation: {}\n{}",
+      "network: switch {}, {}\nsoftware: {}{}\nsimulation: {}\n{}",
       in.model.name, report::thousands(double(c.gpus)), c.gpu.name, spec::to_string(d.kind), s.tp,
       s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, source, d.sw.describe(),
-      spec::describe_routing(d), sim::describe_batching(cfg.batch_tolerance),
+      spec::describe_routing(d), spec::describe_software(in.training),
+      spec::cp_note(in.training.stack, s.cp), sim::describe_batching(cfg.batch_tolerance),
       report::to_text(table));
   const report::Column t{
       .type = report::Type::real, .unit = "s", .precision = 5, .style = report::Style::si};

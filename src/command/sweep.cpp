@@ -145,8 +145,11 @@ void print_table(const Args& a, const report::Table& t, Output& out) {
       out.print("{}\n", Json{{"rows", report::to_json(t)}}.dump(2));
     else if (a.flag("csv"))
       out.print("{}", report::to_csv(t));
-    else
-      out.print("{}\n{}", sweep::routing_line(t), report::to_text(t));
+    else {
+      const std::string software = sweep::software_line(t);
+      out.print("{}\n{}{}", sweep::routing_line(t), software.empty() ? "" : software + "\n",
+                report::to_text(t));
+    }
   } catch (const std::system_error& e) {
     throw InputError("stdout", "cannot write the output (" + e.code().message() + ")");
   }

@@ -323,6 +323,7 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
 
   Result r;
   r.train_tokens = options.train_tokens;
+  r.training = models.front().training;
   if (r.train_tokens)  // checked before the search, as days_to_train checks it
     (void)check_number("--train-tokens", *r.train_tokens, Range::positive(1e18));
   for (const auto& m : models) r.model_names.push_back(m.model.name);
@@ -451,6 +452,7 @@ report::Table candidates_table(const Result& r, bool all) {
   t.columns.push_back(Column{"within_budget", "budget", Type::boolean});
   t.columns.push_back(Column{"binding_model", "binds", Type::text});
   t.columns.push_back(Column{"on_frontier", "frontier", Type::boolean, "", 0, Style::plain, false});
+  for (Column& c : spec::software_columns()) t.columns.push_back(std::move(c));
   std::vector<std::size_t> rows;
   if (all) {
     for (std::size_t i = 0; i < r.candidates.size(); ++i)
@@ -499,6 +501,7 @@ report::Table candidates_table(const Result& r, bool all) {
     cells.emplace_back(c.binding >= 0 ? r.model_names[static_cast<std::size_t>(c.binding)]
                                       : std::string());
     cells.emplace_back(std::find(r.frontier.begin(), r.frontier.end(), i) != r.frontier.end());
+    spec::append_software_cells(cells, r.training);
     t.add_row(std::move(cells));
   }
   return t;

@@ -18,14 +18,8 @@ Json run_json(const Model& m, const Training& tr, const spec::Cluster& c,
          {"design", std::string(spec::to_string(d.kind))},
          {"switch", d.sw.name},
          {"global_batch", tr.global_batch},
-         {"seq_len", tr.seq_len},
-         {"stack", tr.stack.name},
-         {"dtype", std::string(to_string(tr.dtype))},
-         {"flash_attention", tr.flash_attention},
-         {"compile", tr.compile},
-         {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"},
-         {"ep_dispatch", std::string(spec::ep_dispatch_name(tr.stack))},
-         {"cp_comm", std::string(spec::cp_comm_name(tr.stack))}};
+         {"seq_len", tr.seq_len}};
+  j.update(spec::software_json(tr));
   j.update(spec::routing_json(d));
   return j;
 }

@@ -1,5 +1,7 @@
 #include "railsim/spec/routing_table.hpp"
 
+#include <fmt/format.h>
+
 namespace railsim::spec {
 
 using report::Cell;
@@ -45,6 +47,39 @@ void add_plane_columns(Table& t, const spec::NetworkDesign& d) {
                std::vector<Cell>(n, Cell(d.nic_ports)));
   t.add_column(report::boolean_column("dual_tor", "dual ToR", false),
                std::vector<Cell>(n, Cell(d.dual_tor)));
+}
+
+std::vector<Column> software_columns() {
+  return {text_column("stack", "stack", false),
+          text_column("dtype", "dtype", false),
+          report::boolean_column("flash_attention", "flash attention", false),
+          report::boolean_column("compile", "torch.compile", false),
+          text_column("elementwise_kernels", "element-wise kernels", false),
+          text_column("ep_dispatch", "EP dispatch", false),
+          text_column("cp_comm", "CP exchange", false)};
+}
+
+void append_software_cells(std::vector<Cell>& row, const Training& tr) {
+  row.emplace_back(tr.stack.name);
+  row.emplace_back(std::string(to_string(tr.dtype)));
+  row.emplace_back(tr.flash_attention);
+  row.emplace_back(tr.compile);
+  row.emplace_back(std::string(tr.eager_elementwise() ? "eager" : "fused"));
+  row.emplace_back(std::string(ep_dispatch_name(tr.stack)));
+  row.emplace_back(std::string(cp_comm_name(tr.stack)));
+}
+
+void add_software_columns(Table& t, const Training& tr) {
+  std::vector<Cell> cells;
+  append_software_cells(cells, tr);
+  std::vector<Column> columns = software_columns();
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    t.add_column(columns[i], std::vector<Cell>(t.rows.size(), cells[i]));
+}
+
+std::string describe_software(const Training& tr) {
+  return fmt::format("stack {}, {}, flash attention {}{}", tr.stack.name, to_string(tr.dtype),
+                     tr.flash_attention ? "on" : "off", software_notes(tr));
 }
 
 }  // namespace railsim::spec

@@ -234,6 +234,16 @@ std::string software_notes(const Stack& st, bool compile) {
          (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "");
 }
 
+Json software_json(const Training& tr) {
+  return Json{{"stack", tr.stack.name},
+              {"dtype", std::string(to_string(tr.dtype))},
+              {"flash_attention", tr.flash_attention},
+              {"compile", tr.compile},
+              {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"},
+              {"ep_dispatch", std::string(ep_dispatch_name(tr.stack))},
+              {"cp_comm", std::string(cp_comm_name(tr.stack))}};
+}
+
 std::string_view ep_dispatch_name(const Stack& st) {
   return st.hierarchical_ep_dispatch ? "hierarchical" : "direct";
 }

@@ -126,6 +126,7 @@ PointResult evaluate_point(const SweepPoint& p, const SweepInputs& presets,
     tr = spec::make_training(check_integer("--batch", p.batch, 1, std::int64_t{1} << 40),
                              check_integer("--seq", r.seq, 1, 1 << 24), opt.stack, opt.dtype,
                              opt.flash_attention);
+    r.training = tr;
     r.designs = cost::compare_designs(cluster, base, presets.catalogs.at(p.catalog), opt.counting);
   } catch (const InputError& e) {
     r.invalid = e;
@@ -413,6 +414,8 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
                        .precision = 2,
                        .style = Style::signed_});
   }
+  if (perf)
+    for (report::Column& c : spec::software_columns()) columns.push_back(std::move(c));
   columns.push_back({.name = "reason", .label = "reason"});
   return columns;
 }
@@ -490,6 +493,7 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
         if (std::holds_alternative<Missing>(reason)) reason = p.alltoall_reason[d];
       }
     }
+    if (perf) spec::append_software_cells(row, p.training);
     row.push_back(reason);
     rows.push_back(std::move(row));
   }
@@ -518,23 +522,42 @@ report::Table sweep_table(const SweepResult& r) {
   return sweep_table(std::move(rows), r.perf, r.alltoall);
 }
 
+namespace {
+// The distinct values of column `name` over t's rows, in row order, joined by ", " (booleans as
+// on/off); "?" where t has no such column.
+std::string column_values(const report::Table& t, std::string_view name) {
+  std::size_t c = 0;
+  while (c < t.columns.size() && t.columns[c].name != name) ++c;
+  if (c == t.columns.size()) return "?";
+  std::vector<std::string> seen;
+  for (const auto& row : t.rows) {
+    std::string v = report::csv_cell(row[c]);
+    if (t.columns[c].type == report::Type::boolean && !v.empty()) v = v == "true" ? "on" : "off";
+    if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+  }
+  std::string out;
+  for (const std::string& v : seen) out += (out.empty() ? "" : ", ") + v;
+  return out;
+}
+}  // namespace
+
 std::string routing_line(const report::Table& t) {
-  const auto values = [&](const char* name) {
-    std::size_t c = 0;
-    while (c < t.columns.size() && t.columns[c].name != name) ++c;
-    std::vector<std::string> seen;
-    if (c == t.columns.size()) return std::string("?");
-    for (const auto& row : t.rows) {
-      const std::string v = report::csv_cell(row[c]);
-      if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
-    }
-    std::string out;
-    for (const std::string& v : seen) out += (out.empty() ? "" : ", ") + v;
-    return out;
-  };
+  const auto values = [&](const char* name) { return column_values(t, name); };
   return fmt::format("routing {}, seed {}; rail-only forwarding {} via {}, {} chunks",
                      values("routing"), values("seed"), values("forwarding"), values("forward_via"),
                      values("chunks"));
+}
+
+std::string software_line(const report::Table& t) {
+  if (std::none_of(t.columns.begin(), t.columns.end(),
+                   [](const report::Column& c) { return c.name == "stack"; }))
+    return "";
+  const auto values = [&](const char* name) { return column_values(t, name); };
+  return fmt::format(
+      "software: stack {}, {}, flash attention {}, torch.compile {}, EP dispatch {}, CP exchange "
+      "{}",
+      values("stack"), values("dtype"), values("flash_attention"), values("compile"),
+      values("ep_dispatch"), values("cp_comm"));
 }
 
 }  // namespace railsim::sweep

@@ -115,10 +115,7 @@ Json traffic_document(const TrafficMatrix& tm, const TrafficSummary& summary,
   j["gpu"] = cluster.gpu.name;
   j["global_batch"] = tr.global_batch;
   j["seq_len"] = tr.seq_len;
-  j["stack"] = tr.stack.name;
-  j["dtype"] = std::string(perf::to_string(tr.dtype));
-  j["ep_dispatch"] = std::string(spec::ep_dispatch_name(tr.stack));
-  j["cp_comm"] = std::string(spec::cp_comm_name(tr.stack));
+  j.update(spec::software_json(tr));
   j["strategy"] = perf::to_json(s, placement);
   j["strategy_source"] = strategy_source;
   j["seed"] = seed;

@@ -108,11 +108,12 @@ def check_plan(args):
     what = "plan " + " ".join(args)
     header, body = read_csv(run(["plan", "--csv"] + args), what)
     doc = json.loads(run(["plan", "--json"] + args))
-    # The routing assumptions and the planes are stated once at the top of the JSON and on every
-    # CSV row.
+    # The routing assumptions, the planes and the software are stated once at the top of the JSON
+    # and on every CSV row.
     routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks",
                                    "port_balance", "connections", "planes", "nic_ports",
-                                   "dual_tor")}
+                                   "dual_tor", "stack", "dtype", "flash_attention", "compile",
+                                   "elementwise_kernels", "ep_dispatch", "cp_comm")}
     plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 

@@ -3,10 +3,12 @@
 // the option or JSON field named) when the stack lacks a knob or its file is malformed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../common/read_csv.hpp"
 #include "cli_runner.hpp"
 
 using railsim::test::line_count;
@@ -107,6 +109,54 @@ TEST(CliStack, EveryTimingCommandTakesTheSoftwareOptions) {
       "sim --gpus 64 --hb-domain 8 --schedule --model Megatron-175B --batch 64 --tp 8 --pp 8 "
       "--stack megatron-lm-2021 --sp on",
       "--sp: stack megatron-lm-2021 has no sequence parallelism");
+}
+
+// Every table whose figures come from the time model states the software it assumed on every
+// CSV row (and so in its JSON), and sweep and optimize say it to people: a reader of the file
+// alone can tell a run with fp8, no flash attention and all-gathered K/V from the defaults.
+TEST(CliStack, EveryCsvStatesTheSoftware) {
+  const std::string software =
+      " --stack megatron-core-2024 --dtype fp8 --flash-attention off --cp-comm all_gather";
+  const std::string job = " --gpus 64 --hb-domain 8 --model Llama-3-8B --batch 64 --seq 8192";
+  for (const std::string& cmd :
+       {"plan --top 3" + job, "compare" + job, "sweep" + job,
+        "optimize --min-mfu 0.01 --design rail_only --oversubscription 1" + job,
+        "sim --schedule --tp 8 --cp 2" + job}) {
+    const auto r = run_cli(cmd + software + " --csv");
+    ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    const auto records = railsim::test::read_csv(r.out);
+    ASSERT_GE(records.size(), 2u) << cmd << "\n" << r.out;
+    const auto& header = records.front();
+    const auto column = [&](const std::string& name) {
+      const auto it = std::find(header.begin(), header.end(), name);
+      EXPECT_NE(it, header.end()) << cmd << ": no column " << name;
+      return static_cast<std::size_t>(it - header.begin());
+    };
+    const std::pair<const char*, const char*> expected[] = {
+        {"stack", "megatron-core-2024"}, {"dtype", "fp8"},
+        {"flash_attention", "false"},    {"compile", "false"},
+        {"ep_dispatch", "direct"},       {"cp_comm", "all_gather"}};
+    for (std::size_t row = 1; row < records.size(); ++row)
+      for (const auto& [name, value] : expected) {
+        const std::size_t c = column(name);
+        ASSERT_LT(c, records[row].size()) << cmd;
+        EXPECT_EQ(records[row][c], value) << cmd << ": row " << row << " " << name;
+      }
+  }
+  // The default stack's exchange is the ring (p2p); the text of sweep and optimize names it all.
+  const auto sweep = run_cli("sweep" + job);
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("software: stack megatron-core-2024, bf16, flash attention on, "
+                           "torch.compile off, EP dispatch direct, CP exchange p2p\n"),
+            std::string::npos)
+      << sweep.out;
+  const auto opt =
+      run_cli("optimize --min-mfu 0.01 --design rail_only --oversubscription 1" + job + software);
+  ASSERT_EQ(opt.code, 0) << opt.err;
+  EXPECT_NE(opt.out.find("software: stack megatron-core-2024, fp8, flash attention off, CP K/V "
+                         "all-gathered before the attention\n"),
+            std::string::npos)
+      << opt.out;
 }
 
 // Pipeline schedules: one the stack lacks, one that needs what the strategy lacks, an unknown name.

@@ -86,6 +86,8 @@ TEST(CliSweep, CsvReadsBackAsTheJson) {
         EXPECT_EQ(field, "") << header[c];
       else if (v.is_string())
         EXPECT_EQ(field, v.get<std::string>()) << header[c];
+      else if (v.is_boolean())
+        EXPECT_EQ(field, v.get<bool>() ? "true" : "false") << header[c];
       else
         EXPECT_EQ(std::strtod(field.c_str(), nullptr), v.get<double>()) << header[c];
     }

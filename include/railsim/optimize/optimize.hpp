@@ -146,6 +146,7 @@ struct Result {
   std::int64_t plans_computed = 0;          // distinct (cluster, view, model) plan searches
   std::int64_t evaluated = 0;               // candidates whose plans were looked at
   std::optional<double> train_tokens;       // Options::train_tokens
+  perf::Training training;                  // the first model's: the software every plan assumed
 };
 
 // Throws InputError: no target (--within ...), empty lists, no valid candidate (with why),
@@ -157,7 +158,7 @@ Result optimize(const spec::GpuSpec& gpu, std::int64_t gpus, const std::vector<M
 
 // One row per frontier candidate (or per candidate with all = true): design, K, NIC, switch,
 // catalog, tiers, switches, cost, power, per model time, plan and (with train_tokens) days to
-// train, meets, binding model.
+// train, meets, binding model, and (CSV and JSON only) the software (spec::software_columns).
 report::Table candidates_table(const Result& r, bool all = false);
 // Lines that say the answer: the cheapest network meeting the target, which model binds, and
 // why the next cheaper candidate fails.

@@ -153,6 +153,9 @@ inline std::string compile_note(const Training& tr) {
 // compile_note, then ", hierarchical EP dispatch (rail, then HB domain)" for a stack with that
 // dispatch ("" for the direct one).
 std::string software_notes(const Stack& st, bool compile);
+// The software a figure assumed, as JSON keys (stack, dtype, flash_attention, compile,
+// elementwise_kernels, ep_dispatch, cp_comm): every JSON answer of the time model carries them.
+Json software_json(const Training& tr);
 inline std::string software_notes(const Training& tr) {
   return software_notes(tr.stack, tr.compile);
 }

@@ -115,6 +115,7 @@ struct PointResult {
   double nic_gbps = 0, hb_GBps = 0;
   std::string model_name;
   spec::NetworkDesign network;  // the routing resolved (auto: the switch's default) and forwarding
+  perf::Training training;      // the software of its plans (set once its inputs are valid)
   std::vector<cost::DesignReport> designs;
   std::vector<DesignPlan> plans;  // empty without perf
   // Per design, the simulated all-to-all's completion time (empty without alltoall_bytes; a
@@ -186,8 +187,10 @@ InputError no_valid_point(const InputError& first);
 // chunks
 // (the routing resolved: auto becomes the switch's default), design, tiers, switches, cost_usd,
 // power_w, cost_saving, power_saving, best_iteration_time_s, vs_rail_optimized_pct, best_plan_mfu,
-// best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, reason (the perf
-// columns only with perf, the all-to-all ones only with alltoall_bytes).
+// best_plan, best_plan_knobs, alltoall_time_s, alltoall_vs_rail_optimized_pct, the software
+// (spec::software_columns: stack, dtype, flash_attention, compile, elementwise_kernels,
+// ep_dispatch, cp_comm; missing on an invalid point), reason (the perf columns and the software
+// only with perf, the all-to-all ones only with alltoall_bytes).
 report::Table sweep_table(const SweepResult& r);
 
 // The rows sweep_table makes of one point (one per design), without the human flags.
@@ -201,6 +204,10 @@ report::Table sweep_table(std::vector<std::vector<report::Cell>> rows, bool perf
 // The routing assumptions of a sweep_table's rows in one line for people: "routing ecmp, seed 0;
 // rail-only forwarding pipelined via hb_first, 8 chunks" (each value once, in row order).
 std::string routing_line(const report::Table& t);
+// The software the plans of a sweep_table's rows assumed, for people: "software: stack
+// megatron-core-2024, dtype bf16, flash attention on, compile off, EP dispatch direct, CP
+// exchange p2p" (each value once, in row order); "" without perf.
+std::string software_line(const report::Table& t);
 
 // The columns of sweep_table for these options (what a plot may name), without any row.
 std::vector<report::Column> sweep_columns(const SweepOptions& opt);
