@@ -261,6 +261,11 @@ std::string cp_note(const Stack& st, std::int64_t cp) {
                     : ", CP K/V all-gathered before the attention";
 }
 
+std::string cp_short_note(const Stack& st, std::int64_t cp) {
+  if (cp <= 1) return "";
+  return st.ring_cp ? ", CP ring attention" : ", CP K/V all-gather";
+}
+
 std::string_view cp_comm_name(const Stack& st) {
   return st.ring_cp ? "p2p" : "all_gather";
 }

@@ -143,6 +143,26 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
         EXPECT_EQ(records[row][c], value) << cmd << ": row " << row << " " << name;
       }
   }
+  // compare's software cell names the CP exchange exactly where the design's best plan splits the
+  // sequence.
+  const auto cmp = run_cli("compare --csv" + job);
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  const auto rows = railsim::test::read_csv(cmp.out);
+  ASSERT_EQ(rows.size(), 4u) << cmp.out;
+  const auto at = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(rows[0].begin(), rows[0].end(), name) -
+                                    rows[0].begin());
+  };
+  int with_cp = 0;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const bool cp = rows[r][at("best_plan")].find(" cp1 ") == std::string::npos;
+    with_cp += cp ? 1 : 0;
+    EXPECT_EQ(rows[r][at("perf_stack")],
+              std::string("megatron-core-2024, bf16, flash attention") +
+                  (cp ? ", CP ring attention" : ""))
+        << rows[r][at("best_plan")];
+  }
+  EXPECT_GT(with_cp, 0) << "no design's best plan uses CP here: the check above saw no CP cell";
   // The default stack's exchange is the ring (p2p); the text of sweep and optimize names it all.
   const auto sweep = run_cli("sweep" + job);
   ASSERT_EQ(sweep.code, 0) << sweep.err;

@@ -163,5 +163,7 @@ inline std::string software_notes(const Training& tr) {
 // uses it (cp > 1; "" otherwise): ", CP K/V all-gathered before the attention" or ", CP ring
 // attention (K/V passed around the ring under the attention)".
 std::string cp_note(const Stack& st, std::int64_t cp);
+// The same in a table cell: ", CP K/V all-gather" or ", CP ring attention" ("" for cp <= 1).
+std::string cp_short_note(const Stack& st, std::int64_t cp);
 
 }  // namespace railsim::spec
