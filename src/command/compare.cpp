@@ -125,11 +125,10 @@ std::optional<perf::VerdictFlip> add_performance_columns(
     seq.push_back(in.training.seq_len);
     // The CP exchange where the design's best plan splits the sequence.
     const std::int64_t cp = plans[i].best ? plans[i].best->strategy.cp : 1;
-    stack.push_back(fmt::format("{}, {}{}{}{}", in.training.stack.name,
-                                perf::to_string(in.training.dtype),
-                                in.training.flash_attention ? ", flash attention" : "",
-                                spec::software_notes(in.training),
-                                spec::cp_short_note(in.training.stack, cp)));
+    stack.push_back(
+        fmt::format("{}, {}{}{}{}", in.training.stack.name, perf::to_string(in.training.dtype),
+                    in.training.flash_attention ? ", flash attention" : "",
+                    spec::software_notes(in.training), spec::cp_short_note(in.training.stack, cp)));
     for (std::size_t k = 0; k < plan.size(); ++k) plan[k].push_back(cells[i].cells[k]);
     reason.push_back(cells[i].reason);
     const Cell& vs = cells[i].cells[1];

@@ -157,9 +157,8 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
   for (std::size_t r = 1; r < rows.size(); ++r) {
     const bool cp = rows[r][at("best_plan")].find(" cp1 ") == std::string::npos;
     with_cp += cp ? 1 : 0;
-    EXPECT_EQ(rows[r][at("perf_stack")],
-              std::string("megatron-core-2024, bf16, flash attention") +
-                  (cp ? ", CP ring attention" : ""))
+    EXPECT_EQ(rows[r][at("perf_stack")], std::string("megatron-core-2024, bf16, flash attention") +
+                                             (cp ? ", CP ring attention" : ""))
         << rows[r][at("best_plan")];
   }
   EXPECT_GT(with_cp, 0) << "no design's best plan uses CP here: the check above saw no CP cell";
