@@ -106,7 +106,7 @@ void run_optimize(const Args& a, Output& out) {
   }
   out.print("{} x {}: {}\nsoftware: {}{}\n\n{}\n{}:\n{}", gpus, gpu.name,
             fmt::join(r.model_names, ", "), spec::describe_software(r.training),
-            spec::cp_note(r.training.stack, 2), optimize::explain(r),
+            spec::cp_exchange_note(r.training.stack), optimize::explain(r),
             all ? "every candidate evaluated, cheapest first"
                 : "frontier (each faster than every cheaper candidate)",
             report::to_text(table));

@@ -6,6 +6,7 @@
 #include "railsim/perf/comm_schedule.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/validation.hpp"
+#include "railsim/spec/routing_table.hpp"
 
 namespace railsim::perf {
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "railsim/core/json.hpp"
+
 namespace railsim::spec {
 
 using report::Cell;
@@ -67,6 +69,15 @@ void append_software_cells(std::vector<Cell>& row, const Training& tr) {
   row.emplace_back(std::string(tr.eager_elementwise() ? "eager" : "fused"));
   row.emplace_back(std::string(ep_dispatch_name(tr.stack)));
   row.emplace_back(std::string(cp_comm_name(tr.stack)));
+}
+
+Json software_json(const Training& tr) {
+  Table t;
+  t.columns = software_columns();
+  std::vector<Cell> row;
+  append_software_cells(row, tr);
+  t.add_row(std::move(row));
+  return report::to_json(t).at(0);
 }
 
 void add_software_columns(Table& t, const Training& tr) {

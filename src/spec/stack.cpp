@@ -234,16 +234,6 @@ std::string software_notes(const Stack& st, bool compile) {
          (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "");
 }
 
-Json software_json(const Training& tr) {
-  return Json{{"stack", tr.stack.name},
-              {"dtype", std::string(to_string(tr.dtype))},
-              {"flash_attention", tr.flash_attention},
-              {"compile", tr.compile},
-              {"elementwise_kernels", tr.eager_elementwise() ? "eager" : "fused"},
-              {"ep_dispatch", std::string(ep_dispatch_name(tr.stack))},
-              {"cp_comm", std::string(cp_comm_name(tr.stack))}};
-}
-
 std::string_view ep_dispatch_name(const Stack& st) {
   return st.hierarchical_ep_dispatch ? "hierarchical" : "direct";
 }
@@ -255,10 +245,13 @@ bool parse_ep_dispatch(std::string_view s, const std::string& option) {
   return s == "hierarchical";
 }
 
-std::string cp_note(const Stack& st, std::int64_t cp) {
-  if (cp <= 1) return "";
+std::string cp_exchange_note(const Stack& st) {
   return st.ring_cp ? ", CP ring attention (K/V passed around the ring under the attention)"
                     : ", CP K/V all-gathered before the attention";
+}
+
+std::string cp_note(const Stack& st, std::int64_t cp) {
+  return cp > 1 ? cp_exchange_note(st) : "";
 }
 
 std::string cp_short_note(const Stack& st, std::int64_t cp) {

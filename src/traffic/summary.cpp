@@ -5,6 +5,7 @@
 
 #include "railsim/core/json.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/spec/routing_table.hpp"
 
 namespace railsim::traffic {
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "../common/read_csv.hpp"
 #include "cli_runner.hpp"
@@ -150,8 +151,10 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
   const auto rows = railsim::test::read_csv(cmp.out);
   ASSERT_EQ(rows.size(), 4u) << cmp.out;
   const auto at = [&](const char* name) {
-    return static_cast<std::size_t>(std::find(rows[0].begin(), rows[0].end(), name) -
-                                    rows[0].begin());
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    if (it == rows[0].end())
+      throw std::runtime_error(std::string("compare --csv: no column ") + name);
+    return static_cast<std::size_t>(it - rows[0].begin());
   };
   int with_cp = 0;
   for (std::size_t r = 1; r < rows.size(); ++r) {

@@ -153,9 +153,6 @@ inline std::string compile_note(const Training& tr) {
 // compile_note, then ", hierarchical EP dispatch (rail, then HB domain)" for a stack with that
 // dispatch ("" for the direct one).
 std::string software_notes(const Stack& st, bool compile);
-// The software a figure assumed, as JSON keys (stack, dtype, flash_attention, compile,
-// elementwise_kernels, ep_dispatch, cp_comm): every JSON answer of the time model carries them.
-Json software_json(const Training& tr);
 inline std::string software_notes(const Training& tr) {
   return software_notes(tr.stack, tr.compile);
 }
@@ -163,6 +160,9 @@ inline std::string software_notes(const Training& tr) {
 // uses it (cp > 1; "" otherwise): ", CP K/V all-gathered before the attention" or ", CP ring
 // attention (K/V passed around the ring under the attention)".
 std::string cp_note(const Stack& st, std::int64_t cp);
+// The same whatever the strategy, for an answer over many plans (optimize): how CP exchanges K
+// and V wherever a plan uses it.
+std::string cp_exchange_note(const Stack& st);
 // The same in a table cell: ", CP K/V all-gather" or ", CP ring attention" ("" for cp <= 1).
 std::string cp_short_note(const Stack& st, std::int64_t cp);
 

@@ -32,6 +32,9 @@ std::vector<report::Column> software_columns();
 void append_software_cells(std::vector<report::Cell>& row, const Training& tr);
 // The same columns added to every row of `t`.
 void add_software_columns(report::Table& t, const Training& tr);
+// The same values as JSON keys, for the answers that state them once (estimate, plan, traffic,
+// sim --schedule).
+Json software_json(const Training& tr);
 // The software for people: "stack megatron-core-2024, bf16, flash attention on" and
 // software_notes (torch.compile, the EP dispatch where hierarchical); the CP exchange is
 // cp_note's, stated where a strategy uses context parallelism.
