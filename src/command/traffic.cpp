@@ -44,13 +44,15 @@ std::vector<std::tuple<std::string, const char*, traffic::TrafficView>> heatmaps
 
 // Every GPU pair with traffic, streamed (millions of pairs): the header and the text field go
 // through the table's CSV functions; the numbers are written as report::csv_cell writes them.
-// With context parallelism (with_cp) a cp_bytes column comes before the total.
+// With context parallelism (with_cp) a cp_bytes column comes before the total; the software
+// columns, the same on every row, end each line.
 void write_pairs_csv(const std::string& path, const traffic::TrafficMatrix& tm,
-                     const spec::Cluster& c, bool with_cp) {
+                     const spec::Cluster& c, const perf::Training& tr, bool with_cp) {
   report::CsvFile f(path, "--csv");
   std::string line = report::csv_header(traffic::traffic_pair_columns(with_cp));
   line.pop_back();
   f.line(line);
+  const std::string software = traffic::traffic_pair_software_suffix(tr);
   traffic::for_each_pair(tm, [&](std::int64_t src, std::int64_t dst, const auto& b) {
     line.clear();
     fmt::format_to(std::back_inserter(line), "{},{},{},{},{},{},{},{},{},{},{},{}", src, dst,
@@ -60,6 +62,7 @@ void write_pairs_csv(const std::string& path, const traffic::TrafficMatrix& tm,
     if (with_cp) fmt::format_to(std::back_inserter(line), ",{}", b[5]);
     fmt::format_to(std::back_inserter(line), ",{}",
                    b[0] + b[1] + b[2] + b[3] + b[4] + (with_cp ? b[5] : 0.0));
+    line += software;
     f.line(line);
   });
   f.close();
@@ -162,7 +165,7 @@ void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
                   c.gpu.name, c.hb_domain, spec::to_string(d.kind));
   const bool with_cp = s.cp > 1;
   if (const auto csv = a.text_if("csv"); csv && !csv->empty())
-    write_pairs_csv(*csv, t.matrix, c, with_cp);
+    write_pairs_csv(*csv, t.matrix, c, in.training, with_cp);
   if (pairs != nullptr) {
     pairs->columns = with_cp ? traffic::kParallelisms : traffic::kParallelisms - 1;
     traffic::for_each_pair(t.matrix, [&](std::int64_t src, std::int64_t dst, const auto& per) {

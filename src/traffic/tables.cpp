@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "railsim/spec/routing_table.hpp"
 #include "railsim/traffic/aggregate.hpp"
 
 namespace railsim::traffic {
@@ -19,7 +20,19 @@ std::vector<Column> traffic_pair_columns(bool with_cp) {
   for (const char* p : {"tp", "sp", "pp", "dp", "ep", "cp", "total"})
     if (with_cp || std::string_view(p) != "cp")
       c.push_back(si_column(std::string(p) + "_bytes", std::string(p) + " bytes", "B", 3));
+  for (Column& s : spec::software_columns()) c.push_back(std::move(s));
   return c;
+}
+
+std::string traffic_pair_software_suffix(const spec::Training& tr) {
+  std::vector<Cell> cells;
+  spec::append_software_cells(cells, tr);
+  std::string out;
+  for (const Cell& v : cells) {
+    out.push_back(',');
+    out.append(csv_cell(v));
+  }
+  return out;
 }
 
 report::Heatmap traffic_heatmap(const TrafficMatrix& tm, const spec::Cluster& c, TrafficView v,

@@ -150,6 +150,12 @@ def check_traffic(args):
             sums[(p, loc)] = sums.get((p, loc), 0.0) + v
         if not close(float(r[col["total_bytes"]]), total):
             fail(f"{what}: total_bytes of {r}")
+        for key in ("stack", "dtype", "flash_attention", "compile", "elementwise_kernels",
+                    "ep_dispatch", "cp_comm"):
+            want = j[key]
+            want = ("true" if want else "false") if isinstance(want, bool) else str(want)
+            if r[col[key]] != want:
+                fail(f"{what}: {key} {r[col[key]]!r}, JSON {want!r}")
     for p, by_loc in j["bytes"].items():
         for loc, want in by_loc.items():
             got = sums.get((p, loc), 0.0)

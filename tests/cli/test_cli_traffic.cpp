@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/picture_files.hpp"
 #include "cli_runner.hpp"
@@ -96,16 +100,40 @@ TEST(CliTraffic, CsvHoldsOneRowPerPairAndTheSameBytes) {
   const auto j = nlohmann::json::parse(r.out);
   std::istringstream in(slurp(csv));
   std::remove(csv.c_str());
+  // No field of these rows needs quoting: split at the commas.
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream ls(line);
+    for (std::string f; std::getline(ls, f, ',');) out.push_back(f);
+    return out;
+  };
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line.rfind("src,dst,src_domain,src_rail,dst_domain,dst_rail,locality,tp_bytes", 0), 0u);
+  const std::vector<std::string> header = fields(line);
+  auto at = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw std::runtime_error("no column " + name);
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const std::size_t total_col = at("total_bytes"), locality = at("locality");
+  // Every row states the software the bytes rest on, as the JSON does.
+  std::vector<std::pair<std::size_t, std::string>> software;
+  for (const char* key : {"stack", "dtype", "flash_attention", "compile", "elementwise_kernels",
+                          "ep_dispatch", "cp_comm"}) {
+    const auto& v = j.at(key);
+    software.emplace_back(
+        at(key), v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.get<std::string>());
+  }
   std::int64_t rows = 0;
   double total = 0, cross = 0;
   while (std::getline(in, line)) {
     ++rows;
-    const auto last = line.rfind(',');
-    total += std::stod(line.substr(last + 1));
-    if (line.find(",cross_rail,") != std::string::npos) cross += std::stod(line.substr(last + 1));
+    const std::vector<std::string> f = fields(line);
+    ASSERT_EQ(f.size(), header.size()) << line;
+    total += std::stod(f[total_col]);
+    if (f[locality] == "cross_rail") cross += std::stod(f[total_col]);
+    for (const auto& [col, want] : software) EXPECT_EQ(f[col], want) << header[col];
   }
   EXPECT_EQ(rows, j.at("pairs_with_traffic").get<std::int64_t>());
   const double want = j.at("total_bytes").get<double>();
