@@ -203,6 +203,27 @@ TEST(CliStack, APipelineScheduleIsCheckedAgainstTheStackAndTheStrategy) {
   EXPECT_NE(ok.out.find("\"pp_schedule\": \"dualpipe\""), std::string::npos);
 }
 
+// Llama 3 405B as Meta laid it out: 126 layers plus the embedding and the loss as 16 x 8 chunks of
+// one (Dubey et al. 2024, Sec. 3.3.2). A stack that counts only layers refuses v = 8 and says
+// which stack knob would take it; one that counts the embedding and the loss times it.
+TEST(CliStack, InterleavingPastTheLayersNamesTheStackKnobThatAllowsIt) {
+  const std::string meta =
+      "estimate --gpus 8192 --model Llama-3-405B --batch 2048 --seq 8192 --tp 8 --pp 16 "
+      "--micro-batch 1 --interleave 8";
+  expect_error_prefix(meta,
+                      "--interleave: interleave = 8 makes pp x interleave = 128 model chunks, "
+                      "more than the 126 layers of Llama-3-405B; stack megatron-core-2024 does "
+                      "not count the embedding and the loss as a chunk each (a stack with "
+                      "\"embedding_loss_chunks\": true does)");
+  // Past layers + 2 no stack can lay it out: no hint.
+  const auto r = run_cli(meta + " --pp 32 --dp 32");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.err.find("embedding_loss_chunks"), std::string::npos) << r.err;
+  const auto ok = run_cli(meta + " --stack nemo-perf-2025 --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out).at("strategy").at("interleave").get<int>(), 8);
+}
+
 TEST(CliStack, HybridShardingIsNamedWhenItCannotRun) {
   const std::string l8 = "--gpus 64 --model Llama-3-8B --seq 8192 --batch 512 --tp 1";
   expect_error_prefix("estimate " + l8 + " --hsdp 8",
