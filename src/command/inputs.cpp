@@ -189,8 +189,9 @@ std::vector<Field> network_fields(bool with_design) {
                          "connections, each whole on the port its hash picks)",
                          spec::NetworkOptions{}.port_balance));
   f.push_back(integer_field("connections", "--connections",
-                            "Connections per transfer hashed onto the NIC ports with "
-                            "--port-balance hash (Meta's Llama 3: 16 flows per GPU pair)",
+                            "Connections per transfer with --port-balance hash, each hashed on "
+                            "its own onto a NIC port and, under ecmp, onto the switches' uplinks "
+                            "(one-port GPUs too; Meta's Llama 3: 16 flows per GPU pair)",
                             0, 0, "1"));
   return f;
 }

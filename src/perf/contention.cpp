@@ -215,7 +215,10 @@ class Census {
         rail_only_(m.design_.kind == spec::DesignKind::rail_only),
         hb_first_(m.design_.forward_via == spec::ForwardVia::hb_first),
         nics_(c_.nics_per_gpu),
-        hash_ports_(m.design_.port_balance == spec::PortBalance::hash && c_.nics_per_gpu > 1),
+        // Connections hash on their own over the ports and, under ecmp, over the switches'
+        // uplinks: on a one-port GPU too, where only the uplinks are left to choose.
+        hash_ports_(m.design_.port_balance == spec::PortBalance::hash &&
+                    (c_.nics_per_gpu > 1 || m.design_.connections > 1)),
         conns_(static_cast<double>(std::max(m.design_.connections, 1))),
         live_ports_(std::max<std::int64_t>(
             1, std::llround(static_cast<double>(c_.nics_per_gpu) / m.nic_load_))),

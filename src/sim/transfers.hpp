@@ -183,7 +183,12 @@ class FlowBuilder {
     const int k = (flags & kDetours) && net_.spread && !by_class_ ? net_.spread(s, d) : 0;
     const int nics = by_class_ || k > 1 ? 1 : nic_shares(s, d);
     const bool final = flags & kFinal;
-    if (k <= 1 && nics <= 1) {
+    // Connections hashed on their own (--port-balance hash): each takes its own ECMP path above
+    // the leaf, on a one-port GPU too.
+    const bool connections = !by_class_ && cfg_.port_balance == spec::PortBalance::hash &&
+                             cfg_.connections > 1 &&
+                             net_.cluster.domain_of(s) != net_.cluster.domain_of(d);
+    if (k <= 1 && nics <= 1 && !connections) {
       route(s, d, h, -1, p1_);
       return add(p1_, bytes, weight, after, final);
     }

@@ -85,3 +85,22 @@ TEST(CliRouting, EcmpCostsTheExpectedCollisionsAdaptiveAndSprayDoNot) {
   // The analytic model takes the expectation over hashes: the seed does not change it.
   EXPECT_EQ(iteration_time(kMoe + " --seed 7"), ecmp);
 }
+
+// A one-port GPU's connections each take their own ECMP path above the leaf (RoCE queue pairs,
+// Meta's 16 flows per GPU pair): under ecmp, 16 connections spread the pipeline's sends over the
+// uplinks and cost less than one flow per transfer, never less than the even spread of adaptive
+// routing; one connection is the plain flow; under adaptive routing they change nothing.
+TEST(CliRouting, ConnectionsOfOnePortGpusSpreadOverTheUplinksUnderEcmp) {
+  const std::string base =
+      "--gpus 2048 --model Llama-3-70B --batch 512 --tp 8 --pp 8 --interleave 5";
+  const std::string llama = base + " --routing ecmp";
+  const double one = iteration_time(llama);
+  const double hashed_one = iteration_time(llama + " --port-balance hash --connections 1");
+  const double sixteen = iteration_time(llama + " --port-balance hash --connections 16");
+  const double adaptive = iteration_time(base + " --routing adaptive");
+  EXPECT_EQ(hashed_one, one);
+  EXPECT_LT(sixteen, 0.99 * one);
+  EXPECT_GE(sixteen, adaptive);
+  EXPECT_EQ(iteration_time(base + " --routing adaptive --port-balance hash --connections 16"),
+            adaptive);
+}

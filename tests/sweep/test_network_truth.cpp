@@ -422,17 +422,31 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
 // slower), which the model does not see. Measured over 300 cases: docs/model.md section 5 (0.3%
 // of ops, worst 36.5%; 1% of iterations, worst 10.6%). Here: at most 2% of ops and 3% of
 // iterations beyond those bars, none beyond 40% and 15%.
-TEST(NetworkTruth, PortHashingMatchesTheSimulatorOverSeeds) {
-  std::mt19937_64 rng(20261203);
-  constexpr int kCases = 60, kSeeds = 16;
+namespace {
+// What port_hashing_over_seeds measured over its cases.
+struct PortHashingStats {
+  int cases = 0, ops = 0, iters = 0, ops_beyond = 0, iters_beyond = 0, slower = 0;
+  double worst_op = 0, worst_iter = 0;
+  double slowest = 0;     // hashing against spraying the same transfers (spray above the leaf)
+  double most_saved = 0;  // one-port cases: 1 - the model's time with C connections / with one
+};
+
+// Random cases with per-connection hashing, the simulator over kSeeds seeds against the model, op
+// by op and per iteration (the bars of the two tests below). `one_port`: GPUs with one NIC port,
+// ecmp above the leaf, 2 to 16 connections (what the connections choose is the switches' uplinks
+// alone); otherwise multi-port GPUs (2 NICs, or NICs split in 2 ports; one plane or one per port,
+// dual ToR), 1 to 16 connections, ecmp or spray.
+PortHashingStats port_hashing_over_seeds(std::uint64_t seed, int n_cases, bool one_port,
+                                         double op_bar) {
+  std::mt19937_64 rng(seed);
+  constexpr int kSeeds = 16;
   const int conns[] = {1, 2, 4, 16};
-  int cases = 0, ops = 0;
-  int iters = 0, ops_beyond = 0, iters_beyond = 0, slower = 0;
-  double worst_op = 0, worst_iter = 0, slowest = 0;
-  while (cases < kCases) {
+  PortHashingStats st;
+  while (st.cases < n_cases) {
     Case cs;
     if (!draw(rng, cs) || cs.kind == spec::DesignKind::ideal) continue;
-    if (cs.nics * cs.nic_ports < 2) {
+    if (one_port && cs.nics * cs.nic_ports != 1) continue;
+    if (!one_port && cs.nics * cs.nic_ports < 2) {
       cs.nic_ports = 2;
       cs.sw.modes.push_back({cs.sw.radix * 2, cs.sw.port_gbps / 2});
       cs.planes = rng() % 2 == 0 ? 2 : 1;
@@ -444,12 +458,13 @@ TEST(NetworkTruth, PortHashingMatchesTheSimulatorOverSeeds) {
       }
     }
     cs.port_balance = spec::PortBalance::hash;
-    cs.connections = conns[rng() % 4];
-    ++cases;
+    cs.connections = one_port ? conns[1 + rng() % 3] : conns[rng() % 4];
+    ++st.cases;
     SCOPED_TRACE(cs.name() + fmt::format(", {} connections", cs.connections));
     const double iter_bar = cs.placement == perf::PlacementKind::shuffled ? 0.10 : 0.05;
     const spec::Cluster cl = cs.cluster();
-    const spec::Routing routing = rng() % 3 == 0 ? spec::Routing::ecmp : spec::Routing::spray;
+    const spec::Routing routing =
+        one_port || rng() % 3 == 0 ? spec::Routing::ecmp : spec::Routing::spray;
     const spec::NetworkDesign design = cs.design(routing);
     const topo::Fabric f = topo::build_fabric(cl, design);
     const perf::Placement pl(f.cluster, cs.strategy.degrees(), cs.placement);
@@ -466,48 +481,81 @@ TEST(NetworkTruth, PortHashingMatchesTheSimulatorOverSeeds) {
     for (std::size_t i = 0; i < runs[0].sim.ops.size(); ++i) {
       const auto& o = runs[0].sim.ops[i];
       if (pl.axis_size(o.op.axis) < 2 || o.op.bytes <= 0) continue;
-      ++ops;
+      ++st.ops;
       EXPECT_DOUBLE_EQ(perf::collective_time(o.op, pl, nm).time_s, runs[0].analytic_s[i]);
       std::vector<double> x;
       for (const auto& r : runs) x.push_back(r.sim.ops[i].time_s / r.analytic_s[i]);
       const auto [mean, se] = mean_and_error(x);
-      EXPECT_LT(std::abs(mean - 1), 0.40) << perf::to_string(o.op.parallelism) << " "
-                                          << perf::to_string(o.op.op) << " mean " << mean;
+      EXPECT_LT(std::abs(mean - 1), op_bar) << perf::to_string(o.op.parallelism) << " "
+                                            << perf::to_string(o.op.op) << " mean " << mean;
       if (std::abs(mean - 1) > std::max(0.10, 3 * se)) {
-        ++ops_beyond;
-        slower += mean > 1;
+        ++st.ops_beyond;
+        st.slower += mean > 1;
       }
-      worst_op = std::max(worst_op, std::abs(mean - 1));
+      st.worst_op = std::max(st.worst_op, std::abs(mean - 1));
     }
-    if (runs[0].analytic_total_s > 0) {
-      std::vector<double> x;
-      for (const auto& r : runs) x.push_back(r.sim.total_s / r.analytic_total_s);
-      const auto [mean, se] = mean_and_error(x);
-      EXPECT_LT(std::abs(mean - 1), 0.15) << "iteration";
-      ++iters;
-      iters_beyond += std::abs(mean - 1) > std::max(iter_bar, 3 * se);
-      worst_iter = std::max(worst_iter, std::abs(mean - 1));
-      // What the hashing costs against spraying the same transfers over the ports, by the model
-      // (under ecmp routing above the leaf, C connections may balance the switches' hash better
-      // than the ports' shares do).
-      if (routing == spec::Routing::ecmp) continue;
-      spec::NetworkDesign sprayed = design;
-      sprayed.port_balance = spec::PortBalance::spray;
-      sprayed.connections = 1;
-      sim::SimConfig cfg = sim::sim_config(sprayed);
-      const double spray_s = sim::check_schedule(f, sched, pl, cfg).analytic_total_s;
-      EXPECT_GE(runs[0].analytic_total_s, spray_s * (1 - 1e-9));
-      slowest = std::max(slowest, runs[0].analytic_total_s / spray_s);
+    if (runs[0].analytic_total_s <= 0) continue;
+    std::vector<double> x;
+    for (const auto& r : runs) x.push_back(r.sim.total_s / r.analytic_total_s);
+    const auto [mean, se] = mean_and_error(x);
+    EXPECT_LT(std::abs(mean - 1), 0.15) << "iteration";
+    ++st.iters;
+    st.iters_beyond += std::abs(mean - 1) > std::max(iter_bar, 3 * se);
+    st.worst_iter = std::max(st.worst_iter, std::abs(mean - 1));
+    if (one_port) {
+      // More connections, each on its own uplink hash, never load the busiest uplink more than
+      // one connection does, in expectation (the model's charge).
+      spec::NetworkDesign one = design;
+      one.connections = 1;
+      const double one_s = sim::check_schedule(f, sched, pl, sim::sim_config(one)).analytic_total_s;
+      EXPECT_LE(runs[0].analytic_total_s, one_s * (1 + 1e-9));
+      st.most_saved = std::max(st.most_saved, 1 - runs[0].analytic_total_s / one_s);
+      continue;
     }
+    // What the hashing costs against spraying the same transfers over the ports, by the model
+    // (under ecmp routing above the leaf, C connections may balance the switches' hash better
+    // than the ports' shares do).
+    if (routing == spec::Routing::ecmp) continue;
+    spec::NetworkDesign sprayed = design;
+    sprayed.port_balance = spec::PortBalance::spray;
+    sprayed.connections = 1;
+    sim::SimConfig cfg = sim::sim_config(sprayed);
+    const double spray_s = sim::check_schedule(f, sched, pl, cfg).analytic_total_s;
+    EXPECT_GE(runs[0].analytic_total_s, spray_s * (1 - 1e-9));
+    st.slowest = std::max(st.slowest, runs[0].analytic_total_s / spray_s);
   }
-  EXPECT_GT(slowest, 1.2);  // some case pays for its collisions
-  EXPECT_LE(ops_beyond, ops * 2 / 100);
-  EXPECT_LE(iters_beyond, iters * 3 / 100);
   std::printf(
       "%d cases, %d ops, %d seeds: %d ops beyond 10%% (%d the simulator slower), worst |mean "
       "sim/model - 1| %.3f; %d of %d iterations beyond their bar, worst %.3f; hashing up to %.2fx "
-      "the spray's communication time\n",
-      cases, ops, kSeeds, ops_beyond, slower, worst_op, iters_beyond, iters, worst_iter, slowest);
+      "the spray's communication time; connections save up to %.1f%% against one\n",
+      st.cases, st.ops, kSeeds, st.ops_beyond, st.slower, st.worst_op, st.iters_beyond, st.iters,
+      st.worst_iter, st.slowest, 100 * st.most_saved);
+  return st;
+}
+}  // namespace
+
+TEST(NetworkTruth, PortHashingMatchesTheSimulatorOverSeeds) {
+  const PortHashingStats st = port_hashing_over_seeds(20261203, 60, false, 0.40);
+  EXPECT_GT(st.slowest, 1.2);  // some case pays for its collisions
+  EXPECT_LE(st.ops_beyond, st.ops * 2 / 100);
+  EXPECT_LE(st.iters_beyond, st.iters * 3 / 100);
+}
+
+// One-port GPUs (H100's one 400G NIC) with 2 to 16 connections per transfer under ecmp: each
+// connection takes its own path above the leaf, in the simulator (its own hash per connection)
+// and in the model (the expected busiest uplink of C x f balls of 1/C each), so more connections
+// spread a transfer over more uplinks (Meta's Llama 3 cluster: 16 flows per GPU pair, hashed on
+// the RoCE header, Dubey et al. 2024, Sec. 3.3.1). The connections must save time somewhere.
+// Splitting a transfer puts its pieces on more paths in series, so max-min fairness lags the
+// busiest link more often than with multi-port hashing: measured over 200 cases, 1.4% of ops
+// beyond 10% (13 of 16 the simulator slower), worst 60% (a 2:1 oversubscribed leaf); 1.5% of
+// iterations beyond their bar, worst 13.7% (docs/model.md section 5). Here: at most 3% of ops
+// and of iterations beyond their bars, none beyond 70% and 15%.
+TEST(NetworkTruth, ConnectionsOfOnePortGpusTakeTheirOwnEcmpPaths) {
+  const PortHashingStats st = port_hashing_over_seeds(20261204, 60, true, 0.70);
+  EXPECT_GT(st.most_saved, 0.05);
+  EXPECT_LE(st.ops_beyond, st.ops * 3 / 100);
+  EXPECT_LE(st.iters_beyond, st.iters * 3 / 100);
 }
 
 // A ring over one rail of 2 planes, one connection per transfer: each transfer is whole on one of
