@@ -185,10 +185,13 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
   // Model chunks get floor or ceil of L / (pp v) layers, so every chunk needs one layer (or, on
   // a stack whose split counts them, the embedding or the loss).
   const std::int64_t units = tr.stack.knobs.pipeline_units(m.layers);
-  // Where the embedding and loss chunks would make room (Llama 3 405B's 16 x 8 chunks over 126
-  // layers), say which stack knob allows them.
-  const bool room_with_chunks = units == m.layers && s.pp * s.interleave <= m.layers + 2;
-  if (s.interleave > 1 && s.pp * s.interleave > units)
+  if (s.interleave > 1 && s.pp * s.interleave > units) {
+    // Where the embedding and loss chunks would make room (Llama 3 405B's 16 x 8 chunks over 126
+    // layers), say which stack knob allows them.
+    spec::StackKnobs with_chunks = tr.stack.knobs;
+    with_chunks.embedding_loss_chunks = true;
+    const bool room_with_chunks = !tr.stack.knobs.embedding_loss_chunks &&
+                                  s.pp * s.interleave <= with_chunks.pipeline_units(m.layers);
     return fail("--interleave",
                 fmt::format("interleave = {} makes pp x interleave = {} model chunks, more than "
                             "the {} layers of {}{}{}",
@@ -200,6 +203,7 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
                                               "\"embedding_loss_chunks\": true does)",
                                               tr.stack.name)
                                 : std::string()));
+  }
   // Each degree is at most 2^24, so the product can pass 2^63: multiply with overflow checks.
   if (s.cp > 1) {
     if (!check_world_cp(s, c, fail)) return false;

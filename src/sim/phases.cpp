@@ -35,11 +35,9 @@ void record(CollectiveResult& out, Accumulator& acc, PhaseResult ph, const SimRe
   out.phases.push_back(std::move(ph));
 }
 
-// Flows one transfer's leg through a NIC becomes: one per NIC (per connection when hashed onto
-// the ports) and their join on a multi-NIC GPU.
+// Flows one transfer's leg through a NIC becomes: one per NIC, or one per connection when hashed
+// (a one-port GPU's connections too), and their join; one when there is a single share.
 double nic_flows(const spec::Cluster& c, const SimConfig& cfg) {
-  const bool hashed = cfg.port_balance == spec::PortBalance::hash && cfg.connections > 1;
-  if (c.nics_per_gpu <= 1 && !hashed) return 1.0;
   const double shares = cfg.port_balance == spec::PortBalance::hash
                             ? static_cast<double>(std::max(cfg.connections, 1))
                             : static_cast<double>(c.nics_per_gpu);
