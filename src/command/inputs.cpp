@@ -348,7 +348,14 @@ std::vector<Field> strategy_fields() {
   f.push_back(integer_field(
       "cp", "--cp", "Context-parallel degree (sequence split in 2 cp chunks; 2 cp divides --seq)",
       1, maxdeg));
-  f.push_back(integer_field("ep", "--ep", "Expert-parallel degree (MoE; divides dp)", 1, maxdeg));
+  f.push_back(integer_field(
+      "ep", "--ep", "Expert-parallel degree (MoE; divides dp, or tp x cp x dp with --etp 1)", 1,
+      maxdeg));
+  f.push_back(integer_field("etp", "--etp",
+                            "Expert tensor-parallel size (MoE): 1 folds the experts, whole on "
+                            "every GPU with ep spanning the TP ranks (stacks with expert "
+                            "folding); default tp",
+                            1, maxdeg));
   f.push_back(integer_field("hsdp", "--hsdp",
                             "Hybrid sharding: shard weights, gradients and optimizer state over "
                             "groups of this many DP x CP ranks and replicate across the groups "
@@ -418,6 +425,7 @@ StrategyInputs resolve_strategy_inputs(const Args& a, const std::string& model) 
   in.pins.pp = a.integer_if("pp");
   in.pins.dp = a.integer_if("dp");
   in.pins.ep = a.integer_if("ep");
+  in.pins.etp = a.integer_if("etp");
   in.pins.cp = a.integer_if("cp");
   in.pins.hsdp = a.integer_if("hsdp");
   if (const auto o = a.text_if("offload_layers")) {

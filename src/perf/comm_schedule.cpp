@@ -153,7 +153,10 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::tp));
     // Two reductions per layer (after attention and after the FFN) in each direction
     // (Shoeybi et al. 2019; with SP, Korthikanti et al. 2022: all-gather + reduce-scatter).
-    const double per_pass = 2.0 * st.layers * mb;
+    // Folded MoE layers without shared experts have the attention's pair only: their experts
+    // take each GPU's SP shard of the tokens straight into the dispatch (Liu et al. 2025).
+    const double per_pass =
+        (2.0 * st.layers - (detail::folded_moe_drops_sp(m, s) ? st.moe_layers : 0.0)) * mb;
     if (!s.sp) {
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::forward, act,
               per_pass});

@@ -42,6 +42,13 @@ struct StageShape {
   double micro_batches = 0;     // m
 };
 
+// Whether the MoE layers lose the FFN's sequence-parallel all-gather and reduce-scatter: folded
+// experts (etp = 1) take each GPU's SP shard of the tokens straight into the dispatch, and only
+// shared experts, split over the TP group, would gather them (Megatron-Core's MoE layer).
+inline bool folded_moe_drops_sp(const Model& m, const Strategy& s) {
+  return m.is_moe() && s.folded() && s.tp > 1 && m.shared_experts == 0;
+}
+
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {
   StageShape st;
   const double p = static_cast<double>(s.pp), t = static_cast<double>(s.tp);
@@ -70,8 +77,9 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
                      st.moe_layers * router + first_stage_embedding) /
                     t;
   st.embedding_params = first_stage_embedding / t;
+  // Expert weights split over the expert tensor-parallel group: the TP group, or none when folded.
   st.expert_params = st.moe_layers * (static_cast<double>(m.experts) / static_cast<double>(s.ep)) *
-                     m.expert_params() / t;
+                     m.expert_params() / static_cast<double>(s.expert_tp());
   // Context parallelism: each CP rank holds s / cp tokens of every sequence (Megatron-Core).
   st.tokens_mb = static_cast<double>(s.micro_batch) * static_cast<double>(tr.seq_len) /
                  static_cast<double>(s.cp);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -236,7 +237,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
   // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
   const double dp = static_cast<double>(s.dp * s.cp);
-  const double edp = static_cast<double>(s.dp * s.cp / s.ep);
+  const double edp = static_cast<double>(s.tp * s.cp * s.dp / (s.expert_tp() * s.ep));
   // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
   const double shard = static_cast<double>(s.degrees().shard_size());
   const double eshard = s.hsdp > 0 ? shard : edp;
@@ -619,14 +620,17 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   double g_moe = 0;
   if (m.is_moe()) {
     // Each local expert runs its share of the routed tokens: E/e experts on a GPU receive the
-    // tokens of e GPUs.
+    // tokens of e GPUs, split over the expert TP group of et GPUs (et = t: all the TP group's
+    // tokens against f_e / t of each expert; folded, et = 1: a GPU's own T / t against whole
+    // experts, Liu et al. 2025).
     const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-    const double te = moe_tokens / local_experts;
+    const double et = static_cast<double>(s.expert_tp());
+    const double te = moe_tokens * et / t / local_experts;
     const double fe = static_cast<double>(m.expert_ffn_hidden);
     double b_routed = 0;
     g_moe = local_experts *
-            (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / t, h, &b_routed) +
-             gemm_fwd_bwd_time(gc, te, h, fe / t, &b_routed));
+            (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / et, h, &b_routed) +
+             gemm_fwd_bwd_time(gc, te, h, fe / et, &b_routed));
     b_moe = b_routed * local_experts;
     if (m.shared_experts > 0) {  // shared experts: a dense FFN on every token, no routing
       const double fs = m.shared_ffn();
@@ -719,18 +723,21 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     // Per-op checkpointing recomputes wk, wo and w3 (w2 without a gate) of every layer, per
     // expert in MoE layers (op_checkpoint_bytes), and the forward's element-wise kernels but the
     // attention's, which the kept attention output covers; the kernels launch again.
-    auto ffn_half = [&](double tokens, double f) {
-      return m.gated_ffn ? gemm_time(gc, tokens, f / t, h) : gemm_time(gc, tokens, h, f / t);
+    // (A GEMM of `tokens` rows against f / split FFN columns.)
+    auto ffn_half = [&](double tokens, double f, double split) {
+      return m.gated_ffn ? gemm_time(gc, tokens, f / split, h)
+                         : gemm_time(gc, tokens, h, f / split);
     };
     double moe_half = 0;
     if (m.is_moe()) {
-      moe_half = local_experts_n *
-                 ffn_half(moe_tokens / local_experts_n, static_cast<double>(m.expert_ffn_hidden));
-      if (m.shared_experts > 0) moe_half += ffn_half(T, m.shared_ffn());
+      const double et = static_cast<double>(s.expert_tp());
+      moe_half = local_experts_n * ffn_half(moe_tokens * et / t / local_experts_n,
+                                            static_cast<double>(m.expert_ffn_hidden), et);
+      if (m.shared_experts > 0) moe_half += ffn_half(T, m.shared_ffn(), t);
     }
     const double gemms = st.layers * (gemm_time(gc, T, m.k_width() / t, h) +
                                       gemm_time(gc, T, h, m.attn_out_width() / t)) +
-                         L_dense * ffn_half(T, ffn) + L_moe * moe_half;
+                         L_dense * ffn_half(T, ffn, t) + L_moe * moe_half;
     out.recompute = gemms + fwd_ew - st.layers * ew_attn / hbm + fwd_gaps;
   }
   if (detail::cheap_recompute(ctx.training, s)) {
@@ -849,43 +856,61 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   const double gated = m.gated_ffn ? 2.0 : 1.0;
   const double f_n = gated * ffn / t;
   const double moe_share = 1.0 - dense_share;
-  const double le = m.is_moe() ? static_cast<double>(m.experts) / static_cast<double>(s.ep) : 0;
-  const double te = le > 0 ? d.moe_tokens / le : 0;
-  const double fe = static_cast<double>(m.expert_ffn_hidden);
+  // The MoE layer's GEMMs next to the FFN's collectives: `mult` GEMMs of `rows` tokens against
+  // f / t FFN columns. Unfolded, the routed experts' (E / e of them, each its share of the TP
+  // group's tokens). Folded, the routed experts have no TP collective: the shared experts keep
+  // the pair (a TP-split FFN on the TP group's tokens), and without them the MoE layers have no
+  // FFN pair at all.
+  double mult = 0, rows = 0, f_moe = 0;
+  if (m.is_moe() && !s.folded()) {
+    mult = static_cast<double>(m.experts) / static_cast<double>(s.ep);
+    rows = d.moe_tokens / mult;
+    f_moe = static_cast<double>(m.expert_ffn_hidden);
+  } else if (m.is_moe() && m.shared_experts > 0) {
+    mult = 1.0;
+    rows = T;
+    f_moe = m.shared_ffn();
+  }
+  const bool drops = detail::folded_moe_drops_sp(m, s);
+  const double ffn_reps = drops ? dense_share : 1.0;  // FFN pairs per layer
+  const double dense_w = drops ? 1.0 : dense_share, moe_w = drops ? 0.0 : moe_share;
   // The GEMMs next to each collective, per layer (dense and MoE layers weighted).
-  auto ffn_pair = [&](double dense, double moe) {
-    return dense_share * dense + moe_share * le * moe;
-  };
+  auto ffn_pair = [&](double dense, double moe) { return dense_w * dense + moe_w * mult * moe; };
   const double qkv_n = d.qkv_w / t;
   const OverlapPair fwd_pairs[] = {
       {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},       // all-gather -> QKV
       {k.rs_fwd, gemm_time(gc, T, h, d.out_w / t), true},  // projection -> reduce-scatter
-      {k.ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, te, gated * fe / t, h)),
+      {k.ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, rows, gated * f_moe / t, h)),
        false},  // all-gather -> FC1
-      {k.rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, te, h, fe / t)), true}};
+      {k.rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, rows, h, f_moe / t)), true}};
   // Backward: the output gradient all-gathered into the projection's and FC2's input-gradient
   // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient
   // GEMMs (independent of them: bulk overlap).
   const OverlapPair bwd_pairs[] = {
       {k.ag_bwd, gemm_time(gc, T, d.out_w / t, h), false},
-      {k.ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, te, fe / t, h)), false},
+      {k.ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, rows, f_moe / t, h)), false},
       {k.rs_bwd, gemm_time(gc, h, qkv_n, T), true, true},
-      {k.rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * fe / t, te)), true,
-       true}};
+      {k.rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * f_moe / t, rows)),
+       true, true}};
+  // Per layer: each attention pair once, each FFN pair ffn_reps times (in the order above).
+  const double pair_reps[] = {1.0, 1.0, ffn_reps, ffn_reps};
+  const double bwd_reps[] = {1.0, ffn_reps, 1.0, ffn_reps};
   const double layers = st.layers;
   double exposed = 0, hidden = 0, contention = 0;
-  auto add_pairs = [&](const auto& pairs, double reps) {
-    for (const OverlapPair& pr : pairs) {
+  auto add_pairs = [&](const auto& pairs, const double* each, double reps) {
+    for (std::size_t i = 0; i < std::size(pairs); ++i) {
+      const OverlapPair& pr = pairs[i];
       const OverlapTime o = overlap_time(pr, t, gc.sms);
-      exposed += reps * o.exposed_s;
-      hidden += reps * (pr.comm_s - o.exposed_s);
-      contention += reps * o.contention_s;
+      const double r = reps * each[i];
+      exposed += r * o.exposed_s;
+      hidden += r * (pr.comm_s - o.exposed_s);
+      contention += r * o.contention_s;
     }
   };
   // With full recompute the backward runs the forward's collectives again (the schedule's
   // backward count is twice the forward's): the forward pairs count twice.
-  add_pairs(fwd_pairs, k.sp_bwd_n / k.sp_fwd_n);
-  add_pairs(bwd_pairs, 1.0);
+  add_pairs(fwd_pairs, pair_reps, k.sp_bwd_n / k.sp_fwd_n);
+  add_pairs(bwd_pairs, bwd_reps, 1.0);
   // Per layer -> per stage per micro-batch; what the SP ops cost before is replaced.
   const double sp_total =
       (k.ag_fwd + k.rs_fwd) * k.sp_fwd_n / 2.0 + (k.ag_bwd + k.rs_bwd) * k.sp_bwd_n / 2.0;
@@ -1004,10 +1029,11 @@ double dp_exposed_time(const CommTotals& k, const detail::StageShape& st, const 
 // the bf16 copy's read (4): 42 bytes per parameter it updates (ours, counted from Megatron-LM's
 // step).
 double optimizer_time(const Strategy& s, const detail::StageShape& st, double hbm) {
-  const double opt_params = s.dist_opt
-                                ? st.dense_params / static_cast<double>(s.dp * s.cp) +
-                                      st.expert_params / static_cast<double>(s.dp * s.cp / s.ep)
-                                : st.dense_params + st.expert_params;
+  const double opt_params =
+      s.dist_opt
+          ? st.dense_params / static_cast<double>(s.dp * s.cp) +
+                st.expert_params / static_cast<double>(s.tp * s.cp * s.dp / (s.expert_tp() * s.ep))
+          : st.dense_params + st.expert_params;
   return 42.0 * opt_params / hbm;
 }
 

@@ -57,11 +57,19 @@ Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind
                                  "{} GPUs",
                                  d.tp, d.cp, d.pp, d.dp, d.total(), n_));
   }
-  if (d.dp % d.ep != 0)
+  if (d.etp < 0 || (d.etp > 1 && d.etp != d.tp))
+    throw InputError("--etp", fmt::format("got {}, expected 1 or tp = {}", d.etp, d.tp));
+  if (d.expert_tp() < d.tp) {
+    if ((d.tp * d.cp * d.dp) % d.ep != 0)
+      throw InputError("--ep", fmt::format("ep = {} must divide tp x cp x dp = {} (folded expert "
+                                           "parallelism is carved out of them)",
+                                           d.ep, d.tp * d.cp * d.dp));
+  } else if (d.dp % d.ep != 0) {
     throw InputError("--ep",
                      fmt::format("ep = {} must divide dp = {} (expert parallelism is carved "
                                  "out of data parallelism)",
                                  d.ep, d.dp));
+  }
   if (kind == PlacementKind::shuffled) {
     auto perm = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(n_));
     std::iota(perm->begin(), perm->end(), 0);
@@ -98,7 +106,7 @@ std::int64_t Placement::axis_size(Axis a) const {
     case Axis::ep:
       return d_.ep;
     case Axis::edp:
-      return d_.dp * d_.cp / d_.ep;
+      return d_.tp * d_.cp * d_.dp / (d_.expert_tp() * d_.ep);
     case Axis::cp:
       return d_.cp;
     case Axis::dp_shard:
@@ -115,11 +123,12 @@ std::int64_t Placement::axis_stride(Axis a) const {
       return 1;
     case Axis::dp:
     case Axis::cp:
-    case Axis::ep:
     case Axis::dp_shard:
       return d_.tp;
+    case Axis::ep:
+      return d_.expert_tp();
     case Axis::edp:
-      return d_.tp * d_.ep;
+      return d_.expert_tp() * d_.ep;
     case Axis::dp_replica:
       return d_.tp * d_.shard_size();
     case Axis::pp:
@@ -167,8 +176,9 @@ GroupShape Placement::shape(Axis a) const {
   const std::int64_t n = axis_size(a), s = axis_stride(a);
   GroupShape out;
   if (kind_ == PlacementKind::rail_aligned && regular_shape(s, n, k_, out)) return out;
-  if (kind_ == PlacementKind::tp_across_domains) {
-    // TP member i sits at i * (N / t) + rest; other axes move by s / t in GPU space.
+  if (kind_ == PlacementKind::tp_across_domains && (a == Axis::tp || s % d_.tp == 0)) {
+    // TP member i sits at i * (N / t) + rest; other axes move by s / t in GPU space (a folded
+    // expert axis, stride below t, mixes the two: the general path below).
     const std::int64_t gs = a == Axis::tp ? n_ / d_.tp : s / d_.tp;
     if (regular_shape(gs, n, k_, out)) return out;
   }
@@ -177,7 +187,7 @@ GroupShape Placement::shape(Axis a) const {
   // every group: most domains, most members in one domain, rail-aligned only if every group is.
   // Memoised per thread (the search meets the same irregular axes again and again).
   struct Entry {
-    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0, cp = 0, shard = 0;
+    std::int64_t n = -1, k = 0, tp = 0, pp = 0, dp = 0, ep = 0, cp = 0, shard = 0, etp = 0;
     PlacementKind kind = PlacementKind::rail_aligned;
     Axis axis = Axis::tp;
     std::uint64_t seed = 0;  // a shuffled placement is a function of N and its seed
@@ -190,7 +200,8 @@ GroupShape Placement::shape(Axis a) const {
        static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(kind_) * 5) %
       cache.size())];
   if (e.n == n_ && e.k == k_ && e.tp == d_.tp && e.pp == d_.pp && e.dp == d_.dp && e.ep == d_.ep &&
-      e.cp == d_.cp && e.shard == d_.shard && e.kind == kind_ && e.axis == a && e.seed == seed_)
+      e.cp == d_.cp && e.shard == d_.shard && e.etp == d_.expert_tp() && e.kind == kind_ &&
+      e.axis == a && e.seed == seed_)
     return e.shape;
   out.size = n;
   out.domains = 0;
@@ -225,7 +236,7 @@ GroupShape Placement::shape(Axis a) const {
     out.per_domain = std::max(out.per_domain, per_domain);
     out.rail_aligned = out.rail_aligned && aligned;
   }
-  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, d_.cp, d_.shard, kind_, a, seed_, out};
+  e = {n_, k_, d_.tp, d_.pp, d_.dp, d_.ep, d_.cp, d_.shard, d_.expert_tp(), kind_, a, seed_, out};
   return out;
 }
 

@@ -28,7 +28,7 @@ namespace {
 auto key(const Strategy& s) {
   return std::make_tuple(s.tp, s.pp, s.dp, s.ep, s.micro_batch, s.interleave,
                          static_cast<int>(s.recompute), s.sp, s.dist_opt, s.dp_overlap, s.cp,
-                         static_cast<int>(s.schedule), s.hsdp, s.offload_layers);
+                         static_cast<int>(s.schedule), s.hsdp, s.offload_layers, s.expert_tp());
 }
 
 void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
@@ -42,10 +42,11 @@ void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
   out.insert(out.end(), hi.rbegin(), hi.rend());
 }
 
-// The (tp, pp, dp, ep, micro_batch, interleave, cp) shapes to visit; the inner boolean knobs are
-// enumerated by the workers.
+// The (tp, pp, dp, ep, micro_batch, interleave, cp, etp) shapes to visit; the inner boolean knobs
+// are enumerated by the workers.
 struct Shape {
   std::int64_t tp, pp, dp, ep, mb, v, cp = 1;
+  std::int64_t etp = 0;  // 1: the experts folded (Strategy::etp)
 };
 
 // The cp degrees to try with this tp (kMaxSearchCp, kMinCpChunk), or the pinned one if it divides
@@ -72,7 +73,29 @@ void pick(const std::optional<std::int64_t>& pin, std::int64_t n, std::vector<st
   }
 }
 
-// The shapes of one (tp, cp): every pp, ep, micro-batch and interleave.
+// The expert-parallel degrees of an MoE shape: unfolded, the divisors of gcd(dp, E) (ep carved
+// from DP); folded (etp = 1, where the stack folds and tp > 1), those of gcd(tp cp dp, E). A pin
+// of ep keeps its own alone, a pin of etp its own layout alone. Returns false for no folding.
+bool expert_degrees(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
+                    std::int64_t cp, std::int64_t dp, bool folded, std::vector<std::int64_t>& out) {
+  const Model& m = *ctx.model;
+  out.clear();
+  if (folded) {
+    if (!m.is_moe() || tp == 1 || !ctx.training.stack.knobs.expert_folding ||
+        (pins.etp && *pins.etp != 1))
+      return false;
+    pick(pins.ep, std::gcd(tp * cp * dp, m.experts), out);
+    return true;
+  }
+  if (pins.etp && *pins.etp != tp && !(tp == 1 && *pins.etp == 1)) return false;
+  if (m.is_moe())
+    pick(pins.ep, std::gcd(dp, m.experts), out);
+  else
+    out.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
+  return true;
+}
+
+// The shapes of one (tp, cp): every pp, ep (unfolded and folded), micro-batch and interleave.
 void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
                std::int64_t cp, std::vector<Shape>& out) {
   const Model& m = *ctx.model;
@@ -93,10 +116,6 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
     const std::int64_t dp = N / (tp * pp);
     if (pins.dp && *pins.dp != dp) continue;
     if (B % dp != 0) continue;
-    if (m.is_moe())
-      pick(pins.ep, std::gcd(dp, m.experts), eps);
-    else
-      eps.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
     pick(pins.micro_batch, B / dp, mbs);
     if (pp > 1) {
       // Any v with pp x v <= layers (chunks of floor or ceil L / (pp v) layers; layers + 2 where
@@ -109,12 +128,15 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
           vs.push_back(v);
     } else
       vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
-    for (std::int64_t ep : eps)
-      for (std::int64_t mb : mbs)
-        for (std::int64_t v : vs) {
-          if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
-          out.push_back({tp, pp, dp, ep, mb, v, cp});
-        }
+    for (const bool folded : {false, true}) {
+      if (!expert_degrees(ctx, pins, tp, cp, dp, folded, eps)) continue;
+      for (std::int64_t ep : eps)
+        for (std::int64_t mb : mbs)
+          for (std::int64_t v : vs) {
+            if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
+            out.push_back({tp, pp, dp, ep, mb, v, cp, folded ? 1 : 0});
+          }
+    }
   }
 }
 
@@ -160,6 +182,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
                  bool flash, std::int64_t batch, std::int64_t hb_domain, Visit&& visit) {
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   s.cp = sh.cp;
+  s.etp = sh.etp;
   s.offload_layers = pins.offload_layers.value_or(0);
   const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
   // The pipeline schedules of this shape: 1F1B (interleaved when v > 1), and where the stack has
@@ -203,6 +226,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
     for (int sp = 0; sp < 2; ++sp) {
       if (pins.sp ? (*pins.sp != (sp == 1)) : (sp == 1 && sh.tp == 1)) continue;
       if (sp == 1 && !knobs.sequence_parallel) continue;
+      if (sp == 0 && s.folded()) continue;  // folded experts take the SP shard (perf::validate)
       s.sp = sp == 1;
       for (int dopt = 0; dopt < 2; ++dopt) {
         if (pins.dist_opt ? (*pins.dist_opt != (dopt == 1)) : (dopt == 1 && dp_cp == 1)) continue;
@@ -270,13 +294,6 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
           continue;
         const std::int64_t dp = N / (tp * cp * pp);
         if ((pins.dp && *pins.dp != dp) || B % dp != 0) continue;
-        std::int64_t n_ep = 1;
-        if (m.is_moe()) {
-          pick(pins.ep, std::gcd(dp, m.experts), eps);
-          n_ep = static_cast<std::int64_t>(eps.size());
-        } else if (pins.ep && *pins.ep != 1) {
-          n_ep = 0;
-        }
         pick(pins.micro_batch, B / dp, mbs);
         // v = 1, and (pp > 1) the v > 1 that shapes() keeps when pp divides B / (dp mb).
         const std::int64_t v1 = !pins.interleave || *pins.interleave == 1 ? 1 : 0;
@@ -293,12 +310,17 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
         }
         std::int64_t per_ep = 0;
         for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
-        std::int64_t variants = 0;
-        visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp}, pins, knobs, ctx.training.flash_attention, B,
-                    ctx.cluster->hb_domain, [&](const Strategy&) { ++variants; });
-        std::int64_t shapes_n = 0;
-        if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
-        add(shapes_n, variants);
+        for (const bool folded : {false, true}) {
+          if (!expert_degrees(ctx, pins, tp, cp, dp, folded, eps)) continue;
+          const auto n_ep = static_cast<std::int64_t>(eps.size());
+          std::int64_t variants = 0;
+          visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp, folded ? 1 : 0}, pins, knobs,
+                      ctx.training.flash_attention, B, ctx.cluster->hb_domain,
+                      [&](const Strategy&) { ++variants; });
+          std::int64_t shapes_n = 0;
+          if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
+          add(shapes_n, variants);
+        }
       }
     }
   }
@@ -306,7 +328,8 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
 }
 
 bool same_shape(const Strategy& a, const Strategy& b) {
-  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep;
+  return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep &&
+         a.expert_tp() == b.expert_tp();
 }
 
 StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
@@ -335,7 +358,9 @@ StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
       if (v < 1) throw InputError(option, fmt::format("'{}': a degree is at least 1", w));
       const bool degree =
           name == "tp" || name == "cp" || name == "pp" || name == "dp" || name == "ep";
-      if (name == "tp")
+      if (name == "etp")
+        set(p.etp, v, w);
+      else if (name == "tp")
         set(p.tp, v, w);
       else if (name == "cp")
         set(p.cp, v, w);
@@ -423,8 +448,11 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       base.dp = sh.dp;
       base.ep = sh.ep;
       base.cp = sh.cp;
+      base.etp = sh.etp;
       Strategy shape{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};
       shape.cp = sh.cp;
+      shape.etp = sh.etp;
+      shape.sp = shape.folded();  // folded experts need SP; the knob loop keeps it on
       shape.offload_layers = opt.pins.offload_layers.value_or(0);
       if (!is_valid(*ctx.model, ctx.training, shape, *ctx.cluster)) continue;
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
@@ -500,7 +528,8 @@ Json to_json(const Strategy& s, PlacementKind placement) {
          {"placement", std::string(to_string(placement))}};
   if (s.cp > 1) j["cp"] = s.cp;  // only with context parallelism: documents without stay as were
   if (s.pp > 1) j["pp_schedule"] = std::string(to_string(s.schedule));
-  if (s.hsdp > 0) j["hsdp"] = s.hsdp;                                // only with hybrid sharding
+  if (s.folded()) j["etp"] = s.expert_tp();  // only when folded: documents without stay as were
+  if (s.hsdp > 0) j["hsdp"] = s.hsdp;        // only with hybrid sharding
   if (s.offload_layers > 0) j["offload_layers"] = s.offload_layers;  // only with offload
   return j;
 }
@@ -587,6 +616,10 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   positive(p.micro_batch, "--micro-batch");
   positive(p.interleave, "--interleave");
   positive(p.cp, "--cp");
+  positive(p.etp, "--etp");
+  if (p.etp && *p.etp == 1 && !tr.stack.knobs.expert_folding && (!p.tp || *p.tp > 1))
+    throw InputError("--etp",
+                     fmt::format("stack {} has no expert folding (use etp = tp)", tr.stack.name));
   if (p.offload_layers && *p.offload_layers != 0 && !tr.stack.knobs.activation_offload)
     throw InputError("--offload-layers",
                      fmt::format("stack {} has no activation offload (use 0)", tr.stack.name));
@@ -653,6 +686,7 @@ Strategy default_strategy(const Model& m, const Training& tr, const StrategyPins
   s.schedule = p.schedule.value_or(PipelineSchedule::one_f_one_b);
   s.hsdp = p.hsdp.value_or(0);
   s.offload_layers = p.offload_layers.value_or(0);
+  s.etp = p.etp && *p.etp != s.tp ? *p.etp : 0;
   if (p.offload_auto)
     throw InputError("--offload-layers",
                      "auto is a search (plan, compare, sweep, optimize): give a count of layers");
@@ -674,7 +708,7 @@ InputError explain_no_plan(const PlanResult& r, const Model& m, const Training& 
                                   r.min_memory_bytes / units::kGiB, r.hbm_bytes / units::kGiB));
   const bool pinned = pins.tp || pins.pp || pins.dp || pins.ep || pins.micro_batch ||
                       pins.interleave || pins.cp || pins.schedule || pins.hsdp ||
-                      pins.offload_layers;
+                      pins.offload_layers || pins.etp;
   if (pinned) {
     try {
       (void)default_strategy(m, tr, pins, c);  // names the pinned knob that cannot work

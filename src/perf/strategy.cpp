@@ -67,6 +67,24 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
       return fail("--hsdp", fmt::format("the shard group of {} must divide dp x cp = {} x {}",
                                         s.hsdp, s.dp, s.cp));
   }
+  if (s.etp != 0 && s.etp != s.tp) {
+    if (s.etp != 1)
+      return fail("--etp", fmt::format("got {}, expected 1 (whole experts on every GPU) or tp = "
+                                       "{} (an expert tensor-parallel size between them is not "
+                                       "modelled)",
+                                       s.etp, s.tp));
+    if (!m.is_moe())
+      return fail("--etp", fmt::format("etp = 1 folds the expert layers of a mixture-of-experts "
+                                       "model; {} is dense",
+                                       m.name));
+    if (!st.knobs.expert_folding)
+      return fail("--etp",
+                  fmt::format("stack {} has no expert folding (use etp = tp = {})", st.name, s.tp));
+    if (!s.sp)
+      return fail("--etp",
+                  "folded expert layers take the sequence-parallel shard of the tokens: "
+                  "needs --sp on");
+  }
   if (s.offload_layers != 0) {
     // Megatron-Core's conditions on cpu_offloading (TransformerConfig).
     if (!st.knobs.activation_offload)
@@ -230,10 +248,19 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
   if (!m.is_moe() && s.ep != 1)
     return fail("--ep",
                 fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));
-  if (s.dp % s.ep != 0)
-    return fail("--ep", fmt::format("ep = {} must divide dp = {} (experts are spread over data-"
-                                    "parallel ranks)",
-                                    s.ep, s.dp));
+  if (s.folded()) {
+    if ((s.tp * s.cp * s.dp) % s.ep != 0)
+      return fail("--ep", fmt::format("ep = {} must divide tp x cp x dp = {} x {} x {} (folded "
+                                      "experts are spread over them)",
+                                      s.ep, s.tp, s.cp, s.dp));
+  } else if (s.dp % s.ep != 0) {
+    const bool fold =
+        tr.stack.knobs.expert_folding && m.is_moe() && s.tp > 1 && (s.tp * s.cp * s.dp) % s.ep == 0;
+    return fail("--ep",
+                fmt::format("ep = {} must divide dp = {} (experts are spread over data-"
+                            "parallel ranks){}",
+                            s.ep, s.dp, fold ? "; folded (--etp 1) it may span tp x cp x dp" : ""));
+  }
   if (m.is_moe() && m.experts % s.ep != 0)
     return fail("--ep",
                 fmt::format("ep = {} must divide the {} experts of {}", s.ep, m.experts, m.name));
@@ -284,9 +311,10 @@ std::string describe(const Strategy& s) {
   return fmt::format(
       "tp {}{} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
       "dp-overlap {}{}{}{}",
-      s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, s.ep, s.micro_batch,
-      s.interleave, to_string(s.recompute), s.sp ? "on" : "off", s.dist_opt ? "on" : "off",
-      s.dp_overlap ? "on" : "off",
+      s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp,
+      s.folded() ? fmt::format("{} etp {}", s.ep, s.expert_tp()) : fmt::format("{}", s.ep),
+      s.micro_batch, s.interleave, to_string(s.recompute), s.sp ? "on" : "off",
+      s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off",
       s.schedule != PipelineSchedule::one_f_one_b
           ? fmt::format(", pp-schedule {}", to_string(s.schedule))
           : "",
@@ -295,8 +323,9 @@ std::string describe(const Strategy& s) {
 }
 
 std::string describe_degrees(const Strategy& s) {
-  return fmt::format("tp{}{} pp{} dp{}{}", s.tp, s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp,
-                     s.dp, s.ep > 1 ? fmt::format(" ep{}", s.ep) : "");
+  return fmt::format("tp{}{} pp{} dp{}{}{}", s.tp, s.cp > 1 ? fmt::format(" cp{}", s.cp) : "", s.pp,
+                     s.dp, s.ep > 1 ? fmt::format(" ep{}", s.ep) : "",
+                     s.folded() ? fmt::format(" etp{}", s.expert_tp()) : "");
 }
 
 std::string describe_for_people(const Strategy& s) {

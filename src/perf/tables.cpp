@@ -48,14 +48,17 @@ void add_cp_columns(Table& t, const std::vector<perf::Plan>& plans) {
 // Columns shown only when a plan uses their knob, so that tables of plans without it stay as
 // they were: the pipeline schedule (after the interleave) when a plan runs one other than 1F1B,
 // the HSDP shard group (after dp) when a plan shards in groups, the offloaded layers (after
-// recompute) when a plan offloads activations.
+// recompute) when a plan offloads activations, the expert tensor-parallel size (after ep) when a
+// plan folds its experts.
 void add_schedule_columns(Table& t, const std::vector<perf::Plan>& plans) {
-  std::vector<Cell> schedules, groups, offloads;
-  bool other_schedule = false, hybrid = false, offload = false;
+  std::vector<Cell> schedules, groups, offloads, etps;
+  bool other_schedule = false, hybrid = false, offload = false, folded = false;
   for (const perf::Plan& p : plans) {
     schedules.emplace_back(std::string(to_string(p.strategy.schedule)));
     groups.emplace_back(p.strategy.hsdp);
     offloads.emplace_back(p.strategy.offload_layers);
+    etps.emplace_back(p.strategy.expert_tp());
+    folded |= p.strategy.folded();
     other_schedule |= p.strategy.schedule != perf::PipelineSchedule::one_f_one_b;
     hybrid |= p.strategy.hsdp > 0;
     offload |= p.strategy.offload_layers > 0;
@@ -64,6 +67,7 @@ void add_schedule_columns(Table& t, const std::vector<perf::Plan>& plans) {
     insert_column(t, column_index(t, "interleave") + 1, text_column("pp_schedule", "schedule"),
                   schedules);
   if (hybrid) insert_column(t, column_index(t, "dp") + 1, integer_column("hsdp", "hsdp"), groups);
+  if (folded) insert_column(t, column_index(t, "ep") + 1, integer_column("etp", "etp"), etps);
   if (offload)
     insert_column(t, column_index(t, "recompute") + 1, integer_column("offload_layers", "offload"),
                   offloads);

@@ -277,6 +277,7 @@ PlanOptions row_pins(const Json& common, const Json& row) {
   opt.pins.cp = row_int(common, row, "cp").value_or(1);
   opt.pins.dp = row_int(common, row, "dp");
   opt.pins.ep = row_int(common, row, "ep");
+  opt.pins.etp = row_int(common, row, "etp");
   opt.pins.micro_batch = row_int(common, row, "micro_batch");
   opt.pins.interleave = row_int(common, row, "interleave");
   const Json& rc = row_value(common, row, "recompute");

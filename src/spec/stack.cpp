@@ -150,6 +150,11 @@ Stack stack_from_json(const Json& j, const std::string& path) {
                        "virtual stages)");
     st.knobs.hsdp = k.boolean_or("hsdp", false);
     st.knobs.compile = k.boolean_or("compile", false);
+    st.knobs.expert_folding = k.boolean_or("expert_folding", false);
+    if (st.knobs.expert_folding && !st.knobs.sequence_parallel)
+      throw InputError(k.field("expert_folding"),
+                       "true needs sequence_parallel: true (folded expert layers take the "
+                       "sequence-parallel shard of the tokens)");
     st.knobs.activation_offload = k.boolean_or("activation_offload", false);
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
       throw InputError(k.field("hsdp"),

@@ -322,8 +322,9 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
 // runs of DeepSeek-V3 and Qwen3-235B, whose experts spread over an NVL72 domain (EP 16 to 64,
 // large expert GEMMs), within 15%
 // (docs/validation.md, "Mixture of experts"): the MoE path's FLOPs, all-to-all and memory on the
-// runs where neither fp8's casts nor per-kernel host time weigh. The two runs whose EP spans TP x
-// DP (Megatron-Core's MoE parallel folding) have no figure and say why.
+// runs where neither fp8's casts nor per-kernel host time weigh. The two H100 runs whose EP spans
+// TP x DP (Megatron-Core's MoE parallel folding, etp 1) are timed folded, within 15% (measured
+// -8.9% and -6.6%), and every run has a figure.
 TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
   const auto tables = validation_tables();
   const auto it = std::find_if(tables.begin(), tables.end(), [](const ValidationTable& t) {
@@ -334,12 +335,12 @@ TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
   int bf16 = 0, folded = 0;
   for (const auto& p : it->points) {
     EXPECT_FALSE(p.fit) << p.label;
-    if (p.railsim <= 0) {
-      EXPECT_NE(p.note.find("--ep"), std::string::npos) << p.label;
-      ++folded;
-      continue;
-    }
+    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
     gpus.insert(p.gpu);
+    if (p.label.rfind("H100", 0) == 0 && p.label.find("Qwen3-235B") != std::string::npos) {
+      ++folded;
+      EXPECT_LT(std::fabs(p.error()), 0.15) << p.label;
+    }
     if (p.label.find("BF16") != std::string::npos && p.label.find("GPT-OSS") == std::string::npos) {
       ++bf16;
       EXPECT_LT(std::fabs(p.error()), 0.15) << p.label;

@@ -324,6 +324,25 @@ TEST(Stack, HybridShardingNeedsFullSharding) {
   EXPECT_FALSE(spec::load_stack("megatron-core-2024").knobs.hsdp);
 }
 
+TEST(Stack, ExpertFoldingNeedsSequenceParallelism) {
+  auto with = [](const std::function<void(Json&)>& edit) {
+    Json j = core_json();
+    edit(j);
+    return field_of([&] { spec::stack_from_json(j, "stack"); });
+  };
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["expert_folding"] = true; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["expert_folding"] = true;
+              j["knobs"]["sequence_parallel"] = false;
+              j["knobs"]["tp_comm_overlap"] = false;
+              j["defaults"]["sp"] = false;
+            }),
+            "stack.knobs.expert_folding");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["expert_folding"] = 1; }), "stack.knobs.expert_folding");
+  for (const std::string& n : spec::preset_names("stacks"))
+    EXPECT_EQ(spec::load_stack(n).knobs.expert_folding, n == "nemo-perf-2025") << n;
+}
+
 TEST(Stack, BlockScaledPrecisionsAreTheStacksOwn) {
   const spec::Stack nemo = spec::load_stack("nemo-perf-2025");
   const spec::Stack core = spec::load_stack("megatron-core-2024");

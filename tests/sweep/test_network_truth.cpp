@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <utility>
 
@@ -243,10 +244,13 @@ struct CaseStream {
   std::mt19937_64 rng;
   std::mt19937_64 planes{20261202};
   std::mt19937_64 dispatch{20261204};
+  std::mt19937_64 folding{20261206};
   explicit CaseStream(std::uint64_t seed) : rng(seed) {}
 };
 
-bool draw(CaseStream& stream, Case& c) {
+// `fold`: only MoE cases with tp > 1, their experts folded (etp 1, SP on, a stack that folds) and
+// ep drawn from the divisors of gcd(tp x dp, experts), so that it may span the TP ranks.
+bool draw(CaseStream& stream, Case& c, bool fold = false) {
   std::mt19937_64& rng = stream.rng;
   const std::int64_t ks[] = {2, 4, 8};
   const std::int64_t ds[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
@@ -289,6 +293,13 @@ bool draw(CaseStream& stream, Case& c) {
   s.dp = n / (s.tp * s.pp);
   s.ep = c.model.is_moe() ? pick_divisor(rng, s.dp, 16) : 1;
   s.sp = s.tp > 1 && rng() % 2 == 0;
+  if (fold) {
+    if (!c.model.is_moe() || s.tp == 1) return false;
+    c.training.stack.knobs.expert_folding = true;
+    s.etp = 1;
+    s.sp = true;
+    s.ep = pick_divisor(stream.folding, std::gcd(s.tp * s.dp, c.model.experts), 16);
+  }
   s.dist_opt = rng() % 2 == 0;
   s.micro_batch = 1;
   c.training.seq_len = c.model.seq_len;
@@ -324,17 +335,24 @@ bool draw(CaseStream& stream, Case& c) {
 //   over every bundle; the mean over seeds must meet it within 10% per op and 5% per iteration,
 //   or within three standard errors of the seeds' mean where their spread is wider.
 // The measured distribution is printed (docs/model.md, section 5).
-TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
-  CaseStream stream(20261201);
-  constexpr int kCases = 400, kSeeds = 16, kEcmpEvery = 4;
+namespace {
+// What random_cases measured.
+struct RandomCaseStats {
   int cases = 0, ops_checked = 0, ecmp_ops = 0, beyond_ten = 0, rail_then_domain_ops = 0;
   double worst_spread = 0, worst_iter_spread = 0, worst_iter_shuffled = 0, worst_mean = 0,
          worst_z = 0, worst_iter_mean = 0;
   std::string worst_spread_case, worst_mean_case;
-  while (cases < kCases) {
+};
+
+// The checks of the test below over `n_cases` random cases (folded MoE cases only with `fold`).
+RandomCaseStats random_cases(std::uint64_t seed, int n_cases, bool fold) {
+  CaseStream stream(seed);
+  constexpr int kSeeds = 16, kEcmpEvery = 4;
+  RandomCaseStats st;
+  while (st.cases < n_cases) {
     Case cs;
-    if (!draw(stream, cs)) continue;
-    ++cases;
+    if (!draw(stream, cs, fold)) continue;
+    ++st.cases;
     SCOPED_TRACE(cs.name());
     const spec::Cluster cl = cs.cluster();
     const topo::Fabric f = topo::build_fabric(cl, cs.design(spec::Routing::spray));
@@ -351,7 +369,7 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
     };
     const sim::ScheduleCheck spread = simulate(spec::Routing::spray, 0);
     std::vector<sim::ScheduleCheck> ecmp;
-    if (cases % kEcmpEvery == 0)
+    if (st.cases % kEcmpEvery == 0)
       for (int seed = 0; seed < kSeeds; ++seed)
         ecmp.push_back(simulate(spec::Routing::ecmp, static_cast<std::uint64_t>(seed)));
     // The model itself, as the search sees it (not only through check_schedule).
@@ -359,8 +377,8 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
     for (std::size_t i = 0; i < spread.sim.ops.size(); ++i) {
       const auto& o = spread.sim.ops[i];
       if (pl.axis_size(o.op.axis) < 2 || o.op.bytes <= 0) continue;
-      ++ops_checked;
-      rail_then_domain_ops += o.op.algorithm == perf::Algorithm::rail_then_domain;
+      ++st.ops_checked;
+      st.rail_then_domain_ops += o.op.algorithm == perf::Algorithm::rail_then_domain;
       perf::CommOp once = o.op;
       once.count = 1;
       once.wrap_count = 0;
@@ -376,50 +394,69 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
                       perf::to_string(o.op.algorithm));
       const double r = spread.sim.ops[i].time_s / spread.analytic_s[i];
       EXPECT_NEAR(r, 1.0, 0.10) << what;
-      if (std::abs(r - 1) > worst_spread) {
-        worst_spread = std::abs(r - 1);
-        worst_spread_case = cs.name() + " " + what;
+      if (std::abs(r - 1) > st.worst_spread) {
+        st.worst_spread = std::abs(r - 1);
+        st.worst_spread_case = cs.name() + " " + what;
       }
       if (ecmp.empty()) continue;
-      ++ecmp_ops;
+      ++st.ecmp_ops;
       std::vector<double> x;
       for (const auto& e : ecmp) x.push_back(e.sim.ops[i].time_s / e.analytic_s[i]);
       const auto [mean, se] = mean_and_error(x);
       EXPECT_LT(std::abs(mean - 1), std::max(0.10, 3 * se)) << what << " mean " << mean;
-      beyond_ten += std::abs(mean - 1) > 0.10;
-      if (std::abs(mean - 1) > worst_mean) {
-        worst_mean = std::abs(mean - 1);
-        worst_mean_case = cs.name() + " " + what;
+      st.beyond_ten += std::abs(mean - 1) > 0.10;
+      if (std::abs(mean - 1) > st.worst_mean) {
+        st.worst_mean = std::abs(mean - 1);
+        st.worst_mean_case = cs.name() + " " + what;
       }
       if (std::abs(mean - 1) > 0.01 && se > 1e-12)
-        worst_z = std::max(worst_z, std::abs(mean - 1) / se);
+        st.worst_z = std::max(st.worst_z, std::abs(mean - 1) / se);
     }
     if (spread.analytic_total_s > 0) {
       const bool shuffled = cs.placement == perf::PlacementKind::shuffled;
       const double bar = shuffled ? 0.10 : 0.05;
       const double r = spread.sim.total_s / spread.analytic_total_s;
       EXPECT_NEAR(r, 1.0, bar) << "iteration, spread";
-      (shuffled ? worst_iter_shuffled : worst_iter_spread) =
-          std::max(shuffled ? worst_iter_shuffled : worst_iter_spread, std::abs(r - 1));
+      (shuffled ? st.worst_iter_shuffled : st.worst_iter_spread) =
+          std::max(shuffled ? st.worst_iter_shuffled : st.worst_iter_spread, std::abs(r - 1));
       if (!ecmp.empty()) {
         std::vector<double> x;
         for (const auto& e : ecmp) x.push_back(e.sim.total_s / e.analytic_total_s);
         const auto [mean, se] = mean_and_error(x);
         EXPECT_LT(std::abs(mean - 1), std::max(bar, 3 * se)) << "iteration, ecmp";
-        worst_iter_mean = std::max(worst_iter_mean, std::abs(mean - 1));
+        st.worst_iter_mean = std::max(st.worst_iter_mean, std::abs(mean - 1));
       }
     }
   }
-  EXPECT_EQ(cases, kCases);
-  EXPECT_GT(rail_then_domain_ops, 0);
+  EXPECT_EQ(st.cases, n_cases);
+  return st;
+}
+
+void print(const RandomCaseStats& st, int kSeeds) {
   std::printf(
       "%d cases, %d ops (%d hierarchical all-to-alls); spread: worst op |sim/model - 1| %.3f (%s), "
       "iteration %.3f (shuffled "
       "%.3f); ecmp (%d ops, %d seeds): worst mean %.3f (%s), %d ops beyond 10%%, worst |mean - 1| "
       "/ standard error %.1f where above 1%%, worst iteration mean %.3f\n",
-      cases, ops_checked, rail_then_domain_ops, worst_spread, worst_spread_case.c_str(),
-      worst_iter_spread, worst_iter_shuffled, ecmp_ops, kSeeds, worst_mean, worst_mean_case.c_str(),
-      beyond_ten, worst_z, worst_iter_mean);
+      st.cases, st.ops_checked, st.rail_then_domain_ops, st.worst_spread,
+      st.worst_spread_case.c_str(), st.worst_iter_spread, st.worst_iter_shuffled, st.ecmp_ops,
+      kSeeds, st.worst_mean, st.worst_mean_case.c_str(), st.beyond_ten, st.worst_z,
+      st.worst_iter_mean);
+}
+}  // namespace
+
+TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
+  const RandomCaseStats st = random_cases(20261201, 400, false);
+  EXPECT_GT(st.rail_then_domain_ops, 0);
+  print(st, 16);
+}
+
+// The same checks on MoE cases whose experts are folded (etp 1: the EP group of consecutive ranks
+// may span the TP ranks, the MoE layers without the FFN's SP pair): the expert all-to-all and the
+// expert-data-parallel reductions over the folded groups, like for like.
+TEST(NetworkTruth, FoldedExpertsMatchTheSimulator) {
+  const RandomCaseStats st = random_cases(20261206, 80, true);
+  print(st, 16);
 }
 
 // Per-connection hashing over the NIC ports (--port-balance hash, docs/model.md section 5): over

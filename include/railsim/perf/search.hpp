@@ -17,6 +17,9 @@ namespace railsim::perf {
 // Knobs the user fixed; unset ones are searched.
 struct StrategyPins {
   std::optional<std::int64_t> tp, pp, dp, ep, micro_batch, interleave, cp, hsdp;
+  // The expert tensor-parallel size: 1 (folded) or the strategy's tp; unpinned, the search tries
+  // both where the stack folds and the model is MoE.
+  std::optional<std::int64_t> etp;
   // Layers whose activations are offloaded to host memory: a pin keeps only the strategies that
   // run it (0: none offloads). Unpinned, none offloads, as Megatron-Core's cpu_offloading is off
   // by default and its host memory and PCIe traffic compete with what railsim does not model
@@ -30,15 +33,16 @@ struct StrategyPins {
   std::optional<PipelineSchedule> schedule;
 };
 
-// Whether two strategies split the GPUs alike: the same tp, cp, pp, dp and ep.
+// Whether two strategies split the GPUs alike: the same tp, cp, pp, dp, ep and expert tp.
 bool same_shape(const Strategy& a, const Strategy& b);
 
 // A plan as railsim prints it, read back: words separated by spaces or commas, "tp8 pp16 dp64"
-// (degrees tpN, cpN, ppN, dpN, epN), then any knobs: mbN (micro-batch), vN (interleave), a
-// recompute mode (none, selective, op, layer, full), a schedule (1f1b, zb-h1, dualpipe), sp, dopt,
-// ovl (on) and no-sp, no-dopt, no-ovl (off): "tp8 pp16 dp64 mb1 v8 selective sp dopt ovl". What it
-// leaves out is left unpinned (default_strategy gives the stack's default). InputError(option)
-// naming the word it cannot read, a knob given twice, or no degree at all.
+// (degrees tpN, cpN, ppN, dpN, epN; etpN, the expert tensor-parallel size), then any knobs: mbN
+// (micro-batch), vN (interleave), a recompute mode (none, selective, op, layer, full), a schedule
+// (1f1b, zb-h1, dualpipe), sp, dopt, ovl (on) and no-sp, no-dopt, no-ovl (off): "tp8 pp16 dp64 mb1
+// v8 selective sp dopt ovl". What it leaves out is left unpinned (default_strategy gives the
+// stack's default). InputError(option) naming the word it cannot read, a knob given twice, or no
+// degree at all.
 StrategyPins parse_plan_text(std::string_view text, const std::string& option);
 // The concrete strategy of such a text on this cluster: default_strategy of its pins. Every
 // error names `option` (a knob the plan cannot have names the knob in parentheses).

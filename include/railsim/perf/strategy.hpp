@@ -1,6 +1,7 @@
 #pragma once
 // Strategy: how one iteration is parallelised. Degrees multiply to the GPU count:
-// tp x cp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism).
+// tp x cp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism),
+// or, with the experts folded (etp = 1), tp x cp x dp.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,7 +46,16 @@ struct Strategy {
   // than the model's layers, a GPU whose preset gives its host link.
   std::int64_t offload_layers = 0;
 
-  Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp, hsdp}; }
+  // MoE parallel folding (stacks with expert_folding; Megatron-Core's
+  // expert_tensor_parallel_size): 1 runs the expert layers without tensor parallelism, whole
+  // experts on every GPU, their ep group carved from tp x cp x dp; 0 (or tp) splits them over the
+  // TP group like the dense FFN.
+  std::int64_t etp = 0;
+
+  Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp, hsdp, etp}; }
+  // The expert layers' tensor-parallel size (tp unless folded), and whether they are folded.
+  std::int64_t expert_tp() const { return degrees().expert_tp(); }
+  bool folded() const { return expert_tp() < tp; }
   // Micro-batches per pipeline per iteration: global_batch / (dp x micro_batch).
   std::int64_t micro_batches(const Training& tr) const {
     return tr.global_batch / (dp * micro_batch);
@@ -55,7 +65,7 @@ struct Strategy {
 // One line naming every knob ("tp 8 pp 32 dp 128 ep 1, micro-batch 1, ..."), for human output.
 std::string describe(const Strategy& s);
 // The degrees as plans and sweeps print them: "tp8 pp16 dp256", cp and ep only when above 1
-// ("tp8 cp2 pp16 dp256 ep64").
+// ("tp8 cp2 pp16 dp256 ep64"), etp only when folded ("tp2 pp8 dp16 ep32 etp1").
 std::string describe_degrees(const Strategy& s);
 // The same for a page people read (the HTML report): the degrees as sweeps and plans write them,
 // then the knobs in words, those off left out: "tp8 pp16 dp256; micro-batch 1, 8 virtual stages,

@@ -156,6 +156,12 @@ struct StackKnobs {
   // torch.compile (JSON "compile": true; default false): TorchTitan's training.compile, which
   // fuses the element-wise kernels of each block (--compile).
   bool compile = false;
+  // MoE parallel folding (JSON "expert_folding": true; default false): the expert layers run
+  // without tensor parallelism (expert tensor-parallel size 1) and their expert-parallel group is
+  // carved from TP x CP x DP rather than from DP alone, so that ep may span the TP ranks
+  // (Megatron-Core's expert_tensor_parallel_size, Liu et al. 2025, "MoE Parallel Folding", arXiv
+  // 2504.14960). Needs sequence_parallel: the folded layers take the SP shard of the tokens.
+  bool expert_folding = false;
   bool has(PipelineSchedule s) const {
     return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
            (s == PipelineSchedule::dualpipe && dualpipe);

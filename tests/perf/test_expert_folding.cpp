@@ -1,0 +1,247 @@
+// MoE parallel folding (--etp 1; Megatron-Core's expert_tensor_parallel_size, Liu et al. 2025):
+// the expert layers run without tensor parallelism and their expert-parallel group may span the
+// TP ranks. Placement, memory, the CommSchedule, the search and the bad-input errors.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "../common/small_network.hpp"
+#include "railsim/core/error.hpp"
+#include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/iteration.hpp"
+#include "railsim/perf/search.hpp"
+#include "railsim/spec/stack.hpp"
+#include "test_perf_common.hpp"
+
+namespace railsim {
+namespace {
+
+using perf::Axis;
+
+perf::Training folding_training(std::int64_t batch) {
+  return spec::make_training(batch, 1024, spec::load_stack("nemo-perf-2025"), spec::Dtype::bf16);
+}
+
+perf::Strategy moe_strategy(std::int64_t tp, std::int64_t dp, std::int64_t ep, std::int64_t etp) {
+  perf::Strategy s;
+  s.tp = tp;
+  s.dp = dp;
+  s.ep = ep;
+  s.etp = etp;
+  s.sp = tp > 1;
+  return s;
+}
+
+// The members of every group of an axis, as GPU sets.
+std::set<std::set<std::int64_t>> groups(const perf::Placement& pl, Axis a) {
+  std::set<std::set<std::int64_t>> out;
+  for (std::int64_t g = 0; g < pl.group_count(a); ++g) {
+    std::set<std::int64_t> members;
+    for (std::int64_t i = 0; i < pl.axis_size(a); ++i)
+      members.insert(pl.gpu_of(pl.rank_in_group(a, g, i)));
+    out.insert(members);
+  }
+  return out;
+}
+
+TEST(ExpertFolding, FoldedExpertGroupsAreConsecutiveRanksAcrossTheTpRanks) {
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  // tp 4, dp 4, ep 4. Unfolded, the EP group is one rank of every TP group: {0, 4, 8, 12}, and
+  // there is no expert-data parallelism. Folded, it is four consecutive ranks, {0, 1, 2, 3}, and
+  // the expert-data-parallel group the ranks 4 apart.
+  perf::Degrees d{4, 1, 4, 4, 1, 0, 0};
+  const perf::Placement unfolded(c, d);
+  EXPECT_EQ(unfolded.axis_stride(Axis::ep), 4);
+  EXPECT_EQ(unfolded.axis_size(Axis::edp), 1);
+  EXPECT_TRUE(groups(unfolded, Axis::ep).count({0, 4, 8, 12}));
+  d.etp = 1;
+  const perf::Placement folded(c, d);
+  EXPECT_EQ(folded.axis_stride(Axis::ep), 1);
+  EXPECT_EQ(folded.axis_size(Axis::ep), 4);
+  EXPECT_EQ(folded.axis_size(Axis::edp), 4);
+  EXPECT_EQ(folded.axis_stride(Axis::edp), 4);
+  EXPECT_TRUE(groups(folded, Axis::ep).count({0, 1, 2, 3}));
+  EXPECT_TRUE(groups(folded, Axis::edp).count({0, 4, 8, 12}));
+  // The dense axes do not move.
+  EXPECT_EQ(groups(folded, Axis::tp), groups(unfolded, Axis::tp));
+  EXPECT_EQ(groups(folded, Axis::dp), groups(unfolded, Axis::dp));
+  // EP 8 spans TP 2 x DP 4: allowed folded, refused unfolded (ep must divide dp).
+  const perf::Degrees wide{2, 1, 8, 8, 1, 0, 1};
+  const perf::Placement w(c, wide);
+  EXPECT_EQ(w.shape(Axis::ep).size, 8);
+  EXPECT_EQ(w.shape(Axis::ep).domains, 1);
+  EXPECT_EQ(w.axis_size(Axis::edp), 2);
+  perf::Degrees bad = wide;
+  bad.etp = 0;
+  bad.ep = 16;
+  try {
+    const perf::Placement p(c, bad);
+    ADD_FAILURE() << "ep 16 over dp 8 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--ep");
+  }
+}
+
+// The structured placements' shapes of the folded axes agree with the groups themselves.
+TEST(ExpertFolding, ShapesOfFoldedAxesMatchTheirGroups) {
+  const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  for (perf::PlacementKind kind :
+       {perf::PlacementKind::rail_aligned, perf::PlacementKind::tp_across_domains}) {
+    for (std::int64_t ep : {2, 4, 8, 16, 32}) {
+      const perf::Degrees d{4, 2, 8, ep, 1, 0, 1};
+      const perf::Placement pl(c, d, kind);
+      for (Axis a : {Axis::ep, Axis::edp}) {
+        SCOPED_TRACE(fmt::format("{} ep {} {}", perf::to_string(kind), ep, perf::to_string(a)));
+        const perf::GroupShape sh = pl.shape(a);
+        std::int64_t domains = 0, per_domain = 0;
+        for (const auto& g : groups(pl, a)) {
+          std::set<std::int64_t> ds;
+          std::map<std::int64_t, std::int64_t> in;
+          for (std::int64_t gpu : g) {
+            ds.insert(gpu / c.hb_domain);
+            ++in[gpu / c.hb_domain];
+          }
+          domains = std::max<std::int64_t>(domains, static_cast<std::int64_t>(ds.size()));
+          for (const auto& [dom, n] : in) per_domain = std::max(per_domain, n);
+        }
+        EXPECT_EQ(sh.size, pl.axis_size(a));
+        EXPECT_EQ(sh.domains, domains);
+        EXPECT_EQ(sh.per_domain, per_domain);
+      }
+    }
+  }
+}
+
+TEST(ExpertFolding, FoldedExpertsAreWholeOnEveryGpu) {
+  const perf::Model m = test::small_model(true);
+  const perf::Training tr = folding_training(64);
+  const perf::Strategy unfolded = moe_strategy(2, 8, 4, 0);
+  perf::Strategy folded = unfolded;
+  folded.etp = 1;
+  ASSERT_TRUE(folded.folded());
+  ASSERT_FALSE(unfolded.folded());
+  // bf16 weights, no distributed optimizer, one stage: 2 bytes per parameter held. Each GPU holds
+  // E / ep = 4 experts; unfolded half of each (t = 2), folded whole.
+  const double expert_unfolded = static_cast<double>(m.moe_layers()) * 4.0 * m.expert_params() / 2;
+  const double dw = perf::memory_use(m, tr, folded).weights_bytes -
+                    perf::memory_use(m, tr, unfolded).weights_bytes;
+  EXPECT_NEAR(dw, 2.0 * expert_unfolded, 1e-9 * expert_unfolded);
+  // The model FLOPs are the same work, however it is split.
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  const spec::NetworkDesign net = test::design_spread(spec::DesignKind::rail_optimized);
+  const perf::IterationTime a = perf::estimate(m, tr, unfolded, c, net);
+  const perf::IterationTime b = perf::estimate(m, tr, folded, c, net);
+  EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);
+  EXPECT_GT(b.iteration_time_s, 0);
+}
+
+TEST(ExpertFolding, FoldedMoeLayersKeepOnlyTheAttentionsSequenceParallelPair) {
+  perf::Model m = test::small_model(true);
+  m.moe_every = 2;  // 6 of the 12 layers are MoE
+  const perf::Training tr = folding_training(64);
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  auto sp_count = [&](const perf::Model& model, const perf::Strategy& s) {
+    const perf::Placement pl(c, s.degrees());
+    double n = 0;
+    for (const perf::CommOp& op : perf::build_comm_schedule(model, tr, s, pl))
+      if (op.parallelism == perf::Parallelism::sp && op.phase == perf::Phase::forward &&
+          op.op == perf::CollectiveOp::all_gather)
+        n += op.count;
+    return n;
+  };
+  const perf::Strategy unfolded = moe_strategy(2, 8, 4, 0);
+  perf::Strategy folded = unfolded;
+  folded.etp = 1;
+  const double mb = 64.0 / 8.0;
+  EXPECT_DOUBLE_EQ(sp_count(m, unfolded), 2.0 * 12 * mb);
+  EXPECT_DOUBLE_EQ(sp_count(m, folded), (2.0 * 12 - 6) * mb);
+  // Shared experts are split over the TP group: their MoE layers keep the FFN's pair.
+  perf::Model shared = m;
+  shared.shared_experts = 1;
+  shared.shared_expert_ffn_hidden = 1024;
+  EXPECT_DOUBLE_EQ(sp_count(shared, folded), 2.0 * 12 * mb);
+  // The expert weights' gradients reduce over the tp x dp / ep others.
+  const perf::Placement pl(c, folded.degrees());
+  EXPECT_EQ(pl.axis_size(Axis::edp), 2 * 8 / 4);
+}
+
+TEST(ExpertFolding, BadFoldingIsRefusedNamingTheKnob) {
+  const perf::Model moe = test::small_model(true);
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  auto field = [&](const perf::Model& m, const perf::Training& tr, const perf::Strategy& s) {
+    try {
+      perf::validate(m, tr, s, c);
+    } catch (const InputError& e) {
+      return e.field() + ": " + e.message();
+    }
+    return std::string("accepted");
+  };
+  const perf::Training tr = folding_training(64);
+  perf::Strategy s = moe_strategy(4, 4, 4, 2);  // etp 2 under tp 4: not modelled
+  EXPECT_EQ(field(moe, tr, s).rfind("--etp: got 2", 0), 0u) << field(moe, tr, s);
+  s.etp = 1;
+  EXPECT_EQ(field(moe, tr, s), "accepted");
+  s.sp = false;
+  EXPECT_EQ(field(moe, tr, s).rfind("--etp", 0), 0u);
+  s.sp = true;
+  const perf::Training mcore =
+      spec::make_training(64, 1024, spec::load_stack("megatron-core-2024"), spec::Dtype::bf16);
+  EXPECT_NE(field(moe, mcore, s).find("has no expert folding"), std::string::npos);
+  EXPECT_NE(field(test::small_model(false), tr, moe_strategy(4, 4, 1, 1)).find("is dense"),
+            std::string::npos);
+  s.ep = 32;  // more than tp x dp = 16
+  EXPECT_EQ(field(moe, tr, s).rfind("--ep: ep = 32 must divide tp x cp x dp", 0), 0u);
+  // Unfolded, ep 8 over dp 4 is refused with the way out named.
+  EXPECT_NE(field(moe, tr, moe_strategy(4, 4, 8, 0)).find("--etp 1"), std::string::npos);
+  // A pin of etp 1 on a stack without folding is refused before any search.
+  perf::StrategyPins pins;
+  pins.etp = 1;
+  EXPECT_THROW(perf::check_pins(moe, mcore, pins), InputError);
+}
+
+// The search tries folded layouts where the stack folds (and only there), counts them as it
+// visits them, and a plan reads back as it prints.
+TEST(ExpertFolding, SearchVisitsFoldedLayoutsOnStacksThatFold) {
+  const perf::Model m = test::small_model(true);
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  const spec::NetworkDesign net = test::design_spread(spec::DesignKind::rail_optimized);
+  for (const char* stack : {"nemo-perf-2025", "megatron-core-2024"}) {
+    SCOPED_TRACE(stack);
+    const perf::Training tr =
+        spec::make_training(64, 1024, spec::load_stack(stack), spec::Dtype::bf16);
+    const perf::EstimateContext ctx = perf::make_context(m, tr, c, net);
+    perf::PlanOptions opt;
+    opt.top = 1000;
+    opt.distinct_shapes = true;
+    const perf::PlanResult r = perf::plan(ctx, opt);
+    EXPECT_EQ(perf::count_strategies(ctx, {}), r.evaluated);
+    EXPECT_GE(perf::estimate_candidates(ctx, {}), r.evaluated);
+    int folded = 0, wide = 0;
+    for (const perf::Plan& p : r.plans) {
+      folded += p.strategy.folded();
+      wide += p.strategy.folded() && p.strategy.dp % p.strategy.ep != 0;
+      if (p.strategy.folded()) {
+        EXPECT_TRUE(p.strategy.sp);
+      }
+    }
+    const bool folds = std::string(stack) == "nemo-perf-2025";
+    EXPECT_EQ(folded > 0, folds);
+    EXPECT_EQ(wide > 0, folds);  // EP across the TP ranks: only folded
+  }
+  perf::Strategy s = moe_strategy(2, 8, 16, 1);
+  const std::string text = perf::describe_degrees(s);
+  EXPECT_EQ(text, "tp2 pp1 dp8 ep16 etp1");
+  const perf::Training tr = folding_training(64);
+  const perf::Strategy back = perf::plan_from_text(m, tr, text, c, "--against");
+  EXPECT_TRUE(back.folded());
+  EXPECT_EQ(back.ep, 16);
+  // etp = tp reads as unfolded.
+  EXPECT_FALSE(perf::plan_from_text(m, tr, "tp2 pp1 dp8 ep8 etp2", c, "--against").folded());
+}
+
+}  // namespace
+}  // namespace railsim
