@@ -73,6 +73,23 @@ void BM_PlanMoE12T32kGpus(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanMoE12T32kGpus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same MoE search under nemo-perf-2025, whose expert folding (--etp 1) adds a folded layout of
+// every MoE shape with tp > 1 (the EP group then carved from tp x dp): state.range(0) threads,
+// state.range(1) = 0 with the stack's folding turned off, 1 as shipped.
+void BM_PlanMoE12T32kGpusFolding(benchmark::State& state) {
+  Setup su("H100-SXM", 8, "MoE-1.2T");
+  su.tr.stack = spec::load_stack("nemo-perf-2025");
+  su.tr.stack.knobs.expert_folding = state.range(1) == 1;
+  su.ctx = make_context(su.model, su.tr, su.cluster, su.design);
+  state.SetLabel(state.range(1) == 1 ? "folding" : "no folding");
+  plan_warm(state, su);
+}
+BENCHMARK(BM_PlanMoE12T32kGpusFolding)
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // The search as a command runs it once: a fresh context each time (the network model and its
 // link-load census built, every op signature's census counted on first use), GPT-1T and MoE-1.2T
 // on 32,768 H100 in domains of 8.

@@ -116,6 +116,22 @@ def test_offload_layers_equals_cli():
         railsim.estimate(offload_layers=8, **{**args, "pp": 2})
 
 
+def test_expert_folding_equals_cli():
+    args = dict(model="Qwen3-30B-A3B", gpus=64, gpu="H100-SXM", seq=4096, batch=64,
+                stack="nemo-perf-2025", tp=2, pp=1)
+    folded = railsim.estimate(ep=16, etp=1, **args)
+    c = cli("estimate", "--model", "Qwen3-30B-A3B", "--gpus", "64", "--gpu", "H100-SXM", "--seq",
+            "4096", "--batch", "64", "--stack", "nemo-perf-2025", "--tp", "2", "--pp", "1",
+            "--ep", "16", "--etp", "1")
+    assert folded.to_dict() == c
+    assert folded.to_dict()["strategy"]["etp"] == 1
+    # ep 64 spans tp x dp = 64: only folded; etp between 1 and tp is not modelled.
+    with pytest.raises(railsim.InputError, match="^ep: ep = 64 must divide dp = 32"):
+        railsim.estimate(ep=64, **args)
+    with pytest.raises(railsim.InputError, match="^etp: got 2, expected 1"):
+        railsim.estimate(ep=8, etp=2, **{**args, "tp": 4})
+
+
 def test_sim_collective_equals_cli():
     py = railsim.sim(gpus=256, design="rail_only", collective="all_to_all", bytes="64MB",
                      forwarding="pipelined", chunks=4)

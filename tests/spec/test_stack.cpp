@@ -25,6 +25,13 @@ Json core_json() {
       }(),
       "test");
 }
+
+// The field the error of megatron-core-2024's JSON, edited, names ("(no error)" if it loads).
+std::string field_with(const std::function<void(Json&)>& edit) {
+  Json j = core_json();
+  edit(j);
+  return field_of([&] { spec::stack_from_json(j, "stack"); });
+}
 }  // namespace
 
 TEST(Stack, PresetsAreTheTenProfiles) {
@@ -106,11 +113,7 @@ TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
 }
 
 TEST(Stack, MalformedFilesNameTheField) {
-  auto with = [](const std::function<void(Json&)>& edit) {
-    Json j = core_json();
-    edit(j);
-    return field_of([&] { spec::stack_from_json(j, "stack"); });
-  };
+  const auto with = field_with;
   EXPECT_EQ(with([](Json&) {}), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"].erase("fp8"); }), "stack.knobs.fp8");
   EXPECT_EQ(with([](Json& j) { j["knobs"].erase("tp_comm_overlap"); }),
@@ -306,11 +309,7 @@ TEST(Stack, MakeTrainingTakesTheStackDefaultsAndRefusesWhatItLacks) {
 }
 
 TEST(Stack, HybridShardingNeedsFullSharding) {
-  auto with = [](const std::function<void(Json&)>& edit) {
-    Json j = core_json();
-    edit(j);
-    return field_of([&] { spec::stack_from_json(j, "stack"); });
-  };
+  const auto with = field_with;
   // megatron-core-2024 shards the optimizer state only: hybrid sharding has nothing to shard.
   EXPECT_EQ(with([](Json& j) { j["knobs"]["hsdp"] = true; }), "stack.knobs.hsdp");
   EXPECT_EQ(with([](Json& j) {
@@ -325,11 +324,7 @@ TEST(Stack, HybridShardingNeedsFullSharding) {
 }
 
 TEST(Stack, ExpertFoldingNeedsSequenceParallelism) {
-  auto with = [](const std::function<void(Json&)>& edit) {
-    Json j = core_json();
-    edit(j);
-    return field_of([&] { spec::stack_from_json(j, "stack"); });
-  };
+  const auto with = field_with;
   EXPECT_EQ(with([](Json& j) { j["knobs"]["expert_folding"] = true; }), "(no error)");
   EXPECT_EQ(with([](Json& j) {
               j["knobs"]["expert_folding"] = true;
