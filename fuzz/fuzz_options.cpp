@@ -9,7 +9,7 @@
 //
 // keys: gpu gpus hb_domain nic_gbps hb_gbps nics design switch oversub tier split management
 //       planes ports dual_tor balance conns model
-//       stack batch seq tp pp dp ep mb v bytes fail
+//       stack batch seq tp pp dp ep etp mb v bytes fail
 //       list_ints list_reals list_names max_points (sweep's value syntax)
 //       tokens experts topk skew max_domains (MoE routing, over the first GPUs, up to 64)
 //       days ckpt_min ckpt_write_s restart_min repair_h spares trials degraded rates (goodput)
@@ -193,6 +193,7 @@ void run(const std::map<std::string, std::string>& kv) {
   pins.pp = integer(kv, "pp");
   pins.dp = integer(kv, "dp");
   pins.ep = integer(kv, "ep");
+  pins.etp = integer(kv, "etp");
   pins.micro_batch = integer(kv, "mb");
   pins.interleave = integer(kv, "v");
   const perf::EstimateContext ctx = perf::make_context(m, tr, c, d);
