@@ -3,6 +3,7 @@
 // And the paper's observation, checked on the best plans of the search.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 
 #include "railsim/core/hash.hpp"
@@ -10,6 +11,7 @@
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/spec/preset.hpp"
+#include "railsim/spec/stack.hpp"
 #include "railsim/spec/switch.hpp"
 #include "railsim/traffic/summary.hpp"
 #include "railsim/traffic/traffic_matrix.hpp"
@@ -235,4 +237,37 @@ TEST(TrafficPaper, ExpertParallelismAcrossDomainsCrossesRails) {
   const double share = sum.bytes_by_locality(Locality::cross_rail) / sum.total_bytes;
   EXPECT_GT(share, 0.01);
   RecordProperty("cross_rail_share", std::to_string(share));
+}
+
+// Folded experts (etp 1): the EP group is ep consecutive ranks. ep = K = 8 under tp 8 is the TP
+// group, one HB domain: every all-to-all byte stays on NVLink. ep = 16 spans two domains: of each
+// member's 15 peers 7 are in its domain, 1 on its rail and 7 on other rails (docs/traffic.md).
+TEST(TrafficPaper, FoldedExpertGroupsAreConsecutiveRanks) {
+  const perf::Model m = perf::load_model("MoE-1.2T");
+  const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), 32768, 8, 400, 450, 1);
+  perf::Training tr;
+  tr.global_batch = 4096;
+  tr.seq_len = m.seq_len;
+  tr.stack = spec::load_stack("nemo-perf-2025");
+  auto shares = [&](std::int64_t ep) {
+    perf::Strategy s{.tp = 8, .pp = 8, .dp = 512, .ep = ep, .sp = true, .dist_opt = true};
+    s.etp = 1;
+    perf::validate(m, tr, s, c);
+    const perf::Placement pl(c, s.degrees());
+    const auto tm = traffic::TrafficMatrix::build(perf::build_comm_schedule(m, tr, s, pl), pl, c);
+    const auto sum = traffic::summarize(tm, c, spec::DesignKind::rail_only);
+    const auto& b = sum.bytes[static_cast<std::size_t>(Parallelism::ep)];
+    const double total = sum.bytes_by_parallelism(Parallelism::ep);
+    EXPECT_GT(total, 0.0);
+    return std::array<double, 3>{b[static_cast<int>(Locality::same_domain)] / total,
+                                 b[static_cast<int>(Locality::same_rail)] / total,
+                                 b[static_cast<int>(Locality::cross_rail)] / total};
+  };
+  const auto in_domain = shares(8);
+  EXPECT_DOUBLE_EQ(in_domain[0], 1.0);
+  EXPECT_DOUBLE_EQ(in_domain[2], 0.0);
+  const auto two = shares(16);
+  EXPECT_NEAR(two[0], 7.0 / 15.0, 1e-12);
+  EXPECT_NEAR(two[1], 1.0 / 15.0, 1e-12);
+  EXPECT_NEAR(two[2], 7.0 / 15.0, 1e-12);
 }
