@@ -205,7 +205,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
   // alone where it divides dp x cp. A group g > 0 needs the distributed optimizer.
   std::array<std::int64_t, 2> groups{0, 0};
   std::size_t n_groups = 1;
-  const bool hybrid = knobs.hsdp && sh.ep == 1;
+  const bool hybrid = knobs.hsdp && sh.ep == 1 && sh.etp != 1;  // perf::validate's rules
   if (pins.hsdp) {
     groups[0] = *pins.hsdp;
     n_groups = *pins.hsdp == 0 || (*pins.hsdp > 0 && dp_cp % *pins.hsdp == 0 && hybrid) ? 1 : 0;

@@ -63,6 +63,8 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                   "--dist-opt on");
     if (s.ep > 1)
       return fail("--hsdp", "hybrid sharding with expert parallelism is not modelled (use ep 1)");
+    if (s.folded())
+      return fail("--hsdp", "hybrid sharding with folded experts is not modelled (use etp = tp)");
     if (s.hsdp < 1 || s.dp < 1 || s.cp < 1 || (s.dp * s.cp) % s.hsdp != 0)
       return fail("--hsdp", fmt::format("the shard group of {} must divide dp x cp = {} x {}",
                                         s.hsdp, s.dp, s.cp));

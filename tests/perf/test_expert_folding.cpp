@@ -197,6 +197,17 @@ TEST(ExpertFolding, BadFoldingIsRefusedNamingTheKnob) {
   EXPECT_EQ(field(moe, tr, s).rfind("--ep: ep = 32 must divide tp x cp x dp", 0), 0u);
   // Unfolded, ep 8 over dp 4 is refused with the way out named.
   EXPECT_NE(field(moe, tr, moe_strategy(4, 4, 8, 0)).find("--etp 1"), std::string::npos);
+  // Hybrid sharding shards the dense group's state: with folded experts it is not modelled.
+  perf::Training fsdp = tr;
+  fsdp.stack.knobs.distributed_optimizer = spec::Sharding::full;
+  fsdp.stack.knobs.hsdp = true;
+  perf::Strategy h = moe_strategy(4, 4, 1, 1);
+  h.dist_opt = true;
+  h.hsdp = 2;
+  EXPECT_EQ(field(moe, fsdp, h).rfind("--hsdp: hybrid sharding with folded experts", 0), 0u)
+      << field(moe, fsdp, h);
+  h.etp = 0;
+  EXPECT_EQ(field(moe, fsdp, h), "accepted");
   // A pin of etp 1 on a stack without folding is refused before any search.
   perf::StrategyPins pins;
   pins.etp = 1;
@@ -231,6 +242,23 @@ TEST(ExpertFolding, SearchVisitsFoldedLayoutsOnStacksThatFold) {
     const bool folds = std::string(stack) == "nemo-perf-2025";
     EXPECT_EQ(folded > 0, folds);
     EXPECT_EQ(wide > 0, folds);  // EP across the TP ranks: only folded
+  }
+  {
+    // A stack with hybrid sharding that also folds: the search never pairs the two.
+    spec::Stack st = spec::load_stack("fsdp-2024");
+    st.knobs.expert_folding = true;
+    const perf::Training tr = spec::make_training(64, 1024, st, spec::Dtype::bf16);
+    const perf::EstimateContext ctx = perf::make_context(m, tr, c, net);
+    perf::PlanOptions opt;
+    opt.top = 1000;
+    const perf::PlanResult r = perf::plan(ctx, opt);
+    EXPECT_EQ(perf::count_strategies(ctx, {}), r.evaluated);
+    int folded = 0;
+    for (const perf::Plan& p : r.plans) {
+      folded += p.strategy.folded();
+      EXPECT_FALSE(p.strategy.folded() && p.strategy.hsdp > 0);
+    }
+    EXPECT_GT(folded, 0);
   }
   perf::Strategy s = moe_strategy(2, 8, 16, 1);
   const std::string text = perf::describe_degrees(s);
