@@ -39,6 +39,32 @@ std::vector<std::int64_t> divisors(std::int64_t n) {
   return d;
 }
 
+// MoE-1.2T on 32,768 H100 (K = 8) under strategy s, 4,096 sequences: its traffic on rail-only
+// and the EP bytes' shares in the domain, on the rail, across rails.
+struct EpTraffic {
+  traffic::TrafficSummary sum;
+  std::array<double, 3> shares{};  // same domain, same rail, cross rail
+};
+EpTraffic moe_1t_traffic(const perf::Strategy& s, const spec::Stack& stack = spec::Stack{}) {
+  const perf::Model m = perf::load_model("MoE-1.2T");
+  const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), 32768, 8, 400, 450, 1);
+  perf::Training tr;
+  tr.global_batch = 4096;
+  tr.seq_len = m.seq_len;
+  tr.stack = stack;
+  perf::validate(m, tr, s, c);
+  const perf::Placement pl(c, s.degrees());
+  const auto tm = traffic::TrafficMatrix::build(perf::build_comm_schedule(m, tr, s, pl), pl, c);
+  EpTraffic out{traffic::summarize(tm, c, spec::DesignKind::rail_only), {}};
+  const auto& b = out.sum.bytes[static_cast<std::size_t>(Parallelism::ep)];
+  const double total = out.sum.bytes_by_parallelism(Parallelism::ep);
+  EXPECT_GT(total, 0.0);
+  out.shares = {b[static_cast<int>(Locality::same_domain)] / total,
+                b[static_cast<int>(Locality::same_rail)] / total,
+                b[static_cast<int>(Locality::cross_rail)] / total};
+  return out;
+}
+
 // Summing up to a few million positive terms in a different order than wire_bytes() does moves
 // the result by at most about (terms x 2^-53) relatively: 1e-9 is far above that and far below
 // any real disagreement (a missing member or phase changes totals by >= 1/n).
@@ -214,25 +240,16 @@ TEST(TrafficPaper, BestDensePlansOfGpt1tSendNothingAcrossRails) {
 // (rails r and r + 4) in each of 32 domains. Each member's 63 peers: 1 in its domain, 31 on its
 // rail elsewhere, 31 on the other rail elsewhere: 31/63 of the all-to-all bytes cross rails.
 TEST(TrafficPaper, ExpertParallelismAcrossDomainsCrossesRails) {
-  const perf::Model m = perf::load_model("MoE-1.2T");
-  const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), 32768, 8, 400, 450, 1);
-  perf::Strategy s{.tp = 4, .pp = 8, .dp = 1024, .ep = 64, .sp = true, .dist_opt = true};
-  perf::Training tr;
-  tr.global_batch = 4096;
-  tr.seq_len = m.seq_len;
-  perf::validate(m, tr, s, c);
-  const perf::Placement pl(c, s.degrees());
-  const auto tm = traffic::TrafficMatrix::build(perf::build_comm_schedule(m, tr, s, pl), pl, c);
-  const auto sum = traffic::summarize(tm, c, spec::DesignKind::rail_only);
-  const auto& ep = sum.bytes[static_cast<std::size_t>(Parallelism::ep)];
-  const double ep_total = sum.bytes_by_parallelism(Parallelism::ep);
-  ASSERT_GT(ep_total, 0.0);
-  EXPECT_NEAR(ep[static_cast<int>(Locality::cross_rail)] / ep_total, 31.0 / 63.0, 1e-12);
-  EXPECT_NEAR(ep[static_cast<int>(Locality::same_rail)] / ep_total, 31.0 / 63.0, 1e-12);
-  EXPECT_NEAR(ep[static_cast<int>(Locality::same_domain)] / ep_total, 1.0 / 63.0, 1e-12);
+  const EpTraffic t =
+      moe_1t_traffic({.tp = 4, .pp = 8, .dp = 1024, .ep = 64, .sp = true, .dist_opt = true});
+  const traffic::TrafficSummary& sum = t.sum;
+  EXPECT_NEAR(t.shares[2], 31.0 / 63.0, 1e-12);
+  EXPECT_NEAR(t.shares[1], 31.0 / 63.0, 1e-12);
+  EXPECT_NEAR(t.shares[0], 1.0 / 63.0, 1e-12);
   // Only EP crosses rails; on rail-only every such byte is forwarded through the HB domain.
-  EXPECT_DOUBLE_EQ(sum.bytes_by_locality(Locality::cross_rail),
-                   ep[static_cast<int>(Locality::cross_rail)]);
+  EXPECT_DOUBLE_EQ(
+      sum.bytes_by_locality(Locality::cross_rail),
+      sum.bytes[static_cast<std::size_t>(Parallelism::ep)][static_cast<int>(Locality::cross_rail)]);
   EXPECT_DOUBLE_EQ(sum.forwarded_bytes, sum.bytes_by_locality(Locality::cross_rail));
   const double share = sum.bytes_by_locality(Locality::cross_rail) / sum.total_bytes;
   EXPECT_GT(share, 0.01);
@@ -243,25 +260,11 @@ TEST(TrafficPaper, ExpertParallelismAcrossDomainsCrossesRails) {
 // group, one HB domain: every all-to-all byte stays on NVLink. ep = 16 spans two domains: of each
 // member's 15 peers 7 are in its domain, 1 on its rail and 7 on other rails (docs/traffic.md).
 TEST(TrafficPaper, FoldedExpertGroupsAreConsecutiveRanks) {
-  const perf::Model m = perf::load_model("MoE-1.2T");
-  const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), 32768, 8, 400, 450, 1);
-  perf::Training tr;
-  tr.global_batch = 4096;
-  tr.seq_len = m.seq_len;
-  tr.stack = spec::load_stack("nemo-perf-2025");
+  const spec::Stack nemo = spec::load_stack("nemo-perf-2025");
   auto shares = [&](std::int64_t ep) {
     perf::Strategy s{.tp = 8, .pp = 8, .dp = 512, .ep = ep, .sp = true, .dist_opt = true};
     s.etp = 1;
-    perf::validate(m, tr, s, c);
-    const perf::Placement pl(c, s.degrees());
-    const auto tm = traffic::TrafficMatrix::build(perf::build_comm_schedule(m, tr, s, pl), pl, c);
-    const auto sum = traffic::summarize(tm, c, spec::DesignKind::rail_only);
-    const auto& b = sum.bytes[static_cast<std::size_t>(Parallelism::ep)];
-    const double total = sum.bytes_by_parallelism(Parallelism::ep);
-    EXPECT_GT(total, 0.0);
-    return std::array<double, 3>{b[static_cast<int>(Locality::same_domain)] / total,
-                                 b[static_cast<int>(Locality::same_rail)] / total,
-                                 b[static_cast<int>(Locality::cross_rail)] / total};
+    return moe_1t_traffic(s, nemo).shares;
   };
   const auto in_domain = shares(8);
   EXPECT_DOUBLE_EQ(in_domain[0], 1.0);
