@@ -174,10 +174,9 @@ void run_traffic(const Args& a, Output& out, TrafficPairs* pairs) {
       pairs->bytes.insert(pairs->bytes.end(), per.begin(), per.begin() + pairs->columns);
     });
   }
-  const std::string title = fmt::format(
-      "{}: tp{}{} pp{} dp{} ep{}, {}", who, s.tp, with_cp ? fmt::format(" cp{}", s.cp) : "", s.pp,
-      s.dp, s.folded() ? fmt::format("{} etp{}", s.ep, s.expert_tp()) : fmt::format("{}", s.ep),
-      perf::to_string(in.placement));
+  const std::string title = fmt::format("{}: tp{}{} pp{} dp{} ep{}, {}", who, s.tp,
+                                        with_cp ? fmt::format(" cp{}", s.cp) : "", s.pp, s.dp,
+                                        perf::describe_ep(s, ""), perf::to_string(in.placement));
   for (const auto& [path, option, view] : maps)
     report::write_heatmap(traffic::traffic_heatmap(t.matrix, c, view, cells, title), path, option);
   if (a.flag("json")) {

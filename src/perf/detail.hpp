@@ -46,7 +46,7 @@ struct StageShape {
 // experts (etp = 1) take each GPU's SP shard of the tokens straight into the dispatch, and only
 // shared experts, split over the TP group, would gather them (Megatron-Core's MoE layer).
 inline bool folded_moe_drops_sp(const Model& m, const Strategy& s) {
-  return m.is_moe() && s.folded() && s.tp > 1 && m.shared_experts == 0;
+  return m.is_moe() && s.folded() && m.shared_experts == 0;
 }
 
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {

@@ -237,7 +237,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
   // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
   const double dp = static_cast<double>(s.dp * s.cp);
-  const double edp = static_cast<double>(s.tp * s.cp * s.dp / (s.expert_tp() * s.ep));
+  const double edp = static_cast<double>(s.degrees().expert_dp());
   // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
   const double shard = static_cast<double>(s.degrees().shard_size());
   const double eshard = s.hsdp > 0 ? shard : edp;
@@ -525,6 +525,10 @@ struct Dims {
   double qkv_w = 0, out_w = 0;          // Q + K + V widths; the attention output (projection input)
   double hbm = 0;                       // effective HBM bandwidth, bytes/s
   double moe_tokens = 0;  // routed token copies per micro-batch: T top_k capacity_factor
+  // MoE: experts on a GPU (E / e), the rows each runs (the tokens of e GPUs' routed copies, split
+  // over the expert TP group: unfolded, all the TP group's tokens against f_e / t of each expert;
+  // folded, a GPU's own T / t against whole experts, Liu et al. 2025) and that TP size.
+  double local_experts = 0, expert_rows = 0, expert_tp = 1;
 };
 
 Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st) {
@@ -547,6 +551,11 @@ Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageS
   d.ffn = static_cast<double>(m.ffn_hidden);
   d.hbm = c.gpu.hbm_bw_Bps * c.gpu.eff.hbm;
   d.moe_tokens = d.T * static_cast<double>(m.top_k) * m.capacity_factor;
+  if (m.is_moe()) {
+    d.local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
+    d.expert_rows = (s.folded() ? d.moe_tokens / d.t : d.moe_tokens) / d.local_experts;
+    d.expert_tp = static_cast<double>(s.expert_tp());
+  }
   return d;
 }
 
@@ -619,19 +628,14 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
       gemm_fwd_bwd_time(gc, T, h, ffn / t, &b_dense);
   double g_moe = 0;
   if (m.is_moe()) {
-    // Each local expert runs its share of the routed tokens: E/e experts on a GPU receive the
-    // tokens of e GPUs, split over the expert TP group of et GPUs (et = t: all the TP group's
-    // tokens against f_e / t of each expert; folded, et = 1: a GPU's own T / t against whole
-    // experts, Liu et al. 2025).
-    const double local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-    const double et = static_cast<double>(s.expert_tp());
-    const double te = moe_tokens * et / t / local_experts;
+    // Each local expert runs its share of the routed tokens (Dims::expert_rows).
+    const double te = d.expert_rows, et = d.expert_tp;
     const double fe = static_cast<double>(m.expert_ffn_hidden);
     double b_routed = 0;
-    g_moe = local_experts *
+    g_moe = d.local_experts *
             (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / et, h, &b_routed) +
              gemm_fwd_bwd_time(gc, te, h, fe / et, &b_routed));
-    b_moe = b_routed * local_experts;
+    b_moe = b_routed * d.local_experts;
     if (m.shared_experts > 0) {  // shared experts: a dense FFN on every token, no routing
       const double fs = m.shared_ffn();
       g_moe += gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * fs / t, h, &b_moe) +
@@ -693,7 +697,7 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   }
   // Idle time between dependent kernels (launch latency, tails), per layer (ours): the layer's
   // kernels, two more for unfused attention, two per local expert in an MoE layer.
-  const double local_experts_n = static_cast<double>(m.experts) / static_cast<double>(s.ep);
+  const double local_experts_n = d.local_experts;
   const double fwd_gaps =
       e.kernel_gap_s *
       (st.layers * ((eager ? kEagerLayerKernels : kLayerKernels) + (flash ? 0.0 : 2.0)) +
@@ -730,9 +734,8 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     };
     double moe_half = 0;
     if (m.is_moe()) {
-      const double et = static_cast<double>(s.expert_tp());
-      moe_half = local_experts_n * ffn_half(moe_tokens * et / t / local_experts_n,
-                                            static_cast<double>(m.expert_ffn_hidden), et);
+      moe_half = local_experts_n *
+                 ffn_half(d.expert_rows, static_cast<double>(m.expert_ffn_hidden), d.expert_tp);
       if (m.shared_experts > 0) moe_half += ffn_half(T, m.shared_ffn(), t);
     }
     const double gemms = st.layers * (gemm_time(gc, T, m.k_width() / t, h) +
@@ -863,8 +866,8 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   // FFN pair at all.
   double mult = 0, rows = 0, f_moe = 0;
   if (m.is_moe() && !s.folded()) {
-    mult = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-    rows = d.moe_tokens / mult;
+    mult = d.local_experts;
+    rows = d.expert_rows;
     f_moe = static_cast<double>(m.expert_ffn_hidden);
   } else if (m.is_moe() && m.shared_experts > 0) {
     mult = 1.0;
@@ -873,9 +876,12 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   }
   const bool drops = detail::folded_moe_drops_sp(m, s);
   const double ffn_reps = drops ? dense_share : 1.0;  // FFN pairs per layer
-  const double dense_w = drops ? 1.0 : dense_share, moe_w = drops ? 0.0 : moe_share;
-  // The GEMMs next to each collective, per layer (dense and MoE layers weighted).
-  auto ffn_pair = [&](double dense, double moe) { return dense_w * dense + moe_w * mult * moe; };
+  // The GEMMs next to each collective, per layer (dense and MoE layers weighted; where the MoE
+  // layers drop the pair, mult is 0 and the pairs are the dense layers').
+  const double dense_w = drops ? 1.0 : dense_share;
+  auto ffn_pair = [&](double dense, double moe) {
+    return dense_w * dense + moe_share * mult * moe;
+  };
   const double qkv_n = d.qkv_w / t;
   const OverlapPair fwd_pairs[] = {
       {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},       // all-gather -> QKV
@@ -1030,10 +1036,9 @@ double dp_exposed_time(const CommTotals& k, const detail::StageShape& st, const 
 // step).
 double optimizer_time(const Strategy& s, const detail::StageShape& st, double hbm) {
   const double opt_params =
-      s.dist_opt
-          ? st.dense_params / static_cast<double>(s.dp * s.cp) +
-                st.expert_params / static_cast<double>(s.tp * s.cp * s.dp / (s.expert_tp() * s.ep))
-          : st.dense_params + st.expert_params;
+      s.dist_opt ? st.dense_params / static_cast<double>(s.dp * s.cp) +
+                       st.expert_params / static_cast<double>(s.degrees().expert_dp())
+                 : st.dense_params + st.expert_params;
   return 42.0 * opt_params / hbm;
 }
 

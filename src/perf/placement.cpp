@@ -106,7 +106,7 @@ std::int64_t Placement::axis_size(Axis a) const {
     case Axis::ep:
       return d_.ep;
     case Axis::edp:
-      return d_.tp * d_.cp * d_.dp / (d_.expert_tp() * d_.ep);
+      return d_.expert_dp();
     case Axis::cp:
       return d_.cp;
     case Axis::dp_shard:

@@ -87,7 +87,7 @@ bool expert_degrees(const EstimateContext& ctx, const StrategyPins& pins, std::i
     pick(pins.ep, std::gcd(tp * cp * dp, m.experts), out);
     return true;
   }
-  if (pins.etp && *pins.etp != tp && !(tp == 1 && *pins.etp == 1)) return false;
+  if (pins.etp && *pins.etp != tp) return false;  // a pin of 1 at tp 1 is unfolded too
   if (m.is_moe())
     pick(pins.ep, std::gcd(dp, m.experts), out);
   else

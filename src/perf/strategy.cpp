@@ -307,14 +307,17 @@ bool is_valid(const Model& m, const Training& tr, const Strategy& s, const spec:
   return check(m, tr, s, c, [](const char*, const std::string&) { return false; });
 }
 
+std::string describe_ep(const Strategy& s, std::string_view gap) {
+  return s.folded() ? fmt::format("{} etp{}{}", s.ep, gap, s.expert_tp()) : fmt::format("{}", s.ep);
+}
+
 std::string describe(const Strategy& s) {
   // cp and the schedule are named only when used, so that the lines of strategies without them
   // stay as they were.
   return fmt::format(
       "tp {}{} pp {} dp {} ep {}, micro-batch {}, interleave {}, recompute {}, sp {}, dist-opt {}, "
       "dp-overlap {}{}{}{}",
-      s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp,
-      s.folded() ? fmt::format("{} etp {}", s.ep, s.expert_tp()) : fmt::format("{}", s.ep),
+      s.tp, s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, describe_ep(s, " "),
       s.micro_batch, s.interleave, to_string(s.recompute), s.sp ? "on" : "off",
       s.dist_opt ? "on" : "off", s.dp_overlap ? "on" : "off",
       s.schedule != PipelineSchedule::one_f_one_b

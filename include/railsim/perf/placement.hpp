@@ -48,6 +48,8 @@ struct Degrees {
   std::int64_t total() const { return tp * cp * pp * dp; }
   std::int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
   std::int64_t expert_tp() const { return etp > 0 && etp < tp ? etp : tp; }
+  // The expert-data-parallel group: the tp x cp x dp ranks of a stage over etp x ep.
+  std::int64_t expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
 };
 
 enum class PlacementKind : std::uint8_t {

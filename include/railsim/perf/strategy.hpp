@@ -62,6 +62,9 @@ struct Strategy {
   }
 };
 
+// The expert-parallel degree as the strategy lines print it: "32", or folded "32 etp 1" (`gap`
+// " ") or "32 etp1" (`gap` "").
+std::string describe_ep(const Strategy& s, std::string_view gap);
 // One line naming every knob ("tp 8 pp 32 dp 128 ep 1, micro-batch 1, ..."), for human output.
 std::string describe(const Strategy& s);
 // The degrees as plans and sweeps print them: "tp8 pp16 dp256", cp and ep only when above 1
