@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -137,7 +138,50 @@ struct HashedBundles {
   std::int64_t flows = 0, links = 0;
   double count = 0;  // bundles of this kind (a fraction: bins of a family drawn on their own)
   double seconds = 0;
+  // Links not equally likely (ContentionModel::down_shapes_): the flows pick one of `ports`
+  // ports, then a top switch by its share, then one of its links; nullptr: `links` equal bins.
+  const std::vector<double>* shape = nullptr;
+  std::int64_t ports = 1;
 };
+
+// P(busiest link <= x) of a shaped kind (ours): the switches' balls drawn as independent, each
+// switch's Binomial(f, share / ports) balls thrown evenly into its links (exact up to 64 balls,
+// beyond them each link Poisson, as max_load_cdf does).
+double shaped_cdf(const HashedBundles& k, std::int64_t x) {
+  const std::int64_t f = k.flows;
+  if (x >= f) return 1.0;
+  if (x < 0) return 0.0;
+  const std::vector<double>& sh = *k.shape;
+  const double ports = static_cast<double>(k.ports);
+  double log_p = 0;
+  for (std::size_t g = 0; g + 2 < sh.size(); g += 3) {
+    const auto n = static_cast<std::int64_t>(sh[g]);
+    const double p = sh[g + 1] / ports, like = sh[g + 2] * ports;
+    double c = 0;
+    if (p <= 0) continue;
+    if (f <= kExactBalls) {
+      const double lp = std::log(p), lq = std::log1p(-std::min(p, 1.0 - 1e-16));
+      const double lf = std::lgamma(static_cast<double>(f) + 1);
+      for (std::int64_t b = 0; b <= f; ++b) {
+        const double bd = static_cast<double>(b);
+        const double pmf =
+            std::exp(lf - std::lgamma(bd + 1) - std::lgamma(static_cast<double>(f - b) + 1) +
+                     bd * lp + static_cast<double>(f - b) * lq);
+        c += pmf * max_load_cdf(b, n, x);
+      }
+    } else {
+      c = std::pow(poisson_cdf(static_cast<double>(f) * p / static_cast<double>(n), x),
+                   static_cast<double>(n));
+    }
+    if (c <= 0) return 0.0;
+    log_p += like * std::log(std::min(c, 1.0));
+  }
+  return std::exp(log_p);
+}
+
+double kind_cdf(const HashedBundles& k, std::int64_t x) {
+  return k.shape ? shaped_cdf(k, x) : max_load_cdf(k.flows, k.links, x);
+}
 
 // E[max(d, T)], T the busiest link of independent hashed bundles: T <= tau when every bundle's
 // busiest link holds at most floor(tau / seconds) flows, so E = d + integral over tau > d of
@@ -153,7 +197,7 @@ double expected_max_over(double d, const std::vector<HashedBundles>& kinds) {
     std::int64_t lo = 0, hi = k.flows;  // the first x with P(M <= x)^count above 1e-15
     while (lo < hi) {
       const std::int64_t mid = (lo + hi) / 2;
-      if (std::pow(max_load_cdf(k.flows, k.links, mid), k.count) > 1e-15)
+      if (std::pow(kind_cdf(k, mid), k.count) > 1e-15)
         hi = mid;
       else
         lo = mid + 1;
@@ -168,7 +212,7 @@ double expected_max_over(double d, const std::vector<HashedBundles>& kinds) {
       const auto x = static_cast<std::int64_t>(std::floor(tau / k.seconds * (1 + 1e-12)));
       next = std::min(next, static_cast<double>(x + 1) * k.seconds);
       if (zero) continue;
-      const double c = max_load_cdf(k.flows, k.links, x);
+      const double c = kind_cdf(k, x);
       if (c <= 0)
         zero = true;
       else
@@ -196,6 +240,9 @@ struct CensusScratch {
   std::vector<std::uint64_t>
       port_mask;  // per bundle: the NIC ports (bit j % 64) whose shares it carries
   std::vector<std::uint8_t> gpu_mark, bundle_mark;
+  // Per down bundle of a round-robin tier under ecmp (Census::switch_stride_ entries): the flows
+  // expected at each top switch of its parent block, by where they come from.
+  std::vector<double> switch_dn;
   std::vector<std::int64_t> gpus, bundles;  // touched, in first-touch order
 };
 }  // namespace
@@ -243,6 +290,11 @@ class Census {
     if (sc_.gpu_mark.size() < n) sc_.gpu_mark.resize(n, 0);
     if (sc_.bundle_mark.size() < b) sc_.bundle_mark.resize(b, 0);
     if (sc_.port_mask.size() < b) sc_.port_mask.resize(b, 0);
+    if (m.design_.routing == spec::Routing::ecmp)
+      for (const topo::ClosTier& hi : m.plan_.plan.tiers)
+        if (!hi.even()) switch_stride_ = std::max(switch_stride_, hi.switches_per_block);
+    const auto sw = b * static_cast<std::size_t>(switch_stride_);
+    if (sc_.switch_dn.size() < sw) sc_.switch_dn.resize(sw, 0.0);
   }
   Census(const Census&) = delete;
   Census& operator=(const Census&) = delete;
@@ -258,6 +310,10 @@ class Census {
       for (auto* v : {&b_up_, &b_dn_})
         std::fill_n(v->begin() + static_cast<std::ptrdiff_t>(i * kClasses), kClasses, 0.0);
       partner_up_[i] = partner_dn_[i] = kNoPartner;
+      if (switch_stride_ > 0)
+        std::fill_n(sc_.switch_dn.begin() +
+                        static_cast<std::ptrdiff_t>(i * static_cast<std::size_t>(switch_stride_)),
+                    switch_stride_, 0.0);
       sc_.bundle_mark[i] = 0;
       sc_.port_mask[i] = 0;
     }
@@ -372,10 +428,13 @@ class Census {
         kinds.push_back({f, live_ports_, count, 1.0 / (conns_ * port_Bps_)});
     }
     const bool spread = m_.design_.routing != spec::Routing::ecmp;
-    if (hash_ports_ && m_.port_Bps_ > 0) hashed_port_bundles(sum, spread, kinds);
+    std::set<std::vector<double>> shapes;  // the round-robin down bundles' (down_shape)
+    if (hash_ports_ && m_.port_Bps_ > 0) hashed_port_bundles(sum, spread, kinds, shapes);
     if (hash_ports_ || m_.port_Bps_ <= 0) return kinds.empty() ? d : expected_max_over(d, kinds);
     const double unit = 1.0 / (M * m_.port_Bps_);  // one flow on one switch-switch link
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> hashed;
+    // Keyed by the shape's content, not its address: the kinds in an order that does not vary.
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::vector<double>>, double>
+        hashed;
     const std::int64_t per = m_.bundles_per_instance_;
     for (const std::int64_t b : sc_.bundles) {
       const std::int64_t t = boundary_of(b % per);
@@ -395,13 +454,16 @@ class Census {
         if (pu >= 0 && partner_up_[static_cast<std::size_t>(pu)] == b &&
             sum(b_up_, static_cast<std::size_t>(pu)) == f)
           continue;
-        hashed[{std::llround(f), u, t}] += static_cast<double>(copies_);
+        const std::vector<double>* shape = down ? down_shape(b, t, shapes) : nullptr;
+        hashed[{std::llround(f), u, t, shape ? *shape : std::vector<double>{}}] +=
+            static_cast<double>(copies_);
       }
     }
     if (hashed.empty() && kinds.empty()) return d;
     for (const auto& [key, count] : hashed) {
-      const auto [f, u, t] = key;
-      kinds.push_back({f, u, count, unit / m_.bundle_scale_[static_cast<std::size_t>(t)]});
+      const auto& [f, u, t, shape] = key;
+      kinds.push_back({f, u, count, unit / m_.bundle_scale_[static_cast<std::size_t>(t)],
+                       shape.empty() ? nullptr : &*shapes.insert(shape).first, 1});
     }
     return expected_max_over(d, kinds);
   }
@@ -416,9 +478,11 @@ class Census {
   // one up bundle is drawn on its own, where the census without port hashing counts such a pair
   // once under ecmp). k = M is the spray's deterministic share.
   template <class Sum>
-  void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds) const {
+  void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds,
+                           std::set<std::vector<double>>& shapes) const {
     const std::int64_t per = m_.bundles_per_instance_;
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> drawn;
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::vector<double>>, double>
+        drawn;
     for (const std::int64_t b : sc_.bundles) {
       const auto ub = static_cast<std::size_t>(b);
       const std::int64_t k = std::clamp<std::int64_t>(std::popcount(sc_.port_mask[ub]), 1, nics_);
@@ -429,12 +493,17 @@ class Census {
       for (const bool down : {false, true}) {
         const double f = sum(down ? b_dn_ : b_up_, ub);
         if (f <= 0) continue;
-        drawn[{std::llround(f * conns_ / static_cast<double>(k)), bins, t}] +=
+        const std::vector<double>* shape =
+            down && !spread && u > 1 ? down_shape(b, t, shapes) : nullptr;
+        drawn[{std::llround(f * conns_ / static_cast<double>(k)), bins, t,
+               shape ? *shape : std::vector<double>{}}] +=
             static_cast<double>(copies_) / static_cast<double>(ports);
       }
     }
     for (const auto& [key, count] : drawn) {
-      const auto [balls, bins, t] = key;
+      const auto& [balls, bins, t, shape_key] = key;
+      const std::vector<double>* shape =
+          shape_key.empty() ? nullptr : &*shapes.insert(shape_key).first;
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
       // A degraded model's uplink scale stands for the planes lost, which the fewer bins
       // already carry: their live links keep their speed (ours; up to the healthy speed).
@@ -442,8 +511,9 @@ class Census {
           m_.port_Bps_ *
           std::min(1.0, m_.bundle_scale_[static_cast<std::size_t>(t)] * m_.nic_load_);
       const bool whole = spread || u <= 1;  // the bundle's links as one bin
-      kinds.push_back(
-          {balls, bins, count, 1.0 / (conns_ * (whole ? link * static_cast<double>(u) : link))});
+      kinds.push_back({balls, bins, count,
+                       1.0 / (conns_ * (whole ? link * static_cast<double>(u) : link)), shape,
+                       shape ? bins / u : 1});
     }
   }
 
@@ -463,11 +533,15 @@ class Census {
     }
     const spec::ForwardingMode mode = m_.design_.forwarding;
     double t;
-    if (mode == spec::ForwardingMode::two_phase && algorithm == Algorithm::direct) {
+    // A hierarchical all-to-all forwards nothing (its phases stay on a rail or in a domain): one
+    // that reaches here is a group that exchanges directly, as sim runs it.
+    if (mode == spec::ForwardingMode::two_phase &&
+        (algorithm == Algorithm::direct || algorithm == Algorithm::rail_then_domain)) {
       // sim's barrier: hb_first runs the HB shuffle first; rail_first the rail legs and the
       // same-rail transfers.
       const unsigned first = hb_first_ ? leg1 : (leg1 | (1u << kNet));
       t = busiest(first) + busiest(all & ~first);
+      r.latency_steps = 2;
     } else {
       // A forwarded transfer's first leg shares its links with the direct transfers on them
       // (HB links for hb_first, the network for rail_first) and is delivered by t1, the busiest
@@ -533,6 +607,56 @@ class Census {
       }
     }
     return t;
+  }
+
+  // Round-robin tier t under ecmp: the w flows into block y reach its parent's top switch j as
+  // their source sibling x's uplinks reach it, c(x, j) / P of them (`turn`: they turn at the
+  // tier above); flows coming down from higher up, evenly (ours).
+  void add_switch_shares(std::int64_t inst, int t, std::int64_t x, std::int64_t y, bool turn,
+                         double w) {
+    const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    if (hi.even()) return;
+    const std::size_t slot = bundle(inst, t, y, 0) / kClasses;
+    double* sw = sc_.switch_dn.data() + slot * static_cast<std::size_t>(switch_stride_);
+    const std::int64_t X = hi.switches_per_block;
+    const double P = static_cast<double>(hi.sub_ports);
+    for (std::int64_t j = 0; j < X; ++j)
+      sw[j] += turn ? w * static_cast<double>(hi.links_between(x % hi.group, j)) / P
+                    : w / static_cast<double>(X);
+  }
+
+  // The down bundle `b` (index in the census) of boundary t as a shape for HashedBundles, or
+  // nullptr when its links are equally likely: the switch shares its flows were recorded with
+  // (add_switch_shares), or where none were (an all-to-all counted by block) the model's mean
+  // over the siblings (ContentionModel::down_shapes_). Interned in `shapes`.
+  const std::vector<double>* down_shape(std::int64_t b, std::int64_t t,
+                                        std::set<std::vector<double>>& shapes) const {
+    const std::int64_t block =
+        b % m_.bundles_per_instance_ - m_.bundle_base_[static_cast<std::size_t>(t)];
+    const std::vector<double>* mean = m_.down_shape(t, block);
+    if (!mean || switch_stride_ == 0) return mean;
+    const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    const double* sw = sc_.switch_dn.data() +
+                       static_cast<std::size_t>(b) * static_cast<std::size_t>(switch_stride_);
+    double total = 0;
+    for (std::int64_t j = 0; j < hi.switches_per_block; ++j) total += sw[j];
+    if (total <= 0) return mean;
+    std::map<std::pair<std::int64_t, double>, double> like;  // (links, share) -> switches
+    double q0 = -1;
+    bool even = true;
+    for (std::int64_t j = 0; j < hi.switches_per_block; ++j) {
+      const std::int64_t n = hi.links_between(block % hi.group, j);
+      const double share = std::ldexp(std::round(std::ldexp(sw[j] / total, 30)), -30);
+      const double q = share / static_cast<double>(n);
+      if (q0 < 0) q0 = q;
+      even = even && std::abs(q - q0) <= 1e-9 * q0;
+      like[{n, share}] += 1;
+    }
+    if (even) return nullptr;
+    std::vector<double> sh;
+    for (const auto& [key, switches] : like)
+      sh.insert(sh.end(), {static_cast<double>(key.first), key.second, switches});
+    return &*shapes.insert(std::move(sh)).first;
   }
 
   static CensusScratch& scratch() {
@@ -601,6 +725,7 @@ class Census {
         bundle_add(b_up_, bundle(inst, t, bs[t], cls), w);
         bundle_add(b_dn_, bundle(inst, t, bd[t], cls), w);
         pair(inst, t, bs[t], bd[t], t == top - 1);
+        if (switch_stride_ > 0) add_switch_shares(inst, t, bs[t], bd[t], t == top - 1, w);
       }
     }
   }
@@ -729,6 +854,9 @@ class Census {
   std::int64_t live_ports_;
   double port_Bps_;
   int port_ = 0;  // the NIC port whose shares the census is counting (bundle_add's port_mask)
+  // Top switches per block of the widest round-robin tier under ecmp (0: none, or not ecmp):
+  // the entries of CensusScratch::switch_dn per bundle.
+  std::int64_t switch_stride_ = 0;
   bool cross_rail_ = false;
   std::int64_t copies_ = 1;
   CensusScratch& sc_;
@@ -804,6 +932,40 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
       leaf_[i] = static_cast<std::int32_t>(plan_.layout.leaf(plan_.plan, ports_, g, j));
       instance_[i] = static_cast<std::int32_t>(plan_.layout.instance(ports_, g, j));
     }
+  // The down links' shares over each round-robin tier (down_shapes_): a flow into sub-block i
+  // reaches top switch j as it leaves a sibling S, by S's links to j of its P uplinks, the
+  // siblings taken as equally likely sources; j's share spreads over its links to i.
+  down_shapes_.assign(static_cast<std::size_t>(std::max(L, 1)), {});
+  for (int t = 1; t < L; ++t) {
+    const topo::ClosTier& hi = plan_.plan.tiers[static_cast<std::size_t>(t)];
+    if (hi.even()) continue;
+    auto& shapes = down_shapes_[static_cast<std::size_t>(t)];
+    shapes.assign(static_cast<std::size_t>(2 * hi.group), {});
+    const double P = static_cast<double>(hi.sub_ports);
+    for (const bool last : {false, true}) {
+      const std::int64_t g = last ? hi.last_block_group : hi.group;
+      for (std::int64_t i = 0; i < g && g > 1; ++i) {
+        std::map<std::pair<std::int64_t, double>, double> like;  // (links, share) -> switches
+        double q0 = -1;
+        bool even = true;
+        for (std::int64_t j = 0; j < hi.switches_per_block; ++j) {
+          double from = 0;
+          for (std::int64_t sib = 0; sib < g; ++sib)
+            if (sib != i) from += static_cast<double>(hi.links_between(sib, j));
+          const double share = from / (static_cast<double>(g - 1) * P);
+          const std::int64_t n = hi.links_between(i, j);
+          const double q = share / static_cast<double>(n);
+          if (q0 < 0) q0 = q;
+          even = even && std::abs(q - q0) <= 1e-12 * q0;
+          like[{n, share}] += 1;
+        }
+        if (even) continue;
+        auto& sh = shapes[static_cast<std::size_t>((last ? hi.group : 0) + i)];
+        for (const auto& [key, switches] : like)
+          sh.insert(sh.end(), {static_cast<double>(key.first), key.second, switches});
+      }
+    }
+  }
   ancestor_.assign(static_cast<std::size_t>(L + 1), {});
   const std::int64_t leaves = plan_.plan.tiers[0].blocks;
   ancestor_[1].resize(static_cast<std::size_t>(leaves));
@@ -817,6 +979,15 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
               ancestor_[static_cast<std::size_t>(t - 1)][static_cast<std::size_t>(l)] /
               plan_.plan.tiers[static_cast<std::size_t>(t - 1)].group);
   }
+}
+
+const std::vector<double>* ContentionModel::down_shape(std::int64_t t, std::int64_t block) const {
+  const auto& shapes = down_shapes_[static_cast<std::size_t>(t)];
+  if (shapes.empty()) return nullptr;
+  const topo::ClosTier& hi = plan_.plan.tiers[static_cast<std::size_t>(t)];
+  const bool last = block / hi.group == hi.blocks - 1;
+  const auto& sh = shapes[static_cast<std::size_t>((last ? hi.group : 0) + block % hi.group)];
+  return sh.empty() ? nullptr : &sh;
 }
 
 int ContentionModel::walk(std::int64_t a, std::int64_t b, int nic, std::int64_t* bs,

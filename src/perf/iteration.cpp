@@ -68,9 +68,11 @@ CollectiveTime collective_time(const CommOp& op, const Placement& pl, const Netw
       const bool reverse = op.op == CollectiveOp::send_recv && op.phase == Phase::backward;
       load = net.contention->step_load(pl, op.axis, op.algorithm, ph.scope, reverse);
     }
-    const double t = steps * (step_bytes * load.s_per_byte + a);
+    const double t = steps * (step_bytes * load.s_per_byte + a * load.latency_steps);
     r.time_s = overlapped ? std::max(r.time_s, t) : r.time_s + t;
-    r.forwarding_s += steps * step_bytes * load.forwarding_s_per_byte;
+    // The second latency of a two-phase step is forwarding's too: without it, one step.
+    r.forwarding_s +=
+        steps * (step_bytes * load.forwarding_s_per_byte + a * (load.latency_steps - 1.0));
     r.cross_rail = r.cross_rail || load.cross_rail;
   }
   return r;

@@ -169,8 +169,10 @@ class FlowBuilder {
       if (!hb_first && !same_domain) return first(leg(src, dst, h, bytes, weight, {}, kFinal));
       return leg(src, dst, h, bytes, weight, bar, kFinal);
     }
+    // The first leg carries a transfer latency too: the barrier ends a collective step of its
+    // own (the analytic model's two latencies of a two-phase step, StepLoad::latency_steps).
     const std::int64_t mid = topo::forwarding_peer(c, cfg_.forwarding, src, dst);
-    first(leg(src, mid, h, bytes, weight, {}, 0));
+    first(leg(src, mid, h, bytes, weight, {}, kFinal));
     return leg(mid, dst, mix(h), bytes, weight, bar, kFinal);
   }
 

@@ -52,6 +52,9 @@ struct StepLoad {
   double s_per_byte = 0;             // the step, rail-only forwarding included
   double forwarding_s_per_byte = 0;  // of it, what the HB hops of forwarded transfers add
   bool cross_rail = false;           // a transfer goes between rails through the NIC network
+  // Collective latencies the step pays: 2 for rail-only's two-phase all-to-all, whose barrier
+  // ends a first collective step (every first leg delivered) before the second starts.
+  double latency_steps = 1;
 };
 
 // P(max <= x) for f balls thrown uniformly into u bins: exact for f <= 64 (the multinomial count
@@ -131,6 +134,16 @@ class ContentionModel {
     return instance_[static_cast<std::size_t>(gpu * ports_.nics_per_gpu + port)];
   }
   std::int64_t bundles_per_instance_ = 0;
+  // Hashed (ecmp) flows over a round-robin tier (topo::ClosTier::even() false): the down links
+  // into a sub-block are not equally likely, since a top switch with one link to it takes about
+  // as many of its flows as a switch with two. [t][i] for sub-block i of a full block, [t][group
+  // + i] of the last block: the parent block's top switches as groups of like ones, flattened
+  // triples {links to the sub-block, share of the sub-block's flows one switch takes (a flow's
+  // top switch as its source sibling's uplinks reach it), switches}; empty where every link is
+  // equally likely (docs/model.md section 5).
+  std::vector<std::vector<std::vector<double>>> down_shapes_;
+  // The shape of the down bundle of level-t block `block` (its index at boundary t), or nullptr.
+  const std::vector<double>* down_shape(std::int64_t t, std::int64_t block) const;
 
   mutable std::shared_mutex mu_;
   mutable std::unordered_map<Key, StepLoad, KeyHash> cache_;
