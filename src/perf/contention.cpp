@@ -448,12 +448,7 @@ class Census {
           d = std::max(d, f * link / static_cast<double>(u));
           continue;
         }
-        // A down bundle that carries exactly the flows of one up bundle through top switches
-        // joined to each block by one link is the same draw as that up bundle: counted once.
-        const std::int64_t pu = down ? partner_dn_[ub] : kNoPartner;
-        if (pu >= 0 && partner_up_[static_cast<std::size_t>(pu)] == b &&
-            sum(b_up_, static_cast<std::size_t>(pu)) == f)
-          continue;
+        if (down && same_draw_as_partner(b, f, sum)) continue;
         const std::vector<double>* shape = down ? down_shape(b, t, shapes) : nullptr;
         hashed[{std::llround(f), u, t, shape ? *shape : std::vector<double>{}}] +=
             static_cast<double>(copies_);
@@ -468,6 +463,21 @@ class Census {
     return expected_max_over(d, kinds);
   }
 
+  // A down bundle that carries exactly the f flows of one up bundle through top switches joined
+  // to each block by one link is the same draw as that up bundle: counted once. Under port
+  // hashing only where both are one throw over their own links (every port of the GPU feeding
+  // them: the partner's ports checked here, the down bundle's by the caller).
+  template <class Sum>
+  bool same_draw_as_partner(std::int64_t b, double f, const Sum& sum) const {
+    const std::int64_t pu = partner_dn_[static_cast<std::size_t>(b)];
+    if (pu < 0) return false;
+    const auto up = static_cast<std::size_t>(pu);
+    if (partner_up_[up] != b || sum(b_up_, up) != f) return false;
+    if (!hash_ports_) return true;
+    const std::int64_t k = std::clamp<std::int64_t>(std::popcount(sc_.port_mask[up]), 1, nics_);
+    return live_ports_ / k <= 1;
+  }
+
   // Per-connection hashing over the ports (hash_ports_). A bundle fed by k of a GPU's M ports
   // (port_mask: one where each port has its own leaf or plane, more where the ports' paths meet)
   // carries f shares (a share: one port's part of one transfer), f / k transfers, whose C
@@ -475,8 +485,8 @@ class Census {
   // into M / k (spread above the leaf: the bundle's u links as one bin) or into M u / k (ecmp:
   // the port, then the link). Each bundle is drawn as k / M of such a throw, its companions the
   // bundles of the other ports (ours: drawn as independent; a down bundle carrying the flows of
-  // one up bundle is drawn on its own, where the census without port hashing counts such a pair
-  // once under ecmp). k = M is the spray's deterministic share.
+  // one up bundle is counted once with it where both are one throw, k = M, as without port
+  // hashing). k = M is the spray's deterministic share.
   template <class Sum>
   void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds,
                            std::set<std::vector<double>>& shapes) const {
@@ -493,6 +503,7 @@ class Census {
       for (const bool down : {false, true}) {
         const double f = sum(down ? b_dn_ : b_up_, ub);
         if (f <= 0) continue;
+        if (down && !spread && u > 1 && ports == 1 && same_draw_as_partner(b, f, sum)) continue;
         const std::vector<double>* shape =
             down && !spread && u > 1 ? down_shape(b, t, shapes) : nullptr;
         drawn[{std::llround(f * conns_ / static_cast<double>(k)), bins, t,

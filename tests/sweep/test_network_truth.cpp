@@ -597,11 +597,11 @@ TEST(NetworkTruth, PortHashingMatchesTheSimulatorOverSeeds) {
 // and in the model (the expected busiest uplink of C x f balls of 1/C each), so more connections
 // spread a transfer over more uplinks (Meta's Llama 3 cluster: 16 flows per GPU pair, hashed on
 // the RoCE header, Dubey et al. 2024, Sec. 3.3.1). The connections must save time somewhere.
-// Measured over 200 cases, 0.3% of ops beyond 10% (the model the slower), worst 13.7%; no
-// iteration beyond its bar, worst 4.2% (docs/model.md section 5). Here: at most 3% of ops and of
-// iterations beyond their bars, none beyond 20% and 15%.
+// Measured over 200 cases, no op beyond 10%, worst 8.2%; no iteration beyond its bar, worst 4.2%
+// (docs/model.md section 5). Here: at most 3% of ops and of iterations beyond their bars, none
+// beyond 12% and 15%.
 TEST(NetworkTruth, ConnectionsOfOnePortGpusTakeTheirOwnEcmpPaths) {
-  const PortHashingStats st = port_hashing_over_seeds(20261204, 60, true, 0.20);
+  const PortHashingStats st = port_hashing_over_seeds(20261204, 60, true, 0.12);
   EXPECT_GT(st.most_saved, 0.05);
   EXPECT_LE(st.ops_beyond, st.ops * 3 / 100);
   EXPECT_LE(st.iters_beyond, st.iters * 3 / 100);
