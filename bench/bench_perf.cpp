@@ -2,6 +2,7 @@
 // one GPT-1T strategy in <= 2 us on one core; every strategy of GPT-1T on 32,768 GPUs in < 5 s
 // on 2 cores.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "../tests/perf/test_perf_common.hpp"
 #include "railsim/perf/search.hpp"
@@ -109,6 +110,38 @@ void BM_PlanCold32kGpus(benchmark::State& state) {
   state.counters["strategies"] = static_cast<double>(n);
 }
 BENCHMARK(BM_PlanCold32kGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same cold search under ecmp, Ethernet's default (every census takes the expectation over
+// the hashes), on a rail-optimized Clos of ETH-51.2T switches: non-blocking (range(1) = 1), or
+// with 3:1 leaves (3), whose 3-tier plan wires a tier round-robin, so that every census also
+// records its down bundles' shares per top switch.
+void BM_PlanColdEcmp32kGpus(benchmark::State& state) {
+  Setup su("H100-SXM", 8, state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T");
+  su.design = spec::make_network_design(spec::DesignKind::rail_optimized,
+                                        spec::load_switch("ETH-51.2T-128x400G"),
+                                        static_cast<double>(state.range(1)));
+  su.design.routing = spec::Routing::ecmp;
+  PlanOptions po;
+  po.top = 10;
+  po.threads = 1;
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    const EstimateContext ctx = make_context(su.model, su.tr, su.cluster, su.design);
+    PlanResult r = plan(ctx, po);
+    n = r.evaluated;
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetLabel(
+      fmt::format("{} {}:1", state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T", state.range(1)));
+  state.counters["strategies"] = static_cast<double>(n);
+}
+BENCHMARK(BM_PlanColdEcmp32kGpus)
+    ->Args({0, 1})
+    ->Args({0, 3})
+    ->Args({1, 1})
+    ->Args({1, 3})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 }  // namespace
 
 BENCHMARK_MAIN();
