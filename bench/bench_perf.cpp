@@ -4,6 +4,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <string>
+
 #include "../tests/perf/test_perf_common.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/spec/network.hpp"
@@ -92,10 +94,9 @@ BENCHMARK(BM_PlanMoE12T32kGpusFolding)
     ->UseRealTime();
 
 // The search as a command runs it once: a fresh context each time (the network model and its
-// link-load census built, every op signature's census counted on first use), GPT-1T and MoE-1.2T
-// on 32,768 H100 in domains of 8.
-void BM_PlanCold32kGpus(benchmark::State& state) {
-  const Setup su("H100-SXM", 8, state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T");
+// link-load census built, every op signature's census counted on first use), on one thread;
+// the strategies searched, and `label`.
+void plan_cold(benchmark::State& state, const Setup& su, const std::string& label) {
   PlanOptions po;
   po.top = 10;
   po.threads = 1;
@@ -106,8 +107,14 @@ void BM_PlanCold32kGpus(benchmark::State& state) {
     n = r.evaluated;
     benchmark::DoNotOptimize(r);
   }
-  state.SetLabel(state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T");
+  state.SetLabel(label);
   state.counters["strategies"] = static_cast<double>(n);
+}
+
+// GPT-1T and MoE-1.2T on 32,768 H100 in domains of 8.
+void BM_PlanCold32kGpus(benchmark::State& state) {
+  const char* m = state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T";
+  plan_cold(state, Setup("H100-SXM", 8, m), m);
 }
 BENCHMARK(BM_PlanCold32kGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -116,24 +123,13 @@ BENCHMARK(BM_PlanCold32kGpus)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Us
 // with 3:1 leaves (3), whose 3-tier plan wires a tier round-robin, so that every census also
 // records its down bundles' shares per top switch.
 void BM_PlanColdEcmp32kGpus(benchmark::State& state) {
-  Setup su("H100-SXM", 8, state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T");
+  const char* m = state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T";
+  Setup su("H100-SXM", 8, m);
   su.design = spec::make_network_design(spec::DesignKind::rail_optimized,
                                         spec::load_switch("ETH-51.2T-128x400G"),
                                         static_cast<double>(state.range(1)));
   su.design.routing = spec::Routing::ecmp;
-  PlanOptions po;
-  po.top = 10;
-  po.threads = 1;
-  std::int64_t n = 0;
-  for (auto _ : state) {
-    const EstimateContext ctx = make_context(su.model, su.tr, su.cluster, su.design);
-    PlanResult r = plan(ctx, po);
-    n = r.evaluated;
-    benchmark::DoNotOptimize(r);
-  }
-  state.SetLabel(
-      fmt::format("{} {}:1", state.range(0) == 1 ? "MoE-1.2T" : "GPT-1T", state.range(1)));
-  state.counters["strategies"] = static_cast<double>(n);
+  plan_cold(state, su, fmt::format("{} {}:1", m, state.range(1)));
 }
 BENCHMARK(BM_PlanColdEcmp32kGpus)
     ->Args({0, 1})
