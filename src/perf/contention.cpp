@@ -1,6 +1,7 @@
 #include "railsim/perf/contention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -144,6 +145,32 @@ struct HashedBundles {
   std::int64_t ports = 1;
 };
 
+// The Binomial(f, p) probabilities of b = 0 .. f balls (f <= 64), kept per thread: a shaped
+// kind's groups are asked for at every load x that expected_max_over steps through.
+const double* binomial_pmf(std::int64_t f, double p) {
+  struct Entry {
+    std::int64_t f = -1;
+    double p = -1;
+    std::array<double, kRow> pmf{};
+  };
+  thread_local std::array<Entry, 16> cache;
+  thread_local std::size_t next = 0;
+  for (const Entry& e : cache)
+    if (e.f == f && e.p == p) return e.pmf.data();
+  Entry& e = cache[next++ % cache.size()];
+  e.f = f;
+  e.p = p;
+  const double lp = std::log(p), lq = std::log1p(-std::min(p, 1.0 - 1e-16));
+  const double lf = std::lgamma(static_cast<double>(f) + 1);
+  for (std::int64_t b = 0; b <= f; ++b) {
+    const double bd = static_cast<double>(b);
+    e.pmf[static_cast<std::size_t>(b)] =
+        std::exp(lf - std::lgamma(bd + 1) - std::lgamma(static_cast<double>(f - b) + 1) + bd * lp +
+                 static_cast<double>(f - b) * lq);
+  }
+  return e.pmf.data();
+}
+
 // P(busiest link <= x) of a shaped kind (ours): the switches' balls drawn as independent, each
 // switch's Binomial(f, share / ports) balls thrown evenly into its links (exact up to 64 balls,
 // beyond them each link Poisson, as max_load_cdf does).
@@ -160,15 +187,9 @@ double shaped_cdf(const HashedBundles& k, std::int64_t x) {
     double c = 0;
     if (p <= 0) continue;
     if (f <= kExactBalls) {
-      const double lp = std::log(p), lq = std::log1p(-std::min(p, 1.0 - 1e-16));
-      const double lf = std::lgamma(static_cast<double>(f) + 1);
-      for (std::int64_t b = 0; b <= f; ++b) {
-        const double bd = static_cast<double>(b);
-        const double pmf =
-            std::exp(lf - std::lgamma(bd + 1) - std::lgamma(static_cast<double>(f - b) + 1) +
-                     bd * lp + static_cast<double>(f - b) * lq);
-        c += pmf * max_load_cdf(b, n, x);
-      }
+      const double* pmf = binomial_pmf(f, p);
+      for (std::int64_t b = 0; b <= f; ++b)
+        c += pmf[static_cast<std::size_t>(b)] * max_load_cdf(b, n, x);
     } else {
       c = std::pow(poisson_cdf(static_cast<double>(f) * p / static_cast<double>(n), x),
                    static_cast<double>(n));
