@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 
@@ -203,6 +204,44 @@ double shaped_cdf(const HashedBundles& k, std::int64_t x) {
 double kind_cdf(const HashedBundles& k, std::int64_t x) {
   return k.shape ? shaped_cdf(k, x) : max_load_cdf(k.flows, k.links, x);
 }
+
+// Sub-block i's down links over round-robin tier `hi` as a HashedBundles shape: the flows'
+// `share` of each top switch of the parent block (summing to 1), the switches grouped by (links
+// to i, share) into flattened triples {links, share, switches}; empty where every link is
+// equally likely.
+std::vector<double> switch_shape(const topo::ClosTier& hi, std::int64_t i,
+                                 std::span<const double> share) {
+  std::map<std::pair<std::int64_t, double>, double> like;  // (links, share) -> switches
+  double q0 = -1;
+  bool even = true;
+  for (std::int64_t j = 0; j < hi.switches_per_block; ++j) {
+    const std::int64_t n = hi.links_between(i, j);
+    const double w = share[static_cast<std::size_t>(j)];
+    const double q = w / static_cast<double>(n);  // one link's
+    if (q0 < 0) q0 = q;
+    even = even && std::abs(q - q0) <= 1e-9 * q0;
+    like[{n, w}] += 1;
+  }
+  std::vector<double> sh;
+  if (even) return sh;
+  for (const auto& [key, switches] : like)
+    sh.insert(sh.end(), {static_cast<double>(key.first), key.second, switches});
+  return sh;
+}
+
+// A kind of hashed bundle as the census collects them: flows (or balls), links (or bins), the
+// boundary and the shape, ordered by the shape's content (null first), not its address, so that
+// the kinds come out in an order that does not vary from run to run.
+struct KindKey {
+  std::int64_t flows, links, t;
+  const std::vector<double>* shape;
+  bool operator<(const KindKey& o) const {
+    if (std::tie(flows, links, t) != std::tie(o.flows, o.links, o.t))
+      return std::tie(flows, links, t) < std::tie(o.flows, o.links, o.t);
+    if (!shape || !o.shape) return !shape && o.shape;
+    return *shape < *o.shape;
+  }
+};
 
 // E[max(d, T)], T the busiest link of independent hashed bundles: T <= tau when every bundle's
 // busiest link holds at most floor(tau / seconds) flows, so E = d + integral over tau > d of
@@ -453,9 +492,7 @@ class Census {
     if (hash_ports_ && m_.port_Bps_ > 0) hashed_port_bundles(sum, spread, kinds, shapes);
     if (hash_ports_ || m_.port_Bps_ <= 0) return kinds.empty() ? d : expected_max_over(d, kinds);
     const double unit = 1.0 / (M * m_.port_Bps_);  // one flow on one switch-switch link
-    // Keyed by the shape's content, not its address: the kinds in an order that does not vary.
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::vector<double>>, double>
-        hashed;
+    std::map<KindKey, double> hashed;
     const std::int64_t per = m_.bundles_per_instance_;
     for (const std::int64_t b : sc_.bundles) {
       const std::int64_t t = boundary_of(b % per);
@@ -470,17 +507,14 @@ class Census {
           continue;
         }
         if (down && same_draw_as_partner(b, f, sum)) continue;
-        const std::vector<double>* shape = down ? down_shape(b, t, shapes) : nullptr;
-        hashed[{std::llround(f), u, t, shape ? *shape : std::vector<double>{}}] +=
+        hashed[{std::llround(f), u, t, down ? down_shape(b, t, shapes) : nullptr}] +=
             static_cast<double>(copies_);
       }
     }
     if (hashed.empty() && kinds.empty()) return d;
-    for (const auto& [key, count] : hashed) {
-      const auto& [f, u, t, shape] = key;
-      kinds.push_back({f, u, count, unit / m_.bundle_scale_[static_cast<std::size_t>(t)],
-                       shape.empty() ? nullptr : &*shapes.insert(shape).first, 1});
-    }
+    for (const auto& [key, count] : hashed)
+      kinds.push_back({key.flows, key.links, count,
+                       unit / m_.bundle_scale_[static_cast<std::size_t>(key.t)], key.shape, 1});
     return expected_max_over(d, kinds);
   }
 
@@ -512,8 +546,7 @@ class Census {
   void hashed_port_bundles(const Sum& sum, bool spread, std::vector<HashedBundles>& kinds,
                            std::set<std::vector<double>>& shapes) const {
     const std::int64_t per = m_.bundles_per_instance_;
-    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::vector<double>>, double>
-        drawn;
+    std::map<KindKey, double> drawn;
     for (const std::int64_t b : sc_.bundles) {
       const auto ub = static_cast<std::size_t>(b);
       const std::int64_t k = std::clamp<std::int64_t>(std::popcount(sc_.port_mask[ub]), 1, nics_);
@@ -525,17 +558,13 @@ class Census {
         const double f = sum(down ? b_dn_ : b_up_, ub);
         if (f <= 0) continue;
         if (down && !spread && u > 1 && ports == 1 && same_draw_as_partner(b, f, sum)) continue;
-        const std::vector<double>* shape =
-            down && !spread && u > 1 ? down_shape(b, t, shapes) : nullptr;
         drawn[{std::llround(f * conns_ / static_cast<double>(k)), bins, t,
-               shape ? *shape : std::vector<double>{}}] +=
+               down && !spread && u > 1 ? down_shape(b, t, shapes) : nullptr}] +=
             static_cast<double>(copies_) / static_cast<double>(ports);
       }
     }
     for (const auto& [key, count] : drawn) {
-      const auto& [balls, bins, t, shape_key] = key;
-      const std::vector<double>* shape =
-          shape_key.empty() ? nullptr : &*shapes.insert(shape_key).first;
+      const auto [balls, bins, t, shape] = key;
       const std::int64_t u = m_.bundle_links_[static_cast<std::size_t>(t)];
       // A degraded model's uplink scale stands for the planes lost, which the fewer bins
       // already carry: their live links keep their speed (ours; up to the healthy speed).
@@ -670,25 +699,16 @@ class Census {
     const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
     const double* sw = sc_.switch_dn.data() +
                        static_cast<std::size_t>(b) * static_cast<std::size_t>(switch_stride_);
+    const auto X = static_cast<std::size_t>(hi.switches_per_block);
     double total = 0;
-    for (std::int64_t j = 0; j < hi.switches_per_block; ++j) total += sw[j];
+    for (std::size_t j = 0; j < X; ++j) total += sw[j];
     if (total <= 0) return mean;
-    std::map<std::pair<std::int64_t, double>, double> like;  // (links, share) -> switches
-    double q0 = -1;
-    bool even = true;
-    for (std::int64_t j = 0; j < hi.switches_per_block; ++j) {
-      const std::int64_t n = hi.links_between(block % hi.group, j);
-      const double share = std::ldexp(std::round(std::ldexp(sw[j] / total, 30)), -30);
-      const double q = share / static_cast<double>(n);
-      if (q0 < 0) q0 = q;
-      even = even && std::abs(q - q0) <= 1e-9 * q0;
-      like[{n, share}] += 1;
-    }
-    if (even) return nullptr;
-    std::vector<double> sh;
-    for (const auto& [key, switches] : like)
-      sh.insert(sh.end(), {static_cast<double>(key.first), key.second, switches});
-    return &*shapes.insert(std::move(sh)).first;
+    // Rounded to 2^-30, so that bundles of the same mix group as one kind.
+    std::vector<double> share(X);
+    for (std::size_t j = 0; j < X; ++j)
+      share[j] = std::ldexp(std::round(std::ldexp(sw[j] / total, 30)), -30);
+    std::vector<double> sh = switch_shape(hi, block % hi.group, share);
+    return sh.empty() ? nullptr : &*shapes.insert(std::move(sh)).first;
   }
 
   static CensusScratch& scratch() {
@@ -977,24 +997,14 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
     for (const bool last : {false, true}) {
       const std::int64_t g = last ? hi.last_block_group : hi.group;
       for (std::int64_t i = 0; i < g && g > 1; ++i) {
-        std::map<std::pair<std::int64_t, double>, double> like;  // (links, share) -> switches
-        double q0 = -1;
-        bool even = true;
+        std::vector<double> share(static_cast<std::size_t>(hi.switches_per_block), 0.0);
         for (std::int64_t j = 0; j < hi.switches_per_block; ++j) {
-          double from = 0;
           for (std::int64_t sib = 0; sib < g; ++sib)
-            if (sib != i) from += static_cast<double>(hi.links_between(sib, j));
-          const double share = from / (static_cast<double>(g - 1) * P);
-          const std::int64_t n = hi.links_between(i, j);
-          const double q = share / static_cast<double>(n);
-          if (q0 < 0) q0 = q;
-          even = even && std::abs(q - q0) <= 1e-12 * q0;
-          like[{n, share}] += 1;
+            if (sib != i)
+              share[static_cast<std::size_t>(j)] += static_cast<double>(hi.links_between(sib, j));
+          share[static_cast<std::size_t>(j)] /= static_cast<double>(g - 1) * P;
         }
-        if (even) continue;
-        auto& sh = shapes[static_cast<std::size_t>((last ? hi.group : 0) + i)];
-        for (const auto& [key, switches] : like)
-          sh.insert(sh.end(), {static_cast<double>(key.first), key.second, switches});
+        shapes[static_cast<std::size_t>((last ? hi.group : 0) + i)] = switch_shape(hi, i, share);
       }
     }
   }
