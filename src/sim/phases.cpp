@@ -173,6 +173,25 @@ double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
   return flows * nic_flows(c, cfg);
 }
 
+// Whether some transfer of the exchange is forwarded through an HB-domain peer (rail-only, a pair
+// on other rails and in other domains; `v`: with bytes to send). Only then does the two-phase
+// barrier separate anything: an exchange that forwards nothing, such as the hierarchical
+// all-to-all's rail and domain exchanges, runs at once, as perf::Census reads it.
+bool forwards_any(const SimNetwork& net, const std::vector<Group>& groups,
+                  const AllToAllV* v = nullptr) {
+  if (!net.rail_only) return false;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& grp = groups[g];
+    const std::size_t n = grp.size();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j && (!v || v->pair_bytes[g][i * n + j] > 0) &&
+            needs_forwarding(net, grp[i], grp[j]))
+          return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vector<Group>& groups,
@@ -192,7 +211,12 @@ void alltoall_phase(const SimNetwork& net, const SimConfig& cfg, const std::vect
                                                 "{}; use --aggregate auto/on, or raise --max-flows",
                                                 flows, cfg.max_flows));
   if (!by_class) check_memory(net, cfg, flows, "an all-to-all");
-  FlowBuilder b(net, cfg, by_class, true);
+  // Aggregated, the exchange is over every GPU: it forwards whenever domains and rails both
+  // number more than one.
+  const auto& c = net.cluster;
+  const bool barrier =
+      by_class ? net.rail_only && c.domains() > 1 && c.hb_domain > 1 : forwards_any(net, groups);
+  FlowBuilder b(net, cfg, by_class, barrier);
   if (!by_class) b.reserve(flows, link_classes(net));
   if (by_class) {
     const auto& g = groups[0];
@@ -242,7 +266,7 @@ void alltoallv_phase(const SimNetwork& net, const SimConfig& cfg, const std::vec
                                  "raise it, or use fewer GPUs or smaller groups",
                                  flows, cfg.max_flows));
   if (flows == 0) return;
-  FlowBuilder b(net, cfg, false, true);
+  FlowBuilder b(net, cfg, false, forwards_any(net, groups, &a));
   b.reserve(flows, link_classes(net));  // one flow per transfer at least; legs grow the arrays
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& grp = groups[g];
