@@ -620,11 +620,19 @@ class Census {
       if (forwarded_.empty()) {
         t = std::max(t, chain(busiest(first_side), busiest(leg2)));
       } else {
+        // link_time reads a leg's switch uplinks as sprayed. Under ecmp a network leg waits for
+        // its busiest link as hashed (ours): a second leg on the network (hb_first) for the
+        // busiest link of the second legs, E2; a first leg (rail_first) delays its transfer's
+        // second leg instead, which then crosses NVLink after the others, alone: E1 for the first
+        // legs, then one transfer's bytes on one HB link.
+        const bool hashed = m_.design_.routing == spec::Routing::ecmp;
+        if (hashed && !hb_first_) t = std::max(t, chain(busiest(first_side), 1.0 / m_.hb_Bps_));
+        const double e2 = hashed && hb_first_ ? busiest(leg2) : 0.0;
         for (const auto& [src, peer, dst] : forwarded_) {
           const double hb1 = hb_first_ ? link_time(src, peer, first_side, true) : 0;
           const double net1 = hb_first_ ? 0 : link_time(src, peer, first_side, false);
-          const double t2 =
-              hb_first_ ? link_time(peer, dst, leg2, false) : link_time(peer, dst, leg2, true);
+          const double t2 = hb_first_ ? std::max(e2, link_time(peer, dst, leg2, false))
+                                      : link_time(peer, dst, leg2, true);
           t = std::max(t, chain(std::max(hb1, net1), t2));
         }
       }
