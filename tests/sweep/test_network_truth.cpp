@@ -765,6 +765,22 @@ TEST(NetworkTruth, RailThenDomainAllToAllMatchesTheSimulatorAndNeedsNoForwarding
 // for like within 1%; one latency is 46% of the step at 16 tokens and 12% at 512, so a model
 // that paid one latency fewer than the simulator fails either size. The second latency is
 // forwarding's (rail-optimized pays one).
+namespace {
+// Builds a rail-only QM9700 fabric for `c` with two-phase forwarding through `via`, checks the
+// schedule of (m, tr, s) on it, and hands the placement and the check to `use`.
+template <class Use>
+void check_two_phase(const spec::Cluster& c, spec::ForwardVia via, const perf::Model& m,
+                     const perf::Training& tr, const perf::Strategy& s, Use use) {
+  spec::NetworkDesign d = design(spec::DesignKind::rail_only, "QM9700");
+  d.forwarding = spec::ForwardingMode::two_phase;
+  d.forward_via = via;
+  const topo::Fabric f = topo::build_fabric(c, d);
+  const perf::Placement pl(f.cluster, s.degrees());
+  const perf::CommSchedule cs = perf::build_comm_schedule(m, tr, s, pl);
+  use(d, pl, sim::check_schedule(f, cs, pl, sim::sim_config(d)));
+}
+}  // namespace
+
 TEST(NetworkTruth, TwoPhaseAllToAllPaysALatencyPerPhaseInBothModels) {
   perf::Model m = test::small_model(true, 2);
   m.experts = 64;
@@ -777,30 +793,28 @@ TEST(NetworkTruth, TwoPhaseAllToAllPaysALatencyPerPhaseInBothModels) {
   for (const std::int64_t seq : {std::int64_t{16}, std::int64_t{512}})
     for (const auto via : {spec::ForwardVia::hb_first, spec::ForwardVia::rail_first}) {
       tr.seq_len = seq;
-      spec::NetworkDesign d = design(spec::DesignKind::rail_only, "QM9700");
-      d.forwarding = spec::ForwardingMode::two_phase;
-      d.forward_via = via;
-      const topo::Fabric f = topo::build_fabric(c, d);
-      const perf::Placement pl(f.cluster, s.degrees());
-      const perf::CommSchedule cs = perf::build_comm_schedule(m, tr, s, pl);
-      const sim::ScheduleCheck chk = sim::check_schedule(f, cs, pl, sim::sim_config(d));
-      spec::NetworkDesign opt = design(spec::DesignKind::rail_optimized, "QM9700");
-      const perf::NetworkModel nm_opt = perf::make_network_model(c, opt);
-      for (std::size_t i = 0; i < chk.sim.ops.size(); ++i) {
-        const perf::CommOp& op = chk.sim.ops[i].op;
-        if (op.op != perf::CollectiveOp::all_to_all) continue;
-        SCOPED_TRACE(fmt::format("seq {} {}", seq, spec::to_string(via)));
-        ++checked;
-        EXPECT_NEAR(chk.sim.ops[i].time_s / chk.analytic_s[i], 1.0, 0.01);
-        const perf::CollectiveTime an =
-            perf::collective_time(op, pl, perf::make_network_model(c, d));
-        EXPECT_GE(an.forwarding_s, a);  // the second latency, and the HB shuffle's bytes
-        const double one_step = perf::collective_time(op, pl, nm_opt).time_s;
-        EXPECT_GT(an.time_s, one_step + a * (1 - 1e-9));
-        if (seq == 16) {
-          EXPECT_LT(an.time_s, 2.6 * a);  // latency-bound: two steps and little else
-        }
-      }
+      check_two_phase(
+          c, via, m, tr, s,
+          [&](const spec::NetworkDesign& d, const perf::Placement& pl,
+              const sim::ScheduleCheck& chk) {
+            spec::NetworkDesign opt = design(spec::DesignKind::rail_optimized, "QM9700");
+            const perf::NetworkModel nm_opt = perf::make_network_model(c, opt);
+            for (std::size_t i = 0; i < chk.sim.ops.size(); ++i) {
+              const perf::CommOp& op = chk.sim.ops[i].op;
+              if (op.op != perf::CollectiveOp::all_to_all) continue;
+              SCOPED_TRACE(fmt::format("seq {} {}", seq, spec::to_string(via)));
+              ++checked;
+              EXPECT_NEAR(chk.sim.ops[i].time_s / chk.analytic_s[i], 1.0, 0.01);
+              const perf::CollectiveTime an =
+                  perf::collective_time(op, pl, perf::make_network_model(c, d));
+              EXPECT_GE(an.forwarding_s, a);  // the second latency, and the HB shuffle's bytes
+              const double one_step = perf::collective_time(op, pl, nm_opt).time_s;
+              EXPECT_GT(an.time_s, one_step + a * (1 - 1e-9));
+              if (seq == 16) {
+                EXPECT_LT(an.time_s, 2.6 * a);  // latency-bound: two steps and little else
+              }
+            }
+          });
     }
   EXPECT_EQ(checked, 8);  // the forward and the backward pass's all-to-all, 4 settings
 }
@@ -868,22 +882,17 @@ TEST(NetworkTruth, HierarchicalAllToAllRunsBothExchangesAtOnceUnderTwoPhaseForwa
   const perf::Strategy s{.dp = 16, .ep = 16, .micro_batch = 1};
   const spec::Cluster c = cluster("H100-SXM", 16, 8, 400);
   int checked = 0;
-  for (const auto via : {spec::ForwardVia::hb_first, spec::ForwardVia::rail_first}) {
-    spec::NetworkDesign d = design(spec::DesignKind::rail_only, "QM9700");
-    d.forwarding = spec::ForwardingMode::two_phase;
-    d.forward_via = via;
-    const topo::Fabric f = topo::build_fabric(c, d);
-    const perf::Placement pl(f.cluster, s.degrees());
-    const perf::CommSchedule cs = perf::build_comm_schedule(m, tr, s, pl);
-    const sim::ScheduleCheck chk = sim::check_schedule(f, cs, pl, sim::sim_config(d));
-    for (std::size_t i = 0; i < chk.sim.ops.size(); ++i) {
-      const perf::CommOp& op = chk.sim.ops[i].op;
-      if (op.algorithm != perf::Algorithm::rail_then_domain) continue;
-      SCOPED_TRACE(spec::to_string(via));
-      ++checked;
-      EXPECT_NEAR(chk.sim.ops[i].time_s / chk.analytic_s[i], 1.0, 0.01);
-    }
-  }
+  for (const auto via : {spec::ForwardVia::hb_first, spec::ForwardVia::rail_first})
+    check_two_phase(
+        c, via, m, tr, s,
+        [&](const spec::NetworkDesign&, const perf::Placement&, const sim::ScheduleCheck& chk) {
+          for (std::size_t i = 0; i < chk.sim.ops.size(); ++i) {
+            if (chk.sim.ops[i].op.algorithm != perf::Algorithm::rail_then_domain) continue;
+            SCOPED_TRACE(spec::to_string(via));
+            ++checked;
+            EXPECT_NEAR(chk.sim.ops[i].time_s / chk.analytic_s[i], 1.0, 0.01);
+          }
+        });
   EXPECT_EQ(checked, 4);  // the forward and the backward pass's all-to-all, 2 peers
 }
 
