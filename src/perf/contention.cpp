@@ -696,15 +696,15 @@ class Census {
 
   // The down bundle `b` (index in the census) of boundary t as a shape for HashedBundles, or
   // nullptr when its links are equally likely: the switch shares its flows were recorded with
-  // (add_switch_shares), or where none were (an all-to-all counted by block) the model's mean
-  // over the siblings (ContentionModel::down_shapes_). Interned in `shapes`.
+  // (add_switch_shares, pair by pair or by block), or where none were the model's mean over the
+  // siblings (ContentionModel::down_shapes_). Interned in `shapes`.
   const std::vector<double>* down_shape(std::int64_t b, std::int64_t t,
                                         std::set<std::vector<double>>& shapes) const {
     const std::int64_t block =
         b % m_.bundles_per_instance_ - m_.bundle_base_[static_cast<std::size_t>(t)];
     const std::vector<double>* mean = m_.down_shape(t, block);
-    if (!mean || switch_stride_ == 0) return mean;
     const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    if (switch_stride_ == 0 || hi.even()) return mean;
     const double* sw = sc_.switch_dn.data() +
                        static_cast<std::size_t>(b) * static_cast<std::size_t>(switch_stride_);
     const auto X = static_cast<std::size_t>(hi.switches_per_block);
@@ -832,14 +832,18 @@ class Census {
           keyed_.push_back({blk[t], c_.domain_of(s)});
         }
         std::sort(keyed_.begin(), keyed_.end());
+        shares_.clear();
+        doms_.clear();
         for (std::size_t i = 0; i < keyed_.size();) {
           std::size_t k = i;
           double split_same_domain = 0;
+          const std::size_t d0 = doms_.size();
           while (k < keyed_.size() && keyed_[k].first == keyed_[i].first) {
             std::size_t e = k;
             while (e < keyed_.size() && keyed_[e] == keyed_[k]) ++e;
             const double in = static_cast<double>(e - k);
             split_same_domain += in * (per_domain_[keyed_[k].second] - in);
+            doms_.push_back({keyed_[k].second, in});
             k = e;
           }
           const double cx = static_cast<double>(k - i);
@@ -848,11 +852,90 @@ class Census {
             bundle_add(b_up_, bundle(inst, t, keyed_[i].first, kNet), f);
             bundle_add(b_dn_, bundle(inst, t, keyed_[i].first, kNet), f);
             touched_.push_back(keyed_[i].first);
+            shares_.push_back({keyed_[i].first, f, cx, cx, d0, doms_.size()});
           }
           i = k;
         }
+        block_switch_shares(inst, t);
         pair_blocks(inst, t);
       }
+  }
+
+  // A block an all-to-all counted by block loads at boundary t: the flows into it, and what its
+  // flows to a sibling y number: src x dst(y), less (rail-optimized) the pairs of one HB domain,
+  // doms_[dom_begin, dom_end) its (domain, members).
+  struct BlockFlows {
+    std::int64_t block;
+    double in, src, dst;
+    std::size_t dom_begin = 0, dom_end = 0;
+  };
+
+  // A round-robin tier t under ecmp (switch_stride_): each block's incoming flows recorded at the
+  // top switches as the pair-by-pair census records them (add_switch_shares): those from each
+  // sibling x at c(x, j) / P of them, turning above, the rest from higher up at 1 / X. The pairs'
+  // sums are taken per parent over the siblings at once (O(blocks x switches)). (Read as coming
+  // from every sibling alike, ContentionModel::down_shapes_, the down bundles of a group whose
+  // members sit under a few siblings came out up to 15% light.)
+  void block_switch_shares(std::int64_t inst, int t) {
+    if (switch_stride_ == 0) return;
+    const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    if (hi.even()) return;
+    const auto X = static_cast<std::size_t>(hi.switches_per_block);
+    const double P = static_cast<double>(hi.sub_ports);
+    const std::vector<double>& links = m_.switch_links_[static_cast<std::size_t>(t)];
+    auto row = [&](std::int64_t block) {
+      return links.data() + static_cast<std::size_t>(block % hi.group) * X;
+    };
+    // shares_ is in block order: the siblings of one parent are a run.
+    for (std::size_t p0 = 0, p1 = 0; p0 < shares_.size(); p0 = p1) {
+      const std::int64_t parent = shares_[p0].block / hi.group;
+      while (p1 < shares_.size() && shares_[p1].block / hi.group == parent) ++p1;
+      // U_j = sum_x src_x c(x, j); per domain D_j = sum_x members_x c(x, j).
+      sw_src_.assign(X, 0.0);
+      double src_sum = 0;
+      dom_at_.clear();
+      for (std::size_t ix = p0; ix < p1; ++ix) {
+        const BlockFlows& x = shares_[ix];
+        src_sum += x.src;
+        const double* c = row(x.block);
+        for (std::size_t j = 0; j < X; ++j) sw_src_[j] += x.src * c[j];
+        for (std::size_t e = x.dom_begin; e < x.dom_end; ++e)
+          dom_at_.push_back({doms_[e].first, ix, doms_[e].second});
+      }
+      std::sort(dom_at_.begin(), dom_at_.end());
+      dom_keys_.clear();
+      sw_dom_.clear();
+      for (const auto& [dom, ix, in] : dom_at_) {
+        if (dom_keys_.empty() || dom_keys_.back().first != dom) {
+          dom_keys_.push_back({dom, 0.0});
+          sw_dom_.resize(sw_dom_.size() + X, 0.0);
+        }
+        dom_keys_.back().second += in;
+        double* d = sw_dom_.data() + sw_dom_.size() - X;
+        const double* c = row(shares_[ix].block);
+        for (std::size_t j = 0; j < X; ++j) d[j] += in * c[j];
+      }
+      for (std::size_t iy = p0; iy < p1; ++iy) {
+        const BlockFlows& y = shares_[iy];
+        double* sw = sc_.switch_dn.data() + (bundle(inst, t, y.block, 0) / kClasses) *
+                                                static_cast<std::size_t>(switch_stride_);
+        const double* cy = row(y.block);
+        double turning = y.dst * (src_sum - y.src);
+        for (std::size_t j = 0; j < X; ++j) sw[j] += y.dst * (sw_src_[j] - y.src * cy[j]) / P;
+        for (std::size_t e = y.dom_begin; e < y.dom_end; ++e) {
+          const auto [dom, in] = doms_[e];
+          const auto k = static_cast<std::size_t>(
+              std::lower_bound(dom_keys_.begin(), dom_keys_.end(),
+                               std::pair<std::int64_t, double>{dom, -1.0}) -
+              dom_keys_.begin());
+          turning -= in * (dom_keys_[k].second - in);
+          const double* d = sw_dom_.data() + k * X;
+          for (std::size_t j = 0; j < X; ++j) sw[j] -= in * (d[j] - in * cy[j]) / P;
+        }
+        if (y.in > turning)
+          for (std::size_t j = 0; j < X; ++j) sw[j] += (y.in - turning) / static_cast<double>(X);
+      }
+    }
   }
 
   // The blocks an all-to-all loads at boundary t (touched_): with exactly two under one parent,
@@ -886,6 +969,7 @@ class Census {
           if (member) ab.second += 1;
         }
         touched_.clear();
+        shares_.clear();
         for (const auto& [x, ab] : counts_) {
           const double a = ab.first, b = ab.second;
           if (b > 0 || a > 0) touched_.push_back(x);
@@ -898,7 +982,13 @@ class Census {
           const double in = hb_first_ ? b * (A - a) : a * (q - b);
           if (out > 0) bundle_add(b_up_, bundle(inst, t, x, fwd_cls), out);
           if (in > 0) bundle_add(b_dn_, bundle(inst, t, x, fwd_cls), in);
+          // From sibling x into y: the same-rail pairs b_x b_y and the forwarded legs between
+          // peers and members, a_x b_y (hb_first) or b_x a_y (rail_first).
+          if (b > 0 || a > 0)
+            shares_.push_back(
+                {x, same + std::max(in, 0.0), hb_first_ ? a + b : b, hb_first_ ? b : a + b});
         }
+        block_switch_shares(inst, t);
         pair_blocks(inst, t);
       }
   }
@@ -926,6 +1016,12 @@ class Census {
   static constexpr std::int64_t kNoPartner = -1, kMixed = -2;
   std::vector<std::int64_t>&partner_up_, &partner_dn_;
   std::vector<std::int64_t> touched_;
+  std::vector<BlockFlows> shares_;                     // block_switch_shares' blocks
+  std::vector<std::pair<std::int64_t, double>> doms_;  // (domain, members) per block, in order
+  // block_switch_shares' sums per parent: over the siblings, and per domain
+  std::vector<double> sw_src_, sw_dom_;
+  std::vector<std::tuple<std::int64_t, std::size_t, double>> dom_at_;
+  std::vector<std::pair<std::int64_t, double>> dom_keys_;
   // Forwarded transfers (source, peer, destination) of a transfer-by-transfer census.
   std::vector<std::array<std::int64_t, 3>> forwarded_;
   std::map<std::int64_t, double> per_domain_, per_rail_;
@@ -996,9 +1092,14 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
   // reaches top switch j as it leaves a sibling S, by S's links to j of its P uplinks, the
   // siblings taken as equally likely sources; j's share spreads over its links to i.
   down_shapes_.assign(static_cast<std::size_t>(std::max(L, 1)), {});
+  switch_links_.assign(static_cast<std::size_t>(std::max(L, 1)), {});
   for (int t = 1; t < L; ++t) {
     const topo::ClosTier& hi = plan_.plan.tiers[static_cast<std::size_t>(t)];
     if (hi.even()) continue;
+    auto& links = switch_links_[static_cast<std::size_t>(t)];
+    for (std::int64_t i = 0; i < hi.group; ++i)
+      for (std::int64_t j = 0; j < hi.switches_per_block; ++j)
+        links.push_back(static_cast<double>(hi.links_between(i, j)));
     auto& shapes = down_shapes_[static_cast<std::size_t>(t)];
     shapes.assign(static_cast<std::size_t>(2 * hi.group), {});
     const double P = static_cast<double>(hi.sub_ports);

@@ -40,8 +40,8 @@ void expect_same(const StepLoad& a, const StepLoad& b, const std::string& what) 
 TEST(Contention, ShortcutsGiveTheCensusTheyStandFor) {
   std::mt19937_64 rng(20261202);
   const spec::GpuSpec g = spec::load_gpu("H100-SXM");
-  int compared = 0, by_rail = 0, all_to_all = 0;
-  for (int c = 0; c < 120; ++c) {
+  int compared = 0, by_rail = 0, all_to_all = 0, round_robin_ecmp = 0;
+  for (int c = 0; c < 480; ++c) {
     const std::int64_t ks[] = {2, 4, 8};
     const std::int64_t ds[] = {2, 4, 6, 8, 16};
     const int radixes[] = {8, 12, 16, 32};
@@ -61,6 +61,9 @@ TEST(Contention, ShortcutsGiveTheCensusTheyStandFor) {
       continue;  // no Clos of this radix
     }
     const ContentionModel model(cl, d);
+    bool round_robin = false;
+    for (const topo::ClosTier& hi : topo::plan_network(cl, d).plan.tiers)
+      round_robin = round_robin || (hi.group > 1 && !hi.even());
     const std::int64_t n = cl.gpus;
     // tp within the domain or across it; ep dividing dp.
     Degrees deg;
@@ -74,9 +77,10 @@ TEST(Contention, ShortcutsGiveTheCensusTheyStandFor) {
       for (const Axis axis : {Axis::tp, Axis::dp, Axis::pp, Axis::ep, Axis::edp}) {
         if (pl.axis_size(axis) < 2) continue;
         const std::vector<Algorithm> algorithms =
-            axis == Axis::pp   ? std::vector<Algorithm>{Algorithm::p2p}
-            : axis == Axis::ep ? std::vector<Algorithm>{Algorithm::direct}
-                               : std::vector<Algorithm>{Algorithm::ring, Algorithm::hierarchical};
+            axis == Axis::pp ? std::vector<Algorithm>{Algorithm::p2p}
+            : axis == Axis::ep
+                ? std::vector<Algorithm>{Algorithm::direct, Algorithm::rail_then_domain}
+                : std::vector<Algorithm>{Algorithm::ring, Algorithm::hierarchical};
         for (const Algorithm alg : algorithms)
           for (const Scope scope : {Scope::group, Scope::in_domain, Scope::along_rail})
             for (const bool reverse : {false, true}) {
@@ -100,6 +104,11 @@ TEST(Contention, ShortcutsGiveTheCensusTheyStandFor) {
               expect_same(model.step_load(pl, axis, alg, scope, reverse), fast, what + " cached");
               ++compared;
               all_to_all += alg == Algorithm::direct;
+              // The all-to-all counted by block records where its flows come from on a
+              // round-robin tier under ecmp, as pair by pair does (the down links' shapes).
+              round_robin_ecmp += alg != Algorithm::ring && alg != Algorithm::hierarchical &&
+                                  alg != Algorithm::p2p && round_robin &&
+                                  d.routing == spec::Routing::ecmp;
               by_rail +=
                   kind == PlacementKind::rail_aligned && pl.axis_stride(axis) % cl.hb_domain == 0;
             }
@@ -109,5 +118,6 @@ TEST(Contention, ShortcutsGiveTheCensusTheyStandFor) {
   // The draws reach what they are to check.
   EXPECT_GT(compared, 500);
   EXPECT_GT(all_to_all, 40);
+  EXPECT_GT(round_robin_ecmp, 10) << round_robin_ecmp;
   EXPECT_GT(by_rail, 200);
 }

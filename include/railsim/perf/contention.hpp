@@ -144,6 +144,9 @@ class ContentionModel {
   std::vector<std::vector<std::vector<double>>> down_shapes_;
   // The shape of the down bundle of level-t block `block` (its index at boundary t), or nullptr.
   const std::vector<double>* down_shape(std::int64_t t, std::int64_t block) const;
+  // Per round-robin tier t: c(i, j), the links between sub-block position i and top switch j,
+  // [t][i X + j] (topo::ClosTier::links_between tabulated for the census's switch shares).
+  std::vector<std::vector<double>> switch_links_;
 
   mutable std::shared_mutex mu_;
   mutable std::unordered_map<Key, StepLoad, KeyHash> cache_;
