@@ -896,6 +896,35 @@ TEST(NetworkTruth, HierarchicalAllToAllRunsBothExchangesAtOnceUnderTwoPhaseForwa
   EXPECT_EQ(checked, 4);  // the forward and the backward pass's all-to-all, 2 peers
 }
 
+namespace {
+// The case's schedule on its fabric simulated under ecmp with seeds 0 .. seeds - 1 (the case's
+// forwarding), handed to `use` with the placement.
+template <class Use>
+void ecmp_seeds(const Case& cs, int seeds, Use use) {
+  const topo::Fabric f = topo::build_fabric(cs.cluster(), cs.design(spec::Routing::ecmp));
+  const perf::Placement pl(f.cluster, cs.strategy.degrees(), cs.placement);
+  const perf::CommSchedule sched =
+      perf::build_comm_schedule(cs.model, cs.training, cs.strategy, pl);
+  std::vector<sim::ScheduleCheck> runs;
+  for (int seed = 0; seed < seeds; ++seed) {
+    sim::SimConfig cfg;
+    cfg.routing = spec::Routing::ecmp;
+    cfg.seed = static_cast<std::uint64_t>(seed);
+    cfg.mode = cs.forwarding;
+    cfg.forwarding = cs.via;
+    runs.push_back(sim::check_schedule(f, sched, pl, cfg));
+  }
+  use(pl, runs);
+}
+
+// Op i's simulated / analytic time over the runs: the mean and its standard error.
+std::pair<double, double> op_ratio(const std::vector<sim::ScheduleCheck>& runs, std::size_t i) {
+  std::vector<double> x;
+  for (const auto& r : runs) x.push_back(r.sim.ops[i].time_s / r.analytic_s[i]);
+  return mean_and_error(x);
+}
+}  // namespace
+
 // Under ecmp a forwarded transfer's network leg waits for its busiest link as hashed, not as
 // sprayed. 96 H100 in domains of 8 with 2 NICs each, rail-only on radix-16 switches (3 leaves and
 // 2 spines per rail), two-phase forwarding through the rail first, a shuffled placement whose
@@ -904,48 +933,35 @@ TEST(NetworkTruth, HierarchicalAllToAllRunsBothExchangesAtOnceUnderTwoPhaseForwa
 // read the forwarded legs' uplinks as sprayed under ecmp as well: the sends were 6.5-10.4% and
 // the rings 4.8-5.2% slower simulated.
 TEST(NetworkTruth, ForwardedLegsWaitForTheirHashedBusiestLinkUnderEcmp) {
-  Case cs;
-  cs.k = 8;
-  cs.domains = 12;
-  cs.nics = 2;
-  cs.kind = spec::DesignKind::rail_only;
-  cs.sw = test::small_switch(16);
-  cs.forwarding = spec::ForwardingMode::two_phase;
-  cs.via = spec::ForwardVia::rail_first;
-  cs.model = test::small_model(false);
-  cs.strategy = perf::Strategy{.tp = 2, .pp = 8, .dp = 6, .micro_batch = 1};
+  Case cs{.k = 8,
+          .domains = 12,
+          .nics = 2,
+          .kind = spec::DesignKind::rail_only,
+          .sw = test::small_switch(16),
+          .forwarding = spec::ForwardingMode::two_phase,
+          .via = spec::ForwardVia::rail_first,
+          .model = test::small_model(false),
+          .training = {},
+          .strategy = perf::Strategy{.tp = 2, .pp = 8, .dp = 6, .micro_batch = 1},
+          .placement = perf::PlacementKind::shuffled};
   cs.strategy.dist_opt = true;
   cs.training.seq_len = cs.model.seq_len;
   cs.training.global_batch = 12;
-  cs.placement = perf::PlacementKind::shuffled;
   const spec::Cluster cl = cs.cluster();
   ASSERT_TRUE(perf::is_valid(cs.model, cs.training, cs.strategy, cl));
-  const topo::Fabric f = topo::build_fabric(cl, cs.design(spec::Routing::ecmp));
-  const perf::Placement pl(f.cluster, cs.strategy.degrees(), cs.placement);
-  const perf::CommSchedule sched =
-      perf::build_comm_schedule(cs.model, cs.training, cs.strategy, pl);
-  std::vector<sim::ScheduleCheck> runs;
-  for (std::uint64_t seed = 0; seed < 48; ++seed) {
-    sim::SimConfig cfg;
-    cfg.routing = spec::Routing::ecmp;
-    cfg.seed = seed;
-    cfg.mode = cs.forwarding;
-    cfg.forwarding = cs.via;
-    runs.push_back(sim::check_schedule(f, sched, pl, cfg));
-  }
   int checked = 0;
-  for (std::size_t i = 0; i < runs[0].sim.ops.size(); ++i) {
-    const perf::CommOp& op = runs[0].sim.ops[i].op;
-    if (pl.axis_size(op.axis) < 2 || op.bytes <= 0) continue;
-    ++checked;
-    std::vector<double> x;
-    for (const auto& r : runs) x.push_back(r.sim.ops[i].time_s / r.analytic_s[i]);
-    const auto [mean, se] = mean_and_error(x);
-    std::printf("%s %s: mean sim / model %.3f (standard error %.3f)\n",
-                perf::to_string(op.parallelism).data(), perf::to_string(op.op).data(), mean, se);
-    EXPECT_NEAR(mean, 1.0, 0.07) << perf::to_string(op.parallelism) << " "
-                                 << perf::to_string(op.op);
-  }
+  ecmp_seeds(cs, 48, [&](const perf::Placement& pl, const std::vector<sim::ScheduleCheck>& runs) {
+    for (std::size_t i = 0; i < runs[0].sim.ops.size(); ++i) {
+      const perf::CommOp& op = runs[0].sim.ops[i].op;
+      if (pl.axis_size(op.axis) < 2 || op.bytes <= 0) continue;
+      ++checked;
+      const auto [mean, se] = op_ratio(runs, i);
+      std::printf("%s %s: mean sim / model %.3f (standard error %.3f)\n",
+                  perf::to_string(op.parallelism).data(), perf::to_string(op.op).data(), mean, se);
+      EXPECT_NEAR(mean, 1.0, 0.07)
+          << perf::to_string(op.parallelism) << " " << perf::to_string(op.op);
+    }
+  });
   EXPECT_GE(checked, 4);
 }
 
@@ -956,20 +972,20 @@ TEST(NetworkTruth, ForwardedLegsWaitForTheirHashedBusiestLinkUnderEcmp) {
 // all-to-all within 6% of the model (measured 0.4%). With the down links' shares read as
 // coming from every sibling leaf alike, the simulator was 14.7% slower.
 TEST(NetworkTruth, AllToAllCountedByBlockRecordsWhereItsFlowsComeFrom) {
-  Case cs;
-  cs.k = 4;
-  cs.domains = 32;
-  cs.nics = 2;
-  cs.kind = spec::DesignKind::rail_only;
-  cs.sw = test::small_switch(12);
-  cs.oversubscription = 3;
-  cs.forwarding = spec::ForwardingMode::pipelined;
-  cs.via = spec::ForwardVia::hb_first;
-  cs.model = test::small_model(true);
+  Case cs{.k = 4,
+          .domains = 32,
+          .nics = 2,
+          .kind = spec::DesignKind::rail_only,
+          .sw = test::small_switch(12),
+          .oversubscription = 3,
+          .forwarding = spec::ForwardingMode::pipelined,
+          .via = spec::ForwardVia::hb_first,
+          .model = test::small_model(true),
+          .training = {},
+          .strategy = perf::Strategy{.pp = 4, .dp = 32, .ep = 16, .micro_batch = 1}};
   cs.model.expert_groups = 4;
   cs.model.expert_groups_per_token = 2;
   cs.training.stack.hierarchical_ep_dispatch = true;
-  cs.strategy = perf::Strategy{.pp = 4, .dp = 32, .ep = 16, .micro_batch = 1};
   cs.strategy.dist_opt = true;
   cs.training.seq_len = cs.model.seq_len;
   cs.training.global_batch = 32;
@@ -979,31 +995,18 @@ TEST(NetworkTruth, AllToAllCountedByBlockRecordsWhereItsFlowsComeFrom) {
   const topo::NetworkPlan plan = topo::plan_network(cl, d);
   ASSERT_EQ(plan.tiers(), 2);
   ASSERT_FALSE(plan.plan.tiers[1].even());
-  const topo::Fabric f = topo::build_fabric(cl, d);
-  const perf::Placement pl(f.cluster, cs.strategy.degrees(), cs.placement);
-  const perf::CommSchedule sched =
-      perf::build_comm_schedule(cs.model, cs.training, cs.strategy, pl);
-  std::vector<sim::ScheduleCheck> runs;
-  for (std::uint64_t seed = 0; seed < 32; ++seed) {
-    sim::SimConfig cfg;
-    cfg.routing = spec::Routing::ecmp;
-    cfg.seed = seed;
-    cfg.mode = cs.forwarding;
-    cfg.forwarding = cs.via;
-    runs.push_back(sim::check_schedule(f, sched, pl, cfg));
-  }
   int checked = 0;
-  for (std::size_t i = 0; i < runs[0].sim.ops.size(); ++i) {
-    const perf::CommOp& op = runs[0].sim.ops[i].op;
-    if (op.op != perf::CollectiveOp::all_to_all) continue;
-    EXPECT_EQ(op.algorithm, perf::Algorithm::rail_then_domain);
-    ++checked;
-    std::vector<double> x;
-    for (const auto& r : runs) x.push_back(r.sim.ops[i].time_s / r.analytic_s[i]);
-    const auto [mean, se] = mean_and_error(x);
-    std::printf("%s all-to-all: mean sim / model %.3f (standard error %.3f)\n",
-                perf::to_string(op.phase).data(), mean, se);
-    EXPECT_NEAR(mean, 1.0, 0.06);
-  }
+  ecmp_seeds(cs, 32, [&](const perf::Placement&, const std::vector<sim::ScheduleCheck>& runs) {
+    for (std::size_t i = 0; i < runs[0].sim.ops.size(); ++i) {
+      const perf::CommOp& op = runs[0].sim.ops[i].op;
+      if (op.op != perf::CollectiveOp::all_to_all) continue;
+      EXPECT_EQ(op.algorithm, perf::Algorithm::rail_then_domain);
+      ++checked;
+      const auto [mean, se] = op_ratio(runs, i);
+      std::printf("%s all-to-all: mean sim / model %.3f (standard error %.3f)\n",
+                  perf::to_string(op.phase).data(), mean, se);
+      EXPECT_NEAR(mean, 1.0, 0.06);
+    }
+  });
   EXPECT_EQ(checked, 2);  // the forward and the backward pass's dispatch
 }
