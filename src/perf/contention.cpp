@@ -140,7 +140,7 @@ struct HashedBundles {
   std::int64_t flows = 0, links = 0;
   double count = 0;  // bundles of this kind (a fraction: bins of a family drawn on their own)
   double seconds = 0;
-  // Links not equally likely (ContentionModel::down_shapes_): the flows pick one of `ports`
+  // Links not equally likely (switch_shape): the flows pick one of `ports`
   // ports, then a top switch by its share, then one of its links; nullptr: `links` equal bins.
   const std::vector<double>* shape = nullptr;
   std::int64_t ports = 1;
@@ -687,34 +687,40 @@ class Census {
     if (hi.even()) return;
     const std::size_t slot = bundle(inst, t, y, 0) / kClasses;
     double* sw = sc_.switch_dn.data() + slot * static_cast<std::size_t>(switch_stride_);
-    const std::int64_t X = hi.switches_per_block;
+    const auto X = static_cast<std::size_t>(hi.switches_per_block);
     const double P = static_cast<double>(hi.sub_ports);
-    for (std::int64_t j = 0; j < X; ++j)
-      sw[j] += turn ? w * static_cast<double>(hi.links_between(x % hi.group, j)) / P
-                    : w / static_cast<double>(X);
+    const double* c = switch_links(t, x);
+    for (std::size_t j = 0; j < X; ++j) sw[j] += turn ? w * c[j] / P : w / static_cast<double>(X);
+  }
+
+  // c(x, j) for j = 0 .. X - 1: level-t block x's links to each top switch of its parent, from
+  // ContentionModel::switch_links_ (round-robin tiers only).
+  const double* switch_links(int t, std::int64_t x) const {
+    const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
+    return m_.switch_links_[static_cast<std::size_t>(t)].data() +
+           static_cast<std::size_t>(x % hi.group) * static_cast<std::size_t>(hi.switches_per_block);
   }
 
   // The down bundle `b` (index in the census) of boundary t as a shape for HashedBundles, or
   // nullptr when its links are equally likely: the switch shares its flows were recorded with
-  // (add_switch_shares, pair by pair or by block), or where none were the model's mean over the
-  // siblings (ContentionModel::down_shapes_). Interned in `shapes`.
+  // (add_switch_shares, transfer by transfer or block_switch_shares by block). Interned in
+  // `shapes`.
   const std::vector<double>* down_shape(std::int64_t b, std::int64_t t,
                                         std::set<std::vector<double>>& shapes) const {
-    const std::int64_t block =
-        b % m_.bundles_per_instance_ - m_.bundle_base_[static_cast<std::size_t>(t)];
-    const std::vector<double>* mean = m_.down_shape(t, block);
     const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
-    if (switch_stride_ == 0 || hi.even()) return mean;
+    if (switch_stride_ == 0 || hi.even()) return nullptr;
     const double* sw = sc_.switch_dn.data() +
                        static_cast<std::size_t>(b) * static_cast<std::size_t>(switch_stride_);
     const auto X = static_cast<std::size_t>(hi.switches_per_block);
     double total = 0;
     for (std::size_t j = 0; j < X; ++j) total += sw[j];
-    if (total <= 0) return mean;
+    if (total <= 0) return nullptr;
     // Rounded to 2^-30, so that bundles of the same mix group as one kind.
     std::vector<double> share(X);
     for (std::size_t j = 0; j < X; ++j)
       share[j] = std::ldexp(std::round(std::ldexp(sw[j] / total, 30)), -30);
+    const std::int64_t block =
+        b % m_.bundles_per_instance_ - m_.bundle_base_[static_cast<std::size_t>(t)];
     std::vector<double> sh = switch_shape(hi, block % hi.group, share);
     return sh.empty() ? nullptr : &*shapes.insert(std::move(sh)).first;
   }
@@ -874,18 +880,14 @@ class Census {
   // top switches as the pair-by-pair census records them (add_switch_shares): those from each
   // sibling x at c(x, j) / P of them, turning above, the rest from higher up at 1 / X. The pairs'
   // sums are taken per parent over the siblings at once (O(blocks x switches)). (Read as coming
-  // from every sibling alike, ContentionModel::down_shapes_, the down bundles of a group whose
-  // members sit under a few siblings came out up to 15% light.)
+  // from every sibling alike, the down bundles of a group whose members sit under a few siblings
+  // came out up to 15% light.)
   void block_switch_shares(std::int64_t inst, int t) {
     if (switch_stride_ == 0) return;
     const topo::ClosTier& hi = m_.plan_.plan.tiers[static_cast<std::size_t>(t)];
     if (hi.even()) return;
     const auto X = static_cast<std::size_t>(hi.switches_per_block);
     const double P = static_cast<double>(hi.sub_ports);
-    const std::vector<double>& links = m_.switch_links_[static_cast<std::size_t>(t)];
-    auto row = [&](std::int64_t block) {
-      return links.data() + static_cast<std::size_t>(block % hi.group) * X;
-    };
     // shares_ is in block order: the siblings of one parent are a run.
     for (std::size_t p0 = 0, p1 = 0; p0 < shares_.size(); p0 = p1) {
       const std::int64_t parent = shares_[p0].block / hi.group;
@@ -897,7 +899,7 @@ class Census {
       for (std::size_t ix = p0; ix < p1; ++ix) {
         const BlockFlows& x = shares_[ix];
         src_sum += x.src;
-        const double* c = row(x.block);
+        const double* c = switch_links(t, x.block);
         for (std::size_t j = 0; j < X; ++j) sw_src_[j] += x.src * c[j];
         for (std::size_t e = x.dom_begin; e < x.dom_end; ++e)
           dom_at_.push_back({doms_[e].first, ix, doms_[e].second});
@@ -912,14 +914,14 @@ class Census {
         }
         dom_keys_.back().second += in;
         double* d = sw_dom_.data() + sw_dom_.size() - X;
-        const double* c = row(shares_[ix].block);
+        const double* c = switch_links(t, shares_[ix].block);
         for (std::size_t j = 0; j < X; ++j) d[j] += in * c[j];
       }
       for (std::size_t iy = p0; iy < p1; ++iy) {
         const BlockFlows& y = shares_[iy];
         double* sw = sc_.switch_dn.data() + (bundle(inst, t, y.block, 0) / kClasses) *
                                                 static_cast<std::size_t>(switch_stride_);
-        const double* cy = row(y.block);
+        const double* cy = switch_links(t, y.block);
         double turning = y.dst * (src_sum - y.src);
         for (std::size_t j = 0; j < X; ++j) sw[j] += y.dst * (sw_src_[j] - y.src * cy[j]) / P;
         for (std::size_t e = y.dom_begin; e < y.dom_end; ++e) {
@@ -932,8 +934,7 @@ class Census {
           const double* d = sw_dom_.data() + k * X;
           for (std::size_t j = 0; j < X; ++j) sw[j] -= in * (d[j] - in * cy[j]) / P;
         }
-        if (y.in > turning)
-          for (std::size_t j = 0; j < X; ++j) sw[j] += (y.in - turning) / static_cast<double>(X);
+        if (y.in > turning) add_switch_shares(inst, t, y.block, y.block, false, y.in - turning);
       }
     }
   }
@@ -1088,10 +1089,7 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
       leaf_[i] = static_cast<std::int32_t>(plan_.layout.leaf(plan_.plan, ports_, g, j));
       instance_[i] = static_cast<std::int32_t>(plan_.layout.instance(ports_, g, j));
     }
-  // The down links' shares over each round-robin tier (down_shapes_): a flow into sub-block i
-  // reaches top switch j as it leaves a sibling S, by S's links to j of its P uplinks, the
-  // siblings taken as equally likely sources; j's share spreads over its links to i.
-  down_shapes_.assign(static_cast<std::size_t>(std::max(L, 1)), {});
+  // c(i, j) of each round-robin tier (switch_links_), for the census's switch shares.
   switch_links_.assign(static_cast<std::size_t>(std::max(L, 1)), {});
   for (int t = 1; t < L; ++t) {
     const topo::ClosTier& hi = plan_.plan.tiers[static_cast<std::size_t>(t)];
@@ -1100,22 +1098,6 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
     for (std::int64_t i = 0; i < hi.group; ++i)
       for (std::int64_t j = 0; j < hi.switches_per_block; ++j)
         links.push_back(static_cast<double>(hi.links_between(i, j)));
-    auto& shapes = down_shapes_[static_cast<std::size_t>(t)];
-    shapes.assign(static_cast<std::size_t>(2 * hi.group), {});
-    const double P = static_cast<double>(hi.sub_ports);
-    for (const bool last : {false, true}) {
-      const std::int64_t g = last ? hi.last_block_group : hi.group;
-      for (std::int64_t i = 0; i < g && g > 1; ++i) {
-        std::vector<double> share(static_cast<std::size_t>(hi.switches_per_block), 0.0);
-        for (std::int64_t j = 0; j < hi.switches_per_block; ++j) {
-          for (std::int64_t sib = 0; sib < g; ++sib)
-            if (sib != i)
-              share[static_cast<std::size_t>(j)] += static_cast<double>(hi.links_between(sib, j));
-          share[static_cast<std::size_t>(j)] /= static_cast<double>(g - 1) * P;
-        }
-        shapes[static_cast<std::size_t>((last ? hi.group : 0) + i)] = switch_shape(hi, i, share);
-      }
-    }
   }
   ancestor_.assign(static_cast<std::size_t>(L + 1), {});
   const std::int64_t leaves = plan_.plan.tiers[0].blocks;
@@ -1130,15 +1112,6 @@ ContentionModel::ContentionModel(const spec::Cluster& cluster, const spec::Netwo
               ancestor_[static_cast<std::size_t>(t - 1)][static_cast<std::size_t>(l)] /
               plan_.plan.tiers[static_cast<std::size_t>(t - 1)].group);
   }
-}
-
-const std::vector<double>* ContentionModel::down_shape(std::int64_t t, std::int64_t block) const {
-  const auto& shapes = down_shapes_[static_cast<std::size_t>(t)];
-  if (shapes.empty()) return nullptr;
-  const topo::ClosTier& hi = plan_.plan.tiers[static_cast<std::size_t>(t)];
-  const bool last = block / hi.group == hi.blocks - 1;
-  const auto& sh = shapes[static_cast<std::size_t>((last ? hi.group : 0) + block % hi.group)];
-  return sh.empty() ? nullptr : &sh;
 }
 
 int ContentionModel::walk(std::int64_t a, std::int64_t b, int nic, std::int64_t* bs,

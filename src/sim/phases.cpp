@@ -138,27 +138,34 @@ bool is_whole_cluster(const SimNetwork& net, const std::vector<Group>& groups) {
 // members per domain and per rail: n(n-1) - same-domain pairs - same-rail pairs (a GPU is the
 // only one of its domain and rail). On multi-NIC GPUs every leg through a NIC is split over them
 // (nic_flows), counted for every pair: an upper bound.
+// The pairs of group g on other rails and in other domains (forwarded on rail-only; 0 otherwise),
+// counted from its members per domain and per rail (filled in by_domain and by_rail).
+double forwarded_pairs(const SimNetwork& net, const Group& g,
+                       std::unordered_map<std::int64_t, double>& by_domain,
+                       std::unordered_map<std::int64_t, double>& by_rail) {
+  by_domain.clear();
+  by_rail.clear();
+  if (!net.rail_only || g.size() < 2) return 0;
+  for (auto gpu : g) {
+    by_domain[net.cluster.domain_of(gpu)] += 1;
+    by_rail[net.cluster.rail_of(gpu)] += 1;
+  }
+  const double n = static_cast<double>(g.size());
+  double forwarded = n * (n - 1);
+  for (const auto& [k, m] : by_domain) forwarded -= m * (m - 1);
+  for (const auto& [k, m] : by_rail) forwarded -= m * (m - 1);
+  return forwarded;
+}
+
 double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
                       const std::vector<Group>& groups) {
-  const auto& c = net.cluster;
   const double pieces = cfg.mode == ForwardingMode::pipelined && cfg.chunks > 1 ? cfg.chunks : 1;
   double flows = 0;
   std::unordered_map<std::int64_t, double> by_domain, by_rail;
   for (const auto& g : groups) {
     const double n = static_cast<double>(g.size());
     const double pairs = n * (n - 1);
-    double forwarded = 0;
-    if (net.rail_only && g.size() > 1) {
-      by_domain.clear();
-      by_rail.clear();
-      for (auto gpu : g) {
-        by_domain[c.domain_of(gpu)] += 1;
-        by_rail[c.rail_of(gpu)] += 1;
-      }
-      forwarded = pairs;
-      for (const auto& [k, m] : by_domain) forwarded -= m * (m - 1);
-      for (const auto& [k, m] : by_rail) forwarded -= m * (m - 1);
-    }
+    const double forwarded = forwarded_pairs(net, g, by_domain, by_rail);
     const double peers = cfg.forwarding == topo::Forwarding::hb_first
                              ? static_cast<double>(by_rail.size()) - 1
                              : static_cast<double>(by_domain.size()) - 1;
@@ -170,16 +177,22 @@ double alltoall_flows(const SimNetwork& net, const SimConfig& cfg,
     else
       flows += pairs;
   }
-  return flows * nic_flows(c, cfg);
+  return flows * nic_flows(net.cluster, cfg);
 }
 
 // Whether some transfer of the exchange is forwarded through an HB-domain peer (rail-only, a pair
-// on other rails and in other domains; `v`: with bytes to send). Only then does the two-phase
-// barrier separate anything: an exchange that forwards nothing, such as the hierarchical
-// all-to-all's rail and domain exchanges, runs at once, as perf::Census reads it.
+// on other rails and in other domains; `v`: one with bytes to send, pair by pair). Only then does
+// the two-phase barrier separate anything: an exchange that forwards nothing, such as the
+// hierarchical all-to-all's rail and domain exchanges, runs at once, as perf::Census reads it.
 bool forwards_any(const SimNetwork& net, const std::vector<Group>& groups,
                   const AllToAllV* v = nullptr) {
   if (!net.rail_only) return false;
+  if (!v) {
+    std::unordered_map<std::int64_t, double> by_domain, by_rail;
+    for (const auto& g : groups)
+      if (forwarded_pairs(net, g, by_domain, by_rail) > 0) return true;
+    return false;
+  }
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& grp = groups[g];
     const std::size_t n = grp.size();

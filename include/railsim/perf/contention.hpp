@@ -134,18 +134,11 @@ class ContentionModel {
     return instance_[static_cast<std::size_t>(gpu * ports_.nics_per_gpu + port)];
   }
   std::int64_t bundles_per_instance_ = 0;
-  // Hashed (ecmp) flows over a round-robin tier (topo::ClosTier::even() false): the down links
-  // into a sub-block are not equally likely, since a top switch with one link to it takes about
-  // as many of its flows as a switch with two. [t][i] for sub-block i of a full block, [t][group
-  // + i] of the last block: the parent block's top switches as groups of like ones, flattened
-  // triples {links to the sub-block, share of the sub-block's flows one switch takes (a flow's
-  // top switch as its source sibling's uplinks reach it), switches}; empty where every link is
-  // equally likely (docs/model.md section 5).
-  std::vector<std::vector<std::vector<double>>> down_shapes_;
-  // The shape of the down bundle of level-t block `block` (its index at boundary t), or nullptr.
-  const std::vector<double>* down_shape(std::int64_t t, std::int64_t block) const;
-  // Per round-robin tier t: c(i, j), the links between sub-block position i and top switch j,
-  // [t][i X + j] (topo::ClosTier::links_between tabulated for the census's switch shares).
+  // Per round-robin tier t (topo::ClosTier::even() false): c(i, j), the links between sub-block
+  // position i and top switch j, [t][i X + j] (ClosTier::links_between tabulated). Under ecmp a
+  // top switch with one link into a sub-block takes about as many of its flows as one with two,
+  // so the down links are not equally likely: the census records the flows each down bundle
+  // expects at each switch (docs/model.md section 5).
   std::vector<std::vector<double>> switch_links_;
 
   mutable std::shared_mutex mu_;
