@@ -486,6 +486,16 @@ double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double
   return fwd;
 }
 
+MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
+                                          double local_experts, double hidden) {
+  const double row = 2.0 * hidden * detail::kActBytes;  // a bf16 row read and written
+  MoePermutationBytes b;
+  b.fwd = 2.0 * own_copies * row;  // permute before the dispatch, unpermute after the combine
+  if (local_experts > 1.0) b.fwd += 2.0 * expert_rows * row;  // sorted by local expert and back
+  b.bwd = b.fwd + own_copies * hidden * detail::kActBytes;    // the expert outputs read again
+  return b;
+}
+
 double dtype_peak_flops(const spec::GpuSpec& gpu, Dtype dtype) {
   if (dtype == Dtype::bf16) return gpu.peak_bf16_flops;
   if (spec::block_scaled(dtype) && gpu.peak_fp4_flops <= 0)
@@ -676,6 +686,11 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   const double ew_attn = flash ? 0.0 : 4.5 * S;
   const double ew_dense = (m.gated_ffn ? 3.0 : 2.0) * dense_F;
   const double ew_moe = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
+  // Sorting the tokens by expert and back (ours, counted from Megatron-Core's dispatcher).
+  const MoePermutationBytes perm =
+      m.is_moe() ? moe_permutation_bytes(moe_tokens / t, d.local_experts * d.expert_rows,
+                                         d.local_experts, h)
+                 : MoePermutationBytes{};
 
   const double L_dense = st.dense_layers, L_moe = st.moe_layers;
   const double fwd_gemm = st.layers * g_qkv + L_dense * g_dense + L_moe * g_moe;
@@ -697,6 +712,8 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     // one gradient: 1.25 x the forward traffic (ours).
     bwd_ew = 1.25 * fwd_ew;
   }
+  fwd_ew += L_moe * perm.fwd / hbm;
+  bwd_ew += L_moe * perm.bwd / hbm;
   // Idle time between dependent kernels (launch latency, tails), per layer (ours): the layer's
   // kernels, two more for unfused attention, two per local expert in an MoE layer.
   const double local_experts_n = d.local_experts;

@@ -139,6 +139,24 @@ TEST(ExpertFolding, FoldedExpertsAreWholeOnEveryGpu) {
   EXPECT_GT(b.iteration_time_s, 0);
 }
 
+// An MoE layer sorts its tokens by expert and back through HBM (docs/model.md section 3): a GPU
+// with T = 4,096 tokens of hidden 2,048, top 8, TP 2 unfolded (its own 2,048 tokens, 16,384
+// copies; its experts run the TP group's 32,768 rows): permute and unpermute 16,384 rows, sort and
+// unsort 32,768, each 8 KiB read and written; one local expert skips the sort; the backward reads
+// the expert outputs once more (4 KiB per own copy).
+TEST(ExpertFolding, TokenPermutationMovesEachRoutedRowThroughHbm) {
+  const double row = 2.0 * 2048 * 2;
+  const perf::MoePermutationBytes many = perf::moe_permutation_bytes(16384, 32768, 16, 2048);
+  EXPECT_DOUBLE_EQ(many.fwd, 2 * 16384 * row + 2 * 32768 * row);
+  EXPECT_DOUBLE_EQ(many.bwd, many.fwd + 16384 * 2048 * 2.0);
+  const perf::MoePermutationBytes one = perf::moe_permutation_bytes(16384, 32768, 1, 2048);
+  EXPECT_DOUBLE_EQ(one.fwd, 2 * 16384 * row);
+  EXPECT_DOUBLE_EQ(one.bwd, one.fwd + 16384 * 2048 * 2.0);
+  // Folded (etp 1) the experts run the GPU's own copies: the same rows every pass.
+  const perf::MoePermutationBytes folded = perf::moe_permutation_bytes(16384, 16384, 16, 2048);
+  EXPECT_DOUBLE_EQ(folded.fwd, 4 * 16384 * row);
+}
+
 TEST(ExpertFolding, FoldedMoeLayersKeepOnlyTheAttentionsSequenceParallelPair) {
   perf::Model m = test::small_model(true);
   m.moe_every = 2;  // 6 of the 12 layers are MoE

@@ -128,6 +128,20 @@ double gemm_time(const GemmCaps& g, double m, double n, double k);
 // The forward GEMM's time; adds its two backward GEMMs (input and weight gradients) to *bwd.
 double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double* bwd);
 
+// HBM bytes one MoE layer moves to sort its tokens by expert and back, per GPU and micro-batch
+// (docs/model.md section 3, counted from Megatron-Core's all-to-all token dispatcher): the GPU's
+// own routed copies gathered into expert order before the dispatch and scattered back, weighted,
+// after the combine; with more than one local expert, the received rows sorted by expert and
+// back; each pass reads and writes a bf16 row of `hidden`. The backward runs the passes on the
+// gradients and reads the expert outputs once more for the router probabilities' gradients.
+struct MoePermutationBytes {
+  double fwd = 0, bwd = 0;
+};
+// own_copies: the routed copies of the GPU's own tokens (T top_k capacity / t); expert_rows: the
+// rows its local experts run in all (local experts x rows each).
+MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
+                                          double local_experts, double hidden);
+
 // Everything fixed for a search: model, training, cluster, design (precomputed once).
 struct EstimateContext {
   const Model* model = nullptr;
