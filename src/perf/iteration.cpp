@@ -477,9 +477,10 @@ double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double
     // Below bf16 (Transformer Engine): the bf16 input is cast (read 2, write c bytes, c =
     // spec::cast_bytes with its block scales) and kept once more transposed for the weight
     // gradient (c), the same for the output gradient in the backward: 2 + 2c bytes per element
-    // of X (m x k) and of dY (m x n) through HBM, 4 for fp8 (ours; weights are cast once per
-    // iteration and left out).
-    const double cast = detail::kActBytes + 2.0 * g.in_bytes;
+    // of X (m x k) and of dY (m x n) through HBM, 4 for fp8, and before it the scale pass's read
+    // where the format needs one (nvfp4) (ours; weights are cast once per iteration and left
+    // out).
+    const double cast = g.scale_pass_bytes + detail::kActBytes + 2.0 * g.in_bytes;
     fwd += cast * m * k / g.hbm_Bps;
     *bwd += cast * m * n / g.hbm_Bps;
   }
@@ -521,6 +522,12 @@ GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
   g.tile_n = static_cast<double>(e.tile_n);
   g.k_overhead = e.gemm_k_overhead;
   g.in_bytes = spec::cast_bytes(dtype);
+  // NVFP4's two-level scaling divides each tensor by one fp32 scale from its global amax before
+  // the E4M3 scales of its 16-element blocks: a read of the bf16 tensor before the cast (ours,
+  // after NVIDIA's NVFP4 pretraining recipe, arXiv 2509.25149, Sec. 4, and Transformer Engine's
+  // NVFP4BlockScaling; the amax of the Hadamard-transformed weight-gradient inputs counted as
+  // found in the same pass).
+  if (dtype == Dtype::nvfp4) g.scale_pass_bytes = detail::kActBytes;
   g.hbm_Bps = gpu.hbm_bw_Bps * e.hbm;
   return g;
 }

@@ -41,6 +41,12 @@ TEST(Precision, EachRunsAtItsOwnPeakAndCastSize) {
       tmx - t8,
       (2.0 * (1.0 / 32)) * m * k / fp8.hbm_Bps + (gemm_time(mx, m, m, k) - gemm_time(fp8, m, m, k)),
       1e-12);
+  // NVFP4 reads each input once more first, for the global amax of its two-level scaling:
+  // 4 + 2c bytes per element (c = 1/2 + 1/16), the fp8 casts none.
+  EXPECT_DOUBLE_EQ(fp4.scale_pass_bytes, 2.0);
+  EXPECT_DOUBLE_EQ(fp8.scale_pass_bytes + mx.scale_pass_bytes + bf16.scale_pass_bytes, 0.0);
+  EXPECT_NEAR(t4 - gemm_time(fp4, m, m, k), (4.0 + 2.0 * (0.5 + 1.0 / 16)) * m * k / fp4.hbm_Bps,
+              1e-12);
 }
 
 TEST(Precision, GpusWithoutTheTensorCoresRefuseIt) {

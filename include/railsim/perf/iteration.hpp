@@ -116,7 +116,10 @@ struct GemmCaps {
   double sms = 1, tile_m = 128, tile_n = 256;
   double k_overhead = 0;  // elements of k
   double in_bytes = 2;    // bytes per operand element (spec::cast_bytes: 1 for fp8)
-  double hbm_Bps = 1;     // achievable HBM bandwidth
+  // bf16 bytes read per element before its cast to find a per-tensor scale (nvfp4's global amax
+  // of its two-level scaling; 0 where the cast finds its scales as it goes)
+  double scale_pass_bytes = 0;
+  double hbm_Bps = 1;  // achievable HBM bandwidth
 };
 GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype);
 // The GPU's dense peak in the precision (nvfp4: the fp4 peak; fp8 and mxfp8: the fp8 peak).
