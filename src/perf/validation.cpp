@@ -70,8 +70,9 @@ PlanOptions pin_tp_pp(const Json& row) {
 
 // A point of a table; gpu and stack empty: the table's (make_table fills them in).
 ValidationPoint point(std::string label, double measured, double railsim, std::string gpu = {},
-                      std::string stack = {}, bool fit = false) {
+                      std::string stack = {}, bool fit = false, std::string plan = {}) {
   ValidationPoint p;
+  p.plan = std::move(plan);
   p.label = std::move(label);
   p.measured = measured;
   p.railsim = railsim;
@@ -92,7 +93,7 @@ void korthikanti_time(ValidationTable& t, const Json& d, const spec::NetworkDesi
       // The eight runs set A100's constants: all in the fit set.
       t.points.push_back(point(fmt::format("{} {}", r.model.name, sel ? "selective + SP" : "full"),
                                d["iteration_time_s"][mode][r.model.name].get<double>(),
-                               it.iteration_time_s, t.gpu, t.stack, true));
+                               it.iteration_time_s, t.gpu, t.stack, true, describe(r.s)));
     }
   }
 }
@@ -108,7 +109,8 @@ void korthikanti_hold_out(ValidationTable& t, const Json& d, const spec::Network
       const IterationTime it = estimate(r.model, r.tr, r.s, r.cluster, design);
       t.points.push_back(
           point(sel ? "530B selective + SP" : "530B full",
-                d["scale_out_point"][sel ? "mfu_selective_sp" : "mfu_full"].get<double>(), it.mfu));
+                d["scale_out_point"][sel ? "mfu_selective_sp" : "mfu_full"].get<double>(), it.mfu,
+                {}, {}, false, describe(r.s)));
     }
   }
 }
@@ -129,7 +131,8 @@ void narayanan(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
                               ? 0.0
                               : narayanan_flops(m, batch) / r.plans[0].time.iteration_time_s /
                                     static_cast<double>(c.gpus) / 1e12;
-    t.points.push_back(point(m.name, row["tflops_per_gpu"].get<double>(), tflops));
+    t.points.push_back(point(m.name, row["tflops_per_gpu"].get<double>(), tflops, {}, {}, false,
+                             r.plans.empty() ? "" : describe(r.plans[0].strategy)));
   }
 }
 
@@ -155,16 +158,22 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
     // are named there), so the choice is by time alone, like the published strategy's.
     const EstimateContext ctx = make_context(m, tr, c, design);
     double best = 0;
+    std::string best_plan;
     for (std::int64_t v = 1; v * s.pp <= m.layers; ++v) {
       s.interleave = v;
       if (!is_valid(m, tr, s, c)) continue;
       const IterationTime it = estimate(ctx, s);
-      best =
-          std::max(best, it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12);
+      const double tflops =
+          it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
+      if (tflops > best) {
+        best = tflops;
+        best_plan = describe(s);
+      }
     }
     t.points.push_back(
         point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
-              row["tflops_per_gpu"].get<double>(), best, t.gpu, t.stack, row["fit"].get<bool>()));
+              row["tflops_per_gpu"].get<double>(), best, t.gpu, t.stack, row["fit"].get<bool>(),
+              best_plan));
   }
 }
 
@@ -184,7 +193,7 @@ void megatron_core_h100(ValidationTable& t, const Json& d, const spec::NetworkDe
     t.points.push_back(
         point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
               row["mfu"].get<double>(), r.plans.empty() ? 0.0 : r.plans[0].time.mfu, t.gpu, t.stack,
-              row["fit"].get<bool>()));
+              row["fit"].get<bool>(), r.plans.empty() ? "" : describe(r.plans[0].strategy)));
   }
 }
 
@@ -208,7 +217,8 @@ void nemo_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
         r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
     t.points.push_back(point(fit_label(row["label"].get<std::string>(), row),
                              row["tokens_per_s_per_gpu"].get<double>(), tps, t.gpu, tr.stack.name,
-                             row["fit"].get<bool>()));
+                             row["fit"].get<bool>(),
+                             r.plans.empty() ? "" : describe(r.plans[0].strategy)));
   }
 }
 
@@ -334,8 +344,10 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     const PlanResult r = plan(make_context(m, tr, c, net), pins);
     if (r.plans.empty())
       p.note = explain_no_plan(r, m, tr, pins.pins, c).what();
-    else
+    else {
       p.railsim = metric_of(metric, r.plans[0].time, c);
+      p.plan = describe(r.plans[0].strategy);
+    }
   } catch (const InputError& e) {
     p.note = e.what();
   }
@@ -609,7 +621,8 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                      {"measured", p.measured},
                      {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
                      {"error", p.railsim > 0 ? Json(p.error()) : Json()},
-                     {"note", p.note}});
+                     {"note", p.note},
+                     {"plan", p.railsim > 0 ? Json(p.plan) : Json()}});
     j.push_back({{"id", t.id},
                  {"title", t.title},
                  {"source", t.source},

@@ -93,6 +93,8 @@ TEST(ValidationTables, HoldOutsAreReportedAsTheyFall) {
       if (p.railsim > 0) {
         ++figures;
         EXPECT_TRUE(std::isfinite(p.error())) << p.label;
+        // The strategy railsim timed, the row's published degrees in it.
+        EXPECT_NE(p.plan.find("micro-batch"), std::string::npos) << p.label << ": " << p.plan;
         gpus.insert(p.gpu);
         stacks.insert(p.stack);
       } else {
@@ -115,7 +117,13 @@ TEST(ValidationTables, ABrokenToleranceIsReported) {
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0]->id, "narayanan-2021");
   EXPECT_NE(to_text(tables).find("TOLERANCE BROKEN"), std::string::npos);
-  EXPECT_FALSE(to_json(tables)["all_within_tolerance"].get<bool>());
+  const Json j = to_json(tables);
+  EXPECT_FALSE(j["all_within_tolerance"].get<bool>());
+  // Each point names the strategy it was timed with (Narayanan's: the row's tp, pp and dp pinned,
+  // full recompute, the interleaving railsim's choice).
+  const Json& first = j["tables"][2]["points"][0];
+  EXPECT_EQ(first["plan"].get<std::string>().rfind("tp 1 pp 1 dp 32 ep 1,", 0), 0u) << first;
+  EXPECT_NE(first["plan"].get<std::string>().find("recompute full"), std::string::npos);
   tables[2].max_tolerance = 0.11;
   tables[2].mean_tolerance = 0.02;  // its mean is 6.3%
   EXPECT_EQ(broken(tables).size(), 1u);
@@ -340,6 +348,7 @@ TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
     gpus.insert(p.gpu);
     if (p.label.rfind("H100", 0) == 0 && p.label.find("Qwen3-235B") != std::string::npos) {
       ++folded;
+      EXPECT_NE(p.plan.find("ep 32 etp 1"), std::string::npos) << p.plan;
       EXPECT_LT(std::fabs(p.error()), 0.15) << p.label;
     }
     if (p.label.find("BF16") != std::string::npos && p.label.find("GPT-OSS") == std::string::npos) {

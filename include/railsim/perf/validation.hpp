@@ -27,6 +27,9 @@ struct ValidationPoint {
   bool fit = false;    // its measurement set a constant (the frozen fit set); else a hold-out
   bool moe = false;    // a mixture-of-experts model (its own error bands)
   std::string note;    // why railsim has no figure for it (railsim == 0)
+  // The strategy railsim timed, every knob named (perf::describe): the row's published knobs and
+  // the planner's choice of those it leaves open (recompute, SP, ...); empty without a figure.
+  std::string plan;
   double error() const { return measured != 0 ? railsim / measured - 1.0 : 0.0; }
 };
 
