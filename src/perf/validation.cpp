@@ -316,11 +316,17 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     if (!compile.is_null() && !compile.is_boolean())
       throw InputError("compile", fmt::format("got {}, expected true or false in a validation row",
                                               printable(compile.dump())));
-    const Training tr = make_training(
+    Training tr = make_training(
         row_required(common, row, "global_batch"), row_required(common, row, "seq_len"),
         spec::load_stack(p.stack),
         dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())),
         std::nullopt, compile.is_null() ? std::nullopt : std::optional(compile.get<bool>()));
+    // The run's MoE dispatch where it differs from its stack's (DeepEP's is hierarchical).
+    const Json& dispatch = row_value(common, row, "ep_dispatch");
+    if (!dispatch.is_null())
+      tr.stack.hierarchical_ep_dispatch = spec::parse_ep_dispatch(
+          dispatch.is_string() ? dispatch.get<std::string>() : printable(dispatch.dump()),
+          "ep_dispatch");
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
     // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256
