@@ -32,6 +32,12 @@ std::string type_name(const Json& v) {
   }
 }
 
+// A string cut to its first `limit` bytes, as JSON: a cut through a multi-byte UTF-8 character
+// leaves its first bytes, which are written as U+FFFD instead of failing the serialisation.
+std::string cut_string(const std::string& s, std::size_t limit) {
+  return Json(s.substr(0, limit)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 // Appends v as JSON to out, stopping once out holds more than `limit` characters: a value of any
 // size or depth is shown by its first characters without serialising the rest.
 void show_into(const Json& v, std::string& out, std::size_t limit, int depth) {
@@ -46,12 +52,12 @@ void show_into(const Json& v, std::string& out, std::size_t limit, int depth) {
     for (auto it = v.begin(); it != v.end() && out.size() <= limit; ++it) {
       if (!first) out += ',';
       first = false;
-      if (v.is_object()) out += Json(it.key().substr(0, limit)).dump() + ':';
+      if (v.is_object()) out += cut_string(it.key(), limit) + ':';
       show_into(*it, out, limit, depth + 1);
     }
     out += v.is_array() ? ']' : '}';
   } else if (v.is_string()) {
-    out += Json(v.get_ref<const std::string&>().substr(0, limit)).dump();
+    out += cut_string(v.get_ref<const std::string&>(), limit);
   } else {
     out += v.dump();
   }

@@ -211,3 +211,15 @@ TEST(Json, CheckedMultiplicationRefusesOverflow) {
   EXPECT_EQ(msg.rfind("--dp: tp x pp x dp = 1099511627776 x 1073741824 is beyond 2^63", 0), 0u)
       << msg;
 }
+
+// A value echoed in an error is cut to its first bytes; a cut through a multi-byte UTF-8
+// character (here U+0184, two bytes, 40 bytes into a long key) still makes a one-line error
+// naming the field, not an exception out of the serialiser (found by fuzz_spec).
+TEST(Json, AnEchoedValueCutInsideAUtf8CharacterStillMakesAnError) {
+  const std::string key = std::string(39, 'p') + "\xc6\x84" + "x";
+  Json j;
+  j["name"] = Json::object({{key, 0}});
+  const std::string msg = error_of([&] { JsonObject(j, "catalog").string("name"); });
+  EXPECT_EQ(msg.rfind("catalog.name: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("pppp"), std::string::npos) << msg;
+}
