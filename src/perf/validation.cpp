@@ -68,6 +68,11 @@ PlanOptions pin_tp_pp(const Json& row) {
   return opt;
 }
 
+// The strategy of a search's best plan as validate names it; empty when there is none.
+std::string best_plan(const PlanResult& r) {
+  return r.plans.empty() ? std::string() : describe(r.plans[0].strategy);
+}
+
 // A point of a table; gpu and stack empty: the table's (make_table fills them in).
 ValidationPoint point(std::string label, double measured, double railsim, std::string gpu = {},
                       std::string stack = {}, bool fit = false, std::string plan = {}) {
@@ -131,8 +136,8 @@ void narayanan(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
                               ? 0.0
                               : narayanan_flops(m, batch) / r.plans[0].time.iteration_time_s /
                                     static_cast<double>(c.gpus) / 1e12;
-    t.points.push_back(point(m.name, row["tflops_per_gpu"].get<double>(), tflops, {}, {}, false,
-                             r.plans.empty() ? "" : describe(r.plans[0].strategy)));
+    t.points.push_back(
+        point(m.name, row["tflops_per_gpu"].get<double>(), tflops, {}, {}, false, best_plan(r)));
   }
 }
 
@@ -158,7 +163,7 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
     // are named there), so the choice is by time alone, like the published strategy's.
     const EstimateContext ctx = make_context(m, tr, c, design);
     double best = 0;
-    std::string best_plan;
+    std::string best_strategy;
     for (std::int64_t v = 1; v * s.pp <= m.layers; ++v) {
       s.interleave = v;
       if (!is_valid(m, tr, s, c)) continue;
@@ -167,13 +172,13 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
           it.model_flops / it.iteration_time_s / static_cast<double>(c.gpus) / 1e12;
       if (tflops > best) {
         best = tflops;
-        best_plan = describe(s);
+        best_strategy = describe(s);
       }
     }
     t.points.push_back(
         point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
               row["tflops_per_gpu"].get<double>(), best, t.gpu, t.stack, row["fit"].get<bool>(),
-              best_plan));
+              best_strategy));
   }
 }
 
@@ -193,7 +198,7 @@ void megatron_core_h100(ValidationTable& t, const Json& d, const spec::NetworkDe
     t.points.push_back(
         point(fit_label(fmt::format("{} GPUs", row["gpus"].get<std::int64_t>()), row),
               row["mfu"].get<double>(), r.plans.empty() ? 0.0 : r.plans[0].time.mfu, t.gpu, t.stack,
-              row["fit"].get<bool>(), r.plans.empty() ? "" : describe(r.plans[0].strategy)));
+              row["fit"].get<bool>(), best_plan(r)));
   }
 }
 
@@ -217,8 +222,7 @@ void nemo_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
         r.plans.empty() ? 0.0 : r.plans[0].time.tokens_per_s / static_cast<double>(c.gpus);
     t.points.push_back(point(fit_label(row["label"].get<std::string>(), row),
                              row["tokens_per_s_per_gpu"].get<double>(), tps, t.gpu, tr.stack.name,
-                             row["fit"].get<bool>(),
-                             r.plans.empty() ? "" : describe(r.plans[0].strategy)));
+                             row["fit"].get<bool>(), best_plan(r)));
   }
 }
 
@@ -322,11 +326,9 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
         dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())),
         std::nullopt, compile.is_null() ? std::nullopt : std::optional(compile.get<bool>()));
     // The run's MoE dispatch where it differs from its stack's (DeepEP's is hierarchical).
-    const Json& dispatch = row_value(common, row, "ep_dispatch");
-    if (!dispatch.is_null())
-      tr.stack.hierarchical_ep_dispatch = spec::parse_ep_dispatch(
-          dispatch.is_string() ? dispatch.get<std::string>() : printable(dispatch.dump()),
-          "ep_dispatch");
+    if (!row_value(common, row, "ep_dispatch").is_null())
+      tr.stack.hierarchical_ep_dispatch =
+          spec::parse_ep_dispatch(row_text(common, row, "ep_dispatch"), "ep_dispatch");
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
     // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256
@@ -352,7 +354,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
       p.note = explain_no_plan(r, m, tr, pins.pins, c).what();
     else {
       p.railsim = metric_of(metric, r.plans[0].time, c);
-      p.plan = describe(r.plans[0].strategy);
+      p.plan = best_plan(r);
     }
   } catch (const InputError& e) {
     p.note = e.what();

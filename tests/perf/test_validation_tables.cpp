@@ -329,12 +329,11 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
 
 // The mixture-of-experts hold-outs (Megatron-Bridge 25.11 and 26.02): on five GPUs, and the bf16
 // runs of DeepSeek-V3 and Qwen3-235B, whose experts spread over an NVL72 domain (EP 16 to 64,
-// large expert GEMMs), within 20% (measured -19.2% to -1.8%, too slow: the all-to-all charged
-// exposed)
-// (docs/validation.md, "Mixture of experts"): the MoE path's FLOPs, token sorting, all-to-all and
-// memory on the runs where neither fp8's casts nor per-kernel host time weigh. The two H100 runs
-// whose EP spans TP x DP (Megatron-Core's MoE parallel folding, etp 1) are timed folded, within 15%
-// (measured -13.1% and -10.9%), and every run has a figure.
+// large expert GEMMs), within 20% (measured -19.2% to -1.8%, too slow: their all-to-all is
+// charged exposed; docs/validation.md, "Mixture of experts"): the MoE path's FLOPs, token sorting,
+// all-to-all and memory on the runs where neither fp8's casts nor per-kernel host time weigh. The
+// two H100 runs whose EP spans TP x DP (Megatron-Core's MoE parallel folding, etp 1) are timed
+// folded, within 15% (measured -13.1% and -10.9%), and every run has a figure.
 TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
   const auto tables = validation_tables();
   const auto it = std::find_if(tables.begin(), tables.end(), [](const ValidationTable& t) {
