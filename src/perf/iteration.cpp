@@ -357,6 +357,11 @@ constexpr double kLayerKernels = 10.0;
 // copies of repeat_kv, SDPA, the output's contiguous copy, wo, two residual adds, w1, w3, SiLU,
 // the gate's multiply, w2.
 constexpr double kEagerLayerKernels = 32.0;
+// A fused (flash) attention backward runs at 0.86 of its forward's FLOP rate: on H100 SXM5 at
+// head dimension 128 and 8K tokens, backward against forward, FlashAttention-2 318 vs 370
+// TFLOP/s, cuDNN 518 vs 600 and FlashAttention-3 559 vs 646 (Shah et al. 2024,
+// FlashAttention-3, benchmarks of Sec. 4.1): 0.86 each.
+constexpr double kFlashBwdRate = 0.86;
 
 // Element-wise bytes per token of one layer of TorchTitan's Llama block in eager PyTorch (ours,
 // counted from torchtitan/models/llama/model.py and norms.py, 2024, and the backward formulas of
@@ -732,14 +737,16 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   out.fwd = fwd_gemm + fwd_attn + fwd_ew + fwd_gaps;  // per micro-batch per stage
   // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
   // cores per forward one, the element-wise backward (above); twice the kernels.
-  // FlashAttention's backward recomputes the scores: 2.5 x its forward (Dao 2023).
-  out.bwd = bwd_gemm + (flash ? 2.5 : 2.0) * fwd_attn + bwd_ew + 2.0 * fwd_gaps;
+  // FlashAttention's backward recomputes the scores: 2.5 x its forward's FLOPs (Dao 2023), run
+  // at 0.86 of the forward's FLOP rate (kFlashBwdRate).
+  const double attn_bwd_ratio = flash ? 2.5 / kFlashBwdRate : 2.0;
+  out.bwd = bwd_gemm + attn_bwd_ratio * fwd_attn + bwd_ew + 2.0 * fwd_gaps;
   // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
   // the backward GEMM time is weight gradients (ours); attention and element-wise backward
   // kernels are input gradients.
   out.wgrad = 0.5 * bwd_gemm;
   out.attn_fwd = fwd_attn;
-  out.attn_bwd = (flash ? 2.5 : 2.0) * fwd_attn;
+  out.attn_bwd = attn_bwd_ratio * fwd_attn;
   if (s.recompute == Recompute::selective && !flash) {  // flash keeps no s x s tensor
     out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
     out.attn_recompute = fwd_attn;
