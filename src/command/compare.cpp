@@ -29,9 +29,9 @@ namespace railsim::command {
 namespace {
 
 // The options that feed the best-plan search alone.
-const std::vector<std::string> kModelKeys = {"model",           "batch",   "seq",         "dtype",
-                                             "flash_attention", "compile", "ep_dispatch", "cp_comm",
-                                             "train_tokens",    "against"};
+const std::vector<std::string> kModelKeys = {
+    "model",       "batch",      "seq",     "dtype",        "flash_attention", "compile",
+    "ep_dispatch", "ep_overlap", "cp_comm", "train_tokens", "against"};
 
 // The model and its training: GPT-1T, 4096 sequences of 2048 tokens by default (about 8M tokens
 // per iteration).

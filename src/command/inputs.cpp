@@ -301,6 +301,10 @@ std::vector<Field> software_fields() {
                  "MoE all-to-all: direct (every routed copy to its expert's GPU) or hierarchical "
                  "(one copy per HB domain along the rail, then over the HB domain: DeepSeek-V3's, "
                  "DeepEP's) (default: the stack's)"),
+      on_off_field("ep_overlap", "--ep-overlap",
+                   "MoE all-to-all under another micro-batch's computation (Megatron-Core's "
+                   "combined 1F1B, --overlap-moe-expert-parallel-comm), on a stack that has it "
+                   "(nemo-perf-2025): on or off (default: the stack's)"),
       text_field("cp_comm", "--cp-comm",
                  "Context parallelism's K/V exchange: all_gather (gathered before the attention, "
                  "on its critical path: Llama 3's) or p2p (passed around the CP ring under the "
@@ -318,6 +322,14 @@ Software resolve_software(const Args& a) {
   if (compile) sw.stack.defaults.compile = *compile;
   if (const auto e = a.text_if("ep_dispatch"))
     sw.stack.hierarchical_ep_dispatch = spec::parse_ep_dispatch(*e, "--ep-dispatch");
+  if (const auto e = a.on_off_if("ep_overlap")) {
+    if (*e && !sw.stack.knobs.ep_overlap)
+      throw InputError("--ep-overlap",
+                       fmt::format("stack {} has no combined 1F1B overlap of the MoE all-to-all "
+                                   "(use off, or --stack nemo-perf-2025)",
+                                   sw.stack.name));
+    sw.stack.defaults.ep_overlap = *e;
+  }
   if (const auto e = a.text_if("cp_comm")) {
     sw.stack.ring_cp = spec::parse_cp_comm(*e, "--cp-comm");
     if (sw.stack.ring_cp && !sw.stack.knobs.context_parallel)

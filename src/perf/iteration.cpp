@@ -625,6 +625,8 @@ struct StageCompute {
   double logits = 0;     // output layer and cross entropy (the last stage's)
   // Of fwd, bwd and recompute: the attention cores (what ring attention's transfers hide behind).
   double attn_fwd = 0, attn_bwd = 0, attn_recompute = 0;
+  // Of fwd and bwd: the MoE layers' expert GEMMs (what combined 1F1B hides an all-to-all behind).
+  double moe_fwd = 0, moe_bwd = 0;
 };
 
 StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
@@ -747,6 +749,8 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   out.wgrad = 0.5 * bwd_gemm;
   out.attn_fwd = fwd_attn;
   out.attn_bwd = attn_bwd_ratio * fwd_attn;
+  out.moe_fwd = L_moe * g_moe;
+  out.moe_bwd = L_moe * b_moe;
   if (s.recompute == Recompute::selective && !flash) {  // flash keeps no s x s tensor
     out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
     out.attn_recompute = fwd_attn;
@@ -1137,6 +1141,37 @@ double cp_exposed(const Training& tr, const Strategy& s, const CommTotals& k,
 // forward, and come back while the layer after it computes its backward: what stays exposed is
 // the copy's excess over one layer's forward (backward) time (ours, after Transformer Engine's CPU
 // offload, which copies on a side stream one layer ahead).
+}  // namespace
+
+double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_s,
+                             const CombinedPairCompute& c, double sms) {
+  // Megatron-Core's combined 1F1B runs a micro-batch's forward chunk merged with another's
+  // backward chunk, layer by layer, and each all-to-all of one under a block of the other
+  // (Megatron-Core's TransformerLayerSchedulePlan: attention, dispatch, experts, combine): the
+  // forward's dispatch under the backward's experts, its combine under the backward's attention
+  // block, the backward's two under the forward's attention block and experts. Each of the four
+  // is a quarter of the all-to-all time (dispatch and combine move the same bytes each way) and
+  // stays exposed where it outlasts its block; the all-to-all kernels take kDualPipeCommSms of
+  // the SMs all along (DeepSeek's figure; Megatron-Core's is not published). Only the steady
+  // state pairs: the first stage's warm-up forwards (2 (p - 1) + (v - 1) p of its v m chunks,
+  // Megatron-Core's interleaved schedule; one without a pipeline) and as many cool-down
+  // backwards run alone, their all-to-all exposed (ours).
+  const double p = static_cast<double>(s.pp), v = static_cast<double>(s.interleave);
+  const double chunks = micro_batches * v;
+  const double warmup = s.pp > 1 ? std::max(1.0, 2.0 * (p - 1.0) + (v - 1.0) * p) : 1.0;
+  const double paired = chunks > 0 ? std::clamp(1.0 - warmup / chunks, 0.0, 1.0) : 0.0;
+  const double q = 0.25 * ep_s;
+  const double exposed = std::max(0.0, q - c.bwd_mlp) + std::max(0.0, q - c.bwd_attn) +
+                         std::max(0.0, q - c.fwd_attn) + std::max(0.0, q - c.fwd_mlp);
+  const double compute = c.fwd_attn + c.fwd_mlp + c.bwd_attn + c.bwd_mlp;
+  const double contention = sms > kDualPipeCommSms ? std::min(ep_s - exposed, compute) *
+                                                         kDualPipeCommSms / (sms - kDualPipeCommSms)
+                                                   : 0.0;
+  return paired * (exposed + contention) + (1.0 - paired) * ep_s;
+}
+
+namespace {
+
 double offload_exposed(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
                        const StageCompute& sc) {
   if (s.offload_layers <= 0 || st.layers <= 0) return 0.0;
@@ -1182,6 +1217,12 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     ep_mb = std::max(0.0, comm - compute) + contention;
     pp_dualpipe_hidden = pp_part;
     pp_part = 0;
+  } else if (tr.stack.defaults.ep_overlap && k.ep_mb > 0) {
+    const CombinedPairCompute pair{.fwd_attn = sc.fwd - sc.moe_fwd,
+                                   .fwd_mlp = sc.moe_fwd,
+                                   .bwd_attn = sc.bwd + sc.recompute - sc.moe_bwd,
+                                   .bwd_mlp = sc.moe_bwd};
+    ep_mb = combined_1f1b_exposed(s, mb, k.ep_mb, pair, ctx.gemm.sms);
   }
   const double cp_mb = cp_exposed(tr, s, k, sc);
   const double offload_mb = offload_exposed(ctx, s, st, sc);

@@ -130,6 +130,19 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                               "(pp = {}, {} micro-batches)",
                               s.pp, mb));
   }
+  // Megatron-Core's combined 1F1B needs virtual pipeline stages when pipelined and is a 1F1B
+  // schedule (DualPipe overlaps the all-to-all its own way).
+  if (st.defaults.ep_overlap && m.is_moe() && s.ep > 1) {
+    if (s.schedule == PipelineSchedule::zb_h1)
+      return fail("--ep-overlap",
+                  "combined 1F1B is a 1F1B schedule: it does not run with zb-h1 (use "
+                  "--pp-schedule 1f1b, or --ep-overlap off)");
+    if (s.schedule == PipelineSchedule::one_f_one_b && s.pp > 1 && s.interleave < 2)
+      return fail("--ep-overlap",
+                  fmt::format("combined 1F1B needs interleaving when pipelined (pp = {}, "
+                              "interleave 1; use --interleave 2 or more, or --ep-overlap off)",
+                              s.pp));
+  }
   if (tr.flash_attention && !st.knobs.flash_attention)
     return fail("--flash-attention",
                 fmt::format("stack {} has no flash attention (use off)", st.name));

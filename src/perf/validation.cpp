@@ -329,6 +329,18 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     if (!row_value(common, row, "ep_dispatch").is_null())
       tr.stack.hierarchical_ep_dispatch =
           spec::parse_ep_dispatch(row_text(common, row, "ep_dispatch"), "ep_dispatch");
+    // The MoE all-to-all under combined 1F1B, where the run overlapped it.
+    const Json& overlap = row_value(common, row, "ep_overlap");
+    if (!overlap.is_null()) {
+      if (!overlap.is_boolean())
+        throw InputError("ep_overlap", fmt::format("got {}, expected true or false in a "
+                                                   "validation row",
+                                                   printable(overlap.dump())));
+      if (overlap.get<bool>() && !tr.stack.knobs.ep_overlap)
+        throw InputError("ep_overlap",
+                         fmt::format("stack {} has no combined 1F1B overlap", tr.stack.name));
+      tr.stack.defaults.ep_overlap = overlap.get<bool>();
+    }
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
     // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256

@@ -58,6 +58,7 @@ std::vector<Column> software_columns() {
           report::boolean_column("compile", "torch.compile", false),
           text_column("elementwise_kernels", "element-wise kernels", false),
           text_column("ep_dispatch", "EP dispatch", false),
+          report::boolean_column("ep_overlap", "EP overlap", false),
           text_column("cp_comm", "CP exchange", false)};
 }
 
@@ -68,6 +69,7 @@ void append_software_cells(std::vector<Cell>& row, const Training& tr) {
   row.emplace_back(tr.compile);
   row.emplace_back(std::string(tr.eager_elementwise() ? "eager" : "fused"));
   row.emplace_back(std::string(ep_dispatch_name(tr.stack)));
+  row.emplace_back(tr.stack.defaults.ep_overlap);
   row.emplace_back(std::string(cp_comm_name(tr.stack)));
 }
 

@@ -156,6 +156,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
                        "true needs sequence_parallel: true (folded expert layers take the "
                        "sequence-parallel shard of the tokens)");
     st.knobs.activation_offload = k.boolean_or("activation_offload", false);
+    st.knobs.ep_overlap = k.boolean_or("ep_overlap", false);
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
       throw InputError(k.field("hsdp"),
                        "true needs distributed_optimizer: \"full\" (hybrid "
@@ -182,6 +183,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.defaults.dist_opt = flag(d, "dist_opt");
     st.defaults.dp_overlap = flag(d, "dp_overlap");
     st.defaults.compile = d.boolean_or("compile", false);
+    st.defaults.ep_overlap = d.boolean_or("ep_overlap", false);
     auto needs = [&](bool on, bool has, std::string_view key, std::string_view knob) {
       if (on && !has)
         throw InputError(d.field(key), fmt::format("a default the stack cannot run: knobs.{} is "
@@ -201,6 +203,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
           "distributed_optimizer (none)");
     needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
     needs(st.defaults.compile, st.knobs.compile, "compile", "compile");
+    needs(st.defaults.ep_overlap, st.knobs.ep_overlap, "ep_overlap", "ep_overlap");
     d.finish();
   }
   st.grad_bytes = either(o, "gradient_dtype", "gradient dtype", "fp32", "bf16") ? 2.0 : 4.0;
@@ -236,7 +239,8 @@ std::string compile_note(const Stack& st, bool compile) {
 
 std::string software_notes(const Stack& st, bool compile) {
   return compile_note(st, compile) +
-         (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "");
+         (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "") +
+         (st.defaults.ep_overlap ? ", EP all-to-all overlapped (combined 1F1B)" : "");
 }
 
 std::string_view ep_dispatch_name(const Stack& st) {

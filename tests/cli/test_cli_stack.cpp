@@ -136,7 +136,8 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
     const std::pair<const char*, const char*> expected[] = {
         {"stack", "megatron-core-2024"}, {"dtype", "fp8"},
         {"flash_attention", "false"},    {"compile", "false"},
-        {"ep_dispatch", "direct"},       {"cp_comm", "all_gather"}};
+        {"ep_dispatch", "direct"},       {"ep_overlap", "false"},
+        {"cp_comm", "all_gather"}};
     for (std::size_t row = 1; row < records.size(); ++row)
       for (const auto& [name, value] : expected) {
         const std::size_t c = column(name);
@@ -344,6 +345,32 @@ TEST(CliStack, HierarchicalEpDispatchIsSaidAndKeepsExpertTrafficOnTheRails) {
             j["breakdown"]["ep_comm_s"].get<double>());
   expect_error_prefix("estimate " + ds + " --ep-dispatch deepep",
                       "--ep-dispatch: got 'deepep', expected direct or hierarchical");
+}
+
+// --ep-overlap: Megatron-Core's combined 1F1B, on the stack that has it; the software line, the
+// JSON and the CSV say so; a stack without it, a pipelined plan without interleaving and a value
+// other than on/off are refused with the option named.
+TEST(CliStack, EpOverlapIsSaidAndRefusedWhereItCannotRun) {
+  const std::string base =
+      "--gpus 256 --gpu H100-SXM --switch QM9700 --routing adaptive --model Qwen3-235B-A22B "
+      "--batch 2048 --seq 4096 --tp 2 --pp 8 --ep 32 --etp 1 --micro-batch 1 --ep-dispatch "
+      "hierarchical";
+  const std::string q = base + " --interleave 4 --stack nemo-perf-2025";
+  const auto on = run_cli("estimate " + q + " --ep-overlap on");
+  ASSERT_EQ(on.code, 0) << on.err;
+  EXPECT_NE(on.out.find("EP all-to-all overlapped (combined 1F1B)"), std::string::npos) << on.out;
+  const auto j_on = nlohmann::json::parse(run_cli("estimate " + q + " --ep-overlap on --json").out);
+  const auto j_off = nlohmann::json::parse(run_cli("estimate " + q + " --json").out);
+  EXPECT_TRUE(j_on["ep_overlap"].get<bool>());
+  EXPECT_FALSE(j_off["ep_overlap"].get<bool>());
+  EXPECT_LT(j_on["iteration_time_s"].get<double>(), j_off["iteration_time_s"].get<double>());
+  EXPECT_LT(j_on["breakdown"]["ep_comm_s"].get<double>(),
+            j_off["breakdown"]["ep_comm_s"].get<double>());
+  expect_error_prefix("estimate " + base + " --interleave 4 --ep-overlap on",
+                      "--ep-overlap: stack megatron-core-2024 has no combined 1F1B overlap");
+  expect_error_prefix("estimate " + base + " --stack nemo-perf-2025 --ep-overlap on",
+                      "--ep-overlap: combined 1F1B needs interleaving when pipelined (pp = 8");
+  expect_error_prefix("estimate " + q + " --ep-overlap yes", "--ep-overlap:");
 }
 
 TEST(CliStack, MalformedStackFileNamesTheField) {

@@ -120,7 +120,7 @@ TEST(CliTraffic, CsvHoldsOneRowPerPairAndTheSameBytes) {
   // Every row states the software the bytes rest on, as the JSON does.
   std::vector<std::pair<std::size_t, std::string>> software;
   for (const char* key : {"stack", "dtype", "flash_attention", "compile", "elementwise_kernels",
-                          "ep_dispatch", "cp_comm"}) {
+                          "ep_dispatch", "ep_overlap", "cp_comm"}) {
     const auto& v = j.at(key);
     software.emplace_back(
         at(key), v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.get<std::string>());

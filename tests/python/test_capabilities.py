@@ -87,6 +87,26 @@ def test_ep_dispatch_equals_cli():
         railsim.estimate(ep_dispatch="deepep", **args)
 
 
+def test_ep_overlap_equals_cli():
+    args = dict(gpus=256, gpu="H100-SXM", switch="QM9700", routing="adaptive",
+                model="Qwen3-235B-A22B", seq=4096, batch=2048, tp=2, pp=8, ep=32, etp=1,
+                interleave=4, micro_batch=1, stack="nemo-perf-2025", ep_dispatch="hierarchical")
+    on = railsim.estimate(ep_overlap=True, **args)
+    c = cli("estimate", "--gpus", "256", "--gpu", "H100-SXM", "--switch", "QM9700", "--routing",
+            "adaptive", "--model", "Qwen3-235B-A22B", "--seq", "4096", "--batch", "2048",
+            "--tp", "2", "--pp", "8", "--ep", "32", "--etp", "1", "--interleave", "4",
+            "--micro-batch", "1", "--stack", "nemo-perf-2025", "--ep-dispatch", "hierarchical",
+            "--ep-overlap", "on")
+    assert on.to_dict() == c
+    off = railsim.estimate(**args)
+    assert on.ep_overlap and not off.ep_overlap
+    assert on.iteration_time_s < off.iteration_time_s
+    with pytest.raises(railsim.InputError, match="^ep_overlap: stack megatron-core-2024 has no"):
+        railsim.estimate(ep_overlap=True, **{**args, "stack": "megatron-core-2024"})
+    with pytest.raises(railsim.InputError, match="^ep_overlap: combined 1F1B needs interleaving"):
+        railsim.estimate(ep_overlap=True, **{**args, "interleave": 1})
+
+
 def test_cp_comm_equals_cli():
     args = dict(model="Llama-3-8B", gpus=64, gpu="H100-SXM", seq=16384, batch=64, tp=8, cp=2)
     gathered = railsim.estimate(cp_comm="all_gather", **args)

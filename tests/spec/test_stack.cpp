@@ -251,6 +251,14 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "deepep"; }), "stack.ep_dispatch");
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = true; }), "stack.ep_dispatch");
   EXPECT_EQ(with([](Json& j) { j["ep_dispatch"] = "hierarchical"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["ep_overlap"] = "yes"; }), "stack.knobs.ep_overlap");
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["ep_overlap"] = true; }),
+            "stack.defaults.ep_overlap");  // a default the stack cannot run
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["ep_overlap"] = true;
+              j["defaults"]["ep_overlap"] = true;
+            }),
+            "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["activation_offload"] = "yes"; }),
             "stack.knobs.activation_offload");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["activation_offload"] = false; }), "(no error)");
@@ -336,6 +344,11 @@ TEST(Stack, ExpertFoldingNeedsSequenceParallelism) {
   EXPECT_EQ(with([](Json& j) { j["knobs"]["expert_folding"] = 1; }), "stack.knobs.expert_folding");
   for (const std::string& n : spec::preset_names("stacks"))
     EXPECT_EQ(spec::load_stack(n).knobs.expert_folding, n == "nemo-perf-2025") << n;
+  // Combined 1F1B: nemo-perf-2025 has it, off by default (the recipes set it per workload).
+  for (const auto& n : spec::preset_names("stacks")) {
+    EXPECT_EQ(spec::load_stack(n).knobs.ep_overlap, n == "nemo-perf-2025") << n;
+    EXPECT_FALSE(spec::load_stack(n).defaults.ep_overlap) << n;
+  }
 }
 
 TEST(Stack, BlockScaledPrecisionsAreTheStacksOwn) {

@@ -145,6 +145,17 @@ struct MoePermutationBytes {
 MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
                                           double local_experts, double hidden);
 
+// The MoE all-to-all left exposed per micro-batch under Megatron-Core's combined 1F1B (the stack's
+// ep_overlap; docs/model.md section 6): ep_s of all-to-all per micro-batch against the blocks of
+// the stage's computation it runs under (per micro-batch: the forward's and the backward's
+// attention blocks, everything but the experts, and their expert GEMMs), `micro_batches` per
+// pipeline, on a GPU of `sms` SMs.
+struct CombinedPairCompute {
+  double fwd_attn = 0, fwd_mlp = 0, bwd_attn = 0, bwd_mlp = 0;
+};
+double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_s,
+                             const CombinedPairCompute& c, double sms);
+
 // Everything fixed for a search: model, training, cluster, design (precomputed once).
 struct EstimateContext {
   const Model* model = nullptr;

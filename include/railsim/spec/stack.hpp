@@ -162,6 +162,12 @@ struct StackKnobs {
   // (Megatron-Core's expert_tensor_parallel_size, Liu et al. 2025, "MoE Parallel Folding", arXiv
   // 2504.14960). Needs sequence_parallel: the folded layers take the SP shard of the tokens.
   bool expert_folding = false;
+  // Expert-parallel all-to-all overlap (JSON "ep_overlap": true; default false): Megatron-Core's
+  // combined 1F1B (--overlap-moe-expert-parallel-comm) runs one micro-batch's forward merged with
+  // another's backward, each one's dispatch and combine under the other's computation; it needs
+  // interleaving when the model is pipelined (NVIDIA Megatron-Core documentation, "Combined 1F1B:
+  // Expert-Parallel All-to-All Overlap"; Megatron-Bridge's overlap validation).
+  bool ep_overlap = false;
   bool has(PipelineSchedule s) const {
     return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
            (s == PipelineSchedule::dualpipe && dualpipe);
@@ -179,6 +185,9 @@ struct StackDefaults {
   bool dist_opt = true;    // when dp > 1
   bool dp_overlap = true;  // when dp > 1
   bool compile = false;    // torch.compile, on a stack with the knob (JSON optional)
+  // The MoE all-to-all overlapped by combined 1F1B, on a stack with the knob (JSON optional;
+  // --ep-overlap). Not searched: NVIDIA's recipes set it per workload.
+  bool ep_overlap = false;
 };
 
 // Default-constructed: megatron-core-2024, the default stack (a test checks that it equals the
