@@ -1136,11 +1136,6 @@ double cp_exposed(const Training& tr, const Strategy& s, const CommTotals& k,
          std::max(0.0, bwd - w * (sc.attn_bwd + sc.attn_recompute));
 }
 
-// Activation offload's copies on the critical path, per micro-batch (pp 1). Each offloaded
-// layer's activations go to the host over the GPU's host link while the next layer computes its
-// forward, and come back while the layer after it computes its backward: what stays exposed is
-// the copy's excess over one layer's forward (backward) time (ours, after Transformer Engine's CPU
-// offload, which copies on a side stream one layer ahead).
 }  // namespace
 
 double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_s,
@@ -1172,6 +1167,11 @@ double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_
 
 namespace {
 
+// Activation offload's copies on the critical path, per micro-batch (pp 1). Each offloaded
+// layer's activations go to the host over the GPU's host link while the next layer computes its
+// forward, and come back while the layer after it computes its backward: what stays exposed is
+// the copy's excess over one layer's forward (backward) time (ours, after Transformer Engine's CPU
+// offload, which copies on a side stream one layer ahead).
 double offload_exposed(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
                        const StageCompute& sc) {
   if (s.offload_layers <= 0 || st.layers <= 0) return 0.0;
