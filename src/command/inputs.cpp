@@ -317,19 +317,12 @@ Software resolve_software(const Args& a) {
   if (const auto d = a.text_if("dtype")) sw.dtype = spec::parse_dtype(*d, "--dtype");
   sw.flash_attention = a.on_off_if("flash_attention");
   const std::optional<bool> compile = a.on_off_if("compile");
+  if (const auto e = a.on_off_if("ep_overlap")) sw.stack.defaults.ep_overlap = *e;
   (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention, compile);  // checks them
   // The choice travels as the stack's default, so every training made from it has it.
   if (compile) sw.stack.defaults.compile = *compile;
   if (const auto e = a.text_if("ep_dispatch"))
     sw.stack.hierarchical_ep_dispatch = spec::parse_ep_dispatch(*e, "--ep-dispatch");
-  if (const auto e = a.on_off_if("ep_overlap")) {
-    if (*e && !sw.stack.knobs.ep_overlap)
-      throw InputError("--ep-overlap",
-                       fmt::format("stack {} has no combined 1F1B overlap of the MoE all-to-all "
-                                   "(use off, or --stack nemo-perf-2025)",
-                                   sw.stack.name));
-    sw.stack.defaults.ep_overlap = *e;
-  }
   if (const auto e = a.text_if("cp_comm")) {
     sw.stack.ring_cp = spec::parse_cp_comm(*e, "--cp-comm");
     if (sw.stack.ring_cp && !sw.stack.knobs.context_parallel)

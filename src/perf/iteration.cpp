@@ -402,6 +402,11 @@ EagerBytes eager_bytes(const Model& m, double t, bool sp) {
 constexpr double kPipelineStepS = 30e-6;
 // SMs DualPipe's all-to-all and PP kernels occupy (DeepSeek-V3 report, Sec. 3.2.2).
 constexpr double kDualPipeCommSms = 20.0;
+// The slowdown of `overlapped_s` of computation that shares the GPU's `sms` SMs with a
+// communication kernel holding `comm_sms` of them (ours): the computation runs on the rest.
+double sm_share_slowdown(double overlapped_s, double sms, double comm_sms) {
+  return sms > comm_sms ? overlapped_s * comm_sms / (sms - comm_sms) : 0.0;
+}
 }  // namespace
 
 namespace {
@@ -451,8 +456,7 @@ OverlapTime overlap_time(const OverlapPair& p, double t, double sms) {
     o.exposed_s = std::max(0.0, C - (t - 1.0) / t * G);
   else
     o.exposed_s = (t - 1.0) / t * std::max(0.0, C - G) + C / t;
-  if (p.reduce && sms > kOverlapSms)
-    o.contention_s = std::min(C, G) * kOverlapSms / (sms - kOverlapSms);
+  if (p.reduce) o.contention_s = sm_share_slowdown(std::min(C, G), sms, kOverlapSms);
   return o;
 }
 }  // namespace
@@ -1159,9 +1163,8 @@ double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_
   const double exposed = std::max(0.0, q - c.bwd_mlp) + std::max(0.0, q - c.bwd_attn) +
                          std::max(0.0, q - c.fwd_attn) + std::max(0.0, q - c.fwd_mlp);
   const double compute = c.fwd_attn + c.fwd_mlp + c.bwd_attn + c.bwd_mlp;
-  const double contention = sms > kDualPipeCommSms ? std::min(ep_s - exposed, compute) *
-                                                         kDualPipeCommSms / (sms - kDualPipeCommSms)
-                                                   : 0.0;
+  const double contention =
+      sm_share_slowdown(std::min(ep_s - exposed, compute), sms, kDualPipeCommSms);
   return paired * (exposed + contention) + (1.0 - paired) * ep_s;
 }
 
@@ -1210,10 +1213,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
     // 20 of H800's 132 SMs; the slowdown min(C, G) x 20 / (S - 20) is ours, as for TP overlap).
     const double compute = sc.fwd + sc.bwd + sc.recompute;
     const double comm = k.ep_mb + pp_part;
-    const double sms = ctx.gemm.sms;
-    const double contention = sms > kDualPipeCommSms ? std::min(comm, compute) * kDualPipeCommSms /
-                                                           (sms - kDualPipeCommSms)
-                                                     : 0.0;
+    const double contention =
+        sm_share_slowdown(std::min(comm, compute), ctx.gemm.sms, kDualPipeCommSms);
     ep_mb = std::max(0.0, comm - compute) + contention;
     pp_dualpipe_hidden = pp_part;
     pp_part = 0;

@@ -256,6 +256,15 @@ std::int64_t row_required(const Json& common, const Json& row, const char* key) 
   return *v;
 }
 
+std::optional<bool> row_bool(const Json& common, const Json& row, const char* key) {
+  const Json& v = row_value(common, row, key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_boolean())
+    throw InputError(key, fmt::format("got {}, expected true or false in a validation row",
+                                      printable(v.dump())));
+  return v.get<bool>();
+}
+
 std::string row_text(const Json& common, const Json& row, const char* key) {
   const Json& v = row_value(common, row, key);
   if (!v.is_string())
@@ -316,31 +325,18 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     const Model m = load_model(row_text(common, row, "model"));
     p.moe = m.is_moe();
     const Json& dt = row_value(common, row, "dtype");
-    const Json& compile = row_value(common, row, "compile");  // torch.compile, where run with it
-    if (!compile.is_null() && !compile.is_boolean())
-      throw InputError("compile", fmt::format("got {}, expected true or false in a validation row",
-                                              printable(compile.dump())));
-    Training tr = make_training(
-        row_required(common, row, "global_batch"), row_required(common, row, "seq_len"),
-        spec::load_stack(p.stack),
-        dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())),
-        std::nullopt, compile.is_null() ? std::nullopt : std::optional(compile.get<bool>()));
-    // The run's MoE dispatch where it differs from its stack's (DeepEP's is hierarchical).
+    // What the run's software did where its stack's default differs: the MoE dispatch (DeepEP's
+    // is hierarchical) and combined 1F1B's overlap of it (make_training checks the stack has it).
+    spec::Stack stack = spec::load_stack(p.stack);
     if (!row_value(common, row, "ep_dispatch").is_null())
-      tr.stack.hierarchical_ep_dispatch =
+      stack.hierarchical_ep_dispatch =
           spec::parse_ep_dispatch(row_text(common, row, "ep_dispatch"), "ep_dispatch");
-    // The MoE all-to-all under combined 1F1B, where the run overlapped it.
-    const Json& overlap = row_value(common, row, "ep_overlap");
-    if (!overlap.is_null()) {
-      if (!overlap.is_boolean())
-        throw InputError("ep_overlap", fmt::format("got {}, expected true or false in a "
-                                                   "validation row",
-                                                   printable(overlap.dump())));
-      if (overlap.get<bool>() && !tr.stack.knobs.ep_overlap)
-        throw InputError("ep_overlap",
-                         fmt::format("stack {} has no combined 1F1B overlap", tr.stack.name));
-      tr.stack.defaults.ep_overlap = overlap.get<bool>();
-    }
+    if (const auto overlap = row_bool(common, row, "ep_overlap"))
+      stack.defaults.ep_overlap = *overlap;
+    const Training tr = make_training(
+        row_required(common, row, "global_batch"), row_required(common, row, "seq_len"), stack,
+        dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())),
+        std::nullopt, row_bool(common, row, "compile"));  // torch.compile, where run with it
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
     // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256

@@ -304,6 +304,11 @@ Training make_training(std::int64_t global_batch, std::int64_t seq_len, const St
     throw InputError("--compile", fmt::format("stack {} has no torch.compile (use off, or a stack "
                                               "with it: see `railsim presets stacks`)",
                                               st.name));
+  if (st.defaults.ep_overlap && !st.knobs.ep_overlap)
+    throw InputError("--ep-overlap",
+                     fmt::format("stack {} has no combined 1F1B overlap of the MoE all-to-all (use "
+                                 "off, or a stack with it: see `railsim presets stacks`)",
+                                 st.name));
   return tr;
 }
 
