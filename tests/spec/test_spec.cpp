@@ -62,6 +62,25 @@ TEST(Presets, UnfittedGpusTakeH100sFractionsByTheirMicrobenchmarks) {
               0.02);
 }
 
+// A Hopper-or-later GPU with no GEMM microbenchmark of its own has nothing to scale H100's fitted
+// fractions by, so it carries them as they are (GH200: the same GH100 die and peak). A refit of
+// H100's must move them too; GH200 once kept a gemm_max H100 had dropped.
+TEST(Presets, GpusWithoutMicrobenchmarksCarryH100sFractionsAsTheyAre) {
+  const auto h = spec::load_gpu("H100-SXM");
+  int carried = 0;
+  for (const auto& name : spec::preset_names("gpus")) {
+    const auto g = spec::load_gpu(name);
+    // A100 has no fp8 and its own fit (Korthikanti et al.'s runs); the rest scale by benchmarks.
+    if (name == "H100-SXM" || g.peak_fp8_flops <= 0 || g.eff.gemm_bench_bf16 > 0) continue;
+    ++carried;
+    EXPECT_DOUBLE_EQ(g.eff.gemm_max, h.eff.gemm_max) << name;
+    EXPECT_DOUBLE_EQ(g.eff.gemm_max_fp8, h.eff.gemm_max_fp8) << name;
+    EXPECT_DOUBLE_EQ(g.eff.flash_attention, h.eff.flash_attention) << name;
+    EXPECT_DOUBLE_EQ(g.eff.flash_attention_fa2, h.eff.flash_attention_fa2) << name;
+  }
+  EXPECT_GE(carried, 1);  // GH200
+}
+
 TEST(Presets, UnknownPresetListsTheValidOnes) {
   try {
     spec::load_gpu("Z100");
