@@ -107,6 +107,13 @@ EstimateContext make_context(const Model& m, const Training& tr, const spec::Clu
 namespace {
 constexpr double kReservedBytes = 2.0 * units::kGiB;  // ours: CUDA context, NCCL, allocator slack
 
+// Megatron's interleaved schedule: stage i (of p, v chunks each) runs 2 (p - 1 - i) + (v - 1) p
+// forward chunks before its first backward (Narayanan et al. SC'21, Sec. 2.2; Megatron-Core's
+// get_forward_backward_func, interleaved warm-up).
+double interleaved_warmup_chunks(double p, double v, double i) {
+  return 2.0 * (p - 1.0 - i) + (v - 1.0) * p;
+}
+
 // Korthikanti et al. 2022, Sec. 4, generalised to GQA, any FFN width, gated FFNs and MoE (ours):
 // bytes stored per layer per micro-batch. `shared` is the part that tensor parallelism alone does
 // not split (LayerNorm inputs, the inputs of the QKV and FC1 GEMMs, the dropout masks: 10 s b h
@@ -327,7 +334,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // report, Table 2).
   auto in_flight = [&](double i) {
     if (s.schedule == PipelineSchedule::dualpipe) return std::min(p + 1.0, mb);
-    return s.interleave <= 1 ? std::min(p - i, mb) : std::min(p * v + p - 1.0 - 2.0 * i, mb * v);
+    return s.interleave <= 1 ? std::min(p - i, mb)
+                             : std::min(interleaved_warmup_chunks(p, v, i) + 1.0, mb * v);
   };
   MemoryUse mem = stage(st.layers_first, st.embedding_params, in_flight(0));
   if (s.pp == 1) {
@@ -1157,7 +1165,7 @@ double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_
   // backwards run alone, their all-to-all exposed (ours).
   const double p = static_cast<double>(s.pp), v = static_cast<double>(s.interleave);
   const double chunks = micro_batches * v;
-  const double warmup = s.pp > 1 ? std::max(1.0, 2.0 * (p - 1.0) + (v - 1.0) * p) : 1.0;
+  const double warmup = s.pp > 1 ? std::max(1.0, interleaved_warmup_chunks(p, v, 0.0)) : 1.0;
   const double paired = chunks > 0 ? std::clamp(1.0 - warmup / chunks, 0.0, 1.0) : 0.0;
   const double q = 0.25 * ep_s;
   const double exposed = std::max(0.0, q - c.bwd_mlp) + std::max(0.0, q - c.bwd_attn) +

@@ -335,7 +335,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
       stack.defaults.ep_overlap = *overlap;
     const Training tr = make_training(
         row_required(common, row, "global_batch"), row_required(common, row, "seq_len"), stack,
-        dt.is_null() ? std::nullopt : std::optional(spec::parse_dtype(dt.get<std::string>())),
+        dt.is_null() ? std::nullopt
+                     : std::optional(spec::parse_dtype(row_text(common, row, "dtype"), "dtype")),
         std::nullopt, row_bool(common, row, "compile"));  // torch.compile, where run with it
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
