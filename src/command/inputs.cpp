@@ -354,12 +354,13 @@ std::vector<Field> strategy_fields() {
       "cp", "--cp", "Context-parallel degree (sequence split in 2 cp chunks; 2 cp divides --seq)",
       1, maxdeg));
   f.push_back(integer_field(
-      "ep", "--ep", "Expert-parallel degree (MoE; divides dp, or tp x cp x dp with --etp 1)", 1,
+      "ep", "--ep",
+      "Expert-parallel degree (MoE; divides dp, or with --etp below tp, tp x cp x dp / etp)", 1,
       maxdeg));
   f.push_back(integer_field("etp", "--etp",
-                            "Expert tensor-parallel size (MoE): 1 folds the experts, whole on "
-                            "every GPU with ep spanning the TP ranks (stacks with expert "
-                            "folding); default tp",
+                            "Expert tensor-parallel size (MoE): a divisor of tp below it folds "
+                            "the experts, split over etp GPUs (1: whole on every GPU) with ep "
+                            "spanning the TP ranks (stacks with expert folding); default tp",
                             1, maxdeg));
   f.push_back(integer_field("hsdp", "--hsdp",
                             "Hybrid sharding: shard weights, gradients and optimizer state over "

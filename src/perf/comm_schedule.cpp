@@ -153,22 +153,34 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::tp));
     // Two reductions per layer (after attention and after the FFN) in each direction
     // (Shoeybi et al. 2019; with SP, Korthikanti et al. 2022: all-gather + reduce-scatter).
-    // Folded MoE layers without shared experts have the attention's pair only: their experts
-    // take each GPU's SP shard of the tokens straight into the dispatch (Liu et al. 2025).
-    const double per_pass =
-        (2.0 * st.layers - (detail::folded_moe_drops_sp(m, s) ? st.moe_layers : 0.0)) * mb;
     if (!s.sp) {
+      const double per_pass = 2.0 * st.layers * mb;
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::forward, act,
               per_pass});
       cs.add({CollectiveOp::all_reduce, Parallelism::tp, Axis::tp, alg, Phase::backward, act,
               per_pass * (1.0 + rerun_reduce)});
     } else {
+      // With SP the pairs sit on two groups: the TP group's (attention, dense FFN, shared
+      // experts) gather the layer's b s h; the expert TP group's (routed experts) the routed
+      // copies that the dispatch brought (detail::sp_pairs).
+      const detail::SpPairs pairs = detail::sp_pairs(m, s, st);
       for (Phase ph : {Phase::forward, Phase::backward}) {
         const bool bwd = ph == Phase::backward;
         cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::tp, alg, ph, act,
-                per_pass * (1.0 + (bwd ? rerun_gather : 0.0))});
+                pairs.tp * mb * (1.0 + (bwd ? rerun_gather : 0.0))});
         cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act,
-                per_pass * (1.0 + (bwd ? rerun : 0.0))});
+                pairs.tp * mb * (1.0 + (bwd ? rerun : 0.0))});
+      }
+      if (pairs.etp > 0) {
+        // Recomputation reruns them with the dispatch they follow (as the all-to-alls below).
+        const Algorithm ealg = reduction_algorithm(pl.shape(Axis::etp));
+        const double bytes = detail::etp_gather_bytes(m, s, st);
+        for (Phase ph : {Phase::forward, Phase::backward}) {
+          const double count = pairs.etp * mb * (1.0 + (ph == Phase::backward ? rerun : 0.0));
+          cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::etp, ealg, ph, bytes, count});
+          cs.add(
+              {CollectiveOp::reduce_scatter, Parallelism::sp, Axis::etp, ealg, ph, bytes, count});
+        }
       }
     }
   }

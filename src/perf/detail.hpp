@@ -42,11 +42,30 @@ struct StageShape {
   double micro_batches = 0;     // m
 };
 
-// Whether the MoE layers lose the FFN's sequence-parallel all-gather and reduce-scatter: folded
-// experts (etp = 1) take each GPU's SP shard of the tokens straight into the dispatch, and only
-// shared experts, split over the TP group, would gather them (Megatron-Core's MoE layer).
-inline bool folded_moe_drops_sp(const Model& m, const Strategy& s) {
-  return m.is_moe() && s.folded() && m.shared_experts == 0;
+// The sequence-parallel pairs (an all-gather and a reduce-scatter each way) of one pass of a
+// stage's layers, by group. On the TP group: the attention's in every layer, the dense FFN's in
+// the dense layers and the shared experts' in the MoE layers (a TP-split MLP that gathers its own
+// input). On the expert TP group, when it has more than one member, the routed experts' in the
+// MoE layers: Megatron-Core's all-to-all dispatcher sends each GPU's SP shard of the routed token
+// copies over the EP group, then all-gathers what arrived over the expert TP group (and
+// reduce-scatters it before the combine), so folded to etp = 1 the routed experts gather nothing
+// (Megatron-Core MoEAlltoAllTokenDispatcher; Liu et al. 2025, arXiv 2504.14960).
+struct SpPairs {
+  double tp = 0, etp = 0;
+};
+inline SpPairs sp_pairs(const Model& m, const Strategy& s, const StageShape& st) {
+  SpPairs p;
+  p.tp = st.layers + st.dense_layers + (m.shared_experts > 0 ? st.moe_layers : 0.0);
+  if (m.is_moe() && s.expert_tp() > 1) p.etp = st.moe_layers;
+  return p;
+}
+
+// The buffer the routed experts' all-gather fills on each GPU, bytes: the routed copies of the
+// expert TP group's etp SP shards, etp (T / t) top_k c tokens of h bf16 values.
+inline double etp_gather_bytes(const Model& m, const Strategy& s, const StageShape& st) {
+  return st.tokens_mb / static_cast<double>(s.tp) * static_cast<double>(s.expert_tp()) *
+         static_cast<double>(m.top_k) * m.capacity_factor * static_cast<double>(m.hidden) *
+         kActBytes;
 }
 
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {

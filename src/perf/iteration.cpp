@@ -561,9 +561,10 @@ struct Dims {
   double qkv_w = 0, out_w = 0;          // Q + K + V widths; the attention output (projection input)
   double hbm = 0;                       // effective HBM bandwidth, bytes/s
   double moe_tokens = 0;  // routed token copies per micro-batch: T top_k capacity_factor
-  // MoE: experts on a GPU (E / e), the rows each runs (the tokens of e GPUs' routed copies, split
-  // over the expert TP group: unfolded, all the TP group's tokens against f_e / t of each expert;
-  // folded, a GPU's own T / t against whole experts, Liu et al. 2025) and that TP size.
+  // MoE: experts on a GPU (E / e), the rows each runs (the routed copies of e GPUs' SP shards
+  // gathered over the expert TP group: etp T / t tokens against f_e / etp of each expert;
+  // unfolded, all the TP group's tokens; folded to 1, a GPU's own T / t against whole experts,
+  // Liu et al. 2025) and that TP size.
   double local_experts = 0, expert_rows = 0, expert_tp = 1;
 };
 
@@ -589,8 +590,8 @@ Dims dims_of(const EstimateContext& ctx, const Strategy& s, const detail::StageS
   d.moe_tokens = d.T * static_cast<double>(m.top_k) * m.capacity_factor;
   if (m.is_moe()) {
     d.local_experts = static_cast<double>(m.experts) / static_cast<double>(s.ep);
-    d.expert_rows = (s.folded() ? d.moe_tokens / d.t : d.moe_tokens) / d.local_experts;
     d.expert_tp = static_cast<double>(s.expert_tp());
+    d.expert_rows = d.moe_tokens * d.expert_tp / d.t / d.local_experts;
   }
   return d;
 }
@@ -839,7 +840,9 @@ CommTotals comm_totals(const CommSchedule& cs, const Placement& pl, const Networ
       case Parallelism::sp:
         k.tp_mb += (ct.time_s - ct.forwarding_s) * op.count / mb;
         k.fw_mb += ct.forwarding_s * op.count / mb;
-        if (op.parallelism == Parallelism::sp) {
+        // The TP group's pairs, which the TP overlap may hide; the expert TP group's (the
+        // dispatcher's plain collectives) stay in tp_mb, exposed.
+        if (op.parallelism == Parallelism::sp && op.axis == Axis::tp) {
           const bool fwd_phase = op.phase == Phase::forward;
           const bool ag = op.op == CollectiveOp::all_gather;
           (fwd_phase ? (ag ? k.ag_fwd : k.rs_fwd) : (ag ? k.ag_bwd : k.rs_bwd)) =
@@ -908,29 +911,18 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   const double gated = m.gated_ffn ? 2.0 : 1.0;
   const double f_n = gated * ffn / t;
   const double moe_share = 1.0 - dense_share;
-  // The MoE layer's GEMMs next to the FFN's collectives: `mult` GEMMs of `rows` tokens against
-  // f / t FFN columns. Unfolded, the routed experts' (E / e of them, each its share of the TP
-  // group's tokens). Folded, the routed experts have no TP collective: the shared experts keep
-  // the pair (a TP-split FFN on the TP group's tokens), and without them the MoE layers have no
-  // FFN pair at all.
-  double mult = 0, rows = 0, f_moe = 0;
-  if (m.is_moe() && !s.folded()) {
-    mult = d.local_experts;
-    rows = d.expert_rows;
-    f_moe = static_cast<double>(m.expert_ffn_hidden);
-  } else if (m.is_moe() && m.shared_experts > 0) {
-    mult = 1.0;
-    rows = T;
-    f_moe = m.shared_ffn();
-  }
-  const bool drops = detail::folded_moe_drops_sp(m, s);
-  const double ffn_reps = drops ? dense_share : 1.0;  // FFN pairs per layer
-  // The GEMMs next to each collective, per layer (dense and MoE layers weighted; where the MoE
-  // layers drop the pair, mult is 0 and the pairs are the dense layers').
-  const double dense_w = drops ? 1.0 : dense_share;
-  auto ffn_pair = [&](double dense, double moe) {
-    return dense_w * dense + moe_share * mult * moe;
+  // The FFN pairs on the TP group (detail::sp_pairs): the dense FFN's in the dense layers, the
+  // shared experts' (a TP-split FFN of f_s columns on the layer's tokens) in the MoE layers. The
+  // routed experts' pair is on the expert TP group, a plain collective of the dispatcher that
+  // Transformer Engine's userbuffers do not chunk (its grouped GEMMs take no overlap): exposed.
+  const double shared_share = m.is_moe() && m.shared_experts > 0 ? moe_share : 0.0;
+  const double f_moe = shared_share > 0 ? m.shared_ffn() : 0.0;
+  const double ffn_reps = dense_share + shared_share;  // FFN pairs per layer
+  // The GEMMs next to each FFN collective, the dense and shared-expert layers weighted.
+  auto ffn_pair = [&](double dense, double shared) {
+    return ffn_reps > 0 ? (dense_share * dense + shared_share * shared) / ffn_reps : 0.0;
   };
+  const double rows = T;
   const double qkv_n = d.qkv_w / t;
   const OverlapPair fwd_pairs[] = {
       {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},       // all-gather -> QKV

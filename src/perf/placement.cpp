@@ -13,14 +13,15 @@
 namespace railsim::perf {
 
 namespace {
-constexpr EnumNames<Axis, 8> kAxisNames{{{{Axis::tp, "tp"},
+constexpr EnumNames<Axis, 9> kAxisNames{{{{Axis::tp, "tp"},
                                           {Axis::dp, "dp"},
                                           {Axis::pp, "pp"},
                                           {Axis::ep, "ep"},
                                           {Axis::edp, "edp"},
                                           {Axis::cp, "cp"},
                                           {Axis::dp_shard, "dp_shard"},
-                                          {Axis::dp_replica, "dp_replica"}}}};
+                                          {Axis::dp_replica, "dp_replica"},
+                                          {Axis::etp, "etp"}}}};
 constexpr EnumNames<PlacementKind, 3> kPlacementNames{
     {{{PlacementKind::rail_aligned, "rail_aligned"},
       {PlacementKind::tp_across_domains, "tp_across_domains"},
@@ -57,13 +58,13 @@ Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind
                                  "{} GPUs",
                                  d.tp, d.cp, d.pp, d.dp, d.total(), n_));
   }
-  if (d.etp < 0 || (d.etp > 1 && d.etp != d.tp))
-    throw InputError("--etp", fmt::format("got {}, expected 1 or tp = {}", d.etp, d.tp));
+  if (d.etp < 0 || d.etp > d.tp || (d.etp > 0 && d.tp % d.etp != 0))
+    throw InputError("--etp", fmt::format("got {}, expected a divisor of tp = {}", d.etp, d.tp));
   if (d.expert_tp() < d.tp) {
-    if ((d.tp * d.cp * d.dp) % d.ep != 0)
-      throw InputError("--ep", fmt::format("ep = {} must divide tp x cp x dp = {} (folded expert "
-                                           "parallelism is carved out of them)",
-                                           d.ep, d.tp * d.cp * d.dp));
+    if ((d.tp * d.cp * d.dp) % (d.expert_tp() * d.ep) != 0)
+      throw InputError("--ep", fmt::format("etp x ep = {} x {} must divide tp x cp x dp = {} "
+                                           "(folded expert parallelism is carved out of them)",
+                                           d.expert_tp(), d.ep, d.tp * d.cp * d.dp));
   } else if (d.dp % d.ep != 0) {
     throw InputError("--ep",
                      fmt::format("ep = {} must divide dp = {} (expert parallelism is carved "
@@ -113,6 +114,8 @@ std::int64_t Placement::axis_size(Axis a) const {
       return d_.shard_size();
     case Axis::dp_replica:
       return d_.dp * d_.cp / d_.shard_size();
+    case Axis::etp:
+      return d_.expert_tp();
   }
   return 1;
 }
@@ -120,6 +123,7 @@ std::int64_t Placement::axis_size(Axis a) const {
 std::int64_t Placement::axis_stride(Axis a) const {
   switch (a) {
     case Axis::tp:
+    case Axis::etp:
       return 1;
     case Axis::dp:
     case Axis::cp:
@@ -176,10 +180,11 @@ GroupShape Placement::shape(Axis a) const {
   const std::int64_t n = axis_size(a), s = axis_stride(a);
   GroupShape out;
   if (kind_ == PlacementKind::rail_aligned && regular_shape(s, n, k_, out)) return out;
-  if (kind_ == PlacementKind::tp_across_domains && (a == Axis::tp || s % d_.tp == 0)) {
+  const bool in_tp = a == Axis::tp || a == Axis::etp;  // the expert TP group: the first etp
+  if (kind_ == PlacementKind::tp_across_domains && (in_tp || s % d_.tp == 0)) {
     // TP member i sits at i * (N / t) + rest; other axes move by s / t in GPU space (a folded
     // expert axis, stride below t, mixes the two: the general path below).
-    const std::int64_t gs = a == Axis::tp ? n_ / d_.tp : s / d_.tp;
+    const std::int64_t gs = in_tp ? n_ / d_.tp : s / d_.tp;
     if (regular_shape(gs, n, k_, out)) return out;
   }
   // Irregular: the groups of one axis sit differently (e.g. groups of 3 on domains of 4). A

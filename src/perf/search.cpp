@@ -46,7 +46,7 @@ void divisors(std::int64_t n, std::vector<std::int64_t>& out) {
 // are enumerated by the workers.
 struct Shape {
   std::int64_t tp, pp, dp, ep, mb, v, cp = 1;
-  std::int64_t etp = 0;  // 1: the experts folded (Strategy::etp)
+  std::int64_t etp = 0;  // below tp: the experts folded (Strategy::etp); 0 unfolded
 };
 
 // The cp degrees to try with this tp (kMaxSearchCp, kMinCpChunk), or the pinned one if it divides
@@ -73,26 +73,34 @@ void pick(const std::optional<std::int64_t>& pin, std::int64_t n, std::vector<st
   }
 }
 
-// The expert-parallel degrees of an MoE shape: unfolded, the divisors of gcd(dp, E) (ep carved
-// from DP); folded (etp = 1, where the stack folds and tp > 1), those of gcd(tp cp dp, E). A pin
-// of ep keeps its own alone, a pin of etp its own layout alone. Returns false for no folding.
-bool expert_degrees(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
-                    std::int64_t cp, std::int64_t dp, bool folded, std::vector<std::int64_t>& out) {
+// The expert layouts of a tp: unfolded (0) and, where the stack folds an MoE model and tp > 1,
+// folded to whole experts on every GPU (etp 1), the two ends that MoE parallel folding compares
+// (Liu et al. 2025) and NVIDIA's MoE configurations run. A size between them is visited where
+// etp pins it (every size would multiply the folded shapes by up to 3 at tp 8). A pin of etp
+// keeps its own layout alone (tp, or 1 at tp 1: unfolded).
+void expert_layouts(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
+                    std::vector<std::int64_t>& out) {
+  out.clear();
+  if (!pins.etp || *pins.etp == tp || (*pins.etp == 1 && tp == 1)) out.push_back(0);
+  if (!ctx.model->is_moe() || tp == 1 || !ctx.training.stack.knobs.expert_folding) return;
+  const std::int64_t folded = pins.etp ? *pins.etp : 1;
+  if (folded < tp && tp % folded == 0) out.push_back(folded);
+}
+
+// The expert-parallel degrees of an MoE shape: unfolded (etp 0), the divisors of gcd(dp, E) (ep
+// carved from DP); folded to etp, those of gcd(tp cp dp / etp, E). A pin of ep keeps its own
+// alone.
+void expert_degrees(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
+                    std::int64_t cp, std::int64_t dp, std::int64_t etp,
+                    std::vector<std::int64_t>& out) {
   const Model& m = *ctx.model;
   out.clear();
-  if (folded) {
-    if (!m.is_moe() || tp == 1 || !ctx.training.stack.knobs.expert_folding ||
-        (pins.etp && *pins.etp != 1))
-      return false;
-    pick(pins.ep, std::gcd(tp * cp * dp, m.experts), out);
-    return true;
-  }
-  if (pins.etp && *pins.etp != tp) return false;  // a pin of 1 at tp 1 is unfolded too
-  if (m.is_moe())
+  if (etp > 0)
+    pick(pins.ep, std::gcd(tp * cp * dp / etp, m.experts), out);
+  else if (m.is_moe())
     pick(pins.ep, std::gcd(dp, m.experts), out);
   else
     out.assign(!pins.ep || *pins.ep == 1 ? 1 : 0, 1);
-  return true;
 }
 
 // The shapes of one (tp, cp): every pp, ep (unfolded and folded), micro-batch and interleave.
@@ -102,7 +110,8 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
   const std::int64_t N = ctx.cluster->gpus / cp;  // tp x pp x dp
   const std::int64_t B = ctx.training.global_batch;
   const spec::StackKnobs& knobs = ctx.training.stack.knobs;
-  std::vector<std::int64_t> pps, eps, mbs, vs;
+  std::vector<std::int64_t> pps, eps, mbs, vs, etps;
+  expert_layouts(ctx, pins, tp, etps);
   // Any pp dividing N / (tp cp) up to the layer count (uneven stages where the stack has them;
   // pp = 1 on a stack without pipelines).
   pick(pins.pp, N / tp, pps);
@@ -128,13 +137,13 @@ void shapes_of(const EstimateContext& ctx, const StrategyPins& pins, std::int64_
           vs.push_back(v);
     } else
       vs.assign(!pins.interleave || *pins.interleave == 1 ? 1 : 0, 1);
-    for (const bool folded : {false, true}) {
-      if (!expert_degrees(ctx, pins, tp, cp, dp, folded, eps)) continue;
+    for (std::int64_t etp : etps) {
+      expert_degrees(ctx, pins, tp, cp, dp, etp, eps);
       for (std::int64_t ep : eps)
         for (std::int64_t mb : mbs)
           for (std::int64_t v : vs) {
             if (v > 1 && (B / (dp * mb)) % pp != 0) continue;
-            out.push_back({tp, pp, dp, ep, mb, v, cp, folded ? 1 : 0});
+            out.push_back({tp, pp, dp, ep, mb, v, cp, etp});
           }
     }
   }
@@ -205,7 +214,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
   // alone where it divides dp x cp. A group g > 0 needs the distributed optimizer.
   std::array<std::int64_t, 2> groups{0, 0};
   std::size_t n_groups = 1;
-  const bool hybrid = knobs.hsdp && sh.ep == 1 && sh.etp != 1;  // perf::validate's rules
+  const bool hybrid = knobs.hsdp && sh.ep == 1 && sh.etp == 0;  // perf::validate's rules
   if (pins.hsdp) {
     groups[0] = *pins.hsdp;
     n_groups = *pins.hsdp == 0 || (*pins.hsdp > 0 && dp_cp % *pins.hsdp == 0 && hybrid) ? 1 : 0;
@@ -276,7 +285,7 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
   const std::int64_t N = ctx.cluster->gpus;
   const std::int64_t B = ctx.training.global_batch;
   const spec::StackKnobs& knobs = ctx.training.stack.knobs;
-  std::vector<std::int64_t> tps, cps, pps, eps, mbs;
+  std::vector<std::int64_t> tps, cps, pps, eps, mbs, etps;
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::int64_t total = 0;
   auto add = [&](std::int64_t a, std::int64_t b) {
@@ -285,6 +294,7 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
   };
   pick(pins.tp, std::gcd(m.heads, N), tps);
   for (std::int64_t tp : tps) {
+    expert_layouts(ctx, pins, tp, etps);
     cp_degrees(ctx, pins, N / tp, cps);
     for (std::int64_t cp : cps) {
       pick(pins.pp, N / (tp * cp), pps);
@@ -310,11 +320,11 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
         }
         std::int64_t per_ep = 0;
         for (std::int64_t mb : mbs) per_ep += v1 + ((B / (dp * mb)) % pp == 0 ? vmore : 0);
-        for (const bool folded : {false, true}) {
-          if (!expert_degrees(ctx, pins, tp, cp, dp, folded, eps)) continue;
+        for (std::int64_t etp : etps) {
+          expert_degrees(ctx, pins, tp, cp, dp, etp, eps);
           const auto n_ep = static_cast<std::int64_t>(eps.size());
           std::int64_t variants = 0;
-          visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp, folded ? 1 : 0}, pins, knobs,
+          visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp, etp}, pins, knobs,
                       ctx.training.flash_attention, B, ctx.cluster->hb_domain,
                       [&](const Strategy&) { ++variants; });
           std::int64_t shapes_n = 0;
@@ -617,7 +627,7 @@ void check_pins(const Model& m, const Training& tr, const StrategyPins& p) {
   positive(p.interleave, "--interleave");
   positive(p.cp, "--cp");
   positive(p.etp, "--etp");
-  if (p.etp && *p.etp == 1 && !tr.stack.knobs.expert_folding && (!p.tp || *p.tp > 1))
+  if (p.etp && !tr.stack.knobs.expert_folding && (p.tp ? *p.etp < *p.tp : *p.etp == 1))
     throw InputError("--etp",
                      fmt::format("stack {} has no expert folding (use etp = tp)", tr.stack.name));
   if (p.offload_layers && *p.offload_layers != 0 && !tr.stack.knobs.activation_offload)

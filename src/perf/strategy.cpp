@@ -70,15 +70,14 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                                         s.hsdp, s.dp, s.cp));
   }
   if (s.etp != 0 && s.etp != s.tp) {
-    if (s.etp != 1)
-      return fail("--etp", fmt::format("got {}, expected 1 (whole experts on every GPU) or tp = "
-                                       "{} (an expert tensor-parallel size between them is not "
-                                       "modelled)",
+    if (s.etp < 1 || s.etp > s.tp || s.tp % s.etp != 0)
+      return fail("--etp", fmt::format("got {}, expected a divisor of tp = {} (1: whole experts on "
+                                       "every GPU; tp: the experts split like the dense FFN)",
                                        s.etp, s.tp));
     if (!m.is_moe())
-      return fail("--etp", fmt::format("etp = 1 folds the expert layers of a mixture-of-experts "
+      return fail("--etp", fmt::format("etp = {} folds the expert layers of a mixture-of-experts "
                                        "model; {} is dense",
-                                       m.name));
+                                       s.etp, m.name));
     if (!st.knobs.expert_folding)
       return fail("--etp",
                   fmt::format("stack {} has no expert folding (use etp = tp = {})", st.name, s.tp));
@@ -264,10 +263,10 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
     return fail("--ep",
                 fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));
   if (s.folded()) {
-    if ((s.tp * s.cp * s.dp) % s.ep != 0)
-      return fail("--ep", fmt::format("ep = {} must divide tp x cp x dp = {} x {} x {} (folded "
-                                      "experts are spread over them)",
-                                      s.ep, s.tp, s.cp, s.dp));
+    if ((s.tp * s.cp * s.dp) % (s.expert_tp() * s.ep) != 0)
+      return fail("--ep", fmt::format("etp x ep = {} x {} must divide tp x cp x dp = {} x {} x {} "
+                                      "(folded experts are spread over them)",
+                                      s.expert_tp(), s.ep, s.tp, s.cp, s.dp));
   } else if (s.dp % s.ep != 0) {
     const bool fold =
         tr.stack.knobs.expert_folding && m.is_moe() && s.tp > 1 && (s.tp * s.cp * s.dp) % s.ep == 0;

@@ -61,11 +61,21 @@ TEST(CliEtp, BadFoldingIsOneLineNamingTheOption) {
       {"estimate " + kQwen + " --ep 32 --etp 0", "--etp"},
       {"estimate " + kQwen + " --ep 32 --etp x", "--etp"},
       {"estimate " + kQwen + " --ep 32 --etp 99999999999", "--etp"},
-      {"estimate --model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --tp 4 --ep 8 --etp 2 --stack "
+      {"estimate --model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --tp 4 --ep 8 --etp 3 --stack "
        "nemo-perf-2025",
-       "--etp: got 2, expected 1"},
+       "--etp: got 3, expected a divisor of tp = 4"},
+      {"estimate --model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --tp 4 --ep 8 --etp 8 --stack "
+       "nemo-perf-2025",
+       "--etp: got 8, expected a divisor of tp = 4"},
+      {"estimate --model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --tp 4 --pp 8 --ep 32 --etp 2 "
+       "--stack "
+       "nemo-perf-2025",
+       "--ep: etp x ep = 2 x 32 must divide tp x cp x dp"},
+      {"estimate --model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --tp 4 --ep 8 --etp 2",
+       "--etp: stack megatron-core-2024 has no expert folding"},
       {"estimate " + kQwen + " --ep 32 --etp 1 --sp off", "--etp"},
-      {"estimate " + kQwen + " --ep 64 --etp 1", "--ep: ep = 64 must divide tp x cp x dp"},
+      {"estimate " + kQwen + " --ep 64 --etp 1",
+       "--ep: etp x ep = 1 x 64 must divide tp x cp x dp"},
       {"estimate " + kQwen + " --ep 32", "--ep: ep = 32 must divide dp = 16"},
       {"estimate --model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --tp 2 --ep 8 --etp 1",
        "--etp: stack megatron-core-2024 has no expert folding"},
@@ -79,4 +89,33 @@ TEST(CliEtp, BadFoldingIsOneLineNamingTheOption) {
   // Unfolded, the error says how ep 32 could run.
   const auto r = run_cli("estimate " + kQwen + " --ep 32");
   EXPECT_NE(r.err.find("folded (--etp 1) it may span tp x cp x dp"), std::string::npos) << r.err;
+}
+
+// An expert TP size between 1 and tp: estimate prints and reports it, the routed copies'
+// gathers run over groups of etp GPUs, and plan visits it where the stack folds.
+TEST(CliEtp, ExpertTpBetweenOneAndTpIsEstimatedAndPlanned) {
+  const std::string qwen4 =
+      "--model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --seq 4096 --batch 512 --stack "
+      "nemo-perf-2025 --dtype fp8 --tp 4 --pp 8 --interleave 4 --micro-batch 1";
+  const auto est = run_cli("estimate " + qwen4 + " --ep 16 --etp 2");
+  ASSERT_EQ(est.code, 0) << est.err;
+  EXPECT_NE(est.out.find("tp 4 pp 8 dp 8 ep 16 etp 2,"), std::string::npos) << est.out;
+  const auto j =
+      nlohmann::json::parse(run_cli("estimate " + qwen4 + " --ep 16 --etp 2 --json").out);
+  EXPECT_EQ(j["strategy"]["etp"], 2);
+  int gathers = 0;
+  for (const auto& op : j["comm"]) {
+    if (op["axis"] != "etp") continue;
+    ++gathers;
+    EXPECT_EQ(op["parallelism"], "sp");
+    EXPECT_EQ(op["group"]["size"], 2);
+    // etp (T / t) top_k h bf16: 2 x 1,024 x 8 x 4,096 x 2 bytes.
+    EXPECT_DOUBLE_EQ(op["bytes"].get<double>(), 2.0 * 1024 * 8 * 4096 * 2);
+  }
+  EXPECT_EQ(gathers, 4);  // all-gather and reduce-scatter, forward and backward
+  const auto plan = run_cli("plan " + qwen4 + " --ep 16 --etp 2 --top 1 --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const auto pj = nlohmann::json::parse(plan.out);
+  ASSERT_EQ(pj["plans"].size(), 1u);
+  EXPECT_EQ(pj["plans"][0]["strategy"]["etp"], 2);
 }

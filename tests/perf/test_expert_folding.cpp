@@ -1,6 +1,7 @@
-// MoE parallel folding (--etp 1; Megatron-Core's expert_tensor_parallel_size, Liu et al. 2025):
-// the expert layers run without tensor parallelism and their expert-parallel group may span the
-// TP ranks. Placement, memory, the CommSchedule, the search and the bad-input errors.
+// MoE parallel folding (--etp below tp; Megatron-Core's expert_tensor_parallel_size, Liu et al.
+// 2025): the expert layers run split over fewer ranks than the TP group (none at etp 1) and their
+// expert-parallel group may span the TP ranks. Placement, memory, the CommSchedule, the search
+// and the bad-input errors.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -86,33 +87,114 @@ TEST(ExpertFolding, FoldedExpertGroupsAreConsecutiveRanksAcrossTheTpRanks) {
   }
 }
 
+// Expert TP between 1 and tp (Megatron-Core's expert_tensor_parallel_size 2 under tp 4): the
+// expert TP group is etp consecutive ranks inside a TP group, the EP group e ranks etp apart, the
+// expert-data-parallel group the rest.
+TEST(ExpertFolding, ExpertTpGroupsAreConsecutiveRanksInsideTheTpGroup) {
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  const perf::Degrees d{4, 1, 4, 4, 1, 0, 2};
+  EXPECT_EQ(d.expert_tp(), 2);
+  const perf::Placement pl(c, d);
+  EXPECT_EQ(pl.axis_size(Axis::etp), 2);
+  EXPECT_EQ(pl.axis_stride(Axis::etp), 1);
+  EXPECT_EQ(pl.axis_stride(Axis::ep), 2);
+  EXPECT_EQ(pl.axis_size(Axis::edp), 16 / (2 * 4));
+  EXPECT_TRUE(groups(pl, Axis::etp).count({0, 1}));
+  EXPECT_TRUE(groups(pl, Axis::etp).count({2, 3}));
+  EXPECT_TRUE(groups(pl, Axis::ep).count({0, 2, 4, 6}));
+  EXPECT_TRUE(groups(pl, Axis::edp).count({0, 8}));
+  EXPECT_EQ(pl.shape(Axis::etp).domains, 1);
+  // etp must divide tp, and etp x ep the tp x cp x dp ranks of a stage.
+  for (const perf::Degrees bad :
+       {perf::Degrees{4, 1, 4, 4, 1, 0, 3}, perf::Degrees{4, 1, 4, 16, 1, 0, 2}}) {
+    try {
+      const perf::Placement p(c, bad);
+      ADD_FAILURE() << "etp " << bad.etp << " ep " << bad.ep << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), bad.etp == 3 ? "--etp" : "--ep");
+    }
+  }
+}
+
+// Between the two ends the expert weights are split etp ways, the experts run etp T / t rows
+// each, and the routed copies are all-gathered (and reduce-scattered) over the expert TP group
+// after the dispatch: etp (T / t) top_k copies of h bf16 values per GPU, as Megatron-Core's
+// all-to-all dispatcher does. Unfolded (etp = tp) the gather is top_k times the layer's b s h.
+TEST(ExpertFolding, ExpertTpSplitsTheExpertsAndGathersTheDispatchedCopies) {
+  const perf::Model m = test::small_model(true);
+  const perf::Training tr = folding_training(64);
+  const spec::Cluster c = test::cluster("H100-SXM", 16, 8);
+  const perf::Strategy one = moe_strategy(4, 4, 4, 1), two = moe_strategy(4, 4, 4, 2),
+                       whole = moe_strategy(4, 4, 4, 0);
+  // Weights: E / ep = 4 experts per GPU per MoE layer, 2 bytes per parameter.
+  const double x = 2.0 * static_cast<double>(m.moe_layers()) * 4.0 * m.expert_params();
+  const double w1 = perf::memory_use(m, tr, one).weights_bytes;
+  const double w2 = perf::memory_use(m, tr, two).weights_bytes;
+  const double w4 = perf::memory_use(m, tr, whole).weights_bytes;
+  EXPECT_NEAR(w1 - w2, x / 2, 1e-9 * x);
+  EXPECT_NEAR(w2 - w4, x / 4, 1e-9 * x);
+  // The gathers over the expert TP group, per micro-batch pass of the 12 MoE layers.
+  const double mb = 64.0 / 4.0, tokens = 1024.0, h = 1024.0;
+  auto etp_ops = [&](const perf::Strategy& s, double* bytes) {
+    const perf::Placement pl(c, s.degrees());
+    double n = 0;
+    for (const perf::CommOp& op : perf::build_comm_schedule(m, tr, s, pl))
+      if (op.axis == Axis::etp && op.phase == perf::Phase::forward &&
+          op.op == perf::CollectiveOp::all_gather) {
+        n += op.count;
+        *bytes = op.bytes;
+        EXPECT_EQ(op.parallelism, perf::Parallelism::sp);
+      }
+    return n;
+  };
+  double b2 = 0, b4 = 0, b1 = 0;
+  EXPECT_DOUBLE_EQ(etp_ops(two, &b2), 12 * mb);
+  EXPECT_DOUBLE_EQ(b2, tokens / 4 * 2 * 2 * h * 2);  // etp T / t top_k h, bf16
+  EXPECT_DOUBLE_EQ(etp_ops(whole, &b4), 12 * mb);
+  EXPECT_DOUBLE_EQ(b4, tokens * 2 * h * 2);  // top_k (2) times the layer's b s h
+  EXPECT_DOUBLE_EQ(etp_ops(one, &b1), 0.0);
+  // The same work however the experts are split; every layout runs.
+  const spec::NetworkDesign net = test::design_spread(spec::DesignKind::rail_optimized);
+  const perf::IterationTime t1 = perf::estimate(m, tr, one, c, net);
+  const perf::IterationTime t2 = perf::estimate(m, tr, two, c, net);
+  const perf::IterationTime t4 = perf::estimate(m, tr, whole, c, net);
+  EXPECT_DOUBLE_EQ(t2.model_flops, t1.model_flops);
+  EXPECT_DOUBLE_EQ(t2.model_flops, t4.model_flops);
+  // The expert TP group's exposed gathers: TP time grows with etp (none at 1).
+  EXPECT_LT(t1.breakdown.tp_comm_s, t2.breakdown.tp_comm_s);
+  EXPECT_LT(t2.breakdown.tp_comm_s, t4.breakdown.tp_comm_s);
+}
+
 // The structured placements' shapes of the folded axes agree with the groups themselves.
 TEST(ExpertFolding, ShapesOfFoldedAxesMatchTheirGroups) {
   const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
   for (perf::PlacementKind kind :
        {perf::PlacementKind::rail_aligned, perf::PlacementKind::tp_across_domains}) {
-    for (std::int64_t ep : {2, 4, 8, 16, 32}) {
-      const perf::Degrees d{4, 2, 8, ep, 1, 0, 1};
-      const perf::Placement pl(c, d, kind);
-      for (Axis a : {Axis::ep, Axis::edp}) {
-        SCOPED_TRACE(fmt::format("{} ep {} {}", perf::to_string(kind), ep, perf::to_string(a)));
-        const perf::GroupShape sh = pl.shape(a);
-        std::int64_t domains = 0, per_domain = 0;
-        for (const auto& g : groups(pl, a)) {
-          std::set<std::int64_t> ds;
-          std::map<std::int64_t, std::int64_t> in;
-          for (std::int64_t gpu : g) {
-            ds.insert(gpu / c.hb_domain);
-            ++in[gpu / c.hb_domain];
+    for (std::int64_t etp : {1, 2})
+      for (std::int64_t ep : {2, 4, 8, 16, 32}) {
+        if (32 % (etp * ep) != 0) continue;
+        const perf::Degrees d{4, 2, 8, ep, 1, 0, etp};
+        const perf::Placement pl(c, d, kind);
+        for (Axis a : {Axis::ep, Axis::edp, Axis::etp}) {
+          SCOPED_TRACE(fmt::format("{} etp {} ep {} {}", perf::to_string(kind), etp, ep,
+                                   perf::to_string(a)));
+          const perf::GroupShape sh = pl.shape(a);
+          std::int64_t domains = 0, per_domain = 0;
+          for (const auto& g : groups(pl, a)) {
+            std::set<std::int64_t> ds;
+            std::map<std::int64_t, std::int64_t> in;
+            for (std::int64_t gpu : g) {
+              ds.insert(gpu / c.hb_domain);
+              ++in[gpu / c.hb_domain];
+            }
+            domains = std::max<std::int64_t>(domains, static_cast<std::int64_t>(ds.size()));
+            for (const auto& [dom, n] : in) per_domain = std::max(per_domain, n);
           }
-          domains = std::max<std::int64_t>(domains, static_cast<std::int64_t>(ds.size()));
-          for (const auto& [dom, n] : in) per_domain = std::max(per_domain, n);
+          EXPECT_EQ(sh.size, pl.axis_size(a));
+          EXPECT_EQ(sh.domains, domains);
+          EXPECT_EQ(sh.per_domain, per_domain);
         }
-        EXPECT_EQ(sh.size, pl.axis_size(a));
-        EXPECT_EQ(sh.domains, domains);
-        EXPECT_EQ(sh.per_domain, per_domain);
       }
-    }
   }
 }
 
@@ -199,8 +281,15 @@ TEST(ExpertFolding, BadFoldingIsRefusedNamingTheKnob) {
     return std::string("accepted");
   };
   const perf::Training tr = folding_training(64);
-  perf::Strategy s = moe_strategy(4, 4, 4, 2);  // etp 2 under tp 4: not modelled
-  EXPECT_EQ(field(moe, tr, s).rfind("--etp: got 2", 0), 0u) << field(moe, tr, s);
+  perf::Strategy s = moe_strategy(4, 4, 4, 3);  // etp 3 does not divide tp 4
+  EXPECT_EQ(field(moe, tr, s).rfind("--etp: got 3, expected a divisor of tp = 4", 0), 0u)
+      << field(moe, tr, s);
+  s.etp = 2;
+  EXPECT_EQ(field(moe, tr, s), "accepted");
+  s.ep = 16;  // etp x ep = 32 > tp x dp = 16
+  EXPECT_EQ(field(moe, tr, s).rfind("--ep: etp x ep = 2 x 16 must divide tp x cp x dp", 0), 0u)
+      << field(moe, tr, s);
+  s.ep = 4;
   s.etp = 1;
   EXPECT_EQ(field(moe, tr, s), "accepted");
   s.sp = false;
@@ -212,7 +301,7 @@ TEST(ExpertFolding, BadFoldingIsRefusedNamingTheKnob) {
   EXPECT_NE(field(test::small_model(false), tr, moe_strategy(4, 4, 1, 1)).find("is dense"),
             std::string::npos);
   s.ep = 32;  // more than tp x dp = 16
-  EXPECT_EQ(field(moe, tr, s).rfind("--ep: ep = 32 must divide tp x cp x dp", 0), 0u);
+  EXPECT_EQ(field(moe, tr, s).rfind("--ep: etp x ep = 1 x 32 must divide tp x cp x dp", 0), 0u);
   // Unfolded, ep 8 over dp 4 is refused with the way out named.
   EXPECT_NE(field(moe, tr, moe_strategy(4, 4, 8, 0)).find("--etp 1"), std::string::npos);
   // Hybrid sharding shards the dense group's state: with folded experts it is not modelled.
@@ -261,6 +350,7 @@ TEST(ExpertFolding, SearchVisitsFoldedLayoutsOnStacksThatFold) {
       wide += p.strategy.folded() && p.strategy.dp % p.strategy.ep != 0;
       if (p.strategy.folded()) {
         EXPECT_TRUE(p.strategy.sp);
+        EXPECT_EQ(p.strategy.expert_tp(), 1);  // sizes between 1 and tp only where pinned
       }
     }
     const bool folds = std::string(stack) == "nemo-perf-2025";
@@ -283,6 +373,19 @@ TEST(ExpertFolding, SearchVisitsFoldedLayoutsOnStacksThatFold) {
       EXPECT_FALSE(p.strategy.folded() && p.strategy.hsdp > 0);
     }
     EXPECT_GT(folded, 0);
+  }
+  {
+    // A pinned size between 1 and tp is searched alone, and counted as it is visited.
+    const perf::Training tr = folding_training(64);
+    const perf::EstimateContext ctx = perf::make_context(m, tr, c, net);
+    perf::PlanOptions opt;
+    opt.top = 1000;
+    opt.pins.tp = 4;
+    opt.pins.etp = 2;
+    const perf::PlanResult r = perf::plan(ctx, opt);
+    EXPECT_EQ(perf::count_strategies(ctx, opt.pins), r.evaluated);
+    ASSERT_FALSE(r.plans.empty());
+    for (const perf::Plan& p : r.plans) EXPECT_EQ(p.strategy.expert_tp(), 2);
   }
   perf::Strategy s = moe_strategy(2, 8, 16, 1);
   const std::string text = perf::describe_degrees(s);

@@ -145,11 +145,18 @@ def test_expert_folding_equals_cli():
             "--ep", "16", "--etp", "1")
     assert folded.to_dict() == c
     assert folded.to_dict()["strategy"]["etp"] == 1
-    # ep 64 spans tp x dp = 64: only folded; etp between 1 and tp is not modelled.
+    # ep 64 spans tp x dp = 64: only folded; etp must divide tp.
     with pytest.raises(railsim.InputError, match="^ep: ep = 64 must divide dp = 32"):
         railsim.estimate(ep=64, **args)
-    with pytest.raises(railsim.InputError, match="^etp: got 2, expected 1"):
-        railsim.estimate(ep=8, etp=2, **{**args, "tp": 4})
+    with pytest.raises(railsim.InputError, match="^etp: got 3, expected a divisor of tp = 4"):
+        railsim.estimate(ep=8, etp=3, **{**args, "tp": 4})
+    # Between 1 and tp: the experts split over pairs of the four TP ranks, as the CLI says it.
+    mid = railsim.estimate(ep=16, etp=2, **{**args, "tp": 4})
+    assert mid.to_dict() == cli("estimate", "--model", "Qwen3-30B-A3B", "--gpus", "64", "--gpu",
+                                "H100-SXM", "--seq", "4096", "--batch", "64", "--stack",
+                                "nemo-perf-2025", "--tp", "4", "--pp", "1", "--ep", "16",
+                                "--etp", "2")
+    assert mid.to_dict()["strategy"]["etp"] == 2
 
 
 def test_sim_collective_equals_cli():

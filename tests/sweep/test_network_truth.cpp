@@ -248,8 +248,9 @@ struct CaseStream {
   explicit CaseStream(std::uint64_t seed) : rng(seed) {}
 };
 
-// `fold`: only MoE cases with tp > 1, their experts folded (etp 1, SP on, a stack that folds) and
-// ep drawn from the divisors of gcd(tp x dp, experts), so that it may span the TP ranks.
+// `fold`: only MoE cases with tp > 1, their experts folded (etp a divisor of tp below it, SP on, a
+// stack that folds) and ep drawn from the divisors of gcd(tp x dp / etp, experts), so that it may
+// span the TP ranks.
 bool draw(CaseStream& stream, Case& c, bool fold = false) {
   std::mt19937_64& rng = stream.rng;
   const std::int64_t ks[] = {2, 4, 8};
@@ -296,9 +297,9 @@ bool draw(CaseStream& stream, Case& c, bool fold = false) {
   if (fold) {
     if (!c.model.is_moe() || s.tp == 1) return false;
     c.training.stack.knobs.expert_folding = true;
-    s.etp = 1;
+    s.etp = pick_divisor(stream.folding, s.tp, s.tp / 2);  // any divisor below tp
     s.sp = true;
-    s.ep = pick_divisor(stream.folding, std::gcd(s.tp * s.dp, c.model.experts), 16);
+    s.ep = pick_divisor(stream.folding, std::gcd(s.tp * s.dp / s.etp, c.model.experts), 16);
   }
   s.dist_opt = rng() % 2 == 0;
   s.micro_batch = 1;
@@ -339,6 +340,7 @@ namespace {
 // What random_cases measured.
 struct RandomCaseStats {
   int cases = 0, ops_checked = 0, ecmp_ops = 0, beyond_ten = 0, rail_then_domain_ops = 0;
+  int expert_tp_ops = 0;  // gathers over an expert TP group of 2 or more
   double worst_spread = 0, worst_iter_spread = 0, worst_iter_shuffled = 0, worst_mean = 0,
          worst_z = 0, worst_iter_mean = 0;
   std::string worst_spread_case, worst_mean_case;
@@ -377,6 +379,7 @@ RandomCaseStats random_cases(std::uint64_t seed, int n_cases, bool fold) {
     for (std::size_t i = 0; i < spread.sim.ops.size(); ++i) {
       const auto& o = spread.sim.ops[i];
       if (pl.axis_size(o.op.axis) < 2 || o.op.bytes <= 0) continue;
+      st.expert_tp_ops += o.op.axis == perf::Axis::etp;
       ++st.ops_checked;
       st.rail_then_domain_ops += o.op.algorithm == perf::Algorithm::rail_then_domain;
       perf::CommOp once = o.op;
@@ -434,11 +437,12 @@ RandomCaseStats random_cases(std::uint64_t seed, int n_cases, bool fold) {
 
 void print(const RandomCaseStats& st, int kSeeds) {
   std::printf(
-      "%d cases, %d ops (%d hierarchical all-to-alls); spread: worst op |sim/model - 1| %.3f (%s), "
+      "%d cases, %d ops (%d hierarchical all-to-alls, %d expert TP gathers); spread: worst op "
+      "|sim/model - 1| %.3f (%s), "
       "iteration %.3f (shuffled "
       "%.3f); ecmp (%d ops, %d seeds): worst mean %.3f (%s), %d ops beyond 10%%, worst |mean - 1| "
       "/ standard error %.1f where above 1%%, worst iteration mean %.3f\n",
-      st.cases, st.ops_checked, st.rail_then_domain_ops, st.worst_spread,
+      st.cases, st.ops_checked, st.rail_then_domain_ops, st.expert_tp_ops, st.worst_spread,
       st.worst_spread_case.c_str(), st.worst_iter_spread, st.worst_iter_shuffled, st.ecmp_ops,
       kSeeds, st.worst_mean, st.worst_mean_case.c_str(), st.beyond_ten, st.worst_z,
       st.worst_iter_mean);
@@ -451,11 +455,13 @@ TEST(NetworkTruth, AnalyticModelMatchesTheSimulatorOnRandomCases) {
   print(st, 16);
 }
 
-// The same checks on MoE cases whose experts are folded (etp 1: the EP group of consecutive ranks
-// may span the TP ranks, the MoE layers without the FFN's SP pair): the expert all-to-all and the
-// expert-data-parallel reductions over the folded groups, like for like.
+// The same checks on MoE cases whose experts are folded (etp below tp: the EP group of ranks etp
+// apart may span the TP ranks, the routed copies gathered over the etp group, none at etp 1): the
+// expert all-to-all, the expert TP gathers and the expert-data-parallel reductions over the
+// folded groups, like for like.
 TEST(NetworkTruth, FoldedExpertsMatchTheSimulator) {
   const RandomCaseStats st = random_cases(20261206, 80, true);
+  EXPECT_GT(st.expert_tp_ops, 0);
   print(st, 16);
 }
 

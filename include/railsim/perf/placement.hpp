@@ -12,11 +12,12 @@
 // dp x cp / g others. A communication group along an axis is a set of ranks that differ only in
 // that axis's coordinate.
 //
-// MoE parallel folding (Degrees::etp = 1, Megatron-Core's expert_tensor_parallel_size; Liu et al.
-// 2025, arXiv 2504.14960): the expert layers have their own rank order "etp-ep-edp-pp" over the
-// same ranks, r = et + etp * (ep + e * edp) within a pipeline stage, so with etp = 1 the
-// expert-parallel group is e consecutive ranks (it may span the TP ranks) and the expert-data-
-// parallel group the tp x cp x dp / e others. With etp = tp this is the order above.
+// MoE parallel folding (Degrees::etp below tp, Megatron-Core's expert_tensor_parallel_size; Liu
+// et al. 2025, arXiv 2504.14960): the expert layers have their own rank order "etp-ep-edp-pp" over
+// the same ranks, r = et + etp * (ep + e * edp) within a pipeline stage: the expert tensor-
+// parallel group is etp consecutive ranks (a part of the TP group, etp dividing tp), the expert-
+// parallel group e ranks etp apart (it may span the TP ranks) and the expert-data-parallel group
+// the tp x cp x dp / (etp e) others. With etp = tp this is the order above.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -36,6 +37,7 @@ enum class Axis : std::uint8_t {
   cp,   // context-parallel group (K and V all-gathered per layer)
   dp_shard,    // HSDP: the shard group (weights gathered, gradients reduce-scattered), g members
   dp_replica,  // HSDP: the replica group (gradient shards all-reduced), dp x cp / g members
+  etp,  // expert tensor-parallel group (the routed experts' sequence-parallel pair): etp members
 };
 std::string_view to_string(Axis a);
 
@@ -43,7 +45,8 @@ struct Degrees {
   std::int64_t tp = 1, pp = 1, dp = 1, ep = 1, cp = 1;
   std::int64_t shard = 0;  // HSDP shard-group size over dp x cp; 0 = the whole group
   // Expert tensor-parallel size: 0 (or tp) = the experts split like the dense FFN, over the TP
-  // group; 1 = folded, whole experts on every GPU (the only other size modelled).
+  // group; a divisor of tp below it = folded, the experts split over etp consecutive ranks (1:
+  // whole experts on every GPU).
   std::int64_t etp = 0;
   std::int64_t total() const { return tp * cp * pp * dp; }
   std::int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }

@@ -1,7 +1,7 @@
 #pragma once
 // Strategy: how one iteration is parallelised. Degrees multiply to the GPU count:
 // tp x cp x pp x dp = N; ep divides dp (expert parallelism is carved out of data parallelism),
-// or, with the experts folded (etp = 1), tp x cp x dp.
+// or, with the experts folded (etp below tp), tp x cp x dp / etp.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -47,9 +47,9 @@ struct Strategy {
   std::int64_t offload_layers = 0;
 
   // MoE parallel folding (stacks with expert_folding; Megatron-Core's
-  // expert_tensor_parallel_size): 1 runs the expert layers without tensor parallelism, whole
-  // experts on every GPU, their ep group carved from tp x cp x dp; 0 (or tp) splits them over the
-  // TP group like the dense FFN.
+  // expert_tensor_parallel_size): a divisor of tp below it splits the expert layers over etp
+  // consecutive ranks instead of the TP group (1: whole experts on every GPU), their ep group
+  // carved from tp x cp x dp / etp; 0 (or tp) splits them over the TP group like the dense FFN.
   std::int64_t etp = 0;
 
   Degrees degrees() const { return Degrees{tp, pp, dp, ep, cp, hsdp, etp}; }
