@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -829,11 +830,27 @@ struct CommTotals {
   bool cross_rail = false;
 };
 
+// Whether two ops take the same time: the same collective of the same bytes on the same groups
+// (a collective's forward and backward instances differ only in phase and count), except a
+// pipeline send, whose backward runs the other way.
+bool same_time(const CommOp& a, const CommOp& b) {
+  return a.op == b.op && a.op != CollectiveOp::send_recv && a.axis == b.axis &&
+         a.algorithm == b.algorithm && a.bytes == b.bytes &&
+         a.routing.experts == b.routing.experts && a.routing.top_k == b.routing.top_k &&
+         a.routing.groups == b.routing.groups &&
+         a.routing.groups_per_token == b.routing.groups_per_token;
+}
+
 CommTotals comm_totals(const CommSchedule& cs, const Placement& pl, const NetworkModel& net,
                        double mb) {
   CommTotals k;
-  for (const CommOp& op : cs) {
-    const CollectiveTime ct = collective_time(op, pl, net);
+  std::array<CollectiveTime, CommSchedule::kMaxOps> times{};
+  for (int i = 0; i < cs.size; ++i) {
+    const CommOp& op = cs.ops[static_cast<std::size_t>(i)];
+    int j = 0;  // an earlier op of the same time, timed once
+    while (j < i && !same_time(cs.ops[static_cast<std::size_t>(j)], op)) ++j;
+    CollectiveTime& ct = times[static_cast<std::size_t>(i)];
+    ct = j < i ? times[static_cast<std::size_t>(j)] : collective_time(op, pl, net);
     k.cross_rail = k.cross_rail || ct.cross_rail;
     switch (op.parallelism) {
       case Parallelism::tp:
