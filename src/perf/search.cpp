@@ -74,10 +74,10 @@ void pick(const std::optional<std::int64_t>& pin, std::int64_t n, std::vector<st
 }
 
 // The expert layouts of a tp: unfolded (0) and, where the stack folds an MoE model and tp > 1,
-// folded to whole experts on every GPU (etp 1), the two ends that MoE parallel folding compares
-// (Liu et al. 2025) and NVIDIA's MoE configurations run. A size between them is visited where
-// etp pins it (every size would multiply the folded shapes by up to 3 at tp 8). A pin of etp
-// keeps its own layout alone (tp, or 1 at tp 1: unfolded).
+// folded to whole experts on every GPU (etp 1, what NVIDIA's MoE configurations run on the
+// stacks that fold). A size between them is visited where etp pins it (every size would multiply
+// the folded shapes by up to 3 at tp 8). A pin of etp keeps its own layout alone (tp, or 1 at
+// tp 1: unfolded).
 void expert_layouts(const EstimateContext& ctx, const StrategyPins& pins, std::int64_t tp,
                     std::vector<std::int64_t>& out) {
   out.clear();
