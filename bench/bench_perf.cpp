@@ -42,11 +42,12 @@ void BM_EstimateOneStrategyGpt1T(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateOneStrategyGpt1T);
 
-// The top 10 plans of su's context on state.range(0) threads, the strategies searched and their
-// rate.
-void plan_warm(benchmark::State& state, const Setup& su) {
+// The top 10 plans of su's context on state.range(0) threads (the knobs `pins` fixes pinned),
+// the strategies searched and their rate.
+void plan_warm(benchmark::State& state, const Setup& su, const StrategyPins& pins = {}) {
   PlanOptions po;
   po.top = 10;
+  po.pins = pins;
   po.threads = static_cast<int>(state.range(0));
   std::int64_t n = 0;
   for (auto _ : state) {
@@ -90,6 +91,25 @@ void BM_PlanMoE12T32kGpusFolding(benchmark::State& state) {
 BENCHMARK(BM_PlanMoE12T32kGpusFolding)
     ->Args({1, 0})
     ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same search with tp 8 and an expert tensor-parallel size pinned (state.range(1): 1, 2 or
+// 4; a size between 1 and tp is visited only where --etp pins it): the unfolded layout and the
+// one folded to that size, every pp, ep, micro-batch, interleave and knob.
+void BM_PlanMoE12T32kGpusEtp(benchmark::State& state) {
+  Setup su("H100-SXM", 8, "MoE-1.2T");
+  su.tr.stack = spec::load_stack("nemo-perf-2025");
+  su.ctx = make_context(su.model, su.tr, su.cluster, su.design);
+  StrategyPins pins;
+  pins.tp = 8;
+  pins.etp = state.range(1);
+  plan_warm(state, su, pins);
+}
+BENCHMARK(BM_PlanMoE12T32kGpusEtp)
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Args({1, 4})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
