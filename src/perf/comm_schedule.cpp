@@ -167,16 +167,16 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
       for (Phase ph : {Phase::forward, Phase::backward}) {
         const bool bwd = ph == Phase::backward;
         cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::tp, alg, ph, act,
-                pairs.tp * mb * (1.0 + (bwd ? rerun_gather : 0.0))});
+                pairs.tp() * mb * (1.0 + (bwd ? rerun_gather : 0.0))});
         cs.add({CollectiveOp::reduce_scatter, Parallelism::sp, Axis::tp, alg, ph, act,
-                pairs.tp * mb * (1.0 + (bwd ? rerun : 0.0))});
+                pairs.tp() * mb * (1.0 + (bwd ? rerun : 0.0))});
       }
-      if (pairs.etp > 0) {
+      if (pairs.routed > 0) {
         // Recomputation reruns them with the dispatch they follow (as the all-to-alls below).
         const Algorithm ealg = reduction_algorithm(pl.shape(Axis::etp));
         const double bytes = detail::etp_gather_bytes(m, s, st);
         for (Phase ph : {Phase::forward, Phase::backward}) {
-          const double count = pairs.etp * mb * (1.0 + (ph == Phase::backward ? rerun : 0.0));
+          const double count = pairs.routed * mb * (1.0 + (ph == Phase::backward ? rerun : 0.0));
           cs.add({CollectiveOp::all_gather, Parallelism::sp, Axis::etp, ealg, ph, bytes, count});
           cs.add(
               {CollectiveOp::reduce_scatter, Parallelism::sp, Axis::etp, ealg, ph, bytes, count});
@@ -213,8 +213,8 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     // (1 byte) and the other bf16: 1.5 bytes per element (DeepSeek-V3 report, Sec. 3.3.3).
     const double elem_bytes =
         tr.stack.fp8_dispatch && spec::low_precision(tr.dtype) ? 1.5 : detail::kActBytes;
-    const double bytes = st.tokens_mb / t * static_cast<double>(m.top_k) * m.capacity_factor *
-                         static_cast<double>(m.hidden) * elem_bytes;
+    const double bytes =
+        detail::own_routed_copies(m, s, st) * static_cast<double>(m.hidden) * elem_bytes;
     const double per_pass = 2.0 * st.moe_layers * mb;
     // The stack's hierarchical dispatch sends one copy per HB domain along the rails and fans it
     // out inside the domain (DeepSeek-V3 report, Sec. 3.2.2).

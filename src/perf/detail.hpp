@@ -51,21 +51,31 @@ struct StageShape {
 // reduce-scatters it before the combine), so folded to etp = 1 the routed experts gather nothing
 // (Megatron-Core MoEAlltoAllTokenDispatcher; Liu et al. 2025, arXiv 2504.14960).
 struct SpPairs {
-  double tp = 0, etp = 0;
+  double attention = 0, dense_ffn = 0, shared_ffn = 0;  // on the TP group
+  double routed = 0;                                    // on the expert TP group
+  double tp() const { return attention + dense_ffn + shared_ffn; }
 };
 inline SpPairs sp_pairs(const Model& m, const Strategy& s, const StageShape& st) {
   SpPairs p;
-  p.tp = st.layers + st.dense_layers + (m.shared_experts > 0 ? st.moe_layers : 0.0);
-  if (m.is_moe() && s.expert_tp() > 1) p.etp = st.moe_layers;
+  p.attention = st.layers;
+  p.dense_ffn = st.dense_layers;
+  if (m.shared_experts > 0) p.shared_ffn = st.moe_layers;
+  if (m.is_moe() && s.expert_tp() > 1) p.routed = st.moe_layers;
   return p;
+}
+
+// The routed token copies of one GPU's sequence shard per micro-batch: (T / t) top_k c, what it
+// dispatches over the EP group.
+inline double own_routed_copies(const Model& m, const Strategy& s, const StageShape& st) {
+  return st.tokens_mb / static_cast<double>(s.tp) * static_cast<double>(m.top_k) *
+         m.capacity_factor;
 }
 
 // The buffer the routed experts' all-gather fills on each GPU, bytes: the routed copies of the
 // expert TP group's etp SP shards, etp (T / t) top_k c tokens of h bf16 values.
 inline double etp_gather_bytes(const Model& m, const Strategy& s, const StageShape& st) {
-  return st.tokens_mb / static_cast<double>(s.tp) * static_cast<double>(s.expert_tp()) *
-         static_cast<double>(m.top_k) * m.capacity_factor * static_cast<double>(m.hidden) *
-         kActBytes;
+  return own_routed_copies(m, s, st) * static_cast<double>(s.expert_tp()) *
+         static_cast<double>(m.hidden) * kActBytes;
 }
 
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {

@@ -927,35 +927,33 @@ TpOverlap tp_overlap(const EstimateContext& ctx, const Strategy& s, const detail
   const double dense_share = st.layers > 0 ? st.dense_layers / st.layers : 1.0;
   const double gated = m.gated_ffn ? 2.0 : 1.0;
   const double f_n = gated * ffn / t;
-  const double moe_share = 1.0 - dense_share;
   // The FFN pairs on the TP group (detail::sp_pairs): the dense FFN's in the dense layers, the
   // shared experts' (a TP-split FFN of f_s columns on the layer's tokens) in the MoE layers. The
   // routed experts' pair is on the expert TP group, a plain collective of the dispatcher that
   // Transformer Engine's userbuffers do not chunk (its grouped GEMMs take no overlap): exposed.
-  const double shared_share = m.is_moe() && m.shared_experts > 0 ? moe_share : 0.0;
-  const double f_moe = shared_share > 0 ? m.shared_ffn() : 0.0;
+  const double shared_share = detail::sp_pairs(m, s, st).shared_ffn > 0 ? 1.0 - dense_share : 0.0;
+  const double f_s = shared_share > 0 ? m.shared_ffn() : 0.0;
   const double ffn_reps = dense_share + shared_share;  // FFN pairs per layer
   // The GEMMs next to each FFN collective, the dense and shared-expert layers weighted.
   auto ffn_pair = [&](double dense, double shared) {
     return ffn_reps > 0 ? (dense_share * dense + shared_share * shared) / ffn_reps : 0.0;
   };
-  const double rows = T;
   const double qkv_n = d.qkv_w / t;
   const OverlapPair fwd_pairs[] = {
       {k.ag_fwd, gemm_time(gc, T, qkv_n, h), false},       // all-gather -> QKV
       {k.rs_fwd, gemm_time(gc, T, h, d.out_w / t), true},  // projection -> reduce-scatter
-      {k.ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, rows, gated * f_moe / t, h)),
+      {k.ag_fwd, ffn_pair(gemm_time(gc, T, f_n, h), gemm_time(gc, T, gated * f_s / t, h)),
        false},  // all-gather -> FC1
-      {k.rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, rows, h, f_moe / t)), true}};
+      {k.rs_fwd, ffn_pair(gemm_time(gc, T, h, ffn / t), gemm_time(gc, T, h, f_s / t)), true}};
   // Backward: the output gradient all-gathered into the projection's and FC2's input-gradient
   // GEMMs; the input gradients of QKV and FC1 reduce-scattered behind their weight-gradient
   // GEMMs (independent of them: bulk overlap).
   const OverlapPair bwd_pairs[] = {
       {k.ag_bwd, gemm_time(gc, T, d.out_w / t, h), false},
-      {k.ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, rows, f_moe / t, h)), false},
+      {k.ag_bwd, ffn_pair(gemm_time(gc, T, ffn / t, h), gemm_time(gc, T, f_s / t, h)), false},
       {k.rs_bwd, gemm_time(gc, h, qkv_n, T), true, true},
-      {k.rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * f_moe / t, rows)),
-       true, true}};
+      {k.rs_bwd, ffn_pair(gemm_time(gc, h, f_n, T), gemm_time(gc, h, gated * f_s / t, T)), true,
+       true}};
   // Per layer: each attention pair once, each FFN pair ffn_reps times (in the order above).
   const double pair_reps[] = {1.0, 1.0, ffn_reps, ffn_reps};
   const double bwd_reps[] = {1.0, ffn_reps, 1.0, ffn_reps};

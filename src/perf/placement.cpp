@@ -58,10 +58,10 @@ Placement::Placement(const spec::Cluster& cluster, Degrees d, PlacementKind kind
                                  "{} GPUs",
                                  d.tp, d.cp, d.pp, d.dp, d.total(), n_));
   }
-  if (d.etp < 0 || d.etp > d.tp || (d.etp > 0 && d.tp % d.etp != 0))
+  if (!d.etp_divides_tp())
     throw InputError("--etp", fmt::format("got {}, expected a divisor of tp = {}", d.etp, d.tp));
   if (d.expert_tp() < d.tp) {
-    if ((d.tp * d.cp * d.dp) % (d.expert_tp() * d.ep) != 0)
+    if (!d.folded_experts_tile())
       throw InputError("--ep", fmt::format("etp x ep = {} x {} must divide tp x cp x dp = {} "
                                            "(folded expert parallelism is carved out of them)",
                                            d.expert_tp(), d.ep, d.tp * d.cp * d.dp));
@@ -180,7 +180,8 @@ GroupShape Placement::shape(Axis a) const {
   const std::int64_t n = axis_size(a), s = axis_stride(a);
   GroupShape out;
   if (kind_ == PlacementKind::rail_aligned && regular_shape(s, n, k_, out)) return out;
-  const bool in_tp = a == Axis::tp || a == Axis::etp;  // the expert TP group: the first etp
+  // The expert TP group is the first etp members of a TP group: placed as TP's.
+  const bool in_tp = a == Axis::tp || a == Axis::etp;
   if (kind_ == PlacementKind::tp_across_domains && (in_tp || s % d_.tp == 0)) {
     // TP member i sits at i * (N / t) + rest; other axes move by s / t in GPU space (a folded
     // expert axis, stride below t, mixes the two: the general path below).

@@ -84,7 +84,7 @@ void expert_layouts(const EstimateContext& ctx, const StrategyPins& pins, std::i
   if (!pins.etp || *pins.etp == tp || (*pins.etp == 1 && tp == 1)) out.push_back(0);
   if (!ctx.model->is_moe() || tp == 1 || !ctx.training.stack.knobs.expert_folding) return;
   const std::int64_t folded = pins.etp ? *pins.etp : 1;
-  if (folded < tp && tp % folded == 0) out.push_back(folded);
+  if (folded < tp && Degrees{.tp = tp, .etp = folded}.etp_divides_tp()) out.push_back(folded);
 }
 
 // The expert-parallel degrees of an MoE shape: unfolded (etp 0), the divisors of gcd(dp, E) (ep

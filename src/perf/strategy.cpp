@@ -70,7 +70,7 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
                                         s.hsdp, s.dp, s.cp));
   }
   if (s.etp != 0 && s.etp != s.tp) {
-    if (s.etp < 1 || s.etp > s.tp || s.tp % s.etp != 0)
+    if (!s.degrees().etp_divides_tp())
       return fail("--etp", fmt::format("got {}, expected a divisor of tp = {} (1: whole experts on "
                                        "every GPU; tp: the experts split like the dense FFN)",
                                        s.etp, s.tp));
@@ -263,7 +263,7 @@ bool check(const Model& m, const Training& tr, const Strategy& s, const spec::Cl
     return fail("--ep",
                 fmt::format("ep = {} needs a mixture-of-experts model; {} is dense", s.ep, m.name));
   if (s.folded()) {
-    if ((s.tp * s.cp * s.dp) % (s.expert_tp() * s.ep) != 0)
+    if (!s.degrees().folded_experts_tile())
       return fail("--ep", fmt::format("etp x ep = {} x {} must divide tp x cp x dp = {} x {} x {} "
                                       "(folded experts are spread over them)",
                                       s.expert_tp(), s.ep, s.tp, s.cp, s.dp));

@@ -51,6 +51,10 @@ struct Degrees {
   std::int64_t total() const { return tp * cp * pp * dp; }
   std::int64_t shard_size() const { return shard > 0 ? shard : dp * cp; }
   std::int64_t expert_tp() const { return etp > 0 && etp < tp ? etp : tp; }
+  // etp is 0 or a divisor of tp (tp itself: unfolded).
+  bool etp_divides_tp() const { return etp == 0 || (etp > 0 && etp <= tp && tp % etp == 0); }
+  // Folded, the expert layers' etp x ep groups tile the tp x cp x dp ranks of a stage.
+  bool folded_experts_tile() const { return (tp * cp * dp) % (expert_tp() * ep) == 0; }
   // The expert-data-parallel group: the tp x cp x dp ranks of a stage over etp x ep.
   std::int64_t expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
 };
