@@ -273,6 +273,9 @@ std::string row_text(const Json& common, const Json& row, const char* key) {
   return v.get<std::string>();
 }
 
+// The quantity of the tables that compare iteration times (the others compare rates).
+constexpr const char* kTimeQuantity = "iteration time (s)";
+
 // The metrics a table may compare, and their names in the text.
 struct Metric {
   const char* key;
@@ -281,7 +284,7 @@ struct Metric {
 constexpr Metric kMetrics[] = {{"tokens_per_s_per_gpu", "tokens/s per GPU"},
                                {"tflops_per_gpu", "model TFLOP/s per GPU"},
                                {"mfu", "MFU"},
-                               {"iteration_time_s", "iteration time (s)"}};
+                               {"iteration_time_s", kTimeQuantity}};
 
 double metric_of(const std::string& key, const IterationTime& it, const spec::Cluster& c) {
   const double n = static_cast<double>(c.gpus);
@@ -425,7 +428,7 @@ struct TableDef {
 const TableDef kTables[] = {
     {"korthikanti-2022-time",
      "Korthikanti et al. 2022, Table 5: iteration time on Selene (A100, TP 8, DP 1)",
-     "megatron-korthikanti-2022", "megatron-lm-2022", "iteration time (s)", false, 0.05, 0.03,
+     "megatron-korthikanti-2022", "megatron-lm-2022", kTimeQuantity, false, 0.05, 0.03,
      korthikanti_time},
     {"korthikanti-2022-530b-dp8",
      "Korthikanti et al. 2022, abstract: 530B on 2,240 A100 with DP 8 (MFU)",
@@ -547,6 +550,55 @@ double ValidationTable::mean_abs_error() const {
   return s / static_cast<double>(points.size());
 }
 
+double ValidationTable::bias() const {
+  double s = 0;
+  int n = 0;
+  for (const auto& p : points)
+    if (p.railsim > 0) {
+      s += p.error();
+      ++n;
+    }
+  return n > 0 ? s / n : 0.0;
+}
+
+bool ValidationTable::time_metric() const {
+  return quantity == kTimeQuantity;
+}
+
+bool ValidationTable::faster_on_average() const {
+  return time_metric() ? bias() < 0 : bias() > 0;
+}
+
+HoldOutSummary summarize_hold_outs(const std::vector<ValidationTable>& tables,
+                                   std::optional<bool> moe) {
+  HoldOutSummary h;
+  std::vector<double> errs;
+  for (const auto& t : tables)
+    for (const auto& p : t.points) {
+      if (p.fit || (moe && p.moe != *moe)) continue;
+      if (!(p.railsim > 0)) {
+        ++h.without_figure;
+        continue;
+      }
+      errs.push_back(std::fabs(p.error()));
+    }
+  h.runs = static_cast<int>(errs.size());
+  if (errs.empty()) return h;
+  std::sort(errs.begin(), errs.end());
+  const std::size_t n = errs.size();
+  double sum = 0;
+  for (const double e : errs) sum += e;
+  h.mean_abs_error = sum / static_cast<double>(n);
+  h.median_abs_error = n % 2 == 1 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
+  const auto share = [&](double bar) {
+    return static_cast<double>(std::upper_bound(errs.begin(), errs.end(), bar) - errs.begin()) /
+           static_cast<double>(n);
+  };
+  h.within_5 = share(0.05);
+  h.within_10 = share(0.10);
+  return h;
+}
+
 bool ValidationTable::within_tolerance() const {
   if (points.empty()) return false;
   for (const auto& p : points)
@@ -593,15 +645,29 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
                          "-", p.note);
     }
     s += fmt::format(
-        "  mean |error| {:.1f}%{}, max |error| {:.1f}% (bar {:.0f}%): {}\n\n",
+        "  mean |error| {:.1f}%{}, max |error| {:.1f}% (bar {:.0f}%), bias {} (railsim {} on "
+        "average): {}\n\n",
         100 * t.mean_abs_error(),
         t.mean_tolerance > 0 ? fmt::format(" (bar {:g}%)", 100 * t.mean_tolerance) : std::string(),
-        100 * t.max_abs_error(), 100 * t.max_tolerance,
+        100 * t.max_abs_error(), 100 * t.max_tolerance, pct(t.bias()),
+        t.faster_on_average() ? "faster" : "slower",
         t.within_tolerance() ? "within tolerance"
         : t.enforced         ? "TOLERANCE BROKEN"
                      : "misses the bar (a hold-out, reported as it falls; docs/validation.md)");
     points += static_cast<int>(t.points.size());
   }
+  const auto summary_line = [](const HoldOutSummary& h) {
+    return fmt::format(
+        "{} runs with a figure, {} without: mean |error| {:.1f}%, median {:.1f}%, {:.0f}% within "
+        "10%, {:.0f}% within 5%",
+        h.runs, h.without_figure, 100 * h.mean_abs_error, 100 * h.median_abs_error,
+        100 * h.within_10, 100 * h.within_5);
+  };
+  s += fmt::format("Hold-outs (every run outside the frozen fit set): {}\n",
+                   summary_line(summarize_hold_outs(tables)));
+  for (const bool moe : {false, true})
+    s += fmt::format("  {:<6} {}\n", moe ? "MoE" : "dense",
+                     summary_line(summarize_hold_outs(tables, moe)));
   s += "Error bands of estimate and plan, by model kind and evidence (docs/model.md section 10):\n";
   for (const bool moe : {false, true})
     for (const ErrorBand& b : error_bands(tables, moe))
@@ -652,6 +718,8 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                  {"points", pts},
                  {"mean_abs_error", t.mean_abs_error()},
                  {"max_abs_error", t.max_abs_error()},
+                 {"bias", t.bias()},
+                 {"railsim_faster_on_average", t.faster_on_average()},
                  {"max_tolerance", t.max_tolerance},
                  {"mean_tolerance", t.mean_tolerance},
                  {"within_tolerance", t.within_tolerance()},
@@ -666,7 +734,22 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                        {"hold_out_runs", b.runs},
                        {"coverage", b.coverage},
                        {"basis", b.basis}});
-  return {{"tables", j}, {"error_bands", bands}, {"all_within_tolerance", broken(tables).empty()}};
+  const auto summary = [&](std::optional<bool> moe) {
+    const HoldOutSummary h = summarize_hold_outs(tables, moe);
+    return Json{{"runs", h.runs},
+                {"without_figure", h.without_figure},
+                {"mean_abs_error", h.mean_abs_error},
+                {"median_abs_error", h.median_abs_error},
+                {"within_5", h.within_5},
+                {"within_10", h.within_10}};
+  };
+  const Json hold_outs = {{"all", summary(std::nullopt)},
+                          {std::string(models_key(false)), summary(false)},
+                          {std::string(models_key(true)), summary(true)}};
+  return {{"tables", j},
+          {"hold_outs", hold_outs},
+          {"error_bands", bands},
+          {"all_within_tolerance", broken(tables).empty()}};
 }
 
 std::string_view to_string(Evidence e) {

@@ -27,6 +27,23 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   EXPECT_EQ(d["error_bands"][0]["models"], "dense");
   EXPECT_EQ(d["error_bands"][3]["models"], "moe");
   EXPECT_NEAR(d["tables"][2]["max_abs_error"].get<double>(), 0.100, 0.001);
+  // Each table's lean, and the hold-outs taken together (all, dense, MoE), in text and JSON.
+  int hold_outs = 0;
+  for (const auto& t : d["tables"]) {
+    EXPECT_TRUE(t["bias"].is_number()) << t["id"];
+    EXPECT_TRUE(t["railsim_faster_on_average"].is_boolean()) << t["id"];
+    for (const auto& p : t["points"]) hold_outs += !p["fit"].get<bool>() && !p["error"].is_null();
+  }
+  const Json& h = d["hold_outs"];
+  EXPECT_EQ(h["all"]["runs"].get<int>(), hold_outs);
+  EXPECT_EQ(h["dense"]["runs"].get<int>() + h["moe"]["runs"].get<int>(), hold_outs);
+  EXPECT_GE(h["all"]["within_10"].get<double>(), h["all"]["within_5"].get<double>());
+  EXPECT_NE(r.out.find(fmt::format("Hold-outs (every run outside the frozen fit set): {} runs "
+                                   "with a figure, 0 without: mean |error| {:.1f}%",
+                                   hold_outs, 100 * h["all"]["mean_abs_error"].get<double>())),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(railsim faster on average): misses the bar"), std::string::npos);
 }
 
 TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {

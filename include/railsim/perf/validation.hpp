@@ -5,6 +5,7 @@
 // attach to a predicted time from the residuals of the closest validated regime.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,8 +54,30 @@ struct ValidationTable {
 
   double max_abs_error() const;
   double mean_abs_error() const;
+  // The mean signed error of the points with a figure: the table's systematic lean, which the
+  // mean |error| hides (0 without any).
+  double bias() const;
+  // Whether the quantity is a time (a negative error: railsim faster than measured) rather than a
+  // rate (a positive one).
+  bool time_metric() const;
+  // Whether railsim's figures are faster than the measured runs on average (bias() read by
+  // time_metric()).
+  bool faster_on_average() const;
   bool within_tolerance() const;
 };
+
+// The hold-outs taken together: every point outside the frozen fit set, of the tables given.
+struct HoldOutSummary {
+  int runs = 0;            // hold-outs with railsim's figure
+  int without_figure = 0;  // hold-outs railsim cannot plan (each breaks its table's bar)
+  double mean_abs_error = 0;
+  double median_abs_error = 0;  // the mean of the middle two for an even count
+  double within_5 = 0;          // the share of runs with |error| <= 5%
+  double within_10 = 0;         // ... <= 10%
+};
+// Of dense models only (moe false), of mixture-of-experts models only (true) or of all.
+HoldOutSummary summarize_hold_outs(const std::vector<ValidationTable>& tables,
+                                   std::optional<bool> moe = std::nullopt);
 
 // Every validation table, in the order of docs/validation.md. Deterministic.
 std::vector<ValidationTable> validation_tables();
