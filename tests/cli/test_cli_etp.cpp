@@ -16,17 +16,24 @@ using railsim::test::run_cli;
 namespace {
 // NVIDIA's H100 layout of Qwen3-235B-A22B (Megatron-Bridge 26.02): TP 2, PP 8, VP 4, EP 32 over
 // DP 16, on a smaller batch so that the searches stay short.
-const std::string kQwen =
-    "--model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --seq 4096 --batch 512 --stack "
-    "nemo-perf-2025 --dtype fp8 --tp 2 --pp 8 --interleave 4 --micro-batch 1";
+std::string qwen(int tp) {
+  return "--model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --seq 4096 --batch 512 --stack "
+         "nemo-perf-2025 --dtype fp8 --tp " +
+         std::to_string(tp) + " --pp 8 --interleave 4 --micro-batch 1";
+}
+const std::string kQwen = qwen(2);
+
+// `railsim estimate ARGS`: its strategy line contains `strategy`; then its JSON.
+nlohmann::json estimate_printed(const std::string& args, const std::string& strategy) {
+  const auto est = run_cli("estimate " + args);
+  EXPECT_EQ(est.code, 0) << est.err;
+  EXPECT_NE(est.out.find(strategy), std::string::npos) << est.out;
+  return nlohmann::json::parse(run_cli("estimate " + args + " --json").out);
+}
 }  // namespace
 
 TEST(CliEtp, FoldedExpertsAreEstimatedPlannedAndPrinted) {
-  const auto est = run_cli("estimate " + kQwen + " --ep 32 --etp 1");
-  ASSERT_EQ(est.code, 0) << est.err;
-  EXPECT_NE(est.out.find("tp 2 pp 8 dp 16 ep 32 etp 1,"), std::string::npos) << est.out;
-  const auto j =
-      nlohmann::json::parse(run_cli("estimate " + kQwen + " --ep 32 --etp 1 --json").out);
+  const auto j = estimate_printed(kQwen + " --ep 32 --etp 1", "tp 2 pp 8 dp 16 ep 32 etp 1,");
   EXPECT_EQ(j["strategy"]["etp"], 1);
   // The expert all-to-all: 32 consecutive ranks, 4 nodes of 8.
   bool a2a = false;
@@ -94,14 +101,8 @@ TEST(CliEtp, BadFoldingIsOneLineNamingTheOption) {
 // An expert TP size between 1 and tp: estimate prints and reports it, the routed copies'
 // gathers run over groups of etp GPUs, and plan visits it where the stack folds.
 TEST(CliEtp, ExpertTpBetweenOneAndTpIsEstimatedAndPlanned) {
-  const std::string qwen4 =
-      "--model Qwen3-235B-A22B --gpus 256 --gpu H100-SXM --seq 4096 --batch 512 --stack "
-      "nemo-perf-2025 --dtype fp8 --tp 4 --pp 8 --interleave 4 --micro-batch 1";
-  const auto est = run_cli("estimate " + qwen4 + " --ep 16 --etp 2");
-  ASSERT_EQ(est.code, 0) << est.err;
-  EXPECT_NE(est.out.find("tp 4 pp 8 dp 8 ep 16 etp 2,"), std::string::npos) << est.out;
-  const auto j =
-      nlohmann::json::parse(run_cli("estimate " + qwen4 + " --ep 16 --etp 2 --json").out);
+  const std::string qwen4 = qwen(4);
+  const auto j = estimate_printed(qwen4 + " --ep 16 --etp 2", "tp 4 pp 8 dp 8 ep 16 etp 2,");
   EXPECT_EQ(j["strategy"]["etp"], 2);
   int gathers = 0;
   for (const auto& op : j["comm"]) {
