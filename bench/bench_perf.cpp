@@ -8,6 +8,7 @@
 
 #include "../tests/perf/test_perf_common.hpp"
 #include "railsim/perf/search.hpp"
+#include "railsim/perf/zero_bubble.hpp"
 #include "railsim/spec/network.hpp"
 #include "railsim/spec/switch.hpp"
 
@@ -41,6 +42,19 @@ void BM_EstimateOneStrategyGpt1T(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EstimateOneStrategyGpt1T);
+
+// The ZB-V bubble of one strategy (perf::zbv_idle, its order timed pass by pass) at pp =
+// state.range(0) with 4 pp micro-batches: what a ZB-V strategy adds to its estimate.
+void BM_ZeroBubbleVIdle(benchmark::State& state) {
+  const std::int64_t p = state.range(0);
+  double f = 1.0;
+  for (auto _ : state) {
+    double idle = zbv_idle(p, 4 * p, f, 1.3, 0.9);
+    benchmark::DoNotOptimize(idle);
+    f = f == 1.0 ? 1.0 + 1e-9 : 1.0;  // no value the optimizer could carry between iterations
+  }
+}
+BENCHMARK(BM_ZeroBubbleVIdle)->Arg(4)->Arg(8)->Arg(16)->Arg(64);
 
 // The top 10 plans of su's context on state.range(0) threads (the knobs `pins` fixes pinned),
 // the strategies searched and their rate.

@@ -377,8 +377,8 @@ std::vector<Field> strategy_fields() {
   f.push_back(
       integer_field("interleave", "--interleave", "Virtual pipeline stages per GPU", 1, 1 << 16));
   f.push_back(text_field("pp_schedule", "--pp-schedule",
-                         "Pipeline schedule: 1f1b (interleaved with --interleave > 1), zb-h1 or "
-                         "dualpipe, where the stack has it (see `railsim presets stacks`)"));
+                         "Pipeline schedule: 1f1b (interleaved with --interleave > 1), zb-h1, zb-v "
+                         "or dualpipe, where the stack has it (see `railsim presets stacks`)"));
   f.push_back(text_field(
       "recompute", "--recompute",
       "Activation recomputation: none, selective (attention core), op (per-op: every second "

@@ -232,9 +232,14 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   }
   if (s.pp > 1) {
     const double v = static_cast<double>(s.interleave);
-    CommOp op{CollectiveOp::send_recv, Parallelism::pp, Axis::pp, Algorithm::p2p,
-              Phase::forward,          act / t,         mb * v};
-    op.wrap_count = mb * (v - 1.0);
+    // ZB-V's V crosses each pair of neighbouring stages twice per pass, once each way, and never
+    // wraps from the last stage to the first (Qi et al. 2024, Sec. 6: twice 1F1B's PP volume);
+    // both crossings are counted on the pair's one transfer (ours).
+    const bool zb_v = s.schedule == PipelineSchedule::zb_v;
+    CommOp op{CollectiveOp::send_recv, Parallelism::pp, Axis::pp,
+              Algorithm::p2p,          Phase::forward,  act / t,
+              mb * (zb_v ? 2.0 : v)};
+    op.wrap_count = zb_v ? 0.0 : mb * (v - 1.0);
     op.overlappable = false;
     cs.add(op);
     op.phase = Phase::backward;

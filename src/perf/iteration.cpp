@@ -16,6 +16,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/perf/expansion.hpp"
+#include "railsim/perf/zero_bubble.hpp"
 
 namespace railsim::perf {
 
@@ -331,10 +332,13 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // interleaved, Megatron's warm-up of 2 (p - i - 1) + (v - 1) p chunks plus one, so the first
   // stage holds L (1 + (p - 1) / (p v)) layers' worth (Korthikanti et al. 2022, Sec. 4.2.3);
   // never more than there are.
-  // ZB-H1 keeps 1F1B's (Qi et al. 2024); DualPipe p + 1 micro-batches on every stage (DeepSeek-V3
-  // report, Table 2).
+  // ZB-H1 keeps 1F1B's (Qi et al. 2024); ZB-V 1F1B's peak, p micro-batches (2 p chunks of half a
+  // stage), on every stage (Qi et al. 2024, Sec. 6; PyTorch's ZB-V order: 2 (p - r) - 1 + 2 r +
+  // 1 chunks forward before GPU r's first weight pass); DualPipe p + 1 micro-batches on every
+  // stage (DeepSeek-V3 report, Table 2).
   auto in_flight = [&](double i) {
     if (s.schedule == PipelineSchedule::dualpipe) return std::min(p + 1.0, mb);
+    if (s.schedule == PipelineSchedule::zb_v) return std::min(p, mb);
     return s.interleave <= 1 ? std::min(p - i, mb)
                              : std::min(interleaved_warmup_chunks(p, v, i) + 1.0, mb * v);
   };
@@ -1006,13 +1010,21 @@ struct PipelineTime {
 //   DualPipe:           (p/2 - 1) (F&B + B - 3W) / (F + B), F&B = F + B, the overlapped pair's
 //                       computation (DeepSeek-V3 report, Table 2; ours: F&B's communication is
 //                       charged in the stage time, not here).
-double bubble_stages(const Strategy& s, const StageCompute& sc) {
+//   ZB-V:               the idle time of PyTorch's ZB-V order for m micro-batches whose chunk
+//                       passes take F/2, (B - W)/2 and W/2 (perf::zbv_idle), over F + B; (p - 1)
+//                       F/2 when F = B - W = W (Qi et al. 2024, Sec. 6: zero bubble but the
+//                       last stage's start; ours: timed by the order's dependencies).
+double bubble_stages(const Strategy& s, const StageCompute& sc, double mb) {
   const double p = static_cast<double>(s.pp), v = static_cast<double>(s.interleave);
   const double f = sc.fwd, b = sc.bwd + sc.recompute, w = sc.wgrad;
   const double fb = std::max(1e-300, f + b);
   switch (s.schedule) {
     case PipelineSchedule::zb_h1:
       return (p - 1.0) * std::max(0.0, f + b - 2.0 * w) / fb;
+    case PipelineSchedule::zb_v:
+      return zbv_idle(s.pp, static_cast<std::int64_t>(mb), 0.5 * f, 0.5 * std::max(0.0, b - w),
+                      0.5 * w) /
+             fb;
     case PipelineSchedule::dualpipe:
       return (p / 2.0 - 1.0) * std::max(0.0, f + 2.0 * b - 3.0 * w) / fb;
     case PipelineSchedule::one_f_one_b:
@@ -1044,7 +1056,12 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::
   const double t_first = layer_part + out.pp_steady;
   const double t_last = layer_part * last_scale + out.pp_steady + sc.logits;
   out.t_avg = layer_part * out.avg_scale + pp_part + sc.logits / p;
-  const double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
+  double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
+  // ZB-V's first GPU holds the first and the last chunk: half of the first stage's layers, half
+  // of the last's, and the output layer (ours).
+  if (s.schedule == PipelineSchedule::zb_v)
+    t_max = std::max(t_first, layer_part * 0.5 * (st.layers_first + st.layers_last) / st.layers +
+                                  out.pp_steady + sc.logits);
   // The schedule's own cost (ours): every chunk of every micro-batch is a host step, forward and
   // backward (2 m v steps on each stage, in its steady state), and the fill and the drain cross
   // all p v - 1 chunk boundaries, p (v - 1) more than the (p - 1)/v t_avg term holds, each one
@@ -1052,7 +1069,7 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::
   const double steps = s.pp > 1 ? 2.0 * v * kPipelineStepS : 0.0;  // per micro-batch
   const double fill_extra = 2.0 * p * (v - 1.0) * send;
   out.overhead = mb * steps + fill_extra;
-  out.pipe = mb * t_max + bubble_stages(s, sc) * out.t_avg + out.overhead;
+  out.pipe = mb * t_max + bubble_stages(s, sc, mb) * out.t_avg + out.overhead;
   return out;
 }
 

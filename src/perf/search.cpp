@@ -20,6 +20,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/perf/zero_bubble.hpp"
 
 namespace railsim::perf {
 
@@ -188,22 +189,25 @@ void keep(std::vector<Plan>& top, std::size_t k, const Plan& p, bool distinct) {
 // and memory are recompute none's, so unless it is pinned it is visited once, as none.
 template <class Visit>
 void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKnobs& knobs,
-                 bool flash, std::int64_t batch, std::int64_t hb_domain, Visit&& visit) {
+                 bool flash, std::int64_t batch, std::int64_t hb_domain, std::int64_t layers,
+                 Visit&& visit) {
   Strategy s{sh.tp, sh.pp, sh.dp, sh.ep, sh.mb, sh.v};  // tp, pp, dp, ep, micro-batch, interleave
   s.cp = sh.cp;
   s.etp = sh.etp;
   s.offload_layers = pins.offload_layers.value_or(0);
   const std::int64_t dp_cp = sh.dp * sh.cp;  // the gradients' data-parallel group
   // The pipeline schedules of this shape: 1F1B (interleaved when v > 1), and where the stack has
-  // them and the pipeline is not interleaved, ZB-H1 and DualPipe (DualPipe with an even pp and
-  // an even number of micro-batches, perf::validate's rule); a pin keeps its own alone.
-  std::array<PipelineSchedule, 3> schedules{};
+  // them and the pipeline is not interleaved, ZB-H1, ZB-V and DualPipe (ZB-V with at least two
+  // layers per stage, DualPipe with an even pp and an even number of micro-batches,
+  // perf::validate's rules); a pin keeps its own alone.
+  std::array<PipelineSchedule, 4> schedules{};
   std::size_t n_schedules = 0;
-  for (PipelineSchedule sch :
-       {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1, PipelineSchedule::dualpipe}) {
+  for (PipelineSchedule sch : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1,
+                               PipelineSchedule::zb_v, PipelineSchedule::dualpipe}) {
     if (pins.schedule && *pins.schedule != sch) continue;
     if (sch != PipelineSchedule::one_f_one_b && (sh.pp == 1 || sh.v > 1 || !knobs.has(sch)))
       continue;
+    if (sch == PipelineSchedule::zb_v && (layers < 2 * sh.pp || sh.pp > kZbvMaxStages)) continue;
     if (sch == PipelineSchedule::dualpipe && (sh.pp % 2 != 0 || (batch / (sh.dp * sh.mb)) % 2 != 0))
       continue;
     schedules[n_schedules++] = sch;
@@ -270,10 +274,10 @@ bool plan_before(const Plan& a, const Plan& b) {
 std::int64_t count_strategies(const EstimateContext& ctx, const StrategyPins& pins) {
   std::int64_t n = 0;
   for (const Shape& sh : shapes(ctx, pins))
-    visit_knobs(sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention,
-                ctx.training.global_batch, ctx.cluster->hb_domain, [&](const Strategy& s) {
-                  n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster);
-                });
+    visit_knobs(
+        sh, pins, ctx.training.stack.knobs, ctx.training.flash_attention, ctx.training.global_batch,
+        ctx.cluster->hb_domain, ctx.model->layers,
+        [&](const Strategy& s) { n += is_valid(*ctx.model, ctx.training, s, *ctx.cluster); });
   return n;
 }
 
@@ -325,7 +329,7 @@ std::int64_t estimate_candidates(const EstimateContext& ctx, const StrategyPins&
           const auto n_ep = static_cast<std::int64_t>(eps.size());
           std::int64_t variants = 0;
           visit_knobs(Shape{tp, pp, dp, 1, 1, 1, cp, etp}, pins, knobs,
-                      ctx.training.flash_attention, B, ctx.cluster->hb_domain,
+                      ctx.training.flash_attention, B, ctx.cluster->hb_domain, m.layers,
                       [&](const Strategy&) { ++variants; });
           std::int64_t shapes_n = 0;
           if (__builtin_mul_overflow(n_ep, per_ep, &shapes_n)) shapes_n = kMax;
@@ -396,7 +400,7 @@ StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
                      [&](Recompute r) { return w == to_string(r); });
     if (mode != std::end(spec::kRecomputeModes))
       set(p.recompute, *mode, w);
-    else if (w == "1f1b" || w == "zb-h1" || w == "dualpipe")
+    else if (w == "1f1b" || w == "zb-h1" || w == "zb-v" || w == "dualpipe")
       set(p.schedule, spec::parse_schedule(w), w);
     else if (w == "sp" || w == "no-sp")
       set(p.sp, w == "sp", w);
@@ -468,7 +472,8 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
       const Placement pl(*ctx.cluster, base.degrees(), ctx.placement);
       visit_knobs(
           sh, opt.pins, ctx.training.stack.knobs, ctx.training.flash_attention,
-          ctx.training.global_batch, ctx.cluster->hb_domain, [&](const Strategy& s) {
+          ctx.training.global_batch, ctx.cluster->hb_domain, ctx.model->layers,
+          [&](const Strategy& s) {
             ++acc.evaluated;
             const MemoryUse use = memory_use(*ctx.model, ctx.training, s);
             const double mem = use.total();

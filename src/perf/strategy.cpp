@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "railsim/core/error.hpp"
+#include "railsim/perf/zero_bubble.hpp"
 
 namespace railsim::perf {
 
@@ -123,6 +124,16 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
     // (Nested division: no overflow before the batch rule has been checked.)
     const std::int64_t mb =
         s.dp >= 1 && s.micro_batch >= 1 ? tr.global_batch / s.dp / s.micro_batch : 0;
+    // ZB-V cuts the model into 2 pp chunks of at least one layer each (Qi et al. 2024, Sec. 6).
+    // Its order is timed pass by pass (perf::zbv_idle), up to kZbvMaxStages stages.
+    if (s.schedule == PipelineSchedule::zb_v && s.pp > kZbvMaxStages)
+      return fail("--pp-schedule",
+                  fmt::format("zb-v is timed up to pp {} (pp = {})", kZbvMaxStages, s.pp));
+    if (s.schedule == PipelineSchedule::zb_v && m.layers < 2 * s.pp)
+      return fail("--pp-schedule",
+                  fmt::format("zb-v cuts the model into 2 pp = {} chunks but it has {} layers "
+                              "(use pp <= {})",
+                              2 * s.pp, m.layers, m.layers / 2));
     if (s.schedule == PipelineSchedule::dualpipe && (s.pp % 2 != 0 || mb % 2 != 0))
       return fail("--pp-schedule",
                   fmt::format("dualpipe needs an even pp and an even number of micro-batches "
@@ -132,10 +143,11 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
   // Megatron-Core's combined 1F1B needs virtual pipeline stages when pipelined and is a 1F1B
   // schedule (DualPipe overlaps the all-to-all its own way).
   if (st.defaults.ep_overlap && m.is_moe() && s.ep > 1) {
-    if (s.schedule == PipelineSchedule::zb_h1)
+    if (s.schedule == PipelineSchedule::zb_h1 || s.schedule == PipelineSchedule::zb_v)
       return fail("--ep-overlap",
-                  "combined 1F1B is a 1F1B schedule: it does not run with zb-h1 (use "
-                  "--pp-schedule 1f1b, or --ep-overlap off)");
+                  fmt::format("combined 1F1B is a 1F1B schedule: it does not run with {} (use "
+                              "--pp-schedule 1f1b, or --ep-overlap off)",
+                              to_string(s.schedule)));
     if (s.schedule == PipelineSchedule::one_f_one_b && s.pp > 1 && s.interleave < 2)
       return fail("--ep-overlap",
                   fmt::format("combined 1F1B needs interleaving when pipelined (pp = {}, "

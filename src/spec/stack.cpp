@@ -20,9 +20,10 @@ constexpr EnumNames<Sharding, 4> kShardingNames{{{{Sharding::none, "none"},
                                                   {Sharding::optimizer, "optimizer"},
                                                   {Sharding::gradients, "gradients"},
                                                   {Sharding::full, "full"}}}};
-constexpr EnumNames<PipelineSchedule, 3> kScheduleNames{
+constexpr EnumNames<PipelineSchedule, 4> kScheduleNames{
     {{{PipelineSchedule::one_f_one_b, "1f1b"},
       {PipelineSchedule::zb_h1, "zb-h1"},
+      {PipelineSchedule::zb_v, "zb-v"},
       {PipelineSchedule::dualpipe, "dualpipe"}}}};
 
 // An optional field of two spellings: false for `off` (the default), true for `on`; anything
@@ -112,21 +113,22 @@ Stack stack_from_json(const Json& j, const std::string& path) {
       const Json& list = k.raw("pipeline_schedules");
       if (!list.is_array() || list.empty())
         throw InputError(field,
-                         "expected a non-empty list of schedule names (1f1b, zb-h1, "
+                         "expected a non-empty list of schedule names (1f1b, zb-h1, zb-v, "
                          "dualpipe)");
       bool one_f_one_b = false;
       for (const Json& e : list) {
         if (!e.is_string())
-          throw InputError(field, "expected schedule names (strings): 1f1b, zb-h1, dualpipe");
+          throw InputError(field, "expected schedule names (strings): 1f1b, zb-h1, zb-v, dualpipe");
         const PipelineSchedule sch = parse_schedule(e.get<std::string>(), field);
         one_f_one_b |= sch == PipelineSchedule::one_f_one_b;
         st.knobs.zb_h1 |= sch == PipelineSchedule::zb_h1;
+        st.knobs.zb_v |= sch == PipelineSchedule::zb_v;
         st.knobs.dualpipe |= sch == PipelineSchedule::dualpipe;
       }
       if (!one_f_one_b)
         throw InputError(field, "must include 1f1b (every pipelined stack runs it)");
-      if ((st.knobs.zb_h1 || st.knobs.dualpipe) && !st.knobs.pipeline)
-        throw InputError(field, "zb-h1 and dualpipe need pipeline: true");
+      if ((st.knobs.zb_h1 || st.knobs.zb_v || st.knobs.dualpipe) && !st.knobs.pipeline)
+        throw InputError(field, "zb-h1, zb-v and dualpipe need pipeline: true");
     }
     if (k.has("block_scaled")) {
       const std::string field = k.field("block_scaled");

@@ -192,7 +192,9 @@ TEST(CliStack, APipelineScheduleIsCheckedAgainstTheStackAndTheStrategy) {
   expect_error_prefix(std::string("plan ") + kMegatron175Small + " --pp-schedule zb-h1",
                       "--pp-schedule: stack megatron-core-2024 has no zb-h1 schedule");
   expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --pp-schedule zb-v",
-                      "--pp-schedule: unknown pipeline schedule 'zb-v'");
+                      "--pp-schedule: stack megatron-core-2024 has no zb-v schedule");
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --pp-schedule zb-x",
+                      "--pp-schedule: unknown pipeline schedule 'zb-x'");
   expect_error_prefix("estimate " + ds + " --batch 512 --pp 1 --pp-schedule dualpipe",
                       "--pp-schedule: dualpipe is a pipeline schedule: it needs pp > 1");
   expect_error_prefix("estimate " + ds + " --pp 2 --dp 128 --batch 384 --pp-schedule dualpipe",

@@ -1,12 +1,13 @@
-// Pipeline schedules besides 1F1B: ZB-H1 (Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024)
-// and DualPipe (DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.2.1, Table 2). The bubble
-// follows each paper's formula in units of the stage's forward F, backward B and weight-gradient
-// W; DualPipe doubles the weights and keeps p + 1 micro-batches in flight and hides the EP and PP
-// communication behind the other micro-batch's computation.
+// Pipeline schedules besides 1F1B: ZB-H1 and ZB-V (Qi et al., Zero Bubble Pipeline Parallelism,
+// ICLR 2024) and DualPipe (DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.2.1, Table 2).
+// The bubble follows each paper's formula in units of the stage's forward F, backward B and
+// weight-gradient W; DualPipe doubles the weights and keeps p + 1 micro-batches in flight and hides
+// the EP and PP communication behind the other micro-batch's computation.
 #include <gtest/gtest.h>
 
 #include "../common/error_of.hpp"
 #include "railsim/perf/comm_schedule.hpp"
+#include "railsim/perf/search.hpp"
 #include "test_perf_common.hpp"
 
 using namespace railsim;
@@ -17,6 +18,7 @@ Stack with_schedules() {
   Stack st;
   st.name = "test-schedules";
   st.knobs.zb_h1 = true;
+  st.knobs.zb_v = true;
   st.knobs.dualpipe = true;
   return st;
 }
@@ -53,6 +55,105 @@ TEST(PipelineSchedule, ZeroBubbleAndDualPipeShrinkTheBubbleByTheirFormulas) {
   EXPECT_LT(zb.iteration_time_s, base.iteration_time_s);
   for (const IterationTime* it : {&base, &zb, &dual})
     EXPECT_NEAR(it->breakdown.total(), it->iteration_time_s, 1e-9 * it->iteration_time_s);
+}
+
+// ZB-V on the same job: each GPU holds two half-stages in a V, so its chunk passes are half a
+// stage's, and the ZB-V order (perf::zbv_idle) leaves about the last GPU's late start, (p - 1) F/2
+// with F : B - W : W near 1 : 1 : 1, a sixth of 1F1B's bubble and half of ZB-H1's; attention and
+// element-wise work in F and B raise it a little. Every GPU holds p micro-batches of its stage,
+// 1F1B's peak; the V crosses each pair of neighbouring stages twice per pass: twice the PP bytes.
+TEST(PipelineSchedule, ZeroBubbleVHalvesZeroBubbleH1sBubbleAtOneFOneBsPeakMemory) {
+  Model m = load_model("GPT-3-175B");
+  m.vocab = 1;
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
+  const auto d = test::design(spec::DesignKind::rail_optimized);
+  const Training tr = make_training(32, 2048, with_schedules());
+  const Strategy one_s = gpt_strategy(PipelineSchedule::one_f_one_b);
+  const Strategy v_s = gpt_strategy(PipelineSchedule::zb_v);
+  const IterationTime base = estimate(m, tr, one_s, c, d);
+  const IterationTime zb = estimate(m, tr, gpt_strategy(PipelineSchedule::zb_h1), c, d);
+  const IterationTime v = estimate(m, tr, v_s, c, d);
+  const double r_v = v.breakdown.bubble_s / base.breakdown.bubble_s;
+  EXPECT_GT(r_v, 1.0 / 6.0);
+  EXPECT_LT(r_v, 0.25);
+  EXPECT_LT(v.breakdown.bubble_s, 0.7 * zb.breakdown.bubble_s);
+  EXPECT_DOUBLE_EQ(v.breakdown.compute_s, base.breakdown.compute_s);
+  EXPECT_DOUBLE_EQ(v.memory.total(), base.memory.total());
+  EXPECT_NEAR(v.breakdown.pp_comm_s, 2.0 * base.breakdown.pp_comm_s,
+              1e-9 * base.breakdown.pp_comm_s);
+  EXPECT_LT(v.iteration_time_s, zb.iteration_time_s);
+  EXPECT_NEAR(v.breakdown.total(), v.iteration_time_s, 1e-9 * v.iteration_time_s);
+  const Placement pl(c, one_s.degrees());
+  auto pp_bytes = [&](const Strategy& x) {
+    double b = 0;
+    for (const CommOp& op : build_comm_schedule(m, tr, x, pl))
+      if (op.parallelism == Parallelism::pp) b += op_wire_bytes(op, pl);
+    return b;
+  };
+  EXPECT_DOUBLE_EQ(pp_bytes(v_s), 2.0 * pp_bytes(one_s));
+}
+
+// ZB-V's rules: 2 pp chunks of at least one layer, no interleaving (the V is its two chunks), a
+// stack that has it, not under combined 1F1B, and up to kZbvMaxStages stages; each error names
+// the option.
+TEST(PipelineSchedule, ZeroBubbleVRefusesWhatItCannotRun) {
+  const Model m = load_model("GPT-3-175B");
+  const Training tr = make_training(32, 2048, with_schedules());
+  Strategy s = gpt_strategy(PipelineSchedule::zb_v);
+  EXPECT_EQ(test::error_of([&] { validate_stack(m, tr, s); }), "");
+  Model shallow = m;
+  shallow.layers = 12;
+  EXPECT_EQ(test::error_of([&] { validate_stack(shallow, tr, s); }),
+            "--pp-schedule: zb-v cuts the model into 2 pp = 16 chunks but it has 12 layers (use "
+            "pp <= 6)");
+  Model deep = m;
+  deep.layers = 2000;
+  Strategy deep_s = s;
+  deep_s.pp = 600;
+  EXPECT_EQ(test::error_of([&] { validate_stack(deep, tr, deep_s); }),
+            "--pp-schedule: zb-v is timed up to pp 512 (pp = 600)");
+  s.interleave = 2;
+  EXPECT_EQ(test::error_of([&] { validate_stack(m, tr, s); }),
+            "--pp-schedule: zb-v runs without interleaving (interleave = 2; use 1)");
+  s.interleave = 1;
+  Stack plain = with_schedules();
+  plain.knobs.zb_v = false;
+  EXPECT_EQ(test::error_of([&] { validate_stack(m, make_training(32, 2048, plain), s); }),
+            "--pp-schedule: stack test-schedules has no zb-v schedule (use 1f1b)");
+  const Model moe = load_model("Mixtral-8x7B");
+  Stack overlap = with_schedules();
+  overlap.knobs.ep_overlap = true;
+  overlap.defaults.ep_overlap = true;
+  Strategy moe_s{.tp = 1, .pp = 4, .dp = 64, .ep = 8};
+  moe_s.schedule = PipelineSchedule::zb_v;
+  EXPECT_EQ(test::error_of([&] {
+              validate_stack(moe, make_training(512, 4096, overlap), moe_s);
+            }).substr(0, 68),
+            "--ep-overlap: combined 1F1B is a 1F1B schedule: it does not run with");
+}
+
+// The search visits ZB-V where the stack has it and the model has two layers per stage, and on
+// this pipelined job ranks it first: the smallest bubble at 1F1B's memory.
+TEST(PipelineSchedule, SearchRanksZeroBubbleVWhereTheStackHasIt) {
+  const Model m = load_model("GPT-3-175B");
+  const spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8, 200);
+  Stack without = with_schedules();
+  without.knobs.zb_v = false;
+  PlanOptions po;
+  po.threads = 1;
+  po.pins.tp = 8;
+  po.pins.pp = 8;
+  po.pins.interleave = 1;
+  po.pins.micro_batch = 1;
+  const EstimateContext with_v = make_context(m, make_training(32, 2048, with_schedules()), c,
+                                              test::design(spec::DesignKind::rail_optimized));
+  const EstimateContext no_v = make_context(m, make_training(32, 2048, without), c,
+                                            test::design(spec::DesignKind::rail_optimized));
+  const PlanResult r = plan(with_v, po);
+  ASSERT_FALSE(r.plans.empty());
+  EXPECT_EQ(r.plans.front().strategy.schedule, PipelineSchedule::zb_v);
+  EXPECT_GT(count_strategies(with_v, po.pins), count_strategies(no_v, po.pins));
+  EXPECT_EQ(count_strategies(with_v, po.pins), r.evaluated);
 }
 
 // DualPipe's memory (DeepSeek-V3 report, Table 2): parameters 2x (each GPU holds the stage of

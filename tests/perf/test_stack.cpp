@@ -35,6 +35,9 @@ bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
   if (tr.dtype == Dtype::fp8 && !k.fp8) return false;
   if (s.schedule == PipelineSchedule::zb_h1 && (!k.zb_h1 || s.pp == 1 || s.interleave > 1))
     return false;
+  if (s.schedule == PipelineSchedule::zb_v &&
+      (!k.zb_v || s.pp == 1 || s.interleave > 1 || m.layers < 2 * s.pp))
+    return false;
   if (s.schedule == PipelineSchedule::dualpipe &&
       (!k.dualpipe || s.pp % 2 != 0 || s.interleave > 1 || s.micro_batches(tr) % 2 != 0))
     return false;

@@ -188,6 +188,10 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) {
               j["knobs"]["pipeline_schedules"] = {"1f1b", "zb-v"};
             }),
+            "(no error)");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["pipeline_schedules"] = {"1f1b", "zb-x"};
+            }),
             "stack.knobs.pipeline_schedules");
   EXPECT_EQ(with([](Json& j) {
               j["knobs"]["pipeline_schedules"] = {"1f1b", 2};

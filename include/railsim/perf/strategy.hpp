@@ -33,8 +33,9 @@ struct Strategy {
   // Context parallelism (Megatron-Core, Llama 3): each of the cp ranks holds s / cp tokens of
   // every sequence (2 cp chunks, load-balanced for causal attention) and all-gathers K and V.
   std::int64_t cp = 1;
-  // The pipeline schedule (pp > 1; zb_h1 and dualpipe without interleaving, where the stack has
-  // them; dualpipe with even pp and an even number of micro-batches).
+  // The pipeline schedule (pp > 1; zb_h1, zb_v and dualpipe without interleaving, where the stack
+  // has them; zb_v with at least two layers per stage, dualpipe with even pp and an even number of
+  // micro-batches).
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   // Hybrid sharding (HSDP, on stacks whose distributed optimizer is full sharding): weights,
   // gradients and optimizer state sharded over groups of `hsdp` consecutive DP x CP ranks and

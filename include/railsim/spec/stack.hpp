@@ -41,10 +41,13 @@ std::string_view to_string(Sharding s);
 // The pipeline schedule. one_f_one_b is Megatron's 1F1B, interleaved when interleave > 1
 // (Narayanan et al. SC'21); zb_h1 splits the backward into input- and weight-gradient passes
 // and fills the bubble with the weight passes at 1F1B's memory (Qi et al., Zero Bubble Pipeline
-// Parallelism, ICLR 2024); dualpipe feeds micro-batches from both ends, each GPU holding two
-// stages, and overlaps one micro-batch's communication with another's computation (DeepSeek-V3
-// Technical Report, arXiv 2412.19437, Sec. 3.2.1). docs/model.md section 5.
-enum class PipelineSchedule : std::uint8_t { one_f_one_b, zb_h1, dualpipe };
+// Parallelism, ICLR 2024); zb_v cuts the model into 2 p chunks laid out in a V, each GPU holding
+// the r-th chunk from each end, with the same split passes at 1F1B's peak memory (the same
+// paper, Sec. 6; PyTorch's ScheduleZBVZeroBubble); dualpipe feeds micro-batches from both ends,
+// each GPU holding two stages, and overlaps one micro-batch's communication with another's
+// computation (DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.2.1). docs/model.md
+// section 6.
+enum class PipelineSchedule : std::uint8_t { one_f_one_b, zb_h1, dualpipe, zb_v };
 std::string_view to_string(PipelineSchedule s);
 PipelineSchedule parse_schedule(std::string_view s, const std::string& option = "--pp-schedule");
 
@@ -138,9 +141,10 @@ struct StackKnobs {
   // Context parallelism (cp > 1): the sequence split over cp ranks, K and V all-gathered per
   // layer (Megatron-Core's context_parallel_size, TorchTitan's context parallel; docs/model.md).
   bool context_parallel = true;
-  // Pipeline schedules besides 1F1B (JSON "pipeline_schedules": ["1f1b", "zb-h1", "dualpipe"],
-  // default ["1f1b"]); both need pipeline.
+  // Pipeline schedules besides 1F1B (JSON "pipeline_schedules": ["1f1b", "zb-h1", "zb-v",
+  // "dualpipe"], default ["1f1b"]); each needs pipeline.
   bool zb_h1 = false;
+  bool zb_v = false;
   bool dualpipe = false;
   // Hybrid sharding (JSON "hsdp": true; default false): with full sharding, the state sharded
   // over groups of DP ranks and replicated across them (PyTorch FSDP's HYBRID_SHARD, MaxText's
@@ -170,7 +174,7 @@ struct StackKnobs {
   bool ep_overlap = false;
   bool has(PipelineSchedule s) const {
     return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
-           (s == PipelineSchedule::dualpipe && dualpipe);
+           (s == PipelineSchedule::zb_v && zb_v) || (s == PipelineSchedule::dualpipe && dualpipe);
   }
 };
 
