@@ -206,6 +206,44 @@ TEST(CliStack, APipelineScheduleIsCheckedAgainstTheStackAndTheStrategy) {
   EXPECT_NE(ok.out.find("\"pp_schedule\": \"dualpipe\""), std::string::npos);
 }
 
+// A user's stack that lists zb-v: estimate times it (a smaller bubble than 1F1B's, the schedule in
+// the JSON), plan searches it, and what it cannot run is refused on one line naming the option.
+TEST(CliStack, AUserStackWithZeroBubbleVTimesAndSearchesIt) {
+  const std::string path = "/tmp/railsim_cli_zbv_" + std::to_string(::getpid()) + ".json";
+  nlohmann::json j = nlohmann::json::parse(run_cli("presets stacks megatron-core-2024").out);
+  j["name"] = "core-with-zb-v";
+  j["knobs"]["pipeline_schedules"] = {"1f1b", "zb-v"};
+  std::ofstream(path) << j.dump();
+  const std::string base = std::string("estimate ") + kMegatron175Small + " --stack " + path +
+                           " --dp 1 --micro-batch 1 --json";
+  auto bubble = [&](const std::string& extra) {
+    const auto r = run_cli(base + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto out = nlohmann::json::parse(r.out);
+    return std::make_pair(out.at("breakdown").at("bubble_s").get<double>(),
+                          out.at("strategy").at("pp_schedule").get<std::string>());
+  };
+  const auto one = bubble("");
+  const auto v = bubble(" --pp-schedule zb-v");
+  EXPECT_EQ(one.second, "1f1b");
+  EXPECT_EQ(v.second, "zb-v");
+  EXPECT_GT(v.first, 0.0);
+  EXPECT_LT(v.first, 0.5 * one.first);
+  const auto plan = run_cli(std::string("plan ") + kMegatron175Small + " --stack " + path +
+                            " --dp 1 --micro-batch 1 --interleave 1 --top 1 --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("\"pp_schedule\": \"zb-v\""), std::string::npos);
+  expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --stack " + path +
+                          " --dp 1 --pp-schedule zb-v --interleave 2",
+                      "--pp-schedule: zb-v runs without interleaving (interleave = 2; use 1)");
+  expect_error_prefix("estimate --gpu A100-SXM-80GB --gpus 64 --model Megatron-175B --batch 64 "
+                      "--tp 1 --pp 64 --dp 1 --stack " +
+                          path + " --pp-schedule zb-v",
+                      "--pp-schedule: zb-v cuts the model into 2 pp = 128 chunks but it has 96 "
+                      "layers (use pp <= 48)");
+  std::remove(path.c_str());
+}
+
 // Llama 3 405B as Meta laid it out: 126 layers plus the embedding and the loss as 16 x 8 chunks of
 // one (Dubey et al. 2024, Sec. 3.3.2). A stack that counts only layers refuses v = 8 and says
 // which stack knob would take it; one that counts the embedding and the loss times it.
