@@ -50,6 +50,26 @@ def test_optimize_equals_cli():
     assert py.cheapest.meets_target
 
 
+def test_zero_bubble_v_from_a_user_stack_equals_cli(tmp_path):
+    stack = cli("presets", "stacks", "megatron-core-2024")
+    stack["name"] = "core-with-zb-v"
+    stack["knobs"]["pipeline_schedules"] = ["1f1b", "zb-v"]
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps(stack))
+    args = dict(gpus=64, gpu="A100-SXM-80GB", model="Megatron-175B", batch=64, tp=8, pp=8, dp=1,
+                micro_batch=1, stack=str(path))
+    v = railsim.estimate(**args, pp_schedule="zb-v")
+    assert v.to_dict() == cli("estimate", "--gpus", "64", "--gpu", "A100-SXM-80GB", "--model",
+                              "Megatron-175B", "--batch", "64", "--tp", "8", "--pp", "8", "--dp",
+                              "1", "--micro-batch", "1", "--stack", str(path), "--pp-schedule",
+                              "zb-v")
+    assert v.to_dict()["breakdown"]["bubble_s"] < \
+        0.5 * railsim.estimate(**args).to_dict()["breakdown"]["bubble_s"]
+    with pytest.raises(railsim.InputError) as e:
+        railsim.estimate(**args, pp_schedule="zb-v", interleave=2)
+    assert str(e.value).startswith("pp_schedule:"), str(e.value)
+
+
 @pytest.mark.parametrize("call, field", [
     (lambda: railsim.design(gpus=1001), "hb_domain"),
     (lambda: railsim.design(gpus=-5), "gpus"),
