@@ -9,7 +9,7 @@
 //
 // keys: gpu gpus hb_domain nic_gbps hb_gbps nics design switch oversub tier split management
 //       planes ports dual_tor balance conns model
-//       stack batch seq tp pp dp ep etp mb v bytes fail
+//       stack batch seq tp pp dp ep etp mb v schedule bytes fail
 //       list_ints list_reals list_names max_points (sweep's value syntax)
 //       tokens experts topk skew max_domains (MoE routing, over the first GPUs, up to 64)
 //       days ckpt_min ckpt_write_s restart_min repair_h spares trials degraded rates (goodput)
@@ -184,8 +184,15 @@ void run(const std::map<std::string, std::string>& kv) {
 
   if (!kv.count("model")) return;
   const perf::Model m = perf::load_model(text("model", ""), "--model");
-  const spec::Stack st =
-      spec::load_stack(text("stack", std::string(spec::kDefaultStack)), "--stack");
+  spec::Stack st = spec::load_stack(text("stack", std::string(spec::kDefaultStack)), "--stack");
+  // A pinned pipeline schedule, on a stack that lists it (as a user's stack file would).
+  std::optional<spec::PipelineSchedule> schedule;
+  if (kv.count("schedule")) {
+    schedule = spec::parse_schedule(kv.at("schedule"));
+    st.knobs.zb_h1 |= *schedule == spec::PipelineSchedule::zb_h1;
+    st.knobs.zb_v |= *schedule == spec::PipelineSchedule::zb_v;
+    st.knobs.dualpipe |= *schedule == spec::PipelineSchedule::dualpipe;
+  }
   const spec::Training tr = spec::make_training(integer(kv, "batch").value_or(1024),
                                                 integer(kv, "seq").value_or(m.seq_len), st);
   perf::StrategyPins pins;
@@ -196,6 +203,7 @@ void run(const std::map<std::string, std::string>& kv) {
   pins.etp = integer(kv, "etp");
   pins.micro_batch = integer(kv, "mb");
   pins.interleave = integer(kv, "v");
+  pins.schedule = schedule;
   const perf::EstimateContext ctx = perf::make_context(m, tr, c, d);
   const std::int64_t n = perf::estimate_candidates(ctx, pins);
   require(n >= 0);
