@@ -236,11 +236,12 @@ TEST(CliStack, AUserStackWithZeroBubbleVTimesAndSearchesIt) {
   expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --stack " + path +
                           " --dp 1 --pp-schedule zb-v --interleave 2",
                       "--pp-schedule: zb-v runs without interleaving (interleave = 2; use 1)");
-  expect_error_prefix("estimate --gpu A100-SXM-80GB --gpus 64 --model Megatron-175B --batch 64 "
-                      "--tp 1 --pp 64 --dp 1 --stack " +
-                          path + " --pp-schedule zb-v",
-                      "--pp-schedule: zb-v cuts the model into 2 pp = 128 chunks but it has 96 "
-                      "layers (use pp <= 48)");
+  expect_error_prefix(
+      "estimate --gpu A100-SXM-80GB --gpus 64 --model Megatron-175B --batch 64 "
+      "--tp 1 --pp 64 --dp 1 --stack " +
+          path + " --pp-schedule zb-v",
+      "--pp-schedule: zb-v cuts the model into 2 pp = 128 chunks but it has 96 "
+      "layers (use pp <= 48)");
   std::remove(path.c_str());
 }
 

@@ -141,10 +141,7 @@ TEST(PipelineSchedule, SearchRanksZeroBubbleVWhereTheStackHasIt) {
   without.knobs.zb_v = false;
   PlanOptions po;
   po.threads = 1;
-  po.pins.tp = 8;
-  po.pins.pp = 8;
-  po.pins.interleave = 1;
-  po.pins.micro_batch = 1;
+  po.pins = parse_plan_text("tp8 pp8 mb1 v1", "--against");
   const EstimateContext with_v = make_context(m, make_training(32, 2048, with_schedules()), c,
                                               test::design(spec::DesignKind::rail_optimized));
   const EstimateContext no_v = make_context(m, make_training(32, 2048, without), c,
