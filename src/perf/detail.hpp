@@ -95,10 +95,12 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   st.moe_layers = st.layers * moe_fraction;
   st.dense_layers = st.layers - st.moe_layers;
   const double h = static_cast<double>(m.hidden);
-  // The first stage holds the token embedding; with one stage an untied output layer too.
+  // The first stage holds the token embedding; with one stage, or as ZB-V's first GPU (the
+  // first and the last chunk of its V), an untied output layer too.
   const double first_stage_embedding =
-      s.pp == 1 ? m.embedding_params()
-                : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+      s.pp == 1 || s.schedule == PipelineSchedule::zb_v
+          ? m.embedding_params()
+          : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
   // Each MoE layer's router and shared experts (replicated over EP, reduced over DP).
   const double router =
       m.is_moe() ? h * static_cast<double>(m.experts) + m.shared_ffn_params() : 0.0;

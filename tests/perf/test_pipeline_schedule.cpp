@@ -91,6 +91,13 @@ TEST(PipelineSchedule, ZeroBubbleVHalvesZeroBubbleH1sBubbleAtOneFOneBsPeakMemory
     return b;
   };
   EXPECT_DOUBLE_EQ(pp_bytes(v_s), 2.0 * pp_bytes(one_s));
+  // Its first GPU also holds the output layer: an untied one (Llama) adds its bf16 weights and
+  // fp32 gradients there; a tied one (GPT-3, above) is the embedding itself.
+  const Model llama = load_model("Llama-3-70B");  // 80 layers, untied, vocabulary 128,256
+  const MemoryUse one_l = memory_use(llama, tr, one_s), v_l = memory_use(llama, tr, v_s);
+  const double head = 128256.0 * 8192.0 / 8.0;  // parameters per GPU at tp 8
+  EXPECT_NEAR(v_l.weights_bytes - one_l.weights_bytes, 2.0 * head, 1e-6 * head);
+  EXPECT_NEAR(v_l.gradients_bytes - one_l.gradients_bytes, 4.0 * head, 1e-6 * head);
 }
 
 // ZB-V's rules: 2 pp chunks of at least one layer, no interleaving (the V is its two chunks), a
