@@ -140,10 +140,15 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
     return;
   }
   out.print(
-      "{} on {} x {} ({}), tp {}{} pp {} dp {} ep {} ({}): communication of one iteration\n"
+      "{} on {} x {} ({}), tp {}{} pp {} dp {} ep {}{}{} ({}): communication of one iteration\n"
       "network: switch {}, {}\nsoftware: {}{}\nsimulation: {}\n{}",
       in.model.name, report::thousands(double(c.gpus)), c.gpu.name, spec::to_string(d.kind), s.tp,
-      s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, perf::describe_ep(s, " "), source,
+      s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp, s.dp, perf::describe_ep(s, " "),
+      s.interleave > 1 ? fmt::format(", interleave {}", s.interleave) : "",
+      s.schedule != perf::PipelineSchedule::one_f_one_b
+          ? fmt::format(", {} schedule", spec::to_string(s.schedule))
+          : "",
+      source,
       d.sw.describe(), spec::describe_routing(d), spec::describe_software(in.training),
       spec::cp_note(in.training.stack, s.cp), sim::describe_batching(cfg.batch_tolerance),
       report::to_text(table));

@@ -99,6 +99,10 @@ Json schedule_document(const ScheduleCheck& chk, const topo::Fabric& fabric,
   j["gpus"] = fabric.cluster.gpus;
   j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"ep", s.ep}};
   if (s.cp > 1) j["strategy"]["cp"] = s.cp;
+  // What sets the PP sends' count besides the degrees: the virtual stages and the schedule.
+  if (s.interleave > 1) j["strategy"]["interleave"] = s.interleave;
+  if (s.schedule != perf::PipelineSchedule::one_f_one_b)
+    j["strategy"]["pp_schedule"] = std::string(spec::to_string(s.schedule));
   j.update(spec::routing_json(fabric.design));
   j["batching"] = batching_json(batch_tolerance);
   return j;

@@ -233,6 +233,25 @@ TEST(CliStack, AUserStackWithZeroBubbleVTimesAndSearchesIt) {
                             " --dp 1 --micro-batch 1 --interleave 1 --top 1 --json");
   ASSERT_EQ(plan.code, 0) << plan.err;
   EXPECT_NE(plan.out.find("\"pp_schedule\": \"zb-v\""), std::string::npos);
+  // sim --schedule names the schedule and simulates its PP sends: the V crosses each pair of
+  // stages twice per pass, 2 x 64 micro-batches.
+  const std::string sim = std::string("sim --schedule ") + kMegatron175Small + " --stack " + path +
+                          " --dp 1 --micro-batch 1 --pp-schedule zb-v";
+  const auto text = run_cli(sim);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("tp 8 pp 8 dp 1 ep 1, zb-v schedule (the strategy given)"),
+            std::string::npos)
+      << text.out;
+  const auto sj = nlohmann::json::parse(run_cli(sim + " --json").out);
+  EXPECT_EQ(sj.at("strategy").at("pp_schedule"), "zb-v");
+  int pp_ops = 0;
+  for (const auto& op : sj.at("ops"))
+    if (op.at("parallelism") == "pp") {
+      ++pp_ops;
+      EXPECT_DOUBLE_EQ(op.at("count").get<double>(), 128.0);
+      EXPECT_NEAR(op.at("sim_over_analytic").get<double>(), 1.0, 0.01);
+    }
+  EXPECT_EQ(pp_ops, 2);
   expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --stack " + path +
                           " --dp 1 --pp-schedule zb-v --interleave 2",
                       "--pp-schedule: zb-v runs without interleaving (interleave = 2; use 1)");
