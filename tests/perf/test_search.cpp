@@ -165,7 +165,9 @@ TEST(Search, PlanTextReadsBackAsPrinted) {
   EXPECT_FALSE(q.micro_batch.has_value());
   EXPECT_FALSE(q.recompute.has_value());
   EXPECT_FALSE(q.sp.has_value());
-  for (const char* bad : {"", "mb2 v4", "tp8 tp4", "tp8 xx3", "tp0", "tp8 fast", "tp99999999999"})
+  EXPECT_EQ(parse_plan_text("tp8 pp8 zb-v", "--x").schedule, PipelineSchedule::zb_v);
+  for (const char* bad :
+       {"", "mb2 v4", "tp8 tp4", "tp8 xx3", "tp0", "tp8 fast", "tp99999999999", "tp8 zb-v zb-h1"})
     EXPECT_EQ(test::field_of([&] { (void)parse_plan_text(bad, "--against"); }), "--against") << bad;
 }
 
