@@ -148,8 +148,7 @@ void run_schedule(const Args& a, Output& out, const Setting& st) {
       s.schedule != perf::PipelineSchedule::one_f_one_b
           ? fmt::format(", {} schedule", spec::to_string(s.schedule))
           : "",
-      source,
-      d.sw.describe(), spec::describe_routing(d), spec::describe_software(in.training),
+      source, d.sw.describe(), spec::describe_routing(d), spec::describe_software(in.training),
       spec::cp_note(in.training.stack, s.cp), sim::describe_batching(cfg.batch_tolerance),
       report::to_text(table));
   const report::Column t{
