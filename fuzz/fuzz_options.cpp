@@ -189,9 +189,7 @@ void run(const std::map<std::string, std::string>& kv) {
   std::optional<spec::PipelineSchedule> schedule;
   if (kv.count("schedule")) {
     schedule = spec::parse_schedule(kv.at("schedule"));
-    st.knobs.zb_h1 |= *schedule == spec::PipelineSchedule::zb_h1;
-    st.knobs.zb_v |= *schedule == spec::PipelineSchedule::zb_v;
-    st.knobs.dualpipe |= *schedule == spec::PipelineSchedule::dualpipe;
+    st.knobs.allow(*schedule);
   }
   const spec::Training tr = spec::make_training(integer(kv, "batch").value_or(1024),
                                                 integer(kv, "seq").value_or(m.seq_len), st);

@@ -202,12 +202,11 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
   // perf::validate's rules); a pin keeps its own alone.
   std::array<PipelineSchedule, 4> schedules{};
   std::size_t n_schedules = 0;
-  for (PipelineSchedule sch : {PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1,
-                               PipelineSchedule::zb_v, PipelineSchedule::dualpipe}) {
+  for (PipelineSchedule sch : spec::kPipelineSchedules) {
     if (pins.schedule && *pins.schedule != sch) continue;
     if (sch != PipelineSchedule::one_f_one_b && (sh.pp == 1 || sh.v > 1 || !knobs.has(sch)))
       continue;
-    if (sch == PipelineSchedule::zb_v && (layers < 2 * sh.pp || sh.pp > kZbvMaxStages)) continue;
+    if (sch == PipelineSchedule::zb_v && !zbv_fits(layers, sh.pp)) continue;
     if (sch == PipelineSchedule::dualpipe && (sh.pp % 2 != 0 || (batch / (sh.dp * sh.mb)) % 2 != 0))
       continue;
     schedules[n_schedules++] = sch;
@@ -398,10 +397,13 @@ StrategyPins parse_plan_text(std::string_view text, const std::string& option) {
     const auto mode =
         std::find_if(std::begin(spec::kRecomputeModes), std::end(spec::kRecomputeModes),
                      [&](Recompute r) { return w == to_string(r); });
+    const auto sch =
+        std::find_if(std::begin(spec::kPipelineSchedules), std::end(spec::kPipelineSchedules),
+                     [&](PipelineSchedule x) { return w == to_string(x); });
     if (mode != std::end(spec::kRecomputeModes))
       set(p.recompute, *mode, w);
-    else if (w == "1f1b" || w == "zb-h1" || w == "zb-v" || w == "dualpipe")
-      set(p.schedule, spec::parse_schedule(w), w);
+    else if (sch != std::end(spec::kPipelineSchedules))
+      set(p.schedule, *sch, w);
     else if (w == "sp" || w == "no-sp")
       set(p.sp, w == "sp", w);
     else if (w == "dopt" || w == "no-dopt")

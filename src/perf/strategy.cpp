@@ -119,21 +119,21 @@ bool check_stack(const Model& m, const Training& tr, const Strategy& s, Fail&& f
       return fail("--pp-schedule",
                   fmt::format("{} runs without interleaving (interleave = {}; use 1)",
                               to_string(s.schedule), s.interleave));
+    // ZB-V: zbv_fits, the failing part named (its order is timed pass by pass, perf::zbv_idle).
+    if (s.schedule == PipelineSchedule::zb_v && !zbv_fits(m.layers, s.pp)) {
+      if (s.pp > kZbvMaxStages)
+        return fail("--pp-schedule",
+                    fmt::format("zb-v is timed up to pp {} (pp = {})", kZbvMaxStages, s.pp));
+      return fail("--pp-schedule",
+                  fmt::format("zb-v cuts the model into 2 pp = {} chunks but it has {} layers "
+                              "(use pp <= {})",
+                              2 * s.pp, m.layers, m.layers / 2));
+    }
     // DualPipe feeds half the micro-batches from each end of a pipeline folded in two (DeepSeek-
     // V3 report, Sec. 3.2.1: stages and micro-batches divisible by 2).
     // (Nested division: no overflow before the batch rule has been checked.)
     const std::int64_t mb =
         s.dp >= 1 && s.micro_batch >= 1 ? tr.global_batch / s.dp / s.micro_batch : 0;
-    // ZB-V cuts the model into 2 pp chunks of at least one layer each (Qi et al. 2024, Sec. 6).
-    // Its order is timed pass by pass (perf::zbv_idle), up to kZbvMaxStages stages.
-    if (s.schedule == PipelineSchedule::zb_v && s.pp > kZbvMaxStages)
-      return fail("--pp-schedule",
-                  fmt::format("zb-v is timed up to pp {} (pp = {})", kZbvMaxStages, s.pp));
-    if (s.schedule == PipelineSchedule::zb_v && m.layers < 2 * s.pp)
-      return fail("--pp-schedule",
-                  fmt::format("zb-v cuts the model into 2 pp = {} chunks but it has {} layers "
-                              "(use pp <= {})",
-                              2 * s.pp, m.layers, m.layers / 2));
     if (s.schedule == PipelineSchedule::dualpipe && (s.pp % 2 != 0 || mb % 2 != 0))
       return fail("--pp-schedule",
                   fmt::format("dualpipe needs an even pp and an even number of micro-batches "

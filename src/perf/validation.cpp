@@ -276,6 +276,13 @@ std::string row_text(const Json& common, const Json& row, const char* key) {
 // The quantity of the tables that compare iteration times (the others compare rates).
 constexpr const char* kTimeQuantity = "iteration time (s)";
 
+// The share of the sorted |errors| `sorted` that do not exceed `bar` (0 for none).
+double share_within(const std::vector<double>& sorted, double bar) {
+  if (sorted.empty()) return 0.0;
+  return static_cast<double>(std::upper_bound(sorted.begin(), sorted.end(), bar) - sorted.begin()) /
+         static_cast<double>(sorted.size());
+}
+
 // The metrics a table may compare, and their names in the text.
 struct Metric {
   const char* key;
@@ -590,12 +597,8 @@ HoldOutSummary summarize_hold_outs(const std::vector<ValidationTable>& tables,
   for (const double e : errs) sum += e;
   h.mean_abs_error = sum / static_cast<double>(n);
   h.median_abs_error = n % 2 == 1 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
-  const auto share = [&](double bar) {
-    return static_cast<double>(std::upper_bound(errs.begin(), errs.end(), bar) - errs.begin()) /
-           static_cast<double>(n);
-  };
-  h.within_5 = share(0.05);
-  h.within_10 = share(0.10);
+  h.within_5 = share_within(errs, 0.05);
+  h.within_10 = share_within(errs, 0.10);
   return h;
 }
 
@@ -835,9 +838,7 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, bool moe) {
       static_cast<std::size_t>(std::ceil(kBandCoverage * static_cast<double>(errs.size()) - 1e-9));
   b.fraction = errs[std::max<std::size_t>(rank, 1) - 1];
   b.runs = static_cast<int>(errs.size());
-  b.coverage =
-      static_cast<double>(std::upper_bound(errs.begin(), errs.end(), b.fraction) - errs.begin()) /
-      static_cast<double>(errs.size());
+  b.coverage = share_within(errs, b.fraction);
   b.basis = pooled_all ? fmt::format(
                              "{}: fewer than {} hold-outs of {} this weakly supported; "
                              "covers {:.0f}% of all {} hold-out runs of {}",

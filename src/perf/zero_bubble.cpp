@@ -69,23 +69,23 @@ struct Scratch {
 
 }  // namespace
 
-double zbv_span(std::int64_t p, std::int64_t n, double f, double i, double w) {
-  if (p < 2 || n < 1) return 0.0;
+double zbv_span(std::int64_t p, std::int64_t m, double f, double i, double w) {
+  if (p < 2 || m < 1) return 0.0;
   thread_local Scratch s;
   s.ops.clear();
   s.begin.assign(static_cast<std::size_t>(p) + 1, 0);
   for (std::int64_t r = 0; r < p; ++r) {
     s.begin[static_cast<std::size_t>(r)] = s.ops.size();
-    append_order(p, r, n, s.ops);
+    append_order(p, r, m, s.ops);
   }
   s.begin[static_cast<std::size_t>(p)] = s.ops.size();
   s.next.assign(s.begin.begin(), s.begin.end() - 1);
   s.clock.assign(static_cast<std::size_t>(p), 0.0);
   // End times of the F and I passes, [pass][chunk][gpu][micro-batch]; -1 until run.
-  s.end.assign(static_cast<std::size_t>(4 * p * n), -1.0);
+  s.end.assign(static_cast<std::size_t>(4 * p * m), -1.0);
   auto at = [&](Pass pass, int chunk, std::int64_t r, std::int64_t mb) -> double& {
     const std::int64_t k = (static_cast<std::int64_t>(pass) * 2 + chunk) * p + r;
-    return s.end[static_cast<std::size_t>(k * n + mb)];
+    return s.end[static_cast<std::size_t>(k * m + mb)];
   };
   // What an operation waits for on another GPU (or on its own, at the bottom of the V and for
   // the loss): the forward comes down chunk 0 from GPU r - 1 and back up chunk 1 from GPU r + 1;

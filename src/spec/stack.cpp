@@ -112,18 +112,15 @@ Stack stack_from_json(const Json& j, const std::string& path) {
       const std::string field = k.field("pipeline_schedules");
       const Json& list = k.raw("pipeline_schedules");
       if (!list.is_array() || list.empty())
-        throw InputError(field,
-                         "expected a non-empty list of schedule names (1f1b, zb-h1, zb-v, "
-                         "dualpipe)");
+        throw InputError(
+            field, "expected a non-empty list of schedule names (" + kScheduleNames.list() + ")");
       bool one_f_one_b = false;
       for (const Json& e : list) {
         if (!e.is_string())
-          throw InputError(field, "expected schedule names (strings): 1f1b, zb-h1, zb-v, dualpipe");
+          throw InputError(field, "expected schedule names (strings): " + kScheduleNames.list());
         const PipelineSchedule sch = parse_schedule(e.get<std::string>(), field);
         one_f_one_b |= sch == PipelineSchedule::one_f_one_b;
-        st.knobs.zb_h1 |= sch == PipelineSchedule::zb_h1;
-        st.knobs.zb_v |= sch == PipelineSchedule::zb_v;
-        st.knobs.dualpipe |= sch == PipelineSchedule::dualpipe;
+        st.knobs.allow(sch);
       }
       if (!one_f_one_b)
         throw InputError(field, "must include 1f1b (every pipelined stack runs it)");

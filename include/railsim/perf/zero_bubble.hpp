@@ -12,6 +12,13 @@ namespace railsim::perf {
 // The deepest ZB-V pipeline railsim times (perf::validate refuses deeper ones).
 inline constexpr std::int64_t kZbvMaxStages = 512;
 
+// Whether ZB-V can run `layers` layers on `pp` stages: 2 pp chunks of at least one layer each
+// (Qi et al. 2024, Sec. 6), up to kZbvMaxStages stages. perf::validate's rule, which names the
+// failing part, and the search's filter.
+constexpr bool zbv_fits(std::int64_t layers, std::int64_t pp) {
+  return pp <= kZbvMaxStages && layers >= 2 * pp;
+}
+
 // The span of the ZB-V order on p GPUs for m micro-batches, first forward to last weight pass,
 // whose chunk passes take f (forward), i (input gradient, recomputation included) and w (weight
 // gradient) seconds; 0 for p < 2 or m < 1. Allocation-free after the first call of a thread at a

@@ -48,6 +48,10 @@ std::string_view to_string(Sharding s);
 // computation (DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.2.1). docs/model.md
 // section 6.
 enum class PipelineSchedule : std::uint8_t { one_f_one_b, zb_h1, dualpipe, zb_v };
+// Every schedule, in the order the search visits them.
+inline constexpr PipelineSchedule kPipelineSchedules[] = {
+    PipelineSchedule::one_f_one_b, PipelineSchedule::zb_h1, PipelineSchedule::zb_v,
+    PipelineSchedule::dualpipe};
 std::string_view to_string(PipelineSchedule s);
 PipelineSchedule parse_schedule(std::string_view s, const std::string& option = "--pp-schedule");
 
@@ -172,6 +176,12 @@ struct StackKnobs {
   // interleaving when the model is pipelined (NVIDIA Megatron-Core documentation, "Combined 1F1B:
   // Expert-Parallel All-to-All Overlap"; Megatron-Bridge's overlap validation).
   bool ep_overlap = false;
+  // Lets the stack run `s` (1F1B it always runs).
+  void allow(PipelineSchedule s) {
+    zb_h1 |= s == PipelineSchedule::zb_h1;
+    zb_v |= s == PipelineSchedule::zb_v;
+    dualpipe |= s == PipelineSchedule::dualpipe;
+  }
   bool has(PipelineSchedule s) const {
     return s == PipelineSchedule::one_f_one_b || (s == PipelineSchedule::zb_h1 && zb_h1) ||
            (s == PipelineSchedule::zb_v && zb_v) || (s == PipelineSchedule::dualpipe && dualpipe);
