@@ -119,4 +119,18 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   return st;
 }
 
+// Implemented in memory.cpp, shared with the time model:
+// Megatron's interleaved warm-up: forward chunks stage i runs before its first backward.
+double interleaved_warmup_chunks(double p, double v, double i);
+// FFN units a token passes through in one layer, averaged over the layers.
+double ffn_units(const Model& m, double moe_fraction, double capacity);
+// Bytes one layer keeps per micro-batch under TorchTitan's per-op selective checkpointing.
+double op_checkpoint_bytes(const Model& m, double tokens, double moe_fraction, double t, bool sp);
+// One layer's activations per micro-batch per GPU: all of them (`full`) and what the strategy's
+// recomputation keeps (`kept`), bytes.
+struct LayerBytes {
+  double full = 0, kept = 0;
+};
+LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s, const StageShape& st);
+
 }  // namespace railsim::perf::detail

@@ -1,84 +1,20 @@
 #include "railsim/perf/iteration.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <iterator>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 
 #include "detail.hpp"
-#include "railsim/core/error.hpp"
-#include "railsim/core/json.hpp"
-#include "railsim/core/units.hpp"
+#include "railsim/core/checks.hpp"
 #include "railsim/perf/expansion.hpp"
 #include "railsim/perf/zero_bubble.hpp"
 
 namespace railsim::perf {
 
 using spec::DesignKind;
-
-// ---- network ------------------------------------------------------------------------------------
-
-NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d) {
-  const topo::NetworkView v = topo::make_network_view(c, d);
-  const spec::GpuEfficiency& e = c.gpu.eff;
-  NetworkModel n;
-  n.kind = v.kind;
-  n.hb_Bps = v.hb_Bps * e.hb;
-  n.nic_Bps = v.nic_Bps() * e.nic;
-  n.latency_s = e.collective_latency_s;
-  n.view = v;
-  n.routing = d.routing;
-  n.forwarding = d.forwarding;
-  if (d.kind != DesignKind::ideal) n.contention = std::make_shared<const ContentionModel>(c, d);
-  return n;
-}
-
-CollectiveTime collective_time(const CommOp& op, const Placement& pl, const NetworkModel& net) {
-  CollectiveTime r;
-  const GroupShape shape = pl.shape(op.axis);
-  if (shape.size <= 1 || op.bytes <= 0) return r;
-  // ideal: one HB domain over every GPU, whatever the cluster's K.
-  const bool ideal = net.kind == DesignKind::ideal || !net.contention;
-  const GroupShape g = ideal ? GroupShape{shape.size, shape.size, 1, true} : shape;
-  const double a = net.latency_s;
-  // The hierarchical dispatch forwards each token over the HB domain as it arrives along the
-  // rail: its two phases run at once on disjoint links (the NIC network, the HB links), as the
-  // simulator runs them, and the slower one sets the time (DeepSeek-V3 report, Sec. 3.2.2).
-  const bool overlapped = op.algorithm == Algorithm::rail_then_domain;
-  for (const CollectivePhase& ph : phase_plan(op, g)) {
-    const double n = static_cast<double>(ph.members);
-    double steps = 1, step_bytes = ph.bytes;
-    if (ph.algorithm == Algorithm::ring || ph.algorithm == Algorithm::hierarchical) {
-      steps = static_cast<double>(ring_steps(ph));
-      step_bytes = ph.bytes / n;
-    } else if (ph.algorithm == Algorithm::direct) {
-      step_bytes = (op.op == CollectiveOp::all_reduce ? 2.0 : 1.0) * ph.bytes / n;
-    }
-    StepLoad load;
-    if (ideal || ph.scope == Scope::in_domain || g.domains == 1) {
-      // Inside HB domains every GPU sends its step on its own HB link: one flow per GPU, an
-      // all-to-all's n - 1 (the census's count, without building it).
-      load.s_per_byte = (ph.algorithm == Algorithm::direct ? n - 1.0 : 1.0) / net.hb_Bps;
-    } else {
-      // sim sends the backward pass's pipeline traffic from stage i + 1 to stage i.
-      const bool reverse = op.op == CollectiveOp::send_recv && op.phase == Phase::backward;
-      load = net.contention->step_load(pl, op.axis, op.algorithm, ph.scope, reverse);
-    }
-    const double t = steps * (step_bytes * load.s_per_byte + a * load.latency_steps);
-    r.time_s = overlapped ? std::max(r.time_s, t) : r.time_s + t;
-    // The second latency of a two-phase step is forwarding's too: without it, one step.
-    r.forwarding_s +=
-        steps * (step_bytes * load.forwarding_s_per_byte + a * (load.latency_steps - 1.0));
-    r.cross_rail = r.cross_rail || load.cross_rail;
-  }
-  return r;
-}
 
 // ---- context ------------------------------------------------------------------------------------
 
@@ -102,258 +38,6 @@ EstimateContext make_context(const Model& m, const Training& tr, const spec::Clu
   ctx.gemm = make_gemm_caps(c.gpu, tr.dtype);
   ctx.gemm_bf16 = make_gemm_caps(c.gpu, Dtype::bf16);
   return ctx;
-}
-
-// ---- memory -------------------------------------------------------------------------------------
-
-namespace {
-constexpr double kReservedBytes = 2.0 * units::kGiB;  // ours: CUDA context, NCCL, allocator slack
-
-// Megatron's interleaved schedule: stage i (of p, v chunks each) runs 2 (p - 1 - i) + (v - 1) p
-// forward chunks before its first backward (Narayanan et al. SC'21, Sec. 2.2; Megatron-Core's
-// get_forward_backward_func, interleaved warm-up).
-double interleaved_warmup_chunks(double p, double v, double i) {
-  return 2.0 * (p - 1.0 - i) + (v - 1.0) * p;
-}
-
-// Korthikanti et al. 2022, Sec. 4, generalised to GQA, any FFN width, gated FFNs and MoE (ours):
-// bytes stored per layer per micro-batch. `shared` is the part that tensor parallelism alone does
-// not split (LayerNorm inputs, the inputs of the QKV and FC1 GEMMs, the dropout masks: 10 s b h
-// for a GPT layer), `split` the part it splits, `attn` the attention-core part (5 a s^2 b).
-struct LayerActivations {
-  double shared = 0, split = 0, attn = 0;
-};
-
-// FFN units a token passes through in one layer, averaged over the layers: f in a dense layer;
-// top_k f_e (times `capacity`, where the capacity factor is paid) plus the shared experts' in an
-// MoE layer, weighted by the MoE layers' share `moe_fraction` (ours).
-double ffn_units(const Model& m, double moe_fraction, double capacity) {
-  return moe_fraction *
-             (static_cast<double>(m.top_k) * capacity * static_cast<double>(m.expert_ffn_hidden) +
-              m.shared_ffn()) +
-         (1.0 - moe_fraction) * static_cast<double>(m.ffn_hidden);
-}
-
-// `cheap`: the stack's recomputation of cheap tensors applies (Stack::recompute_norms,
-// recompute_up_projections, moe_swiglu_recompute; with selective or no recompute).
-LayerActivations layer_activations(const Model& m, double tokens, double seq, double moe_fraction,
-                                   Dtype dtype, const spec::Stack& stack, bool cheap) {
-  // A Linear's input kept for its weight gradient: bf16 (2 bytes), or its cast (c bytes, block
-  // scales included) when the GEMMs run below bf16.
-  const double c = spec::cast_bytes(dtype);
-  const bool low = spec::low_precision(dtype);
-  const double h = static_cast<double>(m.hidden);
-  const double a = static_cast<double>(m.heads);
-  // FFN bytes per token per FFN unit: FC1's output (2 units gated, 1 plain, bf16) and FC2's input
-  // (bf16; its cast when the GEMMs run below bf16: Transformer Engine keeps the cast of a Linear's
-  // input for its weight-gradient GEMM, not the bf16 tensor).
-  const double ffn_bytes = (m.gated_ffn ? 4.0 : 2.0) + c;
-  double ffn = ffn_bytes * tokens * ffn_units(m, moe_fraction, m.capacity_factor);
-  if (cheap && stack.moe_swiglu_recompute && moe_fraction > 0) {
-    // The MoE layers keep FC1's output alone (cast under low-precision GEMMs) and recompute the
-    // SwiGLU's output, FC2's input (DeepSeek-V3 report, Sec. 3.3.3).
-    const double moe_units = moe_fraction * ffn_units(m, 1.0, m.capacity_factor);
-    ffn -= (ffn_bytes - (m.gated_ffn ? 2.0 : 1.0) * c) * tokens * moe_units;
-  }
-  LayerActivations la;
-  // The two hidden dropout masks (s b h bytes each) are part of the 10; without dropout, 8. Below
-  // bf16 the inputs of QKV and FC1 (2 s b h each) are kept as their casts (c s b h each; fp8:
-  // s b h). Norms recomputed in the backward pass keep their inputs only, not their outputs
-  // (those GEMM inputs).
-  la.shared = ((m.dropout ? 10.0 : 8.0) - 2.0 * (2.0 - c)) * tokens * h;
-  if (cheap && stack.recompute_norms) la.shared -= 2.0 * c * tokens * h;
-  // Q (2sbh), K and V (4 s b kvd) for Q K^T and A V, the projection input (2sbh), the FFN's
-  // intermediate tensors, the FC1 output side (sbh bias-dropout): 24 s b h for a GPT layer.
-  // MLA also keeps its two latents and the rotary key, the up-projections' inputs (ours).
-  const double latents =
-      m.is_mla() ? static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0.0;
-  // Below bf16 the projection keeps a cast of its input besides the attention output that the
-  // fused attention's backward keeps in bf16 (ours, from Transformer Engine's Linear).
-  // Up-projections recomputed in the backward pass keep the latents, not their outputs: K and V,
-  // and Q where it comes from a latent (q_lora_rank > 0).
-  double qkv = m.q_width() + m.k_width() + m.v_width();
-  if (cheap && stack.recompute_up_projections && m.is_mla())
-    qkv -= m.k_width() + m.v_width() + (m.q_lora_rank > 0 ? m.q_width() : 0.0);
-  la.split = 2.0 * tokens * (qkv + m.attn_out_width()) +
-             (low ? c * tokens * m.attn_out_width() : 0.0) + 2.0 * tokens * latents + ffn;
-  // QK^T and softmax outputs (2 + 2 bytes per score) and the attention-dropout mask (1).
-  la.attn = (m.dropout ? 5.0 : 4.0) * a * seq * tokens;
-  return la;
-}
-
-// Per-op selective checkpointing (TorchTitan's op policy, applied to the Llama block as TorchTitan
-// writes it: the matmuls wq, wk, wv, wo, w1, w3 (gated only), w2 in that order, every second one
-// recomputed, the attention kernel's output and the TP reduce-scatters' outputs kept): bytes a
-// layer keeps per micro-batch (ours, counted from that policy). Kept: the layer's input (split by
-// SP), wq's and wv's outputs, the attention output, w1's output (the gate's: f units per token,
-// f_e top_k c plus the shared experts' in an MoE layer) and, gated, w2's output (its
-// reduce-scatter's with SP); wk, wo and w3 (w2 without a gate) are recomputed with the
-// element-wise kernels. bf16 throughout (the saved matmul outputs are bf16 also under fp8).
-double op_checkpoint_bytes(const Model& m, double tokens, double moe_fraction, double t, bool sp) {
-  const double h = static_cast<double>(m.hidden);
-  const double hidden_part = 2.0 * tokens * h / (sp ? t : 1.0);
-  const double split = 2.0 * tokens *
-                       (m.q_width() + m.v_width() + m.attn_out_width() +
-                        ffn_units(m, moe_fraction, m.capacity_factor));
-  return hidden_part * (m.gated_ffn ? 2.0 : 1.0) + split / t;
-}
-// One layer's activations per micro-batch per GPU: all of them (`full`) and what the strategy's
-// recomputation keeps (`kept`), bytes.
-struct LayerBytes {
-  double full = 0, kept = 0;
-};
-
-LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s,
-                       const detail::StageShape& st) {
-  const double t = static_cast<double>(s.tp);
-  const double moe_fraction =
-      m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
-  LayerActivations la =
-      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction, tr.dtype,
-                        tr.stack, detail::cheap_recompute(tr, s));
-  if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
-  const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
-  // The input of a layer, all that full recompute keeps of it: 2 s b h bytes (split by SP).
-  const double layer_input = 2.0 * st.tokens_mb * static_cast<double>(m.hidden) / (s.sp ? t : 1.0);
-  double per_layer = 0;
-  switch (s.recompute) {
-    case Recompute::none:
-      per_layer = full_layer;
-      break;
-    case Recompute::selective:
-      per_layer = full_layer - la.attn / t;
-      break;
-    case Recompute::op:
-      per_layer = op_checkpoint_bytes(m, st.tokens_mb, moe_fraction, t, s.sp) +
-                  (tr.flash_attention ? 0.0 : la.attn / t);
-      break;
-    case Recompute::layer:
-      // Every second layer keeps only its input, the others everything (TorchTitan's selective
-      // layer checkpointing, frequency 2): half of each, on average over the stage's layers.
-      per_layer = 0.5 * (full_layer + layer_input);
-      break;
-    case Recompute::full:
-    default:
-      per_layer = layer_input;
-      break;
-  }
-  return {full_layer, per_layer};
-}
-}  // namespace
-
-MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
-  const detail::StageShape st = detail::stage_shape(m, tr, s);
-  const double t = static_cast<double>(s.tp), p = static_cast<double>(s.pp);
-  const double v = static_cast<double>(s.interleave);
-  // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
-  // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
-  const double dp = static_cast<double>(s.dp * s.cp);
-  const double edp = static_cast<double>(s.degrees().expert_dp());
-  // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
-  const double shard = static_cast<double>(s.degrees().shard_size());
-  const double eshard = s.hsdp > 0 ? shard : edp;
-  const spec::Sharding sharding = detail::sharding_of(tr, s);
-  const LayerBytes lb = layer_bytes(m, tr, s, st);
-  const double full_layer = lb.full, per_layer = lb.kept;
-  // Weights per GPU per layer (the stage's layers, MoE ones spread evenly over stages).
-  const double dense_layer =
-      st.layers > 0 ? (st.dense_params - st.embedding_params) / st.layers : 0;
-  const double expert_layer = st.layers > 0 ? st.expert_params / st.layers : 0;
-  const double mb = st.micro_batches;
-
-  // One stage of `layers` layers (plus `embedding` weights) holding `in_flight` chunk-micro-batches
-  // of activations, chunks of layers / v layers.
-  auto stage = [&](double layers, double embedding, double in_flight) {
-    MemoryUse mem;
-    // Mixed-precision Adam: bf16 weights (2), fp32 gradients (4), fp32 master weights, momentum
-    // and variance (12) = 18 bytes per parameter (Korthikanti et al. 2022, Fig. 1); the
-    // distributed optimizer shards the 12 optimizer bytes over the data-parallel group
-    // (Megatron-LM docs).
-    const double dense = layers * dense_layer + embedding, expert = layers * expert_layer;
-    const double params = dense + expert;
-    mem.weights_bytes = 2.0 * params;
-    // With a bf16 gradient buffer the optimizer keeps an fp32 copy of its gradients too: 2 + 2 +
-    // 16 bytes per parameter, the 16 sharded by the distributed optimizer (Megatron-LM,
-    // distributed optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
-    const double grad_bytes = tr.stack.grad_bytes;
-    // The optimizer's fp32 master weights (4), Adam's two moments (fp32 or bf16) and, with bf16
-    // gradients, an fp32 copy of them (4).
-    const double adam_bytes = 4.0 + 2.0 * tr.stack.moment_bytes;
-    const double opt_bytes = adam_bytes + (grad_bytes < 4.0 ? 4.0 : 0.0);
-    mem.gradients_bytes = grad_bytes * params;
-    mem.optimizer_bytes = s.dist_opt ? opt_bytes * (dense / dp + expert / edp) : opt_bytes * params;
-    if (sharding == spec::Sharding::gradients) {
-      // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
-      // accumulated in an fp32 shard (4 bytes over the shard group) and Adam's 12 bytes sharded;
-      // the full-size gradients of two units (one being reduced, one being computed) exist only
-      // in flight (ours, as for ZeRO-3 below).
-      const double sharded = dense / shard + expert / eshard;
-      const double unit = std::max(dense_layer + expert_layer, embedding);
-      mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
-      mem.optimizer_bytes = adam_bytes * sharded;
-    }
-    if (sharding == spec::Sharding::full) {
-      // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
-      // persistent state is the fp32 shard of the weights (the optimizer's 4 master bytes), its
-      // fp32 gradient shard (4) and Adam's two moments (8): 16 bytes per parameter over dp; the
-      // bf16 weights exist only gathered, cast from the shard for the all-gather (Zhao et al.
-      // 2023, Sec. 3.4, mixed precision). Plus the unit in use and the one prefetched: bf16
-      // weights and fp32 gradients of two units, a unit being one layer or the embedding (ours,
-      // after Zhao et al. 2023's one-unit prefetch).
-      const double sharded = dense / shard + expert / eshard;
-      const double unit = std::max(dense_layer + expert_layer, embedding);
-      mem.weights_bytes = 2.0 * 2.0 * unit;
-      mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
-      mem.optimizer_bytes = adam_bytes * sharded;
-    }
-    // DualPipe keeps two copies of the stage's weights and gradients (each GPU holds the stage
-    // of both directions; DeepSeek-V3 report, Table 2: parameters 2x); one optimizer (ours).
-    if (s.schedule == PipelineSchedule::dualpipe) {
-      mem.weights_bytes *= 2.0;
-      mem.gradients_bytes *= 2.0;
-    }
-    // Activation offload (pp 1): the offloaded layers' activations live in host memory but for
-    // the one in transit (ours, after Transformer Engine's double-buffered CPU offload).
-    const double kept_layers =
-        s.offload_layers > 0 ? std::max(1.0, layers - static_cast<double>(s.offload_layers) + 1.0)
-                             : layers;
-    double act = per_layer * kept_layers / v * in_flight;
-    mem.host_bytes = per_layer * static_cast<double>(std::max<std::int64_t>(0, s.offload_layers)) /
-                     v * in_flight;
-    // Recomputation rebuilds one layer's activations at a time during the backward pass: all of
-    // them (full, and layer's recomputed layers), or what per-op checkpointing dropped.
-    if (s.recompute == Recompute::full || s.recompute == Recompute::layer) act += full_layer;
-    if (s.recompute == Recompute::op) act += std::max(0.0, full_layer - per_layer);
-    mem.activations_bytes = act;
-    mem.reserved_bytes = kReservedBytes;
-    return mem;
-  };
-  // Chunk-micro-batches a stage holds at the peak: 1F1B's stage i holds p - i micro-batches;
-  // interleaved, Megatron's warm-up of 2 (p - i - 1) + (v - 1) p chunks plus one, so the first
-  // stage holds L (1 + (p - 1) / (p v)) layers' worth (Korthikanti et al. 2022, Sec. 4.2.3);
-  // never more than there are.
-  // ZB-H1 keeps 1F1B's (Qi et al. 2024); ZB-V 1F1B's peak, p micro-batches (2 p chunks of half a
-  // stage), on every stage (Qi et al. 2024, Sec. 6; PyTorch's ZB-V order: 2 (p - r) - 1 + 2 r +
-  // 1 chunks forward before GPU r's first weight pass); DualPipe p + 1 micro-batches on every
-  // stage (DeepSeek-V3 report, Table 2).
-  auto in_flight = [&](double i) {
-    if (s.schedule == PipelineSchedule::dualpipe) return std::min(p + 1.0, mb);
-    if (s.schedule == PipelineSchedule::zb_v) return std::min(p, mb);
-    return s.interleave <= 1 ? std::min(p - i, mb)
-                             : std::min(interleaved_warmup_chunks(p, v, i) + 1.0, mb * v);
-  };
-  MemoryUse mem = stage(st.layers_first, st.embedding_params, in_flight(0));
-  if (s.pp == 1) {
-    // The single stage also holds the fp32 logits of one micro-batch (4 s b V / t, Korthikanti
-    // et al. 2022, Sec. 4.3).
-    mem.activations_bytes += 4.0 * st.tokens_mb * static_cast<double>(m.vocab) / t;
-  }
-  // With fewer layers on the first stage the fullest one (the second) can hold more (ours).
-  if (st.layers > st.layers_first) {
-    const MemoryUse second = stage(st.layers, 0.0, in_flight(1));
-    if (second.total() > mem.total()) mem = second;
-  }
-  return mem;
 }
 
 // ---- time ---------------------------------------------------------------------------------------
@@ -474,41 +158,6 @@ OverlapTime overlap_time(const OverlapPair& p, double t, double sms) {
 }
 }  // namespace
 
-double gemm_time(const GemmCaps& g, double m, double n, double k) {
-  if (!(m > 0 && n > 0 && k > 0)) return 0;
-  // Tile quantization and wave quantization (NVIDIA, "Matrix Multiplication Background User's
-  // Guide"): ceil(m/tm) ceil(n/tn) output tiles run in ceil(tiles/SMs) waves, each wave as long as
-  // a full one; the fill is the useful share of the tile-slots paid for.
-  const double tiles = std::ceil(m / g.tile_m) * std::ceil(n / g.tile_n);
-  const double waves = std::ceil(tiles / g.sms);
-  const double fill = m * n / (waves * g.sms * g.tile_m * g.tile_n);
-  // Each tile's k-loop pays a fixed prologue/epilogue, worth k0 elements of k (ours).
-  const double kfill = k / (k + g.k_overhead);
-  const double compute = 2.0 * m * n * k / (g.peak_flops * fill * kfill);
-  // Roofline: the operands are read and the output written once at least.
-  const double bytes = g.in_bytes * (m * k + k * n) + detail::kActBytes * m * n;
-  return std::max(compute, bytes / g.hbm_Bps);
-}
-
-double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double* bwd) {
-  // Forward Y = X W (m x n, reduction k); backward dX = dY W^T (m x k over n) and
-  // dW = X^T dY (k x n over m) (Narayanan et al. SC'21: two GEMMs per forward GEMM).
-  *bwd += gemm_time(g, m, k, n) + gemm_time(g, k, n, m);
-  double fwd = gemm_time(g, m, n, k);
-  if (g.in_bytes < detail::kActBytes) {
-    // Below bf16 (Transformer Engine): the bf16 input is cast (read 2, write c bytes, c =
-    // spec::cast_bytes with its block scales) and kept once more transposed for the weight
-    // gradient (c), the same for the output gradient in the backward: 2 + 2c bytes per element
-    // of X (m x k) and of dY (m x n) through HBM, 4 for fp8, and before it the scale pass's read
-    // where the format needs one (nvfp4) (ours; weights are cast once per iteration and left
-    // out).
-    const double cast = g.scale_pass_bytes + detail::kActBytes + 2.0 * g.in_bytes;
-    fwd += cast * m * k / g.hbm_Bps;
-    *bwd += cast * m * n / g.hbm_Bps;
-  }
-  return fwd;
-}
-
 MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
                                           double local_experts, double hidden) {
   const double row = 2.0 * hidden * detail::kActBytes;  // a bf16 row read and written
@@ -517,41 +166,6 @@ MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
   if (local_experts > 1.0) b.fwd += 2.0 * expert_rows * row;  // sorted by local expert and back
   b.bwd = b.fwd + own_copies * hidden * detail::kActBytes;    // the expert outputs read again
   return b;
-}
-
-double dtype_peak_flops(const spec::GpuSpec& gpu, Dtype dtype) {
-  if (dtype == Dtype::bf16) return gpu.peak_bf16_flops;
-  if (spec::block_scaled(dtype) && gpu.peak_fp4_flops <= 0)
-    throw InputError("--dtype", fmt::format("{} needs tensor cores that apply block scales "
-                                            "(Blackwell); {} has none (use fp8 or bf16)",
-                                            spec::to_string(dtype), gpu.name));
-  if (gpu.peak_fp8_flops <= 0)
-    throw InputError("--dtype", fmt::format("{} needs fp8 tensor cores; {} has none (use bf16)",
-                                            spec::to_string(dtype), gpu.name));
-  return dtype == Dtype::nvfp4 ? gpu.peak_fp4_flops : gpu.peak_fp8_flops;
-}
-
-GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
-  const spec::GpuEfficiency& e = gpu.eff;
-  GemmCaps g;
-  // Below bf16 the GEMMs reach the fp8 fraction of the precision's peak: MXFP8 runs at the fp8
-  // rate, and no NVFP4 GEMM microbenchmark is at hand, so NVFP4 takes fp8's fraction too (ours).
-  const bool low = spec::low_precision(dtype);
-  const double frac = low && e.gemm_max_fp8 > 0 ? e.gemm_max_fp8 : e.gemm_max;
-  g.peak_flops = dtype_peak_flops(gpu, dtype) * frac;
-  g.sms = static_cast<double>(e.sm_count);
-  g.tile_m = static_cast<double>(e.tile_m);
-  g.tile_n = static_cast<double>(e.tile_n);
-  g.k_overhead = e.gemm_k_overhead;
-  g.in_bytes = spec::cast_bytes(dtype);
-  // NVFP4's two-level scaling divides each tensor by one fp32 scale from its global amax before
-  // the E4M3 scales of its 16-element blocks: a read of the bf16 tensor before the cast (ours,
-  // after NVIDIA's NVFP4 pretraining recipe, arXiv 2509.25149, Sec. 4, and Transformer Engine's
-  // NVFP4BlockScaling; the amax of the Hadamard-transformed weight-gradient inputs counted as
-  // found in the same pass).
-  if (dtype == Dtype::nvfp4) g.scale_pass_bytes = detail::kActBytes;
-  g.hbm_Bps = gpu.hbm_bw_Bps * e.hbm;
-  return g;
 }
 
 namespace {
@@ -1132,7 +746,7 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s, const Di
   const double attn_score_flops =
       2.0 * keys * static_cast<double>(m.heads) * static_cast<double>(m.qk_dim() + m.v_dim());
   // Model FLOPs count the routed tokens, not the capacity slots.
-  const double ffn = ffn_units(m, moe_frac, 1.0);
+  const double ffn = detail::ffn_units(m, moe_frac, 1.0);
   const double fwd_per_token_layer =
       2.0 * m.attention_matrix_params() + attn_score_flops + 2.0 * h * ffn * ffn_mats;
   const double fwd_total =
@@ -1189,7 +803,8 @@ double combined_1f1b_exposed(const Strategy& s, double micro_batches, double ep_
   // backwards run alone, their all-to-all exposed (ours).
   const double p = static_cast<double>(s.pp), v = static_cast<double>(s.interleave);
   const double chunks = micro_batches * v;
-  const double warmup = s.pp > 1 ? std::max(1.0, interleaved_warmup_chunks(p, v, 0.0)) : 1.0;
+  const double warmup =
+      s.pp > 1 ? std::max(1.0, detail::interleaved_warmup_chunks(p, v, 0.0)) : 1.0;
   const double paired = chunks > 0 ? std::clamp(1.0 - warmup / chunks, 0.0, 1.0) : 0.0;
   const double q = 0.25 * ep_s;
   const double exposed = std::max(0.0, q - c.bwd_mlp) + std::max(0.0, q - c.bwd_attn) +
@@ -1211,7 +826,7 @@ double offload_exposed(const EstimateContext& ctx, const Strategy& s, const deta
                        const StageCompute& sc) {
   if (s.offload_layers <= 0 || st.layers <= 0) return 0.0;
   const double copy =
-      layer_bytes(*ctx.model, ctx.training, s, st).kept / ctx.cluster->gpu.host_bw_Bps;
+      detail::layer_bytes(*ctx.model, ctx.training, s, st).kept / ctx.cluster->gpu.host_bw_Bps;
   const double fwd = sc.fwd / st.layers, bwd = sc.bwd / st.layers;
   return static_cast<double>(s.offload_layers) *
          (std::max(0.0, copy - fwd) + std::max(0.0, copy - bwd));

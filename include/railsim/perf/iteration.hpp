@@ -1,50 +1,22 @@
 #pragma once
-// The analytic time of one training iteration: compute, memory and the communication of the
-// strategy's CommSchedule timed on the network design. Every equation is in docs/model.md.
+// The analytic time of one training iteration: compute (perf/gemm.hpp), memory (perf/memory.hpp)
+// and the communication of the strategy's CommSchedule timed on the network design
+// (perf/collective_time.hpp), assembled. Every equation is in docs/model.md.
 #include <array>
 #include <cstdint>
 #include <memory>
 
+#include "railsim/perf/collective_time.hpp"
 #include "railsim/perf/comm_schedule.hpp"
-#include "railsim/perf/contention.hpp"
+#include "railsim/perf/gemm.hpp"
+#include "railsim/perf/memory.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/network.hpp"
-#include "railsim/topo/network_view.hpp"
 
 namespace railsim::perf {
-
-// The network as the collective model sees it: the Fabric's view (topo::NetworkView) with the
-// GPU preset's achievable fractions of line rate and per-step latency, the design's routing and
-// forwarding, and the contention model that loads the Fabric's links with each collective's
-// flows (perf/contention.hpp). Built once per cluster and design; copies share the contention
-// model and its cache.
-struct NetworkModel {
-  spec::DesignKind kind = spec::DesignKind::rail_optimized;
-  double hb_Bps = 0;     // HB-domain bandwidth per GPU per direction a collective reaches
-  double nic_Bps = 0;    // NIC bandwidth per GPU per direction a collective reaches
-  double latency_s = 0;  // per collective step
-  topo::NetworkView view;
-  spec::Routing routing = spec::Routing::ecmp;
-  spec::ForwardingMode forwarding = spec::ForwardingMode::store;
-  std::shared_ptr<const ContentionModel> contention;  // null for ideal (every link is HB)
-};
-// With the design's routing and forwarding.
-NetworkModel make_network_model(const spec::Cluster& c, const spec::NetworkDesign& d);
-
-// Time of one instance of a collective over the groups of op.axis under `pl`.
-struct CollectiveTime {
-  double time_s = 0;        // total, forwarding included
-  double forwarding_s = 0;  // rail_only: the extra HB hop for traffic between rails
-  bool cross_rail = false;  // some of the traffic goes between rails through the NIC network
-};
-// Each phase of perf::phase_plan (ring phases step by step, the all-to-all and the pipeline
-// sends at once) takes steps x (bytes per step x the contention model's time per byte + the
-// per-step latency); docs/model.md section 5. Allocation-free once the contention model has seen
-// the op's signature.
-CollectiveTime collective_time(const CommOp& op, const Placement& pl, const NetworkModel& net);
 
 // Where the time of one iteration goes. The entries add up to iteration_time_s.
 struct Breakdown {
@@ -78,25 +50,6 @@ struct Breakdown {
   }
 };
 
-struct MemoryUse {  // bytes per GPU on the fullest pipeline stage
-  double weights_bytes = 0;
-  double gradients_bytes = 0;
-  double optimizer_bytes = 0;
-  double activations_bytes = 0;
-  double reserved_bytes = 0;  // CUDA context, NCCL buffers, allocator slack
-  // Activations offloaded to host memory (--offload-layers), not part of total()
-  double host_bytes = 0;
-  double total() const {
-    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + reserved_bytes;
-  }
-};
-
-// Whether a memory use fits the GPU: its HBM and, with activation offload, its share of the host
-// memory.
-inline bool fits(const MemoryUse& m, const spec::GpuSpec& g) {
-  return m.total() <= g.hbm_bytes && m.host_bytes <= g.host_memory_bytes;
-}
-
 struct IterationTime {
   double iteration_time_s = 0;
   Breakdown breakdown;
@@ -109,27 +62,6 @@ struct IterationTime {
   double tokens_per_s = 0;
   bool cross_rail = false;  // some collective sends traffic between rails
 };
-
-// The GEMM model of one GPU at one precision (docs/model.md section 3), precomputed per context.
-struct GemmCaps {
-  double peak_flops = 0;  // the precision's peak x the preset's gemm_max (or gemm_max_fp8)
-  double sms = 1, tile_m = 128, tile_n = 256;
-  double k_overhead = 0;  // elements of k
-  double in_bytes = 2;    // bytes per operand element (spec::cast_bytes: 1 for fp8)
-  // bf16 bytes read per element before its cast to find a per-tensor scale (nvfp4's global amax
-  // of its two-level scaling; 0 where the cast finds its scales as it goes)
-  double scale_pass_bytes = 0;
-  double hbm_Bps = 1;  // achievable HBM bandwidth
-};
-GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype);
-// The GPU's dense peak in the precision (nvfp4: the fp4 peak; fp8 and mxfp8: the fp8 peak).
-// Throws InputError("--dtype") when the GPU has no tensor cores for it.
-double dtype_peak_flops(const spec::GpuSpec& gpu, Dtype dtype);
-// Time of one m x n x k GEMM (2 m n k FLOPs): tile and wave quantization over the SMs, the k-loop's
-// fixed cost, and a roofline on the operands' HBM traffic.
-double gemm_time(const GemmCaps& g, double m, double n, double k);
-// The forward GEMM's time; adds its two backward GEMMs (input and weight gradients) to *bwd.
-double gemm_fwd_bwd_time(const GemmCaps& g, double m, double n, double k, double* bwd);
 
 // HBM bytes one MoE layer moves to sort its tokens by expert and back, per GPU and micro-batch
 // (docs/model.md section 3, counted from Megatron-Core's all-to-all token dispatcher): the GPU's
@@ -193,8 +125,5 @@ IterationTime estimate(const Model& m, const Training& tr, const Strategy& s,
 // 86,400 s): every iteration as timed, without failures, restarts or checkpoints (`railsim fail
 // goodput` adds those). Throws InputError("--train-tokens") unless tokens is in (0, 1e18].
 double days_to_train(const IterationTime& it, double tokens);
-
-// Memory per GPU alone (used for the "no feasible strategy" message).
-MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s);
 
 }  // namespace railsim::perf
