@@ -261,137 +261,155 @@ struct StageCompute {
   double moe_fwd = 0, moe_bwd = 0;
 };
 
-StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
-                           const detail::StageShape& st, const Dims& d) {
-  const Model& m = *ctx.model;
-  const spec::Cluster& c = *ctx.cluster;
-  const spec::GpuEfficiency& e = c.gpu.eff;
-  const double t = d.t, T = d.T, seq = d.seq, b = d.b, h = d.h, a = d.a, V = d.V;
-  const double hbm = d.hbm, ffn = d.ffn, moe_tokens = d.moe_tokens;
+// The GEMMs of one layer per micro-batch by shape (Megatron-LM's TP splits, Shoeybi et al. 2019):
+// QKV (T x (h + 2 kvd)/t over h), projection (T x h over h/t), FC1 (T x f/t, gate and up fused:
+// 2 f/t, over h), FC2 (T x h over f/t); each with its two backward GEMMs. Forward and backward
+// seconds: the attention's in every layer, the dense FFN's, an MoE layer's experts and shared
+// experts.
+struct LayerGemms {
+  double qkv = 0, qkv_bwd = 0;
+  double dense = 0, dense_bwd = 0;
+  double moe = 0, moe_bwd = 0;
+};
 
-  // Forward FLOPs per GPU per layer per micro-batch (2 per multiply-add).
-  // Q K^T and A V over the full s x s (Megatron); with CP the T = b s / cp local queries against
-  // all s keys: 1/cp of it, the load-balanced chunks giving every rank the same causal share.
-  // (4 T s h / t for heads of h / a.)
-  const double f_attn = 2.0 * T * seq * a * static_cast<double>(m.qk_dim() + m.v_dim()) / t;
-
-  // GEMMs by shape (Megatron-LM's TP splits, Shoeybi et al. 2019): QKV (T x (h + 2 kvd)/t over
-  // h), projection (T x h over h/t), FC1 (T x f/t, gate and up fused: 2 f/t, over h), FC2
-  // (T x h over f/t); each with its two backward GEMMs.
-  const GemmCaps& gc = ctx.gemm;
-  double b_qkv = 0, b_dense = 0, b_moe = 0;
-  const double g_qkv = attention_gemms(gc, m, T, t, &b_qkv);
-  const double g_dense =
-      gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * ffn / t, h, &b_dense) +
-      gemm_fwd_bwd_time(gc, T, h, ffn / t, &b_dense);
-  double g_moe = 0;
+LayerGemms layer_gemms(const GemmCaps& gc, const Model& m, const Dims& d) {
+  const double t = d.t, T = d.T, h = d.h, ffn = d.ffn;
+  LayerGemms g;
+  g.qkv = attention_gemms(gc, m, T, t, &g.qkv_bwd);
+  g.dense = gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * ffn / t, h, &g.dense_bwd) +
+            gemm_fwd_bwd_time(gc, T, h, ffn / t, &g.dense_bwd);
   if (m.is_moe()) {
     // Each local expert runs its share of the routed tokens (Dims::expert_rows).
     const double te = d.expert_rows, et = d.expert_tp;
     const double fe = static_cast<double>(m.expert_ffn_hidden);
     double b_routed = 0;
-    g_moe = d.local_experts *
+    g.moe = d.local_experts *
             (gemm_fwd_bwd_time(gc, te, (m.gated_ffn ? 2.0 : 1.0) * fe / et, h, &b_routed) +
              gemm_fwd_bwd_time(gc, te, h, fe / et, &b_routed));
-    b_moe = b_routed * d.local_experts;
+    g.moe_bwd = b_routed * d.local_experts;
     if (m.shared_experts > 0) {  // shared experts: a dense FFN on every token, no routing
       const double fs = m.shared_ffn();
-      g_moe += gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * fs / t, h, &b_moe) +
-               gemm_fwd_bwd_time(gc, T, h, fs / t, &b_moe);
+      g.moe += gemm_fwd_bwd_time(gc, T, (m.gated_ffn ? 2.0 : 1.0) * fs / t, h, &g.moe_bwd) +
+               gemm_fwd_bwd_time(gc, T, h, fs / t, &g.moe_bwd);
     }
   }
-  // Attention core: a batched GEMM over s x s scores per head, bounded by the tensor cores or by
-  // HBM traffic of the score matrix (roofline; ours). It runs in bf16 even when the GEMMs run fp8
-  // (Transformer Engine's fp8 recipes keep attention in bf16 unless fp8_dpa is set).
-  const double attn_peak = c.gpu.peak_bf16_flops;
+  return g;
+}
+
+// The attention core of one layer per micro-batch: its forward seconds and the bytes of one
+// score tensor (what unfused attention moves through HBM).
+struct AttentionCore {
+  double fwd = 0;
+  double score_bytes = 0;
+};
+
+AttentionCore attention_core(const EstimateContext& ctx, const Dims& d) {
+  const Model& m = *ctx.model;
+  const spec::GpuEfficiency& e = ctx.cluster->gpu.eff;
+  // Forward FLOPs per GPU (2 per multiply-add): Q K^T and A V over the full s x s (Megatron);
+  // with CP the T = b s / cp local queries against all s keys: 1/cp of it, the load-balanced
+  // chunks giving every rank the same causal share. (4 T s h / t for heads of h / a.)
+  const double f_attn = 2.0 * d.T * d.seq * d.a * static_cast<double>(m.qk_dim() + m.v_dim()) / d.t;
+  // A batched GEMM over s x s scores per head, bounded by the tensor cores or by HBM traffic of
+  // the score matrix (roofline; ours). It runs in bf16 even when the GEMMs run fp8 (Transformer
+  // Engine's fp8 recipes keep attention in bf16 unless fp8_dpa is set).
+  const double attn_peak = ctx.cluster->gpu.peak_bf16_flops;
+  AttentionCore core;
   // One score tensor, bytes: a CP rank scores its s / cp queries against the whole sequence.
-  const double S = b * (a / t) * seq * seq * detail::kActBytes / d.cp;
+  core.score_bytes = d.b * (d.a / d.t) * d.seq * d.seq * detail::kActBytes / d.cp;
   // With a fused (flash) attention kernel nothing of size s x s touches HBM and causal masking
   // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
   // fraction of peak (gemm_max when not given).
-  const bool flash = ctx.training.flash_attention;
   const double fused_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
   const double flash_eff = ctx.training.stack.fa2_attention && e.flash_attention_fa2 > 0
                                ? e.flash_attention_fa2
                                : fused_eff;
   // A fused kernel skips the keys outside a sliding window too (the layers' average share of the
   // causal work, Model::attention_share); unfused attention computes the whole masked s x s.
-  const double attn_core_fwd = flash
-                                   ? 0.5 * f_attn * m.attention_share(seq) / (attn_peak * flash_eff)
-                                   : std::max(f_attn / (attn_peak * e.attention),
-                                              2.0 * S / hbm);  // write scores, read probs
-  // Element-wise kernels (LayerNorm, softmax, dropout, bias-GeLU, bias-dropout-add), bytes moved
-  // in the forward pass (ours, counted from Megatron-LM kernels): 11 hidden-sized tensors (split
-  // by t with SP), 2 (3 gated) FFN-sized, 4.5 score-sized.
-  const double Xs = T * h * detail::kActBytes / (s.sp ? t : 1.0);
+  core.fwd = ctx.training.flash_attention
+                 ? 0.5 * f_attn * m.attention_share(d.seq) / (attn_peak * flash_eff)
+                 : std::max(f_attn / (attn_peak * e.attention),
+                            2.0 * core.score_bytes / d.hbm);  // write scores, read probs
+  return core;
+}
+
+// Element-wise kernels of a stage per micro-batch: forward and backward seconds, and the
+// per-layer bytes the recomputation paths run again.
+struct Elementwise {
+  double fwd = 0, bwd = 0;
+  double hidden_bytes = 0;  // one hidden-sized bf16 tensor of a layer (split by t with SP)
+  double attn_bytes = 0;    // a layer's score-sized traffic (unfused attention)
+  double moe_bytes = 0;     // an MoE layer's FFN-sized traffic
+};
+
+Elementwise elementwise(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
+                        const Dims& d, double score_bytes) {
+  const Model& m = *ctx.model;
+  const double t = d.t, T = d.T, h = d.h, hbm = d.hbm;
+  // LayerNorm, softmax, dropout, bias-GeLU, bias-dropout-add: bytes moved in the forward pass
+  // (ours, counted from Megatron-LM kernels): 11 hidden-sized tensors (split by t with SP), 2 (3
+  // gated) FFN-sized, 4.5 score-sized.
+  Elementwise ew;
+  ew.hidden_bytes = T * h * detail::kActBytes / (s.sp ? t : 1.0);
   const double dense_F = T * static_cast<double>(m.ffn_hidden) * detail::kActBytes / t;
   const double moe_F =
-      (moe_tokens * static_cast<double>(m.expert_ffn_hidden) + T * m.shared_ffn()) *
+      (d.moe_tokens * static_cast<double>(m.expert_ffn_hidden) + T * m.shared_ffn()) *
       detail::kActBytes / t;
-  const double ew_common = 11.0 * Xs;
-  const double ew_attn = flash ? 0.0 : 4.5 * S;
+  const double ew_common = 11.0 * ew.hidden_bytes;
+  ew.attn_bytes = ctx.training.flash_attention ? 0.0 : 4.5 * score_bytes;
   const double ew_dense = (m.gated_ffn ? 3.0 : 2.0) * dense_F;
-  const double ew_moe = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
+  ew.moe_bytes = (m.gated_ffn ? 3.0 : 2.0) * moe_F;
   // Sorting the tokens by expert and back (ours, counted from Megatron-Core's dispatcher).
   const MoePermutationBytes perm =
-      m.is_moe() ? moe_permutation_bytes(moe_tokens / t, d.local_experts * d.expert_rows,
+      m.is_moe() ? moe_permutation_bytes(d.moe_tokens / t, d.local_experts * d.expert_rows,
                                          d.local_experts, h)
                  : MoePermutationBytes{};
-
   const double L_dense = st.dense_layers, L_moe = st.moe_layers;
-  const double fwd_gemm = st.layers * g_qkv + L_dense * g_dense + L_moe * g_moe;
-  const double bwd_gemm = st.layers * b_qkv + L_dense * b_dense + L_moe * b_moe;
-  const double fwd_attn = st.layers * attn_core_fwd;
   // A stack that runs its block eagerly (torch.compile off) moves what eager_bytes counts
   // instead, forward and backward each counted; unfused attention's score traffic is the same.
-  const bool eager = ctx.training.eager_elementwise();
-  double fwd_ew = 0, bwd_ew = 0;
-  if (eager) {
+  if (ctx.training.eager_elementwise()) {
     const EagerBytes eb = eager_bytes(m, t, s.sp);
     // dense_F and moe_F are bytes of FFN-wide bf16 tensors: their elements, 2 bytes each.
     const double ffn_elems = (L_dense * dense_F + L_moe * moe_F) / detail::kActBytes;
-    fwd_ew = (st.layers * (T * eb.fwd_common + ew_attn) + ffn_elems * eb.fwd_per_f) / hbm;
-    bwd_ew = (st.layers * (T * eb.bwd_common + 1.25 * ew_attn) + ffn_elems * eb.bwd_per_f) / hbm;
+    ew.fwd = (st.layers * (T * eb.fwd_common + ew.attn_bytes) + ffn_elems * eb.fwd_per_f) / hbm;
+    ew.bwd =
+        (st.layers * (T * eb.bwd_common + 1.25 * ew.attn_bytes) + ffn_elems * eb.bwd_per_f) / hbm;
   } else {
-    fwd_ew = (st.layers * (ew_common + ew_attn) + L_dense * ew_dense + L_moe * ew_moe) / hbm;
+    ew.fwd =
+        (st.layers * (ew_common + ew.attn_bytes) + L_dense * ew_dense + L_moe * ew.moe_bytes) / hbm;
     // Element-wise backward kernels read the saved tensor and the incoming gradient and write
     // one gradient: 1.25 x the forward traffic (ours).
-    bwd_ew = 1.25 * fwd_ew;
+    ew.bwd = 1.25 * ew.fwd;
   }
-  fwd_ew += L_moe * perm.fwd / hbm;
-  bwd_ew += L_moe * perm.bwd / hbm;
-  // Idle time between dependent kernels (launch latency, tails), per layer (ours): the layer's
-  // kernels, two more for unfused attention, two per local expert in an MoE layer.
-  const double local_experts_n = d.local_experts;
-  const double fwd_gaps =
-      e.kernel_gap_s *
-      (st.layers * ((eager ? kEagerLayerKernels : kLayerKernels) + (flash ? 0.0 : 2.0)) +
-       (m.is_moe() ? L_moe * 2.0 * local_experts_n : 0.0));
-  StageCompute out;
-  out.fwd = fwd_gemm + fwd_attn + fwd_ew + fwd_gaps;  // per micro-batch per stage
-  // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
-  // cores per forward one, the element-wise backward (above); twice the kernels.
-  // FlashAttention's backward recomputes the scores: 2.5 x its forward's FLOPs (Dao 2023), run
-  // at 0.86 of the forward's FLOP rate (kFlashBwdRate).
-  const double attn_bwd_ratio = flash ? 2.5 / kFlashBwdRate : 2.0;
-  out.bwd = bwd_gemm + attn_bwd_ratio * fwd_attn + bwd_ew + 2.0 * fwd_gaps;
-  // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
-  // the backward GEMM time is weight gradients (ours); attention and element-wise backward
-  // kernels are input gradients.
-  out.wgrad = 0.5 * bwd_gemm;
-  out.attn_fwd = fwd_attn;
-  out.attn_bwd = attn_bwd_ratio * fwd_attn;
-  out.moe_fwd = L_moe * g_moe;
-  out.moe_bwd = L_moe * b_moe;
-  if (s.recompute == Recompute::selective && !flash) {  // flash keeps no s x s tensor
-    out.recompute = st.layers * (attn_core_fwd + ew_attn / hbm);
-    out.attn_recompute = fwd_attn;
+  ew.fwd += L_moe * perm.fwd / hbm;
+  ew.bwd += L_moe * perm.bwd / hbm;
+  return ew;
+}
+
+// The forward work the strategy's recomputation runs again in the backward pass, seconds, and
+// of it the attention cores. `fwd` is the stage's whole forward, `gaps` its kernel gaps.
+struct Recomputed {
+  double time = 0, attn = 0;
+};
+
+Recomputed recomputed(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
+                      const Dims& d, double fwd, const AttentionCore& core, const Elementwise& ew,
+                      double gaps) {
+  const Model& m = *ctx.model;
+  const GemmCaps& gc = ctx.gemm;
+  const double t = d.t, T = d.T, h = d.h, hbm = d.hbm;
+  const double fwd_attn = st.layers * core.fwd;
+  Recomputed r;
+  if (s.recompute == Recompute::selective && !ctx.training.flash_attention) {
+    // flash keeps no s x s tensor, so selective recompute has nothing to run again under it
+    r.time = st.layers * (core.fwd + ew.attn_bytes / hbm);
+    r.attn = fwd_attn;
   } else if (s.recompute == Recompute::full) {
-    out.recompute = out.fwd;
-    out.attn_recompute = fwd_attn;
+    r.time = fwd;
+    r.attn = fwd_attn;
   } else if (s.recompute == Recompute::layer) {  // every second layer's whole forward
-    out.recompute = 0.5 * out.fwd;
-    out.attn_recompute = 0.5 * fwd_attn;
+    r.time = 0.5 * fwd;
+    r.attn = 0.5 * fwd_attn;
   } else if (s.recompute == Recompute::op) {
     // Per-op checkpointing recomputes wk, wo and w3 (w2 without a gate) of every layer, per
     // expert in MoE layers (op_checkpoint_bytes), and the forward's element-wise kernels but the
@@ -403,14 +421,14 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     };
     double moe_half = 0;
     if (m.is_moe()) {
-      moe_half = local_experts_n *
+      moe_half = d.local_experts *
                  ffn_half(d.expert_rows, static_cast<double>(m.expert_ffn_hidden), d.expert_tp);
       if (m.shared_experts > 0) moe_half += ffn_half(T, m.shared_ffn(), t);
     }
     const double gemms = st.layers * (gemm_time(gc, T, m.k_width() / t, h) +
                                       gemm_time(gc, T, h, m.attn_out_width() / t)) +
-                         L_dense * ffn_half(T, ffn, t) + L_moe * moe_half;
-    out.recompute = gemms + fwd_ew - st.layers * ew_attn / hbm + fwd_gaps;
+                         st.dense_layers * ffn_half(T, d.ffn, t) + st.moe_layers * moe_half;
+    r.time = gemms + ew.fwd - st.layers * ew.attn_bytes / hbm + gaps;
   }
   if (detail::cheap_recompute(ctx.training, s)) {
     // The cheap tensors the stack recomputes instead of keeping (DeepSeek-V3 report, Sec. 3.2.3
@@ -418,18 +436,62 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
     // output, and their launches; MLA's up-projection GEMMs; the MoE layers' SwiGLU, its forward
     // element-wise traffic once more (ours).
     const spec::Stack& k = ctx.training.stack;
-    if (k.recompute_norms) out.recompute += st.layers * (4.0 * Xs / hbm + 2.0 * e.kernel_gap_s);
-    if (k.recompute_up_projections) out.recompute += st.layers * mla_up_projections(gc, m, T, t);
-    if (k.moe_swiglu_recompute) out.recompute += L_moe * ew_moe / hbm;
+    const double kernel_gap = ctx.cluster->gpu.eff.kernel_gap_s;
+    if (k.recompute_norms) r.time += st.layers * (4.0 * ew.hidden_bytes / hbm + 2.0 * kernel_gap);
+    if (k.recompute_up_projections) r.time += st.layers * mla_up_projections(gc, m, T, t);
+    if (k.moe_swiglu_recompute) r.time += st.moe_layers * ew.moe_bytes / hbm;
   }
+  return r;
+}
+
+// Stage 1 assembled: the GEMMs, attention cores and element-wise kernels of the stage's layers,
+// their kernel gaps, the recomputation and the output layer.
+StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
+                           const detail::StageShape& st, const Dims& d) {
+  const Model& m = *ctx.model;
+  const spec::GpuEfficiency& e = ctx.cluster->gpu.eff;
+  const LayerGemms g = layer_gemms(ctx.gemm, m, d);
+  const AttentionCore core = attention_core(ctx, d);
+  const Elementwise ew = elementwise(ctx, s, st, d, core.score_bytes);
+  const bool flash = ctx.training.flash_attention;
+  const double L_dense = st.dense_layers, L_moe = st.moe_layers;
+  const double fwd_gemm = st.layers * g.qkv + L_dense * g.dense + L_moe * g.moe;
+  const double bwd_gemm = st.layers * g.qkv_bwd + L_dense * g.dense_bwd + L_moe * g.moe_bwd;
+  const double fwd_attn = st.layers * core.fwd;
+  // Idle time between dependent kernels (launch latency, tails), per layer (ours): the layer's
+  // kernels, two more for unfused attention, two per local expert in an MoE layer.
+  const double fwd_gaps =
+      e.kernel_gap_s *
+      (st.layers * ((ctx.training.eager_elementwise() ? kEagerLayerKernels : kLayerKernels) +
+                    (flash ? 0.0 : 2.0)) +
+       (m.is_moe() ? L_moe * 2.0 * d.local_experts : 0.0));
+  StageCompute out;
+  out.fwd = fwd_gemm + fwd_attn + ew.fwd + fwd_gaps;  // per micro-batch per stage
+  // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
+  // cores per forward one, the element-wise backward (above); twice the kernels.
+  // FlashAttention's backward recomputes the scores: 2.5 x its forward's FLOPs (Dao 2023), run
+  // at 0.86 of the forward's FLOP rate (kFlashBwdRate).
+  const double attn_bwd_ratio = flash ? 2.5 / kFlashBwdRate : 2.0;
+  out.bwd = bwd_gemm + attn_bwd_ratio * fwd_attn + ew.bwd + 2.0 * fwd_gaps;
+  // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
+  // the backward GEMM time is weight gradients (ours); attention and element-wise backward
+  // kernels are input gradients.
+  out.wgrad = 0.5 * bwd_gemm;
+  out.attn_fwd = fwd_attn;
+  out.attn_bwd = attn_bwd_ratio * fwd_attn;
+  out.moe_fwd = L_moe * g.moe;
+  out.moe_bwd = L_moe * g.moe_bwd;
+  const Recomputed r = recomputed(ctx, s, st, d, out.fwd, core, ew, fwd_gaps);
+  out.recompute = r.time;
+  out.attn_recompute = r.attn;
   // Output layer and cross entropy on the last stage (fp32 logits read and written ~3 times). The
   // output layer runs in bf16 under fp8 training: Megatron-Core's fp8 autocast covers the
   // transformer block only, its output layer being a plain ColumnParallelLinear; TorchTitan's
   // float8 conversion skips the output layer; DeepSeek-V3 keeps its output head in BF16 (report,
   // Sec. 3.3.1).
   double logits_bwd = 0;
-  out.logits = gemm_fwd_bwd_time(ctx.gemm_bf16, T, V / t, h, &logits_bwd) + logits_bwd +
-               3.0 * 12.0 * T * V / t / hbm;
+  out.logits = gemm_fwd_bwd_time(ctx.gemm_bf16, d.T, d.V / d.t, d.h, &logits_bwd) + logits_bwd +
+               3.0 * 12.0 * d.T * d.V / d.t / d.hbm;
   return out;
 }
 
