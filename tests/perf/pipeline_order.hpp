@@ -44,8 +44,7 @@ inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, s
   std::vector<Pass> table;
   for (std::int64_t g0 = 0; g0 < m; g0 += group)
     for (std::int64_t c = 0; c < v; ++c)
-      for (std::int64_t mb = g0; mb < std::min(m, g0 + group); ++mb)
-        table.push_back({true, mb, c});
+      for (std::int64_t mb = g0; mb < std::min(m, g0 + group); ++mb) table.push_back({true, mb, c});
   const auto total = static_cast<std::int64_t>(table.size());
   auto at = [&](std::int64_t k) { return table[static_cast<std::size_t>(k)]; };
   auto backward = [&](std::int64_t k) { return Pass{false, at(k).mb, v - 1 - at(k).chunk}; };

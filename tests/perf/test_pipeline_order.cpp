@@ -60,8 +60,8 @@ TEST(PipelineOrder, MemoryHoldsTheChunksTheOrderKeepsInFlight) {
   for (const std::int64_t mb : {8, 16}) {
     const perf::Training tr = spec::make_training(mb, 2048, spec::load_stack("megatron-core-2024"));
     auto activations = [&](std::int64_t v) {
-      perf::Strategy s{.tp = 8, .pp = 8, .dp = 1, .recompute = perf::Recompute::selective,
-                       .sp = true};
+      perf::Strategy s{
+          .tp = 8, .pp = 8, .dp = 1, .recompute = perf::Recompute::selective, .sp = true};
       s.interleave = v;
       return perf::memory_use(m, tr, s).activations_bytes;
     };
