@@ -34,6 +34,7 @@ struct StageShape {
   double layers_avg = 0;    // L / p
   double layers_last = 0;   // on the last stage (which also runs the output layer)
   double moe_layers = 0;    // of which MoE (spread evenly over stages)
+  double moe_fraction = 0;  // the model's MoE layers' share of its layers
   double dense_layers = 0;
   double dense_params = 0;   // non-expert weights per GPU: the fullest stage's plus the embedding
   double expert_params = 0;  // expert weights per GPU
@@ -91,8 +92,9 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   st.layers_first = static_cast<double>(rem > 0 && rem >= s.pp - 1 ? lo + 1 : lo);
   st.layers_avg = static_cast<double>(m.layers) / p;
   st.layers_last = static_cast<double>(lo);
-  const double moe_fraction = static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers);
-  st.moe_layers = st.layers * moe_fraction;
+  st.moe_fraction =
+      m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
+  st.moe_layers = st.layers * st.moe_fraction;
   st.dense_layers = st.layers - st.moe_layers;
   const double h = static_cast<double>(m.hidden);
   // The first stage holds the token embedding; with one stage, or as ZB-V's first GPU (the

@@ -794,13 +794,12 @@ double optimizer_time(const Strategy& s, const detail::StageShape& st, double hb
 // Stage 7, FLOPs: model FLOPs are 3 x forward, every layer, every token, the output layer
 // (Narayanan et al. SC'21 eq. (3) generalised; ours for GQA/MoE); hardware FLOPs add the
 // recomputed forward work.
-void count_flops(const Model& m, const Training& tr, const Strategy& s, const Dims& d,
-                 IterationTime& it) {
+void count_flops(const Model& m, const Training& tr, const Strategy& s,
+                 const detail::StageShape& st, const Dims& d, IterationTime& it) {
   const double h = d.h, seq = d.seq, V = d.V;
   const double ffn_mats = m.gated_ffn ? 3.0 : 2.0;
   const double tokens = static_cast<double>(tr.global_batch) * seq;
-  const double moe_frac =
-      m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
+  const double moe_frac = st.moe_fraction;
   // Q K^T and A V per token over the full s x s: 4 s h for heads of h / a; a sliding-window layer
   // over its w keys instead of s (the same convention: the full square, here w wide).
   const double keys =
@@ -972,7 +971,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   it.memory = memory_use(m, tr, s);
   it.feasible = fits(it.memory, c.gpu);
 
-  count_flops(m, tr, s, d, it);
+  count_flops(m, tr, s, st, d, it);
   const double denom = it.iteration_time_s * static_cast<double>(c.gpus) * ctx.peak_flops;
   it.mfu = it.model_flops / denom;
   it.hfu = it.hardware_flops / denom;

@@ -111,8 +111,7 @@ namespace detail {
 LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s,
                        const detail::StageShape& st) {
   const double t = static_cast<double>(s.tp);
-  const double moe_fraction =
-      m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
+  const double moe_fraction = st.moe_fraction;
   LayerActivations la =
       layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction, tr.dtype,
                         tr.stack, detail::cheap_recompute(tr, s));
