@@ -4,7 +4,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "detail.hpp"
 #include "railsim/core/enum.hpp"
+#include "railsim/perf/expansion.hpp"
+#include "railsim/perf/model.hpp"
+#include "railsim/perf/strategy.hpp"
 
 namespace railsim::perf {
 
@@ -114,15 +118,7 @@ void CommSchedule::add(const CommOp& op) {
   ops[static_cast<std::size_t>(size++)] = op;
 }
 
-}  // namespace railsim::perf
-
 // ---- builder and wire bytes -------------------------------------------------------------------
-#include "detail.hpp"
-#include "railsim/perf/expansion.hpp"
-#include "railsim/perf/model.hpp"
-#include "railsim/perf/strategy.hpp"
-
-namespace railsim::perf {
 
 Algorithm reduction_algorithm(const GroupShape& g) {
   return (g.domains > 1 && g.per_domain > 1 && g.rail_aligned) ? Algorithm::hierarchical

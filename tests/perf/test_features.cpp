@@ -106,9 +106,12 @@ TEST(Features, UnevenPipelineStages) {
   s.interleave = 3;  // 12 chunks cannot each get one of the 10 layers
   EXPECT_FALSE(is_valid(m, tr, s, c));
   s.interleave = 1;
-  s.pp = 11;  // above the layer count
-  s.dp = 1;
-  EXPECT_FALSE(is_valid(m, tr, s, c));
+  // More stages than layers, on a shape that fills the 32 GPUs (tp x pp x dp = 8 x 4 x 1): the
+  // stage count is what is refused.
+  m.layers = 3;
+  EXPECT_EQ(test::field_of([&] { validate(m, tr, s, c); }), "--pp");
+  m.layers = 4;
+  EXPECT_TRUE(is_valid(m, tr, s, c));
 }
 
 // Llama 3 405B's 126 layers over 16 stages: 7 on the first and the last, 8 on the others (Dubey
