@@ -26,16 +26,19 @@ namespace railsim::test {
 struct PipelineOrderTiming {
   bool deadlock = false;  // some stage waits on a pass that waits on it
   double span = 0;        // first forward to last backward
-  double idle = 0;        // span less one stage's work, m v (f + b)
+  double idle = 0;        // span less the busiest stage's work (m v (f + b) when even)
   // Per stage, the most chunk passes whose forward ran and whose backward has not: the
   // activations it holds at its peak, in chunks.
   std::vector<std::int64_t> peak_in_flight;
 };
 
 // p stages, m micro-batches, v model chunks per stage (1: plain 1F1B), micro-batches grouped by
-// `group` (interleaved only); f and b the forward and backward time of one chunk pass.
+// `group` (interleaved only); block_f[g] and block_b[g] the forward and backward time of layer
+// block g = c p + r (model chunk c of stage r), p v of each.
 inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, std::int64_t v,
-                                               std::int64_t group, double f, double b) {
+                                               std::int64_t group,
+                                               const std::vector<double>& block_f,
+                                               const std::vector<double>& block_b) {
   struct Pass {
     bool forward;
     std::int64_t mb, chunk;
@@ -86,7 +89,8 @@ inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, s
         else if (!x.forward)
           ready = block + 1 < blocks ? slot(false, x.mb, block + 1) : slot(true, x.mb, block);
         if (ready < 0) break;  // its input has not been computed yet
-        free[ri] = std::max(free[ri], ready) + (x.forward ? f : b);
+        const auto bi = static_cast<std::size_t>(block);
+        free[ri] = std::max(free[ri], ready) + (x.forward ? block_f[bi] : block_b[bi]);
         slot(x.forward, x.mb, block) = free[ri];
         held[ri] += x.forward ? 1 : -1;
         out.peak_in_flight[ri] = std::max(out.peak_in_flight[ri], held[ri]);
@@ -100,8 +104,26 @@ inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, s
     out.deadlock = out.deadlock || next[ri] < order[ri].size();
     out.span = std::max(out.span, free[ri]);
   }
-  out.idle = out.span - static_cast<double>(m * v) * (f + b);
+  // The busiest stage's work: m times its chunks' forward and backward.
+  double busiest = 0;
+  for (std::int64_t r = 0; r < p; ++r) {
+    double stage = 0;
+    for (std::int64_t c = 0; c < v; ++c) {
+      const auto bi = static_cast<std::size_t>(c * p + r);
+      stage += block_f[bi] + block_b[bi];
+    }
+    busiest = std::max(busiest, stage);
+  }
+  out.idle = out.span - static_cast<double>(m) * busiest;
   return out;
+}
+
+// Every chunk pass alike: f forward, b backward.
+inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, std::int64_t v,
+                                               std::int64_t group, double f, double b) {
+  const auto blocks = static_cast<std::size_t>(p * v);
+  return time_megatron_order(p, m, v, group, std::vector<double>(blocks, f),
+                             std::vector<double>(blocks, b));
 }
 
 }  // namespace railsim::test
