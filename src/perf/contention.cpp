@@ -23,8 +23,21 @@ namespace railsim::perf {
 namespace {
 using detail::expected_max_over;
 using detail::HashedBundles;
-using detail::KindKey;
 using detail::switch_shape;
+
+// A kind of hashed bundle as the census collects them: flows (or balls), links (or bins), the
+// boundary and the shape, ordered by the shape's content (null first), not its address, so that
+// the kinds come out in an order that does not vary from run to run.
+struct KindKey {
+  std::int64_t flows, links, t;
+  const std::vector<double>* shape;
+  bool operator<(const KindKey& o) const {
+    if (std::tie(flows, links, t) != std::tie(o.flows, o.links, o.t))
+      return std::tie(flows, links, t) < std::tie(o.flows, o.links, o.t);
+    if (!shape || !o.shape) return !shape && o.shape;
+    return *shape < *o.shape;
+  }
+};
 
 // A census's per-link counts, kept per thread between censuses (a census at 32,768 GPUs holds
 // megabytes; allocating and zeroing them each time cost more than the counting): only what a

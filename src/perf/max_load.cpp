@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <tuple>
 
 namespace railsim::perf {
 

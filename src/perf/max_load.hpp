@@ -4,7 +4,6 @@
 // links whose flows hash onto them, equally likely or shaped by the switches above them.
 #include <cstdint>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include "railsim/perf/contention.hpp"
@@ -22,20 +21,6 @@ struct HashedBundles {
   // ports, then a top switch by its share, then one of its links; nullptr: `links` equal bins.
   const std::vector<double>* shape = nullptr;
   std::int64_t ports = 1;
-};
-
-// A kind of hashed bundle as the census collects them: flows (or balls), links (or bins), the
-// boundary and the shape, ordered by the shape's content (null first), not its address, so that
-// the kinds come out in an order that does not vary from run to run.
-struct KindKey {
-  std::int64_t flows, links, t;
-  const std::vector<double>* shape;
-  bool operator<(const KindKey& o) const {
-    if (std::tie(flows, links, t) != std::tie(o.flows, o.links, o.t))
-      return std::tie(flows, links, t) < std::tie(o.flows, o.links, o.t);
-    if (!shape || !o.shape) return !shape && o.shape;
-    return *shape < *o.shape;
-  }
 };
 
 // Sub-block i's down links over round-robin tier `hi` as a HashedBundles shape (empty where

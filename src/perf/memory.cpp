@@ -40,7 +40,7 @@ double op_checkpoint_bytes(const Model& m, double tokens, double moe_fraction, d
   const double hidden_part = 2.0 * tokens * h / (sp ? t : 1.0);
   const double split = 2.0 * tokens *
                        (m.q_width() + m.v_width() + m.attn_out_width() +
-                        detail::ffn_units(m, moe_fraction, m.capacity_factor));
+                        ffn_units(m, moe_fraction, m.capacity_factor));
   return hidden_part * (m.gated_ffn ? 2.0 : 1.0) + split / t;
 }
 
@@ -109,12 +109,11 @@ LayerActivations layer_activations(const Model& m, double tokens, double seq, do
 namespace detail {
 
 LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s,
-                       const detail::StageShape& st) {
+                       const StageShape& st) {
   const double t = static_cast<double>(s.tp);
-  const double moe_fraction = st.moe_fraction;
   LayerActivations la =
-      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), moe_fraction, tr.dtype,
-                        tr.stack, detail::cheap_recompute(tr, s));
+      layer_activations(m, st.tokens_mb, static_cast<double>(tr.seq_len), st.moe_fraction, tr.dtype,
+                        tr.stack, cheap_recompute(tr, s));
   if (tr.flash_attention) la.attn = 0;  // fused attention stores no s x s tensor
   const double full_layer = (s.sp ? la.shared / t : la.shared) + la.split / t + la.attn / t;
   // The input of a layer, all that full recompute keeps of it: 2 s b h bytes (split by SP).
@@ -128,7 +127,7 @@ LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s,
       per_layer = full_layer - la.attn / t;
       break;
     case Recompute::op:
-      per_layer = op_checkpoint_bytes(m, st.tokens_mb, moe_fraction, t, s.sp) +
+      per_layer = op_checkpoint_bytes(m, st.tokens_mb, st.moe_fraction, t, s.sp) +
                   (tr.flash_attention ? 0.0 : la.attn / t);
       break;
     case Recompute::layer:

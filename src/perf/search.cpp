@@ -200,7 +200,7 @@ void visit_knobs(const Shape& sh, const StrategyPins& pins, const spec::StackKno
   // them and the pipeline is not interleaved, ZB-H1, ZB-V and DualPipe (ZB-V with at least two
   // layers per stage, DualPipe with an even pp and an even number of micro-batches,
   // perf::validate's rules); a pin keeps its own alone.
-  std::array<PipelineSchedule, 4> schedules{};
+  std::array<PipelineSchedule, std::size(spec::kPipelineSchedules)> schedules{};
   std::size_t n_schedules = 0;
   for (PipelineSchedule sch : spec::kPipelineSchedules) {
     if (pins.schedule && *pins.schedule != sch) continue;

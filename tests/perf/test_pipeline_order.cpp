@@ -145,10 +145,13 @@ TEST(PipelineOrder, UnevenChunksWaitLongerThanTheClosedFormCounts) {
   const auto t32 = time_megatron_order(16, 32, 7, 16, v7.f, v7.b);
   ASSERT_FALSE(t32.deadlock);
   EXPECT_DOUBLE_EQ(t32.span, 862.0);
-  EXPECT_NEAR(closed_form(126, 16, 7, 32, v7), 818.625, 1e-9);
+  // The closed form's 818.6, 5.3% short of the order.
+  EXPECT_NEAR(t32.span / closed_form(126, 16, 7, 32, v7), 862.0 / 818.625, 1e-12);
   EXPECT_DOUBLE_EQ(t32.idle, 94.0);
   const auto t64 = time_megatron_order(16, 64, 7, 16, v7.f, v7.b);
-  EXPECT_GT(t64.idle, t32.idle + 30.0);
+  // The closed form's bubble does not depend on m; the order's grows by 21 units per 16
+  // micro-batches, a stall in each round of the steady state.
+  EXPECT_DOUBLE_EQ(t64.idle, 136.0);
   const UnevenLayout v4 = uneven_layout(126, 16, 4);
   const auto t4 = time_megatron_order(16, 32, 4, 16, v4.f, v4.b);
   EXPECT_NEAR(t4.span / closed_form(126, 16, 4, 32, v4), 1.0, 0.01);
