@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../tests/perf/test_perf_common.hpp"
+#include "railsim/perf/pipeline_order.hpp"
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/zero_bubble.hpp"
 #include "railsim/spec/network.hpp"
@@ -55,6 +56,23 @@ void BM_ZeroBubbleVIdle(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ZeroBubbleVIdle)->Arg(4)->Arg(8)->Arg(16)->Arg(64);
+
+// One timing of Megatron-Core's interleaved order over uneven chunks (perf::megatron_span) at
+// 8 p micro-batches, the most perf::uneven_chunk_stall times before it extrapolates: Llama 3
+// 405B's 126 layers on p = state.range(0) stages of v = state.range(1) chunks. What the first
+// strategy of a (p, v, m, forward share) pays in a cold search; later ones hit the cache.
+void BM_MegatronOrderSpan(benchmark::State& state) {
+  const std::int64_t p = state.range(0), v = state.range(1);
+  double f = 1.0;
+  for (auto _ : state) {
+    double span = megatron_span(126, p, v, 8 * p, f, 2.0);
+    benchmark::DoNotOptimize(span);
+    f = f == 1.0 ? 1.0 + 1e-9 : 1.0;
+  }
+  state.counters["passes_per_s"] = benchmark::Counter(
+      static_cast<double>(2 * 8 * p * v * p), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MegatronOrderSpan)->Args({16, 7})->Args({8, 15})->Args({32, 3})->Args({4, 31});
 
 // The top 10 plans of su's context on state.range(0) threads (the knobs `pins` fixes pinned),
 // the strategies searched and their rate.

@@ -1,6 +1,7 @@
 #pragma once
 // Shared arithmetic of the schedule builder and the time model (internal to src/perf).
 #include "railsim/perf/model.hpp"
+#include "railsim/perf/pipeline_order.hpp"
 #include "railsim/perf/strategy.hpp"
 
 namespace railsim::perf::detail {
@@ -82,16 +83,16 @@ inline double etp_gather_bytes(const Model& m, const Strategy& s, const StageSha
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {
   StageShape st;
   const double p = static_cast<double>(s.pp), t = static_cast<double>(s.tp);
-  // Stages get floor(L/p) or ceil(L/p) layers. The L mod p spare layers go to the middle stages
-  // first, then to the first stage, never to the last: the first stage holds the embedding and
-  // the most micro-batches in flight, the last runs the output layer (Dubey et al. 2024, Sec.
-  // 3.3.2: Llama 3 405B's 126 layers over 16 stages, one layer fewer on the first and the last;
-  // Megatron-Core's account_for_embedding/loss_in_pipeline_split does the same).
+  // Stages get floor(L/p) or ceil(L/p) layers (perf::stage_layers). The L mod p spare layers go to
+  // the middle stages first, then to the first stage, never to the last: the first stage holds the
+  // embedding and the most micro-batches in flight, the last runs the output layer (Dubey et al.
+  // 2024, Sec. 3.3.2: Llama 3 405B's 126 layers over 16 stages, one layer fewer on the first and
+  // the last; Megatron-Core's account_for_embedding/loss_in_pipeline_split does the same).
   const std::int64_t lo = m.layers / s.pp, rem = m.layers % s.pp;
   st.layers = static_cast<double>(rem > 0 ? lo + 1 : lo);
-  st.layers_first = static_cast<double>(rem > 0 && rem >= s.pp - 1 ? lo + 1 : lo);
+  st.layers_first = static_cast<double>(perf::stage_layers(m.layers, s.pp, 0));
   st.layers_avg = static_cast<double>(m.layers) / p;
-  st.layers_last = static_cast<double>(lo);
+  st.layers_last = static_cast<double>(perf::stage_layers(m.layers, s.pp, s.pp - 1));
   st.moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   st.moe_layers = st.layers * st.moe_fraction;

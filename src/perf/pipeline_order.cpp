@@ -1,0 +1,229 @@
+#include "railsim/perf/pipeline_order.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <mutex>
+#include <shared_mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+namespace railsim::perf {
+
+std::int64_t stage_layers(std::int64_t layers, std::int64_t p, std::int64_t r) {
+  const std::int64_t lo = layers / p, rem = layers % p;
+  // Spare layer i (0 .. rem - 1) goes to stage i + 1 while i < p - 2, then to stage 0.
+  const bool spare = r == 0 ? rem >= p - 1 : r < p - 1 && r <= rem;
+  return lo + (spare && rem > 0 ? 1 : 0);
+}
+
+std::int64_t chunk_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t r,
+                          std::int64_t c) {
+  const std::int64_t n = stage_layers(layers, p, r);
+  return n / v + (c < n % v ? 1 : 0);
+}
+
+namespace {
+
+// A position in the schedule table: micro-batch group g, model chunk c, micro-batch j of the
+// group (micro-batch g p + j); entries run j fastest, then c, then g.
+struct TableCursor {
+  std::int64_t g = 0, c = 0, j = 0;
+  void advance(std::int64_t p, std::int64_t v) {
+    if (++j < p) return;
+    j = 0;
+    if (++c < v) return;
+    c = 0;
+    ++g;
+  }
+};
+
+struct StageState {
+  std::int64_t pass = 0, warm = 0;
+  TableCursor fwd, bwd;  // the next forward and backward entries
+  double clock = 0;
+};
+
+struct OrderScratch {
+  std::vector<double> cost_f, cost_b;  // per layer block
+  std::vector<double> f_done, b_done;  // finish times per (micro-batch, block); -1 not yet
+  std::vector<StageState> stage;
+  std::vector<std::int64_t> queue;
+  std::vector<char> queued;
+};
+
+}  // namespace
+
+double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, double f,
+                     double b) {
+  if (p < 1 || v < 1 || m < 1) return 0.0;
+  if (v > 1 && m % p != 0)
+    throw std::logic_error("megatron_span: the interleaved order needs m a multiple of p");
+  thread_local OrderScratch s;
+  const std::int64_t blocks = p * v, total = m * v;  // forward chunk passes per stage
+  const auto ub = static_cast<std::size_t>(blocks), up = static_cast<std::size_t>(p);
+  s.cost_f.resize(ub);
+  s.cost_b.resize(ub);
+  for (std::int64_t r = 0; r < p; ++r)
+    for (std::int64_t c = 0; c < v; ++c) {
+      const auto n = static_cast<double>(chunk_layers(layers, p, v, r, c));
+      s.cost_f[static_cast<std::size_t>(c * p + r)] = n * f;
+      s.cost_b[static_cast<std::size_t>(c * p + r)] = n * b;
+    }
+  s.f_done.assign(static_cast<std::size_t>(m) * ub, -1.0);
+  s.b_done.assign(static_cast<std::size_t>(m) * ub, -1.0);
+  s.stage.assign(up, StageState{});
+  for (std::int64_t r = 0; r < p; ++r)
+    s.stage[static_cast<std::size_t>(r)].warm =
+        std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
+  // Runs stage r as far as its inputs allow; whether it ran anything. Its passes: `warm`
+  // forwards, then a forward and a backward in turn while forwards are left, then backwards.
+  auto advance = [&](std::int64_t r) {
+    StageState& st = s.stage[static_cast<std::size_t>(r)];
+    const std::int64_t steady_end = st.warm + 2 * (total - st.warm), passes = 2 * total;
+    bool ran = false;
+    for (; st.pass < passes; ++st.pass) {
+      const bool forward =
+          st.pass < st.warm || (st.pass < steady_end && (st.pass - st.warm) % 2 == 0);
+      const TableCursor& at = forward ? st.fwd : st.bwd;
+      const std::int64_t c = forward ? at.c : v - 1 - at.c;
+      const std::int64_t block = c * p + r;
+      const std::size_t row = static_cast<std::size_t>(at.g * p + at.j) * ub;
+      const auto ubk = static_cast<std::size_t>(block);
+      double ready = 0.0;
+      if (forward) {
+        if (block > 0) ready = s.f_done[row + ubk - 1];
+      } else {
+        ready = block + 1 < blocks ? s.b_done[row + ubk + 1] : s.f_done[row + ubk];
+      }
+      if (ready < 0.0) break;  // its input is not computed yet
+      st.clock = std::max(st.clock, ready) + (forward ? s.cost_f[ubk] : s.cost_b[ubk]);
+      (forward ? s.f_done : s.b_done)[row + ubk] = st.clock;
+      (forward ? st.fwd : st.bwd).advance(p, v);
+      ran = true;
+    }
+    return ran;
+  };
+  // A stage waits only on its neighbours (blocks g - 1 and g + 1 sit on stages r - 1 and r + 1,
+  // cyclically across chunk boundaries) or on itself: after a stage runs, its neighbours retry.
+  s.queue.clear();
+  s.queued.assign(up, 1);
+  for (std::int64_t r = p - 1; r >= 0; --r) s.queue.push_back(r);
+  auto push = [&](std::int64_t r) {
+    if (!s.queued[static_cast<std::size_t>(r)]) {
+      s.queued[static_cast<std::size_t>(r)] = 1;
+      s.queue.push_back(r);
+    }
+  };
+  while (!s.queue.empty()) {
+    const std::int64_t r = s.queue.back();
+    s.queue.pop_back();
+    s.queued[static_cast<std::size_t>(r)] = 0;
+    if (advance(r) && p > 1) {
+      push((r + 1) % p);
+      push((r + p - 1) % p);
+    }
+  }
+  double span = 0.0;
+  for (const StageState& st : s.stage) {
+    if (st.pass < 2 * total)
+      throw std::logic_error("megatron_span: the pipeline order does not make progress");
+    span = std::max(span, st.clock);
+  }
+  return span;
+}
+
+namespace {
+
+// fwd_share's grid, steps of 1/48: it holds 1/4, 1/3 and 1/2 (backward 3, 2 and 1 times the
+// forward), where the order's growth per round changes slope.
+constexpr int kShareGrid = 48;
+
+struct StallKey {
+  std::int64_t layers, p, v, m;
+  int share;  // grid index
+  bool operator==(const StallKey&) const = default;
+};
+struct StallKeyHash {
+  std::size_t operator()(const StallKey& k) const {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull;
+    auto mix = [&h](std::uint64_t x) { h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2); };
+    mix(static_cast<std::uint64_t>(k.layers));
+    mix(static_cast<std::uint64_t>(k.p));
+    mix(static_cast<std::uint64_t>(k.v));
+    mix(static_cast<std::uint64_t>(k.m));
+    mix(static_cast<std::uint64_t>(k.share));
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// The order's span less the closed form at m micro-batches (m <= 8 p), one layer's forward and
+// backward taking `share` and 1 - share.
+double timed_excess(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
+                    double share) {
+  std::int64_t n_max = 0;
+  for (std::int64_t r = 0; r < p; ++r) n_max = std::max(n_max, stage_layers(layers, p, r));
+  const double closed = static_cast<double>(m) * static_cast<double>(n_max) +
+                        static_cast<double>(p - 1) / static_cast<double>(v) *
+                            static_cast<double>(layers) / static_cast<double>(p);
+  return megatron_span(layers, p, v, m, share, 1.0 - share) - closed;
+}
+
+// The order's excess at m micro-batches, cached for the process: timed where m <= 8 p (v > 1) or
+// m <= p (v = 1), extrapolated beyond (uneven_chunk_stall).
+double cached_excess(const StallKey& key) {
+  thread_local std::array<std::pair<StallKey, double>, 64> recent{};
+  static std::shared_mutex mu;
+  static std::unordered_map<StallKey, double, StallKeyHash> cache;
+  const std::size_t h = StallKeyHash{}(key);
+  auto& slot = recent[h % recent.size()];
+  if (slot.first == key) return slot.second;
+  {
+    const std::shared_lock<std::shared_mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) {
+      slot = *it;
+      return it->second;
+    }
+  }
+  const double e =
+      timed_excess(key.layers, key.p, key.v, key.m, static_cast<double>(key.share) / kShareGrid);
+  const std::unique_lock<std::shared_mutex> lock(mu);
+  slot = *cache.emplace(key, e).first;
+  return slot.second;
+}
+
+double excess_at(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, int share) {
+  auto at = [&](std::int64_t mb) { return cached_excess({layers, p, v, mb, share}); };
+  // 1F1B: the excess no longer changes from p micro-batches on.
+  if (v == 1) return at(std::min(m, p));
+  // Interleaved: timed up to 8 rounds of p micro-batches; beyond, the growth per round of the
+  // last two, doubling the rounds timed while it is negative (the fullest stage still using
+  // the slack of its warm-up: it cannot last, since a round takes that stage's work at least).
+  std::int64_t k = 8 * p;
+  while (m > k) {
+    const double last = at(k), slope = (last - at(k - 2 * p)) / static_cast<double>(2 * p);
+    if (slope >= 0.0 || 2 * std::min(m, 2 * k) * v * p > kOrderMaxPasses)
+      return last + static_cast<double>(m - k) * std::max(0.0, slope);
+    k = std::min(m, 2 * k);
+  }
+  return at(m);
+}
+
+}  // namespace
+
+double uneven_chunk_stall(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
+                          double fwd_share) {
+  if (p < 2 || v < 1 || m < 1 || layers % (p * v) == 0) return 0.0;
+  if (v > 1 && m % p != 0) return 0.0;  // not a schedule Megatron-Core runs (validate refuses it)
+  if (2 * std::min(m, v == 1 ? p : 8 * p) * v * p > kOrderMaxPasses) return 0.0;
+  const double x = std::clamp(fwd_share, 0.0, 1.0) * kShareGrid;
+  const int j = std::min(kShareGrid - 1, static_cast<int>(std::floor(x)));
+  const double w = x - j;
+  const double lo = excess_at(layers, p, v, m, j);
+  return w > 0.0 ? lo + w * (excess_at(layers, p, v, m, j + 1) - lo) : lo;
+}
+
+}  // namespace railsim::perf
