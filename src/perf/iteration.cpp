@@ -10,6 +10,7 @@
 #include "detail.hpp"
 #include "railsim/core/checks.hpp"
 #include "railsim/perf/expansion.hpp"
+#include "railsim/perf/pipeline_order.hpp"
 #include "railsim/perf/zero_bubble.hpp"
 
 namespace railsim::perf {
@@ -676,6 +677,7 @@ struct PipelineTime {
   double pp_steady = 0;  // exposed PP time per micro-batch in the steady state
   double t_avg = 0;      // the average stage's time per micro-batch
   double avg_scale = 0;  // average stage's layers / first stage's
+  double stall = 0;      // uneven model chunks' wait beyond the closed form (may be negative)
 };
 
 // The bubble in units of the average stage's time per micro-batch, from the stage's forward F,
@@ -709,9 +711,9 @@ double bubble_stages(const Strategy& s, const StageCompute& sc, double mb) {
   }
 }
 
-PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::StageShape& st,
-                           const Dims& d, const StageCompute& sc, double layer_part,
-                           double pp_part) {
+PipelineTime pipeline_time(const Strategy& s, const Training& tr, std::int64_t m_layers,
+                           const detail::StageShape& st, const Dims& d, const StageCompute& sc,
+                           double layer_part, double pp_part) {
   const double p = d.p, v = d.v, mb = d.mb;
   PipelineTime out;
   // A forward and a backward chunk step of the first stage (the layer work split in the ratio of
@@ -745,7 +747,13 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, const detail::
   const double steps = s.pp > 1 ? 2.0 * v * kPipelineStepS : 0.0;  // per micro-batch
   const double fill_extra = 2.0 * p * (v - 1.0) * send;
   out.overhead = mb * steps + fill_extra;
-  out.pipe = mb * t_max + bubble_stages(s, sc, mb) * out.t_avg + out.overhead;
+  // Chunks of unequal size (p v not dividing the layers): what Megatron-Core's order waits
+  // beyond the closed form, timed on the stage's layers (perf::uneven_chunk_stall, in units of a
+  // layer's forward and backward; ours).
+  if (s.schedule == PipelineSchedule::one_f_one_b && s.pp > 1)
+    out.stall = uneven_chunk_stall(m_layers, s.pp, s.interleave, std::llround(mb), fwd_share) *
+                layer_part / st.layers;
+  out.pipe = mb * t_max + bubble_stages(s, sc, mb) * out.t_avg + out.stall + out.overhead;
   return out;
 }
 
@@ -937,7 +945,7 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double offload_mb = offload_exposed(ctx, s, st, sc);
   const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + ep_mb +
                             cp_mb + offload_mb + k.fw_mb;  // the fullest stage
-  const PipelineTime pt = pipeline_time(s, tr, st, d, sc, layer_part, pp_part);
+  const PipelineTime pt = pipeline_time(s, tr, m.layers, st, d, sc, layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
   const double optimizer = optimizer_time(s, st, d.hbm);
 

@@ -144,9 +144,13 @@ void narayanan(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
 void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design) {
   const Json& common = d["common"];
   const Model m = load_model(common["model"].get<std::string>());
-  const Training tr =
-      make_training(common["global_batch"].get<std::int64_t>(),
-                    common["seq_len"].get<std::int64_t>(), spec::load_stack(t.stack));
+  // Meta's split counts the embedding and the loss as a layer each: "one layer fewer on the first
+  // and the last stage" (Dubey et al. 2024, Sec. 3.3.2), Megatron-Core's
+  // account_for_embedding/loss_in_pipeline_split, so that 16 x 8 chunks may hold 126 layers.
+  spec::Stack stack = spec::load_stack(t.stack);
+  stack.knobs.embedding_loss_chunks = true;
+  const Training tr = make_training(common["global_batch"].get<std::int64_t>(),
+                                    common["seq_len"].get<std::int64_t>(), stack);
   for (const Json& row : d["rows"]) {
     const spec::Cluster c = row_cluster(t.gpu, common, row);
     Strategy s;
@@ -164,7 +168,7 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
     const EstimateContext ctx = make_context(m, tr, c, design);
     double best = 0;
     std::string best_strategy;
-    for (std::int64_t v = 1; v * s.pp <= m.layers; ++v) {
+    for (std::int64_t v = 1; v <= stack.knobs.max_interleave(m.layers, s.pp); ++v) {
       s.interleave = v;
       if (!is_valid(m, tr, s, c)) continue;
       const IterationTime it = estimate(ctx, s);

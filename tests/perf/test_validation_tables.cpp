@@ -60,16 +60,16 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_NEAR(tables[2].mean_abs_error(), 0.063, 0.001);
   // H100's bf16 gemm_max (0.50) minimises the worst error of its two fit runs, one per source:
   // Llama 3 405B on 8,192 GPUs and Megatron-Core's GPT-3 175B on 96.
-  EXPECT_NEAR(tables[3].points[0].error(), 0.019, 0.001);   // fit (v free, TP and PP overlap)
+  EXPECT_NEAR(tables[3].points[0].error(), 0.027, 0.001);   // fit (v free, TP and PP overlap)
   EXPECT_NEAR(tables[5].points[0].error(), -0.034, 0.001);  // fit
-  EXPECT_NEAR(tables[3].points[1].error(), 0.012, 0.001);   // held out
+  EXPECT_NEAR(tables[3].points[1].error(), 0.028, 0.001);   // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.004, 0.001);  // the fit point (8B, 25.11)
   // 70B with TP and PP overlap and the output layer in bf16, at the published CP 1 (with the
   // output layer at fp8 speed and gemm_max_fp8 fitted so: -2.4%).
   EXPECT_NEAR(tables[4].points[0].error(), -0.050, 0.001);
   // Megatron-Core at 4,608 GPUs on InfiniBand's adaptive routing, held out; the fall in MFU from
   // 96 to 4,608 GPUs (47% to 42%, 5 points) within 2 points.
-  EXPECT_NEAR(tables[5].points[1].error(), -0.009, 0.001);
+  EXPECT_NEAR(tables[5].points[1].error(), -0.011, 0.001);
   EXPECT_NEAR(tables[5].points[0].railsim - tables[5].points[1].railsim, 0.47 - 0.42, 0.02);
   for (const auto& t : tables)
     for (const auto& p : t.points) EXPECT_TRUE(std::isfinite(p.error())) << t.id << " " << p.label;
@@ -341,22 +341,24 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
       spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
   ib.routing = spec::Routing::adaptive;
   {
-    // 16,384 H100, tp 8 cp 16 pp 16 dp 8, 128 sequences of 131,072 tokens (16M tokens), v = 7.
+    // 16,384 H100, tp 8 cp 16 pp 16 dp 8, 128 sequences of 131,072 tokens (16M tokens), v = 8
+    // over Meta's split (the embedding and the loss as a layer each: 16 x 8 chunks of one layer).
     const spec::GpuSpec g = spec::load_gpu("H100-SXM");
     const spec::Cluster c = spec::make_cluster(g, 16384, 8, 400, 450, 1);
     const Model m = load_model("Llama-3-405B");
     // Llama 3's context parallelism all-gathers K and V (Dubey et al. 2024, Sec. 3.3.2).
     spec::Stack meta = load_stack("megatron-core-2024");
     meta.ring_cp = false;
+    meta.knobs.embedding_loss_chunks = true;
     const Training tr = make_training(128, 131072, meta);
     Strategy s{.tp = 8, .pp = 16, .dp = 8, .cp = 16};
-    s.interleave = 7;
+    s.interleave = 8;
     s.recompute = Recompute::selective;
     s.sp = true;
     s.dist_opt = true;
     s.dp_overlap = true;
     const IterationTime it = estimate(m, tr, s, c, ib);
-    EXPECT_NEAR(it.iteration_time_s, 11.37, 0.05);
+    EXPECT_NEAR(it.iteration_time_s, 11.17, 0.05);
     // 380 TFLOP/s per GPU: 10.9 s if attention counts causal (railsim 4% slow), 15.3 s if it
     // counts full s x s.
     const double tokens = 128.0 * 131072.0;
