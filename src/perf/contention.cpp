@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "max_load.hpp"
+#include "railsim/core/hash.hpp"
 #include "railsim/core/units.hpp"
 #include "railsim/topo/fabric.hpp"
 
@@ -892,8 +893,8 @@ std::shared_ptr<const ContentionModel> ContentionModel::scaled(
 }
 
 std::size_t ContentionModel::KeyHash::operator()(const Key& k) const {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull;
-  auto mix = [&h](std::uint64_t v) { h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2); };
+  std::uint64_t h = kSplitMix64Gamma;
+  auto mix = [&h](std::uint64_t v) { h = hash_combine(h, v); };
   mix(static_cast<std::uint64_t>(k.tp));
   mix(static_cast<std::uint64_t>(k.pp));
   mix(static_cast<std::uint64_t>(k.dp));

@@ -4,12 +4,14 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
+#include <initializer_list>
 #include <mutex>
 #include <shared_mutex>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
+
+#include "railsim/core/hash.hpp"
 
 namespace railsim::perf {
 
@@ -149,13 +151,9 @@ struct StallKey {
 };
 struct StallKeyHash {
   std::size_t operator()(const StallKey& k) const {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull;
-    auto mix = [&h](std::uint64_t x) { h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2); };
-    mix(static_cast<std::uint64_t>(k.layers));
-    mix(static_cast<std::uint64_t>(k.p));
-    mix(static_cast<std::uint64_t>(k.v));
-    mix(static_cast<std::uint64_t>(k.m));
-    mix(static_cast<std::uint64_t>(k.share));
+    std::uint64_t h = kSplitMix64Gamma;
+    for (const std::int64_t x : {k.layers, k.p, k.v, k.m, std::int64_t{k.share}})
+      h = hash_combine(h, static_cast<std::uint64_t>(x));
     return static_cast<std::size_t>(h);
   }
 };

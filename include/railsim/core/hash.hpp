@@ -23,6 +23,12 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) {
   return splitmix64_mix(x + kSplitMix64Gamma);
 }
 
+// Folds one more word into a hash of several (the boost::hash_combine step, 64-bit): the keys of
+// railsim's in-memory caches. Not for anything a seed must reproduce.
+constexpr std::uint64_t hash_combine(std::uint64_t h, std::uint64_t v) {
+  return h ^ (v + kSplitMix64Gamma + (h << 6) + (h >> 2));
+}
+
 // The stream x_i = x_0 + i * gamma, output mix(x_i) (i = 1, 2, ...).
 class SplitMix64 {
  public:
