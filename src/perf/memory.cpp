@@ -1,10 +1,12 @@
 #include "railsim/perf/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "detail.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/perf/pipeline_order.hpp"
 
 namespace railsim::perf {
 
@@ -167,7 +169,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
 
   // One stage of `layers` layers (plus `embedding` weights) holding `in_flight` chunk-micro-batches
   // of activations, chunks of layers / v layers.
-  auto stage = [&](double layers, double embedding, double in_flight) {
+  // `held`: the layer-micro-batches the stage holds at its peak.
+  auto stage = [&](double layers, double embedding, double held) {
     MemoryUse mem;
     // Mixed-precision Adam: bf16 weights (2), fp32 gradients (4), fp32 master weights, momentum
     // and variance (12) = 18 bytes per parameter (Korthikanti et al. 2022, Fig. 1); the
@@ -221,9 +224,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const double kept_layers =
         s.offload_layers > 0 ? std::max(1.0, layers - static_cast<double>(s.offload_layers) + 1.0)
                              : layers;
-    double act = per_layer * kept_layers / v * in_flight;
-    mem.host_bytes = per_layer * static_cast<double>(std::max<std::int64_t>(0, s.offload_layers)) /
-                     v * in_flight;
+    const double held_per_layer = layers > 0 ? held / layers : 0.0;  // micro-batches per layer
+    double act = per_layer * kept_layers * held_per_layer;
+    mem.host_bytes = per_layer * static_cast<double>(std::max<std::int64_t>(0, s.offload_layers)) *
+                     held_per_layer;
     // Recomputation rebuilds one layer's activations at a time during the backward pass: all of
     // them (full, and layer's recomputed layers), or what per-op checkpointing dropped.
     if (s.recompute == Recompute::full || s.recompute == Recompute::layer) act += full_layer;
@@ -246,7 +250,18 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     return s.interleave <= 1 ? std::min(p - i, mb)
                              : std::min(detail::interleaved_warmup_chunks(p, v, i) + 1.0, mb * v);
   };
-  MemoryUse mem = stage(st.layers_first, st.embedding_params, in_flight(0));
+  // Layer-micro-batches at the peak: the chunks in flight times layers / v; where p v does not
+  // divide the layers, Megatron-Core's order counted chunk by chunk, since its larger chunks run
+  // first (perf::peak_layers_in_flight).
+  const bool uneven_chunks = s.schedule == PipelineSchedule::one_f_one_b && s.interleave > 1 &&
+                             m.layers % (s.pp * s.interleave) != 0;
+  auto held = [&](std::int64_t i, double layers) {
+    if (uneven_chunks)
+      return peak_layers_in_flight(m.layers, s.pp, s.interleave,
+                                   std::max<std::int64_t>(1, std::llround(mb)), i);
+    return layers / v * in_flight(static_cast<double>(i));
+  };
+  MemoryUse mem = stage(st.layers_first, st.embedding_params, held(0, st.layers_first));
   if (s.pp == 1) {
     // The single stage also holds the fp32 logits of one micro-batch (4 s b V / t, Korthikanti
     // et al. 2022, Sec. 4.3).
@@ -254,7 +269,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   }
   // With fewer layers on the first stage the fullest one (the second) can hold more (ours).
   if (st.layers > st.layers_first) {
-    const MemoryUse second = stage(st.layers, 0.0, in_flight(1));
+    const MemoryUse second = stage(st.layers, 0.0, held(1, st.layers));
     if (second.total() > mem.total()) mem = second;
   }
   return mem;

@@ -59,6 +59,27 @@ struct OrderScratch {
 
 }  // namespace
 
+double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
+                             std::int64_t r) {
+  if (p < 1 || v < 1 || m < 1 || r < 0 || r >= p) return 0.0;
+  const std::int64_t total = m * v;
+  const std::int64_t warm = std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
+  // Layers of table entry k's chunk (forward) and of its backward's (chunk v - 1 - c).
+  auto chunk_of = [&](std::int64_t k) { return v == 1 ? 0 : (k % (p * v)) / p; };
+  auto n = [&](std::int64_t c) { return static_cast<double>(chunk_layers(layers, p, v, r, c)); };
+  double held = 0.0;
+  for (std::int64_t k = 0; k < warm; ++k) held += n(chunk_of(k));
+  double peak = held;
+  // The steady pairs F(warm + j), B(j): periodic in j with period p v (v = 1: every pair alike).
+  const std::int64_t pairs = std::min(total - warm, v == 1 ? 1 : p * v);
+  for (std::int64_t j = 0; j < pairs; ++j) {
+    held += n(chunk_of(warm + j));
+    peak = std::max(peak, held);
+    held -= n(v - 1 - chunk_of(j));
+  }
+  return peak;
+}
+
 double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, double f,
                      double b) {
   if (p < 1 || v < 1 || m < 1) return 0.0;

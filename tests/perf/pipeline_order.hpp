@@ -30,6 +30,9 @@ struct PipelineOrderTiming {
   // Per stage, the most chunk passes whose forward ran and whose backward has not: the
   // activations it holds at its peak, in chunks.
   std::vector<std::int64_t> peak_in_flight;
+  // Per stage, the most forward time of such chunk passes held at once: with a block's forward
+  // time its layer count, the layer-micro-batches it holds at its peak.
+  std::vector<double> peak_held_forward;
 };
 
 // p stages, m micro-batches, v model chunks per stage (1: plain 1F1B), micro-batches grouped by
@@ -72,6 +75,8 @@ inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, s
   };
   PipelineOrderTiming out;
   out.peak_in_flight.assign(static_cast<std::size_t>(p), 0);
+  out.peak_held_forward.assign(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> held_forward(static_cast<std::size_t>(p), 0.0);
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
   std::vector<double> free(static_cast<std::size_t>(p), 0.0);
   std::vector<std::int64_t> held(static_cast<std::size_t>(p), 0);
@@ -94,6 +99,9 @@ inline PipelineOrderTiming time_megatron_order(std::int64_t p, std::int64_t m, s
         slot(x.forward, x.mb, block) = free[ri];
         held[ri] += x.forward ? 1 : -1;
         out.peak_in_flight[ri] = std::max(out.peak_in_flight[ri], held[ri]);
+        // A backward frees its own chunk's activations: those its forward made.
+        held_forward[ri] += x.forward ? block_f[bi] : -block_f[bi];
+        out.peak_held_forward[ri] = std::max(out.peak_held_forward[ri], held_forward[ri]);
         ++next[ri];
         progress = true;
       }

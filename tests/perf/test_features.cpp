@@ -119,7 +119,9 @@ TEST(Features, UnevenPipelineStages) {
 // embedding, 16 micro-batches in flight under 1F1B) and the second's (8 layers, 15 in flight):
 // the second, 120 layer-micro-batches against the 128 a 128-layer model's first stage holds.
 // Interleaved (v = 7, 32 micro-batches), Megatron's warm-up leaves 16 v + 16 - 1 - 2 i chunks in
-// flight on stage i: 8/7 x 125 layers on the second against 8/7 x 127.
+// flight on stage i, of 2 and 1 layers, the 2-layer chunks first: 157 layer-micro-batches on the
+// second stage against 159 on the 128-layer model's first (perf::peak_layers_in_flight; by the
+// average chunk it would be 8/7 x 125 against 8/7 x 127).
 TEST(Features, FewerLayersOnTheFirstStageAndTheFullestStageSetsMemory) {
   Model m = load_model("Llama-3-405B");
   const Training tr{2048, 8192, Dtype::bf16};
@@ -133,7 +135,7 @@ TEST(Features, FewerLayersOnTheFirstStageAndTheFullestStageSetsMemory) {
     const MemoryUse uneven = memory_use(m, tr, s);
     m.layers = 128;
     const MemoryUse even = memory_use(m, tr, s);
-    const double ratio = v == 1 ? 120.0 / 128.0 : 125.0 / 127.0;
+    const double ratio = v == 1 ? 120.0 / 128.0 : 157.0 / 159.0;
     EXPECT_NEAR(uneven.activations_bytes, ratio * even.activations_bytes,
                 1e-9 * even.activations_bytes)
         << v;

@@ -245,3 +245,50 @@ TEST(PipelineOrder, StallShortcutsHoldAgainstTheWholeOrder) {
   EXPECT_GT(cases, 1000);
   EXPECT_LT(worst, 1e-3);
 }
+
+// The layer-micro-batches a stage holds at its peak (perf::peak_layers_in_flight, counted over
+// the stage's own sequence) are what the order holds when timed: equal chunks the chunks in
+// flight times layers / v; uneven chunks more, the larger ones running first (Llama 3 405B at
+// v = 7: 157 on the second stage against 8/7 x 125 = 142.9).
+TEST(PipelineOrder, PeakLayersInFlightAreWhatTheOrderHolds) {
+  using railsim::perf::peak_layers_in_flight;
+  int cases = 0;
+  for (const std::int64_t layers : {24, 61, 96, 126})
+    for (const std::int64_t p : {1, 2, 3, 4, 8, 16})
+      for (std::int64_t v = 1; v <= 9 && v * p <= layers + 2; v += 2)
+        for (const std::int64_t m : {p, 2 * p, 3 * p, p + 1}) {
+          if (v > 1 && m % p != 0) continue;
+          const UnevenLayout lay = uneven_layout(layers, p, v);
+          const auto t = time_megatron_order(p, m, v, p, lay.f, lay.b);
+          for (std::int64_t r = 0; r < p; ++r)
+            EXPECT_DOUBLE_EQ(peak_layers_in_flight(layers, p, v, m, r),
+                             t.peak_held_forward[static_cast<std::size_t>(r)])
+                << "L " << layers << " p " << p << " v " << v << " m " << m << " stage " << r;
+          ++cases;
+        }
+  EXPECT_GT(cases, 200);
+  EXPECT_DOUBLE_EQ(peak_layers_in_flight(126, 16, 7, 32, 1), 157.0);
+  EXPECT_DOUBLE_EQ(peak_layers_in_flight(96, 8, 4, 16, 0), 3.0 * (2 * 7 + 3 * 8 + 1));
+}
+
+// memory_use counts those layer-micro-batches: GPT-3 175B's 96 layers on 8 stages of 12, 16
+// micro-batches. At v = 5 the chunks are 3, 3, 2, 2, 2 layers and the first stage holds 112.8
+// layer-micro-batches by the average chunk (12/5 x 47 chunks) but 126 by the order (+11.7%).
+TEST(PipelineOrder, MemoryHoldsTheOrdersLayersOnUnevenChunks) {
+  using namespace railsim;
+  const perf::Model m = spec::load_model("GPT-3-175B");
+  const perf::Training tr = spec::make_training(16, 2048, spec::load_stack("megatron-core-2024"));
+  auto activations = [&](std::int64_t v) {
+    perf::Strategy s{
+        .tp = 8, .pp = 8, .dp = 1, .recompute = perf::Recompute::selective, .sp = true};
+    s.interleave = v;
+    return perf::memory_use(m, tr, s).activations_bytes;
+  };
+  const double plain = activations(1);  // 12 layers x 8 micro-batches
+  for (const std::int64_t v : {3, 5, 7}) {
+    const UnevenLayout lay = uneven_layout(96, 8, v);
+    const auto t = time_megatron_order(8, 16, v, 8, lay.f, lay.b);
+    EXPECT_NEAR(activations(v) / plain, t.peak_held_forward[0] / (12.0 * 8.0), 1e-9) << "v " << v;
+  }
+  EXPECT_DOUBLE_EQ(railsim::perf::peak_layers_in_flight(96, 8, 5, 16, 0), 126.0);
+}

@@ -29,6 +29,16 @@ std::int64_t stage_layers(std::int64_t layers, std::int64_t p, std::int64_t r);
 std::int64_t chunk_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t r,
                           std::int64_t c);
 
+// The most layer-micro-batches stage r holds at once under Megatron-Core's order (forward chunk
+// passes run, their backward not yet): each forward adds its chunk's layers, each backward frees
+// its own. Equal chunks: the chunks in flight (1F1B min(p - r, m); interleaved min(2 (p - 1 - r)
+// + (v - 1) p + 1, m v)) times layers / v. Uneven chunks hold more, the larger ones running
+// first (Llama 3 405B, 126 layers, p 16, v 7, m 32: 157 on the second stage against 8/7 x 125 =
+// 142.9). Counted over the stage's own sequence, which timing does not change: the warm-up,
+// then one period of p v forward-backward pairs, after which the count repeats; O(p v).
+double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
+                             std::int64_t r);
+
 // The span of Megatron-Core's order of `layers` layers on p stages of v chunks (v = 1: plain
 // 1F1B) for m micro-batches, each layer's forward taking f and its backward b: first forward to
 // last backward. With v > 1, m must be a multiple of p (perf::validate's rule). Throws
