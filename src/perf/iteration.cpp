@@ -751,7 +751,8 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, std::int64_t m
   // beyond the closed form, timed on the stage's layers (perf::uneven_chunk_stall, in units of a
   // layer's forward and backward; ours).
   if (s.schedule == PipelineSchedule::one_f_one_b && s.pp > 1)
-    out.stall = uneven_chunk_stall(m_layers, s.pp, s.interleave, std::llround(mb), fwd_share) *
+    out.stall = uneven_chunk_stall(m_layers, s.pp, s.interleave, std::llround(mb), fwd_share,
+                                   tr.stack.knobs.embedding_loss_chunks) *
                 layer_part / st.layers;
   out.pipe = mb * t_max + bubble_stages(s, sc, mb) * out.t_avg + out.stall + out.overhead;
   return out;

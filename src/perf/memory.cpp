@@ -258,7 +258,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   auto held = [&](std::int64_t i, double layers) {
     if (uneven_chunks)
       return peak_layers_in_flight(m.layers, s.pp, s.interleave,
-                                   std::max<std::int64_t>(1, std::llround(mb)), i);
+                                   std::max<std::int64_t>(1, std::llround(mb)), i,
+                                   tr.stack.knobs.embedding_loss_chunks);
     return layers / v * in_flight(static_cast<double>(i));
   };
   MemoryUse mem = stage(st.layers_first, st.embedding_params, held(0, st.layers_first));

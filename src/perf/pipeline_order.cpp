@@ -23,8 +23,9 @@ std::int64_t stage_layers(std::int64_t layers, std::int64_t p, std::int64_t r) {
 }
 
 std::int64_t chunk_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t r,
-                          std::int64_t c) {
+                          std::int64_t c, bool embedding_chunk) {
   const std::int64_t n = stage_layers(layers, p, r);
+  if (embedding_chunk && r == 0) c = v - 1 - c;  // the smaller chunks first
   return n / v + (c < n % v ? 1 : 0);
 }
 
@@ -60,13 +61,15 @@ struct OrderScratch {
 }  // namespace
 
 double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
-                             std::int64_t r) {
+                             std::int64_t r, bool embedding_chunk) {
   if (p < 1 || v < 1 || m < 1 || r < 0 || r >= p) return 0.0;
   const std::int64_t total = m * v;
   const std::int64_t warm = std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
   // Layers of table entry k's chunk (forward) and of its backward's (chunk v - 1 - c).
   auto chunk_of = [&](std::int64_t k) { return v == 1 ? 0 : (k % (p * v)) / p; };
-  auto n = [&](std::int64_t c) { return static_cast<double>(chunk_layers(layers, p, v, r, c)); };
+  auto n = [&](std::int64_t c) {
+    return static_cast<double>(chunk_layers(layers, p, v, r, c, embedding_chunk));
+  };
   double held = 0.0;
   for (std::int64_t k = 0; k < warm; ++k) held += n(chunk_of(k));
   double peak = held;
@@ -81,7 +84,7 @@ double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v
 }
 
 double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, double f,
-                     double b) {
+                     double b, bool embedding_chunk) {
   if (p < 1 || v < 1 || m < 1) return 0.0;
   if (v > 1 && m % p != 0)
     throw std::logic_error("megatron_span: the interleaved order needs m a multiple of p");
@@ -92,7 +95,7 @@ double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::i
   s.cost_b.resize(ub);
   for (std::int64_t r = 0; r < p; ++r)
     for (std::int64_t c = 0; c < v; ++c) {
-      const auto n = static_cast<double>(chunk_layers(layers, p, v, r, c));
+      const auto n = static_cast<double>(chunk_layers(layers, p, v, r, c, embedding_chunk));
       s.cost_f[static_cast<std::size_t>(c * p + r)] = n * f;
       s.cost_b[static_cast<std::size_t>(c * p + r)] = n * b;
     }
@@ -168,27 +171,29 @@ constexpr int kShareGrid = 48;
 struct StallKey {
   std::int64_t layers, p, v, m;
   int share;  // grid index
+  bool embedding_chunk;
   bool operator==(const StallKey&) const = default;
 };
 struct StallKeyHash {
   std::size_t operator()(const StallKey& k) const {
     std::uint64_t h = kSplitMix64Gamma;
-    for (const std::int64_t x : {k.layers, k.p, k.v, k.m, std::int64_t{k.share}})
+    for (const std::int64_t x :
+         {k.layers, k.p, k.v, k.m, std::int64_t{k.share}, std::int64_t{k.embedding_chunk}})
       h = hash_combine(h, static_cast<std::uint64_t>(x));
     return static_cast<std::size_t>(h);
   }
 };
 
-// The order's span less the closed form at m micro-batches (m <= 8 p), one layer's forward and
-// backward taking `share` and 1 - share.
-double timed_excess(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
-                    double share) {
+// The order's span less the closed form at key.m micro-batches, one layer's forward and backward
+// taking `share` and 1 - share.
+double timed_excess(const StallKey& key, double share) {
+  const std::int64_t layers = key.layers, p = key.p, v = key.v, m = key.m;
   std::int64_t n_max = 0;
   for (std::int64_t r = 0; r < p; ++r) n_max = std::max(n_max, stage_layers(layers, p, r));
   const double closed = static_cast<double>(m) * static_cast<double>(n_max) +
                         static_cast<double>(p - 1) / static_cast<double>(v) *
                             static_cast<double>(layers) / static_cast<double>(p);
-  return megatron_span(layers, p, v, m, share, 1.0 - share) - closed;
+  return megatron_span(layers, p, v, m, share, 1.0 - share, key.embedding_chunk) - closed;
 }
 
 // The order's excess at m micro-batches, cached for the process: timed where m <= 8 p (v > 1) or
@@ -207,15 +212,17 @@ double cached_excess(const StallKey& key) {
       return it->second;
     }
   }
-  const double e =
-      timed_excess(key.layers, key.p, key.v, key.m, static_cast<double>(key.share) / kShareGrid);
+  const double e = timed_excess(key, static_cast<double>(key.share) / kShareGrid);
   const std::unique_lock<std::shared_mutex> lock(mu);
   slot = *cache.emplace(key, e).first;
   return slot.second;
 }
 
-double excess_at(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, int share) {
-  auto at = [&](std::int64_t mb) { return cached_excess({layers, p, v, mb, share}); };
+double excess_at(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, int share,
+                 bool embedding_chunk) {
+  auto at = [&](std::int64_t mb) {
+    return cached_excess({layers, p, v, mb, share, embedding_chunk});
+  };
   // 1F1B: the excess no longer changes from p micro-batches on.
   if (v == 1) return at(std::min(m, p));
   // Interleaved: timed up to 8 rounds of p micro-batches; beyond, the growth per round of the
@@ -234,15 +241,15 @@ double excess_at(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64
 }  // namespace
 
 double uneven_chunk_stall(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
-                          double fwd_share) {
+                          double fwd_share, bool embedding_chunk) {
   if (p < 2 || v < 1 || m < 1 || layers % (p * v) == 0) return 0.0;
   if (v > 1 && m % p != 0) return 0.0;  // not a schedule Megatron-Core runs (validate refuses it)
   if (2 * std::min(m, v == 1 ? p : 8 * p) * v * p > kOrderMaxPasses) return 0.0;
   const double x = std::clamp(fwd_share, 0.0, 1.0) * kShareGrid;
   const int j = std::min(kShareGrid - 1, static_cast<int>(std::floor(x)));
   const double w = x - j;
-  const double lo = excess_at(layers, p, v, m, j);
-  return w > 0.0 ? lo + w * (excess_at(layers, p, v, m, j + 1) - lo) : lo;
+  const double lo = excess_at(layers, p, v, m, j, embedding_chunk);
+  return w > 0.0 ? lo + w * (excess_at(layers, p, v, m, j + 1, embedding_chunk) - lo) : lo;
 }
 
 }  // namespace railsim::perf

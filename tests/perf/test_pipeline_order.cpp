@@ -109,7 +109,7 @@ struct UnevenLayout {
   double stage_max = 0;  // layers on the fullest stage
 };
 UnevenLayout uneven_layout(std::int64_t layers, std::int64_t p, std::int64_t v, double f = 1.0,
-                           double b = 2.0) {
+                           double b = 2.0, bool embedding_chunk = false) {
   UnevenLayout out;
   out.f.assign(static_cast<std::size_t>(p * v), 0.0);
   out.b = out.f;
@@ -117,7 +117,8 @@ UnevenLayout uneven_layout(std::int64_t layers, std::int64_t p, std::int64_t v, 
     out.stage_max =
         std::max(out.stage_max, static_cast<double>(railsim::perf::stage_layers(layers, p, r)));
     for (std::int64_t c = 0; c < v; ++c) {
-      const auto n = static_cast<double>(railsim::perf::chunk_layers(layers, p, v, r, c));
+      const auto n =
+          static_cast<double>(railsim::perf::chunk_layers(layers, p, v, r, c, embedding_chunk));
       out.f[static_cast<std::size_t>(c * p + r)] = n * f;
       out.b[static_cast<std::size_t>(c * p + r)] = n * b;
     }
@@ -291,4 +292,39 @@ TEST(PipelineOrder, MemoryHoldsTheOrdersLayersOnUnevenChunks) {
     EXPECT_NEAR(activations(v) / plain, t.peak_held_forward[0] / (12.0 * 8.0), 1e-9) << "v " << v;
   }
   EXPECT_DOUBLE_EQ(railsim::perf::peak_layers_in_flight(96, 8, 5, 16, 0), 126.0);
+}
+
+// Where the split counts the embedding and the loss as a layer each (Megatron-Core's
+// account_for_embedding/loss_in_pipeline_split; Llama 3's layout), the first stage's first chunk
+// holds the embedding in a layer's room: its chunks run smaller first. At v = 8 over 126 layers
+// that is 16 x 8 chunks of one layer but the first stage's first and the last stage's last. The
+// timer, the stall and the peak of layers in flight take that layout as the reference does.
+TEST(PipelineOrder, EmbeddingChunkComesFirstOnTheFirstStage) {
+  using namespace railsim::perf;
+  for (std::int64_t c = 0; c < 8; ++c) {
+    EXPECT_EQ(chunk_layers(126, 16, 8, 0, c, true), c == 0 ? 0 : 1);
+    EXPECT_EQ(chunk_layers(126, 16, 8, 0, c, false), c == 7 ? 0 : 1);
+    EXPECT_EQ(chunk_layers(126, 16, 8, 15, c, true), c == 7 ? 0 : 1);  // the loss's chunk last
+    EXPECT_EQ(chunk_layers(126, 16, 8, 5, c, true), 1);
+  }
+  EXPECT_EQ(chunk_layers(126, 16, 4, 0, 0, true), 1);  // the embedding and one layer
+  for (const std::int64_t v : {2, 4, 7, 8}) {
+    for (const std::int64_t m : {16, 32}) {
+      const UnevenLayout lay = uneven_layout(126, 16, v, 1.0, 2.0, true);
+      const auto t = time_megatron_order(16, m, v, 16, lay.f, lay.b);
+      EXPECT_NEAR(megatron_span(126, 16, v, m, 1.0, 2.0, true), t.span, 1e-9 * t.span) << v;
+      EXPECT_NEAR(uneven_closed_form(126, 16, v, m, lay) +
+                      3.0 * uneven_chunk_stall(126, 16, v, m, 1.0 / 3.0, true),
+                  t.span, 1e-3 * t.span)
+          << v << " " << m;
+      for (std::int64_t r = 0; r < 16; ++r)
+        EXPECT_DOUBLE_EQ(peak_layers_in_flight(126, 16, v, m, r, true),
+                         t.peak_held_forward[static_cast<std::size_t>(r)])
+            << v << " " << m << " " << r;
+    }
+  }
+  // The first stage's peak at v = 8, m = 32: 112 layer-micro-batches with the embedding's chunk
+  // first, 143 with an empty chunk last (whose backward frees nothing while forwards go on).
+  EXPECT_DOUBLE_EQ(peak_layers_in_flight(126, 16, 8, 32, 0, true), 112.0);
+  EXPECT_DOUBLE_EQ(peak_layers_in_flight(126, 16, 8, 32, 0, false), 143.0);
 }

@@ -14,7 +14,7 @@
 // taken, as railsim validate does and as for Narayanan et al.'s runs; TP communication overlaps
 // the GEMMs (the stack's tp_comm_overlap). Where v does not divide a stage's layers the pipeline
 // is timed by Megatron-Core's order (perf::uneven_chunk_stall). The 8,192-GPU point is in the fit
-// of gemm_max (+2.7%), the 16,384-GPU point is held out (+2.8%); each is asserted within the
+// of gemm_max (+3.1%), the 16,384-GPU point is held out (+3.5%); each is asserted within the
 // project's 10% and their mean within 5% (docs/validation.md).
 #include <gtest/gtest.h>
 
@@ -99,27 +99,21 @@ TEST(ValidationLlama3, WithoutInterleavingTheBubbleDominates) {
 
 TEST(ValidationLlama3, UnevenChunksAreValidAndInterleavingIsNotFree) {
   // 126 layers over 16 x v chunks: v = 2..7 all valid (chunks of floor/ceil 126 / (16 v) layers);
-  // v = 8 would need 128 chunks. More chunks shrink the bubble (p-1)/(v m), but every chunk adds
-  // host steps and the fill crosses p (v - 1) more chunk boundaries (docs/model.md section 6):
-  // the bubble's gain falls as 1/v while the schedule's cost grows with v, so each further chunk
-  // gains less (at m = 16 the bubble still dominates: v = 7 is the fastest here).
+  // v = 8 needs 128 chunks, which Meta's split has (the embedding and the loss a layer each) and
+  // megatron-core-2024's does not. More chunks shrink the bubble (p-1)/(v m), but every chunk
+  // adds host steps and the fill crosses p (v - 1) more chunk boundaries (docs/model.md section
+  // 6): over the splits whose chunks are all alike (v = 1, 2, 4, 8 of Meta's 128 units) each
+  // doubling gains less. Where chunks differ (v = 5, 6, 7) Megatron-Core's order waits in every
+  // round, and they come out slower than v = 4.
   const Json d = test::read_test_data("llama3-405b-meta-2024.json");
   const Json& row = d["rows"][1];
-  double best = 0;
-  std::int64_t best_v = 0;
-  std::vector<double> t(8, 0.0);
-  for (std::int64_t v = 1; v <= 7; ++v) {
+  std::vector<double> t(9, 0.0);
+  for (std::int64_t v = 1; v <= 8; ++v)
     t[static_cast<std::size_t>(v)] = run(d["common"], row, v).tflops_railsim;
-    if (t[static_cast<std::size_t>(v)] > best) {
-      best = t[static_cast<std::size_t>(v)];
-      best_v = v;
-    }
-  }
-  EXPECT_GT(t[2], t[1]);
-  EXPECT_GT(t[3], t[2]);
-  EXPECT_GT(best_v, 2);
-  EXPECT_LT(t[7] - t[6], 0.1 * (t[2] - t[1]));
-  EXPECT_LT(t[7] - t[6], t[3] - t[2]);
+  EXPECT_GT(t[2] - t[1], t[4] - t[2]);
+  EXPECT_GT(t[4] - t[2], t[8] - t[4]);
+  EXPECT_GT(t[8] - t[4], 0.0);
+  for (const std::size_t v : {5, 6, 7}) EXPECT_LT(t[v], t[4]) << v;
   const Model m = load_model("Llama-3-405B");
   const Training tr = make_training(2048, 8192, load_stack("megatron-core-2024"));
   const spec::Cluster c = test::cluster("H100-SXM", 16384, 8, 400);
@@ -133,12 +127,12 @@ TEST(ValidationLlama3, UnevenChunksAreValidAndInterleavingIsNotFree) {
 }
 
 // At v = 7 the 126 layers make chunks of 1 and 2 layers and Megatron-Core's order waits in every
-// round (perf::uneven_chunk_stall): 12.90 s against 12.17 s for Meta's 16 x 8 one-layer chunks on
+// round (perf::uneven_chunk_stall): 12.90 s against 12.13 s for Meta's 16 x 8 one-layer chunks on
 // 8,192 GPUs. The closed form alone put v = 7 within 1% of v = 8 (12.27 s) and chose it.
 TEST(ValidationLlama3, UnevenChunksCostWhatTheOrderWaits) {
   const Json d = test::read_test_data("llama3-405b-meta-2024.json");
   const Json& row = d["rows"][0];
   ASSERT_EQ(row["gpus"].get<std::int64_t>(), 8192);
   const Point v7 = run(d["common"], row, 7), v8 = run(d["common"], row, 8);
-  EXPECT_NEAR(v8.tflops_railsim / v7.tflops_railsim, 12.90 / 12.17, 0.005);
+  EXPECT_NEAR(v8.tflops_railsim / v7.tflops_railsim, 12.90 / 12.13, 0.005);
 }

@@ -60,9 +60,9 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   EXPECT_NEAR(tables[2].mean_abs_error(), 0.063, 0.001);
   // H100's bf16 gemm_max (0.50) minimises the worst error of its two fit runs, one per source:
   // Llama 3 405B on 8,192 GPUs and Megatron-Core's GPT-3 175B on 96.
-  EXPECT_NEAR(tables[3].points[0].error(), 0.027, 0.001);   // fit (v free, TP and PP overlap)
+  EXPECT_NEAR(tables[3].points[0].error(), 0.031, 0.001);   // fit (v free, TP and PP overlap)
   EXPECT_NEAR(tables[5].points[0].error(), -0.034, 0.001);  // fit
-  EXPECT_NEAR(tables[3].points[1].error(), 0.028, 0.001);   // held out
+  EXPECT_NEAR(tables[3].points[1].error(), 0.035, 0.001);   // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.004, 0.001);  // the fit point (8B, 25.11)
   // 70B with TP and PP overlap and the output layer in bf16, at the published CP 1 (with the
   // output layer at fp8 speed and gemm_max_fp8 fitted so: -2.4%).
@@ -358,7 +358,7 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
     s.dist_opt = true;
     s.dp_overlap = true;
     const IterationTime it = estimate(m, tr, s, c, ib);
-    EXPECT_NEAR(it.iteration_time_s, 11.17, 0.05);
+    EXPECT_NEAR(it.iteration_time_s, 11.10, 0.05);
     // 380 TFLOP/s per GPU: 10.9 s if attention counts causal (railsim 4% slow), 15.3 s if it
     // counts full s x s.
     const double tokens = 128.0 * 131072.0;

@@ -25,9 +25,13 @@ std::int64_t stage_layers(std::int64_t layers, std::int64_t p, std::int64_t r);
 
 // Layers of model chunk c (0 .. v - 1) of stage r: floor or ceil of the stage's layers / v, the
 // larger chunks first (ours: of the layouts that keep these stage totals, the one whose order
-// waits least among those we timed).
+// waits least among those we timed). `embedding_chunk`: the split counts the embedding and the
+// loss as a layer each (a stack's embedding_loss_chunks; Megatron-Core's
+// account_for_embedding/loss_in_pipeline_split), so the first stage's first chunk is the one
+// the embedding takes room in: its chunks run smaller first (Llama 3 405B at v = 8: 0, then 7
+// chunks of one layer); the last stage's loss is in its last chunk, the smaller, as without.
 std::int64_t chunk_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t r,
-                          std::int64_t c);
+                          std::int64_t c, bool embedding_chunk = false);
 
 // The most layer-micro-batches stage r holds at once under Megatron-Core's order (forward chunk
 // passes run, their backward not yet): each forward adds its chunk's layers, each backward frees
@@ -37,15 +41,15 @@ std::int64_t chunk_layers(std::int64_t layers, std::int64_t p, std::int64_t v, s
 // 142.9). Counted over the stage's own sequence, which timing does not change: the warm-up,
 // then one period of p v forward-backward pairs, after which the count repeats; O(p v).
 double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
-                             std::int64_t r);
+                             std::int64_t r, bool embedding_chunk = false);
 
 // The span of Megatron-Core's order of `layers` layers on p stages of v chunks (v = 1: plain
-// 1F1B) for m micro-batches, each layer's forward taking f and its backward b: first forward to
-// last backward. With v > 1, m must be a multiple of p (perf::validate's rule). Throws
-// std::logic_error if the order does not make progress (it always does for these orders).
+// 1F1B; chunk_layers' layout) for m micro-batches, each layer's forward taking f and its backward
+// b: first forward to last backward. With v > 1, m must be a multiple of p (perf::validate's rule).
+// Throws std::logic_error if the order does not make progress (it always does for these orders).
 // Allocation-free after a thread's first call at a given size.
 double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, double f,
-                     double b);
+                     double b, bool embedding_chunk = false);
 
 // The most passes (2 m v p) railsim times per order; longer orders keep the closed form.
 inline constexpr std::int64_t kOrderMaxPasses = std::int64_t{1} << 25;
@@ -62,6 +66,6 @@ inline constexpr std::int64_t kOrderMaxPasses = std::int64_t{1} << 25;
 // Tests check both rules against the whole order (ours). fwd_share is taken on a grid of 1/48 and
 // interpolated linearly. Timings are cached for the process (thread-safe).
 double uneven_chunk_stall(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
-                          double fwd_share);
+                          double fwd_share, bool embedding_chunk = false);
 
 }  // namespace railsim::perf
