@@ -58,11 +58,51 @@ struct OrderScratch {
   std::vector<char> queued;
 };
 
-}  // namespace
+// A key of the order's caches: the layout (layers, p, v, the embedding's chunk), the micro-batches
+// and one more index (the forward share's grid point, or the stage).
+struct StallKey {
+  std::int64_t layers, p, v, m;
+  int index;  // the forward share's grid point, or the stage
+  bool embedding_chunk;
+  bool operator==(const StallKey&) const = default;
+};
+struct StallKeyHash {
+  std::size_t operator()(const StallKey& k) const {
+    std::uint64_t h = kSplitMix64Gamma;
+    for (const std::int64_t x :
+         {k.layers, k.p, k.v, k.m, std::int64_t{k.index}, std::int64_t{k.embedding_chunk}})
+      h = hash_combine(h, static_cast<std::uint64_t>(x));
+    return static_cast<std::size_t>(h);
+  }
+};
 
-double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
-                             std::int64_t r, bool embedding_chunk) {
-  if (p < 1 || v < 1 || m < 1 || r < 0 || r >= p) return 0.0;
+// A value per key, computed once for the process: a small direct-mapped table per thread in
+// front of a shared map (the search asks for the same few keys millions of times).
+struct OrderCache {
+  std::shared_mutex mu;
+  std::unordered_map<StallKey, double, StallKeyHash> map;
+};
+using RecentSlots = std::array<std::pair<StallKey, double>, 64>;
+
+template <class Compute>
+double cached(OrderCache& cache, RecentSlots& recent, const StallKey& key, Compute&& compute) {
+  auto& slot = recent[StallKeyHash{}(key) % recent.size()];
+  if (slot.first == key) return slot.second;
+  {
+    const std::shared_lock<std::shared_mutex> lock(cache.mu);
+    if (auto it = cache.map.find(key); it != cache.map.end()) {
+      slot = *it;
+      return it->second;
+    }
+  }
+  const double value = compute();
+  const std::unique_lock<std::shared_mutex> lock(cache.mu);
+  slot = *cache.map.emplace(key, value).first;
+  return slot.second;
+}
+
+double count_peak_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
+                         std::int64_t r, bool embedding_chunk) {
   const std::int64_t total = m * v;
   const std::int64_t warm = std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
   // Layers of table entry k's chunk (forward) and of its backward's (chunk v - 1 - c).
@@ -81,6 +121,19 @@ double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v
     held -= n(v - 1 - chunk_of(j));
   }
   return peak;
+}
+
+}  // namespace
+
+double peak_layers_in_flight(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
+                             std::int64_t r, bool embedding_chunk) {
+  if (p < 1 || v < 1 || m < 1 || r < 0 || r >= p) return 0.0;
+  static OrderCache cache;
+  thread_local RecentSlots recent{};
+  // The count no longer changes once the warm-up and a period fit in the m v chunks.
+  const std::int64_t m_key = std::min(m, 3 * p + 2);
+  return cached(cache, recent, {layers, p, v, m_key, static_cast<int>(r), embedding_chunk},
+                [&] { return count_peak_layers(layers, p, v, m_key, r, embedding_chunk); });
 }
 
 double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, double f,
@@ -168,22 +221,6 @@ namespace {
 // forward), where the order's growth per round changes slope.
 constexpr int kShareGrid = 48;
 
-struct StallKey {
-  std::int64_t layers, p, v, m;
-  int share;  // grid index
-  bool embedding_chunk;
-  bool operator==(const StallKey&) const = default;
-};
-struct StallKeyHash {
-  std::size_t operator()(const StallKey& k) const {
-    std::uint64_t h = kSplitMix64Gamma;
-    for (const std::int64_t x :
-         {k.layers, k.p, k.v, k.m, std::int64_t{k.share}, std::int64_t{k.embedding_chunk}})
-      h = hash_combine(h, static_cast<std::uint64_t>(x));
-    return static_cast<std::size_t>(h);
-  }
-};
-
 // The order's span less the closed form at key.m micro-batches, one layer's forward and backward
 // taking `share` and 1 - share.
 double timed_excess(const StallKey& key, double share) {
@@ -196,26 +233,12 @@ double timed_excess(const StallKey& key, double share) {
   return megatron_span(layers, p, v, m, share, 1.0 - share, key.embedding_chunk) - closed;
 }
 
-// The order's excess at m micro-batches, cached for the process: timed where m <= 8 p (v > 1) or
-// m <= p (v = 1), extrapolated beyond (uneven_chunk_stall).
+// The order's excess at key.m micro-batches, cached for the process (excess_at says where).
 double cached_excess(const StallKey& key) {
-  thread_local std::array<std::pair<StallKey, double>, 64> recent{};
-  static std::shared_mutex mu;
-  static std::unordered_map<StallKey, double, StallKeyHash> cache;
-  const std::size_t h = StallKeyHash{}(key);
-  auto& slot = recent[h % recent.size()];
-  if (slot.first == key) return slot.second;
-  {
-    const std::shared_lock<std::shared_mutex> lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) {
-      slot = *it;
-      return it->second;
-    }
-  }
-  const double e = timed_excess(key, static_cast<double>(key.share) / kShareGrid);
-  const std::unique_lock<std::shared_mutex> lock(mu);
-  slot = *cache.emplace(key, e).first;
-  return slot.second;
+  static OrderCache cache;
+  thread_local RecentSlots recent{};
+  return cached(cache, recent, key,
+                [&] { return timed_excess(key, static_cast<double>(key.index) / kShareGrid); });
 }
 
 double excess_at(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m, int share,
