@@ -750,7 +750,7 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, std::int64_t m
   // Chunks of unequal size (p v not dividing the layers): what Megatron-Core's order waits
   // beyond the closed form, timed on the stage's layers (perf::uneven_chunk_stall, in units of a
   // layer's forward and backward; ours).
-  if (s.schedule == PipelineSchedule::one_f_one_b && s.pp > 1)
+  if (s.schedule == PipelineSchedule::one_f_one_b)
     out.stall = uneven_chunk_stall(m_layers, s.pp, s.interleave, std::llround(mb), fwd_share,
                                    tr.stack.knobs.embedding_loss_chunks) *
                 layer_part / st.layers;

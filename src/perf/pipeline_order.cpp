@@ -44,6 +44,12 @@ struct TableCursor {
   }
 };
 
+// Forward chunk passes stage r runs before its first backward, of the m v it has: 1F1B
+// min(p - 1 - r, m); interleaved Megatron's 2 (p - 1 - r) + (v - 1) p.
+std::int64_t warmup_forwards(std::int64_t p, std::int64_t v, std::int64_t r, std::int64_t total) {
+  return std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
+}
+
 struct StageState {
   std::int64_t pass = 0, warm = 0;
   TableCursor fwd, bwd;  // the next forward and backward entries
@@ -60,14 +66,14 @@ struct OrderScratch {
 
 // A key of the order's caches: the layout (layers, p, v, the embedding's chunk), the micro-batches
 // and one more index (the forward share's grid point, or the stage).
-struct StallKey {
+struct OrderKey {
   std::int64_t layers, p, v, m;
   int index;  // the forward share's grid point, or the stage
   bool embedding_chunk;
-  bool operator==(const StallKey&) const = default;
+  bool operator==(const OrderKey&) const = default;
 };
-struct StallKeyHash {
-  std::size_t operator()(const StallKey& k) const {
+struct OrderKeyHash {
+  std::size_t operator()(const OrderKey& k) const {
     std::uint64_t h = kSplitMix64Gamma;
     for (const std::int64_t x :
          {k.layers, k.p, k.v, k.m, std::int64_t{k.index}, std::int64_t{k.embedding_chunk}})
@@ -80,13 +86,13 @@ struct StallKeyHash {
 // front of a shared map (the search asks for the same few keys millions of times).
 struct OrderCache {
   std::shared_mutex mu;
-  std::unordered_map<StallKey, double, StallKeyHash> map;
+  std::unordered_map<OrderKey, double, OrderKeyHash> map;
 };
-using RecentSlots = std::array<std::pair<StallKey, double>, 64>;
+using RecentSlots = std::array<std::pair<OrderKey, double>, 64>;
 
 template <class Compute>
-double cached(OrderCache& cache, RecentSlots& recent, const StallKey& key, Compute&& compute) {
-  auto& slot = recent[StallKeyHash{}(key) % recent.size()];
+double cached(OrderCache& cache, RecentSlots& recent, const OrderKey& key, Compute&& compute) {
+  auto& slot = recent[OrderKeyHash{}(key) % recent.size()];
   if (slot.first == key) return slot.second;
   {
     const std::shared_lock<std::shared_mutex> lock(cache.mu);
@@ -103,22 +109,21 @@ double cached(OrderCache& cache, RecentSlots& recent, const StallKey& key, Compu
 
 double count_peak_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t m,
                          std::int64_t r, bool embedding_chunk) {
-  const std::int64_t total = m * v;
-  const std::int64_t warm = std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
-  // Layers of table entry k's chunk (forward) and of its backward's (chunk v - 1 - c).
-  auto chunk_of = [&](std::int64_t k) { return v == 1 ? 0 : (k % (p * v)) / p; };
+  const std::int64_t total = m * v, warm = warmup_forwards(p, v, r, total);
   auto n = [&](std::int64_t c) {
     return static_cast<double>(chunk_layers(layers, p, v, r, c, embedding_chunk));
   };
+  TableCursor fwd, bwd;  // the next forward and backward entries, as megatron_span walks them
   double held = 0.0;
-  for (std::int64_t k = 0; k < warm; ++k) held += n(chunk_of(k));
+  for (std::int64_t k = 0; k < warm; ++k, fwd.advance(p, v)) held += n(fwd.c);
   double peak = held;
-  // The steady pairs F(warm + j), B(j): periodic in j with period p v (v = 1: every pair alike).
+  // The steady pairs F(warm + j), B(j): periodic in j with period p v (v = 1: every pair alike);
+  // a backward frees chunk v - 1 - c of its entry.
   const std::int64_t pairs = std::min(total - warm, v == 1 ? 1 : p * v);
-  for (std::int64_t j = 0; j < pairs; ++j) {
-    held += n(chunk_of(warm + j));
+  for (std::int64_t j = 0; j < pairs; ++j, fwd.advance(p, v), bwd.advance(p, v)) {
+    held += n(fwd.c);
     peak = std::max(peak, held);
-    held -= n(v - 1 - chunk_of(j));
+    held -= n(v - 1 - bwd.c);
   }
   return peak;
 }
@@ -156,8 +161,7 @@ double megatron_span(std::int64_t layers, std::int64_t p, std::int64_t v, std::i
   s.b_done.assign(static_cast<std::size_t>(m) * ub, -1.0);
   s.stage.assign(up, StageState{});
   for (std::int64_t r = 0; r < p; ++r)
-    s.stage[static_cast<std::size_t>(r)].warm =
-        std::min(total, v == 1 ? p - 1 - r : 2 * (p - 1 - r) + (v - 1) * p);
+    s.stage[static_cast<std::size_t>(r)].warm = warmup_forwards(p, v, r, total);
   // Runs stage r as far as its inputs allow; whether it ran anything. Its passes: `warm`
   // forwards, then a forward and a backward in turn while forwards are left, then backwards.
   auto advance = [&](std::int64_t r) {
@@ -223,10 +227,9 @@ constexpr int kShareGrid = 48;
 
 // The order's span less the closed form at key.m micro-batches, one layer's forward and backward
 // taking `share` and 1 - share.
-double timed_excess(const StallKey& key, double share) {
+double timed_excess(const OrderKey& key, double share) {
   const std::int64_t layers = key.layers, p = key.p, v = key.v, m = key.m;
-  std::int64_t n_max = 0;
-  for (std::int64_t r = 0; r < p; ++r) n_max = std::max(n_max, stage_layers(layers, p, r));
+  const std::int64_t n_max = (layers + p - 1) / p;  // the fullest stage's
   const double closed = static_cast<double>(m) * static_cast<double>(n_max) +
                         static_cast<double>(p - 1) / static_cast<double>(v) *
                             static_cast<double>(layers) / static_cast<double>(p);
@@ -234,7 +237,7 @@ double timed_excess(const StallKey& key, double share) {
 }
 
 // The order's excess at key.m micro-batches, cached for the process (excess_at says where).
-double cached_excess(const StallKey& key) {
+double cached_excess(const OrderKey& key) {
   static OrderCache cache;
   thread_local RecentSlots recent{};
   return cached(cache, recent, key,

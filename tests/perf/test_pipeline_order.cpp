@@ -202,12 +202,13 @@ TEST(PipelineOrder, UnevenChunksWaitWhatTheModelAdds) {
   EXPECT_DOUBLE_EQ(t32.span, 862.0);
   EXPECT_NEAR(t32.span / uneven_closed_form(126, 16, 7, 32, v7), 862.0 / 818.625, 1e-12);
   EXPECT_DOUBLE_EQ(t32.idle, 94.0);
-  // The model's stall, in units of a layer's f + b (3 here), closes the gap at 32 and 64.
+  // The model's stall, in units of a layer's f + b (3 here), closes the gap at 32 and 64: both
+  // are up to 8 p micro-batches and 1/3 is on the share grid, so the order is timed as it is.
   for (const std::int64_t m : {32, 64}) {
     const auto t = time_megatron_order(16, m, 7, 16, v7.f, v7.b);
     EXPECT_NEAR(
         uneven_closed_form(126, 16, 7, m, v7) + 3.0 * uneven_chunk_stall(126, 16, 7, m, 1.0 / 3.0),
-        t.span, 1e-3 * t.span)
+        t.span, 1e-9 * t.span)
         << m;
   }
   EXPECT_DOUBLE_EQ(time_megatron_order(16, 64, 7, 16, v7.f, v7.b).idle, 136.0);
@@ -315,7 +316,7 @@ TEST(PipelineOrder, EmbeddingChunkComesFirstOnTheFirstStage) {
       EXPECT_NEAR(megatron_span(126, 16, v, m, 1.0, 2.0, true), t.span, 1e-9 * t.span) << v;
       EXPECT_NEAR(uneven_closed_form(126, 16, v, m, lay) +
                       3.0 * uneven_chunk_stall(126, 16, v, m, 1.0 / 3.0, true),
-                  t.span, 1e-3 * t.span)
+                  t.span, 1e-9 * t.span)
           << v << " " << m;
       for (std::int64_t r = 0; r < 16; ++r)
         EXPECT_DOUBLE_EQ(peak_layers_in_flight(126, 16, v, m, r, true),
