@@ -248,14 +248,19 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   auto add_dp = [&](Axis axis, double params) {
     if (pl.axis_size(axis) <= 1 || params <= 0) return;
     const spec::Sharding sharding = detail::sharding_of(tr, s);
-    const bool sharded = sharding == spec::Sharding::full || sharding == spec::Sharding::gradients;
+    // FSDP under pipelining shards the optimizer state alone, but over the HSDP shard group.
+    const bool under_pp = detail::fsdp_under_pipeline(tr, s);
+    const bool sharded =
+        sharding == spec::Sharding::full || sharding == spec::Sharding::gradients || under_pp;
     const Axis shard_axis = hsdp && sharded && axis == Axis::dp ? Axis::dp_shard : axis;
     // One collective over `ax` of `bytes_per_param` per parameter, `count` times; hidden with DP
     // overlap. `add` puts it in the shard group (the whole DP group without HSDP).
+    // FSDP under pipelining reduce-scatters after the stage's last backward, under no compute
+    // of its own (detail::fsdp_under_pipeline).
     auto add_on = [&](Axis ax, CollectiveOp op, Phase ph, double bytes_per_param, double count) {
       CommOp o{op, Parallelism::dp,          ax,   reduction_algorithm(pl.shape(ax)),
                ph, params * bytes_per_param, count};
-      o.overlappable = s.dp_overlap;
+      o.overlappable = s.dp_overlap && !(under_pp && ph == Phase::backward);
       cs.add(o);
     };
     auto add = [&](CollectiveOp op, Phase ph, double bytes_per_param, double count) {
@@ -269,9 +274,9 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
         add(CollectiveOp::all_gather, ph, detail::kParamBytes, mb);
       add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
     } else if (sharding == spec::Sharding::gradients) {
-      // ZeRO-2 (Rajbhandari et al. 2020, stage 2; FSDP under pipelining, detail::sharding_of):
-      // each micro-batch's gradients are reduce-scattered after its backward and accumulated in
-      // the shard; the updated weights are all-gathered once, after the optimizer step.
+      // ZeRO-2 (Rajbhandari et al. 2020, stage 2): each micro-batch's gradients are
+      // reduce-scattered after its backward and accumulated in the shard; the updated weights are
+      // all-gathered once, after the optimizer step.
       add(CollectiveOp::reduce_scatter, Phase::backward, tr.stack.grad_bytes, mb);
       add(CollectiveOp::all_gather, Phase::optimizer, detail::kParamBytes, 1.0);
     } else if (!s.dist_opt) {

@@ -9,15 +9,26 @@ namespace railsim::perf::detail {
 inline constexpr double kActBytes = 2.0;    // bf16 activations and activation gradients
 inline constexpr double kParamBytes = 2.0;  // bf16 weights (all-gathered by the dist. optimizer)
 
+// Full sharding (FSDP) under pipeline parallelism. PyTorch's pipeline stage turns FSDP's gradient
+// synchronisation and its resharding off for every micro-batch's backward and runs FSDP's post-
+// backward once, after the stage's last backward (torch.distributed.pipelining.stage,
+// backward_maybe_with_nosync: set_requires_gradient_sync(False), set_reshard_after_backward(False),
+// then post_backward on the last); TorchTitan also keeps the gathered weights across micro-batches
+// (reshard_after_forward = False when pipelining: Liang et al., arXiv 2410.06511). So the weights
+// and the fp32-accumulated gradients are whole from the first forward to the last backward, and
+// the gradients are reduce-scattered once per iteration: ZeRO-1's memory and traffic, over the
+// FSDP (or HSDP shard) group.
+inline bool fsdp_under_pipeline(const Training& tr, const Strategy& s) {
+  return s.dist_opt && s.pp > 1 && tr.stack.knobs.distributed_optimizer == spec::Sharding::full;
+}
+
 // What the distributed optimizer shards for this strategy: none without it; the stack's level,
-// except that full sharding (FSDP) under pipeline parallelism keeps each stage's gathered weights
-// across its micro-batches and reduce-scatters the gradients after each, i.e. ZeRO-2 (TorchTitan
-// sets reshard_after_forward = False when pipelining: Liang et al., arXiv 2410.06511, and its
-// parallelize code).
+// except under pipeline parallelism, where full sharding (FSDP) shards the optimizer state alone
+// (fsdp_under_pipeline).
 inline spec::Sharding sharding_of(const Training& tr, const Strategy& s) {
   if (!s.dist_opt) return spec::Sharding::none;
-  const spec::Sharding k = tr.stack.knobs.distributed_optimizer;
-  return k == spec::Sharding::full && s.pp > 1 ? spec::Sharding::gradients : k;
+  if (fsdp_under_pipeline(tr, s)) return spec::Sharding::optimizer;
+  return tr.stack.knobs.distributed_optimizer;
 }
 
 // The stack's recomputation of cheap tensors (norms, MLA up-projections, the MoE SwiGLU;

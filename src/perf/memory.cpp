@@ -152,10 +152,9 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   const double t = static_cast<double>(s.tp), p = static_cast<double>(s.pp);
   const double v = static_cast<double>(s.interleave);
   // Context-parallel ranks hold the same weights: the data-parallel group of the gradients and of
-  // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group).
-  const double dp = static_cast<double>(s.dp * s.cp);
+  // the distributed optimizer is dp x cp (Megatron-Core's DP x CP group), or the HSDP shard group
+  // when there is one (then ep = 1): `shard`, and `eshard` for the experts.
   const double edp = static_cast<double>(s.degrees().expert_dp());
-  // ZeRO-2/3 shard over the HSDP shard group when there is one (then ep = 1).
   const double shard = static_cast<double>(s.degrees().shard_size());
   const double eshard = s.hsdp > 0 ? shard : edp;
   const spec::Sharding sharding = detail::sharding_of(tr, s);
@@ -188,7 +187,10 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const double adam_bytes = 4.0 + 2.0 * tr.stack.moment_bytes;
     const double opt_bytes = adam_bytes + (grad_bytes < 4.0 ? 4.0 : 0.0);
     mem.gradients_bytes = grad_bytes * params;
-    mem.optimizer_bytes = s.dist_opt ? opt_bytes * (dense / dp + expert / edp) : opt_bytes * params;
+    // (FSDP under pipelining shards this state alone, over the HSDP shard group where there is
+    // one: detail::fsdp_under_pipeline.)
+    mem.optimizer_bytes =
+        s.dist_opt ? opt_bytes * (dense / shard + expert / eshard) : opt_bytes * params;
     if (sharding == spec::Sharding::gradients) {
       // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
       // accumulated in an fp32 shard (4 bytes over the shard group) and Adam's 12 bytes sharded;

@@ -338,30 +338,49 @@ TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
               core_flops / 989e12 * (1.0 / 0.35 - 1.0 / 0.55), 1e-9);
 }
 
-// FSDP under pipeline parallelism (TorchTitan: reshard_after_forward = False when pipelining)
-// keeps each stage's gathered weights across its micro-batches: the schedule and memory of
-// ZeRO-2 (gradients reduce-scattered per micro-batch, one all-gather after the step), not
-// ZeRO-3's two all-gathers per micro-batch.
-TEST(Stack, FsdpWithPipelineKeepsTheGatheredWeights) {
+// FSDP under pipeline parallelism: PyTorch's pipeline stage turns FSDP's gradient sync and
+// resharding off for every micro-batch and reduce-scatters once after the stage's last backward,
+// and TorchTitan keeps the gathered weights across micro-batches. So the memory and the traffic
+// are ZeRO-1's (Megatron's distributed optimizer): whole bf16 weights and fp32 gradients, the
+// optimizer state sharded, one reduce-scatter (under no compute) and one all-gather per iteration;
+// not ZeRO-3's two all-gathers per micro-batch, nor ZeRO-2's reduce-scatter per micro-batch.
+TEST(Stack, FsdpWithPipelineAccumulatesWholeGradients) {
   const Model m = load_model("Llama-3-70B");
   const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
   const Training titan = make_training(256, 8192, load_stack("torchtitan-2024"));
+  Stack zero1_stack = load_stack("torchtitan-2024");
+  zero1_stack.knobs.distributed_optimizer = spec::Sharding::optimizer;
+  const Training zero1 = make_training(256, 8192, zero1_stack);
   Stack zero2_stack = load_stack("torchtitan-2024");
   zero2_stack.knobs.distributed_optimizer = spec::Sharding::gradients;
   const Training zero2 = make_training(256, 8192, zero2_stack);
   Strategy s = test::megatron_core_strategy(8, 4, 2, 1);
   validate(m, titan, s, c);
   const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
-  int gathers = 0;
-  for (const CommOp& op : build_comm_schedule(m, titan, s, pl))
-    if (op.parallelism == Parallelism::dp && op.op == CollectiveOp::all_gather) {
+  int gathers = 0, scatters = 0;
+  for (const CommOp& op : build_comm_schedule(m, titan, s, pl)) {
+    if (op.parallelism != Parallelism::dp) continue;
+    if (op.op == CollectiveOp::all_gather) {
       ++gathers;
       EXPECT_EQ(op.phase, Phase::optimizer);
+      EXPECT_TRUE(op.overlappable);  // prefetched under the next forward
     }
+    if (op.op == CollectiveOp::reduce_scatter) {
+      ++scatters;
+      EXPECT_DOUBLE_EQ(op.count, 1.0);
+      EXPECT_FALSE(op.overlappable);  // after the stage's last backward
+    }
+  }
   EXPECT_EQ(gathers, 1);
-  EXPECT_DOUBLE_EQ(memory_use(m, titan, s).total(), memory_use(m, zero2, s).total());
+  EXPECT_EQ(scatters, 1);
+  const MemoryUse titan_mem = memory_use(m, titan, s);
+  EXPECT_DOUBLE_EQ(titan_mem.total(), memory_use(m, zero1, s).total());
   EXPECT_DOUBLE_EQ(wire_bytes(build_comm_schedule(m, titan, s, pl), pl).total(),
-                   wire_bytes(build_comm_schedule(m, zero2, s, pl), pl).total());
+                   wire_bytes(build_comm_schedule(m, zero1, s, pl), pl).total());
+  // The whole fp32 gradients of the stage (4 bytes per bf16 weight's 2), more than ZeRO-2's shard
+  // and its two layers in flight.
+  EXPECT_NEAR(titan_mem.gradients_bytes / titan_mem.weights_bytes, 2.0, 1e-12);
+  EXPECT_LT(memory_use(m, zero2, s).gradients_bytes, titan_mem.gradients_bytes);
   // Without pipelining the same stack is ZeRO-3: weights gathered per micro-batch.
   Strategy one = s;
   one.pp = 1;
@@ -371,6 +390,35 @@ TEST(Stack, FsdpWithPipelineKeepsTheGatheredWeights) {
   for (const CommOp& op : build_comm_schedule(m, titan, one, pl1))
     gathers1 += op.parallelism == Parallelism::dp && op.op == CollectiveOp::all_gather;
   EXPECT_EQ(gathers1, 2);
+}
+
+// HSDP under pipelining: the reduce-scatter and the optimizer state stay in the shard group, and
+// the fp32 gradient shards are all-reduced over the replicas once, after the last backward.
+TEST(Stack, FsdpWithPipelineShardsOverTheHsdpGroup) {
+  const Model m = load_model("Llama-3-70B");
+  const spec::Cluster c = test::cluster("H100-SXM", 128, 8);
+  const Training titan = make_training(256, 8192, load_stack("torchtitan-2024"));
+  Strategy s = test::megatron_core_strategy(8, 4, 4, 1);
+  s.hsdp = 2;
+  validate(m, titan, s, c);
+  const Placement pl(c, s.degrees(), PlacementKind::rail_aligned);
+  int shard_scatters = 0, replica_reduces = 0;
+  for (const CommOp& op : build_comm_schedule(m, titan, s, pl)) {
+    if (op.parallelism != Parallelism::dp) continue;
+    shard_scatters += op.axis == Axis::dp_shard && op.op == CollectiveOp::reduce_scatter;
+    if (op.axis == Axis::dp_replica) {
+      ++replica_reduces;
+      EXPECT_EQ(op.op, CollectiveOp::all_reduce);
+      EXPECT_FALSE(op.overlappable);
+    }
+  }
+  EXPECT_EQ(shard_scatters, 1);
+  EXPECT_EQ(replica_reduces, 1);
+  // Adam's 12 bytes per parameter over the shard group of 2, not over dp = 4.
+  Strategy whole = s;
+  whole.hsdp = 0;
+  EXPECT_NEAR(memory_use(m, titan, s).optimizer_bytes / memory_use(m, titan, whole).optimizer_bytes,
+              2.0, 1e-12);
 }
 
 // Hybrid sharding (HSDP) on 64 GPUs of H100 with groups of 8 (one HB domain): the shard group is
