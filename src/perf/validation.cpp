@@ -340,13 +340,23 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     p.moe = m.is_moe();
     const Json& dt = row_value(common, row, "dtype");
     // What the run's software did where its stack's default differs: the MoE dispatch (DeepEP's
-    // is hierarchical) and combined 1F1B's overlap of it (make_training checks the stack has it).
+    // is hierarchical), combined 1F1B's overlap of it (make_training checks the stack has it) and
+    // the TP collectives' overlap.
     spec::Stack stack = spec::load_stack(p.stack);
     if (!row_value(common, row, "ep_dispatch").is_null())
       stack.hierarchical_ep_dispatch =
           spec::parse_ep_dispatch(row_text(common, row, "ep_dispatch"), "ep_dispatch");
     if (const auto overlap = row_bool(common, row, "ep_overlap"))
       stack.defaults.ep_overlap = *overlap;
+    // TP collectives pipelined with their GEMMs where the run turned it on (PyTorch's async TP),
+    // on a stack with sequence parallelism, which that overlap needs.
+    if (const auto overlap = row_bool(common, row, "tp_comm_overlap")) {
+      if (*overlap && !stack.knobs.sequence_parallel)
+        throw InputError("tp_comm_overlap", fmt::format("stack {} has no sequence parallelism, "
+                                                        "which TP overlap needs",
+                                                        stack.name));
+      stack.knobs.tp_comm_overlap = *overlap;
+    }
     const Training tr = make_training(
         row_required(common, row, "global_batch"), row_required(common, row, "seq_len"), stack,
         dt.is_null() ? std::nullopt
