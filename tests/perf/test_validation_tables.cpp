@@ -7,7 +7,9 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -23,6 +25,18 @@
 
 using namespace railsim;
 using namespace railsim::perf;
+
+namespace {
+
+// The table of `id` among `tables`, or null.
+const ValidationTable* table_named(const std::vector<ValidationTable>& tables,
+                                   std::string_view id) {
+  const auto it = std::find_if(tables.begin(), tables.end(),
+                               [id](const ValidationTable& t) { return t.id == id; });
+  return it == tables.end() ? nullptr : &*it;
+}
+
+}  // namespace
 
 TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   const auto tables = validation_tables();
@@ -438,10 +452,8 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
 // folded, within 15% (measured -13.1% and -10.9%), and every run has a figure.
 TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
   const auto tables = validation_tables();
-  const auto it = std::find_if(tables.begin(), tables.end(), [](const ValidationTable& t) {
-    return t.id == "megatron-bridge-moe";
-  });
-  ASSERT_NE(it, tables.end());
+  const ValidationTable* it = table_named(tables, "megatron-bridge-moe");
+  ASSERT_NE(it, nullptr);
   std::set<std::string> gpus;
   int bf16 = 0, folded = 0;
   for (const auto& p : it->points) {
@@ -473,10 +485,8 @@ TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
 // gain of 4.7 s against the measured 2.1 s.
 TEST(ValidationTables, ModelZooRowsRunTheDispatchTheyName) {
   const auto tables = validation_tables();
-  const auto it = std::find_if(tables.begin(), tables.end(), [](const ValidationTable& t) {
-    return t.id == "megatron-moe-modelzoo-h100";
-  });
-  ASSERT_NE(it, tables.end());
+  const ValidationTable* it = table_named(tables, "megatron-moe-modelzoo-h100");
+  ASSERT_NE(it, nullptr);
   ASSERT_EQ(it->points.size(), 4u);
   const ValidationPoint& deep = it->points[0];
   EXPECT_EQ(deep.label, "DeepEP-tp2-ep32-pp8-v4");
@@ -518,10 +528,8 @@ TEST(ValidationTables, ModelZooRowsRunTheDispatchTheyName) {
 // Every 405B row (FSDP 8 x TP 8 x PP 8, the gradients whole under pipelining) fits its 96 GB.
 TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
   const auto tables = validation_tables();
-  const auto it = std::find_if(tables.begin(), tables.end(), [](const ValidationTable& t) {
-    return t.id == "torchtitan-h100-2024";
-  });
-  ASSERT_NE(it, tables.end());
+  const ValidationTable* it = table_named(tables, "torchtitan-h100-2024");
+  ASSERT_NE(it, nullptr);
   ASSERT_EQ(it->points.size(), 14u);
   std::map<std::string, const ValidationPoint*> by_label;
   int bf16 = 0, pipelined = 0;
