@@ -395,36 +395,204 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
   return p;
 }
 
+// The fields a row of a table written as data may set (or its "common" block for every row),
+// with their JSON kinds; anything else is refused, so that a misspelled knob is not read as
+// absent. The table's metric and the documentation keys (notes, source, about, "_..." keys) are
+// allowed besides.
+enum class RowKind : std::uint8_t { text, count, number, boolean };
+struct RowField {
+  std::string_view key;
+  RowKind kind;
+};
+constexpr RowField kRowFields[] = {
+    {"label", RowKind::text},
+    {"model", RowKind::text},
+    {"gpu", RowKind::text},
+    {"stack", RowKind::text},
+    {"dtype", RowKind::text},
+    {"recompute", RowKind::text},
+    {"ep_dispatch", RowKind::text},
+    {"gpus", RowKind::count},
+    {"hb_domain", RowKind::count},
+    {"global_batch", RowKind::count},
+    {"seq_len", RowKind::count},
+    {"micro_batch", RowKind::count},
+    {"tp", RowKind::count},
+    {"pp", RowKind::count},
+    {"cp", RowKind::count},
+    {"dp", RowKind::count},
+    {"ep", RowKind::count},
+    {"etp", RowKind::count},
+    {"interleave", RowKind::count},
+    {"nic_gbps", RowKind::number},
+    {"compile", RowKind::boolean},
+    {"ep_overlap", RowKind::boolean},
+    {"tp_comm_overlap", RowKind::boolean},
+    {"fit", RowKind::boolean},
+};
+// What every row must have, from itself or "common" (besides the table's metric).
+constexpr std::string_view kRowRequired[] = {"label", "model",        "gpu",    "stack",
+                                             "gpus",  "global_batch", "seq_len"};
+
+bool doc_key(std::string_view k) {
+  return k == "notes" || k == "source" || k == "about" || (!k.empty() && k.front() == '_');
+}
+
+// Checks one row's (or "common"'s) fields: known, of their kind, counts >= 1, numbers finite and
+// > 0. `where` names the object in errors ("rows[3]", "common").
+void check_row_fields(const Json& o, const std::string& where, const std::string& metric,
+                      const std::string& file) {
+  if (!o.is_object())
+    throw InputError(file,
+                     fmt::format("{}: expected an object, got {}", where, printable(o.dump(), 60)));
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string& k = it.key();
+    if (doc_key(k)) continue;
+    const Json& v = it.value();
+    const auto bad = [&](std::string_view expected) {
+      return InputError(file, fmt::format("{}.{}: got {}, expected {}", where, printable(k),
+                                          printable(v.dump(), 60), expected));
+    };
+    if (k == metric) {
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+        throw bad("a finite number > 0 (the table's metric)");
+      continue;
+    }
+    const RowField* f = nullptr;
+    for (const RowField& x : kRowFields)
+      if (x.key == k) f = &x;
+    if (f == nullptr)
+      throw InputError(file, fmt::format("{}.{}: unknown field (check its spelling; the fields "
+                                         "of a row are in docs/validation.md, \"Adding runs\")",
+                                         where, printable(k)));
+    switch (f->kind) {
+      case RowKind::text:
+        if (!v.is_string() || v.get<std::string>().empty()) throw bad("a non-empty string");
+        break;
+      case RowKind::count:
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+          throw bad("an integer from 1 to 2^63");
+        break;
+      case RowKind::number:
+        if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+          throw bad("a finite number > 0");
+        break;
+      case RowKind::boolean:
+        if (!v.is_boolean()) throw bad("true or false");
+        break;
+    }
+  }
+}
+
+// A table written as data: its "table" block (id, title, metric, tolerances), "common" and "rows"
+// checked field by field, then each row timed. `file` names the data in errors; `own`: one's own
+// runs (every row a hold-out: "fit" is refused, the fit set being frozen).
+ValidationTable data_table(const Json& d, const std::string& file, const std::string& source,
+                           const spec::NetworkDesign& design, bool own) {
+  if (!d.is_object()) throw InputError(file, "expected a JSON object with table, common and rows");
+  for (auto it = d.begin(); it != d.end(); ++it)
+    if (!doc_key(it.key()) && it.key() != "table" && it.key() != "common" && it.key() != "rows")
+      throw InputError(file, fmt::format("{}: unknown field (a table has table, common and rows)",
+                                         printable(it.key())));
+  if (!d.contains("table") || !d["table"].is_object())
+    throw InputError(file,
+                     "table: missing, expected an object with id, title, metric, "
+                     "max_tolerance and mean_tolerance");
+  const Json& tb = d["table"];
+  const auto text = [&](const char* key) {
+    if (!tb.contains(key) || !tb[key].is_string() || tb[key].get<std::string>().empty())
+      throw InputError(file, fmt::format("table.{}: expected a non-empty string", key));
+    return tb[key].get<std::string>();
+  };
+  const auto tolerance = [&](const char* key) {
+    if (!tb.contains(key) || !tb[key].is_number() || !(tb[key].get<double>() >= 0) ||
+        !(tb[key].get<double>() <= 10))
+      throw InputError(file,
+                       fmt::format("table.{}: expected a fraction from 0 to 10 (0.05: 5%)", key));
+    return tb[key].get<double>();
+  };
+  for (auto it = tb.begin(); it != tb.end(); ++it) {
+    const std::string& k = it.key();
+    if (!doc_key(k) && k != "id" && k != "title" && k != "metric" && k != "max_tolerance" &&
+        k != "mean_tolerance")
+      throw InputError(file, fmt::format("table.{}: unknown field", printable(k)));
+  }
+  const std::string metric = text("metric");
+  const Metric* mt = nullptr;
+  for (const Metric& x : kMetrics)
+    if (metric == x.key) mt = &x;
+  if (!mt)
+    throw InputError(file, fmt::format("table.metric: unknown metric {}; valid: "
+                                       "tokens_per_s_per_gpu, tflops_per_gpu, mfu, "
+                                       "iteration_time_s",
+                                       printable(metric)));
+  static const Json no_common = Json::object();
+  const Json& common = d.contains("common") ? d["common"] : no_common;
+  check_row_fields(common, "common", metric, file);
+  if (!d.contains("rows") || !d["rows"].is_array() || d["rows"].empty())
+    throw InputError(file, "rows: expected a non-empty array of runs");
+  const Json& rows = d["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string where = fmt::format("rows[{}]", i);
+    check_row_fields(rows[i], where, metric, file);
+    for (std::string_view k : kRowRequired)
+      if (!rows[i].contains(k) && !common.contains(k))
+        throw InputError(file, fmt::format("{}.{}: missing (in the row or in common)", where, k));
+    if (!rows[i].contains(metric) && !common.contains(metric))
+      throw InputError(file, fmt::format("{}.{}: missing, the measured figure of the table's "
+                                         "metric",
+                                         where, metric));
+    if (!own) continue;
+    if (row_value(common, rows[i], "fit") == Json(true))
+      throw InputError(file, fmt::format("{}.fit: the fit set is frozen; a run you add is a "
+                                         "hold-out (leave fit out)",
+                                         where));
+    // One's own names are read here, so that a misspelled preset is bad input (exit 2), not a
+    // run railsim cannot plan.
+    const auto named = [&](const char* key, const auto& read) {
+      const Json& v = row_value(common, rows[i], key);
+      if (v.is_null()) return;
+      try {
+        read(v.get<std::string>());
+      } catch (const InputError& e) {
+        throw InputError(file, fmt::format("{}.{}: {}", where, key, e.message()));
+      }
+    };
+    named("model", [](const std::string& x) { load_model(x); });
+    named("gpu", [](const std::string& x) { gpu_preset(x); });
+    named("stack", [](const std::string& x) { spec::load_stack(x); });
+    named("dtype", [](const std::string& x) { spec::parse_dtype(x, "dtype"); });
+    named("recompute", [](const std::string& x) { parse_recompute(x, "recompute"); });
+    named("ep_dispatch", [](const std::string& x) { spec::parse_ep_dispatch(x, "ep_dispatch"); });
+  }
+  ValidationTable t{.id = text("id"),
+                    .title = text("title"),
+                    .source = source,
+                    .gpu = common.value("gpu", std::string("several")),
+                    .stack = common.value("stack", std::string("several")),
+                    .switch_name = design.sw.name,
+                    .routing = std::string(spec::to_string(design.routing)),
+                    .quantity = mt->quantity,
+                    .held_out = true,
+                    .enforced = false,
+                    .max_tolerance = tolerance("max_tolerance"),
+                    .mean_tolerance = tolerance("mean_tolerance"),
+                    .points = {}};
+  for (const Json& row : rows) {
+    t.points.push_back(run_point(common, row, metric, design));
+    t.held_out = t.held_out && !t.points.back().fit;
+  }
+  return t;
+}
+
 // Every table written as data, sorted by file name.
 std::vector<ValidationTable> data_tables(const spec::NetworkDesign& design) {
   std::vector<ValidationTable> out;
   for (const std::string& file : spec::preset_names("validation")) {
     const Json d = spec::load_preset_or_file("validation", file, "validation data");
     if (!d.contains("table")) continue;
-    const Json& tb = d["table"];
-    const std::string metric = tb["metric"].get<std::string>();
-    const Metric* mt = nullptr;
-    for (const Metric& x : kMetrics)
-      if (metric == x.key) mt = &x;
-    if (!mt) throw InputError(file + ".table.metric", fmt::format("unknown metric {}", metric));
-    ValidationTable t{.id = tb["id"].get<std::string>(),
-                      .title = tb["title"].get<std::string>(),
-                      .source = fmt::format("data/validation/{}.json", file),
-                      .gpu = d["common"].value("gpu", std::string("several")),
-                      .stack = d["common"].value("stack", std::string("several")),
-                      .switch_name = design.sw.name,
-                      .routing = std::string(spec::to_string(design.routing)),
-                      .quantity = mt->quantity,
-                      .held_out = true,
-                      .enforced = false,
-                      .max_tolerance = tb["max_tolerance"].get<double>(),
-                      .mean_tolerance = tb["mean_tolerance"].get<double>(),
-                      .points = {}};
-    for (const Json& row : d["rows"]) {
-      t.points.push_back(run_point(d["common"], row, metric, design));
-      t.held_out = t.held_out && !t.points.back().fit;
-    }
-    out.push_back(std::move(t));
+    const std::string source = fmt::format("data/validation/{}.json", file);
+    out.push_back(data_table(d, source, source, design, false));
   }
   return out;
 }
@@ -645,46 +813,61 @@ std::vector<const ValidationTable*> broken(const std::vector<ValidationTable>& t
   return out;
 }
 
+namespace {
+
+// One table's block of text: its title and regime, a line per run (`extra(p)` appended: one's
+// own runs add their band), the mean and max |error| against the bar, and the bias.
+template <class Extra>
+std::string table_block(const ValidationTable& t, const char* extra_head, Extra extra) {
+  std::string s =
+      fmt::format("{}\n  {} on {}, stack {}, switch {}, routing {}{}; data {}\n", t.title,
+                  t.quantity, t.gpu, t.stack, t.switch_name, t.routing,
+                  t.held_out ? " (held out: no constant set on these runs)" : "", t.source);
+  s += fmt::format("  {:<22} {:>12} {:>12} {:>9}{}\n", "run", "measured", "railsim", "error",
+                   extra_head);
+  for (const auto& p : t.points) {
+    if (p.railsim > 0)
+      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}{}\n", p.label, p.measured, p.railsim,
+                       pct(p.error()), extra(p));
+    else
+      s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none", "-",
+                       p.note);
+  }
+  s += fmt::format(
+      "  mean |error| {:.1f}%{}, max |error| {:.1f}% (bar {:.0f}%), bias {} (railsim {} on "
+      "average): {}\n\n",
+      100 * t.mean_abs_error(),
+      t.mean_tolerance > 0 ? fmt::format(" (bar {:g}%)", 100 * t.mean_tolerance) : std::string(),
+      100 * t.max_abs_error(), 100 * t.max_tolerance, pct(t.bias()),
+      t.faster_on_average() ? "faster" : "slower",
+      t.within_tolerance() ? "within tolerance"
+      : t.enforced         ? "TOLERANCE BROKEN"
+                   : "misses the bar (a hold-out, reported as it falls; docs/validation.md)");
+  return s;
+}
+
+std::string hold_out_line(const HoldOutSummary& h) {
+  return fmt::format(
+      "{} runs with a figure, {} without: mean |error| {:.1f}%, median {:.1f}%, {:.0f}% within "
+      "10%, {:.0f}% within 5%",
+      h.runs, h.without_figure, 100 * h.mean_abs_error, 100 * h.median_abs_error, 100 * h.within_10,
+      100 * h.within_5);
+}
+
+}  // namespace
+
 std::string to_text(const std::vector<ValidationTable>& tables) {
   std::string s;
   int points = 0;
   for (const auto& t : tables) {
-    s += fmt::format("{}\n  {} on {}, stack {}, switch {}, routing {}{}; data {}\n", t.title,
-                     t.quantity, t.gpu, t.stack, t.switch_name, t.routing,
-                     t.held_out ? " (held out: no constant set on these runs)" : "", t.source);
-    s += fmt::format("  {:<22} {:>12} {:>12} {:>9}\n", "run", "measured", "railsim", "error");
-    for (const auto& p : t.points) {
-      if (p.railsim > 0)
-        s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}\n", p.label, p.measured, p.railsim,
-                         pct(p.error()));
-      else
-        s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none",
-                         "-", p.note);
-    }
-    s += fmt::format(
-        "  mean |error| {:.1f}%{}, max |error| {:.1f}% (bar {:.0f}%), bias {} (railsim {} on "
-        "average): {}\n\n",
-        100 * t.mean_abs_error(),
-        t.mean_tolerance > 0 ? fmt::format(" (bar {:g}%)", 100 * t.mean_tolerance) : std::string(),
-        100 * t.max_abs_error(), 100 * t.max_tolerance, pct(t.bias()),
-        t.faster_on_average() ? "faster" : "slower",
-        t.within_tolerance() ? "within tolerance"
-        : t.enforced         ? "TOLERANCE BROKEN"
-                     : "misses the bar (a hold-out, reported as it falls; docs/validation.md)");
+    s += table_block(t, "", [](const ValidationPoint&) { return std::string(); });
     points += static_cast<int>(t.points.size());
   }
-  const auto summary_line = [](const HoldOutSummary& h) {
-    return fmt::format(
-        "{} runs with a figure, {} without: mean |error| {:.1f}%, median {:.1f}%, {:.0f}% within "
-        "10%, {:.0f}% within 5%",
-        h.runs, h.without_figure, 100 * h.mean_abs_error, 100 * h.median_abs_error,
-        100 * h.within_10, 100 * h.within_5);
-  };
   s += fmt::format("Hold-outs (every run outside the frozen fit set): {}\n",
-                   summary_line(summarize_hold_outs(tables)));
+                   hold_out_line(summarize_hold_outs(tables)));
   for (const bool moe : {false, true})
     s += fmt::format("  {:<6} {}\n", moe ? "MoE" : "dense",
-                     summary_line(summarize_hold_outs(tables, moe)));
+                     hold_out_line(summarize_hold_outs(tables, moe)));
   s += "Error bands of estimate and plan, by model kind and evidence (docs/model.md section 10):\n";
   for (const bool moe : {false, true})
     for (const ErrorBand& b : error_bands(tables, moe))
@@ -709,39 +892,66 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   return s + "\n";
 }
 
+namespace {
+
+Json table_json(const ValidationTable& t) {
+  Json pts = Json::array();
+  for (const auto& p : t.points)
+    pts.push_back({{"run", p.label},
+                   {"gpu", p.gpu},
+                   {"stack", p.stack},
+                   {"fit", p.fit},
+                   {"measured", p.measured},
+                   {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
+                   {"error", p.railsim > 0 ? Json(p.error()) : Json()},
+                   {"note", p.note},
+                   {"plan", p.railsim > 0 ? Json(p.plan) : Json()}});
+  return {{"id", t.id},
+          {"title", t.title},
+          {"source", t.source},
+          {"gpu", t.gpu},
+          {"stack", t.stack},
+          {"switch", t.switch_name},
+          {"routing", t.routing},
+          {"quantity", t.quantity},
+          {"held_out", t.held_out},
+          {"points", pts},
+          {"mean_abs_error", t.mean_abs_error()},
+          {"max_abs_error", t.max_abs_error()},
+          {"bias", t.bias()},
+          {"railsim_faster_on_average", t.faster_on_average()},
+          {"max_tolerance", t.max_tolerance},
+          {"mean_tolerance", t.mean_tolerance},
+          {"within_tolerance", t.within_tolerance()},
+          {"enforced", t.enforced}};
+}
+
+Json hold_out_json(const HoldOutSummary& h) {
+  return {{"runs", h.runs},
+          {"without_figure", h.without_figure},
+          {"mean_abs_error", h.mean_abs_error},
+          {"median_abs_error", h.median_abs_error},
+          {"within_5", h.within_5},
+          {"within_10", h.within_10}};
+}
+
+// The band estimate and plan print for one's own run (its GPU, stack and model kind, judged by
+// the shipped tables), and whether the run's |error| falls inside it.
+struct OwnBand {
+  ErrorBand band;
+  bool inside = false;
+};
+OwnBand own_band(const std::vector<ValidationTable>& tables, const ValidationPoint& p) {
+  OwnBand o{error_band(tables, p.gpu, p.stack, p.moe), false};
+  o.inside = p.railsim > 0 && std::fabs(p.error()) <= o.band.fraction;
+  return o;
+}
+
+}  // namespace
+
 Json to_json(const std::vector<ValidationTable>& tables) {
   Json j = Json::array();
-  for (const auto& t : tables) {
-    Json pts = Json::array();
-    for (const auto& p : t.points)
-      pts.push_back({{"run", p.label},
-                     {"gpu", p.gpu},
-                     {"stack", p.stack},
-                     {"fit", p.fit},
-                     {"measured", p.measured},
-                     {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
-                     {"error", p.railsim > 0 ? Json(p.error()) : Json()},
-                     {"note", p.note},
-                     {"plan", p.railsim > 0 ? Json(p.plan) : Json()}});
-    j.push_back({{"id", t.id},
-                 {"title", t.title},
-                 {"source", t.source},
-                 {"gpu", t.gpu},
-                 {"stack", t.stack},
-                 {"switch", t.switch_name},
-                 {"routing", t.routing},
-                 {"quantity", t.quantity},
-                 {"held_out", t.held_out},
-                 {"points", pts},
-                 {"mean_abs_error", t.mean_abs_error()},
-                 {"max_abs_error", t.max_abs_error()},
-                 {"bias", t.bias()},
-                 {"railsim_faster_on_average", t.faster_on_average()},
-                 {"max_tolerance", t.max_tolerance},
-                 {"mean_tolerance", t.mean_tolerance},
-                 {"within_tolerance", t.within_tolerance()},
-                 {"enforced", t.enforced}});
-  }
+  for (const auto& t : tables) j.push_back(table_json(t));
   Json bands = Json::array();
   for (const bool moe : {false, true})
     for (const ErrorBand& b : error_bands(tables, moe))
@@ -751,22 +961,52 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                        {"hold_out_runs", b.runs},
                        {"coverage", b.coverage},
                        {"basis", b.basis}});
-  const auto summary = [&](std::optional<bool> moe) {
-    const HoldOutSummary h = summarize_hold_outs(tables, moe);
-    return Json{{"runs", h.runs},
-                {"without_figure", h.without_figure},
-                {"mean_abs_error", h.mean_abs_error},
-                {"median_abs_error", h.median_abs_error},
-                {"within_5", h.within_5},
-                {"within_10", h.within_10}};
-  };
-  const Json hold_outs = {{"all", summary(std::nullopt)},
-                          {std::string(models_key(false)), summary(false)},
-                          {std::string(models_key(true)), summary(true)}};
+  const Json hold_outs = {
+      {"all", hold_out_json(summarize_hold_outs(tables))},
+      {std::string(models_key(false)), hold_out_json(summarize_hold_outs(tables, false))},
+      {std::string(models_key(true)), hold_out_json(summarize_hold_outs(tables, true))}};
   return {{"tables", j},
           {"hold_outs", hold_outs},
           {"error_bands", bands},
           {"all_within_tolerance", broken(tables).empty()}};
+}
+
+ValidationTable own_table(const std::string& path, const std::string& option) {
+  return data_table(read_json_file(path, option), option, path, network(), true);
+}
+
+std::string to_text(const std::vector<ValidationTable>& tables, const ValidationTable& own) {
+  std::string s = to_text(tables);
+  s += "\nYour runs (hold-outs; the bands above stay those of the shipped runs)\n";
+  int inside = 0, with_figure = 0;
+  s += table_block(own, "  band (evidence)", [&](const ValidationPoint& p) {
+    const OwnBand o = own_band(tables, p);
+    ++with_figure;
+    inside += o.inside ? 1 : 0;
+    return fmt::format("  +-{:.1f}% {} ({})", 100 * o.band.fraction,
+                       o.inside ? "inside" : "OUTSIDE", to_string(o.band.level));
+  });
+  s += fmt::format("Your runs: {}; {} of {} inside the band estimate and plan print for them\n",
+                   hold_out_line(summarize_hold_outs({own})), inside, with_figure);
+  return s;
+}
+
+Json to_json(const std::vector<ValidationTable>& tables, const ValidationTable& own) {
+  Json j = to_json(tables);
+  Json t = table_json(own);
+  int inside = 0;
+  for (std::size_t i = 0; i < own.points.size(); ++i) {
+    const OwnBand o = own_band(tables, own.points[i]);
+    inside += o.inside ? 1 : 0;
+    Json& p = t["points"][i];
+    p["band"] = o.band.fraction;
+    p["evidence"] = std::string(to_string(o.band.level));
+    p["inside_band"] = o.inside;
+  }
+  j["own"] = {{"table", t},
+              {"hold_outs", hold_out_json(summarize_hold_outs({own}))},
+              {"inside_band", inside}};
+  return j;
 }
 
 std::string_view to_string(Evidence e) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli_runner.hpp"
 
@@ -91,4 +92,91 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
                                     100 * bands[2]["fraction"].get<double>())),
             std::string::npos)
       << ph.out;
+}
+
+namespace {
+
+// One's own table: TorchTitan's first two runs of Table 1 (Llama 3.1 8B on 8 H100 96 GB,
+// FSDP, per-op checkpointing, torch.compile, bf16 then float8), as a user would write them.
+std::string own_table_text(const std::string& extra_row_field = "",
+                           const std::string& bf16_rate = "6667") {
+  return R"({"about": "two runs", "source": "TorchTitan benchmarks, Table 1",
+    "table": {"id": "mine", "title": "My runs", "metric": "tokens_per_s_per_gpu",
+              "max_tolerance": 0.1, "mean_tolerance": 0.05},
+    "common": {"gpu": "H100-SXM-96GB", "stack": "torchtitan-2024", "hb_domain": 8,
+               "nic_gbps": 400, "model": "Llama-3-8B", "gpus": 8, "global_batch": 16,
+               "seq_len": 8192, "micro_batch": 2, "recompute": "op", "compile": true,
+               "tp": 1, "pp": 1},
+    "rows": [{"label": "bf16", "dtype": "bf16", "tokens_per_s_per_gpu": )" +
+         bf16_rate + extra_row_field + R"(},
+             {"label": "float8", "dtype": "fp8", "tokens_per_s_per_gpu": 8532}]})";
+}
+
+}  // namespace
+
+// validate --table: one's own runs timed as the shipped ones (the same two runs in the shipped
+// TorchTitan table get the same figures), each with the band estimate and plan print for it:
+// the bf16 run inside (+7.1% against +-26.5%), the float8 one outside (+30.8%).
+TEST(CliValidate, OwnRunsAreTimedWithTheBandTheyWouldBePrinted) {
+  const std::string file = railsim::test::write_temp_file("validate", "own.json", own_table_text());
+  const auto r = run_cli("validate --json --table " + file);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json d = Json::parse(r.out);
+  const Json& own = d["own"];
+  ASSERT_EQ(own["table"]["points"].size(), 2u);
+  const Json* shipped = nullptr;
+  for (const auto& t : d["tables"])
+    if (t["id"] == "torchtitan-h100-2024") shipped = &t;
+  ASSERT_NE(shipped, nullptr);
+  auto shipped_point = [&](const std::string& run) {
+    for (const auto& p : (*shipped)["points"])
+      if (p["run"] == run) return p;
+    return Json();
+  };
+  const Json bf16 = own["table"]["points"][0], fp8 = own["table"]["points"][1];
+  EXPECT_DOUBLE_EQ(bf16["railsim"].get<double>(),
+                   shipped_point("T1-8B-8g-FSDP-compile")["railsim"].get<double>());
+  EXPECT_DOUBLE_EQ(fp8["railsim"].get<double>(),
+                   shipped_point("T1-8B-8g-FSDP-compile-fp8")["railsim"].get<double>());
+  EXPECT_EQ(bf16["evidence"], "GPU and stack measured");
+  EXPECT_DOUBLE_EQ(bf16["band"].get<double>(), d["error_bands"][0]["fraction"].get<double>());
+  EXPECT_TRUE(bf16["inside_band"].get<bool>());
+  EXPECT_FALSE(fp8["inside_band"].get<bool>());
+  EXPECT_EQ(own["inside_band"].get<int>(), 1);
+  EXPECT_EQ(own["hold_outs"]["runs"].get<int>(), 2);
+  // One's own runs change no band and no shipped summary.
+  const Json plain = Json::parse(run_cli("validate --json").out);
+  EXPECT_EQ(plain["error_bands"], d["error_bands"]);
+  EXPECT_EQ(plain["hold_outs"], d["hold_outs"]);
+  const auto text = run_cli("validate --table " + file);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Your runs: 2 runs with a figure, 0 without"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("1 of 2 inside the band estimate and plan print for them"),
+            std::string::npos);
+  EXPECT_NE(text.out.find("OUTSIDE (GPU and stack measured)"), std::string::npos);
+}
+
+// A misspelled field, a frozen fit, a count of 0 and an unknown preset: each one line naming the
+// row's field, exit 2, nothing printed.
+TEST(CliValidate, OwnTableBadInputNamesTheRowsField) {
+  using railsim::test::expect_input_error;
+  using railsim::test::write_temp_file;
+  expect_input_error(
+      "validate --table " +
+          write_temp_file("validate", "typo.json", own_table_text(R"(, "tp_comm_overlaps": true)")),
+      "--table", "rows[0].tp_comm_overlaps: unknown field");
+  expect_input_error("validate --table " + write_temp_file("validate", "fit.json",
+                                                           own_table_text(R"(, "fit": true)")),
+                     "--table", "rows[0].fit: the fit set is frozen");
+  expect_input_error("validate --table " +
+                         write_temp_file("validate", "zero.json", own_table_text(R"(, "tp": 0)")),
+                     "--table", "rows[0].tp: got 0");
+  expect_input_error("validate --table " + write_temp_file("validate", "model.json",
+                                                           own_table_text(R"(, "model": "L8")")),
+                     "--table", "rows[0].model: unknown preset 'L8'");
+  expect_input_error(
+      "validate --table " + write_temp_file("validate", "metric.json", own_table_text("", "-1")),
+      "--table", "rows[0].tokens_per_s_per_gpu: got -1");
+  expect_input_error("validate --table /nonexistent/own.json", "--table", "cannot read");
 }

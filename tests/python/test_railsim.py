@@ -70,6 +70,27 @@ def test_zero_bubble_v_from_a_user_stack_equals_cli(tmp_path):
     assert str(e.value).startswith("pp_schedule:"), str(e.value)
 
 
+def test_own_validation_table_equals_cli(tmp_path):
+    """validate(table=...): one's own runs, each with the band it would be printed with."""
+    own = {"table": {"id": "mine", "title": "Mine", "metric": "tokens_per_s_per_gpu",
+                     "max_tolerance": 0.1, "mean_tolerance": 0.05},
+           "common": {"gpu": "H100-SXM-96GB", "stack": "torchtitan-2024", "model": "Llama-3-8B",
+                      "gpus": 8, "global_batch": 16, "seq_len": 8192, "micro_batch": 2,
+                      "recompute": "op", "tp": 1, "pp": 1},
+           "rows": [{"label": "eager bf16", "dtype": "bf16", "tokens_per_s_per_gpu": 5762}]}
+    path = tmp_path / "own.json"
+    path.write_text(json.dumps(own))
+    py = railsim.validate(table=str(path))
+    assert py.to_dict()["own"] == cli("validate", "--table", str(path))["own"]
+    point = py.to_dict()["own"]["table"]["points"][0]
+    assert point["inside_band"] == (abs(point["error"]) <= point["band"])
+    own["rows"][0]["tp_comm_overlaps"] = True
+    path.write_text(json.dumps(own))
+    with pytest.raises(railsim.InputError) as e:
+        railsim.validate(table=str(path))
+    assert str(e.value).startswith("table: rows[0].tp_comm_overlaps: unknown field"), str(e.value)
+
+
 @pytest.mark.parametrize("call, field", [
     (lambda: railsim.design(gpus=1001), "hb_domain"),
     (lambda: railsim.design(gpus=-5), "gpus"),

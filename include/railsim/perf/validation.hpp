@@ -92,6 +92,19 @@ std::vector<const ValidationTable*> broken(const std::vector<ValidationTable>& t
 std::string to_text(const std::vector<ValidationTable>& tables);
 Json to_json(const std::vector<ValidationTable>& tables);
 
+// One's own measured runs: a table written as data (docs/validation.md, "Adding runs") in the
+// JSON file at `path`, checked field by field (an error names `option`, then the field:
+// "rows[2].tp: got 0, ...", and an unknown field is refused) and timed as the shipped tables are.
+// Every row is a hold-out: "fit" is refused, the fit set being frozen.
+ValidationTable own_table(const std::string& path, const std::string& option = "--table");
+// The shipped tables (as above), then one's own table: each run with the band estimate and plan
+// print for its GPU, stack and model kind (judged by the shipped tables) and whether its error
+// falls inside it, and the runs taken together. One's own runs change no band. JSON: the document
+// above with "own": {"table" (its points with "band", "evidence", "inside_band"), "hold_outs",
+// "inside_band"}.
+std::string to_text(const std::vector<ValidationTable>& tables, const ValidationTable& own);
+Json to_json(const std::vector<ValidationTable>& tables, const ValidationTable& own);
+
 // How much measured evidence stands behind a GPU and stack (docs/model.md section 10).
 enum class Evidence : std::uint8_t {
   gpu_and_stack,  // measured runs of this GPU on this software stack exist
