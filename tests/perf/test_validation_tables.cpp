@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -559,4 +560,58 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
   EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.56, 0.02);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", true), 1.057, 0.001);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.22, 0.02);
+}
+
+// One's own table, read from a file: timed as the shipped tables are, each run with the band of
+// its GPU, stack and model kind, and refused field by field where it is malformed.
+TEST(ValidationTables, OwnTableIsCheckedTimedAndBanded) {
+  const std::string path = testing::TempDir() + "railsim_own_table.json";
+  auto write = [&](const std::string& rows) {
+    std::ofstream(path) << R"({"table": {"id": "mine", "title": "Mine", "metric": "mfu",
+      "max_tolerance": 0.1, "mean_tolerance": 0.05},
+      "common": {"gpu": "A100-SXM-80GB", "stack": "megatron-lm-2022", "hb_domain": 8,
+                 "nic_gbps": 200, "model": "GPT-3-175B", "gpus": 1024, "global_batch": 1536,
+                 "seq_len": 2048, "tp": 8, "pp": 16, "micro_batch": 1},
+      "rows": )" << rows << "}";
+  };
+  write(R"([{"label": "near", "mfu": 0.45}, {"label": "far", "mfu": 0.9}])");
+  const ValidationTable own = own_table(path, "--table");
+  ASSERT_EQ(own.points.size(), 2u);
+  EXPECT_TRUE(own.held_out);
+  EXPECT_FALSE(own.enforced);
+  const auto tables = validation_tables();
+  const ErrorBand band = error_band(tables, "A100-SXM-80GB", "megatron-lm-2022");
+  EXPECT_EQ(band.level, Evidence::gpu_and_stack);
+  const Json j = to_json(tables, own);
+  int inside = 0;
+  for (std::size_t i = 0; i < own.points.size(); ++i) {
+    const ValidationPoint& p = own.points[i];
+    ASSERT_GT(p.railsim, 0) << p.note;
+    EXPECT_DOUBLE_EQ(p.railsim, own.points[0].railsim);  // the same run, measured apart
+    const Json& jp = j["own"]["table"]["points"][i];
+    EXPECT_DOUBLE_EQ(jp["band"].get<double>(), band.fraction);
+    EXPECT_EQ(jp["inside_band"].get<bool>(), std::fabs(p.error()) <= band.fraction);
+    inside += std::fabs(p.error()) <= band.fraction ? 1 : 0;
+  }
+  EXPECT_FALSE(j["own"]["table"]["points"][1]["inside_band"].get<bool>());  // 0.9 MFU: -50%
+  EXPECT_EQ(j["own"]["inside_band"].get<int>(), inside);
+  EXPECT_EQ(j["error_bands"], to_json(tables)["error_bands"]);
+  // Malformed: each refused naming the option and the row's field.
+  const std::pair<const char*, const char*> bad[] = {
+      {R"([{"label": "x", "mfu": 0.4, "pipeline": 16}])", "--table: rows[0].pipeline: unknown"},
+      {R"([{"label": "x", "mfu": 0.4, "tp": "8"}])", "--table: rows[0].tp: got \"8\""},
+      {R"([{"label": "x", "mfu": 0.4, "fit": true}])", "--table: rows[0].fit: the fit set"},
+      {R"([{"label": "x"}])", "--table: rows[0].mfu: missing"},
+      {R"([])", "--table: rows: expected a non-empty array"},
+      {R"([{"label": "x", "mfu": 0.4, "gpu": "A200"}])", "--table: rows[0].gpu: unknown preset"},
+  };
+  for (const auto& [rows, what] : bad) {
+    write(rows);
+    try {
+      (void)own_table(path, "--table");
+      ADD_FAILURE() << rows;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(what, 0), 0u) << e.what();
+    }
+  }
 }
