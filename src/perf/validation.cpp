@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "railsim/core/json.hpp"
+#include "railsim/core/units.hpp"
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/model.hpp"
 #include "railsim/perf/search.hpp"
@@ -335,6 +336,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     throw InputError(metric, fmt::format("got {}, expected a number > 0 in a validation row",
                                          printable(measured.dump())));
   p.measured = measured.get<double>();
+  if (const Json& mem = row_value(common, row, "memory_gib"); mem.is_number())
+    p.measured_memory_gib = mem.get<double>();
   try {
     const Model m = load_model(row_text(common, row, "model"));
     p.moe = m.is_moe();
@@ -388,6 +391,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     else {
       p.railsim = metric_of(metric, r.plans[0].time, c);
       p.plan = best_plan(r);
+      p.memory_gib = r.plans[0].time.memory.total() / units::kGiB;
     }
   } catch (const InputError& e) {
     p.note = e.what();
@@ -429,6 +433,7 @@ constexpr RowField kRowFields[] = {
     {"ep_overlap", RowKind::boolean},
     {"tp_comm_overlap", RowKind::boolean},
     {"fit", RowKind::boolean},
+    {"memory_gib", RowKind::number},
 };
 // What every row must have, from itself or "common" (besides the table's metric).
 constexpr std::string_view kRowRequired[] = {"label", "model",        "gpu",    "stack",
@@ -827,8 +832,13 @@ std::string table_block(const ValidationTable& t, const char* extra_head, Extra 
                    extra_head);
   for (const auto& p : t.points) {
     if (p.railsim > 0)
-      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}{}\n", p.label, p.measured, p.railsim,
-                       pct(p.error()), extra(p));
+      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}{}{}\n", p.label, p.measured, p.railsim,
+                       pct(p.error()), extra(p),
+                       p.measured_memory_gib > 0
+                           ? fmt::format("  memory {:.1f} GiB, measured {:.1f} ({})",
+                                         p.memory_gib, p.measured_memory_gib,
+                                         pct(p.memory_error()))
+                           : std::string());
     else
       s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none", "-",
                        p.note);
@@ -854,7 +864,40 @@ std::string hold_out_line(const HoldOutSummary& h) {
       100 * h.within_5);
 }
 
+// railsim's memory against the runs that publish theirs; empty where none does.
+std::string memory_line(const MemorySummary& m, const char* whose) {
+  if (m.runs == 0) return {};
+  return fmt::format(
+      "Memory of {} that publish it: {} runs: railsim's peak per GPU {} on average against the "
+      "measured one (mean |error| {:.1f}%), below it on {} of {} (docs/validation.md)\n",
+      whose, m.runs, pct(m.bias), 100 * m.mean_abs_error, m.below, m.runs);
+}
+
+Json memory_json(const MemorySummary& m) {
+  return {{"runs", m.runs},
+          {"mean_abs_error", m.mean_abs_error},
+          {"bias", m.bias},
+          {"below", m.below}};
+}
+
 }  // namespace
+
+MemorySummary summarize_memory(const std::vector<ValidationTable>& tables) {
+  MemorySummary m;
+  for (const auto& t : tables)
+    for (const auto& p : t.points) {
+      if (!(p.measured_memory_gib > 0 && p.memory_gib > 0)) continue;
+      ++m.runs;
+      m.mean_abs_error += std::fabs(p.memory_error());
+      m.bias += p.memory_error();
+      m.below += p.memory_gib < p.measured_memory_gib ? 1 : 0;
+    }
+  if (m.runs > 0) {
+    m.mean_abs_error /= m.runs;
+    m.bias /= m.runs;
+  }
+  return m;
+}
 
 std::string to_text(const std::vector<ValidationTable>& tables) {
   std::string s;
@@ -868,6 +911,7 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   for (const bool moe : {false, true})
     s += fmt::format("  {:<6} {}\n", moe ? "MoE" : "dense",
                      hold_out_line(summarize_hold_outs(tables, moe)));
+  s += memory_line(summarize_memory(tables), "the runs");
   s += "Error bands of estimate and plan, by model kind and evidence (docs/model.md section 10):\n";
   for (const bool moe : {false, true})
     for (const ErrorBand& b : error_bands(tables, moe))
@@ -905,7 +949,10 @@ Json table_json(const ValidationTable& t) {
                    {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
                    {"error", p.railsim > 0 ? Json(p.error()) : Json()},
                    {"note", p.note},
-                   {"plan", p.railsim > 0 ? Json(p.plan) : Json()}});
+                   {"plan", p.railsim > 0 ? Json(p.plan) : Json()},
+                   {"memory_gib", p.memory_gib > 0 ? Json(p.memory_gib) : Json()},
+                   {"measured_memory_gib",
+                    p.measured_memory_gib > 0 ? Json(p.measured_memory_gib) : Json()}});
   return {{"id", t.id},
           {"title", t.title},
           {"source", t.source},
@@ -967,6 +1014,7 @@ Json to_json(const std::vector<ValidationTable>& tables) {
       {std::string(models_key(true)), hold_out_json(summarize_hold_outs(tables, true))}};
   return {{"tables", j},
           {"hold_outs", hold_outs},
+          {"memory", memory_json(summarize_memory(tables))},
           {"error_bands", bands},
           {"all_within_tolerance", broken(tables).empty()}};
 }
@@ -988,7 +1036,7 @@ std::string to_text(const std::vector<ValidationTable>& tables, const Validation
   });
   s += fmt::format("Your runs: {}; {} of {} inside the band estimate and plan print for them\n",
                    hold_out_line(summarize_hold_outs({own})), inside, with_figure);
-  return s;
+  return s + memory_line(summarize_memory({own}), "your runs");
 }
 
 Json to_json(const std::vector<ValidationTable>& tables, const ValidationTable& own) {
@@ -1005,6 +1053,7 @@ Json to_json(const std::vector<ValidationTable>& tables, const ValidationTable& 
   }
   j["own"] = {{"table", t},
               {"hold_outs", hold_out_json(summarize_hold_outs({own}))},
+              {"memory", memory_json(summarize_memory({own}))},
               {"inside_band", inside}};
   return j;
 }

@@ -560,6 +560,20 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
   EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.56, 0.02);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", true), 1.057, 0.001);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.22, 0.02);
+  // Their memory, as the page prints it (PyTorch's peak reserved), is above railsim's peak of the
+  // tensors it counts on every run; the 405B 1F1B run holds its whole fp32 gradients (FSDP under
+  // pipelining): 62.3 GiB against 82.5.
+  for (const auto& p : it->points) {
+    EXPECT_GT(p.memory_gib, 0) << p.label;
+    EXPECT_LT(p.memory_gib, p.measured_memory_gib) << p.label;
+  }
+  EXPECT_NEAR(by_label.at("T5-405B-512g-1F1B")->memory_gib, 62.3, 0.05);
+  EXPECT_DOUBLE_EQ(by_label.at("T5-405B-512g-1F1B")->measured_memory_gib, 82.5);
+  const MemorySummary mem = summarize_memory(tables);
+  EXPECT_EQ(mem.runs, 18);  // these 14 and TorchTitan's four long-context runs
+  EXPECT_EQ(mem.below, 18);
+  EXPECT_LT(mem.bias, 0);
+  EXPECT_DOUBLE_EQ(mem.mean_abs_error, -mem.bias);
 }
 
 // One's own table, read from a file: timed as the shipped tables are, each run with the band of
@@ -574,7 +588,7 @@ TEST(ValidationTables, OwnTableIsCheckedTimedAndBanded) {
                  "seq_len": 2048, "tp": 8, "pp": 16, "micro_batch": 1},
       "rows": )" << rows << "}";
   };
-  write(R"([{"label": "near", "mfu": 0.45}, {"label": "far", "mfu": 0.9}])");
+  write(R"([{"label": "near", "mfu": 0.45, "memory_gib": 60}, {"label": "far", "mfu": 0.9}])");
   const ValidationTable own = own_table(path, "--table");
   ASSERT_EQ(own.points.size(), 2u);
   EXPECT_TRUE(own.held_out);
@@ -596,11 +610,20 @@ TEST(ValidationTables, OwnTableIsCheckedTimedAndBanded) {
   EXPECT_FALSE(j["own"]["table"]["points"][1]["inside_band"].get<bool>());  // 0.9 MFU: -50%
   EXPECT_EQ(j["own"]["inside_band"].get<int>(), inside);
   EXPECT_EQ(j["error_bands"], to_json(tables)["error_bands"]);
+  // The memory a row publishes, against railsim's for the same plan.
+  EXPECT_DOUBLE_EQ(j["own"]["table"]["points"][0]["measured_memory_gib"].get<double>(), 60.0);
+  EXPECT_TRUE(j["own"]["table"]["points"][1]["measured_memory_gib"].is_null());
+  EXPECT_NEAR(j["own"]["table"]["points"][0]["memory_gib"].get<double>(), own.points[0].memory_gib,
+              1e-12);
+  EXPECT_EQ(j["own"]["memory"]["runs"].get<int>(), 1);
+  EXPECT_NEAR(j["own"]["memory"]["bias"].get<double>(), own.points[0].memory_gib / 60.0 - 1.0,
+              1e-12);
   // Malformed: each refused naming the option and the row's field.
   const std::pair<const char*, const char*> bad[] = {
       {R"([{"label": "x", "mfu": 0.4, "pipeline": 16}])", "--table: rows[0].pipeline: unknown"},
       {R"([{"label": "x", "mfu": 0.4, "tp": "8"}])", "--table: rows[0].tp: got \"8\""},
       {R"([{"label": "x", "mfu": 0.4, "fit": true}])", "--table: rows[0].fit: the fit set"},
+      {R"([{"label": "x", "mfu": 0.4, "memory_gib": -2}])", "--table: rows[0].memory_gib: got -2"},
       {R"([{"label": "x"}])", "--table: rows[0].mfu: missing"},
       {R"([])", "--table: rows: expected a non-empty array"},
       {R"([{"label": "x", "mfu": 0.4, "gpu": "A200"}])", "--table: rows[0].gpu: unknown preset"},

@@ -31,7 +31,16 @@ struct ValidationPoint {
   // The strategy railsim timed, every knob named (perf::describe): the row's published knobs and
   // the planner's choice of those it leaves open (recompute, SP, ...); empty without a figure.
   std::string plan;
+  // Peak memory per GPU: railsim's for the plan it timed (0 where not computed or without a
+  // figure), and the run's as its source measured it (a row's "memory_gib"; 0 when unpublished).
+  double memory_gib = 0;
+  double measured_memory_gib = 0;
   double error() const { return measured != 0 ? railsim / measured - 1.0 : 0.0; }
+  // railsim's memory against the measured one, where both exist (else 0).
+  double memory_error() const {
+    return measured_memory_gib > 0 && memory_gib > 0 ? memory_gib / measured_memory_gib - 1.0
+                                                     : 0.0;
+  }
 };
 
 // One table of docs/validation.md.
@@ -78,6 +87,15 @@ struct HoldOutSummary {
 // Of dense models only (moe false), of mixture-of-experts models only (true) or of all.
 HoldOutSummary summarize_hold_outs(const std::vector<ValidationTable>& tables,
                                    std::optional<bool> moe = std::nullopt);
+// railsim's peak memory against the runs that publish theirs (every run, fit or not: no memory
+// constant is fitted).
+struct MemorySummary {
+  int runs = 0;               // runs with both figures
+  double mean_abs_error = 0;  // of railsim / measured - 1
+  double bias = 0;            // the mean signed error
+  int below = 0;              // runs where railsim's peak is below the measured one
+};
+MemorySummary summarize_memory(const std::vector<ValidationTable>& tables);
 
 // Every validation table, in the order of docs/validation.md. Deterministic.
 std::vector<ValidationTable> validation_tables();
