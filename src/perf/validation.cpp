@@ -835,9 +835,8 @@ std::string table_block(const ValidationTable& t, const char* extra_head, Extra 
       s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}{}{}\n", p.label, p.measured, p.railsim,
                        pct(p.error()), extra(p),
                        p.measured_memory_gib > 0
-                           ? fmt::format("  memory {:.1f} GiB, measured {:.1f} ({})",
-                                         p.memory_gib, p.measured_memory_gib,
-                                         pct(p.memory_error()))
+                           ? fmt::format("  memory {:.1f} GiB, measured {:.1f} ({})", p.memory_gib,
+                                         p.measured_memory_gib, pct(p.memory_error()))
                            : std::string());
     else
       s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none", "-",
@@ -874,10 +873,8 @@ std::string memory_line(const MemorySummary& m, const char* whose) {
 }
 
 Json memory_json(const MemorySummary& m) {
-  return {{"runs", m.runs},
-          {"mean_abs_error", m.mean_abs_error},
-          {"bias", m.bias},
-          {"below", m.below}};
+  return {
+      {"runs", m.runs}, {"mean_abs_error", m.mean_abs_error}, {"bias", m.bias}, {"below", m.below}};
 }
 
 }  // namespace

@@ -38,8 +38,7 @@ struct ValidationPoint {
   double error() const { return measured != 0 ? railsim / measured - 1.0 : 0.0; }
   // railsim's memory against the measured one, where both exist (else 0).
   double memory_error() const {
-    return measured_memory_gib > 0 && memory_gib > 0 ? memory_gib / measured_memory_gib - 1.0
-                                                     : 0.0;
+    return measured_memory_gib > 0 && memory_gib > 0 ? memory_gib / measured_memory_gib - 1.0 : 0.0;
   }
 };
 
