@@ -91,6 +91,23 @@ def test_own_validation_table_equals_cli(tmp_path):
     assert str(e.value).startswith("table: rows[0].tp_comm_overlaps: unknown field"), str(e.value)
 
 
+def test_validation_docs_adding_runs_example_prints_what_the_page_says(tmp_path):
+    """docs/validation.md's "Adding runs" example, run as its text says, prints what it quotes."""
+    page = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                             "validation.md")).read()
+    section = page[page.index("## Adding runs"):]
+    example = section[section.index("```json") + len("```json"):]
+    example = example[:example.index("```")]
+    path = tmp_path / "my-runs.json"
+    path.write_text(example)
+    out = subprocess.run([CLI, "validate", "--table", str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    own = out[out.index("Your runs (hold-outs"):]
+    assert "Llama 3 70B" in own and "1679" in own and "+9.5%" in own, own
+    assert "inside (GPU and stack measured)" in own, own
+    assert "1 of 1 inside the band estimate and plan print for them" in own, own
+
+
 @pytest.mark.parametrize("call, field", [
     (lambda: railsim.design(gpus=1001), "hb_domain"),
     (lambda: railsim.design(gpus=-5), "gpus"),
