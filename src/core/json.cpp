@@ -69,12 +69,12 @@ std::string show(const Json& v) {
   return printable(s, 40);
 }
 
+}  // namespace
+
 bool is_doc_key(std::string_view k) {
   return k == "source" || k == "sources" || k == "about" || k == "notes" || k == "name" ||
          (!k.empty() && k.front() == '_');
 }
-
-}  // namespace
 
 Json parse_json(std::string_view text, const std::string& what) {
   // nlohmann stops at a NUL byte as at the end of the input: whatever follows would be ignored.

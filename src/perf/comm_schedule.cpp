@@ -248,10 +248,12 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   auto add_dp = [&](Axis axis, double params) {
     if (pl.axis_size(axis) <= 1 || params <= 0) return;
     const spec::Sharding sharding = detail::sharding_of(tr, s);
-    // FSDP under pipelining shards the optimizer state alone, but over the HSDP shard group.
     const bool under_pp = detail::fsdp_under_pipeline(tr, s);
+    // HSDP splits the group where the stack shards more than the optimizer state (ZeRO-2 and
+    // FSDP, FSDP under pipelining too, though that shards the optimizer state alone).
+    const spec::Sharding level = tr.stack.knobs.distributed_optimizer;
     const bool sharded =
-        sharding == spec::Sharding::full || sharding == spec::Sharding::gradients || under_pp;
+        s.dist_opt && (level == spec::Sharding::full || level == spec::Sharding::gradients);
     const Axis shard_axis = hsdp && sharded && axis == Axis::dp ? Axis::dp_shard : axis;
     // One collective over `ax` of `bytes_per_param` per parameter, `count` times; hidden with DP
     // overlap. `add` puts it in the shard group (the whole DP group without HSDP).

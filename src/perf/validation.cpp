@@ -331,10 +331,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
   p.fit = row.value("fit", false);
   p.gpu = row_text(common, row, "gpu");
   p.stack = row_text(common, row, "stack");
+  // A number > 0: data_table checked it.
   const Json& measured = row_value(common, row, metric.c_str());
-  if (!measured.is_number() || !(measured.get<double>() > 0))
-    throw InputError(metric, fmt::format("got {}, expected a number > 0 in a validation row",
-                                         printable(measured.dump())));
   p.measured = measured.get<double>();
   if (const Json& mem = row_value(common, row, "memory_gib"); mem.is_number())
     p.measured_memory_gib = mem.get<double>();
@@ -401,8 +399,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
 
 // The fields a row of a table written as data may set (or its "common" block for every row),
 // with their JSON kinds; anything else is refused, so that a misspelled knob is not read as
-// absent. The table's metric and the documentation keys (notes, source, about, "_..." keys) are
-// allowed besides.
+// absent. The table's metric and the documentation keys (is_doc_key) are allowed besides.
 enum class RowKind : std::uint8_t { text, count, number, boolean };
 struct RowField {
   std::string_view key;
@@ -439,10 +436,6 @@ constexpr RowField kRowFields[] = {
 constexpr std::string_view kRowRequired[] = {"label", "model",        "gpu",    "stack",
                                              "gpus",  "global_batch", "seq_len"};
 
-bool doc_key(std::string_view k) {
-  return k == "notes" || k == "source" || k == "about" || (!k.empty() && k.front() == '_');
-}
-
 // Checks one row's (or "common"'s) fields: known, of their kind, counts >= 1, numbers finite and
 // > 0. `where` names the object in errors ("rows[3]", "common").
 void check_row_fields(const Json& o, const std::string& where, const std::string& metric,
@@ -452,7 +445,7 @@ void check_row_fields(const Json& o, const std::string& where, const std::string
                      fmt::format("{}: expected an object, got {}", where, printable(o.dump(), 60)));
   for (auto it = o.begin(); it != o.end(); ++it) {
     const std::string& k = it.key();
-    if (doc_key(k)) continue;
+    if (is_doc_key(k)) continue;
     const Json& v = it.value();
     const auto bad = [&](std::string_view expected) {
       return InputError(file, fmt::format("{}.{}: got {}, expected {}", where, printable(k),
@@ -496,7 +489,7 @@ ValidationTable data_table(const Json& d, const std::string& file, const std::st
                            const spec::NetworkDesign& design, bool own) {
   if (!d.is_object()) throw InputError(file, "expected a JSON object with table, common and rows");
   for (auto it = d.begin(); it != d.end(); ++it)
-    if (!doc_key(it.key()) && it.key() != "table" && it.key() != "common" && it.key() != "rows")
+    if (!is_doc_key(it.key()) && it.key() != "table" && it.key() != "common" && it.key() != "rows")
       throw InputError(file, fmt::format("{}: unknown field (a table has table, common and rows)",
                                          printable(it.key())));
   if (!d.contains("table") || !d["table"].is_object())
@@ -518,7 +511,7 @@ ValidationTable data_table(const Json& d, const std::string& file, const std::st
   };
   for (auto it = tb.begin(); it != tb.end(); ++it) {
     const std::string& k = it.key();
-    if (!doc_key(k) && k != "id" && k != "title" && k != "metric" && k != "max_tolerance" &&
+    if (!is_doc_key(k) && k != "id" && k != "title" && k != "metric" && k != "max_tolerance" &&
         k != "mean_tolerance")
       throw InputError(file, fmt::format("table.{}: unknown field", printable(k)));
   }

@@ -557,9 +557,9 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
     return measured ? a.measured / b.measured : a.railsim / b.railsim;
   };
   EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", true), 1.28, 0.01);
-  EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.56, 0.02);
+  EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.563, 0.005);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", true), 1.057, 0.001);
-  EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.22, 0.02);
+  EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.223, 0.005);
   // Their memory, as the page prints it (PyTorch's peak reserved), is above railsim's peak of the
   // tensors it counts on every run; the 405B 1F1B run holds its whole fp32 gradients (FSDP under
   // pipelining): 62.3 GiB against 82.5.
@@ -597,18 +597,16 @@ TEST(ValidationTables, OwnTableIsCheckedTimedAndBanded) {
   const ErrorBand band = error_band(tables, "A100-SXM-80GB", "megatron-lm-2022");
   EXPECT_EQ(band.level, Evidence::gpu_and_stack);
   const Json j = to_json(tables, own);
-  int inside = 0;
-  for (std::size_t i = 0; i < own.points.size(); ++i) {
-    const ValidationPoint& p = own.points[i];
-    ASSERT_GT(p.railsim, 0) << p.note;
-    EXPECT_DOUBLE_EQ(p.railsim, own.points[0].railsim);  // the same run, measured apart
-    const Json& jp = j["own"]["table"]["points"][i];
-    EXPECT_DOUBLE_EQ(jp["band"].get<double>(), band.fraction);
-    EXPECT_EQ(jp["inside_band"].get<bool>(), std::fabs(p.error()) <= band.fraction);
-    inside += std::fabs(p.error()) <= band.fraction ? 1 : 0;
-  }
-  EXPECT_FALSE(j["own"]["table"]["points"][1]["inside_band"].get<bool>());  // 0.9 MFU: -50%
-  EXPECT_EQ(j["own"]["inside_band"].get<int>(), inside);
+  // The same run measured at two MFUs: one figure, +13.8% against 0.45 (inside the band), -43%
+  // against 0.9 (outside).
+  ASSERT_GT(own.points[0].railsim, 0) << own.points[0].note;
+  EXPECT_DOUBLE_EQ(own.points[1].railsim, own.points[0].railsim);
+  EXPECT_NEAR(own.points[0].error(), 0.138, 0.001);
+  for (std::size_t i = 0; i < own.points.size(); ++i)
+    EXPECT_DOUBLE_EQ(j["own"]["table"]["points"][i]["band"].get<double>(), band.fraction);
+  EXPECT_TRUE(j["own"]["table"]["points"][0]["inside_band"].get<bool>());
+  EXPECT_FALSE(j["own"]["table"]["points"][1]["inside_band"].get<bool>());
+  EXPECT_EQ(j["own"]["inside_band"].get<int>(), 1);
   EXPECT_EQ(j["error_bands"], to_json(tables)["error_bands"]);
   // The memory a row publishes, against railsim's for the same plan.
   EXPECT_DOUBLE_EQ(j["own"]["table"]["points"][0]["measured_memory_gib"].get<double>(), 60.0);

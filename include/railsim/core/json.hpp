@@ -32,6 +32,10 @@ Json read_json_file(const std::string& path, const std::string& what);
 std::string read_text_file(const std::string& path, const std::string& what,
                            std::size_t max_bytes = kMaxSpecFileBytes);
 
+// Whether a key is documentation, allowed in any spec object: "source", "sources", "about",
+// "notes", "name" and keys starting with "_".
+bool is_doc_key(std::string_view k);
+
 // A view on one JSON object that records which keys were read; finish() rejects the rest.
 // Keys "source", "sources", "about", "notes", "name" and keys starting with "_" are documentation
 // and are always allowed.
