@@ -37,7 +37,10 @@ TEST(ModelPresets, ParameterCountsMatchPublishedSizes) {
         Case{"Qwen3-30B-A3B", 30.5e9, 3.3e9, 0.02}, Case{"Qwen3-235B-A22B", 235e9, 22e9, 0.02},
         // gpt-oss model card, Table 1: 116.83B total, 5.13B active, which leaves out the
         // embedding table (a lookup) but not the unembedding; railsim's active count has both.
-        Case{"GPT-OSS-120B", 116.83e9, 5.13e9 + 201088.0 * 2880, 0.02}}) {
+        Case{"GPT-OSS-120B", 116.83e9, 5.13e9 + 201088.0 * 2880, 0.02},
+        // Nemotron-4 15B report (Parmar et al. 2024, Sec. 2): 12.5B non-embedding and 3.2B
+        // embedding parameters, input and output embeddings untied.
+        Case{"Nemotron-4-15B", 15.7e9, 15.7e9, 0.01}}) {
     const Model m = load_model(c.name);
     EXPECT_NEAR(m.total_params() / c.total, 1.0, c.tol) << c.name;
     if (std::string(c.name) != "MoE-1.2T") {

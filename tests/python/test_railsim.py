@@ -105,8 +105,12 @@ def test_validation_docs_adding_runs_example_prints_what_the_page_says(tmp_path)
     out = subprocess.run([CLI, "validate", "--table", str(path)], check=True,
                          capture_output=True, text=True).stdout
     own = out[out.index("Your runs (hold-outs"):]
-    assert "Llama 3 70B" in own and "1679" in own and "+9.5%" in own, own
-    assert "inside (GPU and stack measured)" in own, own
+    # The row as the page quotes it ("ends with `Llama 3 70B ... inside (...)`"), band included,
+    # word for word up to the column spacing.
+    quoted = section[section.index("ends with `") + len("ends with `"):]
+    quoted = quoted[:quoted.index("`")].split()
+    assert quoted[:3] == ["Llama", "3", "70B"] and "inside" in quoted, quoted
+    assert any(line.split() == quoted for line in own.splitlines()), (quoted, own)
     assert "1 of 1 inside the band estimate and plan print for them" in own, own
 
 
