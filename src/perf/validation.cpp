@@ -850,19 +850,19 @@ std::string table_block(const ValidationTable& t, const char* extra_head, Extra 
 
 std::string hold_out_line(const HoldOutSummary& h) {
   return fmt::format(
-      "{} runs with a figure, {} without: mean |error| {:.1f}%, median {:.1f}%, {:.0f}% within "
+      "{} run{} with a figure, {} without: mean |error| {:.1f}%, median {:.1f}%, {:.0f}% within "
       "10%, {:.0f}% within 5%",
-      h.runs, h.without_figure, 100 * h.mean_abs_error, 100 * h.median_abs_error, 100 * h.within_10,
-      100 * h.within_5);
+      h.runs, h.runs == 1 ? "" : "s", h.without_figure, 100 * h.mean_abs_error,
+      100 * h.median_abs_error, 100 * h.within_10, 100 * h.within_5);
 }
 
 // railsim's memory against the runs that publish theirs; empty where none does.
 std::string memory_line(const MemorySummary& m, const char* whose) {
   if (m.runs == 0) return {};
   return fmt::format(
-      "Memory of {} that publish it: {} runs: railsim's peak per GPU {} on average against the "
+      "Memory of {} that publish it: {} run{}: railsim's peak per GPU {} on average against the "
       "measured one (mean |error| {:.1f}%), below it on {} of {} (docs/validation.md)\n",
-      whose, m.runs, pct(m.bias), 100 * m.mean_abs_error, m.below, m.runs);
+      whose, m.runs, m.runs == 1 ? "" : "s", pct(m.bias), 100 * m.mean_abs_error, m.below, m.runs);
 }
 
 Json memory_json(const MemorySummary& m) {

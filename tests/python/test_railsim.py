@@ -111,6 +111,7 @@ def test_validation_docs_adding_runs_example_prints_what_the_page_says(tmp_path)
     quoted = quoted[:quoted.index("`")].split()
     assert quoted[:3] == ["Llama", "3", "70B"] and "inside" in quoted, quoted
     assert any(line.split() == quoted for line in own.splitlines()), (quoted, own)
+    assert "Your runs: 1 run with a figure, 0 without" in own, own
     assert "1 of 1 inside the band estimate and plan print for them" in own, own
 
 
