@@ -228,6 +228,7 @@ void nemo_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
     t.points.push_back(point(fit_label(row["label"].get<std::string>(), row),
                              row["tokens_per_s_per_gpu"].get<double>(), tps, t.gpu, tr.stack.name,
                              row["fit"].get<bool>(), best_plan(r)));
+    t.points.back().low_precision = spec::low_precision(tr.dtype);
   }
 }
 
@@ -363,6 +364,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
         dt.is_null() ? std::nullopt
                      : std::optional(spec::parse_dtype(row_text(common, row, "dtype"), "dtype")),
         std::nullopt, row_bool(common, row, "compile"));  // torch.compile, where run with it
+    p.low_precision = spec::low_precision(tr.dtype);
     const spec::GpuSpec g = gpu_preset(p.gpu);
     const Json& nic = row_value(common, row, "nic_gbps");
     // A run on fewer GPUs than an HB domain, or on a count the domain does not divide (256
@@ -902,11 +904,13 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
     s += fmt::format("  {:<6} {}\n", moe ? "MoE" : "dense",
                      hold_out_line(summarize_hold_outs(tables, moe)));
   s += memory_line(summarize_memory(tables), "the runs");
-  s += "Error bands of estimate and plan, by model kind and evidence (docs/model.md section 10):\n";
-  for (const bool moe : {false, true})
-    for (const ErrorBand& b : error_bands(tables, moe))
-      s += fmt::format("  {:<6} {:<30} +-{:.1f}%  ({})\n", moe ? "MoE" : "dense",
-                       to_string(b.level), 100 * b.fraction, b.basis);
+  s += "Error bands of estimate and plan, by model kind, precision and evidence (docs/model.md "
+       "section 10):\n";
+  for (const BandClass cls : kBandClasses)
+    for (const ErrorBand& b : error_bands(tables, cls))
+      s += fmt::format("  {:<6} {:<5} {:<30} +-{:.1f}%  ({})\n", cls.moe ? "MoE" : "dense",
+                       cls.low_precision ? "FP8" : "BF16", to_string(b.level), 100 * b.fraction,
+                       b.basis);
   const auto bad = broken(tables);
   int enforced = 0, missed = 0, hold_outs = 0, unplanned = 0;
   for (const auto& t : tables) {
@@ -979,7 +983,7 @@ struct OwnBand {
   bool inside = false;
 };
 OwnBand own_band(const std::vector<ValidationTable>& tables, const ValidationPoint& p) {
-  OwnBand o{error_band(tables, p.gpu, p.stack, p.moe), false};
+  OwnBand o{error_band(tables, p.gpu, p.stack, {p.moe, p.low_precision}), false};
   o.inside = p.railsim > 0 && std::fabs(p.error()) <= o.band.fraction;
   return o;
 }
@@ -990,9 +994,10 @@ Json to_json(const std::vector<ValidationTable>& tables) {
   Json j = Json::array();
   for (const auto& t : tables) j.push_back(table_json(t));
   Json bands = Json::array();
-  for (const bool moe : {false, true})
-    for (const ErrorBand& b : error_bands(tables, moe))
-      bands.push_back({{"models", std::string(models_key(moe))},
+  for (const BandClass cls : kBandClasses)
+    for (const ErrorBand& b : error_bands(tables, cls))
+      bands.push_back({{"models", std::string(models_key(cls.moe))},
+                       {"precision", std::string(precision_key(cls.low_precision))},
                        {"evidence", std::string(to_string(b.level))},
                        {"fraction", b.fraction},
                        {"hold_out_runs", b.runs},
@@ -1076,25 +1081,31 @@ Evidence evidence(const std::vector<ValidationTable>& tables, const std::string&
 
 namespace {
 
-// |error| of every hold-out with a figure of one kind of model (dense or mixture of experts),
-// with the evidence the other tables give it.
+// |error| of every hold-out with a figure of one class of prediction (dense or mixture of
+// experts, BF16 or narrower), with the evidence the other tables give it.
 struct HoldOut {
   double abs_error;
   Evidence level;
 };
-std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, bool moe) {
+std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, BandClass cls) {
   std::vector<HoldOut> out;
   for (std::size_t i = 0; i < tables.size(); ++i)
     for (const ValidationPoint& p : tables[i].points)
-      if (!p.fit && p.railsim > 0 && p.moe == moe)
+      if (!p.fit && p.railsim > 0 && p.moe == cls.moe && p.low_precision == cls.low_precision)
         out.push_back({std::fabs(p.error()), evidence(tables, p.gpu, p.stack, i)});
   return out;
 }
 
-ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, bool moe) {
+// "dense models in BF16", "mixture-of-experts models in FP8, MXFP8 or NVFP4".
+std::string class_name(BandClass cls) {
+  return fmt::format("{} in {}", models_name(cls.moe), precision_name(cls.low_precision));
+}
+
+ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls) {
   ErrorBand b;
   b.level = level;
-  b.moe = moe;
+  b.moe = cls.moe;
+  b.low_precision = cls.low_precision;
   b.validated = level == Evidence::gpu_and_stack;
   std::vector<double> errs;
   double worst = 0;
@@ -1123,7 +1134,7 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, bool moe) {
     b.basis = fmt::format(
         "{}: fewer than {} hold-outs of {} this weakly supported; twice the worst |error| of "
         "all {} such hold-outs",
-        to_string(level), kMinBandRuns, models_name(moe), all.size());
+        to_string(level), kMinBandRuns, class_name(cls), all.size());
     return b;
   }
   // Nearest rank: the smallest |error| that at least kBandCoverage of the runs do not exceed.
@@ -1135,12 +1146,12 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, bool moe) {
   b.basis = pooled_all ? fmt::format(
                              "{}: fewer than {} hold-outs of {} this weakly supported; "
                              "covers {:.0f}% of all {} hold-out runs of {}",
-                             to_string(level), kMinBandRuns, models_name(moe), 100 * b.coverage,
-                             errs.size(), models_name(moe))
+                             to_string(level), kMinBandRuns, class_name(cls), 100 * b.coverage,
+                             errs.size(), class_name(cls))
                        : fmt::format(
                              "{}: covers {:.0f}% of {} hold-out runs of {} with this "
                              "evidence",
-                             to_string(level), 100 * b.coverage, errs.size(), models_name(moe));
+                             to_string(level), 100 * b.coverage, errs.size(), class_name(cls));
   return b;
 }
 
@@ -1165,11 +1176,19 @@ std::string_view models_key(bool moe) {
   return moe ? "moe" : "dense";
 }
 
-std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, bool moe) {
-  const std::vector<HoldOut> all = hold_outs(tables, moe);
-  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack, moe),
-                                  band_at(all, Evidence::gpu_only, moe),
-                                  band_at(all, Evidence::none, moe)};
+std::string_view precision_name(bool low_precision) {
+  return low_precision ? "FP8, MXFP8 or NVFP4" : "BF16";
+}
+
+std::string_view precision_key(bool low_precision) {
+  return low_precision ? "fp8" : "bf16";
+}
+
+std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, BandClass cls) {
+  const std::vector<HoldOut> all = hold_outs(tables, cls);
+  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack, cls),
+                                  band_at(all, Evidence::gpu_only, cls),
+                                  band_at(all, Evidence::none, cls)};
   // Less evidence never narrows the band.
   for (std::size_t i = 1; i < bands.size(); ++i)
     if (bands[i].fraction < bands[i - 1].fraction) {
@@ -1191,28 +1210,32 @@ ErrorBand band_of(const std::vector<ValidationTable>& tables, const std::vector<
 }  // namespace
 
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
-                     const std::string& stack, bool moe) {
-  return band_of(tables, error_bands(tables, moe), gpu, stack);
+                     const std::string& stack, BandClass cls) {
+  return band_of(tables, error_bands(tables, cls), gpu, stack);
 }
 
-ErrorBand error_band(const std::string& gpu, const std::string& stack, bool moe) {
+ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass cls) {
   // The shipped tables and their bands, computed once per process (every hold-out is judged
-  // against every other table: quadratic in the runs).
+  // against every other table: quadratic in the runs), one set per class in kBandClasses order.
   static const std::vector<ValidationTable> tables = validation_tables();
-  static const std::vector<ErrorBand> dense = error_bands(tables, false);
-  static const std::vector<ErrorBand> moe_bands = error_bands(tables, true);
-  return band_of(tables, moe ? moe_bands : dense, gpu, stack);
+  static const std::vector<std::vector<ErrorBand>> bands = [] {
+    std::vector<std::vector<ErrorBand>> v;
+    for (const BandClass c : kBandClasses) v.push_back(error_bands(tables, c));
+    return v;
+  }();
+  return band_of(tables, bands[(cls.moe ? 2 : 0) + (cls.low_precision ? 1 : 0)], gpu, stack);
 }
 
 Json to_json(const ErrorBand& b, double time_s) {
   return {{"fraction", b.fraction},
-          {"low_s", time_s * (1 - b.fraction)},
-          {"high_s", time_s * (1 + b.fraction)},
+          {"low_s", b.low(time_s)},
+          {"high_s", b.high(time_s)},
           {"validated", b.validated},
           {"evidence", std::string(to_string(b.level))},
           {"hold_out_runs", b.runs},
           {"coverage", b.coverage},
           {"models", std::string(models_key(b.moe))},
+          {"precision", std::string(precision_key(b.low_precision))},
           {"basis", b.basis}};
 }
 

@@ -23,10 +23,13 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   const Json d = Json::parse(j.out);
   EXPECT_TRUE(d["all_within_tolerance"].get<bool>());
   ASSERT_GE(d["tables"].size(), 20u);
-  // Three evidence levels for dense models, then three for mixture-of-experts models.
-  ASSERT_EQ(d["error_bands"].size(), 6u);
-  EXPECT_EQ(d["error_bands"][0]["models"], "dense");
-  EXPECT_EQ(d["error_bands"][3]["models"], "moe");
+  // Three evidence levels for each class: dense models in BF16, then in FP8 or narrower, then
+  // mixture-of-experts models in BF16 and in FP8 or narrower.
+  ASSERT_EQ(d["error_bands"].size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(d["error_bands"][i]["models"], i < 6 ? "dense" : "moe") << i;
+    EXPECT_EQ(d["error_bands"][i]["precision"], i % 6 < 3 ? "bf16" : "fp8") << i;
+  }
   EXPECT_NEAR(d["tables"][2]["max_abs_error"].get<double>(), 0.100, 0.001);
   // Each table's lean, and the hold-outs taken together (all, dense, MoE), in text and JSON.
   int hold_outs = 0;
@@ -79,14 +82,23 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
     EXPECT_DOUBLE_EQ(plan["error_band"]["fraction"].get<double>(),
                      bands[2]["fraction"].get<double>());
   }
-  // A mixture-of-experts model takes the band of the MoE hold-outs at its evidence level.
-  const auto moe = run_cli("estimate --gpus 256 --model Mixtral-8x7B --tp 2 --ep 8 --json");
+  // A mixture-of-experts model takes the band of the MoE hold-outs of its precision at its
+  // evidence level: BF16 by default, FP8's with --dtype fp8 (far wider: validation.md, item 5).
+  const std::string mixtral = "estimate --gpus 256 --model Mixtral-8x7B --tp 2 --ep 8 --json";
+  const auto moe = run_cli(mixtral);
   ASSERT_EQ(moe.code, 0) << moe.err;
   const Json mj = Json::parse(moe.out)["error_band"];
   EXPECT_EQ(mj["models"], "moe");
+  EXPECT_EQ(mj["precision"], "bf16");
   EXPECT_EQ(mj["evidence"], "GPU and stack measured");
-  EXPECT_EQ(bands[3]["models"], "moe");
-  EXPECT_DOUBLE_EQ(mj["fraction"].get<double>(), bands[3]["fraction"].get<double>());
+  EXPECT_EQ(bands[6]["models"], "moe");
+  EXPECT_DOUBLE_EQ(mj["fraction"].get<double>(), bands[6]["fraction"].get<double>());
+  const auto moe8 = run_cli(mixtral + " --dtype fp8");
+  ASSERT_EQ(moe8.code, 0) << moe8.err;
+  const Json mj8 = Json::parse(moe8.out)["error_band"];
+  EXPECT_EQ(mj8["precision"], "fp8");
+  EXPECT_DOUBLE_EQ(mj8["fraction"].get<double>(), bands[9]["fraction"].get<double>());
+  EXPECT_GT(mj8["fraction"].get<double>(), mj["fraction"].get<double>());
   const auto ph = run_cli("plan --gpu GH200 --gpus 1024 --model GPT-3-175B --batch 512 --top 2");
   EXPECT_NE(ph.out.find(fmt::format("error band of every time: +-{:.1f}% (GPU never measured",
                                     100 * bands[2]["fraction"].get<double>())),

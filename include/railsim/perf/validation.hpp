@@ -27,7 +27,8 @@ struct ValidationPoint {
   std::string stack;   // its row names its own)
   bool fit = false;    // its measurement set a constant (the frozen fit set); else a hold-out
   bool moe = false;    // a mixture-of-experts model (its own error bands)
-  std::string note;    // why railsim has no figure for it (railsim == 0)
+  bool low_precision = false;  // GEMMs in FP8, MXFP8 or NVFP4 (their own error bands too)
+  std::string note;            // why railsim has no figure for it (railsim == 0)
   // The strategy railsim timed, every knob named (perf::describe): the row's published knobs and
   // the planner's choice of those it leaves open (recompute, SP, ...); empty without a figure.
   std::string plan;
@@ -139,28 +140,42 @@ Evidence evidence(const std::vector<ValidationTable>& tables, const std::string&
 // GPU and stack; the band of a level is the smallest |error| that covers kBandCoverage of the
 // hold-outs at that level or weaker (nearest rank), so that a prediction at a level is as
 // uncertain as the runs that were predicted from as little. Fewer than kMinBandRuns such runs:
-// twice the worst |error| of every hold-out, flagged. Dense and mixture-of-experts models have
-// bands of their own, each from the hold-outs of its kind: the model errs differently on them.
+// twice the worst |error| of every hold-out, flagged. Each class of prediction has bands of its
+// own, from the hold-outs of its class: dense or mixture-of-experts models, BF16 or FP8-and-
+// narrower GEMMs (FP8, MXFP8, NVFP4); the model errs differently on them.
 inline constexpr double kBandCoverage = 0.80;
 inline constexpr int kMinBandRuns = 5;
+struct BandClass {
+  bool moe = false;            // mixture-of-experts models, else dense ones
+  bool low_precision = false;  // GEMMs in FP8, MXFP8 or NVFP4 (spec::low_precision), else BF16
+};
 struct ErrorBand {
   double fraction = 0;     // +- this fraction of the predicted time
   bool validated = false;  // runs of the same GPU and stack exist (level gpu_and_stack)
   Evidence level = Evidence::none;
-  int runs = 0;         // hold-outs the band comes from
-  double coverage = 0;  // the share of those hold-outs inside the band
-  std::string basis;    // one line: the level and the runs
-  bool moe = false;     // the band of mixture-of-experts models (else dense ones)
+  int runs = 0;                // hold-outs the band comes from
+  double coverage = 0;         // the share of those hold-outs inside the band
+  std::string basis;           // one line: the level and the runs
+  bool moe = false;            // the band of mixture-of-experts models (else dense ones)
+  bool low_precision = false;  // the band of FP8-and-narrower runs (else BF16 ones)
+  // The range of a predicted time `t`: a run's measured time is railsim's times (1 + error), and
+  // no error is below -100%, so a band above 100% has no lower bound but 0.
+  double low(double t) const { return t * (fraction < 1 ? 1 - fraction : 0.0); }
+  double high(double t) const { return t * (1 + fraction); }
 };
-std::string_view models_name(bool moe);  // "dense models", "mixture-of-experts models"
-std::string_view models_key(bool moe);   // JSON "models": "dense", "moe"
-ErrorBand error_band(const std::string& gpu, const std::string& stack, bool moe = false);
+std::string_view models_name(bool moe);               // "dense models", "mixture-of-experts models"
+std::string_view models_key(bool moe);                // JSON "models": "dense", "moe"
+std::string_view precision_name(bool low_precision);  // "BF16", "FP8, MXFP8 or NVFP4"
+std::string_view precision_key(bool low_precision);   // JSON "precision": "bf16", "fp8"
+ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass cls = {});
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
-                     const std::string& stack, bool moe = false);
+                     const std::string& stack, BandClass cls = {});
 Json to_json(const ErrorBand& b, double time_s);
-// The band of each evidence level for dense (or mixture-of-experts) models, in the order of
-// Evidence.
-std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, bool moe = false);
+// The band of each evidence level for one class of prediction, in the order of Evidence.
+std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, BandClass cls = {});
+// Every class, dense before mixture-of-experts, BF16 before FP8: the order validate prints them.
+inline constexpr BandClass kBandClasses[] = {
+    {false, false}, {false, true}, {true, false}, {true, true}};
 
 // Megatron's GPT of a row of a validation data file (multi-head attention, a 4h FFN): its name,
 // layers, hidden size and heads from the row, the vocabulary and sequence length from the file's
