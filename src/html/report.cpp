@@ -19,6 +19,7 @@
 #include "railsim/perf/iteration.hpp"
 #include "railsim/perf/placement.hpp"
 #include "railsim/perf/strategy.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/format.hpp"
 #include "railsim/report/plot.hpp"
 #include "railsim/spec/catalog.hpp"
@@ -408,7 +409,8 @@ std::string assumptions_html(const ReportOptions& o, const spec::NetworkDesign& 
                : "")},
       {"Time model",
        "railsim's analytic iteration time (docs/model.md), searched over every parallelization "
-       "that fits in memory; its error against measured runs is in docs/validation.md"},
+       "that fits in memory; each time's error band (under its table) is from published runs "
+       "railsim was not fitted on (docs/validation.md)"},
       {"Catalog", fmt::format("{}: {}", catalog.name, catalog.about)},
       {"Failures",
        o.failures ? fmt::format("the {} failure rates, a 90-day run, {} Monte Carlo trials per "
@@ -732,6 +734,15 @@ std::string build_report(const ReportOptions& o) {
                               ? fmt::format(", {} tokens to train", report::count(*o.train_tokens))
                               : "");
       body += table_html(training_table(p, o.train_tokens));
+      // How far such a time has been seen to miss measured runs: the band estimate and plan print
+      // for this GPU, stack, model kind and precision (docs/model.md section 10).
+      const perf::ErrorBand band = perf::error_band(
+          clusters[ci].cluster.gpu.name, o.stack.name,
+          {models[mi].is_moe(), spec::low_precision(o.dtype.value_or(spec::Dtype::bf16))});
+      body += fmt::format(
+          "<p class=\"band\">Error band of each time: +-{:.1f}% ({}; hold-outs are published "
+          "runs no constant was fitted on).</p>\n",
+          100 * band.fraction, escape(band.basis));
     }
   }
   body += "<h3>Assumptions</h3>\n" + assumptions_html(o, network, catalog, clusters);

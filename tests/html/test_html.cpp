@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "../common/picture_files.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/html/report.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
 #include "railsim/sweep/sweep.hpp"
@@ -203,6 +205,26 @@ TEST(Html, SeveralModelsAndTheGoodputTableAndChart) {
   EXPECT_NE(page.find("where the GPU-hours of a 90-day run go"), std::string::npos);
   EXPECT_EQ(count(page, "<img "), 3u + fabric_pictures());    // 2 heatmaps + the goodput chart
   EXPECT_EQ(text_of(page).find("<pre>"), std::string::npos);  // no pasted text block
+}
+
+// Each model's times carry the error band estimate and plan print for them: the band of the
+// cluster's GPU and the stack, for the model's kind and the run's precision.
+TEST(Html, EachModelsTimesCarryTheirErrorBand) {
+  html::ReportOptions o = small();
+  o.models = {"GPT-3-175B", "Mixtral-8x7B"};
+  o.studies = {};
+  o.dtype = spec::Dtype::fp8;
+  const std::string page = html::build_report(o);
+  EXPECT_EQ(count(page, "<p class=\"band\">Error band of each time: +-"), 2u);
+  for (const bool moe : {false, true}) {
+    const perf::ErrorBand b = perf::error_band("H100-SXM", "megatron-core-2024", {moe, true});
+    EXPECT_NE(page.find(fmt::format("Error band of each time: +-{:.1f}% ({};", 100 * b.fraction,
+                                    html::escape(b.basis))),
+              std::string::npos)
+        << b.basis;
+    EXPECT_NE(b.basis.find(moe ? "mixture-of-experts models in FP8" : "dense models in FP8"),
+              std::string::npos);
+  }
 }
 
 // 18,432 GB200 in NVL72 racks with 800G NICs: rail-only is 36.1% cheaper and, under ECMP, faster
