@@ -18,6 +18,7 @@
 #include "railsim/perf/search.hpp"
 #include "railsim/perf/strategy.hpp"
 #include "railsim/perf/tables.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/format.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/routing_table.hpp"
@@ -97,6 +98,12 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
   t.add_column({.name = "against_why", .label = "what decides"}, std::move(why));
 }
 
+// The error band of the times of `in` on `cluster`'s GPU, as estimate and plan print it.
+perf::ErrorBand time_band(const PerfInputs& in, const spec::Cluster& cluster) {
+  return perf::error_band(cluster.gpu.name, in.training.stack.name,
+                          {in.model.is_moe(), spec::low_precision(in.training.dtype)});
+}
+
 // The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is
 // `base` with its kind). A design without a plan has missing figures and says why in
 // no_plan_reason. Returns rail_only's verdict under the contrasting routing (none without both
@@ -157,6 +164,19 @@ std::optional<perf::VerdictFlip> add_performance_columns(
                 .unit = "s",
                 .precision = 3},
                plan[0]);
+  // The band estimate and plan print with such a time (its GPU, stack, model kind and precision),
+  // on the designs that have one.
+  const double band = time_band(in, cluster).fraction;
+  std::vector<Cell> band_cells;
+  for (const Cell& time : plan[0])
+    band_cells.push_back(std::holds_alternative<double>(time) ? Cell(band)
+                                                              : Cell(report::Missing{}));
+  t.add_column({.name = "error_band",
+                .label = "error band (+-)",
+                .type = Type::real,
+                .precision = 1,
+                .style = Style::fraction},
+               std::move(band_cells));
   t.add_column({.name = "vs_rail_optimized_pct",
                 .label = "vs rail_optimized",
                 .type = Type::real,
@@ -256,6 +276,13 @@ Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clust
               spec::describe_routing(base, /*with_forwarding=*/true) + "\n" +
               report::to_text_by_column(t, "design") + cost::compare_notes(rows);
     if (flip && flip->flips) r.text += "  note: " + flip->line + "\n";
+    if (perf) {
+      const perf::ErrorBand band = time_band(*perf, c);
+      r.text += fmt::format(
+          "  note: error band of each time +-{:.1f}% ({}); the designs share most of their "
+          "error: the band bounds each time, not their difference\n",
+          100 * band.fraction, band.basis);
+    }
     if (flip) r.flips.push_back(perf::to_json(*flip));
     if (ci == 0)
       r.all = std::move(t);

@@ -106,6 +106,32 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
       << ph.out;
 }
 
+// compare's times carry the same band as estimate's, a column in CSV and JSON (empty where a
+// design has no plan) and a note in the text that it bounds each time, not the difference.
+TEST(CliErrorBand, CompareCarriesTheBandOfItsTimes) {
+  const std::string job = "--gpus 4096 --model Mixtral-8x7B --batch 2048 --dtype fp8";
+  const auto c = run_cli("compare " + job + " --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Json designs = Json::parse(c.out)["designs"];
+  const auto e = run_cli("estimate " + job + " --tp 2 --ep 8 --json");
+  ASSERT_EQ(e.code, 0) << e.err;
+  const Json band = Json::parse(e.out)["error_band"];
+  EXPECT_EQ(band["models"], "moe");
+  EXPECT_EQ(band["precision"], "fp8");
+  ASSERT_EQ(designs.size(), 3u);
+  for (const Json& d : designs) {
+    ASSERT_TRUE(d["best_iteration_time_s"].is_number()) << d;
+    EXPECT_DOUBLE_EQ(d["error_band"].get<double>(), band["fraction"].get<double>());
+  }
+  const auto text = run_cli("compare " + job);
+  EXPECT_NE(text.out.find(fmt::format("note: error band of each time +-{:.1f}% ({});",
+                                      100 * band["fraction"].get<double>(),
+                                      band["basis"].get<std::string>())),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("the band bounds each time, not their difference"), std::string::npos);
+}
+
 namespace {
 
 // One's own table: TorchTitan's first two runs of Table 1 (Llama 3.1 8B on 8 H100 96 GB,
