@@ -13,6 +13,7 @@
 #include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
 #include "railsim/core/units.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/spec/catalog.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/model.hpp"
@@ -272,6 +273,16 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
                       });
   };
   with_threads(opt.threads, run);
+  // Each point's error band, after the parallel loop: the first call of perf::error_band runs the
+  // shipped validation tables' plan searches (once per process), which must not start inside a
+  // task of that loop.
+  if (opt.perf)
+    for (PointResult& p : res.points)
+      if (!p.invalid)
+        p.error_band = perf::error_band(inputs.gpus.at(p.point.gpu).name, p.training.stack.name,
+                                        {inputs.models.at(p.point.model).is_moe(),
+                                         spec::low_precision(p.training.dtype)})
+                           .fraction;
   return res;
 }
 
@@ -386,6 +397,11 @@ std::vector<report::Column> columns_of(bool perf, bool alltoall) {
                        .type = Type::real,
                        .unit = "s",
                        .precision = 3});
+    columns.push_back({.name = "error_band",
+                       .label = "error band (+-)",
+                       .type = Type::real,
+                       .precision = 1,
+                       .style = Style::fraction});
     columns.push_back({.name = "vs_rail_optimized_pct",
                        .label = "vs rail_optimized",
                        .type = Type::real,
@@ -477,7 +493,12 @@ std::vector<std::vector<report::Cell>> point_rows(const PointResult& p, bool per
     row.push_back(dr.power_saving);
     Cell reason = Missing{};
     if (perf) {
-      row.insert(row.end(), plans[d].cells.begin(), plans[d].cells.end());
+      // The best time, its error band (where there is a time), then the rest of the plan's cells.
+      const std::vector<Cell>& cells = plans[d].cells;
+      row.push_back(cells.front());
+      row.push_back(std::holds_alternative<double>(cells.front()) ? Cell(p.error_band)
+                                                                  : Cell(Missing{}));
+      row.insert(row.end(), cells.begin() + 1, cells.end());
       reason = plans[d].reason;
     }
     if (alltoall) {

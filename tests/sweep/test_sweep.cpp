@@ -7,6 +7,7 @@
 #include "railsim/core/cancel.hpp"
 #include "railsim/core/error.hpp"
 #include "railsim/cost/catalog.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/table.hpp"
 #include "railsim/spec/model.hpp"
 #include "railsim/spec/stack.hpp"
@@ -150,10 +151,17 @@ TEST(Sweep, PlanDesignsAndPlanCellsAreAPointsPlanColumns) {
     EXPECT_FALSE(plans[d].error.has_value());
     EXPECT_EQ(plans[d].best->time.iteration_time_s, p.plans[d].best->time.iteration_time_s);
     ASSERT_EQ(cells[d].cells.size(), 5u);
-    for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(cells[d].cells[k], t.rows[d][first + k]);
+    // The time, its error band (the one estimate and plan print for it), then the rest.
+    EXPECT_EQ(cells[d].cells[0], t.rows[d][first]);
+    EXPECT_EQ(t.columns[first + 1].name, "error_band");
+    EXPECT_EQ(t.rows[d][first + 1], report::Cell(p.error_band));
+    for (std::size_t k = 1; k < 5; ++k) EXPECT_EQ(cells[d].cells[k], t.rows[d][first + 1 + k]);
     EXPECT_EQ(cells[d].reason, report::Cell(report::Missing{}));
   }
   EXPECT_EQ(cells[0].cells[1], report::Cell(0.0));  // rail_optimized against itself
+  EXPECT_DOUBLE_EQ(p.error_band,
+                   perf::error_band("H100-SXM", std::string(spec::kDefaultStack)).fraction);
+  EXPECT_GT(p.error_band, 0.0);
 }
 
 // A search that fails (not a search that finds nothing) keeps its error: compare stops on it, a

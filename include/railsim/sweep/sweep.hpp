@@ -118,6 +118,9 @@ struct PointResult {
   perf::Training training;      // the software of its plans (set once its inputs are valid)
   std::vector<cost::DesignReport> designs;
   std::vector<DesignPlan> plans;  // empty without perf
+  // The error band of its best plans' times (perf::error_band of its GPU, stack, model kind and
+  // precision); 0 without perf or on an invalid point.
+  double error_band = 0;
   // Per design, the simulated all-to-all's completion time (empty without alltoall_bytes; a
   // design the simulator cannot run has a missing value and its reason).
   std::vector<std::optional<double>> alltoall_s;
