@@ -7,6 +7,7 @@
 #include "railsim/core/error.hpp"
 #include "railsim/core/json.hpp"
 #include "railsim/core/threads.hpp"
+#include "railsim/perf/validation.hpp"
 #include "railsim/report/file.hpp"
 #include "railsim/report/plot.hpp"
 #include "railsim/report/table.hpp"
@@ -95,8 +96,23 @@ void run_optimize(const Args& a, Output& out) {
   if (!plot.empty()) report::write_plot(optimize::frontier_chart(r), plot, "--plot");
   const optimize::RoutingFlip flip =
       optimize::under_contrasting_routing(gpu, gpus, models, space, t, b, o, r);
+  // Each model's times carry the band estimate and plan print for them (GPU, stack, model kind,
+  // precision): an absolute target (--max-iteration-time, --min-mfu, --tokens --days) is met or
+  // missed within it; a relative one (--within) compares times that share most of that error.
+  std::vector<perf::ErrorBand> bands;
+  for (const optimize::ModelSpec& m : models)
+    bands.push_back(perf::error_band(gpu.name, m.training.stack.name,
+                                     {m.model.is_moe(), spec::low_precision(m.training.dtype)}));
   if (a.flag("json")) {
-    out.print("{}\n", optimize::optimize_document(r, flip, all).dump(2));
+    Json doc = optimize::optimize_document(r, flip, all);
+    Json j = Json::array();
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      Json band = perf::to_json(bands[i]);
+      band["model"] = r.model_names[i];
+      j.push_back(std::move(band));
+    }
+    doc["error_bands"] = std::move(j);
+    out.print("{}\n", doc.dump(2));
     return;
   }
   const report::Table table = optimize::candidates_table(r, all);
@@ -111,6 +127,11 @@ void run_optimize(const Args& a, Output& out) {
                 : "frontier (each faster than every cheaper candidate)",
             report::to_text(table));
   if (flip.flips) out.print("note: {}\n", flip.line);
+  for (std::size_t i = 0; i < models.size(); ++i)
+    out.print(
+        "note: {}'s times carry an error band of +-{:.1f}% ({}); a target relative to another "
+        "design (--within) compares times that share most of that error\n",
+        r.model_names[i], 100 * bands[i].fraction, bands[i].basis);
 }
 
 // The strategy fields but --model, which comes after them and takes several models.

@@ -995,14 +995,7 @@ Json to_json(const std::vector<ValidationTable>& tables) {
   for (const auto& t : tables) j.push_back(table_json(t));
   Json bands = Json::array();
   for (const BandClass cls : kBandClasses)
-    for (const ErrorBand& b : error_bands(tables, cls))
-      bands.push_back({{"models", std::string(models_key(cls.moe))},
-                       {"precision", std::string(precision_key(cls.low_precision))},
-                       {"evidence", std::string(to_string(b.level))},
-                       {"fraction", b.fraction},
-                       {"hold_out_runs", b.runs},
-                       {"coverage", b.coverage},
-                       {"basis", b.basis}});
+    for (const ErrorBand& b : error_bands(tables, cls)) bands.push_back(to_json(b));
   const Json hold_outs = {
       {"all", hold_out_json(summarize_hold_outs(tables))},
       {std::string(models_key(false)), hold_out_json(summarize_hold_outs(tables, false))},
@@ -1226,10 +1219,8 @@ ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass
   return band_of(tables, bands[(cls.moe ? 2 : 0) + (cls.low_precision ? 1 : 0)], gpu, stack);
 }
 
-Json to_json(const ErrorBand& b, double time_s) {
+Json to_json(const ErrorBand& b) {
   return {{"fraction", b.fraction},
-          {"low_s", b.low(time_s)},
-          {"high_s", b.high(time_s)},
           {"validated", b.validated},
           {"evidence", std::string(to_string(b.level))},
           {"hold_out_runs", b.runs},
@@ -1237,6 +1228,13 @@ Json to_json(const ErrorBand& b, double time_s) {
           {"models", std::string(models_key(b.moe))},
           {"precision", std::string(precision_key(b.low_precision))},
           {"basis", b.basis}};
+}
+
+Json to_json(const ErrorBand& b, double time_s) {
+  Json j = to_json(b);
+  j["low_s"] = b.low(time_s);
+  j["high_s"] = b.high(time_s);
+  return j;
 }
 
 }  // namespace railsim::perf

@@ -59,6 +59,36 @@ TEST(CliOptimize, StatesItsRoutingAndWhenTheAnswerFlips) {
       << text.out;
 }
 
+// Each model's times carry the band estimate and plan print for them: one entry per model in
+// JSON (its kind and precision: Mixtral in FP8 gets the MoE FP8 band) and a note in the text.
+TEST(CliOptimize, EachModelsTimesCarryTheirErrorBand) {
+  const std::string args =
+      "optimize --gpus 1024 --within 50 --switch QM9700 --design rail_only --oversubscription 1 "
+      "--model GPT-3-175B --model Mixtral-8x7B --batch 1024 --dtype fp8";
+  const auto r = run_cli(args + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto bands = nlohmann::json::parse(r.out)["error_bands"];
+  ASSERT_EQ(bands.size(), 2u);
+  EXPECT_EQ(bands[0]["model"], "GPT-3-175B");
+  EXPECT_EQ(bands[0]["models"], "dense");
+  EXPECT_EQ(bands[1]["model"], "Mixtral-8x7B");
+  EXPECT_EQ(bands[1]["models"], "moe");
+  for (const auto& b : bands) EXPECT_EQ(b["precision"], "fp8");
+  EXPECT_GT(bands[1]["fraction"].get<double>(), bands[0]["fraction"].get<double>());
+  const auto e = run_cli(
+      "estimate --gpus 1024 --model Mixtral-8x7B --batch 1024 --dtype fp8 "
+      "--tp 2 --ep 8 --json");
+  ASSERT_EQ(e.code, 0) << e.err;
+  const auto eb = nlohmann::json::parse(e.out)["error_band"];
+  EXPECT_DOUBLE_EQ(bands[1]["fraction"].get<double>(), eb["fraction"].get<double>());
+  EXPECT_EQ(bands[1]["basis"], eb["basis"]);
+  const auto text = run_cli(args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("note: Mixtral-8x7B's times carry an error band of +-"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(CliOptimize, HumanAndCsv) {
   auto r = run_cli("optimize --gpus 1024 --within 10 --switch ETH-51.2T-128x400G,QM9700");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -170,6 +170,9 @@ std::string_view precision_key(bool low_precision);   // JSON "precision": "bf16
 ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass cls = {});
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack, BandClass cls = {});
+// {fraction, validated, evidence, hold_out_runs, coverage, models, precision, basis}; with a
+// predicted time, also its range low_s and high_s.
+Json to_json(const ErrorBand& b);
 Json to_json(const ErrorBand& b, double time_s);
 // The band of each evidence level for one class of prediction, in the order of Evidence.
 std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, BandClass cls = {});
