@@ -1079,19 +1079,27 @@ namespace {
 struct HoldOut {
   double abs_error;
   Evidence level;
+  double faster;  // railsim's speed over the measured one, less 1 (the error, read by the metric)
 };
 std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, BandClass cls) {
   std::vector<HoldOut> out;
   for (std::size_t i = 0; i < tables.size(); ++i)
     for (const ValidationPoint& p : tables[i].points)
       if (!p.fit && p.railsim > 0 && p.moe == cls.moe && p.low_precision == cls.low_precision)
-        out.push_back({std::fabs(p.error()), evidence(tables, p.gpu, p.stack, i)});
+        out.push_back({std::fabs(p.error()), evidence(tables, p.gpu, p.stack, i),
+                       tables[i].time_metric() ? -p.error() : p.error()});
   return out;
 }
 
 // "dense models in BF16", "mixture-of-experts models in FP8, MXFP8 or NVFP4".
 std::string class_name(BandClass cls) {
   return fmt::format("{} in {}", models_name(cls.moe), precision_name(cls.low_precision));
+}
+
+// How the runs a band comes from lean: "; railsim 11.8% faster than measured on them on average".
+std::string lean(double bias) {
+  return fmt::format("; railsim {:.1f}% {} than measured on them on average", 100 * std::fabs(bias),
+                     bias > 0 ? "faster" : "slower");
 }
 
 ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls) {
@@ -1101,22 +1109,30 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
   b.low_precision = cls.low_precision;
   b.validated = level == Evidence::gpu_and_stack;
   std::vector<double> errs;
-  double worst = 0;
+  double worst = 0, faster = 0, faster_all = 0;
   for (const HoldOut& h : all) {
     worst = std::max(worst, h.abs_error);
-    if (h.level == level) errs.push_back(h.abs_error);
+    faster_all += h.faster;
+    if (h.level == level) {
+      errs.push_back(h.abs_error);
+      faster += h.faster;
+    }
   }
   // Too few at this level: pooled with the weaker levels' (wider, in expectation); too few even
-  // then: every hold-out of the kind (error_bands keeps the band no narrower than a stronger
+  // then: every hold-out of the class (error_bands keeps the band no narrower than a stronger
   // level's).
   bool pooled_all = false;
   if (static_cast<int>(errs.size()) < kMinBandRuns)
     for (const HoldOut& h : all)
-      if (h.level > level) errs.push_back(h.abs_error);
+      if (h.level > level) {
+        errs.push_back(h.abs_error);
+        faster += h.faster;
+      }
   if (static_cast<int>(errs.size()) < kMinBandRuns &&
       static_cast<int>(all.size()) >= kMinBandRuns) {
     errs.clear();
     for (const HoldOut& h : all) errs.push_back(h.abs_error);
+    faster = faster_all;
     pooled_all = true;
   }
   std::sort(errs.begin(), errs.end());
@@ -1124,10 +1140,11 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
     b.fraction = 2 * worst;
     b.runs = static_cast<int>(all.size());
     b.coverage = 1.0;
+    b.bias = all.empty() ? 0.0 : faster_all / static_cast<double>(all.size());
     b.basis = fmt::format(
         "{}: fewer than {} hold-outs of {} this weakly supported; twice the worst |error| of "
-        "all {} such hold-outs",
-        to_string(level), kMinBandRuns, class_name(cls), all.size());
+        "all {} such hold-outs{}",
+        to_string(level), kMinBandRuns, class_name(cls), all.size(), lean(b.bias));
     return b;
   }
   // Nearest rank: the smallest |error| that at least kBandCoverage of the runs do not exceed.
@@ -1136,15 +1153,17 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
   b.fraction = errs[std::max<std::size_t>(rank, 1) - 1];
   b.runs = static_cast<int>(errs.size());
   b.coverage = share_within(errs, b.fraction);
+  b.bias = faster / static_cast<double>(errs.size());
   b.basis = pooled_all ? fmt::format(
                              "{}: fewer than {} hold-outs of {} this weakly supported; "
-                             "covers {:.0f}% of all {} hold-out runs of {}",
+                             "covers {:.0f}% of all {} hold-out runs of {}{}",
                              to_string(level), kMinBandRuns, class_name(cls), 100 * b.coverage,
-                             errs.size(), class_name(cls))
+                             errs.size(), class_name(cls), lean(b.bias))
                        : fmt::format(
                              "{}: covers {:.0f}% of {} hold-out runs of {} with this "
-                             "evidence",
-                             to_string(level), 100 * b.coverage, errs.size(), class_name(cls));
+                             "evidence{}",
+                             to_string(level), 100 * b.coverage, errs.size(), class_name(cls),
+                             lean(b.bias));
   return b;
 }
 
@@ -1197,7 +1216,7 @@ namespace {
 ErrorBand band_of(const std::vector<ValidationTable>& tables, const std::vector<ErrorBand>& bands,
                   const std::string& gpu, const std::string& stack) {
   ErrorBand b = bands[static_cast<std::size_t>(evidence(tables, gpu, stack))];
-  b.basis = fmt::format("{} on {} with {}", b.basis, gpu, stack);
+  b.basis = fmt::format("{} (the band of {} with {})", b.basis, gpu, stack);
   return b;
 }
 }  // namespace
@@ -1225,6 +1244,7 @@ Json to_json(const ErrorBand& b) {
           {"evidence", std::string(to_string(b.level))},
           {"hold_out_runs", b.runs},
           {"coverage", b.coverage},
+          {"bias", b.bias},
           {"models", std::string(models_key(b.moe))},
           {"precision", std::string(precision_key(b.low_precision))},
           {"basis", b.basis}};

@@ -153,8 +153,11 @@ struct ErrorBand {
   double fraction = 0;     // +- this fraction of the predicted time
   bool validated = false;  // runs of the same GPU and stack exist (level gpu_and_stack)
   Evidence level = Evidence::none;
-  int runs = 0;                // hold-outs the band comes from
-  double coverage = 0;         // the share of those hold-outs inside the band
+  int runs = 0;         // hold-outs the band comes from
+  double coverage = 0;  // the share of those hold-outs inside the band
+  // Their mean signed error, read as railsim's speed over the measured one less 1: above 0,
+  // railsim's times were short of the measured ones on average (it was fast); below, long.
+  double bias = 0;
   std::string basis;           // one line: the level and the runs
   bool moe = false;            // the band of mixture-of-experts models (else dense ones)
   bool low_precision = false;  // the band of FP8-and-narrower runs (else BF16 ones)
@@ -170,7 +173,7 @@ std::string_view precision_key(bool low_precision);   // JSON "precision": "bf16
 ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass cls = {});
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack, BandClass cls = {});
-// {fraction, validated, evidence, hold_out_runs, coverage, models, precision, basis}; with a
+// {fraction, validated, evidence, hold_out_runs, coverage, bias, models, precision, basis}; with a
 // predicted time, also its range low_s and high_s.
 Json to_json(const ErrorBand& b);
 Json to_json(const ErrorBand& b, double time_s);
