@@ -100,8 +100,7 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
 
 // The error band of the times of `in` on `cluster`'s GPU, as estimate and plan print it.
 perf::ErrorBand time_band(const PerfInputs& in, const spec::Cluster& cluster) {
-  return perf::error_band(cluster.gpu.name, in.training.stack.name,
-                          {in.model.is_moe(), spec::low_precision(in.training.dtype)});
+  return perf::error_band(cluster.gpu.name, in.model, in.training);
 }
 
 // The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is

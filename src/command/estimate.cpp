@@ -41,8 +41,7 @@ void print_human(Output& out, const Estimate& e, const report::Table& comm,
         "time to train {} tokens: {:.1f} days ({} h) at this iteration time, without "
         "failures or restarts (railsim fail goodput adds them)\n",
         report::count(*train_tokens), days, report::thousands(days * 24));
-  const perf::ErrorBand band =
-      perf::error_band(c.gpu.name, tr.stack.name, {m.is_moe(), spec::low_precision(tr.dtype)});
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, m, tr);
   out.print("error band +-{:.1f}% ({:.4g}-{:.4g} s): {}\n", 100 * band.fraction,
             band.low(it.iteration_time_s), band.high(it.iteration_time_s), band.basis);
   if (s.offload_layers > 0)

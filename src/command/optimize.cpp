@@ -101,8 +101,7 @@ void run_optimize(const Args& a, Output& out) {
   // missed within it; a relative one (--within) compares times that share most of that error.
   std::vector<perf::ErrorBand> bands;
   for (const optimize::ModelSpec& m : models)
-    bands.push_back(perf::error_band(gpu.name, m.training.stack.name,
-                                     {m.model.is_moe(), spec::low_precision(m.training.dtype)}));
+    bands.push_back(perf::error_band(gpu.name, m.model, m.training));
   if (a.flag("json")) {
     Json doc = optimize::optimize_document(r, flip, all);
     Json j = Json::array();

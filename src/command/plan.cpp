@@ -133,9 +133,7 @@ void run_plan(const Args& a, Output& out) {
   const std::optional<Against> mine = against_of(a, in, c, ctx, res.plans.front());
   const std::vector<perf::Plan> shapes =
       a.flag("explain") ? other_shapes(ctx, po, res.plans.front()) : std::vector<perf::Plan>{};
-  const perf::ErrorBand band =
-      perf::error_band(c.gpu.name, in.training.stack.name,
-                       {in.model.is_moe(), spec::low_precision(in.training.dtype)});
+  const perf::ErrorBand band = perf::error_band(c.gpu.name, in.model, in.training);
   const perf::RoutingFlip flip = perf::plan_under_contrasting_routing(
       in.model, in.training, c, d, po, in.placement, res.plans.front(), &cluster);
   // Sizes near the one asked for that plan much better (the batch or N factors badly).

@@ -736,9 +736,9 @@ std::string build_report(const ReportOptions& o) {
       body += table_html(training_table(p, o.train_tokens));
       // How far such a time has been seen to miss measured runs: the band estimate and plan print
       // for this GPU, stack, model kind and precision (docs/model.md section 10).
-      const perf::ErrorBand band = perf::error_band(
-          clusters[ci].cluster.gpu.name, o.stack.name,
-          {models[mi].is_moe(), spec::low_precision(o.dtype.value_or(spec::Dtype::bf16))});
+      if (p.invalid) continue;
+      const perf::ErrorBand band =
+          perf::error_band(clusters[ci].cluster.gpu.name, models[mi], p.training);
       body += fmt::format(
           "<p class=\"band\">Error band of each time: +-{:.1f}% ({}; hold-outs are published "
           "runs no constant was fitted on).</p>\n",

@@ -35,9 +35,7 @@ Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
   const CommSchedule cs = build_comm_schedule(m, tr, s, pl);
   Json j = to_json(s, it, placement);
   j.update(run_json(m, tr, c, d));
-  j["error_band"] =
-      to_json(error_band(c.gpu.name, tr.stack.name, {m.is_moe(), spec::low_precision(tr.dtype)}),
-              it.iteration_time_s);
+  j["error_band"] = to_json(error_band(c.gpu.name, m, tr), it.iteration_time_s);
   j["comm"] = comm_to_json(cs, pl, make_network_model(c, d));
   if (train_tokens) {
     j["train_tokens"] = *train_tokens;
@@ -49,8 +47,7 @@ Json estimate_document(const Model& m, const Training& tr, const Strategy& s,
 Json plan_document(const Model& m, const Training& tr, const spec::Cluster& c,
                    const spec::NetworkDesign& d, const PlanResult& r, PlacementKind placement,
                    const RoutingFlip* flip) {
-  const ErrorBand band =
-      error_band(c.gpu.name, tr.stack.name, {m.is_moe(), spec::low_precision(tr.dtype)});
+  const ErrorBand band = error_band(c.gpu.name, m, tr);
   Json plans = Json::array();
   for (const Plan& p : r.plans) {
     plans.push_back(to_json(p.strategy, p.time, placement));

@@ -1238,6 +1238,10 @@ ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass
   return band_of(tables, bands[(cls.moe ? 2 : 0) + (cls.low_precision ? 1 : 0)], gpu, stack);
 }
 
+ErrorBand error_band(const std::string& gpu, const Model& m, const Training& tr) {
+  return error_band(gpu, tr.stack.name, {m.is_moe(), spec::low_precision(tr.dtype)});
+}
+
 Json to_json(const ErrorBand& b) {
   return {{"fraction", b.fraction},
           {"validated", b.validated},

@@ -279,9 +279,8 @@ SweepResult evaluate_points(const SweepOptions& opt, const SweepInputs& inputs,
   if (opt.perf)
     for (PointResult& p : res.points)
       if (!p.invalid)
-        p.error_band = perf::error_band(inputs.gpus.at(p.point.gpu).name, p.training.stack.name,
-                                        {inputs.models.at(p.point.model).is_moe(),
-                                         spec::low_precision(p.training.dtype)})
+        p.error_band = perf::error_band(inputs.gpus.at(p.point.gpu).name,
+                                        inputs.models.at(p.point.model), p.training)
                            .fraction;
   return res;
 }

@@ -173,6 +173,9 @@ std::string_view precision_key(bool low_precision);   // JSON "precision": "bf16
 ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass cls = {});
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack, BandClass cls = {});
+// The band of a time of `m` trained as `tr` on `gpu`: its stack, the model's kind and the GEMMs'
+// precision (what every command that prints a time uses).
+ErrorBand error_band(const std::string& gpu, const Model& m, const Training& tr);
 // {fraction, validated, evidence, hold_out_runs, coverage, bias, models, precision, basis}; with a
 // predicted time, also its range low_s and high_s.
 Json to_json(const ErrorBand& b);
