@@ -98,11 +98,6 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
   t.add_column({.name = "against_why", .label = "what decides"}, std::move(why));
 }
 
-// The error band of the times of `in` on `cluster`'s GPU, as estimate and plan print it.
-perf::ErrorBand time_band(const PerfInputs& in, const spec::Cluster& cluster) {
-  return perf::error_band(cluster.gpu.name, in.model, in.training);
-}
-
 // The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is
 // `base` with its kind). A design without a plan has missing figures and says why in
 // no_plan_reason. Returns rail_only's verdict under the contrasting routing (none without both
@@ -165,7 +160,7 @@ std::optional<perf::VerdictFlip> add_performance_columns(
                plan[0]);
   // The band estimate and plan print with such a time (its GPU, stack, model kind and precision),
   // on the designs that have one.
-  const double band = time_band(in, cluster).fraction;
+  const double band = perf::error_band(cluster.gpu.name, in.model, in.training).fraction;
   std::vector<Cell> band_cells;
   for (const Cell& time : plan[0])
     band_cells.push_back(std::holds_alternative<double>(time) ? Cell(band)
@@ -276,7 +271,7 @@ Compared compare_clusters(const Args& a, const std::vector<spec::Cluster>& clust
               report::to_text_by_column(t, "design") + cost::compare_notes(rows);
     if (flip && flip->flips) r.text += "  note: " + flip->line + "\n";
     if (perf) {
-      const perf::ErrorBand band = time_band(*perf, c);
+      const perf::ErrorBand band = perf::error_band(c.gpu.name, perf->model, perf->training);
       r.text += fmt::format(
           "  note: error band of each time +-{:.1f}% ({}); the designs share most of their "
           "error: the band bounds each time, not their difference\n",

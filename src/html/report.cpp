@@ -734,9 +734,9 @@ std::string build_report(const ReportOptions& o) {
                               ? fmt::format(", {} tokens to train", report::count(*o.train_tokens))
                               : "");
       body += table_html(training_table(p, o.train_tokens));
+      if (p.invalid) continue;
       // How far such a time has been seen to miss measured runs: the band estimate and plan print
       // for this GPU, stack, model kind and precision (docs/model.md section 10).
-      if (p.invalid) continue;
       const perf::ErrorBand band =
           perf::error_band(clusters[ci].cluster.gpu.name, models[mi], p.training);
       body += fmt::format(

@@ -1074,20 +1074,19 @@ Evidence evidence(const std::vector<ValidationTable>& tables, const std::string&
 
 namespace {
 
-// |error| of every hold-out with a figure of one class of prediction (dense or mixture of
-// experts, BF16 or narrower), with the evidence the other tables give it.
+// Every hold-out with a figure of one class of prediction (dense or mixture of experts, BF16 or
+// narrower): its error read as railsim faster, and the evidence the other tables give it.
 struct HoldOut {
-  double abs_error;
-  Evidence level;
   double faster;  // railsim's speed over the measured one, less 1 (the error, read by the metric)
+  Evidence level;
 };
 std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, BandClass cls) {
   std::vector<HoldOut> out;
   for (std::size_t i = 0; i < tables.size(); ++i)
     for (const ValidationPoint& p : tables[i].points)
       if (!p.fit && p.railsim > 0 && p.moe == cls.moe && p.low_precision == cls.low_precision)
-        out.push_back({std::fabs(p.error()), evidence(tables, p.gpu, p.stack, i),
-                       tables[i].time_metric() ? -p.error() : p.error()});
+        out.push_back({tables[i].time_metric() ? -p.error() : p.error(),
+                       evidence(tables, p.gpu, p.stack, i)});
   return out;
 }
 
@@ -1108,39 +1107,30 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
   b.moe = cls.moe;
   b.low_precision = cls.low_precision;
   b.validated = level == Evidence::gpu_and_stack;
-  std::vector<double> errs;
-  double worst = 0, faster = 0, faster_all = 0;
-  for (const HoldOut& h : all) {
-    worst = std::max(worst, h.abs_error);
-    faster_all += h.faster;
-    if (h.level == level) {
-      errs.push_back(h.abs_error);
-      faster += h.faster;
-    }
-  }
-  // Too few at this level: pooled with the weaker levels' (wider, in expectation); too few even
-  // then: every hold-out of the class (error_bands keeps the band no narrower than a stronger
-  // level's).
-  bool pooled_all = false;
-  if (static_cast<int>(errs.size()) < kMinBandRuns)
+  // The runs the band comes from: those at this level; too few: pooled with the weaker levels'
+  // (wider, in expectation); too few even then: every hold-out of the class (error_bands keeps
+  // the band no narrower than a stronger level's).
+  std::vector<HoldOut> runs;
+  for (const HoldOut& h : all)
+    if (h.level == level) runs.push_back(h);
+  if (static_cast<int>(runs.size()) < kMinBandRuns)
     for (const HoldOut& h : all)
-      if (h.level > level) {
-        errs.push_back(h.abs_error);
-        faster += h.faster;
-      }
-  if (static_cast<int>(errs.size()) < kMinBandRuns &&
-      static_cast<int>(all.size()) >= kMinBandRuns) {
-    errs.clear();
-    for (const HoldOut& h : all) errs.push_back(h.abs_error);
-    faster = faster_all;
-    pooled_all = true;
+      if (h.level > level) runs.push_back(h);
+  const bool pooled_all = static_cast<int>(runs.size()) < kMinBandRuns;
+  if (pooled_all) runs = all;  // fewer than kMinBandRuns even so: twice the worst, below
+  std::vector<double> errs;
+  double faster = 0, worst = 0;
+  for (const HoldOut& h : runs) {
+    errs.push_back(std::fabs(h.faster));
+    faster += h.faster;
+    worst = std::max(worst, std::fabs(h.faster));
   }
+  b.bias = runs.empty() ? 0.0 : faster / static_cast<double>(runs.size());
   std::sort(errs.begin(), errs.end());
   if (static_cast<int>(errs.size()) < kMinBandRuns) {
     b.fraction = 2 * worst;
     b.runs = static_cast<int>(all.size());
     b.coverage = 1.0;
-    b.bias = all.empty() ? 0.0 : faster_all / static_cast<double>(all.size());
     b.basis = fmt::format(
         "{}: fewer than {} hold-outs of {} this weakly supported; twice the worst |error| of "
         "all {} such hold-outs{}",
@@ -1153,7 +1143,6 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
   b.fraction = errs[std::max<std::size_t>(rank, 1) - 1];
   b.runs = static_cast<int>(errs.size());
   b.coverage = share_within(errs, b.fraction);
-  b.bias = faster / static_cast<double>(errs.size());
   b.basis = pooled_all ? fmt::format(
                              "{}: fewer than {} hold-outs of {} this weakly supported; "
                              "covers {:.0f}% of all {} hold-out runs of {}{}",
@@ -1173,7 +1162,7 @@ double coverage_at(const std::vector<HoldOut>& all, const ErrorBand& b) {
   for (const HoldOut& h : all)
     if (h.level == b.level) {
       ++n;
-      in += h.abs_error <= b.fraction ? 1 : 0;
+      in += std::fabs(h.faster) <= b.fraction ? 1 : 0;
     }
   return n > 0 ? static_cast<double>(in) / n : 1.0;
 }
@@ -1235,7 +1224,9 @@ ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass
     for (const BandClass c : kBandClasses) v.push_back(error_bands(tables, c));
     return v;
   }();
-  return band_of(tables, bands[(cls.moe ? 2 : 0) + (cls.low_precision ? 1 : 0)], gpu, stack);
+  std::size_t i = 0;
+  while (kBandClasses[i].moe != cls.moe || kBandClasses[i].low_precision != cls.low_precision) ++i;
+  return band_of(tables, bands[i], gpu, stack);
 }
 
 ErrorBand error_band(const std::string& gpu, const Model& m, const Training& tr) {

@@ -653,7 +653,7 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
     }
   }
   EXPECT_EQ(pairs, 32);
-  EXPECT_NEAR(measured_sum / pairs, 1.394, 0.005);
+  EXPECT_NEAR(measured_sum / pairs, 1.394, 0.0005);  // published figures: exact
   EXPECT_NEAR(railsim_sum / pairs, 1.743, 0.005);
 
   const ValidationTable* nemo = table_named(tables, "dgxc-nemo-llama31-8b-70b-h100");
