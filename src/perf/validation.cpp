@@ -911,6 +911,17 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
       s += fmt::format("  {:<6} {:<5} {:<30} +-{:.1f}%  ({})\n", cls.moe ? "MoE" : "dense",
                        cls.low_precision ? "FP8" : "BF16", to_string(b.level), 100 * b.fraction,
                        b.basis);
+  s += "The bands on runs they did not come from (each table left out in turn, its hold-outs "
+       "judged by the bands of the other tables):\n";
+  for (const BandCheck& c : check_bands(tables))
+    s += fmt::format("  {:<6} {:<5} {} run{}, {:.0f}% inside (mean band +-{:.1f}%){}\n",
+                     c.cls.moe ? "MoE" : "dense", c.cls.low_precision ? "FP8" : "BF16", c.runs,
+                     c.runs == 1 ? "" : "s", 100 * c.share_inside(), 100 * c.mean_fraction,
+                     c.thin > 0 ? fmt::format("; {} judged by a band from fewer than {} runs of "
+                                              "their class (its hold-outs sit mostly in their "
+                                              "table)",
+                                              c.thin, kMinBandRuns)
+                                : "");
   const auto bad = broken(tables);
   int enforced = 0, missed = 0, hold_outs = 0, unplanned = 0;
   for (const auto& t : tables) {
@@ -1000,10 +1011,20 @@ Json to_json(const std::vector<ValidationTable>& tables) {
       {"all", hold_out_json(summarize_hold_outs(tables))},
       {std::string(models_key(false)), hold_out_json(summarize_hold_outs(tables, false))},
       {std::string(models_key(true)), hold_out_json(summarize_hold_outs(tables, true))}};
+  Json checks = Json::array();
+  for (const BandCheck& c : check_bands(tables))
+    checks.push_back({{"models", std::string(models_key(c.cls.moe))},
+                      {"precision", std::string(precision_key(c.cls.low_precision))},
+                      {"runs", c.runs},
+                      {"inside", c.inside},
+                      {"share_inside", c.share_inside()},
+                      {"thin", c.thin},
+                      {"mean_fraction", c.mean_fraction}});
   return {{"tables", j},
           {"hold_outs", hold_outs},
           {"memory", memory_json(summarize_memory(tables))},
           {"error_bands", bands},
+          {"error_band_check", checks},
           {"all_within_tolerance", broken(tables).empty()}};
 }
 
@@ -1101,7 +1122,9 @@ std::string lean(double bias) {
                      bias > 0 ? "faster" : "slower");
 }
 
-ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls) {
+// `whose`: the runs `all` are, for the basis ("dense models in BF16").
+ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls,
+                  const std::string& whose) {
   ErrorBand b;
   b.level = level;
   b.moe = cls.moe;
@@ -1134,7 +1157,7 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
     b.basis = fmt::format(
         "{}: fewer than {} hold-outs of {} this weakly supported; twice the worst |error| of "
         "all {} such hold-outs{}",
-        to_string(level), kMinBandRuns, class_name(cls), all.size(), lean(b.bias));
+        to_string(level), kMinBandRuns, whose, all.size(), lean(b.bias));
     return b;
   }
   // Nearest rank: the smallest |error| that at least kBandCoverage of the runs do not exceed.
@@ -1146,13 +1169,12 @@ ErrorBand band_at(const std::vector<HoldOut>& all, Evidence level, BandClass cls
   b.basis = pooled_all ? fmt::format(
                              "{}: fewer than {} hold-outs of {} this weakly supported; "
                              "covers {:.0f}% of all {} hold-out runs of {}{}",
-                             to_string(level), kMinBandRuns, class_name(cls), 100 * b.coverage,
-                             errs.size(), class_name(cls), lean(b.bias))
+                             to_string(level), kMinBandRuns, whose, 100 * b.coverage, errs.size(),
+                             whose, lean(b.bias))
                        : fmt::format(
                              "{}: covers {:.0f}% of {} hold-out runs of {} with this "
                              "evidence{}",
-                             to_string(level), 100 * b.coverage, errs.size(), class_name(cls),
-                             lean(b.bias));
+                             to_string(level), 100 * b.coverage, errs.size(), whose, lean(b.bias));
   return b;
 }
 
@@ -1186,10 +1208,20 @@ std::string_view precision_key(bool low_precision) {
 }
 
 std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, BandClass cls) {
-  const std::vector<HoldOut> all = hold_outs(tables, cls);
-  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack, cls),
-                                  band_at(all, Evidence::gpu_only, cls),
-                                  band_at(all, Evidence::none, cls)};
+  std::vector<HoldOut> all = hold_outs(tables, cls);
+  std::string whose = class_name(cls);
+  if (all.empty()) {
+    // No hold-out of the class: nothing says how the model errs on it but how it errs on every
+    // other prediction.
+    for (const BandClass other : kBandClasses) {
+      const std::vector<HoldOut> h = hold_outs(tables, other);
+      all.insert(all.end(), h.begin(), h.end());
+    }
+    whose = fmt::format("any model kind and precision (none of {})", whose);
+  }
+  std::vector<ErrorBand> bands = {band_at(all, Evidence::gpu_and_stack, cls, whose),
+                                  band_at(all, Evidence::gpu_only, cls, whose),
+                                  band_at(all, Evidence::none, cls, whose)};
   // Less evidence never narrows the band.
   for (std::size_t i = 1; i < bands.size(); ++i)
     if (bands[i].fraction < bands[i - 1].fraction) {
@@ -1198,6 +1230,38 @@ std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, B
       bands[i].basis += fmt::format("; widened to the band of {}", to_string(bands[i - 1].level));
     }
   return bands;
+}
+
+std::vector<BandCheck> check_bands(const std::vector<ValidationTable>& tables) {
+  std::vector<BandCheck> checks;
+  for (const BandClass cls : kBandClasses) checks.push_back({cls});
+  for (std::size_t out = 0; out < tables.size(); ++out) {
+    std::vector<ValidationTable> rest;
+    rest.reserve(tables.size() - 1);
+    for (std::size_t i = 0; i < tables.size(); ++i)
+      if (i != out) rest.push_back(tables[i]);
+    for (BandCheck& c : checks) {
+      std::vector<ErrorBand> bands;  // computed once the table has a run of the class
+      bool none = false;             // the other tables hold no hold-out of the class
+      for (const ValidationPoint& p : tables[out].points) {
+        if (p.fit || !(p.railsim > 0) || p.moe != c.cls.moe ||
+            p.low_precision != c.cls.low_precision)
+          continue;
+        if (bands.empty()) {
+          bands = error_bands(rest, c.cls);
+          none = hold_outs(rest, c.cls).empty();
+        }
+        const ErrorBand& b = bands[static_cast<std::size_t>(evidence(rest, p.gpu, p.stack))];
+        ++c.runs;
+        c.inside += std::fabs(p.error()) <= b.fraction ? 1 : 0;
+        c.thin += none || b.runs < kMinBandRuns ? 1 : 0;
+        c.mean_fraction += b.fraction;
+      }
+    }
+  }
+  for (BandCheck& c : checks)
+    if (c.runs > 0) c.mean_fraction /= c.runs;
+  return checks;
 }
 
 namespace {

@@ -16,7 +16,8 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   for (const char* s :
        {"Korthikanti", "Narayanan", "Llama 3", "NeMo", "175B selective + SP", "+3.5%", "-5.0%",
         "every tolerance of the 6 enforced tables holds", "Megatron-Core README",
-        "hold-out table(s) of data miss the project's bar", "Error bands of estimate and plan"})
+        "hold-out table(s) of data miss the project's bar", "Error bands of estimate and plan",
+        "The bands on runs they did not come from (each table left out in turn"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   const auto j = run_cli("validate --json");
   ASSERT_EQ(j.code, 0) << j.err;
@@ -40,6 +41,23 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   }
   const Json& h = d["hold_outs"];
   EXPECT_EQ(h["all"]["runs"].get<int>(), hold_outs);
+  // The bands judged on the tables they did not come from: one entry per class, every hold-out
+  // judged once, in the text as in JSON.
+  const Json& check = d["error_band_check"];
+  ASSERT_EQ(check.size(), 4u);
+  int judged = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(check[i]["models"], d["error_bands"][3 * i]["models"]) << i;
+    EXPECT_EQ(check[i]["precision"], d["error_bands"][3 * i]["precision"]) << i;
+    judged += check[i]["runs"].get<int>();
+  }
+  EXPECT_EQ(judged, hold_outs);
+  EXPECT_NE(r.out.find(fmt::format("  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%)\n",
+                                   check[0]["runs"].get<int>(),
+                                   100 * check[0]["share_inside"].get<double>(),
+                                   100 * check[0]["mean_fraction"].get<double>())),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(h["dense"]["runs"].get<int>() + h["moe"]["runs"].get<int>(), hold_outs);
   EXPECT_GE(h["all"]["within_10"].get<double>(), h["all"]["within_5"].get<double>());
   EXPECT_NE(r.out.find(fmt::format("Hold-outs (every run outside the frozen fit set): {} runs "

@@ -186,6 +186,23 @@ std::vector<ErrorBand> error_bands(const std::vector<ValidationTable>& tables, B
 inline constexpr BandClass kBandClasses[] = {
     {false, false}, {false, true}, {true, false}, {true, true}};
 
+// How the bands hold on runs they did not come from (docs/model.md section 10, ours): each table
+// left out in turn, the bands recomputed from the other tables, and each hold-out of the table
+// left out judged by the band of its class at the evidence the other tables give its GPU and
+// stack, as a new user's run is judged. Where most of a class's hold-outs sit in one table, that
+// table's runs are judged by a band from fewer than kMinBandRuns runs of their class, or, with
+// none left, from every class's (`thin`).
+struct BandCheck {
+  BandClass cls;
+  int runs = 0;              // hold-outs judged
+  int inside = 0;            // of them, inside the band the other tables give them
+  int thin = 0;              // of them, judged by a band from fewer than kMinBandRuns of its class
+  double mean_fraction = 0;  // the mean band they were judged by
+  double share_inside() const { return runs > 0 ? static_cast<double>(inside) / runs : 0.0; }
+};
+// One per class, in kBandClasses order.
+std::vector<BandCheck> check_bands(const std::vector<ValidationTable>& tables);
+
 // Megatron's GPT of a row of a validation data file (multi-head attention, a 4h FFN): its name,
 // layers, hidden size and heads from the row, the vocabulary and sequence length from the file's
 // "common".
