@@ -115,6 +115,32 @@ def test_validation_docs_adding_runs_example_prints_what_the_page_says(tmp_path)
     assert "1 of 1 inside the band estimate and plan print for them" in own, own
 
 
+def test_model_docs_band_check_prints_what_the_page_says():
+    """docs/model.md section 10 quotes validate's check of the bands on unseen tables: the counts
+    it states are the ones `validate --json` gives (`error_band_check`), word for word."""
+    page = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "model.md")).read()
+    section = " ".join(page[page.index("## 10. Error bands"):].split())
+    check = cli("validate")["error_band_check"]
+    dense_bf16, dense_fp8, moe_bf16, moe_fp8 = check
+    assert [(c["models"], c["precision"]) for c in check] == [
+        ("dense", "bf16"), ("dense", "fp8"), ("moe", "bf16"), ("moe", "fp8")]
+
+    def pct(c):
+        return 100 * c["share_inside"]
+    quoted = [
+        f"{dense_bf16['inside']} of {dense_bf16['runs']} dense BF16 hold-outs "
+        f"({pct(dense_bf16):.0f}%) and {dense_fp8['inside']} of {dense_fp8['runs']} dense FP8 "
+        f"ones ({pct(dense_fp8):.0f}%) fall inside, at a mean band of "
+        f"+-{100 * dense_bf16['mean_fraction']:.1f}% and +-{100 * dense_fp8['mean_fraction']:.1f}%",
+        f"({moe_bf16['inside']} of the {moe_bf16['runs']} BF16 MoE hold-outs fall inside",
+        f"its {moe_fp8['runs']} FP8 runs, the only FP8 MoE hold-outs, by the bands of the other "
+        f"classes, which hold {moe_fp8['inside']} of them",
+    ]
+    for q in quoted:
+        assert q in section, q
+    assert moe_fp8["thin"] == moe_fp8["runs"]
+
+
 @pytest.mark.parametrize("call, field", [
     (lambda: railsim.design(gpus=1001), "hb_domain"),
     (lambda: railsim.design(gpus=-5), "gpus"),
