@@ -1265,12 +1265,25 @@ std::vector<BandCheck> check_bands(const std::vector<ValidationTable>& tables) {
 }
 
 namespace {
-// The band of `gpu` and `stack` among `bands` (error_bands of `tables`).
+// The band of `gpu` and `stack` among `bands` (error_bands of `tables`); `more` goes into the
+// basis before the GPU and stack are named.
 ErrorBand band_of(const std::vector<ValidationTable>& tables, const std::vector<ErrorBand>& bands,
-                  const std::string& gpu, const std::string& stack) {
+                  const std::string& gpu, const std::string& stack, const std::string& more = "") {
   ErrorBand b = bands[static_cast<std::size_t>(evidence(tables, gpu, stack))];
-  b.basis = fmt::format("{} (the band of {} with {})", b.basis, gpu, stack);
+  b.basis = fmt::format("{}{} (the band of {} with {})", b.basis, more, gpu, stack);
   return b;
+}
+
+// How a class's bands held on tables they did not come from, for a band's basis: "; this
+// class's bands held 80% of its 138 hold-outs on tables they did not come from".
+std::string unseen_clause(const BandCheck& c) {
+  return fmt::format(
+      "; this class's bands held {:.0f}% of its {} hold-outs on tables they did not come "
+      "from{}",
+      100 * c.share_inside(), c.runs,
+      c.thin > 0 ? fmt::format(", {} of them judged by a band from fewer than {} runs of the class",
+                               c.thin, kMinBandRuns)
+                 : "");
 }
 }  // namespace
 
@@ -1288,9 +1301,10 @@ ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass
     for (const BandClass c : kBandClasses) v.push_back(error_bands(tables, c));
     return v;
   }();
+  static const std::vector<BandCheck> checks = check_bands(tables);
   std::size_t i = 0;
   while (kBandClasses[i].moe != cls.moe || kBandClasses[i].low_precision != cls.low_precision) ++i;
-  return band_of(tables, bands[i], gpu, stack);
+  return band_of(tables, bands[i], gpu, stack, unseen_clause(checks[i]));
 }
 
 ErrorBand error_band(const std::string& gpu, const Model& m, const Training& tr) {

@@ -149,7 +149,10 @@ TEST(CliPlan, HumanTableHasLabelsAndUnits) {
   EXPECT_NE(r.out.find("hold-out runs of dense models in BF16 with this evidence; railsim "),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(" than measured on them on average (the band of H100-SXM with "
+  EXPECT_NE(r.out.find(" than measured on them on average; this class's bands held "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" hold-outs on tables they did not come from (the band of H100-SXM with "
                        "megatron-core-2024))"),
             std::string::npos)
       << r.out;

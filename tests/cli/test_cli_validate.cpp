@@ -83,6 +83,15 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
   EXPECT_EQ(bands[0]["evidence"], "GPU and stack measured");
   EXPECT_DOUBLE_EQ(j["error_band"]["fraction"].get<double>(), bands[0]["fraction"].get<double>());
   EXPECT_GE(j["error_band"]["coverage"].get<double>(), 0.8);
+  // The basis says how this class's bands held on tables they did not come from, as validate's
+  // check has it.
+  const Json check = Json::parse(run_cli("validate --json").out)["error_band_check"][0];
+  EXPECT_NE(j["error_band"]["basis"].get<std::string>().find(fmt::format(
+                "; this class's bands held {:.0f}% of its {} hold-outs on tables they did not "
+                "come from (the band of A100-SXM-80GB with megatron-lm-2022)",
+                100 * check["share_inside"].get<double>(), check["runs"].get<int>())),
+            std::string::npos)
+      << j["error_band"]["basis"];
   const auto human = run_cli("estimate " + a100);
   EXPECT_NE(
       human.out.find(fmt::format("error band +-{:.1f}%", 100 * bands[0]["fraction"].get<double>())),
@@ -115,6 +124,12 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
   ASSERT_EQ(moe8.code, 0) << moe8.err;
   const Json mj8 = Json::parse(moe8.out)["error_band"];
   EXPECT_EQ(mj8["precision"], "fp8");
+  // Every FP8 MoE hold-out sits in one table: left out, no band of the class is left to judge
+  // them, and the basis says so.
+  EXPECT_NE(mj8["basis"].get<std::string>().find(
+                "of them judged by a band from fewer than 5 runs of the class (the band of"),
+            std::string::npos)
+      << mj8["basis"];
   EXPECT_DOUBLE_EQ(mj8["fraction"].get<double>(), bands[9]["fraction"].get<double>());
   EXPECT_GT(mj8["fraction"].get<double>(), mj["fraction"].get<double>());
   const auto ph = run_cli("plan --gpu GH200 --gpus 1024 --model GPT-3-175B --batch 512 --top 2");
