@@ -289,6 +289,15 @@ double share_within(const std::vector<double>& sorted, double bar) {
          static_cast<double>(sorted.size());
 }
 
+// "23 of them judged by a band from fewer than 5 runs of their class: most of its hold-outs sit
+// in their table": the runs a check's bands could not judge from their own class.
+std::string thin_note(const BandCheck& c) {
+  return fmt::format(
+      "{} of them judged by a band from fewer than {} runs of their class: most of its hold-outs "
+      "sit in their table",
+      c.thin, kMinBandRuns);
+}
+
 // The metrics a table may compare, and their names in the text.
 struct Metric {
   const char* key;
@@ -914,14 +923,12 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   s += "The bands on runs they did not come from (each table left out in turn, its hold-outs "
        "judged by the bands of the other tables):\n";
   for (const BandCheck& c : check_bands(tables))
-    s += fmt::format("  {:<6} {:<5} {} run{}, {:.0f}% inside (mean band +-{:.1f}%){}\n",
-                     c.cls.moe ? "MoE" : "dense", c.cls.low_precision ? "FP8" : "BF16", c.runs,
-                     c.runs == 1 ? "" : "s", 100 * c.share_inside(), 100 * c.mean_fraction,
-                     c.thin > 0 ? fmt::format("; {} judged by a band from fewer than {} runs of "
-                                              "their class (its hold-outs sit mostly in their "
-                                              "table)",
-                                              c.thin, kMinBandRuns)
-                                : "");
+    s += fmt::format(
+        "  {:<6} {:<5} {}\n", c.cls.moe ? "MoE" : "dense", c.cls.low_precision ? "FP8" : "BF16",
+        c.runs == 0 ? std::string("no hold-outs")
+                    : fmt::format("{} run{}, {:.0f}% inside (mean band +-{:.1f}%){}", c.runs,
+                                  c.runs == 1 ? "" : "s", 100 * c.share_inside(),
+                                  100 * c.mean_fraction, c.thin > 0 ? "; " + thin_note(c) : ""));
   const auto bad = broken(tables);
   int enforced = 0, missed = 0, hold_outs = 0, unplanned = 0;
   for (const auto& t : tables) {
@@ -1280,10 +1287,7 @@ std::string unseen_clause(const BandCheck& c) {
   return fmt::format(
       "; this class's bands held {:.0f}% of its {} hold-outs on tables they did not come "
       "from{}",
-      100 * c.share_inside(), c.runs,
-      c.thin > 0 ? fmt::format(", {} of them judged by a band from fewer than {} runs of the class",
-                               c.thin, kMinBandRuns)
-                 : "");
+      100 * c.share_inside(), c.runs, c.thin > 0 ? ", " + thin_note(c) : "");
 }
 }  // namespace
 
