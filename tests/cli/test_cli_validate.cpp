@@ -52,10 +52,22 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
     judged += check[i]["runs"].get<int>();
   }
   EXPECT_EQ(judged, hold_outs);
-  EXPECT_NE(r.out.find(fmt::format("  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%)\n",
-                                   check[0]["runs"].get<int>(),
-                                   100 * check[0]["share_inside"].get<double>(),
-                                   100 * check[0]["mean_fraction"].get<double>())),
+  // Each class's runs by the evidence the other tables give them, adding up to its runs.
+  for (const auto& c : check) {
+    ASSERT_EQ(c["by_evidence"].size(), 3u);
+    int runs = 0;
+    for (const auto& l : c["by_evidence"]) runs += l["runs"].get<int>();
+    EXPECT_EQ(runs, c["runs"].get<int>());
+  }
+  const Json& by = check[0]["by_evidence"];
+  EXPECT_NE(r.out.find(fmt::format(
+                "  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%): GPU and stack "
+                "measured {} of {}, GPU measured on other stacks {} of {}, GPU never measured {} "
+                "of {}\n",
+                check[0]["runs"].get<int>(), 100 * check[0]["share_inside"].get<double>(),
+                100 * check[0]["mean_fraction"].get<double>(), by[0]["inside"].get<int>(),
+                by[0]["runs"].get<int>(), by[1]["inside"].get<int>(), by[1]["runs"].get<int>(),
+                by[2]["inside"].get<int>(), by[2]["runs"].get<int>())),
             std::string::npos)
       << r.out;
   EXPECT_EQ(h["dense"]["runs"].get<int>() + h["moe"]["runs"].get<int>(), hold_outs);
@@ -85,12 +97,19 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
   EXPECT_GE(j["error_band"]["coverage"].get<double>(), 0.8);
   // The basis says how this class's bands held on tables they did not come from, as validate's
   // check has it.
+  // check's, at the band's own evidence level and for the class as a whole.
   const Json check = Json::parse(run_cli("validate --json").out)["error_band_check"][0];
-  EXPECT_NE(j["error_band"]["basis"].get<std::string>().find(fmt::format(
-                "; this class's bands held {:.0f}% of its {} hold-outs on tables they did not "
-                "come from (the band of A100-SXM-80GB with megatron-lm-2022)",
-                100 * check["share_inside"].get<double>(), check["runs"].get<int>())),
-            std::string::npos)
+  const Json& level = check["by_evidence"][0];
+  ASSERT_EQ(level["evidence"], "GPU and stack measured");
+  EXPECT_NE(
+      j["error_band"]["basis"].get<std::string>().find(fmt::format(
+          "; on tables they did not come from, this class's bands held {} of its {} "
+          "hold-outs with this evidence ({:.0f}%) and {} of all {} ({:.0f}%) (the band of "
+          "A100-SXM-80GB with megatron-lm-2022)",
+          level["inside"].get<int>(), level["runs"].get<int>(),
+          100.0 * level["inside"].get<int>() / level["runs"].get<int>(), check["inside"].get<int>(),
+          check["runs"].get<int>(), 100 * check["share_inside"].get<double>())),
+      std::string::npos)
       << j["error_band"]["basis"];
   const auto human = run_cli("estimate " + a100);
   EXPECT_NE(

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -363,6 +364,7 @@ TEST(ErrorBand, BandsHoldOnTablesTheyDidNotComeFrom) {
     EXPECT_EQ(checks[c].cls.low_precision, cls.low_precision);
     // By hand: every table out in turn.
     int n = 0, inside = 0, thin = 0;
+    std::array<int, 3> level_runs{}, level_inside{};
     double sum = 0;
     for (std::size_t out = 0; out < tables.size(); ++out) {
       std::vector<ValidationTable> rest = tables;
@@ -376,9 +378,13 @@ TEST(ErrorBand, BandsHoldOnTablesTheyDidNotComeFrom) {
       for (const auto& p : tables[out].points) {
         if (p.fit || !(p.railsim > 0) || p.moe != cls.moe || p.low_precision != cls.low_precision)
           continue;
-        const ErrorBand& b = bands[static_cast<std::size_t>(evidence(rest, p.gpu, p.stack))];
+        const auto level = static_cast<std::size_t>(evidence(rest, p.gpu, p.stack));
+        const ErrorBand& b = bands[level];
+        const int in = std::fabs(p.error()) <= b.fraction ? 1 : 0;
         ++n;
-        inside += std::fabs(p.error()) <= b.fraction ? 1 : 0;
+        inside += in;
+        ++level_runs[level];
+        level_inside[level] += in;
         thin += !any || b.runs < kMinBandRuns ? 1 : 0;
         sum += b.fraction;
       }
@@ -386,6 +392,8 @@ TEST(ErrorBand, BandsHoldOnTablesTheyDidNotComeFrom) {
     EXPECT_EQ(checks[c].runs, n) << c;
     EXPECT_EQ(checks[c].inside, inside) << c;
     EXPECT_EQ(checks[c].thin, thin) << c;
+    EXPECT_EQ(checks[c].level_runs, level_runs) << c;
+    EXPECT_EQ(checks[c].level_inside, level_inside) << c;
     EXPECT_NEAR(checks[c].mean_fraction, sum / n, 1e-12) << c;
     runs += n;
   }

@@ -3,6 +3,7 @@
 // points, its errors and its documented tolerance, computed from the runs shipped in
 // data/validation/ (embedded, like the presets); and the error band that `estimate` and `plan`
 // attach to a predicted time from the residuals of the closest validated regime.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -198,6 +199,9 @@ struct BandCheck {
   int inside = 0;            // of them, inside the band the other tables give them
   int thin = 0;              // of them, judged by a band from fewer than kMinBandRuns of its class
   double mean_fraction = 0;  // the mean band they were judged by
+  // The same runs by the evidence the other tables give them (index: Evidence), the level whose
+  // band judged them.
+  std::array<int, 3> level_runs{}, level_inside{};
   double share_inside() const { return runs > 0 ? static_cast<double>(inside) / runs : 0.0; }
 };
 // One per class, in kBandClasses order.
