@@ -923,15 +923,17 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   s += "The bands on runs they did not come from (each table left out in turn, its hold-outs "
        "judged by the bands of the other tables):\n";
   for (const BandCheck& c : check_bands(tables)) {
-    std::string line = c.runs == 0 ? std::string("no hold-outs")
-                                   : fmt::format("{} run{}, {:.0f}% inside (mean band +-{:.1f}%)",
-                                                 c.runs, c.runs == 1 ? "" : "s",
-                                                 100 * c.share_inside(), 100 * c.mean_fraction);
+    std::string line = c.runs() == 0 ? std::string("no hold-outs")
+                                     : fmt::format("{} run{}, {:.0f}% inside (mean band +-{:.1f}%)",
+                                                   c.runs(), c.runs() == 1 ? "" : "s",
+                                                   100 * c.share_inside(), 100 * c.mean_fraction);
+    const char* sep = ":";  // before the first level with runs, then ","
     for (std::size_t l = 0; l < c.level_runs.size(); ++l)
-      if (c.level_runs[l] > 0)
-        line +=
-            fmt::format("{} {} {} of {}", l == 0 ? ":" : ",", to_string(static_cast<Evidence>(l)),
-                        c.level_inside[l], c.level_runs[l]);
+      if (c.level_runs[l] > 0) {
+        line += fmt::format("{} {} {} of {}", sep, to_string(static_cast<Evidence>(l)),
+                            c.level_inside[l], c.level_runs[l]);
+        sep = ",";
+      }
     if (c.thin > 0) line += "; " + thin_note(c);
     s += fmt::format("  {:<6} {:<5} {}\n", c.cls.moe ? "MoE" : "dense",
                      c.cls.low_precision ? "FP8" : "BF16", line);
@@ -1042,8 +1044,8 @@ Json to_json(const std::vector<ValidationTable>& tables) {
   for (const BandCheck& c : check_bands(tables))
     checks.push_back({{"models", std::string(models_key(c.cls.moe))},
                       {"precision", std::string(precision_key(c.cls.low_precision))},
-                      {"runs", c.runs},
-                      {"inside", c.inside},
+                      {"runs", c.runs()},
+                      {"inside", c.inside()},
                       {"share_inside", c.share_inside()},
                       {"thin", c.thin},
                       {"mean_fraction", c.mean_fraction},
@@ -1129,11 +1131,15 @@ struct HoldOut {
   double faster;  // railsim's speed over the measured one, less 1 (the error, read by the metric)
   Evidence level;
 };
+// Whether `p` is a hold-out with a figure of class `cls`.
+bool held_out(const ValidationPoint& p, BandClass cls) {
+  return !p.fit && p.railsim > 0 && p.moe == cls.moe && p.low_precision == cls.low_precision;
+}
 std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, BandClass cls) {
   std::vector<HoldOut> out;
   for (std::size_t i = 0; i < tables.size(); ++i)
     for (const ValidationPoint& p : tables[i].points)
-      if (!p.fit && p.railsim > 0 && p.moe == cls.moe && p.low_precision == cls.low_precision)
+      if (held_out(p, cls))
         out.push_back({tables[i].time_metric() ? -p.error() : p.error(),
                        evidence(tables, p.gpu, p.stack, i)});
   return out;
@@ -1272,36 +1278,34 @@ std::vector<BandCheck> check_bands(const std::vector<ValidationTable>& tables) {
       std::vector<ErrorBand> bands;  // computed once the table has a run of the class
       bool none = false;             // the other tables hold no hold-out of the class
       for (const ValidationPoint& p : tables[out].points) {
-        if (p.fit || !(p.railsim > 0) || p.moe != c.cls.moe ||
-            p.low_precision != c.cls.low_precision)
-          continue;
+        if (!held_out(p, c.cls)) continue;
         if (bands.empty()) {
           bands = error_bands(rest, c.cls);
-          none = hold_outs(rest, c.cls).empty();
+          none = std::none_of(rest.begin(), rest.end(), [&](const ValidationTable& t) {
+            return std::any_of(t.points.begin(), t.points.end(),
+                               [&](const ValidationPoint& q) { return held_out(q, c.cls); });
+          });
         }
         const auto level = static_cast<std::size_t>(evidence(rest, p.gpu, p.stack));
         const ErrorBand& b = bands[level];
-        const int in = std::fabs(p.error()) <= b.fraction ? 1 : 0;
-        ++c.runs;
-        c.inside += in;
         ++c.level_runs[level];
-        c.level_inside[level] += in;
+        c.level_inside[level] += std::fabs(p.error()) <= b.fraction ? 1 : 0;
         c.thin += none || b.runs < kMinBandRuns ? 1 : 0;
         c.mean_fraction += b.fraction;
       }
     }
   }
   for (BandCheck& c : checks)
-    if (c.runs > 0) c.mean_fraction /= c.runs;
+    if (c.runs() > 0) c.mean_fraction /= c.runs();
   return checks;
 }
 
 namespace {
-// The band of `gpu` and `stack` among `bands` (error_bands of `tables`); `more` goes into the
-// basis before the GPU and stack are named.
-ErrorBand band_of(const std::vector<ValidationTable>& tables, const std::vector<ErrorBand>& bands,
-                  const std::string& gpu, const std::string& stack, const std::string& more = "") {
-  ErrorBand b = bands[static_cast<std::size_t>(evidence(tables, gpu, stack))];
+// The band of `gpu` and `stack` among `bands` (error_bands of the tables), at `level` (the
+// evidence the tables give them); `more` goes into the basis before the GPU and stack are named.
+ErrorBand band_of(const std::vector<ErrorBand>& bands, Evidence level, const std::string& gpu,
+                  const std::string& stack, const std::string& more = "") {
+  ErrorBand b = bands[static_cast<std::size_t>(level)];
   b.basis = fmt::format("{}{} (the band of {} with {})", b.basis, more, gpu, stack);
   return b;
 }
@@ -1313,7 +1317,7 @@ std::string unseen_clause(const BandCheck& c, Evidence level) {
   const auto l = static_cast<std::size_t>(level);
   const int n = c.level_runs[l], in = c.level_inside[l];
   const std::string all =
-      fmt::format("{} of all {} ({:.0f}%)", c.inside, c.runs, 100 * c.share_inside());
+      fmt::format("{} of all {} ({:.0f}%)", c.inside(), c.runs(), 100 * c.share_inside());
   return fmt::format(
       "; on tables they did not come from, this class's bands held {}{}",
       n > 0 ? fmt::format("{} of its {} hold-out{} with this evidence ({:.0f}%) and {}", in, n,
@@ -1325,7 +1329,7 @@ std::string unseen_clause(const BandCheck& c, Evidence level) {
 
 ErrorBand error_band(const std::vector<ValidationTable>& tables, const std::string& gpu,
                      const std::string& stack, BandClass cls) {
-  return band_of(tables, error_bands(tables, cls), gpu, stack);
+  return band_of(error_bands(tables, cls), evidence(tables, gpu, stack), gpu, stack);
 }
 
 ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass cls) {
@@ -1340,8 +1344,8 @@ ErrorBand error_band(const std::string& gpu, const std::string& stack, BandClass
   static const std::vector<BandCheck> checks = check_bands(tables);
   std::size_t i = 0;
   while (kBandClasses[i].moe != cls.moe || kBandClasses[i].low_precision != cls.low_precision) ++i;
-  return band_of(tables, bands[i], gpu, stack,
-                 unseen_clause(checks[i], evidence(tables, gpu, stack)));
+  const Evidence level = evidence(tables, gpu, stack);
+  return band_of(bands[i], level, gpu, stack, unseen_clause(checks[i], level));
 }
 
 ErrorBand error_band(const std::string& gpu, const Model& m, const Training& tr) {

@@ -389,8 +389,8 @@ TEST(ErrorBand, BandsHoldOnTablesTheyDidNotComeFrom) {
         sum += b.fraction;
       }
     }
-    EXPECT_EQ(checks[c].runs, n) << c;
-    EXPECT_EQ(checks[c].inside, inside) << c;
+    EXPECT_EQ(checks[c].runs(), n) << c;
+    EXPECT_EQ(checks[c].inside(), inside) << c;
     EXPECT_EQ(checks[c].thin, thin) << c;
     EXPECT_EQ(checks[c].level_runs, level_runs) << c;
     EXPECT_EQ(checks[c].level_inside, level_inside) << c;
@@ -402,7 +402,7 @@ TEST(ErrorBand, BandsHoldOnTablesTheyDidNotComeFrom) {
     EXPECT_GE(checks[dense].share_inside(), 0.75) << dense;
     EXPECT_EQ(checks[dense].thin, 0) << dense;
   }
-  EXPECT_EQ(checks[3].thin, checks[3].runs);
+  EXPECT_EQ(checks[3].thin, checks[3].runs());
   EXPECT_LT(checks[3].share_inside(), 0.6);
 }
 
@@ -479,10 +479,11 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   };
   // The shipped symmetric bands, judged so by check_bands.
   const auto checks = check_bands(tables);
-  const int runs = checks[0].runs + checks[1].runs;
-  const double symmetric = static_cast<double>(checks[0].inside + checks[1].inside) / runs;
+  const int runs = checks[0].runs() + checks[1].runs();
+  const double symmetric = static_cast<double>(checks[0].inside() + checks[1].inside()) / runs;
   const double symmetric_width =
-      2 * (checks[0].mean_fraction * checks[0].runs + checks[1].mean_fraction * checks[1].runs) /
+      2 *
+      (checks[0].mean_fraction * checks[0].runs() + checks[1].mean_fraction * checks[1].runs()) /
       runs;
   const auto [tails, tails_width] = judge(Kind::equal_tails, kBandCoverage);
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);

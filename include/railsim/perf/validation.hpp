@@ -195,14 +195,14 @@ inline constexpr BandClass kBandClasses[] = {
 // none left, from every class's (`thin`).
 struct BandCheck {
   BandClass cls;
-  int runs = 0;              // hold-outs judged
-  int inside = 0;            // of them, inside the band the other tables give them
+  // The hold-outs judged, and of them those inside the band the other tables give them, by the
+  // evidence the other tables give them (index: Evidence), the level whose band judged them.
+  std::array<int, 3> level_runs{}, level_inside{};
   int thin = 0;              // of them, judged by a band from fewer than kMinBandRuns of its class
   double mean_fraction = 0;  // the mean band they were judged by
-  // The same runs by the evidence the other tables give them (index: Evidence), the level whose
-  // band judged them.
-  std::array<int, 3> level_runs{}, level_inside{};
-  double share_inside() const { return runs > 0 ? static_cast<double>(inside) / runs : 0.0; }
+  int runs() const { return level_runs[0] + level_runs[1] + level_runs[2]; }
+  int inside() const { return level_inside[0] + level_inside[1] + level_inside[2]; }
+  double share_inside() const { return runs() > 0 ? static_cast<double>(inside()) / runs() : 0.0; }
 };
 // One per class, in kBandClasses order.
 std::vector<BandCheck> check_bands(const std::vector<ValidationTable>& tables);
