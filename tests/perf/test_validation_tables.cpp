@@ -489,14 +489,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.809, 0.0005);
+  EXPECT_NEAR(symmetric, 0.8095, 0.0005);
   EXPECT_NEAR(symmetric_width, 0.474, 0.0005);
-  EXPECT_NEAR(tails, 0.756, 0.0005);
-  EXPECT_NEAR(tails_width, 0.423, 0.0005);
-  EXPECT_NEAR(tails90, 0.817, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.573, 0.0005);
-  EXPECT_NEAR(lean, 0.744, 0.0005);
-  EXPECT_NEAR(lean_width, 0.421, 0.0005);
+  EXPECT_NEAR(tails, 0.762, 0.0005);
+  EXPECT_NEAR(tails_width, 0.438, 0.0005);
+  EXPECT_NEAR(tails90, 0.8095, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.577, 0.0005);
+  EXPECT_NEAR(lean, 0.746, 0.0005);
+  EXPECT_NEAR(lean_width, 0.426, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
   // they are wider.
   EXPECT_LT(tails, symmetric - 0.03);
@@ -847,6 +847,71 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
         EXPECT_LT(p.error(), 0.17) << p.label;
       }
     }
+}
+
+// NVIDIA's own pre-training runs of 2024 (the Nemotron-4 15B and 340B technical reports, Table 2
+// of each), on the Megatron-Core of the fit runs' year. Each row's published MFU agrees with its
+// published iteration time under railsim's count of model FLOPs, which guards the transcription.
+// The 340B rows (TP 8, PP 12) come out 6-8% slow: the last stage carries the 256K-vocabulary
+// output layer on every micro-batch, and the pipeline waits on it (with a 32K vocabulary the
+// bubble is under a third of it). The 15B rows (TP 8 and DP only, 4 sequences per replica) come
+// out 18-27% fast at the planner's micro-batch of 4, flat in DP where the measured time grows 12%
+// from DP 96 to DP 288.
+TEST(ValidationTables, NemotronPretrainingRunsOfTheFitRunsYear) {
+  const auto tables = validation_tables();
+  const ValidationTable* t = table_named(tables, "nemotron4-pretraining-h100");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->points.size(), 6u);
+  EXPECT_TRUE(t->time_metric());
+  const Json d =
+      spec::load_preset_or_file("validation", "holdout-nemotron4-pretraining-h100", "test");
+  spec::NetworkDesign ib =
+      spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
+  ib.routing = spec::Routing::adaptive;
+  const spec::GpuSpec g = spec::load_gpu("H100-SXM");
+  const spec::Stack stack = load_stack("megatron-core-2024");
+  for (std::size_t i = 0; i < t->points.size(); ++i) {
+    const Json& row = d["rows"][i];
+    const ValidationPoint& p = t->points[i];
+    ASSERT_EQ(p.label, row["label"].get<std::string>());
+    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
+    EXPECT_FALSE(p.fit) << p.label;
+    const std::int64_t gpus = row["gpus"].get<std::int64_t>();
+    const Model m = load_model(row["model"].get<std::string>());
+    const Training tr = make_training(row["global_batch"].get<std::int64_t>(), 4096, stack);
+    const spec::Cluster c = spec::make_cluster(g, gpus, 8, 400, 450, 1);
+    Strategy s{.tp = 8, .pp = row["pp"].get<std::int64_t>(), .dp = row["dp"].get<std::int64_t>()};
+    s.recompute = Recompute::selective;
+    s.sp = true;
+    s.dist_opt = true;
+    s.dp_overlap = true;
+    const IterationTime it = estimate(m, tr, s, c, ib);
+    const double mfu = it.model_flops / (p.measured * static_cast<double>(gpus) * 989e12);
+    EXPECT_NEAR(mfu / row["_published_mfu"].get<double>(), 1.0, 0.01) << p.label;
+    if (m.name == "Nemotron-4-340B") {
+      EXPECT_GT(p.error(), 0.05) << p.label;
+      EXPECT_LT(p.error(), 0.09) << p.label;
+    } else {
+      EXPECT_LT(p.error(), -0.15) << p.label;
+      EXPECT_NEAR(p.railsim / t->points[0].railsim, 1.0, 0.005) << p.label;
+    }
+  }
+  EXPECT_NEAR(t->points[2].measured / t->points[0].measured, 1.123, 0.001);
+
+  // The 340B's bubble at DP 16 (48 micro-batches, v = 8): most of it is the output layer's stage.
+  const spec::Cluster c = spec::make_cluster(g, 1536, 8, 400, 450, 1);
+  Model m = load_model("Nemotron-4-340B");
+  const Training tr = make_training(768, 4096, stack);
+  Strategy s{.tp = 8, .pp = 12, .dp = 16};
+  s.interleave = 8;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const double bubble = estimate(m, tr, s, c, ib).breakdown.bubble_s;
+  m.vocab = 32000;
+  const double bubble_32k = estimate(m, tr, s, c, ib).breakdown.bubble_s;
+  EXPECT_GT(bubble, 3 * bubble_32k);
 }
 
 // One's own table, read from a file: timed as the shipped tables are, each run with the band of
