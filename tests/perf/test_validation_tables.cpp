@@ -38,6 +38,31 @@ const ValidationTable* table_named(const std::vector<ValidationTable>& tables,
   return it == tables.end() ? nullptr : &*it;
 }
 
+// The MFU railsim's count of model FLOPs gives row `i` of the validation data `file` at its
+// published iteration time, against `peak_flops` per GPU: the check that a transcribed row's
+// time, batch and model agree with the MFU its source prints beside them.
+double implied_mfu(const std::string& file, std::size_t i, double peak_flops) {
+  const Json d = spec::load_preset_or_file("validation", file, "test");
+  const Json& row = d["rows"][i];
+  const auto value = [&](const char* key) -> const Json& {
+    return row.contains(key) ? row[key] : d["common"][key];
+  };
+  const std::int64_t gpus = value("gpus").get<std::int64_t>();
+  const spec::GpuSpec g = spec::load_gpu(value("gpu").get<std::string>());
+  const spec::Cluster c = spec::make_cluster(g, gpus, 8, 400, g.hb_bw_Bps / 1e9, 1);
+  const Model m = load_model(value("model").get<std::string>());
+  const Training tr =
+      make_training(value("global_batch").get<std::int64_t>(), value("seq_len").get<std::int64_t>(),
+                    load_stack(value("stack").get<std::string>()));
+  const Strategy s{.tp = value("tp").get<std::int64_t>(),
+                   .pp = value("pp").get<std::int64_t>(),
+                   .dp = value("dp").get<std::int64_t>()};
+  spec::NetworkDesign ib =
+      spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
+  return estimate(m, tr, s, c, ib).model_flops /
+         (value("iteration_time_s").get<double>() * static_cast<double>(gpus) * peak_flops);
+}
+
 }  // namespace
 
 TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
@@ -489,13 +514,13 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.8095, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.474, 0.0005);
-  EXPECT_NEAR(tails, 0.762, 0.0005);
-  EXPECT_NEAR(tails_width, 0.438, 0.0005);
-  EXPECT_NEAR(tails90, 0.8095, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.577, 0.0005);
-  EXPECT_NEAR(lean, 0.746, 0.0005);
+  EXPECT_NEAR(symmetric, 0.808, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.469, 0.0005);
+  EXPECT_NEAR(tails, 0.758, 0.0005);
+  EXPECT_NEAR(tails_width, 0.432, 0.0005);
+  EXPECT_NEAR(tails90, 0.815, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.576, 0.0005);
+  EXPECT_NEAR(lean, 0.7615, 0.0005);
   EXPECT_NEAR(lean_width, 0.426, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
   // they are wider.
@@ -863,32 +888,17 @@ TEST(ValidationTables, NemotronPretrainingRunsOfTheFitRunsYear) {
   ASSERT_NE(t, nullptr);
   ASSERT_EQ(t->points.size(), 6u);
   EXPECT_TRUE(t->time_metric());
-  const Json d =
-      spec::load_preset_or_file("validation", "holdout-nemotron4-pretraining-h100", "test");
-  spec::NetworkDesign ib =
-      spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
-  ib.routing = spec::Routing::adaptive;
-  const spec::GpuSpec g = spec::load_gpu("H100-SXM");
-  const spec::Stack stack = load_stack("megatron-core-2024");
+  const std::string file = "holdout-nemotron4-pretraining-h100";
+  const Json d = spec::load_preset_or_file("validation", file, "test");
   for (std::size_t i = 0; i < t->points.size(); ++i) {
     const Json& row = d["rows"][i];
     const ValidationPoint& p = t->points[i];
     ASSERT_EQ(p.label, row["label"].get<std::string>());
     ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
     EXPECT_FALSE(p.fit) << p.label;
-    const std::int64_t gpus = row["gpus"].get<std::int64_t>();
-    const Model m = load_model(row["model"].get<std::string>());
-    const Training tr = make_training(row["global_batch"].get<std::int64_t>(), 4096, stack);
-    const spec::Cluster c = spec::make_cluster(g, gpus, 8, 400, 450, 1);
-    Strategy s{.tp = 8, .pp = row["pp"].get<std::int64_t>(), .dp = row["dp"].get<std::int64_t>()};
-    s.recompute = Recompute::selective;
-    s.sp = true;
-    s.dist_opt = true;
-    s.dp_overlap = true;
-    const IterationTime it = estimate(m, tr, s, c, ib);
-    const double mfu = it.model_flops / (p.measured * static_cast<double>(gpus) * 989e12);
-    EXPECT_NEAR(mfu / row["_published_mfu"].get<double>(), 1.0, 0.01) << p.label;
-    if (m.name == "Nemotron-4-340B") {
+    EXPECT_NEAR(implied_mfu(file, i, 989e12) / row["_published_mfu"].get<double>(), 1.0, 0.01)
+        << p.label;
+    if (row["model"] == "Nemotron-4-340B") {
       EXPECT_GT(p.error(), 0.05) << p.label;
       EXPECT_LT(p.error(), 0.09) << p.label;
     } else {
@@ -899,9 +909,12 @@ TEST(ValidationTables, NemotronPretrainingRunsOfTheFitRunsYear) {
   EXPECT_NEAR(t->points[2].measured / t->points[0].measured, 1.123, 0.001);
 
   // The 340B's bubble at DP 16 (48 micro-batches, v = 8): most of it is the output layer's stage.
-  const spec::Cluster c = spec::make_cluster(g, 1536, 8, 400, 450, 1);
+  spec::NetworkDesign ib =
+      spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
+  ib.routing = spec::Routing::adaptive;
+  const spec::Cluster c = spec::make_cluster(spec::load_gpu("H100-SXM"), 1536, 8, 400, 450, 1);
   Model m = load_model("Nemotron-4-340B");
-  const Training tr = make_training(768, 4096, stack);
+  const Training tr = make_training(768, 4096, load_stack("megatron-core-2024"));
   Strategy s{.tp = 8, .pp = 12, .dp = 16};
   s.interleave = 8;
   s.recompute = Recompute::selective;
@@ -912,6 +925,51 @@ TEST(ValidationTables, NemotronPretrainingRunsOfTheFitRunsYear) {
   m.vocab = 32000;
   const double bubble_32k = estimate(m, tr, s, c, ib).breakdown.bubble_s;
   EXPECT_GT(bubble, 3 * bubble_32k);
+}
+
+// ByteDance's baseline runs of open-source Megatron-LM in the MegaScale paper (NSDI'24, Table 2):
+// a 175B GPT on 256 to 12,288 A100, TP 8, PP 8, 6 chunks per stage, on the megatron-lm-2022 stack
+// (the paper's Table 3 names the overlaps and FlashAttention-2 as what the baseline lacked). The
+// first table of runs from outside the fit set's organisations to meet the project's bar. Each
+// row's published MFU agrees with its time under railsim's FLOP count; A800's slower NVLink, the
+// other Ampere part the paper may mean, would make the 256-GPU run about 5% slower.
+TEST(ValidationTables, MegaScaleBaselineMeetsTheBar) {
+  const auto tables = validation_tables();
+  const ValidationTable* t = table_named(tables, "megascale-megatron-lm-a100");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->points.size(), 8u);
+  EXPECT_TRUE(t->held_out);
+  EXPECT_TRUE(t->within_tolerance());
+  EXPECT_LE(t->mean_tolerance, 0.05);
+  EXPECT_LE(t->max_tolerance, 0.10);
+  const std::string file = "holdout-megascale-megatron-lm-a100";
+  const Json d = spec::load_preset_or_file("validation", file, "test");
+  for (std::size_t i = 0; i < t->points.size(); ++i) {
+    const ValidationPoint& p = t->points[i];
+    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
+    EXPECT_LT(std::fabs(p.error()), 0.07) << p.label;
+    EXPECT_NE(p.plan.find("tp 8 pp 8 "), std::string::npos) << p.plan;
+    EXPECT_NE(p.plan.find("interleave 6"), std::string::npos) << p.plan;
+    EXPECT_NEAR(implied_mfu(file, i, 312e12) / d["rows"][i]["_published_mfu"].get<double>(), 1.0,
+                0.005)
+        << p.label;
+  }
+  spec::NetworkDesign ib =
+      spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
+  ib.routing = spec::Routing::adaptive;
+  const spec::GpuSpec g = spec::load_gpu("A100-SXM-80GB");
+  const Model m = load_model("MegaScale-175B");
+  const Training tr = make_training(768, 2048, load_stack("megatron-lm-2022"));
+  Strategy s{.tp = 8, .pp = 8, .dp = 4, .micro_batch = 2};
+  s.interleave = 6;
+  s.recompute = Recompute::selective;
+  s.sp = true;
+  const double a100 =
+      estimate(m, tr, s, spec::make_cluster(g, 256, 8, 200, 300, 1), ib).iteration_time_s;
+  const double a800 =
+      estimate(m, tr, s, spec::make_cluster(g, 256, 8, 200, 200, 1), ib).iteration_time_s;
+  EXPECT_NEAR(a100, t->points[0].railsim, 1e-9);
+  EXPECT_NEAR(a800 / a100, 1.05, 0.01);
 }
 
 // One's own table, read from a file: timed as the shipped tables are, each run with the band of
