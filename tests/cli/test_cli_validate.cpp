@@ -59,15 +59,17 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
     for (const auto& l : c["by_evidence"]) runs += l["runs"].get<int>();
     EXPECT_EQ(runs, c["runs"].get<int>());
   }
-  const Json& by = check[0]["by_evidence"];
+  // The dense BF16 line, its levels with runs listed (a level no hold-out has is left out).
+  std::string levels;
+  for (const auto& l : check[0]["by_evidence"])
+    if (l["runs"].get<int>() > 0)
+      levels +=
+          fmt::format("{}{} {} of {}", levels.empty() ? "" : ", ", l["evidence"].get<std::string>(),
+                      l["inside"].get<int>(), l["runs"].get<int>());
   EXPECT_NE(r.out.find(fmt::format(
-                "  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%): GPU and stack "
-                "measured {} of {}, GPU measured on other stacks {} of {}, GPU never measured {} "
-                "of {}\n",
+                "  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%): {}\n",
                 check[0]["runs"].get<int>(), 100 * check[0]["share_inside"].get<double>(),
-                100 * check[0]["mean_fraction"].get<double>(), by[0]["inside"].get<int>(),
-                by[0]["runs"].get<int>(), by[1]["inside"].get<int>(), by[1]["runs"].get<int>(),
-                by[2]["inside"].get<int>(), by[2]["runs"].get<int>())),
+                100 * check[0]["mean_fraction"].get<double>(), levels)),
             std::string::npos)
       << r.out;
   EXPECT_EQ(h["dense"]["runs"].get<int>() + h["moe"]["runs"].get<int>(), hold_outs);

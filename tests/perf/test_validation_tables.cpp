@@ -514,14 +514,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.808, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.469, 0.0005);
-  EXPECT_NEAR(tails, 0.758, 0.0005);
-  EXPECT_NEAR(tails_width, 0.432, 0.0005);
-  EXPECT_NEAR(tails90, 0.815, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.576, 0.0005);
-  EXPECT_NEAR(lean, 0.7615, 0.0005);
-  EXPECT_NEAR(lean_width, 0.426, 0.0005);
+  EXPECT_NEAR(symmetric, 0.8075, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.466, 0.0005);
+  EXPECT_NEAR(tails, 0.770, 0.0005);
+  EXPECT_NEAR(tails_width, 0.437, 0.0005);
+  EXPECT_NEAR(tails90, 0.826, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.581, 0.0005);
+  EXPECT_NEAR(lean, 0.766, 0.0005);
+  EXPECT_NEAR(lean_width, 0.444, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
   // they are wider.
   EXPECT_LT(tails, symmetric - 0.03);
@@ -970,6 +970,71 @@ TEST(ValidationTables, MegaScaleBaselineMeetsTheBar) {
       estimate(m, tr, s, spec::make_cluster(g, 256, 8, 200, 200, 1), ib).iteration_time_s;
   EXPECT_NEAR(a100, t->points[0].railsim, 1e-9);
   EXPECT_NEAR(a800 / a100, 1.05, 0.01);
+
+  // The paper's MFU figures: the 175B at batch 256 within 3%; the 530B 12-15% fast, where
+  // Korthikanti et al.'s nearly identical 530B run on Selene (2,240 GPUs, DP 8) is within 5%: the
+  // two clusters measured 10% apart on one shape, railsim's figures 2% apart.
+  const ValidationTable* mfu = table_named(tables, "megascale-megatron-lm-a100-mfu");
+  ASSERT_NE(mfu, nullptr);
+  ASSERT_EQ(mfu->points.size(), 4u);
+  EXPECT_LT(std::fabs(mfu->points[0].error()), 0.03);
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_GT(mfu->points[i].error(), 0.12) << mfu->points[i].label;
+    EXPECT_LT(mfu->points[i].error(), 0.16) << mfu->points[i].label;
+  }
+  const ValidationTable* selene = table_named(tables, "korthikanti-2022-530b-dp8");
+  ASSERT_NE(selene, nullptr);
+  const ValidationPoint& selective = selene->points[0];
+  EXPECT_NEAR(selective.measured / mfu->points[1].measured, 1.10, 0.01);
+  EXPECT_NEAR(selective.railsim / mfu->points[1].railsim, 1.02, 0.01);
+}
+
+// GLM-130B on 768 A100 40 GB (DeepSpeed's pipeline, full recomputation), the third run of the
+// Megatron-DeepSpeed family that railsim times fast, as BLOOM-176B and MT-NLG 530B are.
+TEST(ValidationTables, Glm130bIsAThirdDeepSpeedRunTimedFast) {
+  const auto tables = validation_tables();
+  const ValidationTable* glm = table_named(tables, "glm-130b-a100-40gb");
+  ASSERT_NE(glm, nullptr);
+  ASSERT_EQ(glm->points.size(), 1u);
+  const ValidationPoint& p = glm->points[0];
+  ASSERT_GT(p.railsim, 0) << p.note;
+  EXPECT_NEAR(p.error(), 0.303, 0.005);
+  EXPECT_NE(p.plan.find("tp 4 pp 8 dp 24"), std::string::npos) << p.plan;
+  EXPECT_NE(p.plan.find("recompute full"), std::string::npos) << p.plan;
+  for (const char* id :
+       {"megatron-deepspeed-bloom-176b-a100", "megatron-deepspeed-mtnlg-530b-a100"})
+    for (const auto& q : table_named(tables, id)->points) EXPECT_LT(q.error(), -0.15) << q.label;
+}
+
+// A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of
+// the adaptive routing validate's InfiniBand fabrics use. MegaScale's 6,144-GPU run on uniform
+// 200G ports: ECMP's collisions make it 15% slower than adaptive routing's spreading.
+TEST(ValidationTables, ATableRoutesAsItSays) {
+  const std::string path = testing::TempDir() + "railsim_routed_table.json";
+  auto write = [&](const std::string& routing) {
+    std::ofstream(path) << R"({"table": {"id": "routed", "title": "Routed",
+      "metric": "iteration_time_s", "max_tolerance": 0.1, "mean_tolerance": 0.05)"
+                        << routing << R"(},
+      "common": {"gpu": "A100-SXM-80GB", "stack": "megatron-lm-2022", "nic_gbps": 200,
+                 "model": "MegaScale-175B", "seq_len": 2048, "tp": 8, "pp": 8, "interleave": 6},
+      "rows": [{"label": "6144", "gpus": 6144, "global_batch": 6144, "iteration_time_s": 14.78}]})";
+  };
+  write("");
+  const ValidationTable adaptive = own_table(path, "--table");
+  write(R"(, "routing": "ecmp")");
+  const ValidationTable ecmp = own_table(path, "--table");
+  EXPECT_EQ(adaptive.routing, "adaptive");
+  EXPECT_EQ(ecmp.routing, "ecmp");
+  ASSERT_GT(adaptive.points[0].railsim, 0) << adaptive.points[0].note;
+  ASSERT_GT(ecmp.points[0].railsim, 0) << ecmp.points[0].note;
+  EXPECT_NEAR(ecmp.points[0].railsim / adaptive.points[0].railsim, 1.15, 0.02);
+  write(R"(, "routing": "hashed")");
+  try {
+    (void)own_table(path, "--table");
+    ADD_FAILURE() << "routing hashed accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--table: table.routing: ", 0), 0u) << e.what();
+  }
 }
 
 // One's own table, read from a file: timed as the shipped tables are, each run with the band of

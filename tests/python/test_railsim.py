@@ -136,8 +136,8 @@ def test_model_docs_band_check_prints_what_the_page_says():
         f"its {moe_fp8['runs']} FP8 runs, the only FP8 MoE hold-outs, by the bands of the other "
         f"classes, which hold {moe_fp8['inside']} of them",
     ]
-    by_level = [f"{lv['inside']} of {lv['runs']}" for c in (dense_bf16, dense_fp8)
-                for lv in c["by_evidence"]]
+    by_level = [f"{lv['inside']} of {lv['runs']}" if lv["runs"] else "none"
+                for c in (dense_bf16, dense_fp8) for lv in c["by_evidence"]]
     quoted.append(f"of the dense BF16 hold-outs, {by_level[0]} with GPU and stack measured, "
                   f"{by_level[1]} with the GPU measured on other stacks and {by_level[2]} with the "
                   f"GPU never measured; of the dense FP8 ones, {by_level[3]}, {by_level[4]} and "
