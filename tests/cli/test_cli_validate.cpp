@@ -66,10 +66,15 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
       levels +=
           fmt::format("{}{} {} of {}", levels.empty() ? "" : ", ", l["evidence"].get<std::string>(),
                       l["inside"].get<int>(), l["runs"].get<int>());
+  // Then the band of a GPU never measured, judged with each GPU left out in turn.
+  const Json& fresh = check[0]["new_gpu"];
+  EXPECT_EQ(fresh["runs"].get<int>(), check[0]["runs"].get<int>());
   EXPECT_NE(r.out.find(fmt::format(
-                "  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%): {}\n",
+                "  dense  BF16  {} runs, {:.0f}% inside (mean band +-{:.1f}%): {}; each GPU left "
+                "out in turn, the band of a GPU never measured held {} of {} ({:.0f}%)\n",
                 check[0]["runs"].get<int>(), 100 * check[0]["share_inside"].get<double>(),
-                100 * check[0]["mean_fraction"].get<double>(), levels)),
+                100 * check[0]["mean_fraction"].get<double>(), levels, fresh["inside"].get<int>(),
+                fresh["runs"].get<int>(), 100 * fresh["share_inside"].get<double>())),
             std::string::npos)
       << r.out;
   EXPECT_EQ(h["dense"]["runs"].get<int>() + h["moe"]["runs"].get<int>(), hold_outs);

@@ -142,6 +142,13 @@ def test_model_docs_band_check_prints_what_the_page_says():
                   f"{by_level[1]} with the GPU measured on other stacks and {by_level[2]} with the "
                   f"GPU never measured; of the dense FP8 ones, {by_level[3]}, {by_level[4]} and "
                   f"{by_level[5]}")
+    new = [c["new_gpu"] for c in check]
+    quoted.append(f"the band of a GPU never measured held {new[0]['inside']} of the "
+                  f"{new[0]['runs']} dense BF16 hold-outs ({100 * new[0]['share_inside']:.0f}%) and "
+                  f"{new[1]['inside']} of the {new[1]['runs']} dense FP8 ones "
+                  f"({100 * new[1]['share_inside']:.0f}%) on the GPUs it had not seen "
+                  f"({new[2]['inside']} of {new[2]['runs']} BF16 MoE and {new[3]['inside']} of "
+                  f"{new[3]['runs']} FP8 MoE ones)")
     for q in quoted:
         assert q in section, q
     assert moe_fp8["thin"] == moe_fp8["runs"]

@@ -200,6 +200,14 @@ struct BandCheck {
   std::array<int, 3> level_runs{}, level_inside{};
   int thin = 0;              // of them, judged by a band from fewer than kMinBandRuns of its class
   double mean_fraction = 0;  // the mean band they were judged by
+  // Each GPU left out in turn (its runs taken out of every table): its hold-outs, judged by the
+  // band the other GPUs' runs give a GPU never measured, and of them those inside. The check of
+  // that level's band on GPUs it has not seen, which a table left out cannot give once every
+  // GPU is measured by more than one table.
+  int new_gpu_runs = 0, new_gpu_inside = 0;
+  double new_gpu_share() const {
+    return new_gpu_runs > 0 ? static_cast<double>(new_gpu_inside) / new_gpu_runs : 0.0;
+  }
   int runs() const { return level_runs[0] + level_runs[1] + level_runs[2]; }
   int inside() const { return level_inside[0] + level_inside[1] + level_inside[2]; }
   double share_inside() const { return runs() > 0 ? static_cast<double>(inside()) / runs() : 0.0; }
