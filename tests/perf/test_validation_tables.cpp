@@ -466,9 +466,9 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 87 of 108.
+  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 92 of 114.
   EXPECT_EQ(checks[0].new_gpu_inside, 133);
-  EXPECT_EQ(checks[1].new_gpu_inside, 87);
+  EXPECT_EQ(checks[1].new_gpu_inside, 92);
   EXPECT_GE(checks[0].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
@@ -562,14 +562,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.8075, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.466, 0.0005);
-  EXPECT_NEAR(tails, 0.770, 0.0005);
-  EXPECT_NEAR(tails_width, 0.437, 0.0005);
-  EXPECT_NEAR(tails90, 0.826, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.581, 0.0005);
-  EXPECT_NEAR(lean, 0.766, 0.0005);
-  EXPECT_NEAR(lean_width, 0.444, 0.0005);
+  EXPECT_NEAR(symmetric, 0.808, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.460, 0.0005);
+  EXPECT_NEAR(tails, 0.7675, 0.0005);
+  EXPECT_NEAR(tails_width, 0.433, 0.0005);
+  EXPECT_NEAR(tails90, 0.823, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.578, 0.0005);
+  EXPECT_NEAR(lean, 0.775, 0.0005);
+  EXPECT_NEAR(lean_width, 0.442, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
   // they are wider.
   EXPECT_LT(tails, symmetric - 0.03);
@@ -1052,6 +1052,36 @@ TEST(ValidationTables, Glm130bIsAThirdDeepSpeedRunTimedFast) {
   for (const char* id :
        {"megatron-deepspeed-bloom-176b-a100", "megatron-deepspeed-mtnlg-530b-a100"})
     for (const auto& q : table_named(tables, id)->points) EXPECT_LT(q.error(), -0.15) << q.label;
+}
+
+// NVIDIA's MLPerf GPT-3 175B submissions: the same job on the same 512 H100 ran 16% faster in v4.1
+// (NeMo 24.09) than in v3.1 (NeMo 23.09), where railsim's figures for the two published layouts
+// differ by 1%: the v3.1 runs come out 9-11% fast, the v4.1 ones 3-5% slow.
+TEST(ValidationTables, MlperfGpt3RunsDifferByReleaseNotLayout) {
+  const auto tables = validation_tables();
+  const ValidationTable* t = table_named(tables, "mlperf-gpt3-nvidia");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->points.size(), 6u);
+  std::map<std::string, const ValidationPoint*> by;
+  for (const auto& p : t->points) {
+    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
+    EXPECT_TRUE(p.low_precision) << p.label;
+    by[p.label] = &p;
+  }
+  for (const char* v31 : {"v3.1-H100-512g", "v3.1-H100-768g", "v3.1-H100-10752g"}) {
+    EXPECT_LT(by.at(v31)->error(), -0.08) << v31;
+    EXPECT_GT(by.at(v31)->error(), -0.11) << v31;
+  }
+  for (const char* v41 : {"v4.1-H100-256g", "v4.1-H100-512g"}) {
+    EXPECT_GT(by.at(v41)->error(), 0.03) << v41;
+    EXPECT_LT(by.at(v41)->error(), 0.055) << v41;
+    EXPECT_NE(by.at(v41)->plan.find("micro-batch 2, interleave 6"), std::string::npos);
+  }
+  const ValidationPoint& a = *by.at("v3.1-H100-512g");
+  const ValidationPoint& b = *by.at("v4.1-H100-512g");
+  EXPECT_NEAR(a.measured / b.measured, 1.163, 0.001);
+  EXPECT_NEAR(a.railsim / b.railsim, 1.0, 0.015);
+  EXPECT_NEAR(by.at("v4.1-B200-64g")->error(), -0.092, 0.005);
 }
 
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of
