@@ -1154,9 +1154,12 @@ struct HoldOut {
   double faster;  // railsim's speed over the measured one, less 1 (the error, read by the metric)
   Evidence level;
 };
-// Whether `p` is a hold-out with a figure of class `cls`.
+// Whether `p` is a hold-out with a figure (of any class; of class `cls`).
+bool held_out(const ValidationPoint& p) {
+  return !p.fit && p.railsim > 0;
+}
 bool held_out(const ValidationPoint& p, BandClass cls) {
-  return !p.fit && p.railsim > 0 && p.moe == cls.moe && p.low_precision == cls.low_precision;
+  return held_out(p) && p.moe == cls.moe && p.low_precision == cls.low_precision;
 }
 std::vector<HoldOut> hold_outs(const std::vector<ValidationTable>& tables, BandClass cls) {
   std::vector<HoldOut> out;
@@ -1325,7 +1328,7 @@ std::vector<BandCheck> check_bands(const std::vector<ValidationTable>& tables) {
   std::vector<std::string> gpus;  // those with a hold-out to judge
   for (const ValidationTable& t : tables)
     for (const ValidationPoint& p : t.points)
-      if (!p.fit && p.railsim > 0 && std::find(gpus.begin(), gpus.end(), p.gpu) == gpus.end())
+      if (held_out(p) && std::find(gpus.begin(), gpus.end(), p.gpu) == gpus.end())
         gpus.push_back(p.gpu);
   for (const std::string& gpu : gpus) {
     std::vector<ValidationTable> rest = tables;
