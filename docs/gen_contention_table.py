@@ -16,8 +16,10 @@ the table gives seed 0's worst op, the worst op of the mean over `seeds` seeds (
 mean's standard error, and the iteration mean.
 """
 import json
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 RAILSIM = sys.argv[1] if len(sys.argv) > 1 else "./build/railsim"
 SEEDS = int(sys.argv[2]) if len(sys.argv) > 2 else 12
@@ -57,6 +59,15 @@ def mean_se(x):
 
 
 def main():
+    jobs = [(args, design, over, routing, seed)
+            for _, args in CASES
+            for design in ("rail_optimized", "rail_only")
+            for over in (1, 2, 3)
+            for routing in ("ecmp", "adaptive", "spray")
+            for seed in (range(SEEDS) if routing == "ecmp" else (0,))]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        done = dict(zip(((tuple(j[0]),) + j[1:] for j in jobs),
+                        pool.map(lambda j: run(*j), jobs)))
     print("| case | design | leaf | routing | worst op, sim / analytic | iteration comm |"
           " ecmp: worst op of the mean over seeds | ecmp: iteration, mean |")
     print("|---|---|---:|---|---|---:|---|---:|")
@@ -64,17 +75,17 @@ def main():
         for design in ("rail_optimized", "rail_only"):
             for over in (1, 2, 3):
                 for routing in ("ecmp", "adaptive", "spray"):
-                    ops, it = run(args, design, over, routing, 0)
+                    key = (tuple(args), design, over, routing)
+                    ops, it = done[key + (0,)]
                     mean_op, mean_it = "", ""
                     if routing == "ecmp":
-                        draws = [(ops, it)] + [run(args, design, over, routing, s)
-                                               for s in range(1, SEEDS)]
+                        draws = [done[key + (s,)] for s in range(SEEDS)]
                         stats = [mean_se([d[0][i][1] for d in draws]) for i in range(len(ops))]
                         means = [(ops[i][0], stats[i][0]) for i in range(len(ops))]
                         mean_op = worst(means, [st[1] for st in stats])
                         mean_it = f"{sum(d[1] for d in draws) / len(draws):.3f}"
                     print(f"| {label} | {design} | {over}:1 | {routing} | {worst(ops)} |"
-                          f" {it:.3f} | {mean_op} | {mean_it} |", flush=True)
+                          f" {it:.3f} | {mean_op} | {mean_it} |")
 
 
 if __name__ == "__main__":
