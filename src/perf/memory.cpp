@@ -178,19 +178,22 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     const double dense = layers * dense_layer + embedding, expert = layers * expert_layer;
     const double params = dense + expert;
     mem.weights_bytes = 2.0 * params;
-    // With a bf16 gradient buffer the optimizer keeps an fp32 copy of its gradients too: 2 + 2 +
-    // 16 bytes per parameter, the 16 sharded by the distributed optimizer (Megatron-LM,
-    // distributed optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
+    // With a bf16 gradient buffer the optimizer steps on an fp32 copy of its gradient shard: 2 +
+    // 2 + 16 bytes per parameter at the step, the 16 sharded by the distributed optimizer
+    // (Megatron-LM, distributed optimizer documentation: "bf16 param, bf16 grads": 4 + 16/d).
+    // The copy is made for the step (Megatron-Core's DistributedOptimizer,
+    // _copy_model_grads_to_main_grads: `shard_main_param.grad = shard_model_grad.float()`) and
+    // freed by the next zero_grad (set_to_none), so it never meets the activations (ours).
     const double grad_bytes = tr.stack.grad_bytes;
-    // The optimizer's fp32 master weights (4), Adam's two moments (fp32 or bf16) and, with bf16
-    // gradients, an fp32 copy of them (4).
+    // The optimizer's fp32 master weights (4) and Adam's two moments (fp32 or bf16).
     const double adam_bytes = 4.0 + 2.0 * tr.stack.moment_bytes;
-    const double opt_bytes = adam_bytes + (grad_bytes < 4.0 ? 4.0 : 0.0);
+    const double copy_bytes = grad_bytes < 4.0 ? 4.0 : 0.0;
     mem.gradients_bytes = grad_bytes * params;
     // (FSDP under pipelining shards this state alone, over the HSDP shard group where there is
     // one: detail::fsdp_under_pipeline.)
-    mem.optimizer_bytes =
-        s.dist_opt ? opt_bytes * (dense / shard + expert / eshard) : opt_bytes * params;
+    const double stepped = s.dist_opt ? dense / shard + expert / eshard : params;
+    mem.optimizer_bytes = adam_bytes * stepped;
+    mem.step_bytes = copy_bytes * stepped;
     if (sharding == spec::Sharding::gradients) {
       // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
       // accumulated in an fp32 shard (4 bytes over the shard group) and Adam's 12 bytes sharded;
@@ -200,6 +203,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       const double unit = std::max(dense_layer + expert_layer, embedding);
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = adam_bytes * sharded;
+      mem.step_bytes = 0.0;
     }
     if (sharding == spec::Sharding::full) {
       // ZeRO-3 / FSDP: weights and gradients sharded too (Rajbhandari et al. 2020, stage 3). The
@@ -214,6 +218,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       mem.weights_bytes = 2.0 * 2.0 * unit;
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = adam_bytes * sharded;
+      mem.step_bytes = 0.0;
     }
     // DualPipe keeps two copies of the stage's weights and gradients (each GPU holds the stage
     // of both directions; DeepSeek-V3 report, Table 2: parameters 2x); one optimizer (ours).

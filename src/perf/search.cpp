@@ -581,6 +581,7 @@ Json to_json(const Strategy& s, const IterationTime& it, PlacementKind placement
            {"gradients_gib", m.gradients_bytes / units::kGiB},
            {"optimizer_gib", m.optimizer_bytes / units::kGiB},
            {"activations_gib", m.activations_bytes / units::kGiB},
+           {"step_gib", m.step_bytes / units::kGiB},
            {"reserved_gib", m.reserved_bytes / units::kGiB}}}};
   if (s.offload_layers > 0) {
     j["breakdown"]["offload_s"] = b.offload_s;

@@ -110,6 +110,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
       real_column("gradients_gib", "gradients", "GiB", 1, false),
       real_column("optimizer_gib", "optimizer state", "GiB", 1, false),
       real_column("activations_gib", "activations", "GiB", 1, false),
+      real_column("step_gib", "step copy", "GiB", 1, false),
       real_column("reserved_gib", "reserved", "GiB", 1, false),
   };
   std::int64_t rank = 0;
@@ -151,6 +152,7 @@ report::Table plans_table(const std::vector<perf::Plan>& plans, perf::PlacementK
                m.gradients_bytes / units::kGiB,
                m.optimizer_bytes / units::kGiB,
                m.activations_bytes / units::kGiB,
+               m.step_bytes / units::kGiB,
                m.reserved_bytes / units::kGiB});
   }
   add_cp_columns(t, plans);
@@ -249,12 +251,13 @@ Table explain_table(const std::vector<perf::Plan>& plans, const std::vector<std:
                gib("gradients_gib", "  gradients"),
                gib("optimizer_gib", "  optimizer state"),
                gib("activations_gib", "  activations"),
+               gib("step_gib", "  step copy (the larger of it and activations)"),
                gib("reserved_gib", "  reserved")};
   auto values = [](const perf::IterationTime& it) {
     const perf::Breakdown& b = it.breakdown;
     const perf::MemoryUse& m = it.memory;
     const double g = units::kGiB;
-    return std::array<double, 20>{it.iteration_time_s,
+    return std::array<double, 21>{it.iteration_time_s,
                                   b.compute_s,
                                   b.recompute_s,
                                   b.tp_comm_s,
@@ -273,6 +276,7 @@ Table explain_table(const std::vector<perf::Plan>& plans, const std::vector<std:
                                   m.gradients_bytes / g,
                                   m.optimizer_bytes / g,
                                   m.activations_bytes / g,
+                                  m.step_bytes / g,
                                   m.reserved_bytes / g};
   };
   for (std::size_t i = 0; i < plans.size(); ++i) {

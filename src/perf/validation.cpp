@@ -354,6 +354,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
   p.measured = measured.get<double>();
   if (const Json& mem = row_value(common, row, "memory_gib"); mem.is_number())
     p.measured_memory_gib = mem.get<double>();
+  p.memory_reserved = !row_value(common, row, "memory_measure").is_null() &&
+                      row_text(common, row, "memory_measure") == "reserved";
   try {
     const Model m = load_model(row_text(common, row, "model"));
     p.moe = m.is_moe();
@@ -450,6 +452,7 @@ constexpr RowField kRowFields[] = {
     {"tp_comm_overlap", RowKind::boolean},
     {"fit", RowKind::boolean},
     {"memory_gib", RowKind::number},
+    {"memory_measure", RowKind::text},
 };
 // What every row must have, from itself or "common" (besides the table's metric).
 constexpr std::string_view kRowRequired[] = {"label", "model",        "gpu",    "stack",
@@ -485,6 +488,10 @@ void check_row_fields(const Json& o, const std::string& where, const std::string
     switch (f->kind) {
       case RowKind::text:
         if (!v.is_string() || v.get<std::string>().empty()) throw bad("a non-empty string");
+        if (k == "memory_measure" && v != "allocated" && v != "reserved")
+          throw bad(
+              "allocated or reserved (the peak of the allocated tensors, or of the caching "
+              "allocator's reserved memory)");
         break;
       case RowKind::count:
         if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
@@ -854,12 +861,14 @@ std::string table_block(const ValidationTable& t, const char* extra_head, Extra 
                    extra_head);
   for (const auto& p : t.points) {
     if (p.railsim > 0)
-      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}{}{}\n", p.label, p.measured, p.railsim,
-                       pct(p.error()), extra(p),
-                       p.measured_memory_gib > 0
-                           ? fmt::format("  memory {:.1f} GiB, measured {:.1f} ({})", p.memory_gib,
-                                         p.measured_memory_gib, pct(p.memory_error()))
-                           : std::string());
+      s += fmt::format(
+          "  {:<22} {:>12.4g} {:>12.4g} {:>9}{}{}\n", p.label, p.measured, p.railsim,
+          pct(p.error()), extra(p),
+          p.measured_memory_gib > 0
+              ? fmt::format("  memory {:.1f} GiB, measured {:.1f} {} ({})", p.memory_gib,
+                            p.measured_memory_gib, p.memory_reserved ? "reserved" : "allocated",
+                            pct(p.memory_error()))
+              : std::string());
     else
       s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none", "-",
                        p.note);
@@ -885,27 +894,44 @@ std::string hold_out_line(const HoldOutSummary& h) {
       100 * h.median_abs_error, 100 * h.within_10, 100 * h.within_5);
 }
 
-// railsim's memory against the runs that publish theirs; empty where none does.
-std::string memory_line(const MemorySummary& m, const char* whose) {
-  if (m.runs == 0) return {};
-  return fmt::format(
-      "Memory of {} that publish it: {} run{}: railsim's peak per GPU {} on average against the "
-      "measured one (mean |error| {:.1f}%), below it on {} of {} (docs/validation.md)\n",
-      whose, m.runs, m.runs == 1 ? "" : "s", pct(m.bias), 100 * m.mean_abs_error, m.below, m.runs);
+// railsim's memory against the runs that publish theirs, one line per kind of measurement;
+// empty where none does.
+std::string memory_lines(const std::vector<ValidationTable>& tables, const char* whose) {
+  std::string s;
+  for (const bool reserved : {false, true}) {
+    const MemorySummary m = summarize_memory(tables, reserved);
+    if (m.runs == 0) continue;
+    s += fmt::format(
+        "Memory of {} that publish it, {}: {} run{}: railsim's peak per GPU {} on average against "
+        "the measured one (mean |error| {:.1f}%), below it on {} of {} (docs/validation.md)\n",
+        whose,
+        reserved ? "the allocator's reserved memory (an upper bound of what railsim counts)"
+                 : "the allocated tensors (like for like)",
+        m.runs, m.runs == 1 ? "" : "s", pct(m.bias), 100 * m.mean_abs_error, m.below, m.runs);
+  }
+  return s;
 }
 
-Json memory_json(const MemorySummary& m) {
-  return {
-      {"runs", m.runs}, {"mean_abs_error", m.mean_abs_error}, {"bias", m.bias}, {"below", m.below}};
+Json memory_json(const std::vector<ValidationTable>& tables) {
+  Json j = Json::object();
+  for (const bool reserved : {false, true}) {
+    const MemorySummary m = summarize_memory(tables, reserved);
+    j[reserved ? "reserved" : "allocated"] = {{"runs", m.runs},
+                                              {"mean_abs_error", m.mean_abs_error},
+                                              {"bias", m.bias},
+                                              {"below", m.below}};
+  }
+  return j;
 }
 
 }  // namespace
 
-MemorySummary summarize_memory(const std::vector<ValidationTable>& tables) {
+MemorySummary summarize_memory(const std::vector<ValidationTable>& tables, bool reserved) {
   MemorySummary m;
   for (const auto& t : tables)
     for (const auto& p : t.points) {
-      if (!(p.measured_memory_gib > 0 && p.memory_gib > 0)) continue;
+      if (!(p.measured_memory_gib > 0 && p.memory_gib > 0) || p.memory_reserved != reserved)
+        continue;
       ++m.runs;
       m.mean_abs_error += std::fabs(p.memory_error());
       m.bias += p.memory_error();
@@ -930,7 +956,7 @@ std::string to_text(const std::vector<ValidationTable>& tables) {
   for (const bool moe : {false, true})
     s += fmt::format("  {:<6} {}\n", moe ? "MoE" : "dense",
                      hold_out_line(summarize_hold_outs(tables, moe)));
-  s += memory_line(summarize_memory(tables), "the runs");
+  s += memory_lines(tables, "the runs");
   s += "Error bands of estimate and plan, by model kind, precision and evidence (docs/model.md "
        "section 10):\n";
   for (const BandClass cls : kBandClasses)
@@ -981,18 +1007,21 @@ namespace {
 Json table_json(const ValidationTable& t) {
   Json pts = Json::array();
   for (const auto& p : t.points)
-    pts.push_back({{"run", p.label},
-                   {"gpu", p.gpu},
-                   {"stack", p.stack},
-                   {"fit", p.fit},
-                   {"measured", p.measured},
-                   {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
-                   {"error", p.railsim > 0 ? Json(p.error()) : Json()},
-                   {"note", p.note},
-                   {"plan", p.railsim > 0 ? Json(p.plan) : Json()},
-                   {"memory_gib", p.memory_gib > 0 ? Json(p.memory_gib) : Json()},
-                   {"measured_memory_gib",
-                    p.measured_memory_gib > 0 ? Json(p.measured_memory_gib) : Json()}});
+    pts.push_back(
+        {{"run", p.label},
+         {"gpu", p.gpu},
+         {"stack", p.stack},
+         {"fit", p.fit},
+         {"measured", p.measured},
+         {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
+         {"error", p.railsim > 0 ? Json(p.error()) : Json()},
+         {"note", p.note},
+         {"plan", p.railsim > 0 ? Json(p.plan) : Json()},
+         {"memory_gib", p.memory_gib > 0 ? Json(p.memory_gib) : Json()},
+         {"measured_memory_gib", p.measured_memory_gib > 0 ? Json(p.measured_memory_gib) : Json()},
+         {"memory_measure", p.measured_memory_gib > 0
+                                ? Json(p.memory_reserved ? "reserved" : "allocated")
+                                : Json()}});
   return {{"id", t.id},
           {"title", t.title},
           {"source", t.source},
@@ -1075,7 +1104,7 @@ Json to_json(const std::vector<ValidationTable>& tables) {
                         {"share_inside", c.new_gpu_share()}}}});
   return {{"tables", j},
           {"hold_outs", hold_outs},
-          {"memory", memory_json(summarize_memory(tables))},
+          {"memory", memory_json(tables)},
           {"error_bands", bands},
           {"error_band_check", checks},
           {"all_within_tolerance", broken(tables).empty()}};
@@ -1098,7 +1127,7 @@ std::string to_text(const std::vector<ValidationTable>& tables, const Validation
   });
   s += fmt::format("Your runs: {}; {} of {} inside the band estimate and plan print for them\n",
                    hold_out_line(summarize_hold_outs({own})), inside, with_figure);
-  return s + memory_line(summarize_memory({own}), "your runs");
+  return s + memory_lines({own}, "your runs");
 }
 
 Json to_json(const std::vector<ValidationTable>& tables, const ValidationTable& own) {
@@ -1115,7 +1144,7 @@ Json to_json(const std::vector<ValidationTable>& tables, const ValidationTable& 
   }
   j["own"] = {{"table", t},
               {"hold_outs", hold_out_json(summarize_hold_outs({own}))},
-              {"memory", memory_json(summarize_memory({own}))},
+              {"memory", memory_json({own})},
               {"inside_band", inside}};
   return j;
 }

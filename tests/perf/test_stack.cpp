@@ -281,7 +281,9 @@ TEST(Stack, FsdpSearchKeepsOneStage) {
 
 // A bf16 gradient buffer (NVIDIA's performance recipes): the DP reduce-scatter carries 2 bytes per
 // parameter instead of 4, and memory follows Megatron-LM's table for the distributed optimizer:
-// 2 + 2 + 16/d bytes per parameter against 2 + 4 + 12/d.
+// 2 + 2 + 16/d bytes per parameter at the step against 2 + 4 + 12/d. The 4/d of the bf16 buffer's
+// fp32 copy exist only during the step, when the activations are freed: the peak holds the larger
+// of the two, not their sum.
 TEST(Stack, Bf16GradientsHalveTheReductionAndFollowMegatronsMemoryTable) {
   const Model m = load_model("Llama-3-8B");
   const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
@@ -304,9 +306,23 @@ TEST(Stack, Bf16GradientsHalveTheReductionAndFollowMegatronsMemoryTable) {
   const MemoryUse a = memory_use(m, fp32, s), b = memory_use(m, bf16, s);
   EXPECT_NEAR(a.weights_bytes + a.gradients_bytes + a.optimizer_bytes, (6.0 + 12.0 / 8.0) * p,
               1e-6 * p);
-  EXPECT_NEAR(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes, (4.0 + 16.0 / 8.0) * p,
-              1e-6 * p);
+  EXPECT_NEAR(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes + b.step_bytes,
+              (4.0 + 16.0 / 8.0) * p, 1e-6 * p);
+  EXPECT_NEAR(b.step_bytes, 4.0 / 8.0 * p, 1e-6 * p);
+  EXPECT_DOUBLE_EQ(a.step_bytes, 0.0);  // fp32 gradients: the optimizer steps on the buffer itself
   EXPECT_DOUBLE_EQ(a.activations_bytes, b.activations_bytes);
+  ASSERT_GT(b.activations_bytes, b.step_bytes);
+  EXPECT_DOUBLE_EQ(b.total(), b.weights_bytes + b.gradients_bytes + b.optimizer_bytes +
+                                  b.activations_bytes + b.reserved_bytes);
+  // With the activations smaller than the copy (one micro-batch of 256 tokens, full recompute),
+  // the copy is the peak's second part instead.
+  Strategy f = s;
+  f.recompute = Recompute::full;
+  const MemoryUse small = memory_use(m, make_training(64, 256, load_stack("nemo-perf-2025")), f);
+  ASSERT_LT(small.activations_bytes, small.step_bytes);
+  EXPECT_DOUBLE_EQ(small.total(), small.weights_bytes + small.gradients_bytes +
+                                      small.optimizer_bytes + small.step_bytes +
+                                      small.reserved_bytes);
 }
 
 // FlashAttention-2-class kernels (PyTorch stacks) run attention at the GPU's flash_attention_fa2

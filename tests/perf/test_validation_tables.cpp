@@ -473,9 +473,9 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 92 of 114.
+  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 93 of 115.
   EXPECT_EQ(checks[0].new_gpu_inside, 133);
-  EXPECT_EQ(checks[1].new_gpu_inside, 92);
+  EXPECT_EQ(checks[1].new_gpu_inside, 93);
   EXPECT_GE(checks[0].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
@@ -569,14 +569,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.808, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.460, 0.0005);
-  EXPECT_NEAR(tails, 0.7675, 0.0005);
-  EXPECT_NEAR(tails_width, 0.433, 0.0005);
-  EXPECT_NEAR(tails90, 0.823, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.578, 0.0005);
-  EXPECT_NEAR(lean, 0.775, 0.0005);
-  EXPECT_NEAR(lean_width, 0.442, 0.0005);
+  EXPECT_NEAR(symmetric, 0.809, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.4587, 0.0005);
+  EXPECT_NEAR(tails, 0.7647, 0.0005);
+  EXPECT_NEAR(tails_width, 0.426, 0.0005);
+  EXPECT_NEAR(tails90, 0.8309, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.5744, 0.0005);
+  EXPECT_NEAR(lean, 0.7757, 0.0005);
+  EXPECT_NEAR(lean_width, 0.4356, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
   // they are wider.
   EXPECT_LT(tails, symmetric - 0.03);
@@ -860,11 +860,14 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
   }
   EXPECT_NEAR(by_label.at("T5-405B-512g-1F1B")->memory_gib, 62.3, 0.05);
   EXPECT_DOUBLE_EQ(by_label.at("T5-405B-512g-1F1B")->measured_memory_gib, 82.5);
-  const MemorySummary mem = summarize_memory(tables);
+  // Reserved memory (the tables say "memory_measure": "reserved"), summarised apart from the
+  // allocated memory of the runs that publish that.
+  const MemorySummary mem = summarize_memory(tables, true);
   EXPECT_EQ(mem.runs, 18);  // these 14 and TorchTitan's four long-context runs
   EXPECT_EQ(mem.below, 18);
   EXPECT_LT(mem.bias, 0);
   EXPECT_DOUBLE_EQ(mem.mean_abs_error, -mem.bias);
+  for (const auto& p : it->points) EXPECT_TRUE(p.memory_reserved) << p.label;
 }
 
 // NVIDIA's DGX Cloud recipes run each model in BF16 and FP8 with the same container, layout and
@@ -894,8 +897,17 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
       if (at == std::string::npos) continue;
       const auto bf16 = by_label.find(label.substr(0, at) + "-bf16-" + label.substr(at + 5));
       if (bf16 == by_label.end()) continue;
+      // The same strategy timed, except where railsim's memory makes one of the two recompute:
+      // Nemotron-4 340B's pair on 128 GPUs, whose BF16 row (fp32 gradients, 2 + 4 + 12/d bytes
+      // per parameter, bf16 activations) does not fit without full recompute where the FP8 row
+      // (bf16 gradients, fp8 casts kept) does.
+      if (fp8->plan != bf16->second->plan) {
+        EXPECT_EQ(label, "nemo-nemotron4-340b-fp8-128g");
+        EXPECT_NE(bf16->second->plan.find("recompute full"), std::string::npos);
+        EXPECT_NE(fp8->plan.find("recompute none"), std::string::npos);
+        continue;
+      }
       ++pairs;
-      EXPECT_EQ(fp8->plan, bf16->second->plan) << label;  // the same strategy timed
       const double measured = fp8->measured / bf16->second->measured;
       const double railsim = fp8->railsim / bf16->second->railsim;
       measured_sum += measured;
@@ -905,9 +917,9 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
       EXPECT_GT(railsim, measured * 1.15) << label;
     }
   }
-  EXPECT_EQ(pairs, 32);
-  EXPECT_NEAR(measured_sum / pairs, 1.394, 0.0005);  // published figures: exact
-  EXPECT_NEAR(railsim_sum / pairs, 1.743, 0.005);
+  EXPECT_EQ(pairs, 31);                              // of 32
+  EXPECT_NEAR(measured_sum / pairs, 1.392, 0.0005);  // published figures: exact
+  EXPECT_NEAR(railsim_sum / pairs, 1.742, 0.005);
 
   const ValidationTable* nemo = table_named(tables, "dgxc-nemo-llama31-8b-70b-h100");
   const ValidationTable* nemotron = table_named(tables, "dgxc-nemo-nemotron4-15b-h100");
@@ -1085,6 +1097,49 @@ TEST(ValidationTables, MlperfGpt3RunsDifferByReleaseNotLayout) {
   EXPECT_NEAR(by.at("v4.1-B200-64g")->error(), -0.092, 0.005);
 }
 
+// A Megatron-Bridge recipe's own validation run publishes the peak of its allocated memory, the
+// tensors railsim counts: Llama 3.1 405B on 64 GB200 (TP 8, PP 8 x 8 virtual stages, DP 1, no
+// recomputation, MXFP8, bf16 gradients), 154.6 GiB. railsim's peak is within 2% of it because the
+// optimizer's fp32 copy of the bf16 gradients (4 bytes per parameter at DP 1, 23.8 GiB) exists
+// only during the step, when the activations (59.7 GiB) are freed; added to them, as railsim did,
+// the peak came out 17% high. Its time is a hold-out like any other: 18.5% fast, as GB200's are.
+TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
+  const auto tables = validation_tables();
+  const ValidationTable* t = table_named(tables, "megatron-bridge-gb200-405b-recipe");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->points.size(), 1u);
+  const ValidationPoint& p = t->points[0];
+  ASSERT_GT(p.railsim, 0) << p.note;
+  EXPECT_FALSE(p.fit);
+  EXPECT_TRUE(p.low_precision);
+  EXPECT_FALSE(p.memory_reserved);
+  EXPECT_DOUBLE_EQ(p.measured_memory_gib, 154.6);
+  EXPECT_NEAR(p.memory_error(), 0.014, 0.005);
+  EXPECT_NEAR(p.error(), -0.185, 0.005);  // time: railsim 235.7 s against 289
+  EXPECT_NE(p.plan.find("tp 8 pp 8 dp 1 ep 1, micro-batch 1, interleave 8, recompute none"),
+            std::string::npos)
+      << p.plan;
+  // The parts: the copy is the step's, smaller than the activations it does not meet.
+  const Model m = load_model("Llama-3-405B");
+  const Training tr = make_training(1536, 8192, load_stack("nemo-perf-2025"), spec::Dtype::mxfp8);
+  Strategy s{.tp = 8, .pp = 8, .dp = 1};
+  s.interleave = 8;
+  s.sp = true;
+  s.recompute = Recompute::none;
+  const MemoryUse mem = memory_use(m, tr, s);
+  EXPECT_NEAR(mem.step_bytes / units::kGiB, 23.75, 0.01);
+  EXPECT_NEAR(mem.activations_bytes / units::kGiB, 59.72, 0.01);
+  EXPECT_NEAR(mem.total() / units::kGiB, p.memory_gib, 1e-9);
+  EXPECT_NEAR((mem.total() + mem.step_bytes) / units::kGiB / 154.6 - 1.0, 0.167, 0.005);
+  // The transcription: the two time figures the docstring prints agree under Megatron-Bridge's
+  // FLOP count (causal attention: 2 s h per token and layer forward, not railsim's 4 s h), to
+  // the 0.1% that its four printed digits carry.
+  const double h = 16384, kvd = 1024, f = 53248, layers = 126, vocab = 128256, seq = 8192;
+  const double per_token =
+      3 * (layers * 2 * (h * (h + 2 * kvd) + h * h + 3 * h * f + seq * h) + 2 * h * vocab);
+  EXPECT_NEAR(1536 * seq * per_token / 289 / 64 / 1e12, 1718, 1718 * 0.001);
+}
+
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of
 // the adaptive routing validate's InfiniBand fabrics use. MegaScale's 6,144-GPU run on uniform
 // 200G ports: ECMP's collisions make it 15% slower than adaptive routing's spreading.
@@ -1153,15 +1208,19 @@ TEST(ValidationTables, OwnTableIsCheckedTimedAndBanded) {
   EXPECT_TRUE(j["own"]["table"]["points"][1]["measured_memory_gib"].is_null());
   EXPECT_NEAR(j["own"]["table"]["points"][0]["memory_gib"].get<double>(), own.points[0].memory_gib,
               1e-12);
-  EXPECT_EQ(j["own"]["memory"]["runs"].get<int>(), 1);
-  EXPECT_NEAR(j["own"]["memory"]["bias"].get<double>(), own.points[0].memory_gib / 60.0 - 1.0,
-              1e-12);
+  // A row's memory is of the allocated tensors unless it says "memory_measure": "reserved".
+  EXPECT_EQ(j["own"]["memory"]["allocated"]["runs"].get<int>(), 1);
+  EXPECT_EQ(j["own"]["memory"]["reserved"]["runs"].get<int>(), 0);
+  EXPECT_NEAR(j["own"]["memory"]["allocated"]["bias"].get<double>(),
+              own.points[0].memory_gib / 60.0 - 1.0, 1e-12);
   // Malformed: each refused naming the option and the row's field.
   const std::pair<const char*, const char*> bad[] = {
       {R"([{"label": "x", "mfu": 0.4, "pipeline": 16}])", "--table: rows[0].pipeline: unknown"},
       {R"([{"label": "x", "mfu": 0.4, "tp": "8"}])", "--table: rows[0].tp: got \"8\""},
       {R"([{"label": "x", "mfu": 0.4, "fit": true}])", "--table: rows[0].fit: the fit set"},
       {R"([{"label": "x", "mfu": 0.4, "memory_gib": -2}])", "--table: rows[0].memory_gib: got -2"},
+      {R"([{"label": "x", "mfu": 0.4, "memory_gib": 60, "memory_measure": "peak"}])",
+       "--table: rows[0].memory_measure: got \"peak\", expected allocated or reserved"},
       {R"([{"label": "x"}])", "--table: rows[0].mfu: missing"},
       {R"([])", "--table: rows: expected a non-empty array"},
       {R"([{"label": "x", "mfu": 0.4, "gpu": "A200"}])", "--table: rows[0].gpu: unknown preset"},

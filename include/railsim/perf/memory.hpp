@@ -13,10 +13,15 @@ struct MemoryUse {  // bytes per GPU on the fullest pipeline stage
   double optimizer_bytes = 0;
   double activations_bytes = 0;
   double reserved_bytes = 0;  // CUDA context, NCCL buffers, allocator slack
+  // What exists only during the optimizer step, when the activations are freed: with bf16
+  // gradients, the fp32 copy of the gradient shard the optimizer steps on. The peak holds the
+  // larger of it and the activations, not both.
+  double step_bytes = 0;
   // Activations offloaded to host memory (--offload-layers), not part of total()
   double host_bytes = 0;
   double total() const {
-    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + reserved_bytes;
+    return weights_bytes + gradients_bytes + optimizer_bytes + reserved_bytes +
+           (activations_bytes > step_bytes ? activations_bytes : step_bytes);
   }
 };
 

@@ -37,6 +37,10 @@ struct ValidationPoint {
   // figure), and the run's as its source measured it (a row's "memory_gib"; 0 when unpublished).
   double memory_gib = 0;
   double measured_memory_gib = 0;
+  // What the measured memory is (a row's "memory_measure"): the peak of the tensors allocated
+  // (PyTorch's max_memory_allocated, what railsim counts) or of the caching allocator's reserved
+  // memory, which adds its free blocks and fragmentation and so bounds railsim's count from above.
+  bool memory_reserved = false;
   double error() const { return measured != 0 ? railsim / measured - 1.0 : 0.0; }
   // railsim's memory against the measured one, where both exist (else 0).
   double memory_error() const {
@@ -96,7 +100,8 @@ struct MemorySummary {
   double bias = 0;            // the mean signed error
   int below = 0;              // runs where railsim's peak is below the measured one
 };
-MemorySummary summarize_memory(const std::vector<ValidationTable>& tables);
+// Over the runs whose measured memory is of one kind: allocated (like for like) or reserved.
+MemorySummary summarize_memory(const std::vector<ValidationTable>& tables, bool reserved);
 
 // Every validation table, in the order of docs/validation.md. Deterministic.
 std::vector<ValidationTable> validation_tables();
