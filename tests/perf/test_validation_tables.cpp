@@ -38,6 +38,14 @@ const ValidationTable* table_named(const std::vector<ValidationTable>& tables,
   return it == tables.end() ? nullptr : &*it;
 }
 
+// The one point of the single-run table `id`, or null when the table is missing or holds another
+// number of runs.
+const ValidationPoint* single_point(const std::vector<ValidationTable>& tables,
+                                    std::string_view id) {
+  const ValidationTable* t = table_named(tables, id);
+  return t != nullptr && t->points.size() == 1 ? &t->points[0] : nullptr;
+}
+
 // The fabric validate times its runs on: InfiniBand's rail-optimized, non-blocking Clos (QM9700)
 // under adaptive routing.
 spec::NetworkDesign validate_fabric() {
@@ -1054,10 +1062,9 @@ TEST(ValidationTables, MegaScaleBaselineMeetsTheBar) {
 // Megatron-DeepSpeed family that railsim times fast, as BLOOM-176B and MT-NLG 530B are.
 TEST(ValidationTables, Glm130bIsAThirdDeepSpeedRunTimedFast) {
   const auto tables = validation_tables();
-  const ValidationTable* glm = table_named(tables, "glm-130b-a100-40gb");
+  const ValidationPoint* glm = single_point(tables, "glm-130b-a100-40gb");
   ASSERT_NE(glm, nullptr);
-  ASSERT_EQ(glm->points.size(), 1u);
-  const ValidationPoint& p = glm->points[0];
+  const ValidationPoint& p = *glm;
   ASSERT_GT(p.railsim, 0) << p.note;
   EXPECT_NEAR(p.error(), 0.303, 0.005);
   EXPECT_NE(p.plan.find("tp 4 pp 8 dp 24"), std::string::npos) << p.plan;
@@ -1105,10 +1112,9 @@ TEST(ValidationTables, MlperfGpt3RunsDifferByReleaseNotLayout) {
 // the peak came out 17% high. Its time is a hold-out like any other: 18.5% fast, as GB200's are.
 TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
   const auto tables = validation_tables();
-  const ValidationTable* t = table_named(tables, "megatron-bridge-gb200-405b-recipe");
-  ASSERT_NE(t, nullptr);
-  ASSERT_EQ(t->points.size(), 1u);
-  const ValidationPoint& p = t->points[0];
+  const ValidationPoint* run = single_point(tables, "megatron-bridge-gb200-405b-recipe");
+  ASSERT_NE(run, nullptr);
+  const ValidationPoint& p = *run;
   ASSERT_GT(p.railsim, 0) << p.note;
   EXPECT_FALSE(p.fit);
   EXPECT_TRUE(p.low_precision);
