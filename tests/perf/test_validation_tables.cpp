@@ -481,9 +481,9 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 93 of 115.
+  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 96 of 119.
   EXPECT_EQ(checks[0].new_gpu_inside, 133);
-  EXPECT_EQ(checks[1].new_gpu_inside, 93);
+  EXPECT_EQ(checks[1].new_gpu_inside, 96);
   EXPECT_GE(checks[0].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
@@ -577,14 +577,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.809, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.4587, 0.0005);
-  EXPECT_NEAR(tails, 0.7647, 0.0005);
-  EXPECT_NEAR(tails_width, 0.426, 0.0005);
-  EXPECT_NEAR(tails90, 0.8309, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.5744, 0.0005);
-  EXPECT_NEAR(lean, 0.7757, 0.0005);
-  EXPECT_NEAR(lean_width, 0.4356, 0.0005);
+  EXPECT_NEAR(symmetric, 0.808, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.4593, 0.0005);
+  EXPECT_NEAR(tails, 0.7681, 0.0005);
+  EXPECT_NEAR(tails_width, 0.4247, 0.0005);
+  EXPECT_NEAR(tails90, 0.8406, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.5768, 0.0005);
+  EXPECT_NEAR(lean, 0.7681, 0.0005);
+  EXPECT_NEAR(lean_width, 0.4321, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
   // they are wider.
   EXPECT_LT(tails, symmetric - 0.03);
@@ -1144,6 +1144,33 @@ TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
   const double per_token =
       3 * (layers * 2 * (h * (h + 2 * kvd) + h * h + 3 * h * f + seq * h) + 2 * h * vocab);
   EXPECT_NEAR(1536 * seq * per_token / 289 / 64 / 1e12, 1718, 1718 * 0.001);
+}
+
+// NVIDIA's MLPerf Training v5.1 Llama 3.1 405B runs in FP4 on GB200 and GB300 NVL72: railsim is
+// fast on each, as on the Megatron-Bridge summaries' NVFP4 rows (FP4 GEMMs charged fp8's fraction
+// of the fp4 peak, validation.md item 4), and GB300 the most; from 512 to 5,120 GB200 (global
+// batches of 1,152, 960 and 1,280) its times keep the measured ratio within 5%, so what it misses
+// is per GPU, not in the scaling.
+TEST(ValidationTables, MlperfLlama405bRunsAreFastAsNvfp4RowsAre) {
+  const auto tables = validation_tables();
+  const ValidationTable* t = table_named(tables, "mlperf-llama31-405b-nvidia");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->points.size(), 4u);
+  std::map<std::string, const ValidationPoint*> by;
+  for (const auto& p : t->points) {
+    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
+    EXPECT_TRUE(p.low_precision) << p.label;
+    EXPECT_NE(p.plan.find("interleave 8, recompute none"), std::string::npos) << p.plan;
+    by[p.label] = &p;
+  }
+  for (const char* gb200 : {"v5.1-GB200-512g", "v5.1-GB200-2560g", "v5.1-GB200-5120g"}) {
+    EXPECT_LT(by.at(gb200)->error(), -0.10) << gb200;
+    EXPECT_GT(by.at(gb200)->error(), -0.16) << gb200;
+  }
+  EXPECT_NEAR(by.at("v5.1-GB300-512g")->error(), -0.271, 0.005);
+  const ValidationPoint& small = *by.at("v5.1-GB200-512g");
+  const ValidationPoint& large = *by.at("v5.1-GB200-5120g");
+  EXPECT_NEAR((small.railsim / large.railsim) / (small.measured / large.measured), 1.0, 0.05);
 }
 
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of
