@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "detail.hpp"
@@ -60,10 +61,14 @@ GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
   const spec::GpuEfficiency& e = gpu.eff;
   GemmCaps g;
   // Below bf16 the GEMMs reach the fp8 fraction of the precision's peak: MXFP8 runs at the fp8
-  // rate, and no NVFP4 GEMM microbenchmark is at hand, so NVFP4 takes fp8's fraction too (ours).
+  // rate. NVFP4 runs at the rate its GPU's published NVFP4-against-MXFP8 microbenchmark gives
+  // over the fp8 GEMMs' (gemm_bench_fp4_over_fp8); without one, at fp8's fraction of the fp4
+  // peak (ours).
   const bool low = spec::low_precision(dtype);
   const double frac = low && e.gemm_max_fp8 > 0 ? e.gemm_max_fp8 : e.gemm_max;
   g.peak_flops = dtype_peak_flops(gpu, dtype) * frac;
+  if (dtype == Dtype::nvfp4 && e.gemm_bench_fp4_over_fp8 > 0)
+    g.peak_flops = std::min(g.peak_flops, gpu.peak_fp8_flops * frac * e.gemm_bench_fp4_over_fp8);
   g.sms = static_cast<double>(e.sm_count);
   g.tile_m = static_cast<double>(e.tile_m);
   g.tile_n = static_cast<double>(e.tile_n);

@@ -77,6 +77,9 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
       if (b != 0) check_number(e->field(key), b, kFraction);
       *field = b;
     }
+    const double fp4 = e->number_or("gemm_bench_fp4_over_fp8", 0, Range::non_negative(16.0));
+    if (fp4 != 0) check_number(e->field("gemm_bench_fp4_over_fp8"), fp4, Range::between(1.0, 16.0));
+    g.eff.gemm_bench_fp4_over_fp8 = fp4;
     e->finish();
   }
   g.source = o.source();

@@ -88,6 +88,16 @@ TEST(CliBadInput, RatesBelowAnyPhysicalValueAreRefused) {
       R"( "efficiency": {"hb": 1e-308}})");
   expect_input_error("estimate --gpus 64 --json --gpu " + eff, "gpu.efficiency.hb",
                      "expected a number >= 0.01");
+  // An NVFP4 speedup over MXFP8 below 1 (slower than the fp8 GEMMs it replaces) is not one.
+  const std::string fp4 = railsim::test::write_temp_file(
+      "bad_input", "gpu_fp4.json",
+      R"({"name": "g", "peak_bf16_tflops": 2250, "peak_fp8_tflops": 4500,)"
+      R"( "peak_fp4_tflops": 13125, "hbm_gib": 268, "hbm_gbytes_per_s": 8000,)"
+      R"( "hb_gbytes_per_s_per_direction": 900, "default_hb_domain": 8, "nic_gbps": 800,)"
+      R"( "efficiency": {"gemm_bench_fp4_over_fp8": 0.5}})");
+  expect_input_error("estimate --gpus 64 --json --gpu " + fp4,
+                     "gpu.efficiency.gemm_bench_fp4_over_fp8", "expected a number >= 1");
+  std::remove(fp4.c_str());
   expect_input_error("optimize --gpus 1024 --within 1 --nic-gbps 400,5e-324", "--nic-gbps",
                      "expected a number >= 1");
   std::remove(gpu.c_str());

@@ -481,9 +481,9 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 97 of 121.
+  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 99 of 121.
   EXPECT_EQ(checks[0].new_gpu_inside, 133);
-  EXPECT_EQ(checks[1].new_gpu_inside, 97);
+  EXPECT_EQ(checks[1].new_gpu_inside, 99);
   EXPECT_GE(checks[0].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
@@ -578,17 +578,18 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
   EXPECT_NEAR(symmetric, 0.8058, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.4631, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.4495, 0.0005);
   EXPECT_NEAR(tails, 0.7662, 0.0005);
-  EXPECT_NEAR(tails_width, 0.4247, 0.0005);
-  EXPECT_NEAR(tails90, 0.8381, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.5832, 0.0005);
-  EXPECT_NEAR(lean, 0.7662, 0.0005);
-  EXPECT_NEAR(lean_width, 0.4321, 0.0005);
-  // The decision they carry: narrower, the signed ranges hold fewer unseen runs; holding as many,
-  // they are wider.
-  EXPECT_LT(tails, symmetric - 0.03);
-  EXPECT_LT(lean, symmetric - 0.03);
+  EXPECT_NEAR(tails_width, 0.4235, 0.0005);
+  EXPECT_NEAR(tails90, 0.8309, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.5809, 0.0005);
+  EXPECT_NEAR(lean, 0.777, 0.0005);
+  EXPECT_NEAR(lean_width, 0.4326, 0.0005);
+  // The decision they carry: narrower, the signed ranges hold fewer unseen runs, below the 80% a
+  // band must hold, which the symmetric bands keep; holding as many, they are wider.
+  EXPECT_LT(tails, kBandCoverage);
+  EXPECT_LT(lean, kBandCoverage);
+  EXPECT_GE(symmetric, kBandCoverage);
   EXPECT_GE(tails90, symmetric);
   EXPECT_GT(tails90_width, symmetric_width);
 }
@@ -1147,10 +1148,12 @@ TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
 }
 
 // NVIDIA's MLPerf Training v5.1 Llama 3.1 405B runs in FP4 on GB200 and GB300 NVL72: railsim is
-// fast on each, as on the Megatron-Bridge summaries' NVFP4 rows (FP4 GEMMs charged fp8's fraction
-// of the fp4 peak, validation.md item 4), and GB300 the most; from 512 to 5,120 GB200 (global
-// batches of 1,152, 960 and 1,280) its times keep the measured ratio within 5%, so what it misses
-// is per GPU, not in the scaling.
+// fast on GB200, as on the Megatron-Bridge summaries' NVFP4 rows (its FP4 GEMMs charged fp8's
+// fraction of the fp4 peak, no NVFP4 microbenchmark of it being published, validation.md item 4);
+// on GB300, whose NVFP4 GEMMs run at the 1.90x over MXFP8 that Transformer Engine's B300
+// microbenchmark measured, within 7%; from 512 to 5,120 GB200 (global batches of 1,152, 960 and
+// 1,280) its times keep the measured ratio within 5%, so what it misses is per GPU, not in the
+// scaling.
 TEST(ValidationTables, MlperfLlama405bRunsAreFastAsNvfp4RowsAre) {
   const auto tables = validation_tables();
   const ValidationTable* t = table_named(tables, "mlperf-llama31-405b-nvidia");
@@ -1167,7 +1170,7 @@ TEST(ValidationTables, MlperfLlama405bRunsAreFastAsNvfp4RowsAre) {
     EXPECT_LT(by.at(gb200)->error(), -0.10) << gb200;
     EXPECT_GT(by.at(gb200)->error(), -0.16) << gb200;
   }
-  EXPECT_NEAR(by.at("v5.1-GB300-512g")->error(), -0.271, 0.005);
+  EXPECT_NEAR(by.at("v5.1-GB300-512g")->error(), -0.066, 0.005);
   const ValidationPoint& small = *by.at("v5.1-GB200-512g");
   const ValidationPoint& large = *by.at("v5.1-GB200-5120g");
   EXPECT_NEAR((small.railsim / large.railsim) / (small.measured / large.measured), 1.0, 0.05);

@@ -38,6 +38,11 @@ struct GpuEfficiency {
   // section 3, "Other GPUs"); tests/spec checks every preset against that rule.
   double gemm_bench_bf16 = 0;
   double gemm_bench_fp8 = 0;
+  // A published microbenchmark of NVFP4 GEMMs against MXFP8 ones on the same shapes (kernels
+  // alone, inputs quantized beforehand): how many times faster NVFP4 ran. NVFP4 GEMMs then reach
+  // that many times the fp8 GEMMs' rate, gemm_max_fp8 x this x peak_fp8 / peak_fp4 of the fp4
+  // peak; 0 when none is published: fp8's fraction of the fp4 peak (docs/model.md section 3).
+  double gemm_bench_fp4_over_fp8 = 0;
 };
 
 struct GpuSpec {
