@@ -38,6 +38,15 @@ const ValidationTable* table_named(const std::vector<ValidationTable>& tables,
   return it == tables.end() ? nullptr : &*it;
 }
 
+// The points of table `id` by their labels; empty when the table is missing.
+std::map<std::string, const ValidationPoint*> points_by_label(
+    const std::vector<ValidationTable>& tables, std::string_view id) {
+  std::map<std::string, const ValidationPoint*> by;
+  if (const ValidationTable* t = table_named(tables, id))
+    for (const auto& p : t->points) by[p.label] = &p;
+  return by;
+}
+
 // The one point of the single-run table `id`, or null when the table is missing or holds another
 // number of runs.
 const ValidationPoint* single_point(const std::vector<ValidationTable>& tables,
@@ -1080,14 +1089,11 @@ TEST(ValidationTables, Glm130bIsAThirdDeepSpeedRunTimedFast) {
 // differ by 1%: the v3.1 runs come out 9-11% fast, the v4.1 ones 3-5% slow.
 TEST(ValidationTables, MlperfGpt3RunsDifferByReleaseNotLayout) {
   const auto tables = validation_tables();
-  const ValidationTable* t = table_named(tables, "mlperf-gpt3-nvidia");
-  ASSERT_NE(t, nullptr);
-  ASSERT_EQ(t->points.size(), 6u);
-  std::map<std::string, const ValidationPoint*> by;
-  for (const auto& p : t->points) {
-    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
-    EXPECT_TRUE(p.low_precision) << p.label;
-    by[p.label] = &p;
+  const auto by = points_by_label(tables, "mlperf-gpt3-nvidia");
+  ASSERT_EQ(by.size(), 6u);
+  for (const auto& [label, p] : by) {
+    ASSERT_GT(p->railsim, 0) << label << ": " << p->note;
+    EXPECT_TRUE(p->low_precision) << label;
   }
   for (const char* v31 : {"v3.1-H100-512g", "v3.1-H100-768g", "v3.1-H100-10752g"}) {
     EXPECT_LT(by.at(v31)->error(), -0.08) << v31;
@@ -1156,15 +1162,12 @@ TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
 // scaling.
 TEST(ValidationTables, MlperfLlama405bRunsAreFastAsNvfp4RowsAre) {
   const auto tables = validation_tables();
-  const ValidationTable* t = table_named(tables, "mlperf-llama31-405b-nvidia");
-  ASSERT_NE(t, nullptr);
-  ASSERT_EQ(t->points.size(), 4u);
-  std::map<std::string, const ValidationPoint*> by;
-  for (const auto& p : t->points) {
-    ASSERT_GT(p.railsim, 0) << p.label << ": " << p.note;
-    EXPECT_TRUE(p.low_precision) << p.label;
-    EXPECT_NE(p.plan.find("interleave 8, recompute none"), std::string::npos) << p.plan;
-    by[p.label] = &p;
+  const auto by = points_by_label(tables, "mlperf-llama31-405b-nvidia");
+  ASSERT_EQ(by.size(), 4u);
+  for (const auto& [label, p] : by) {
+    ASSERT_GT(p->railsim, 0) << label << ": " << p->note;
+    EXPECT_TRUE(p->low_precision) << label;
+    EXPECT_NE(p->plan.find("interleave 8, recompute none"), std::string::npos) << p->plan;
   }
   for (const char* gb200 : {"v5.1-GB200-512g", "v5.1-GB200-2560g", "v5.1-GB200-5120g"}) {
     EXPECT_LT(by.at(gb200)->error(), -0.10) << gb200;
