@@ -58,34 +58,39 @@ def mean_se(x):
     return m, (v / len(x)) ** 0.5
 
 
-def main():
-    jobs = [(args, design, over, routing, seed)
-            for _, args in CASES
-            for design in ("rail_optimized", "rail_only")
-            for over in (1, 2, 3)
-            for routing in ("ecmp", "adaptive", "spray")
-            for seed in (range(SEEDS) if routing == "ecmp" else (0,))]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        done = dict(zip(((tuple(j[0]),) + j[1:] for j in jobs),
-                        pool.map(lambda j: run(*j), jobs)))
-    print("| case | design | leaf | routing | worst op, sim / analytic | iteration comm |"
-          " ecmp: worst op of the mean over seeds | ecmp: iteration, mean |")
-    print("|---|---|---:|---|---|---:|---|---:|")
-    for label, args in CASES:
+def combos():
+    """Every row of the table, in its order: (case index, design, leaf ratio, routing)."""
+    for case in range(len(CASES)):
         for design in ("rail_optimized", "rail_only"):
             for over in (1, 2, 3):
                 for routing in ("ecmp", "adaptive", "spray"):
-                    key = (tuple(args), design, over, routing)
-                    ops, it = done[key + (0,)]
-                    mean_op, mean_it = "", ""
-                    if routing == "ecmp":
-                        draws = [done[key + (s,)] for s in range(SEEDS)]
-                        stats = [mean_se([d[0][i][1] for d in draws]) for i in range(len(ops))]
-                        means = [(ops[i][0], stats[i][0]) for i in range(len(ops))]
-                        mean_op = worst(means, [st[1] for st in stats])
-                        mean_it = f"{sum(d[1] for d in draws) / len(draws):.3f}"
-                    print(f"| {label} | {design} | {over}:1 | {routing} | {worst(ops)} |"
-                          f" {it:.3f} | {mean_op} | {mean_it} |")
+                    yield case, design, over, routing
+
+
+def seeds(routing):
+    return range(SEEDS) if routing == "ecmp" else range(1)
+
+
+def main():
+    jobs = [(row, seed) for row in combos() for seed in seeds(row[3])]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        done = dict(zip(jobs, pool.map(
+            lambda j: run(CASES[j[0][0]][1], *j[0][1:], j[1]), jobs)))
+    print("| case | design | leaf | routing | worst op, sim / analytic | iteration comm |"
+          " ecmp: worst op of the mean over seeds | ecmp: iteration, mean |")
+    print("|---|---|---:|---|---|---:|---|---:|")
+    for row in combos():
+        case, design, over, routing = row
+        draws = [done[(row, seed)] for seed in seeds(routing)]
+        ops, it = draws[0]
+        mean_op, mean_it = "", ""
+        if routing == "ecmp":
+            stats = [mean_se([d[0][i][1] for d in draws]) for i in range(len(ops))]
+            means = [(ops[i][0], stats[i][0]) for i in range(len(ops))]
+            mean_op = worst(means, [st[1] for st in stats])
+            mean_it = f"{sum(d[1] for d in draws) / len(draws):.3f}"
+        print(f"| {CASES[case][0]} | {design} | {over}:1 | {routing} | {worst(ops)} |"
+              f" {it:.3f} | {mean_op} | {mean_it} |")
 
 
 if __name__ == "__main__":

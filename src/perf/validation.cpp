@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <span>
+#include <string_view>
 
 #include "railsim/core/json.hpp"
 #include "railsim/core/units.hpp"
@@ -341,6 +343,13 @@ PlanOptions row_pins(const Json& common, const Json& row) {
   return opt;
 }
 
+// What a row's measured memory is the peak of ("memory_measure"), and the name of each.
+constexpr std::string_view kMemoryMeasures[] = {"allocated", "reserved"};
+// A point's measured memory named as a row names it.
+std::string_view memory_measure(bool reserved) {
+  return kMemoryMeasures[reserved ? 1 : 0];
+}
+
 // One row's point: railsim's best plan with the row's knobs pinned, or 0 with the reason.
 ValidationPoint run_point(const Json& common, const Json& row, const std::string& metric,
                           const spec::NetworkDesign& design) {
@@ -354,8 +363,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
   p.measured = measured.get<double>();
   if (const Json& mem = row_value(common, row, "memory_gib"); mem.is_number())
     p.measured_memory_gib = mem.get<double>();
-  p.memory_reserved = !row_value(common, row, "memory_measure").is_null() &&
-                      row_text(common, row, "memory_measure") == "reserved";
+  const Json& measure = row_value(common, row, "memory_measure");  // checked by data_table
+  p.memory_reserved = measure.is_string() && measure.get<std::string>() == memory_measure(true);
   try {
     const Model m = load_model(row_text(common, row, "model"));
     p.moe = m.is_moe();
@@ -425,6 +434,10 @@ enum class RowKind : std::uint8_t { text, count, number, boolean };
 struct RowField {
   std::string_view key;
   RowKind kind;
+  // For a text field whose values are checked here (the others go to their presets' or modes'
+  // parsers): the values it may take, and what they mean (for the error).
+  std::span<const std::string_view> choices = {};
+  std::string_view meaning = {};
 };
 constexpr RowField kRowFields[] = {
     {"label", RowKind::text},
@@ -452,7 +465,8 @@ constexpr RowField kRowFields[] = {
     {"tp_comm_overlap", RowKind::boolean},
     {"fit", RowKind::boolean},
     {"memory_gib", RowKind::number},
-    {"memory_measure", RowKind::text},
+    {"memory_measure", RowKind::text, kMemoryMeasures,
+     "the peak of the allocated tensors, or of the caching allocator's reserved memory"},
 };
 // What every row must have, from itself or "common" (besides the table's metric).
 constexpr std::string_view kRowRequired[] = {"label", "model",        "gpu",    "stack",
@@ -488,10 +502,9 @@ void check_row_fields(const Json& o, const std::string& where, const std::string
     switch (f->kind) {
       case RowKind::text:
         if (!v.is_string() || v.get<std::string>().empty()) throw bad("a non-empty string");
-        if (k == "memory_measure" && v != "allocated" && v != "reserved")
-          throw bad(
-              "allocated or reserved (the peak of the allocated tensors, or of the caching "
-              "allocator's reserved memory)");
+        if (!f->choices.empty() && std::find(f->choices.begin(), f->choices.end(),
+                                             v.get<std::string>()) == f->choices.end())
+          throw bad(fmt::format("{} ({})", fmt::join(f->choices, " or "), f->meaning));
         break;
       case RowKind::count:
         if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
@@ -861,14 +874,13 @@ std::string table_block(const ValidationTable& t, const char* extra_head, Extra 
                    extra_head);
   for (const auto& p : t.points) {
     if (p.railsim > 0)
-      s += fmt::format(
-          "  {:<22} {:>12.4g} {:>12.4g} {:>9}{}{}\n", p.label, p.measured, p.railsim,
-          pct(p.error()), extra(p),
-          p.measured_memory_gib > 0
-              ? fmt::format("  memory {:.1f} GiB, measured {:.1f} {} ({})", p.memory_gib,
-                            p.measured_memory_gib, p.memory_reserved ? "reserved" : "allocated",
-                            pct(p.memory_error()))
-              : std::string());
+      s += fmt::format("  {:<22} {:>12.4g} {:>12.4g} {:>9}{}{}\n", p.label, p.measured, p.railsim,
+                       pct(p.error()), extra(p),
+                       p.measured_memory_gib > 0
+                           ? fmt::format("  memory {:.1f} GiB, measured {:.1f} {} ({})",
+                                         p.memory_gib, p.measured_memory_gib,
+                                         memory_measure(p.memory_reserved), pct(p.memory_error()))
+                           : std::string());
     else
       s += fmt::format("  {:<22} {:>12.4g} {:>12} {:>9}  ({})\n", p.label, p.measured, "none", "-",
                        p.note);
@@ -916,10 +928,10 @@ Json memory_json(const std::vector<ValidationTable>& tables) {
   Json j = Json::object();
   for (const bool reserved : {false, true}) {
     const MemorySummary m = summarize_memory(tables, reserved);
-    j[reserved ? "reserved" : "allocated"] = {{"runs", m.runs},
-                                              {"mean_abs_error", m.mean_abs_error},
-                                              {"bias", m.bias},
-                                              {"below", m.below}};
+    j[std::string(memory_measure(reserved))] = {{"runs", m.runs},
+                                                {"mean_abs_error", m.mean_abs_error},
+                                                {"bias", m.bias},
+                                                {"below", m.below}};
   }
   return j;
 }
@@ -1019,9 +1031,8 @@ Json table_json(const ValidationTable& t) {
          {"plan", p.railsim > 0 ? Json(p.plan) : Json()},
          {"memory_gib", p.memory_gib > 0 ? Json(p.memory_gib) : Json()},
          {"measured_memory_gib", p.measured_memory_gib > 0 ? Json(p.measured_memory_gib) : Json()},
-         {"memory_measure", p.measured_memory_gib > 0
-                                ? Json(p.memory_reserved ? "reserved" : "allocated")
-                                : Json()}});
+         {"memory_measure",
+          p.measured_memory_gib > 0 ? Json(memory_measure(p.memory_reserved)) : Json()}});
   return {{"id", t.id},
           {"title", t.title},
           {"source", t.source},

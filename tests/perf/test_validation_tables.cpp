@@ -1146,11 +1146,11 @@ TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
   EXPECT_NEAR((mem.total() + mem.step_bytes) / units::kGiB / 154.6 - 1.0, 0.167, 0.005);
   // The transcription: the two time figures the docstring prints agree under Megatron-Bridge's
   // FLOP count (causal attention: 2 s h per token and layer forward, not railsim's 4 s h), to
-  // the 0.1% that its four printed digits carry.
+  // the 0.2% that its three-digit 289 s carries (+-0.5 s).
   const double h = 16384, kvd = 1024, f = 53248, layers = 126, vocab = 128256, seq = 8192;
   const double per_token =
       3 * (layers * 2 * (h * (h + 2 * kvd) + h * h + 3 * h * f + seq * h) + 2 * h * vocab);
-  EXPECT_NEAR(1536 * seq * per_token / 289 / 64 / 1e12, 1718, 1718 * 0.001);
+  EXPECT_NEAR(1536 * seq * per_token / 289 / 64 / 1e12, 1718, 1718 * 0.002);
 }
 
 // NVIDIA's MLPerf Training v5.1 Llama 3.1 405B runs in FP4 on GB200 and GB300 NVL72: railsim is
