@@ -360,7 +360,11 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
     // How those runs lean: their mean error read as railsim faster, stated in the basis.
     const double bias = faster / static_cast<double>(by_level[0].size());
     EXPECT_NEAR(bands[0].bias, bias, 1e-12) << what;
-    EXPECT_LE(std::fabs(bands[0].bias), bands[0].fraction) << what;
+    // A mean of signed errors: never beyond the mean of their sizes (the band, a quantile of
+    // those sizes, can be narrower where a few runs are far off: MoE in FP8).
+    double mean_size = 0;
+    for (const double e : by_level[0]) mean_size += e / static_cast<double>(by_level[0].size());
+    EXPECT_LE(std::fabs(bands[0].bias), mean_size + 1e-12) << what;
     EXPECT_NE(
         bands[0].basis.find(fmt::format("; railsim {:.1f}% {} than measured on them",
                                         100 * std::fabs(bias), bias > 0 ? "faster" : "slower")),
@@ -451,8 +455,10 @@ TEST(ErrorBand, BandsHoldOnTablesTheyDidNotComeFrom) {
     EXPECT_GE(checks[dense].share_inside(), 0.75) << dense;
     EXPECT_EQ(checks[dense].thin, 0) << dense;
   }
-  EXPECT_EQ(checks[3].thin, checks[3].runs());
-  EXPECT_LT(checks[3].share_inside(), 0.6);
+  // MoE in FP8: hold-outs in two tables, each judged by the other's runs (none thin), and the
+  // bands hold fewer of them than the 80% they must (docs/validation.md, item 5).
+  EXPECT_EQ(checks[3].thin, 0);
+  EXPECT_LT(checks[3].share_inside(), kBandCoverage);
 }
 
 // The band of a GPU never measured, judged on GPUs it has not seen: each GPU left out in turn
@@ -490,9 +496,9 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 99 of 121.
+  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 101 of 123.
   EXPECT_EQ(checks[0].new_gpu_inside, 133);
-  EXPECT_EQ(checks[1].new_gpu_inside, 99);
+  EXPECT_EQ(checks[1].new_gpu_inside, 101);
   EXPECT_GE(checks[0].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
@@ -586,14 +592,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.8058, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.4495, 0.0005);
-  EXPECT_NEAR(tails, 0.7662, 0.0005);
-  EXPECT_NEAR(tails_width, 0.4235, 0.0005);
-  EXPECT_NEAR(tails90, 0.8309, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.5809, 0.0005);
-  EXPECT_NEAR(lean, 0.777, 0.0005);
-  EXPECT_NEAR(lean_width, 0.4326, 0.0005);
+  EXPECT_NEAR(symmetric, 0.8071, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.4461, 0.0005);
+  EXPECT_NEAR(tails, 0.7679, 0.0005);
+  EXPECT_NEAR(tails_width, 0.4225, 0.0005);
+  EXPECT_NEAR(tails90, 0.8321, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.5803, 0.0005);
+  EXPECT_NEAR(lean, 0.7714, 0.0005);
+  EXPECT_NEAR(lean_width, 0.4303, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs, below the 80% a
   // band must hold, which the symmetric bands keep; holding as many, they are wider.
   EXPECT_LT(tails, kBandCoverage);
@@ -646,17 +652,18 @@ TEST(ErrorBand, EachModelKindAndPrecisionHasItsOwnBands) {
     EXPECT_EQ(to_json(b, 1.0)["precision"], cls.low_precision ? "fp8" : "bf16");
     fraction.push_back(b.fraction);
   }
-  EXPECT_GT(fraction[3], 2 * fraction[2]);  // MoE: FP8 against BF16
-  EXPECT_GT(fraction[2], fraction[0]);      // BF16: MoE against dense
-  // Each MoE band covers at least 80% of its own class and would leave more of the other out
-  // than a fifth: FP8's narrower band misses many FP8 runs, BF16's wider one few BF16 runs.
+  EXPECT_GT(fraction[3], 1.5 * fraction[2]);  // MoE: FP8 against BF16
+  EXPECT_GT(fraction[2], fraction[0]);        // BF16: MoE against dense
+  // Each MoE band covers at least 80% of its own class, and one band over both would misjudge
+  // the other: BF16's narrower band misses many FP8 runs, FP8's wider one holds more BF16 runs
+  // than the 80% a band needs.
   auto share_within = [](const std::vector<double>& e, double f) {
     return static_cast<double>(
                std::count_if(e.begin(), e.end(), [&](double x) { return x <= f; })) /
            static_cast<double>(e.size());
   };
   EXPECT_LT(share_within(moe_fp8, fraction[2]), 0.7);
-  EXPECT_GE(share_within(moe_bf16, fraction[3]), 0.9);
+  EXPECT_GT(share_within(moe_bf16, fraction[3]), kBandCoverage);
   // The shipped bands the commands print are the same (computed once per process).
   EXPECT_DOUBLE_EQ(error_band("GB200", "nemo-perf-2025", {true, true}).fraction, fraction[3]);
   EXPECT_DOUBLE_EQ(error_band("GB200", "nemo-perf-2025", {false, true}).fraction, fraction[1]);
@@ -1195,6 +1202,56 @@ TEST(ValidationTables, MlperfLlama8bStepsPayWhatDoesNotScaleWithTokens) {
   EXPECT_NEAR(narrow.error(), -0.194, 0.005);
   // Tokens per GPU per step: 8,192 / (2 x 4) on 512 GPUs, 8,192 / 2 on 72.
   EXPECT_LT(wide.error(), narrow.error());
+}
+
+// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 within the project's bar once its expert
+// all-to-all runs under the combined 1F1B overlap its scripts turn on (22% slow without), and the
+// round's Llama 3.1 405B FP4 runs on GB300 within 6%; on GB200 (TP 2) DeepSeek-V3 is fast, and
+// more so the more GPUs share the batch: a per-GPU gap (GB200's transferred fractions, as on
+// every GB200 table) and a scaling loss the model does not carry (validation.md, item 10).
+TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
+  const auto tables = validation_tables();
+  const auto by = points_by_label(tables, "mlperf-v6-nvidia");
+  ASSERT_EQ(by.size(), 8u);
+  for (const auto& [label, p] : by) {
+    ASSERT_GT(p->railsim, 0) << label << ": " << p->note;
+    EXPECT_TRUE(p->low_precision) << label;
+    EXPECT_EQ(p->moe, label.find("DSV3") != std::string::npos) << label;
+  }
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), 0.041, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), 0.027, 0.005);
+  EXPECT_NEAR(by.at("v6.0-405B-GB300-512g")->error(), 0.001, 0.005);
+  EXPECT_NEAR(by.at("v6.0-405B-GB300-2048g")->error(), -0.058, 0.005);
+  // GB200: fast, by more at each step up in GPUs (512, 2,048, 4,096, 8,192).
+  double before = 0;
+  for (const char* gb200 : {"v6.0-DSV3-GB200-512g", "v6.0-DSV3-GB200-2048g",
+                            "v6.0-DSV3-GB200-4096g", "v6.0-DSV3-GB200-8192g"}) {
+    const double e = by.at(gb200)->error();
+    EXPECT_LT(e, -0.30) << gb200;
+    EXPECT_LT(e, before) << gb200;
+    before = e;
+  }
+  // Per GPU, at 512 GPUs: the measured GB200 (TP 2) run is 1.64x the GB300 (TP 1) one; railsim
+  // has it 1.11x.
+  const ValidationPoint& gb200 = *by.at("v6.0-DSV3-GB200-512g");
+  const ValidationPoint& gb300 = *by.at("v6.0-DSV3-GB300-512g");
+  EXPECT_NEAR(gb200.measured / gb300.measured, 1.641, 0.001);
+  EXPECT_NEAR(gb200.railsim / gb300.railsim, 1.11, 0.01);
+  // The overlap the scripts turn on (OVERLAP_MOE_EXPERT_PARALLEL_COMM): without it, the 512-GPU
+  // GB300 run's all-to-all is left exposed and railsim is 22% slow.
+  const std::string path = testing::TempDir() + "railsim_dsv3_overlap.json";
+  std::ofstream(path) << R"({"table": {"id": "dsv3", "title": "DeepSeek-V3",
+      "metric": "iteration_time_s", "max_tolerance": 0.1, "mean_tolerance": 0.05},
+      "common": {"stack": "nemo-perf-2025", "model": "DeepSeek-V3", "gpu": "GB300",
+                 "hb_domain": 72, "nic_gbps": 800, "gpus": 512, "global_batch": 15360,
+                 "seq_len": 4096, "dtype": "mxfp8", "tp": 1, "pp": 4, "interleave": 4,
+                 "ep": 32, "etp": 1, "micro_batch": 1, "recompute": "none"},
+      "rows": [{"label": "on", "ep_overlap": true, "iteration_time_s": 20.0},
+               {"label": "off", "ep_overlap": false, "iteration_time_s": 20.0}]})";
+  const ValidationTable own = own_table(path, "--table");
+  ASSERT_EQ(own.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(own.points[0].railsim, gb300.railsim);
+  EXPECT_NEAR(own.points[1].error(), 0.22, 0.01);
 }
 
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of
