@@ -350,6 +350,16 @@ std::string_view memory_measure(bool reserved) {
   return kMemoryMeasures[reserved ? 1 : 0];
 }
 
+// The switches `points` were timed on, each once in the order of its first point, joined by
+// " and "; `fallback` when there are no points.
+std::string switches_of(const std::vector<ValidationPoint>& points, const std::string& fallback) {
+  std::vector<std::string_view> names;
+  for (const ValidationPoint& p : points)
+    if (std::find(names.begin(), names.end(), p.switch_name) == names.end())
+      names.push_back(p.switch_name);
+  return names.empty() ? fallback : fmt::format("{}", fmt::join(names, " and "));
+}
+
 // One row's point: railsim's best plan with the row's knobs pinned, or 0 with the reason.
 ValidationPoint run_point(const Json& common, const Json& row, const std::string& metric,
                           const spec::NetworkDesign& design) {
@@ -365,6 +375,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     p.measured_memory_gib = mem.get<double>();
   const Json& measure = row_value(common, row, "memory_measure");  // checked by data_table
   p.memory_reserved = measure.is_string() && measure.get<std::string>() == memory_measure(true);
+  p.switch_name = design.sw.name;
   try {
     const Model m = load_model(row_text(common, row, "model"));
     p.moe = m.is_moe();
@@ -411,6 +422,7 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
       net = spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("Q3400"));
       net.routing = design.routing;
       net.routing_default = design.routing_default;
+      p.switch_name = net.sw.name;
     }
     const PlanOptions pins = row_pins(common, row);
     const PlanResult r = plan(make_context(m, tr, c, net), pins);
@@ -629,6 +641,7 @@ ValidationTable data_table(const Json& d, const std::string& file, const std::st
     t.points.push_back(run_point(common, row, metric, net));
     t.held_out = t.held_out && !t.points.back().fit;
   }
+  t.switch_name = switches_of(t.points, net.sw.name);
   return t;
 }
 
@@ -717,6 +730,7 @@ ValidationTable make_table(const TableDef& def) {
   for (ValidationPoint& p : t.points) {
     if (p.gpu.empty()) p.gpu = t.gpu;
     if (p.stack.empty()) p.stack = t.stack;
+    if (p.switch_name.empty()) p.switch_name = t.switch_name;
   }
   return t;
 }
@@ -1023,6 +1037,7 @@ Json table_json(const ValidationTable& t) {
         {{"run", p.label},
          {"gpu", p.gpu},
          {"stack", p.stack},
+         {"switch", p.switch_name},
          {"fit", p.fit},
          {"measured", p.measured},
          {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},

@@ -33,12 +33,27 @@ TEST(CliValidate, PrintsEveryTableAndPasses) {
   }
   EXPECT_NEAR(d["tables"][2]["max_abs_error"].get<double>(), 0.100, 0.001);
   // Each table's lean, and the hold-outs taken together (all, dense, MoE), in text and JSON.
+  // Each run names the switch its fabric is built of, and its table each of them: Quantum-2
+  // (QM9700), or Quantum-X800 (Q3400) for the runs whose 800G NICs its ports do not carry.
   int hold_outs = 0;
   for (const auto& t : d["tables"]) {
     EXPECT_TRUE(t["bias"].is_number()) << t["id"];
     EXPECT_TRUE(t["railsim_faster_on_average"].is_boolean()) << t["id"];
-    for (const auto& p : t["points"]) hold_outs += !p["fit"].get<bool>() && !p["error"].is_null();
+    const std::string switches = t["switch"].get<std::string>();
+    for (const auto& p : t["points"]) {
+      hold_outs += !p["fit"].get<bool>() && !p["error"].is_null();
+      const std::string sw = p["switch"].get<std::string>();
+      EXPECT_TRUE(sw == "QM9700" || sw == "Q3400") << p["run"] << ": " << sw;
+      EXPECT_NE(switches.find(sw), std::string::npos) << t["id"] << ": " << switches;
+    }
+    if (t["id"] == "mlperf-v6-nvidia") {
+      EXPECT_EQ(switches, "Q3400 and QM9700");
+    }
+    if (t["id"] == "mlperf-llama31-8b-nvidia") {
+      EXPECT_EQ(switches, "Q3400");
+    }
   }
+  EXPECT_NE(r.out.find("switch Q3400 and QM9700, routing adaptive"), std::string::npos);
   const Json& h = d["hold_outs"];
   EXPECT_EQ(h["all"]["runs"].get<int>(), hold_outs);
   // The bands judged on the tables they did not come from: one entry per class, every hold-out

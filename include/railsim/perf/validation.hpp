@@ -26,8 +26,10 @@ struct ValidationPoint {
   double railsim = 0;  // 0 when railsim finds no plan for the run (none fits, or none is valid)
   std::string gpu;     // the run's regime: its GPU preset and software stack (the table's unless
   std::string stack;   // its row names its own)
-  bool fit = false;    // its measurement set a constant (the frozen fit set); else a hold-out
-  bool moe = false;    // a mixture-of-experts model (its own error bands)
+  // The switch its fabric is built of: the table's, or one whose ports match faster NICs.
+  std::string switch_name;
+  bool fit = false;  // its measurement set a constant (the frozen fit set); else a hold-out
+  bool moe = false;  // a mixture-of-experts model (its own error bands)
   bool low_precision = false;  // GEMMs in FP8, MXFP8 or NVFP4 (their own error bands too)
   std::string note;            // why railsim has no figure for it (railsim == 0)
   // The strategy railsim timed, every knob named (perf::describe): the row's published knobs and
@@ -55,9 +57,11 @@ struct ValidationTable {
   std::string source;  // the data file under data/validation/
   std::string gpu;     // the regime: GPU preset and software stack of the runs
   std::string stack;
-  std::string switch_name, routing;  // the network the runs are modelled on
-  std::string quantity;              // "iteration time (s)", "MFU", "TFLOP/s per GPU"
-  bool held_out = false;             // no constant was set on these runs
+  // The network the runs are modelled on: its switch (each switch the runs' fabrics use, in
+  // the order of their first run, joined by " and ") and routing.
+  std::string switch_name, routing;
+  std::string quantity;   // "iteration time (s)", "MFU", "TFLOP/s per GPU"
+  bool held_out = false;  // no constant was set on these runs
   // A broken tolerance fails `railsim validate` (exit 1). Tables of runs written as data carry
   // the project's bar but are not enforced: hold-outs are reported as they fall, and
   // docs/validation.md explains each miss.
