@@ -362,7 +362,7 @@ std::string switches_of(const std::vector<ValidationPoint>& points, const std::s
 
 // One row's point: railsim's best plan with the row's knobs pinned, or 0 with the reason.
 ValidationPoint run_point(const Json& common, const Json& row, const std::string& metric,
-                          const spec::NetworkDesign& design) {
+                          const spec::NetworkDesign& design, bool switch_named) {
   ValidationPoint p;
   p.label = fit_label(row_text(common, row, "label"), row);
   p.fit = row.value("fit", false);
@@ -415,10 +415,10 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
     const spec::Cluster c =
         spec::make_cluster(g, gpus, k, nic.is_null() ? g.nic_bw_Bps * 8 / 1e9 : nic.get<double>(),
                            g.hb_bw_Bps / 1e9, g.nics_per_gpu);
-    // The runs' fabric: InfiniBand at the NIC's speed (Quantum-2 for 400G, Quantum-X800 for
-    // 800G NICs), rail-optimized and non-blocking, under adaptive routing.
+    // The runs' fabric: the switch the table names, or InfiniBand at the NIC's speed (Quantum-2
+    // for 400G, Quantum-X800 for 800G NICs), rail-optimized and non-blocking.
     spec::NetworkDesign net = design;
-    if (c.nic_bw_Bps * 8 / 1e9 > net.sw.port_gbps) {
+    if (!switch_named && c.nic_bw_Bps * 8 / 1e9 > net.sw.port_gbps) {
       net = spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("Q3400"));
       net.routing = design.routing;
       net.routing_default = design.routing_default;
@@ -563,11 +563,25 @@ ValidationTable data_table(const Json& d, const std::string& file, const std::st
   for (auto it = tb.begin(); it != tb.end(); ++it) {
     const std::string& k = it.key();
     if (!is_doc_key(k) && k != "id" && k != "title" && k != "metric" && k != "max_tolerance" &&
-        k != "mean_tolerance" && k != "routing")
+        k != "mean_tolerance" && k != "routing" && k != "switch")
       throw InputError(file, fmt::format("table.{}: unknown field", printable(k)));
   }
-  // The runs' fabric routes as the table says (an Ethernet cluster's ECMP), else as validate's.
+  // The runs' fabric is built of the switch the table names (a preset or a JSON file), under
+  // that switch's default routing unless the table says otherwise; else validate's InfiniBand,
+  // Quantum-X800 for runs whose NICs outrun QM9700's ports.
   spec::NetworkDesign net = design;
+  const bool switch_named = tb.contains("switch");
+  if (switch_named) {
+    try {
+      net = spec::make_network_design(spec::DesignKind::rail_optimized,
+                                      spec::load_switch(text("switch")));
+    } catch (const InputError& e) {
+      throw InputError(file, fmt::format("table.switch: {}", e.message()));
+    }
+    net.routing = spec::default_routing(net.sw);
+    net.routing_default = true;
+  }
+  // The runs' fabric routes as the table says (an Ethernet cluster's ECMP), else as its switch's.
   if (tb.contains("routing")) {
     try {
       net.routing = spec::parse_routing(text("routing"), "routing");
@@ -638,7 +652,7 @@ ValidationTable data_table(const Json& d, const std::string& file, const std::st
                     .mean_tolerance = tolerance("mean_tolerance"),
                     .points = {}};
   for (const Json& row : rows) {
-    t.points.push_back(run_point(common, row, metric, net));
+    t.points.push_back(run_point(common, row, metric, net, switch_named));
     t.held_out = t.held_out && !t.points.back().fit;
   }
   t.switch_name = switches_of(t.points, net.sw.name);

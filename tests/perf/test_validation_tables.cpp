@@ -1331,6 +1331,48 @@ TEST(ValidationTables, ATableRoutesAsItSays) {
   }
 }
 
+// A table may name the switch its runs' fabric is built of (a preset or a JSON file): the runs
+// are timed on it, under its default routing unless the table says otherwise, and a NIC faster
+// than its ports is that run's reason for having no figure, not a silent change of switch.
+TEST(ValidationTables, ATableNamesItsSwitch) {
+  const std::string path = testing::TempDir() + "railsim_switched_table.json";
+  auto write = [&](const std::string& table) {
+    std::ofstream(path) << R"({"table": {"id": "switched", "title": "Switched",
+      "metric": "iteration_time_s", "max_tolerance": 0.1, "mean_tolerance": 0.05)"
+                        << table << R"(},
+      "common": {"gpu": "GB300", "stack": "nemo-perf-2025", "nic_gbps": 800, "hb_domain": 72,
+                 "model": "Llama-3-70B", "seq_len": 8192, "dtype": "fp8", "tp": 1, "pp": 4,
+                 "interleave": 5, "micro_batch": 1},
+      "rows": [{"label": "64", "gpus": 64, "global_batch": 128, "iteration_time_s": 10}]})";
+  };
+  write("");
+  const ValidationTable auto_ib = own_table(path, "--table");
+  EXPECT_EQ(auto_ib.switch_name, "Q3400");  // validate's InfiniBand at the NICs' 800G
+  EXPECT_EQ(auto_ib.routing, "adaptive");
+  write(R"(, "switch": "ETH-51.2T-64x800G")");
+  const ValidationTable eth = own_table(path, "--table");
+  EXPECT_EQ(eth.switch_name, "ETH-51.2T-64x800G");
+  EXPECT_EQ(eth.points[0].switch_name, "ETH-51.2T-64x800G");
+  EXPECT_EQ(eth.routing, "ecmp");  // Ethernet's default
+  ASSERT_GT(eth.points[0].railsim, 0) << eth.points[0].note;
+  write(R"(, "switch": "ETH-51.2T-64x800G", "routing": "adaptive")");
+  EXPECT_EQ(own_table(path, "--table").routing, "adaptive");
+  write(R"(, "switch": "QM9700")");
+  const ValidationTable slow = own_table(path, "--table");
+  EXPECT_EQ(slow.points[0].railsim, 0);
+  EXPECT_NE(slow.points[0].note.find("800 Gb/s NICs are faster than the 400 Gb/s ports"),
+            std::string::npos)
+      << slow.points[0].note;
+  write(R"(, "switch": "no-such-switch")");
+  try {
+    (void)own_table(path, "--table");
+    ADD_FAILURE() << "unknown switch accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--table: table.switch: unknown preset", 0), 0u)
+        << e.what();
+  }
+}
+
 // One's own table, read from a file: timed as the shipped tables are, each run with the band of
 // its GPU, stack and model kind, and refused field by field where it is malformed.
 TEST(ValidationTables, OwnTableIsCheckedTimedAndBanded) {
