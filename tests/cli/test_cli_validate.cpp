@@ -292,5 +292,10 @@ TEST(CliValidate, OwnTableBadInputNamesTheRowsField) {
   expect_input_error(
       "validate --table " + write_temp_file("validate", "metric.json", own_table_text("", "-1")),
       "--table", "rows[0].tokens_per_s_per_gpu: got -1");
+  std::string bad_switch = own_table_text();
+  bad_switch.replace(bad_switch.find(R"("mean_tolerance": 0.05)"), 22,
+                     R"("mean_tolerance": 0.05, "switch": "QM9800")");
+  expect_input_error("validate --table " + write_temp_file("validate", "switch.json", bad_switch),
+                     "--table", "table.switch: unknown preset 'QM9800'");
   expect_input_error("validate --table /nonexistent/own.json", "--table", "cannot read");
 }
