@@ -59,6 +59,16 @@ testing::AssertionResult all_timed_in_low_precision(
   return testing::AssertionSuccess();
 }
 
+// Writes to `path` a table of iteration times as `railsim validate --table` reads it: the table
+// block with `table_extra` (its further fields, each led by a comma), then `rest` (its "common"
+// and "rows").
+void write_time_table(const std::string& path, const std::string& table_extra,
+                      const std::string& rest) {
+  std::ofstream(path) << R"({"table": {"id": "own", "title": "Own", "metric": "iteration_time_s",
+    "max_tolerance": 0.1, "mean_tolerance": 0.05)"
+                      << table_extra << "}, " << rest << "}";
+}
+
 // The one point of the single-run table `id`, or null when the table is missing or holds another
 // number of runs.
 const ValidationPoint* single_point(const std::vector<ValidationTable>& tables,
@@ -1286,14 +1296,13 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   // The overlap the scripts turn on (OVERLAP_MOE_EXPERT_PARALLEL_COMM): without it, the 512-GPU
   // GB300 run's all-to-all is left exposed and railsim is 22% slow.
   const std::string path = testing::TempDir() + "railsim_dsv3_overlap.json";
-  std::ofstream(path) << R"({"table": {"id": "dsv3", "title": "DeepSeek-V3",
-      "metric": "iteration_time_s", "max_tolerance": 0.1, "mean_tolerance": 0.05},
-      "common": {"stack": "nemo-perf-2025", "model": "DeepSeek-V3", "gpu": "GB300",
+  write_time_table(path, "",
+                   R"("common": {"stack": "nemo-perf-2025", "model": "DeepSeek-V3", "gpu": "GB300",
                  "hb_domain": 72, "nic_gbps": 800, "gpus": 512, "global_batch": 15360,
                  "seq_len": 4096, "dtype": "mxfp8", "tp": 1, "pp": 4, "interleave": 4,
                  "ep": 32, "etp": 1, "micro_batch": 1, "recompute": "none"},
       "rows": [{"label": "on", "ep_overlap": true, "iteration_time_s": 20.0},
-               {"label": "off", "ep_overlap": false, "iteration_time_s": 20.0}]})";
+               {"label": "off", "ep_overlap": false, "iteration_time_s": 20.0}])");
   const ValidationTable own = own_table(path, "--table");
   ASSERT_EQ(own.points.size(), 2u);
   EXPECT_DOUBLE_EQ(own.points[0].railsim, gb300.railsim);
@@ -1306,12 +1315,10 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
 TEST(ValidationTables, ATableRoutesAsItSays) {
   const std::string path = testing::TempDir() + "railsim_routed_table.json";
   auto write = [&](const std::string& routing) {
-    std::ofstream(path) << R"({"table": {"id": "routed", "title": "Routed",
-      "metric": "iteration_time_s", "max_tolerance": 0.1, "mean_tolerance": 0.05)"
-                        << routing << R"(},
-      "common": {"gpu": "A100-SXM-80GB", "stack": "megatron-lm-2022", "nic_gbps": 200,
-                 "model": "MegaScale-175B", "seq_len": 2048, "tp": 8, "pp": 8, "interleave": 6},
-      "rows": [{"label": "6144", "gpus": 6144, "global_batch": 6144, "iteration_time_s": 14.78}]})";
+    write_time_table(path, routing, R"("common": {"gpu": "A100-SXM-80GB",
+      "stack": "megatron-lm-2022", "nic_gbps": 200, "model": "MegaScale-175B", "seq_len": 2048,
+      "tp": 8, "pp": 8, "interleave": 6},
+      "rows": [{"label": "6144", "gpus": 6144, "global_batch": 6144, "iteration_time_s": 14.78}])");
   };
   write("");
   const ValidationTable adaptive = own_table(path, "--table");
@@ -1337,13 +1344,10 @@ TEST(ValidationTables, ATableRoutesAsItSays) {
 TEST(ValidationTables, ATableNamesItsSwitch) {
   const std::string path = testing::TempDir() + "railsim_switched_table.json";
   auto write = [&](const std::string& table) {
-    std::ofstream(path) << R"({"table": {"id": "switched", "title": "Switched",
-      "metric": "iteration_time_s", "max_tolerance": 0.1, "mean_tolerance": 0.05)"
-                        << table << R"(},
-      "common": {"gpu": "GB300", "stack": "nemo-perf-2025", "nic_gbps": 800, "hb_domain": 72,
-                 "model": "Llama-3-70B", "seq_len": 8192, "dtype": "fp8", "tp": 1, "pp": 4,
-                 "interleave": 5, "micro_batch": 1},
-      "rows": [{"label": "64", "gpus": 64, "global_batch": 128, "iteration_time_s": 10}]})";
+    write_time_table(path, table, R"("common": {"gpu": "GB300", "stack": "nemo-perf-2025",
+      "nic_gbps": 800, "hb_domain": 72, "model": "Llama-3-70B", "seq_len": 8192, "dtype": "fp8",
+      "tp": 1, "pp": 4, "interleave": 5, "micro_batch": 1},
+      "rows": [{"label": "64", "gpus": 64, "global_batch": 128, "iteration_time_s": 10}])");
   };
   write("");
   const ValidationTable auto_ib = own_table(path, "--table");
