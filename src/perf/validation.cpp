@@ -31,10 +31,10 @@ std::string fit_label(const std::string& label, const Json& row) {
 
 // The measured runs ran on InfiniBand (Selene, DGX H100 SuperPODs): one NIC per GPU on a
 // non-blocking rail-optimized Clos (Selene's HDR fat tree; Meta's pods), K GPUs per NVLink domain,
-// under the switch family's default routing, adaptive (spec::default_routing).
-spec::NetworkDesign network() {
-  spec::NetworkDesign d =
-      spec::make_network_design(spec::DesignKind::rail_optimized, spec::load_switch("QM9700"));
+// under the switch family's default routing, adaptive (spec::default_routing). A table may name
+// another switch: the same fabric of it, under its own default routing.
+spec::NetworkDesign network(const spec::SwitchSpec& sw = spec::load_switch("QM9700")) {
+  spec::NetworkDesign d = spec::make_network_design(spec::DesignKind::rail_optimized, sw);
   d.routing = spec::default_routing(d.sw);
   d.routing_default = true;
   return d;
@@ -357,7 +357,7 @@ std::string switches_of(const std::vector<ValidationPoint>& points, const std::s
   for (const ValidationPoint& p : points)
     if (std::find(names.begin(), names.end(), p.switch_name) == names.end())
       names.push_back(p.switch_name);
-  return names.empty() ? fallback : fmt::format("{}", fmt::join(names, " and "));
+  return names.empty() ? fallback : fmt::to_string(fmt::join(names, " and "));
 }
 
 // One row's point: railsim's best plan with the row's knobs pinned, or 0 with the reason.
@@ -573,13 +573,10 @@ ValidationTable data_table(const Json& d, const std::string& file, const std::st
   const bool switch_named = tb.contains("switch");
   if (switch_named) {
     try {
-      net = spec::make_network_design(spec::DesignKind::rail_optimized,
-                                      spec::load_switch(text("switch")));
+      net = network(spec::load_switch(text("switch")));
     } catch (const InputError& e) {
       throw InputError(file, fmt::format("table.switch: {}", e.message()));
     }
-    net.routing = spec::default_routing(net.sw);
-    net.routing_default = true;
   }
   // The runs' fabric routes as the table says (an Ethernet cluster's ECMP), else as its switch's.
   if (tb.contains("routing")) {

@@ -57,13 +57,16 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     g.eff.tile_n = static_cast<int>(e->integer_or("tile_n", g.eff.tile_n, 1, 4096));
     g.eff.gemm_k_overhead =
         e->number_or("gemm_k_overhead", g.eff.gemm_k_overhead, Range::non_negative(1e6));
+    // A figure that is 0 where none is published (absent or 0), else a number in `r`: a value
+    // outside both is refused with `r`, the range a published figure must be in.
+    const auto zero_or = [&](const char* key, Range r) {
+      const double v = e->number_or(key, 0, Range{});
+      if (v != 0) check_number(e->field(key), v, r);
+      return v;
+    };
     g.eff.attention = e->number_or("attention", g.eff.attention, kFraction);
-    const double fa = e->number_or("flash_attention", 0, Range::non_negative(1.0));
-    if (fa != 0) check_number(e->field("flash_attention"), fa, kFraction);
-    g.eff.flash_attention = fa;
-    const double fa2 = e->number_or("flash_attention_fa2", 0, Range::non_negative(1.0));
-    if (fa2 != 0) check_number(e->field("flash_attention_fa2"), fa2, kFraction);
-    g.eff.flash_attention_fa2 = fa2;
+    g.eff.flash_attention = zero_or("flash_attention", kFraction);
+    g.eff.flash_attention_fa2 = zero_or("flash_attention_fa2", kFraction);
     g.eff.kernel_gap_s =
         e->number_or("kernel_gap_s", g.eff.kernel_gap_s, Range::non_negative(1e-2));
     g.eff.hbm = e->number_or("hbm", g.eff.hbm, kFraction);
@@ -71,15 +74,9 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
         e->number_or("collective_latency_s", g.eff.collective_latency_s, Range::non_negative(1.0));
     g.eff.nic = e->number_or("nic", g.eff.nic, kFraction);
     g.eff.hb = e->number_or("hb", g.eff.hb, kFraction);
-    for (auto [key, field] : {std::pair{"gemm_bench_bf16", &g.eff.gemm_bench_bf16},
-                              std::pair{"gemm_bench_fp8", &g.eff.gemm_bench_fp8}}) {
-      const double b = e->number_or(key, 0, Range::non_negative(1.0));
-      if (b != 0) check_number(e->field(key), b, kFraction);
-      *field = b;
-    }
-    const double fp4 = e->number_or("gemm_bench_fp4_over_fp8", 0, Range::non_negative(16.0));
-    if (fp4 != 0) check_number(e->field("gemm_bench_fp4_over_fp8"), fp4, Range::between(1.0, 16.0));
-    g.eff.gemm_bench_fp4_over_fp8 = fp4;
+    g.eff.gemm_bench_bf16 = zero_or("gemm_bench_bf16", kFraction);
+    g.eff.gemm_bench_fp8 = zero_or("gemm_bench_fp8", kFraction);
+    g.eff.gemm_bench_fp4_over_fp8 = zero_or("gemm_bench_fp4_over_fp8", Range::between(1.0, 16.0));
     e->finish();
   }
   g.source = o.source();

@@ -382,11 +382,11 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
     // How those runs lean: their mean error read as railsim faster, stated in the basis.
     const double bias = faster / static_cast<double>(by_level[0].size());
     EXPECT_NEAR(bands[0].bias, bias, 1e-12) << what;
-    // A mean of signed errors: never beyond the mean of their sizes (the band, a quantile of
-    // those sizes, can be narrower where a few runs are far off: MoE in FP8).
-    double mean_size = 0;
-    for (const double e : by_level[0]) mean_size += e / static_cast<double>(by_level[0].size());
-    EXPECT_LE(std::fabs(bands[0].bias), mean_size + 1e-12) << what;
+    // The runs lean less than their band is wide, but for MoE in FP8: a few runs far off (up to
+    // +413%) pull its mean lean past the 80th percentile of the sizes (60.0% against 58.5%).
+    if (!(cls.moe && cls.low_precision)) {
+      EXPECT_LE(std::fabs(bands[0].bias), bands[0].fraction) << what;
+    }
     EXPECT_NE(
         bands[0].basis.find(fmt::format("; railsim {:.1f}% {} than measured on them",
                                         100 * std::fabs(bias), bias > 0 ? "faster" : "slower")),
