@@ -45,6 +45,7 @@ struct StageShape {
   double layers_first = 0;  // on the first stage (which also holds the embedding)
   double layers_avg = 0;    // L / p
   double layers_last = 0;   // on the last stage (which also runs the output layer)
+  double mtp_layers = 0;    // the MTP modules' layers, on the last stage after its own
   double moe_layers = 0;    // of which MoE (spread evenly over stages)
   double moe_fraction = 0;  // the model's MoE layers' share of its layers
   double dense_layers = 0;
@@ -99,11 +100,17 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   // embedding and the most micro-batches in flight, the last runs the output layer (Dubey et al.
   // 2024, Sec. 3.3.2: Llama 3 405B's 126 layers over 16 stages, one layer fewer on the first and
   // the last; Megatron-Core's account_for_embedding/loss_in_pipeline_split does the same).
-  const std::int64_t lo = m.layers / s.pp, rem = m.layers % s.pp;
+  // A model with multi-token prediction splits its pipeline_layers(), the last stage holding
+  // the MTP modules in place of two of its layers each (perf::model_stage_layers: Megatron-
+  // Bridge's and MLPerf's DeepSeek-V3 layouts).
+  const std::int64_t units = s.pp > 1 ? m.pipeline_layers() : m.layers;
+  const std::int64_t lo = units / s.pp, rem = units % s.pp;
   st.layers = static_cast<double>(rem > 0 ? lo + 1 : lo);
-  st.layers_first = static_cast<double>(perf::stage_layers(m.layers, s.pp, 0));
+  st.layers_first = static_cast<double>(perf::model_stage_layers(m.layers, m.mtp_layers, s.pp, 0));
   st.layers_avg = static_cast<double>(m.layers) / p;
-  st.layers_last = static_cast<double>(perf::stage_layers(m.layers, s.pp, s.pp - 1));
+  st.layers_last =
+      static_cast<double>(perf::model_stage_layers(m.layers, m.mtp_layers, s.pp, s.pp - 1));
+  st.mtp_layers = static_cast<double>(m.mtp_layers);
   st.moe_fraction =
       m.layers > 0 ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers) : 0.0;
   st.moe_layers = st.layers * st.moe_fraction;

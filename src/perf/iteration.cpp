@@ -493,6 +493,15 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   double logits_bwd = 0;
   out.logits = gemm_fwd_bwd_time(ctx.gemm_bf16, d.T, d.V / d.t, d.h, &logits_bwd) + logits_bwd +
                3.0 * 12.0 * d.T * d.V / d.t / d.hbm;
+  // Each MTP module runs the output head and cross entropy again, after its 2h -> h projection
+  // (a GEMM in the training's precision, TP-split like the layer's; DeepSeek-V3 report, Sec.
+  // 2.2); its layer is timed with the stage's (StageShape::mtp_layers).
+  if (m.mtp_layers > 0) {
+    double proj_bwd = 0;
+    const double proj = gemm_fwd_bwd_time(ctx.gemm, d.T, d.h / d.t, 2.0 * d.h, &proj_bwd);
+    out.logits *= 1.0 + static_cast<double>(m.mtp_layers);
+    out.logits += static_cast<double>(m.mtp_layers) * (proj + proj_bwd);
+  }
   return out;
 }
 
@@ -729,8 +738,9 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, std::int64_t m
   out.pp_steady = pp_part;
   if (tr.stack.knobs.pp_comm_overlap && s.pp > 1 && s.interleave > 1)
     out.pp_steady = v * (std::max(0.0, send - b_chunk) + std::max(0.0, send - f_chunk));
-  out.avg_scale = st.layers_avg / st.layers;
-  const double last_scale = st.layers_last / st.layers;
+  // The last stage runs its layers and the MTP modules' (and, in sc.logits, their heads).
+  out.avg_scale = (st.layers_avg + st.mtp_layers / p) / st.layers;
+  const double last_scale = (st.layers_last + st.mtp_layers) / st.layers;
   const double t_first = layer_part + out.pp_steady;
   const double t_last = layer_part * last_scale + out.pp_steady + sc.logits;
   out.t_avg = layer_part * out.avg_scale + pp_part + sc.logits / p;
@@ -738,8 +748,16 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, std::int64_t m
   // ZB-V's first GPU holds the first and the last chunk: half of the first stage's layers, half
   // of the last's, and the output layer (ours).
   if (s.schedule == PipelineSchedule::zb_v)
-    t_max = std::max(t_first, layer_part * 0.5 * (st.layers_first + st.layers_last) / st.layers +
-                                  out.pp_steady + sc.logits);
+    t_max = std::max(
+        t_first, layer_part * 0.5 * (st.layers_first + st.layers_last + st.mtp_layers) / st.layers +
+                     out.pp_steady + sc.logits);
+  // DualPipe's GPU r holds stage r of one direction and stage p - 1 - r of the other, each
+  // direction half the micro-batches (DeepSeek-V3 report, Sec. 3.2.1, Fig. 5: rank 0 holds the
+  // first and the last stage): its first GPU runs half a micro-batch on the first stage and half
+  // on the last, the output layers included (ours, as for ZB-V).
+  if (s.schedule == PipelineSchedule::dualpipe && s.pp > 1)
+    t_max = std::max(
+        t_first, 0.5 * (layer_part * st.layers_first / st.layers + t_last) + 0.5 * out.pp_steady);
   // The schedule's own cost (ours): every chunk of every micro-batch is a host step, forward and
   // backward (2 m v steps on each stage, in its steady state), and the fill and the drain cross
   // all p v - 1 chunk boundaries, p (v - 1) more than the (p - 1)/v t_avg term holds, each one
@@ -822,6 +840,10 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s,
   const double fwd_total =
       tokens * (static_cast<double>(m.layers) * fwd_per_token_layer + 2.0 * h * V);
   it.model_flops = 3.0 * fwd_total;
+  // The MTP modules' layer, projection and output head: work the GPUs run, not model FLOPs (the
+  // model's FLOPs per token count its own layers and head, as MFU is quoted).
+  const double mtp_fwd = tokens * static_cast<double>(m.mtp_layers) *
+                         (fwd_per_token_layer + 2.0 * h * 2.0 * h + 2.0 * h * V);
   double extra = 0;
   if (s.recompute == Recompute::full)
     extra = fwd_total - tokens * 2.0 * h * V;
@@ -836,7 +858,7 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s,
     extra += tokens * static_cast<double>(m.layers) * 2.0 *
              (static_cast<double>(m.q_lora_rank) * m.q_width() +
               static_cast<double>(m.kv_lora_rank) * mla_kv_up_width(m));
-  it.hardware_flops = it.model_flops + extra;
+  it.hardware_flops = it.model_flops + 3.0 * mtp_fwd + extra;
 }
 
 // Context parallelism's exchanges on a stage's critical path, per micro-batch. All-gathered K and
@@ -946,7 +968,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double offload_mb = offload_exposed(ctx, s, st, sc);
   const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + ep_mb +
                             cp_mb + offload_mb + k.fw_mb;  // the fullest stage
-  const PipelineTime pt = pipeline_time(s, tr, m.layers, st, d, sc, layer_part, pp_part);
+  const PipelineTime pt = pipeline_time(s, tr, s.pp > 1 ? m.pipeline_layers() : m.layers, st, d, sc,
+                                        layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
   const double optimizer = optimizer_time(s, st, d.hbm);
 

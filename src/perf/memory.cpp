@@ -260,25 +260,46 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // Layer-micro-batches at the peak: the chunks in flight times layers / v; where p v does not
   // divide the layers, Megatron-Core's order counted chunk by chunk, since its larger chunks run
   // first (perf::peak_layers_in_flight).
+  // (The layers as the pipeline split deals them out: Model::pipeline_layers.)
+  const std::int64_t units = s.pp > 1 ? m.pipeline_layers() : m.layers;
   const bool uneven_chunks = s.schedule == PipelineSchedule::one_f_one_b && s.interleave > 1 &&
-                             m.layers % (s.pp * s.interleave) != 0;
+                             units % (s.pp * s.interleave) != 0;
   auto held = [&](std::int64_t i, double layers) {
     if (uneven_chunks)
-      return peak_layers_in_flight(m.layers, s.pp, s.interleave,
+      return peak_layers_in_flight(units, s.pp, s.interleave,
                                    std::max<std::int64_t>(1, std::llround(mb)), i,
                                    tr.stack.knobs.embedding_loss_chunks);
     return layers / v * in_flight(static_cast<double>(i));
   };
-  MemoryUse mem = stage(st.layers_first, st.embedding_params, held(0, st.layers_first));
+  // The MTP modules' own weights beyond their layers (projection and norms) and the fp32 logits
+  // of one micro-batch per output head (4 s b V / t, Korthikanti et al. 2022, Sec. 4.3): the
+  // model's head and each module's.
+  const double mtp = st.mtp_layers, h = static_cast<double>(m.hidden);
+  const double mtp_extra = mtp * (2.0 * h * h + 3.0 * h) / t;
+  const double logits = (1.0 + mtp) * 4.0 * st.tokens_mb * static_cast<double>(m.vocab) / t;
   if (s.pp == 1) {
-    // The single stage also holds the fp32 logits of one micro-batch (4 s b V / t, Korthikanti
-    // et al. 2022, Sec. 4.3).
-    mem.activations_bytes += 4.0 * st.tokens_mb * static_cast<double>(m.vocab) / t;
+    // The single stage holds every layer, the MTP modules' too, and the logits.
+    MemoryUse one = stage(st.layers_first + mtp, st.embedding_params + mtp_extra,
+                          held(0, st.layers_first + mtp));
+    one.activations_bytes += logits;
+    return one;
   }
+  MemoryUse mem = stage(st.layers_first, st.embedding_params, held(0, st.layers_first));
   // With fewer layers on the first stage the fullest one (the second) can hold more (ours).
   if (st.layers > st.layers_first) {
     const MemoryUse second = stage(st.layers, 0.0, held(1, st.layers));
     if (second.total() > mem.total()) mem = second;
+  }
+  // With MTP modules the last stage holds their layers, the output head, a copy of the embedding
+  // for the modules' inputs (Megatron-Core builds it where the MTP block is) and the logits of
+  // every head; it holds the fewest micro-batches in flight, so it sets the peak only when the
+  // modules outweigh them (ours).
+  if (mtp > 0) {
+    const double vh = static_cast<double>(m.vocab) * h / t;
+    const double last_layers = st.layers_last + mtp;
+    MemoryUse last = stage(last_layers, 2.0 * vh + mtp_extra, held(s.pp - 1, last_layers));
+    last.activations_bytes += logits;
+    if (last.total() > mem.total()) mem = last;
   }
   return mem;
 }

@@ -22,6 +22,12 @@ std::int64_t stage_layers(std::int64_t layers, std::int64_t p, std::int64_t r) {
   return lo + (spare && rem > 0 ? 1 : 0);
 }
 
+std::int64_t model_stage_layers(std::int64_t layers, std::int64_t mtp, std::int64_t p,
+                                std::int64_t r) {
+  if (p <= 1) return layers;
+  return stage_layers(layers + 2 * mtp, p, r) - (r == p - 1 ? 2 * mtp : 0);
+}
+
 std::int64_t chunk_layers(std::int64_t layers, std::int64_t p, std::int64_t v, std::int64_t r,
                           std::int64_t c, bool embedding_chunk) {
   const std::int64_t n = stage_layers(layers, p, r);

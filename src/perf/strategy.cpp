@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "railsim/core/error.hpp"
+#include "railsim/perf/pipeline_order.hpp"
 #include "railsim/perf/zero_bubble.hpp"
 
 namespace railsim::perf {
@@ -175,6 +176,13 @@ bool check_tp_pp(const Model& m, const Strategy& s, Fail&& fail) {
   if (s.pp > m.layers)
     return fail("--pp",
                 fmt::format("pp = {} is above the {} layers of {}", s.pp, m.layers, m.name));
+  // The last stage holds the MTP modules in place of two layers each (detail::stage_shape).
+  if (s.pp > 1 && m.mtp_layers > 0 &&
+      perf::model_stage_layers(m.layers, m.mtp_layers, s.pp, s.pp - 1) < 0)
+    return fail("--pp", fmt::format("pp = {} leaves the last stage of {} room for {} layer(s), "
+                                    "less than its {} multi-token-prediction module(s) take "
+                                    "(two layers each: the module's layer and output head)",
+                                    s.pp, m.name, m.pipeline_layers() / s.pp, m.mtp_layers));
   return true;
 }
 

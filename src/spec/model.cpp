@@ -80,6 +80,17 @@ double Model::active_params() const {
   return params_with_experts(*this, top_k);
 }
 
+double Model::mtp_module_params() const {
+  const double h = static_cast<double>(hidden);
+  // The layer: its attention and its FFN (an MoE layer's experts, shared experts, router and
+  // norm, as params_with_experts counts them).
+  const double ffn = is_moe()
+                         ? static_cast<double>(experts) * expert_params() + shared_ffn_params() +
+                               h * static_cast<double>(experts) + (gated_ffn ? h : 2.0 * h)
+                         : dense_ffn_params();
+  return attention_params() + ffn + 2.0 * h * h + 3.0 * h;
+}
+
 double Model::window_share(double seq) const {
   const double w = static_cast<double>(sliding_window);
   if (w <= 0 || w >= seq) return 1.0;
@@ -162,6 +173,7 @@ Model model_from_json(const Json& j, const std::string& path) {
                          "only meaningful for a mixture-of-experts model (experts > 1)");
   }
   read_attention_widths(o, m);
+  m.mtp_layers = o.integer_or("mtp_layers", 0, 0, 16);
   m.sliding_window = o.integer_or("sliding_window", 0, 0, kMaxDim);
   m.sliding_every = o.integer_or("sliding_every", 1, 1, m.layers);
   if (m.sliding_window == 0 && o.has("sliding_every"))

@@ -383,7 +383,7 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
     const double bias = faster / static_cast<double>(by_level[0].size());
     EXPECT_NEAR(bands[0].bias, bias, 1e-12) << what;
     // The runs lean less than their band is wide, but for MoE in FP8: a few runs far off (up to
-    // +413%) pull its mean lean past the 80th percentile of the sizes (60.0% against 58.5%).
+    // +413%) pull its mean lean past the 80th percentile of the sizes (54.7% against 53.7%).
     if (!(cls.moe && cls.low_precision)) {
       EXPECT_LE(std::fabs(bands[0].bias), bands[0].fraction) << what;
     }
@@ -726,9 +726,9 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
     // 2,048 H800, EP 64, PP 16. On Megatron-Core's 1F1B with bf16 dispatch: 297K GPU-hours per
     // trillion tokens against the published 180K, the EP all-to-all half the iteration. On
     // DeepSeek's stack, DualPipe with fp8 and hierarchical dispatch under node-limited routing:
-    // 150K (16% under the published whole-run average), the all-to-all mostly hidden behind the
-    // other micro-batch's computation; the last stage, 3 layers and the bf16 output layer, paces
-    // the pipeline. With the direct dispatch instead: 172K.
+    // 152K (15% under the published whole-run average), the all-to-all mostly hidden behind the
+    // other micro-batch's computation; the last stage (1 layer, the MTP module and two bf16
+    // output layers) shares its GPU with the first (4 layers). With the direct dispatch: 174K.
     const spec::GpuSpec g = spec::load_gpu("H800");
     const spec::Cluster c = spec::make_cluster(g, 2048, 8, 400, 200, 1);
     const Model m = load_model("DeepSeek-V3");
@@ -743,14 +743,14 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
     };
     EXPECT_NEAR(gpu_hours_per_t(it), 297e3, 3e3);
     EXPECT_GT(it.breakdown.ep_comm_s, 0.5 * it.iteration_time_s);
-    EXPECT_NEAR(it.iteration_time_s - it.breakdown.ep_comm_s, 15.95, 0.2);
+    EXPECT_NEAR(it.iteration_time_s - it.breakdown.ep_comm_s, 15.73, 0.2);
     const Training ds = make_training(15360, 4096, load_stack("deepseek-v3-2024"), Dtype::fp8);
     s.schedule = PipelineSchedule::dualpipe;
     const IterationTime dual = estimate(m, ds, s, c, ib);
-    EXPECT_NEAR(dual.iteration_time_s, 16.64, 0.1);
-    EXPECT_NEAR(gpu_hours_per_t(dual), 150e3, 2e3);
+    EXPECT_NEAR(dual.iteration_time_s, 16.84, 0.1);
+    EXPECT_NEAR(gpu_hours_per_t(dual), 152e3, 2e3);
     EXPECT_NEAR(dual.breakdown.ep_comm_s, 1.1, 0.1);
-    EXPECT_NEAR(dual.breakdown.bubble_s, 4.13, 0.1);
+    EXPECT_NEAR(dual.breakdown.bubble_s, 3.72, 0.1);
     // One dispatch: 3.30 ms along the rails and over NVLink at once, 7.26 ms sent directly.
     const Placement pl(c, s.degrees());
     const NetworkModel nm = make_network_model(c, ib);
@@ -765,22 +765,22 @@ TEST(PublishedRuns, Llama3LongContextStageAndDeepSeekV3AreEstimatedAsDocumented)
       EXPECT_NEAR(collective_time(*a2a, pl, nm).time_s * 1e3, ms, 0.005);
     }
     const IterationTime direct = estimate(m, direct_ds, s, c, ib);
-    EXPECT_NEAR(direct.iteration_time_s, 19.06, 0.1);
-    EXPECT_NEAR(gpu_hours_per_t(direct), 172e3, 2e3);
+    EXPECT_NEAR(direct.iteration_time_s, 19.27, 0.1);
+    EXPECT_NEAR(gpu_hours_per_t(direct), 174e3, 2e3);
     EXPECT_NEAR(direct.breakdown.ep_comm_s, 3.95, 0.1);
     // It fits the H800's 80 GiB as it ran, as DeepSeek's stack stores it: the norms' and MLA
     // up-projections' outputs and the MoE SwiGLU's recomputed, its input kept in fp8, bf16 Adam
     // moments (report, Sec. 3.2.3 and 3.3.3); charged as Megatron-Core keeps them it needs
-    // 107.4 GiB.
+    // 117.9 GiB.
     const MemoryUse mem = memory_use(m, ds, s);
-    EXPECT_NEAR(mem.total() / units::kGiB, 54.8, 0.1);
+    EXPECT_NEAR(mem.total() / units::kGiB, 65.2, 0.1);
     EXPECT_LT(mem.total(), 80.0 * units::kGiB);
     spec::Stack megatron_kept = ds.stack;
     megatron_kept.recompute_norms = megatron_kept.recompute_up_projections =
         megatron_kept.moe_swiglu_recompute = false;
     megatron_kept.moment_bytes = 4.0;
     const Training kept = make_training(15360, 4096, megatron_kept, Dtype::fp8);
-    EXPECT_NEAR(memory_use(m, kept, s).total() / units::kGiB, 107.4, 0.1);
+    EXPECT_NEAR(memory_use(m, kept, s).total() / units::kGiB, 117.9, 0.1);
   }
 }
 
@@ -1222,8 +1222,8 @@ TEST(ValidationTables, MlperfLlama8bStepsPayWhatDoesNotScaleWithTokens) {
 // GB300 against GB200 in the Megatron-Bridge summaries, the same job on both (model, GPU count,
 // precision, container): measured, GB300 runs 1.05x to 1.25x GB200's tokens per second in BF16
 // and FP8 (median 1.21x over 17 pairs); railsim, whose two presets share their BF16 and FP8
-// peaks and whose GEMM microbenchmarks are 3-8% apart, 1.00x to 1.17x (median 1.06x), and 1.00x
-// to 1.05x where the two ran the same layout, which 5 of those 6 pairs measured at 1.19x to 1.24x
+// peaks and whose GEMM microbenchmarks are 3-8% apart, median 1.05x, and 1.00x to 1.05x where
+// the two ran the same layout, which 5 of those 6 pairs measured at 1.19x to 1.24x
 // (validation.md, item 4: a gap between the chips that the presets do not carry).
 TEST(ValidationTables, Gb300OutrunsGb200MoreThanTheirPresetsSay) {
   const auto tables = validation_tables();
@@ -1256,26 +1256,27 @@ TEST(ValidationTables, Gb300OutrunsGb200MoreThanTheirPresetsSay) {
     return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
   };
   EXPECT_NEAR(median(measured), 1.21, 0.005);
-  EXPECT_NEAR(median(railsim), 1.06, 0.005);
+  EXPECT_NEAR(median(railsim), 1.048, 0.005);
   EXPECT_NEAR(*std::min_element(measured.begin(), measured.end()), 1.05, 0.005);
   EXPECT_NEAR(*std::max_element(measured.begin(), measured.end()), 1.25, 0.005);
   EXPECT_EQ(same_layout, 6);
   EXPECT_EQ(same_layout_fast, 5);
 }
 
-// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 within the project's bar once its expert
-// all-to-all runs under the combined 1F1B overlap its scripts turn on (22% slow without), and the
-// round's Llama 3.1 405B FP4 runs on GB300 within 6%; on GB200 (TP 2) DeepSeek-V3 is fast, and
-// more so the more GPUs share the batch: a per-GPU gap (GB200's transferred fractions, as on
-// every GB200 table) and a scaling loss the model does not carry (validation.md, item 10).
+// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 11-12% slow with its expert all-to-all under
+// the combined 1F1B overlap its scripts turn on (29% slow without): its last stage runs the MTP
+// module and two output layers, in BF16 where the scripts run them in MXFP8; the round's Llama
+// 3.1 405B FP4 runs on GB300 within 6%; on GB200 (TP 2) DeepSeek-V3 is fast, and more so the
+// more GPUs share the batch: a per-GPU gap (GB200's transferred fractions, as on every GB200
+// table) and a scaling loss the model does not carry (validation.md, item 10).
 TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   const auto tables = validation_tables();
   const auto by = points_by_label(tables, "mlperf-v6-nvidia");
   ASSERT_TRUE(all_timed_in_low_precision(by, 8));
   for (const auto& [label, p] : by)
     EXPECT_EQ(p->moe, label.find("DSV3") != std::string::npos) << label;
-  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), 0.041, 0.005);
-  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), 0.027, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), 0.121, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), 0.106, 0.005);
   EXPECT_NEAR(by.at("v6.0-405B-GB300-512g")->error(), 0.001, 0.005);
   EXPECT_NEAR(by.at("v6.0-405B-GB300-2048g")->error(), -0.058, 0.005);
   // GB200: fast, by more at each step up in GPUs (512, 2,048, 4,096, 8,192).
@@ -1283,7 +1284,7 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   for (const char* gb200 : {"v6.0-DSV3-GB200-512g", "v6.0-DSV3-GB200-2048g",
                             "v6.0-DSV3-GB200-4096g", "v6.0-DSV3-GB200-8192g"}) {
     const double e = by.at(gb200)->error();
-    EXPECT_LT(e, -0.30) << gb200;
+    EXPECT_LT(e, -0.25) << gb200;
     EXPECT_LT(e, before) << gb200;
     before = e;
   }
@@ -1294,7 +1295,7 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   EXPECT_NEAR(gb200.measured / gb300.measured, 1.641, 0.001);
   EXPECT_NEAR(gb200.railsim / gb300.railsim, 1.11, 0.01);
   // The overlap the scripts turn on (OVERLAP_MOE_EXPERT_PARALLEL_COMM): without it, the 512-GPU
-  // GB300 run's all-to-all is left exposed and railsim is 22% slow.
+  // GB300 run's all-to-all is left exposed and railsim is 29% slow.
   const std::string path = testing::TempDir() + "railsim_dsv3_overlap.json";
   write_time_table(path, "",
                    R"("common": {"stack": "nemo-perf-2025", "model": "DeepSeek-V3", "gpu": "GB300",
@@ -1306,7 +1307,7 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   const ValidationTable own = own_table(path, "--table");
   ASSERT_EQ(own.points.size(), 2u);
   EXPECT_DOUBLE_EQ(own.points[0].railsim, gb300.railsim);
-  EXPECT_NEAR(own.points[1].error(), 0.22, 0.01);
+  EXPECT_NEAR(own.points[1].error(), 0.286, 0.01);
 }
 
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of

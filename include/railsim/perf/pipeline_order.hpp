@@ -23,6 +23,15 @@ namespace railsim::perf {
 // al. 2024, Sec. 3.3.2).
 std::int64_t stage_layers(std::int64_t layers, std::int64_t p, std::int64_t r);
 
+// The transformer layers of stage r of p for a model of `layers` layers and `mtp` multi-token-
+// prediction modules (spec::Model::mtp_layers): with more than one stage, stage_layers over
+// layers + 2 mtp, the last stage giving two of its share to each module (its layer and its
+// output head; ours, reproducing Megatron-Bridge's and MLPerf's DeepSeek-V3 layouts: 13, 5 and
+// 1 layers on the last of 4, 8 and 16 stages); its MTP modules on top. Negative where the last
+// stage's share is too small to hold the modules (perf::validate refuses such a pp).
+std::int64_t model_stage_layers(std::int64_t layers, std::int64_t mtp, std::int64_t p,
+                                std::int64_t r);
+
 // Layers of model chunk c (0 .. v - 1) of stage r: floor or ceil of the stage's layers / v, the
 // larger chunks first (ours: of the layouts that keep these stage totals, the one whose order
 // waits least among those we timed). `embedding_chunk`: the split counts the embedding and the

@@ -42,6 +42,14 @@ struct Model {
   // 64-way EP over 8 nodes each token reaches at most 4 nodes.
   std::int64_t expert_groups = 1;
   std::int64_t expert_groups_per_token = 1;
+  // Multi-token prediction (DeepSeek-V3 report, Sec. 2.2): `mtp_layers` sequential modules after
+  // the last layer, each predicting one token further ahead: an RMSNorm of the previous depth's
+  // output and one of the next token's embedding, concatenated and projected from 2h to h, one
+  // transformer layer like the model's last, then the output head and its cross entropy. The
+  // embedding and the output head are the model's own (shared), so a module's trained weights
+  // are its projection, its layer and its norms. DeepSeek-V3: one module (the released
+  // checkpoint's 14B of MTP weights count its own copies of the embedding and head besides).
+  std::int64_t mtp_layers = 0;
   // Attention widths. Multi-head / grouped-query attention: q and k heads of qk_head_dim, v heads
   // of v_head_dim (both hidden / heads by default). Multi-head latent attention (MLA, DeepSeek-V2
   // and V3): queries through a q_lora_rank bottleneck, keys and values through a kv_lora_rank
@@ -103,8 +111,15 @@ struct Model {
   double expert_params() const;            // per expert
   double shared_ffn_params() const;        // the shared experts of one MoE layer
   double embedding_params() const;         // token embedding (tied with the output layer)
-  double total_params() const;             // all weights, every expert
+  double total_params() const;             // all weights, every expert (the MTP modules not)
   double active_params() const;            // weights one token touches (top_k experts)
+  // The trained weights of one MTP module (its layer, the 2h x h projection, three RMSNorms: the
+  // two inputs' and the layer's output's); its layer is an MoE layer in an MoE model.
+  double mtp_module_params() const;
+  // The layers the pipeline split deals out to stages: the transformer layers plus two per MTP
+  // module, which the last stage holds (its layer and its output head, each counted as a layer:
+  // ours; it reproduces the published DeepSeek-V3 layouts, docs/model.md section 5).
+  std::int64_t pipeline_layers() const { return layers + 2 * mtp_layers; }
 };
 
 Model model_from_json(const Json& j, const std::string& path);
