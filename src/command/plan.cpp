@@ -73,9 +73,14 @@ void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
                    const std::vector<perf::Plan>& shapes, perf::PlacementKind placement) {
   const perf::Plan& w = res.plans.front();
   out.print(
-      "\n{}: {:.4g}B parameters ({:.4g}B active per token), {} PFLOP per iteration "
+      "\n{}: {:.4g}B parameters ({:.4g}B active per token){}, {} PFLOP per iteration "
       "(model FLOPs, no recomputation); MFU is against the {}\n",
       m.name, m.total_params() / 1e9, m.active_params() / 1e9,
+      m.mtp_layers > 0
+          ? fmt::format(", and {} multi-token-prediction module(s) of {:.4g}B on the last stage "
+                        "(timed, not in model FLOPs)",
+                        m.mtp_layers, m.mtp_module_params() / 1e9)
+          : std::string(),
       report::thousands(w.time.model_flops / 1e15), mfu_basis(c, tr));
   if (res.plans.size() < 2)
     out.print("one plan printed (--top 1) or fitting: no runner-up to compare it with\n");
@@ -160,13 +165,16 @@ void run_plan(const Args& a, Output& out) {
       for (std::size_t i = 0; i < days.size(); ++i) j["plans"][i]["train_days"] = days[i];
     }
     if (a.flag("explain"))
-      j["explain"] = {{"total_params", in.model.total_params()},
-                      {"active_params", in.model.active_params()},
-                      {"model_flops_per_iteration", res.plans.front().time.model_flops},
-                      {"mfu_basis", mfu_basis(c, in.training)},
-                      {"peak_flops_per_gpu", ctx.peak_flops},
-                      {"parts", report::to_json(perf::explain_table(first_two(res)))},
-                      {"other_shapes", other_shapes_json(shapes, res.plans.front(), c, in)}};
+      j["explain"] = {
+          {"total_params", in.model.total_params()},
+          {"active_params", in.model.active_params()},
+          {"mtp_layers", in.model.mtp_layers},
+          {"mtp_params", static_cast<double>(in.model.mtp_layers) * in.model.mtp_module_params()},
+          {"model_flops_per_iteration", res.plans.front().time.model_flops},
+          {"mfu_basis", mfu_basis(c, in.training)},
+          {"peak_flops_per_gpu", ctx.peak_flops},
+          {"parts", report::to_json(perf::explain_table(first_two(res)))},
+          {"other_shapes", other_shapes_json(shapes, res.plans.front(), c, in)}};
     if (mine)
       j["against"] = {
           {"strategy", perf::to_json(mine->plan.strategy, in.placement)},

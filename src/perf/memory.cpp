@@ -275,7 +275,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // of one micro-batch per output head (4 s b V / t, Korthikanti et al. 2022, Sec. 4.3): the
   // model's head and each module's.
   const double mtp = st.mtp_layers, h = static_cast<double>(m.hidden);
-  const double mtp_extra = mtp * (2.0 * h * h + 3.0 * h) / t;
+  const double mtp_extra = mtp * m.mtp_input_params() / t;
   const double logits = (1.0 + mtp) * 4.0 * st.tokens_mb * static_cast<double>(m.vocab) / t;
   if (s.pp == 1) {
     // The single stage holds every layer, the MTP modules' too, and the logits.
@@ -293,7 +293,8 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // With MTP modules the last stage holds their layers, the output head, a copy of the embedding
   // for the modules' inputs (Megatron-Core builds it where the MTP block is) and the logits of
   // every head; it holds the fewest micro-batches in flight, so it sets the peak only when the
-  // modules outweigh them (ours).
+  // modules outweigh them (ours). Where p v does not divide the split, its chunks in flight are
+  // counted over pipeline_layers(), each module's as two layers.
   if (mtp > 0) {
     const double vh = static_cast<double>(m.vocab) * h / t;
     const double last_layers = st.layers_last + mtp;

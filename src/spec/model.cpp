@@ -88,7 +88,7 @@ double Model::mtp_module_params() const {
                          ? static_cast<double>(experts) * expert_params() + shared_ffn_params() +
                                h * static_cast<double>(experts) + (gated_ffn ? h : 2.0 * h)
                          : dense_ffn_params();
-  return attention_params() + ffn + 2.0 * h * h + 3.0 * h;
+  return attention_params() + ffn + mtp_input_params();
 }
 
 double Model::window_share(double seq) const {

@@ -376,6 +376,8 @@ TEST(CliPlan, ExplainComparesTheWinnerWithTheRunnerUpPartByPart) {
   const nlohmann::json j = nlohmann::json::parse(json.out);
   const nlohmann::json& e = j["explain"];
   EXPECT_GT(e["total_params"].get<double>(), e["active_params"].get<double>());  // MoE
+  EXPECT_EQ(e["mtp_layers"].get<int>(), 0);
+  EXPECT_EQ(e["mtp_params"].get<double>(), 0.0);
   // MFU = model FLOPs / (time x N x peak), the basis stated.
   EXPECT_NEAR(e["model_flops_per_iteration"].get<double>() /
                   (j["plans"][0]["iteration_time_s"].get<double>() * j["gpus"].get<double>() *
@@ -526,4 +528,23 @@ TEST(CliPlan, SaysWhenTheBatchDividesBadlyAndWhatPlansWell) {
   const auto plain = run_cli("plan --top 1 --json");  // 32,768 H100, 4,096: pp16, a small bubble
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_TRUE(nlohmann::json::parse(plain.out)["better_sizes"].empty());
+}
+
+// A model that trains a multi-token-prediction module says so where --explain gives its size:
+// DeepSeek-V3's one module, 11.61B weights of its own, timed but not in model FLOPs.
+TEST(CliPlan, ExplainNamesTheMultiTokenPredictionModule) {
+  const auto text = run_cli(
+      "plan --gpus 256 --gpu H800 --model DeepSeek-V3 --seq 4096 --batch 1024 --dtype fp8 --top 2 "
+      "--explain");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("and 1 multi-token-prediction module(s) of 11.61B on the last stage"),
+            std::string::npos)
+      << text.out;
+  const auto json = run_cli(
+      "plan --gpus 256 --gpu H800 --model DeepSeek-V3 --seq 4096 --batch 1024 --dtype fp8 --top 2 "
+      "--explain --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json e = nlohmann::json::parse(json.out)["explain"];
+  EXPECT_EQ(e["mtp_layers"].get<int>(), 1);
+  EXPECT_NEAR(e["mtp_params"].get<double>() / 1e9, 11.61, 0.01);
 }

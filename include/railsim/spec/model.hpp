@@ -113,12 +113,18 @@ struct Model {
   double embedding_params() const;         // token embedding (tied with the output layer)
   double total_params() const;             // all weights, every expert (the MTP modules not)
   double active_params() const;            // weights one token touches (top_k experts)
-  // The trained weights of one MTP module (its layer, the 2h x h projection, three RMSNorms: the
-  // two inputs' and the layer's output's); its layer is an MoE layer in an MoE model.
+  // The trained weights of one MTP module: its layer (an MoE layer in an MoE model) and
+  // mtp_input_params().
   double mtp_module_params() const;
+  // Of those, what is not a layer: the 2h x h projection and three RMSNorms (the two inputs' and
+  // the layer's output's).
+  double mtp_input_params() const {
+    const double h = static_cast<double>(hidden);
+    return 2.0 * h * h + 3.0 * h;
+  }
   // The layers the pipeline split deals out to stages: the transformer layers plus two per MTP
   // module, which the last stage holds (its layer and its output head, each counted as a layer:
-  // ours; it reproduces the published DeepSeek-V3 layouts, docs/model.md section 5).
+  // ours; it reproduces the published DeepSeek-V3 layouts, docs/model.md section 6).
   std::int64_t pipeline_layers() const { return layers + 2 * mtp_layers; }
 };
 
