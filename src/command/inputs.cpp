@@ -305,6 +305,10 @@ std::vector<Field> software_fields() {
                    "MoE all-to-all under another micro-batch's computation (Megatron-Core's "
                    "combined 1F1B, --overlap-moe-expert-parallel-comm), on a stack that has it "
                    "(nemo-perf-2025): on or off (default: the stack's)"),
+      on_off_field("fp8_output_layer", "--fp8-output-layer",
+                   "The output layer (LM head) in MXFP8 under --dtype mxfp8 (Megatron-Core's "
+                   "fp8_output_proj), on a stack that has it (nemo-perf-2025): on or off (default: "
+                   "the stack's, BF16)"),
       text_field("cp_comm", "--cp-comm",
                  "Context parallelism's K/V exchange: all_gather (gathered before the attention, "
                  "on its critical path: Llama 3's) or p2p (passed around the CP ring under the "
@@ -318,6 +322,7 @@ Software resolve_software(const Args& a) {
   sw.flash_attention = a.on_off_if("flash_attention");
   const std::optional<bool> compile = a.on_off_if("compile");
   if (const auto e = a.on_off_if("ep_overlap")) sw.stack.defaults.ep_overlap = *e;
+  if (const auto f = a.on_off_if("fp8_output_layer")) sw.stack.defaults.fp8_output_layer = *f;
   (void)spec::make_training(1, 1, sw.stack, sw.dtype, sw.flash_attention, compile);  // checks them
   // The choice travels as the stack's default, so every training made from it has it.
   if (compile) sw.stack.defaults.compile = *compile;

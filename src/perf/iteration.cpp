@@ -489,9 +489,11 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // output layer runs in bf16 under fp8 training: Megatron-Core's fp8 autocast covers the
   // transformer block only, its output layer being a plain ColumnParallelLinear; TorchTitan's
   // float8 conversion skips the output layer; DeepSeek-V3 keeps its output head in BF16 (report,
-  // Sec. 3.3.1).
+  // Sec. 3.3.1); Megatron-Core's fp8_output_proj runs it under MXFP8 (the stack's
+  // fp8_output_layer, which needs MXFP8 training).
   double logits_bwd = 0;
-  out.logits = gemm_fwd_bwd_time(ctx.gemm_bf16, d.T, d.V / d.t, d.h, &logits_bwd) + logits_bwd +
+  const GemmCaps& head = ctx.training.stack.defaults.fp8_output_layer ? ctx.gemm : ctx.gemm_bf16;
+  out.logits = gemm_fwd_bwd_time(head, d.T, d.V / d.t, d.h, &logits_bwd) + logits_bwd +
                3.0 * 12.0 * d.T * d.V / d.t / d.hbm;
   // Each MTP module runs the output head and cross entropy again, after its 2h -> h projection
   // (a GEMM in the training's precision, TP-split like the layer's; DeepSeek-V3 report, Sec.

@@ -389,6 +389,8 @@ ValidationPoint run_point(const Json& common, const Json& row, const std::string
           spec::parse_ep_dispatch(row_text(common, row, "ep_dispatch"), "ep_dispatch");
     if (const auto overlap = row_bool(common, row, "ep_overlap"))
       stack.defaults.ep_overlap = *overlap;
+    if (const auto head = row_bool(common, row, "fp8_output_layer"))
+      stack.defaults.fp8_output_layer = *head;
     // TP collectives pipelined with their GEMMs where the run turned it on (PyTorch's async TP),
     // on a stack with sequence parallelism, which that overlap needs.
     if (const auto overlap = row_bool(common, row, "tp_comm_overlap")) {
@@ -474,6 +476,7 @@ constexpr RowField kRowFields[] = {
     {"nic_gbps", RowKind::number},
     {"compile", RowKind::boolean},
     {"ep_overlap", RowKind::boolean},
+    {"fp8_output_layer", RowKind::boolean},
     {"tp_comm_overlap", RowKind::boolean},
     {"fit", RowKind::boolean},
     {"memory_gib", RowKind::number},

@@ -59,6 +59,7 @@ std::vector<Column> software_columns() {
           text_column("elementwise_kernels", "element-wise kernels", false),
           text_column("ep_dispatch", "EP dispatch", false),
           report::boolean_column("ep_overlap", "EP overlap", false),
+          report::boolean_column("fp8_output_layer", "output layer MXFP8", false),
           text_column("cp_comm", "CP exchange", false)};
 }
 
@@ -70,6 +71,7 @@ void append_software_cells(std::vector<Cell>& row, const Training& tr) {
   row.emplace_back(std::string(tr.eager_elementwise() ? "eager" : "fused"));
   row.emplace_back(std::string(ep_dispatch_name(tr.stack)));
   row.emplace_back(tr.stack.defaults.ep_overlap);
+  row.emplace_back(tr.stack.defaults.fp8_output_layer);
   row.emplace_back(std::string(cp_comm_name(tr.stack)));
 }
 

@@ -156,6 +156,9 @@ Stack stack_from_json(const Json& j, const std::string& path) {
                        "sequence-parallel shard of the tokens)");
     st.knobs.activation_offload = k.boolean_or("activation_offload", false);
     st.knobs.ep_overlap = k.boolean_or("ep_overlap", false);
+    st.knobs.fp8_output_layer = k.boolean_or("fp8_output_layer", false);
+    if (st.knobs.fp8_output_layer && !st.knobs.fp8)
+      throw InputError(k.field("fp8_output_layer"), "true needs fp8: true");
     if (st.knobs.hsdp && st.knobs.distributed_optimizer != Sharding::full)
       throw InputError(k.field("hsdp"),
                        "true needs distributed_optimizer: \"full\" (hybrid "
@@ -183,6 +186,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.defaults.dp_overlap = flag(d, "dp_overlap");
     st.defaults.compile = d.boolean_or("compile", false);
     st.defaults.ep_overlap = d.boolean_or("ep_overlap", false);
+    st.defaults.fp8_output_layer = d.boolean_or("fp8_output_layer", false);
     auto needs = [&](bool on, bool has, std::string_view key, std::string_view knob) {
       if (on && !has)
         throw InputError(d.field(key), fmt::format("a default the stack cannot run: knobs.{} is "
@@ -203,6 +207,8 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     needs(st.defaults.dp_overlap, st.knobs.dp_overlap, "dp_overlap", "dp_overlap");
     needs(st.defaults.compile, st.knobs.compile, "compile", "compile");
     needs(st.defaults.ep_overlap, st.knobs.ep_overlap, "ep_overlap", "ep_overlap");
+    needs(st.defaults.fp8_output_layer, st.knobs.fp8_output_layer, "fp8_output_layer",
+          "fp8_output_layer");
     d.finish();
   }
   st.grad_bytes = either(o, "gradient_dtype", "gradient dtype", "fp32", "bf16") ? 2.0 : 4.0;
@@ -239,7 +245,8 @@ std::string compile_note(const Stack& st, bool compile) {
 std::string software_notes(const Stack& st, bool compile) {
   return compile_note(st, compile) +
          (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "") +
-         (st.defaults.ep_overlap ? ", EP all-to-all overlapped (combined 1F1B)" : "");
+         (st.defaults.ep_overlap ? ", EP all-to-all overlapped (combined 1F1B)" : "") +
+         (st.defaults.fp8_output_layer ? ", output layer in MXFP8" : "");
 }
 
 std::string_view ep_dispatch_name(const Stack& st) {
@@ -308,6 +315,16 @@ Training make_training(std::int64_t global_batch, std::int64_t seq_len, const St
                      fmt::format("stack {} has no combined 1F1B overlap of the MoE all-to-all (use "
                                  "off, or a stack with it: see `railsim presets stacks`)",
                                  st.name));
+  if (st.defaults.fp8_output_layer && !st.knobs.fp8_output_layer)
+    throw InputError("--fp8-output-layer",
+                     fmt::format("stack {} runs the output layer in BF16 only (use off, or a "
+                                 "stack with it: see `railsim presets stacks`)",
+                                 st.name));
+  if (st.defaults.fp8_output_layer && tr.dtype != Dtype::mxfp8)
+    throw InputError("--fp8-output-layer",
+                     fmt::format("the output layer runs in MXFP8 only under MXFP8 training "
+                                 "(Megatron-Core's fp8_output_proj): got --dtype {}",
+                                 to_string(tr.dtype)));
   return tr;
 }
 

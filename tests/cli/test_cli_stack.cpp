@@ -137,7 +137,7 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
         {"stack", "megatron-core-2024"}, {"dtype", "fp8"},
         {"flash_attention", "false"},    {"compile", "false"},
         {"ep_dispatch", "direct"},       {"ep_overlap", "false"},
-        {"cp_comm", "all_gather"}};
+        {"fp8_output_layer", "false"},   {"cp_comm", "all_gather"}};
     for (std::size_t row = 1; row < records.size(); ++row)
       for (const auto& [name, value] : expected) {
         const std::size_t c = column(name);
@@ -431,6 +431,34 @@ TEST(CliStack, EpOverlapIsSaidAndRefusedWhereItCannotRun) {
   expect_error_prefix("estimate " + base + " --stack nemo-perf-2025 --ep-overlap on",
                       "--ep-overlap: combined 1F1B needs interleaving when pipelined (pp = 8");
   expect_error_prefix("estimate " + q + " --ep-overlap yes", "--ep-overlap:");
+}
+
+// --fp8-output-layer: Megatron-Core's fp8_output_proj, the output layer under MXFP8 on the stack
+// that has it; said in the software line and the JSON, faster than the BF16 head; refused under
+// another precision and on a stack without it, naming the option.
+TEST(CliStack, Fp8OutputLayerIsSaidAndRefusedWhereItCannotRun) {
+  const std::string base =
+      "--gpus 64 --gpu GB300 --hb-domain 64 --nic-gbps 800 --switch Q3400 --model Llama-3-8B "
+      "--batch 128 --seq 8192 --tp 1 --pp 1 --micro-batch 1";
+  const std::string q = base + " --stack nemo-perf-2025 --dtype mxfp8";
+  const auto on = run_cli("estimate " + q + " --fp8-output-layer on");
+  ASSERT_EQ(on.code, 0) << on.err;
+  EXPECT_NE(on.out.find("output layer in MXFP8"), std::string::npos) << on.out;
+  const auto j_on =
+      nlohmann::json::parse(run_cli("estimate " + q + " --fp8-output-layer on --json").out);
+  const auto j_off = nlohmann::json::parse(run_cli("estimate " + q + " --json").out);
+  EXPECT_TRUE(j_on["fp8_output_layer"].get<bool>());
+  EXPECT_FALSE(j_off["fp8_output_layer"].get<bool>());
+  EXPECT_LT(j_on["iteration_time_s"].get<double>(), j_off["iteration_time_s"].get<double>());
+  expect_error_prefix("estimate " + base +
+                          " --stack nemo-perf-2025 --dtype fp8 "
+                          "--fp8-output-layer on",
+                      "--fp8-output-layer: the output layer runs in MXFP8 only under MXFP8 "
+                      "training (Megatron-Core's fp8_output_proj): got --dtype fp8");
+  expect_error_prefix("estimate " + base + " --dtype fp8 --fp8-output-layer on",
+                      "--fp8-output-layer: stack megatron-core-2024 runs the output layer in "
+                      "BF16 only");
+  expect_error_prefix("estimate " + q + " --fp8-output-layer yes", "--fp8-output-layer:");
 }
 
 TEST(CliStack, MalformedStackFileNamesTheField) {

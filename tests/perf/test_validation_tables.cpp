@@ -383,7 +383,7 @@ TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
     const double bias = faster / static_cast<double>(by_level[0].size());
     EXPECT_NEAR(bands[0].bias, bias, 1e-12) << what;
     // The runs lean less than their band is wide, but for MoE in FP8: a few runs far off (up to
-    // +413%) pull its mean lean past the 80th percentile of the sizes (54.7% against 53.7%).
+    // +413%) pull its mean lean past the 80th percentile of the sizes (55.7% against 53.7%).
     if (!(cls.moe && cls.low_precision)) {
       EXPECT_LE(std::fabs(bands[0].bias), bands[0].fraction) << what;
     }
@@ -1263,10 +1263,10 @@ TEST(ValidationTables, Gb300OutrunsGb200MoreThanTheirPresetsSay) {
   EXPECT_EQ(same_layout_fast, 5);
 }
 
-// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 11-12% slow with its expert all-to-all under
-// the combined 1F1B overlap its scripts turn on (29% slow without): its last stage runs the MTP
-// module and two output layers, in BF16 where the scripts run them in MXFP8; the round's Llama
-// 3.1 405B FP4 runs on GB300 within 6%; on GB200 (TP 2) DeepSeek-V3 is fast, and more so the
+// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 within 3% as its scripts run it: the expert
+// all-to-all under combined 1F1B (16% slow without) and the two output layers of its last stage
+// (the model's and the MTP module's) in MXFP8 (10-12% slow in BF16); the round's Llama 3.1 405B
+// FP4 runs on GB300 within 6%; on GB200 (TP 2) DeepSeek-V3 is fast, and more so the
 // more GPUs share the batch: a per-GPU gap (GB200's transferred fractions, as on every GB200
 // table) and a scaling loss the model does not carry (validation.md, item 10).
 TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
@@ -1275,8 +1275,8 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   ASSERT_TRUE(all_timed_in_low_precision(by, 8));
   for (const auto& [label, p] : by)
     EXPECT_EQ(p->moe, label.find("DSV3") != std::string::npos) << label;
-  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), 0.121, 0.005);
-  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), 0.106, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), -0.013, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), -0.026, 0.005);
   EXPECT_NEAR(by.at("v6.0-405B-GB300-512g")->error(), 0.001, 0.005);
   EXPECT_NEAR(by.at("v6.0-405B-GB300-2048g")->error(), -0.058, 0.005);
   // GB200: fast, by more at each step up in GPUs (512, 2,048, 4,096, 8,192).
@@ -1289,25 +1289,29 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
     before = e;
   }
   // Per GPU, at 512 GPUs: the measured GB200 (TP 2) run is 1.64x the GB300 (TP 1) one; railsim
-  // has it 1.11x.
+  // has it 1.26x (1.11x with the same BF16 output layers on both).
   const ValidationPoint& gb200 = *by.at("v6.0-DSV3-GB200-512g");
   const ValidationPoint& gb300 = *by.at("v6.0-DSV3-GB300-512g");
   EXPECT_NEAR(gb200.measured / gb300.measured, 1.641, 0.001);
-  EXPECT_NEAR(gb200.railsim / gb300.railsim, 1.11, 0.01);
+  EXPECT_NEAR(gb200.railsim / gb300.railsim, 1.26, 0.01);
   // The overlap the scripts turn on (OVERLAP_MOE_EXPERT_PARALLEL_COMM): without it, the 512-GPU
-  // GB300 run's all-to-all is left exposed and railsim is 29% slow.
+  // GB300 run's all-to-all is left exposed and railsim is 16% slow.
   const std::string path = testing::TempDir() + "railsim_dsv3_overlap.json";
   write_time_table(path, "",
                    R"("common": {"stack": "nemo-perf-2025", "model": "DeepSeek-V3", "gpu": "GB300",
                  "hb_domain": 72, "nic_gbps": 800, "gpus": 512, "global_batch": 15360,
                  "seq_len": 4096, "dtype": "mxfp8", "tp": 1, "pp": 4, "interleave": 4,
-                 "ep": 32, "etp": 1, "micro_batch": 1, "recompute": "none"},
+                 "ep": 32, "etp": 1, "micro_batch": 1, "recompute": "none",
+                 "fp8_output_layer": true},
       "rows": [{"label": "on", "ep_overlap": true, "iteration_time_s": 20.0},
-               {"label": "off", "ep_overlap": false, "iteration_time_s": 20.0}])");
+               {"label": "off", "ep_overlap": false, "iteration_time_s": 20.0},
+               {"label": "bf16 head", "ep_overlap": true, "fp8_output_layer": false,
+                "iteration_time_s": 20.0}])");
   const ValidationTable own = own_table(path, "--table");
-  ASSERT_EQ(own.points.size(), 2u);
+  ASSERT_EQ(own.points.size(), 3u);
   EXPECT_DOUBLE_EQ(own.points[0].railsim, gb300.railsim);
-  EXPECT_NEAR(own.points[1].error(), 0.286, 0.01);
+  EXPECT_NEAR(own.points[2].error(), 0.106, 0.005);
+  EXPECT_NEAR(own.points[1].error(), 0.165, 0.01);
 }
 
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of

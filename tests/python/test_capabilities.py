@@ -107,6 +107,24 @@ def test_ep_overlap_equals_cli():
         railsim.estimate(ep_overlap=True, **{**args, "interleave": 1})
 
 
+def test_fp8_output_layer_equals_cli():
+    args = dict(gpus=64, gpu="GB300", hb_domain=64, nic_gbps=800, switch="Q3400",
+                model="Llama-3-8B", seq=8192, batch=128, tp=1, pp=1, micro_batch=1,
+                stack="nemo-perf-2025", dtype="mxfp8")
+    on = railsim.estimate(fp8_output_layer=True, **args)
+    c = cli("estimate", "--gpus", "64", "--gpu", "GB300", "--hb-domain", "64", "--nic-gbps",
+            "800", "--switch", "Q3400", "--model", "Llama-3-8B", "--seq", "8192", "--batch",
+            "128", "--tp", "1", "--pp", "1", "--micro-batch", "1", "--stack", "nemo-perf-2025",
+            "--dtype", "mxfp8", "--fp8-output-layer", "on")
+    assert on.to_dict() == c
+    off = railsim.estimate(**args)
+    assert on.fp8_output_layer and not off.fp8_output_layer
+    assert on.iteration_time_s < off.iteration_time_s
+    with pytest.raises(railsim.InputError, match="^fp8_output_layer: the output layer runs in "
+                                                 "MXFP8 only under MXFP8 training"):
+        railsim.estimate(fp8_output_layer=True, **{**args, "dtype": "fp8"})
+
+
 def test_cp_comm_equals_cli():
     args = dict(model="Llama-3-8B", gpus=64, gpu="H100-SXM", seq=16384, batch=64, tp=8, cp=2)
     gathered = railsim.estimate(cp_comm="all_gather", **args)

@@ -176,6 +176,10 @@ struct StackKnobs {
   // interleaving when the model is pipelined (NVIDIA Megatron-Core documentation, "Combined 1F1B:
   // Expert-Parallel All-to-All Overlap"; Megatron-Bridge's overlap validation).
   bool ep_overlap = false;
+  // The output layer (LM head) in MXFP8 under MXFP8 training (JSON "fp8_output_layer": true;
+  // default false): Megatron-Core's fp8_output_proj ("run the LM-head output projection with TE
+  // ColumnParallelLinear under MXFP8"); without it the head runs in BF16, outside the FP8 autocast.
+  bool fp8_output_layer = false;
   // Lets the stack run `s` (1F1B it always runs).
   void allow(PipelineSchedule s) {
     zb_h1 |= s == PipelineSchedule::zb_h1;
@@ -202,6 +206,9 @@ struct StackDefaults {
   // The MoE all-to-all overlapped by combined 1F1B, on a stack with the knob (JSON optional;
   // --ep-overlap). Not searched: NVIDIA's recipes set it per workload.
   bool ep_overlap = false;
+  // The output layer in MXFP8, on a stack with the knob (JSON optional; --fp8-output-layer). Not
+  // searched: a precision choice, set per recipe (MLPerf Training v6.0's GB300 DeepSeek-V3 runs).
+  bool fp8_output_layer = false;
 };
 
 // Default-constructed: megatron-core-2024, the default stack (a test checks that it equals the
