@@ -62,16 +62,27 @@ TEST(Mtp, TheLastStageHoldsTheModuleInPlaceOfTwoLayers) {
   EXPECT_LT(model_stage_layers(61, 1, 32, 31), 0);
 }
 
+// DeepSeek-V3 in fp8 on `gpus` H800 in nodes of 8 (rail-optimized QM9700), timed with and
+// without its MTP module under the strategy `s` and the stack `stack`.
+struct WithAndWithout {
+  IterationTime with, without;
+  WithAndWithout(std::int64_t gpus, std::int64_t batch, const char* stack, Strategy s) {
+    const spec::Cluster c = test::cluster("H800", gpus, 8);
+    const spec::NetworkDesign net = test::design(spec::DesignKind::rail_optimized);
+    const Training tr = make_training(batch, 4096, spec::load_stack(stack), Dtype::fp8);
+    s.dist_opt = true;
+    with = estimate(deepseek(1), tr, s, c, net);
+    without = estimate(deepseek(0), tr, s, c, net);
+  }
+};
+
 // One stage (64 H800, fp8): the module adds a layer's work, the projection and a second output
 // head. Its FLOPs are the GPUs' (hardware FLOPs), not the model's.
 TEST(Mtp, OneStageRunsTheModuleAfterTheModel) {
-  const spec::Cluster c = test::cluster("H800", 64, 8);
-  const spec::NetworkDesign net = test::design(spec::DesignKind::rail_optimized);
-  const Training tr = make_training(64, 4096, spec::load_stack("megatron-core-2024"), Dtype::fp8);
-  Strategy s{.tp = 1, .pp = 1, .dp = 64, .ep = 64, .recompute = Recompute::selective};
-  s.dist_opt = true;
-  const IterationTime with = estimate(deepseek(1), tr, s, c, net);
-  const IterationTime without = estimate(deepseek(0), tr, s, c, net);
+  const WithAndWithout r(
+      64, 64, "megatron-core-2024",
+      Strategy{.tp = 1, .pp = 1, .dp = 64, .ep = 64, .recompute = Recompute::selective});
+  const IterationTime &with = r.with, &without = r.without;
   EXPECT_DOUBLE_EQ(with.model_flops, without.model_flops);
   const Model m = deepseek(1);
   const double h = 7168, V = 129280, tokens = 64.0 * 4096;
@@ -92,21 +103,28 @@ TEST(Mtp, OneStageRunsTheModuleAfterTheModel) {
   EXPECT_GT(with.memory.activations_bytes - without.memory.activations_bytes, 4.0 * 4096 * V);
 }
 
-// Under pipelining the last stage holds the module; DualPipe's first GPU, which holds the first
-// and the last stage, runs half a micro-batch on each.
+// Under pipelining the last stage holds the module (2,048 H800, pp 16, DeepSeek's stack): one
+// layer, the module's layer and two BF16 output layers of 129,280 words, against four layers on
+// the other stages. It then paces the pipeline (under DualPipe the first GPU, which holds the
+// first stage and the last), so the module costs more than its layer's share of the work, 1/61,
+// under either schedule, and less than a quarter of the iteration.
 TEST(Mtp, DeepPipelinesPutTheModuleOnTheLastStage) {
-  const spec::Cluster c = test::cluster("H800", 2048, 8);
-  const spec::NetworkDesign net = test::design(spec::DesignKind::rail_optimized);
-  const Training tr = make_training(15360, 4096, spec::load_stack("deepseek-v3-2024"), Dtype::fp8);
   Strategy s{.tp = 1, .pp = 16, .dp = 128, .ep = 64, .recompute = Recompute::selective};
-  s.dist_opt = true;
   s.dp_overlap = true;
+  const WithAndWithout one_f_one_b(2048, 15360, "deepseek-v3-2024", s);
   s.schedule = PipelineSchedule::dualpipe;
-  const IterationTime with = estimate(deepseek(1), tr, s, c, net);
-  const IterationTime without = estimate(deepseek(0), tr, s, c, net);
-  EXPECT_GT(with.iteration_time_s, without.iteration_time_s);
-  EXPECT_GT(with.hardware_flops, without.hardware_flops);
+  const WithAndWithout dual(2048, 15360, "deepseek-v3-2024", s);
+  EXPECT_GT(dual.with.hardware_flops, dual.without.hardware_flops);
+  for (const WithAndWithout* r : {&one_f_one_b, &dual}) {
+    const double cost = r->with.iteration_time_s - r->without.iteration_time_s;
+    EXPECT_GT(cost, r->without.iteration_time_s / 61.0);
+    EXPECT_LT(cost, 0.25 * r->without.iteration_time_s);
+  }
+  // DualPipe hides the all-to-all that 1F1B leaves exposed.
+  EXPECT_LT(dual.with.iteration_time_s, one_f_one_b.with.iteration_time_s);
   // 32 stages: refused, naming --pp.
+  const spec::Cluster c = test::cluster("H800", 2048, 8);
+  const Training tr = make_training(15360, 4096, spec::load_stack("deepseek-v3-2024"), Dtype::fp8);
   s.pp = 32;
   s.dp = 64;
   EXPECT_EQ(test::field_of([&] { validate(deepseek(1), tr, s, c); }), "--pp");
