@@ -92,6 +92,13 @@ inline double etp_gather_bytes(const Model& m, const Strategy& s, const StageSha
          static_cast<double>(m.hidden) * kActBytes;
 }
 
+// The layers the pipeline split deals out: with more than one stage, the model's
+// pipeline_layers() (each MTP module counted as two, perf::model_stage_layers); on one stage, its
+// layers.
+inline std::int64_t split_layers(const Model& m, const Strategy& s) {
+  return s.pp > 1 ? m.pipeline_layers() : m.layers;
+}
+
 inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy& s) {
   StageShape st;
   const double p = static_cast<double>(s.pp), t = static_cast<double>(s.tp);
@@ -103,7 +110,7 @@ inline StageShape stage_shape(const Model& m, const Training& tr, const Strategy
   // A model with multi-token prediction splits its pipeline_layers(), the last stage holding
   // the MTP modules in place of two of its layers each (perf::model_stage_layers: Megatron-
   // Bridge's and MLPerf's DeepSeek-V3 layouts).
-  const std::int64_t units = s.pp > 1 ? m.pipeline_layers() : m.layers;
+  const std::int64_t units = split_layers(m, s);
   const std::int64_t lo = units / s.pp, rem = units % s.pp;
   st.layers = static_cast<double>(rem > 0 ? lo + 1 : lo);
   st.layers_first = static_cast<double>(perf::model_stage_layers(m.layers, m.mtp_layers, s.pp, 0));

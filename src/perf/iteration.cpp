@@ -747,19 +747,20 @@ PipelineTime pipeline_time(const Strategy& s, const Training& tr, std::int64_t m
   const double t_last = layer_part * last_scale + out.pp_steady + sc.logits;
   out.t_avg = layer_part * out.avg_scale + pp_part + sc.logits / p;
   double t_max = s.pp > 1 ? std::max(t_first, t_last) : t_last;
-  // ZB-V's first GPU holds the first and the last chunk: half of the first stage's layers, half
-  // of the last's, and the output layer (ours).
-  if (s.schedule == PipelineSchedule::zb_v)
-    t_max = std::max(
-        t_first, layer_part * 0.5 * (st.layers_first + st.layers_last + st.mtp_layers) / st.layers +
-                     out.pp_steady + sc.logits);
+  // A GPU holding half of the first stage's layers and half of the last's (the MTP modules'
+  // included) per micro-batch, and `heads` of the output layers (ours).
+  const auto first_and_last = [&](double heads) {
+    return layer_part * 0.5 * (st.layers_first + st.layers_last + st.mtp_layers) / st.layers +
+           out.pp_steady + heads * sc.logits;
+  };
+  // ZB-V's first GPU holds the first and the last chunk of the V, each micro-batch passing both:
+  // the output layers once per micro-batch.
+  if (s.schedule == PipelineSchedule::zb_v) t_max = std::max(t_first, first_and_last(1.0));
   // DualPipe's GPU r holds stage r of one direction and stage p - 1 - r of the other, each
   // direction half the micro-batches (DeepSeek-V3 report, Sec. 3.2.1, Fig. 5: rank 0 holds the
-  // first and the last stage): its first GPU runs half a micro-batch on the first stage and half
-  // on the last, the output layers included (ours, as for ZB-V).
+  // first and the last stage): the output layers of half a micro-batch.
   if (s.schedule == PipelineSchedule::dualpipe && s.pp > 1)
-    t_max = std::max(
-        t_first, 0.5 * (layer_part * st.layers_first / st.layers + t_last) + 0.5 * out.pp_steady);
+    t_max = std::max(t_first, first_and_last(0.5));
   // The schedule's own cost (ours): every chunk of every micro-batch is a host step, forward and
   // backward (2 m v steps on each stage, in its steady state), and the fill and the drain cross
   // all p v - 1 chunk boundaries, p (v - 1) more than the (p - 1)/v t_avg term holds, each one
@@ -970,8 +971,8 @@ IterationTime estimate(const EstimateContext& ctx, const Strategy& s, const Plac
   const double offload_mb = offload_exposed(ctx, s, st, sc);
   const double layer_part = sc.fwd + sc.bwd + sc.recompute + k.tp_mb + ov.contention_mb + ep_mb +
                             cp_mb + offload_mb + k.fw_mb;  // the fullest stage
-  const PipelineTime pt = pipeline_time(s, tr, s.pp > 1 ? m.pipeline_layers() : m.layers, st, d, sc,
-                                        layer_part, pp_part);
+  const PipelineTime pt =
+      pipeline_time(s, tr, detail::split_layers(m, s), st, d, sc, layer_part, pp_part);
   const double dp_exposed = dp_exposed_time(k, st, d, sc);
   const double optimizer = optimizer_time(s, st, d.hbm);
 

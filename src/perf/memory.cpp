@@ -260,8 +260,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
   // Layer-micro-batches at the peak: the chunks in flight times layers / v; where p v does not
   // divide the layers, Megatron-Core's order counted chunk by chunk, since its larger chunks run
   // first (perf::peak_layers_in_flight).
-  // (The layers as the pipeline split deals them out: Model::pipeline_layers.)
-  const std::int64_t units = s.pp > 1 ? m.pipeline_layers() : m.layers;
+  const std::int64_t units = detail::split_layers(m, s);
   const bool uneven_chunks = s.schedule == PipelineSchedule::one_f_one_b && s.interleave > 1 &&
                              units % (s.pp * s.interleave) != 0;
   auto held = [&](std::int64_t i, double layers) {

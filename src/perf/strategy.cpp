@@ -181,8 +181,10 @@ bool check_tp_pp(const Model& m, const Strategy& s, Fail&& fail) {
       perf::model_stage_layers(m.layers, m.mtp_layers, s.pp, s.pp - 1) < 0)
     return fail("--pp", fmt::format("pp = {} leaves the last stage of {} room for {} layer(s), "
                                     "less than its {} multi-token-prediction module(s) take "
-                                    "(two layers each: the module's layer and output head)",
-                                    s.pp, m.name, m.pipeline_layers() / s.pp, m.mtp_layers));
+                                    "(two layers each: the module's layer and output head); "
+                                    "pp must be at most {}",
+                                    s.pp, m.name, m.pipeline_layers() / s.pp, m.mtp_layers,
+                                    m.pipeline_layers() / (2 * m.mtp_layers)));
   return true;
 }
 

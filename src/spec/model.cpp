@@ -59,16 +59,19 @@ double Model::embedding_params() const {
 }
 
 namespace {
-// The weights with `experts` experts of each MoE layer counted (all of them, or the top_k a token
-// touches); each MoE layer's router and norms count whole.
-double params_with_experts(const Model& m, std::int64_t experts) {
+// One MoE layer's FFN weights with `experts` of its experts counted (all of them, or the top_k a
+// token touches): those experts, the shared experts, the router and the norm.
+double moe_ffn_params(const Model& m, std::int64_t experts) {
   const double h = static_cast<double>(m.hidden);
-  const double moe = static_cast<double>(m.moe_layers());
+  return static_cast<double>(experts) * m.expert_params() + m.shared_ffn_params() +
+         h * static_cast<double>(m.experts) + (m.gated_ffn ? h : 2.0 * h);
+}
+
+// The weights with `experts` experts of each MoE layer counted.
+double params_with_experts(const Model& m, std::int64_t experts) {
   return static_cast<double>(m.layers) * m.attention_params() +
          static_cast<double>(m.dense_layers()) * m.dense_ffn_params() +
-         moe * (static_cast<double>(experts) * m.expert_params() + m.shared_ffn_params() +
-                h * static_cast<double>(m.experts) + (m.gated_ffn ? h : 2.0 * h)) +
-         m.embedding_params();
+         static_cast<double>(m.moe_layers()) * moe_ffn_params(m, experts) + m.embedding_params();
 }
 }  // namespace
 
@@ -81,13 +84,8 @@ double Model::active_params() const {
 }
 
 double Model::mtp_module_params() const {
-  const double h = static_cast<double>(hidden);
-  // The layer: its attention and its FFN (an MoE layer's experts, shared experts, router and
-  // norm, as params_with_experts counts them).
-  const double ffn = is_moe()
-                         ? static_cast<double>(experts) * expert_params() + shared_ffn_params() +
-                               h * static_cast<double>(experts) + (gated_ffn ? h : 2.0 * h)
-                         : dense_ffn_params();
+  // The layer: its attention and its FFN, every expert of an MoE layer.
+  const double ffn = is_moe() ? moe_ffn_params(*this, experts) : dense_ffn_params();
   return attention_params() + ffn + mtp_input_params();
 }
 
