@@ -401,7 +401,8 @@ std::string assumptions_html(const ReportOptions& o, const spec::NetworkDesign& 
            o.dtype ? fmt::format(", {}", perf::to_string(*o.dtype)) : ", bf16",
            o.flash_attention ? (*o.flash_attention ? ", flash attention" : ", no flash attention")
                              : "",
-           spec::software_notes(o.stack, o.stack.defaults.compile),
+           spec::software_notes(o.stack, o.stack.defaults.compile,
+                                o.dtype.value_or(spec::Dtype::bf16)),
            o.stack.knobs.context_parallel
                ? (o.stack.ring_cp ? ", context parallelism by ring attention (K/V passed around "
                                     "the CP ring under the attention)"

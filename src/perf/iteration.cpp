@@ -169,6 +169,59 @@ MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
   return b;
 }
 
+Fp8CastBytes fp8_cast_bytes(const Model& m, const Fp8CastShape& s) {
+  // Bytes per activation element: its absolute maximum read (2; fused into its producer under
+  // torch.compile) and its cast read and written in row- and column-major fp8 (2 + 1 + 1).
+  const double max = s.compiled ? 0.0 : 2.0, act = max + 4.0;
+  const double t = s.tp, T = s.tokens, h = static_cast<double>(m.hidden);
+  const double gates = m.gated_ffn ? 2.0 : 1.0;  // linears on the FFN's input
+  // Forward and backward bytes, and of the forward the maximum passes'.
+  struct Part {
+    double fwd = 0, bwd = 0, fwd_max = 0;
+  };
+  // The input of `linears` linears, `rows` x h per GPU: cast whole (eager: once per linear), or,
+  // gathered under SP, cast on the sequence shard to row-major fp8 (the maximum, 2 + 1),
+  // all-gathered in fp8 and its column-major copy transposed from what the gather brought (1 + 1).
+  const auto input = [&](double rows, double linears, bool gathered) {
+    const double elems = (s.compiled ? 1.0 : linears) * rows * h;
+    if (gathered && s.sp) return Part{elems * ((max + 3.0) / t + 2.0), 0.0, elems * max / t};
+    return Part{elems * act, 0.0, elems * max};
+  };
+  // A layer: its linears' inputs (above, and `other_in` elements cast alone), their output
+  // gradients (`grads` elements) and its weights.
+  const auto layer = [&](Part in, double other_in, double grads, double weights) {
+    // Weights: the maximum (2), the forward's cast (2 + 1), the backward's (2 + 1).
+    return Part{in.fwd + act * other_in + 5.0 * weights, act * grads + 3.0 * weights,
+                in.fwd_max + max * other_in + 2.0 * weights};
+  };
+  // wq, wk and wv on the attention's input, wo on its output; their output gradients.
+  const Part attn =
+      layer(input(T, 3.0, true), T * m.attn_out_width() / t,
+            T * ((m.q_width() + m.k_width() + m.v_width()) / t + h), m.attention_params() / t);
+  // An FFN of `rows` tokens against `f` columns per GPU: w1 and w3 (w1 alone without a gate) on
+  // its input, w2 on f; the output gradients of w1 and w3 (f each) and of w2 (h).
+  const auto ffn = [&](double rows, double f, bool gathered, double weights) {
+    return layer(input(rows, gates, gathered), rows * f, rows * (gates * f + h), weights);
+  };
+  const Part dense = ffn(T, static_cast<double>(m.ffn_hidden) / t, true, m.dense_ffn_params() / t);
+  Part moe{};
+  if (m.is_moe()) {
+    // The routed experts' rows arrive by the all-to-all, in bf16, and are cast where they run.
+    moe =
+        ffn(s.local_experts * s.expert_rows, static_cast<double>(m.expert_ffn_hidden) / s.expert_tp,
+            false, s.local_experts * m.expert_params() / s.expert_tp);
+    if (m.shared_experts > 0) {
+      const Part sh = ffn(T, m.shared_ffn() / t, true, m.shared_ffn_params() / t);
+      moe = {moe.fwd + sh.fwd, moe.bwd + sh.bwd, moe.fwd_max + sh.fwd_max};
+    }
+  }
+  const double L = s.dense_layers + s.moe_layers;
+  const auto sum = [&](double Part::*x) {
+    return L * attn.*x + s.dense_layers * dense.*x + s.moe_layers * moe.*x;
+  };
+  return {sum(&Part::fwd), sum(&Part::bwd), sum(&Part::fwd_max)};
+}
+
 namespace {
 
 // The sizes the stages of the estimate read: degrees, micro-batches, tokens and widths per GPU.
@@ -341,6 +394,7 @@ struct Elementwise {
   double hidden_bytes = 0;  // one hidden-sized bf16 tensor of a layer (split by t with SP)
   double attn_bytes = 0;    // a layer's score-sized traffic (unfused attention)
   double moe_bytes = 0;     // an MoE layer's FFN-sized traffic
+  double cast_max_fwd = 0;  // of fwd: the fp8 casts' absolute-maximum passes, seconds
 };
 
 Elementwise elementwise(const EstimateContext& ctx, const Strategy& s, const detail::StageShape& st,
@@ -384,6 +438,15 @@ Elementwise elementwise(const EstimateContext& ctx, const Strategy& s, const det
   }
   ew.fwd += L_moe * perm.fwd / hbm;
   ew.bwd += L_moe * perm.bwd / hbm;
+  // fp8 casts as kernels of their own (torchao); under full or per-op recomputation the forward's
+  // run again with it, as they are not kept.
+  if (ctx.training.stack.fp8_separate_casts && ctx.training.dtype == spec::Dtype::fp8) {
+    const Fp8CastBytes c = fp8_cast_bytes(m, {T, t, L_dense, L_moe, d.local_experts, d.expert_rows,
+                                              d.expert_tp, s.sp && s.tp > 1, ctx.training.compile});
+    ew.fwd += c.fwd / hbm;
+    ew.bwd += c.bwd / hbm;
+    ew.cast_max_fwd = c.fwd_max / hbm;
+  }
   return ew;
 }
 
@@ -429,7 +492,9 @@ Recomputed recomputed(const EstimateContext& ctx, const Strategy& s, const detai
     const double gemms = st.layers * (gemm_time(gc, T, m.k_width() / t, h) +
                                       gemm_time(gc, T, h, m.attn_out_width() / t)) +
                          st.dense_layers * ffn_half(T, d.ffn, t) + st.moe_layers * moe_half;
-    r.time = gemms + ew.fwd - st.layers * ew.attn_bytes / hbm + gaps;
+    // The policy keeps the fp8 casts' absolute maxima (TorchTitan's list has max): the casts run
+    // again, the passes that find the maxima do not.
+    r.time = gemms + ew.fwd - ew.cast_max_fwd - st.layers * ew.attn_bytes / hbm + gaps;
   }
   if (detail::cheap_recompute(ctx.training, s)) {
     // The cheap tensors the stack recomputes instead of keeping (DeepSeek-V3 report, Sec. 3.2.3

@@ -57,6 +57,7 @@ std::vector<Column> software_columns() {
           report::boolean_column("flash_attention", "flash attention", false),
           report::boolean_column("compile", "torch.compile", false),
           text_column("elementwise_kernels", "element-wise kernels", false),
+          text_column("fp8_casts", "fp8 casts", false),
           text_column("ep_dispatch", "EP dispatch", false),
           report::boolean_column("ep_overlap", "EP overlap", false),
           report::boolean_column("fp8_output_layer", "output layer MXFP8", false),
@@ -69,6 +70,7 @@ void append_software_cells(std::vector<Cell>& row, const Training& tr) {
   row.emplace_back(tr.flash_attention);
   row.emplace_back(tr.compile);
   row.emplace_back(std::string(tr.eager_elementwise() ? "eager" : "fused"));
+  row.emplace_back(std::string(fp8_casts_name(tr.stack)));
   row.emplace_back(std::string(ep_dispatch_name(tr.stack)));
   row.emplace_back(tr.stack.defaults.ep_overlap);
   row.emplace_back(tr.stack.defaults.fp8_output_layer);

@@ -113,8 +113,8 @@ def check_plan(args):
     routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks",
                                    "port_balance", "connections", "planes", "nic_ports",
                                    "dual_tor", "stack", "dtype", "flash_attention", "compile",
-                                   "elementwise_kernels", "ep_dispatch", "ep_overlap",
-                                   "fp8_output_layer", "cp_comm")}
+                                   "elementwise_kernels", "fp8_casts", "ep_dispatch",
+                                   "ep_overlap", "fp8_output_layer", "cp_comm")}
     plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 
@@ -152,7 +152,7 @@ def check_traffic(args):
         if not close(float(r[col["total_bytes"]]), total):
             fail(f"{what}: total_bytes of {r}")
         for key in ("stack", "dtype", "flash_attention", "compile", "elementwise_kernels",
-                    "ep_dispatch", "ep_overlap", "fp8_output_layer", "cp_comm"):
+                    "fp8_casts", "ep_dispatch", "ep_overlap", "fp8_output_layer", "cp_comm"):
             want = j[key]
             want = ("true" if want else "false") if isinstance(want, bool) else str(want)
             if r[col[key]] != want:

@@ -137,7 +137,8 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
         {"stack", "megatron-core-2024"}, {"dtype", "fp8"},
         {"flash_attention", "false"},    {"compile", "false"},
         {"ep_dispatch", "direct"},       {"ep_overlap", "false"},
-        {"fp8_output_layer", "false"},   {"cp_comm", "all_gather"}};
+        {"fp8_output_layer", "false"},   {"cp_comm", "all_gather"},
+        {"fp8_casts", "fused"}};
     for (std::size_t row = 1; row < records.size(); ++row)
       for (const auto& [name, value] : expected) {
         const std::size_t c = column(name);
@@ -459,6 +460,40 @@ TEST(CliStack, Fp8OutputLayerIsSaidAndRefusedWhereItCannotRun) {
                       "--fp8-output-layer: stack megatron-core-2024 runs the output layer in "
                       "BF16 only");
   expect_error_prefix("estimate " + q + " --fp8-output-layer yes", "--fp8-output-layer:");
+}
+
+// torchtitan-2024's fp8 casts run as kernels of their own (torchao): said in the software line
+// under fp8 and in the JSON always, charged only under fp8, and a stack file saying so without fp8
+// GEMMs is refused naming the field.
+TEST(CliStack, SeparateFp8CastsAreSaidAndCharged) {
+  const std::string base =
+      "--gpus 8 --gpu H100-SXM-96GB --hb-domain 8 --model Llama-3-8B --batch 16 --seq 8192 --tp 1 "
+      "--pp 1 --micro-batch 2 --compile on --stack ";
+  const auto fp8 = run_cli("estimate " + base + "torchtitan-2024 --dtype fp8");
+  ASSERT_EQ(fp8.code, 0) << fp8.err;
+  EXPECT_NE(fp8.out.find("fp8 casts in kernels of their own (torchao)"), std::string::npos)
+      << fp8.out;
+  const auto bf16 = run_cli("estimate " + base + "torchtitan-2024");
+  EXPECT_EQ(bf16.out.find("fp8 casts"), std::string::npos) << bf16.out;
+  const auto json = [&](const std::string& stack) {
+    return nlohmann::json::parse(run_cli("estimate " + base + stack + " --dtype fp8 --json").out);
+  };
+  const auto titan = json("torchtitan-2024");
+  EXPECT_EQ(titan["fp8_casts"], "separate");
+  // The same stack with fused casts is faster, by the casts' element-wise time alone.
+  const std::string path = "/tmp/railsim_cli_casts_" + std::to_string(::getpid()) + ".json";
+  nlohmann::json st = nlohmann::json::parse(run_cli("presets stacks torchtitan-2024").out);
+  st["fp8_casts"] = "fused";
+  std::ofstream(path) << st.dump();
+  const auto fused = json(path);
+  EXPECT_EQ(fused["fp8_casts"], "fused");
+  EXPECT_GT(titan["iteration_time_s"].get<double>(),
+            1.05 * fused["iteration_time_s"].get<double>());
+  st["fp8_casts"] = "separate";
+  st["knobs"]["fp8"] = false;
+  std::ofstream(path) << st.dump();
+  expect_error_prefix("estimate " + base + path, "stack.fp8_casts: separate needs knobs.fp8: true");
+  std::remove(path.c_str());
 }
 
 TEST(CliStack, MalformedStackFileNamesTheField) {

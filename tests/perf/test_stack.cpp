@@ -566,3 +566,71 @@ TEST(Stack, EagerElementwiseKernelsMoveWhatTorchTitansOpsMove) {
   no.compile = true;  // built in code past make_training
   EXPECT_THROW(validate(m, no, s, c), InputError);
 }
+
+// torchao's float8 linears (torchtitan-2024, "fp8_casts": "separate") cast each GEMM operand in
+// kernels of their own, which the element-wise time counts as torchao's roofline of a float8
+// linear does (docs/model.md section 3). Llama 3 8B (h 4,096, K and V 1,024 wide, f 14,336, 32
+// layers), 16,384 tokens per micro-batch, one micro-batch: compiled, 4 bytes per activation
+// element (the inputs of wq|wk|wv, wo, w1|w3 and w2 forward; the output gradients of wq, wk, wv,
+// wo, w1, w3 and w2 backward) and 8 per weight element (5 forward, 3 backward); eager, 6 bytes and
+// the shared inputs cast once per linear. Nothing else moves, and nothing at all in bf16.
+TEST(Stack, TorchaoFp8CastsMoveWhatItsRooflineCounts) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("H100-SXM", 8, 8);
+  const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
+  Stack separate = load_stack("torchtitan-2024");
+  ASSERT_TRUE(separate.fp8_separate_casts);
+  Stack fused = separate;
+  fused.fp8_separate_casts = false;
+  Strategy s{.dp = 8, .micro_batch = 2, .recompute = Recompute::none};
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const double h = 4096, kv = 1024, f = 14336, L = 32, T = 2 * 8192.0;
+  // A layer's weights, h (h + 2 kv + h) + 3 h f and its norms' 2 h.
+  const double W = m.attention_params() + m.dense_ffn_params();
+  EXPECT_DOUBLE_EQ(W, h * (h + 2 * kv + h) + 3 * h * f + 2 * h);
+  const double hbm = c.gpu.hbm_bw_Bps * c.gpu.eff.hbm;
+  const auto cast_s = [&](const Stack& st, bool compile, const Strategy& x, spec::Dtype dt) {
+    const Training tr = make_training(16, 8192, st, dt, {}, compile);
+    return estimate(m, tr, x, c, d).breakdown;
+  };
+  const auto diff = [&](bool compile, const Strategy& x) {
+    const Breakdown a = cast_s(separate, compile, x, Dtype::fp8),
+                    b = cast_s(fused, compile, x, Dtype::fp8);
+    return std::pair{a.compute_s - b.compute_s, a.recompute_s - b.recompute_s};
+  };
+  const double fwd_c = 4 * T * (h + h + h + f) + 5 * W;
+  const double bwd_c = 4 * T * ((h + 2 * kv) + h + 2 * f + h) + 3 * W;
+  EXPECT_NEAR(diff(true, s).first, L * (fwd_c + bwd_c) / hbm, 1e-9);
+  EXPECT_DOUBLE_EQ(diff(true, s).second, 0.0);
+  // 6.3 GB per layer: about 9% of the iteration at 16,384 tokens.
+  EXPECT_NEAR((fwd_c + bwd_c) / 1e9, 6.31, 0.01);
+  const double fwd_e = 6 * T * (3 * h + h + 2 * h + f) + 5 * W;
+  const double bwd_e = 6 * T * ((h + 2 * kv) + h + 2 * f + h) + 3 * W;
+  EXPECT_NEAR(diff(false, s).first, L * (fwd_e + bwd_e) / hbm, 1e-9);
+  // Full recomputation runs the forward's casts again.
+  Strategy full = s;
+  full.recompute = Recompute::full;
+  EXPECT_NEAR(diff(true, full).second, L * fwd_c / hbm, 1e-9);
+  // Per-op checkpointing keeps the absolute maxima (TorchTitan's list has max) and runs the casts
+  // again: compiled, the forward's less the weights' maximum pass; eager, less the activations'
+  // too (2 bytes per element).
+  Strategy op = s;
+  op.recompute = Recompute::op;
+  EXPECT_NEAR(diff(true, op).second, L * (fwd_c - 2 * W) / hbm, 1e-9);
+  EXPECT_NEAR(diff(false, op).second,
+              L * (fwd_e - 2 * W - 2 * T * (3 * h + h + 2 * h + f)) / hbm, 1e-9);
+  // Sequence parallelism over TP 2: the column-parallel inputs cast on their shard (3 bytes per
+  // element compiled) and their column-major copy transposed after the fp8 all-gather (2 bytes).
+  Strategy sp = s;
+  sp.tp = 2;
+  sp.dp = 4;
+  sp.sp = true;
+  const double t = 2;
+  const double fwd_sp = 2 * T * h * (3 / t + 2) + 4 * T * (h / t + f / t) + 5 * W / t;
+  const double bwd_sp = 4 * T * ((h + 2 * kv) / t + h + 2 * f / t + h) + 3 * W / t;
+  EXPECT_NEAR(diff(true, sp).first, 2 * L * (fwd_sp + bwd_sp) / hbm, 1e-9);  // two micro-batches
+  // bf16 casts nothing.
+  EXPECT_DOUBLE_EQ(cast_s(separate, true, s, Dtype::bf16).compute_s,
+                   cast_s(fused, true, s, Dtype::bf16).compute_s);
+}

@@ -518,9 +518,9 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 101 of 123.
+  // The figures docs/model.md states: dense BF16 133 of 157, dense FP8 100 of 123.
   EXPECT_EQ(checks[0].new_gpu_inside, 133);
-  EXPECT_EQ(checks[1].new_gpu_inside, 101);
+  EXPECT_EQ(checks[1].new_gpu_inside, 100);
   EXPECT_GE(checks[0].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
@@ -602,6 +602,23 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
     }
     return std::pair{static_cast<double>(inside) / n, width / n};
   };
+  // On the runs they come from, the dense ranges at GPU and stack measured are narrower than the
+  // symmetric band (the figures docs/model.md states).
+  auto own_range = [&](bool fp8) {
+    std::vector<double> e;
+    for (std::size_t i = 0; i < tables.size(); ++i)
+      for (const auto& p : tables[i].points)
+        if (!p.fit && p.railsim > 0 && !p.moe && p.low_precision == fp8 &&
+            evidence(tables, p.gpu, p.stack, i) == Evidence::gpu_and_stack)
+          e.push_back(tables[i].time_metric() ? -p.error() : p.error());
+    return range(e, Kind::equal_tails, kBandCoverage);
+  };
+  const auto [bf16_lo, bf16_hi] = own_range(false);
+  const auto [fp8_lo, fp8_hi] = own_range(true);
+  EXPECT_NEAR(bf16_lo, -0.257, 0.0005);
+  EXPECT_NEAR(bf16_hi, 0.147, 0.0005);
+  EXPECT_NEAR(fp8_lo, -0.049, 0.0005);
+  EXPECT_NEAR(fp8_hi, 0.268, 0.0005);
   // The shipped symmetric bands, judged so by check_bands.
   const auto checks = check_bands(tables);
   const int runs = checks[0].runs() + checks[1].runs();
@@ -614,14 +631,14 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.8071, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.4461, 0.0005);
-  EXPECT_NEAR(tails, 0.7679, 0.0005);
-  EXPECT_NEAR(tails_width, 0.4225, 0.0005);
-  EXPECT_NEAR(tails90, 0.8321, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.5803, 0.0005);
-  EXPECT_NEAR(lean, 0.7714, 0.0005);
-  EXPECT_NEAR(lean_width, 0.4303, 0.0005);
+  EXPECT_NEAR(symmetric, 0.8036, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.4347, 0.0005);
+  EXPECT_NEAR(tails, 0.7607, 0.0005);
+  EXPECT_NEAR(tails_width, 0.4038, 0.0005);
+  EXPECT_NEAR(tails90, 0.8500, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.5578, 0.0005);
+  EXPECT_NEAR(lean, 0.7786, 0.0005);
+  EXPECT_NEAR(lean_width, 0.4178, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs, below the 80% a
   // band must hold, which the symmetric bands keep; holding as many, they are wider.
   EXPECT_LT(tails, kBandCoverage);
@@ -863,7 +880,8 @@ TEST(ValidationTables, ModelZooRowsRunTheDispatchTheyName) {
 // TorchTitan's end-of-2024 benchmarks on 96 GB H100 (Tables 1 and 3-6 of its benchmark page):
 // its bf16 FSDP rows of Llama 3.1 8B come out within 11%, while the float8 rows and the async-TP
 // row gain more in railsim than measured: float8 1.28x bf16 measured (8,532 against 6,667 tokens/s
-// per GPU on 8 GPUs) against railsim's 1.56x, async TP 1.057x (876 against 829) against 1.22x.
+// per GPU on 8 GPUs) against railsim's 1.44x (1.56x before torchao's casts were charged as
+// kernels of their own), async TP 1.057x (876 against 829) against 1.21x.
 // Every 405B row (FSDP 8 x TP 8 x PP 8, the gradients whole under pipelining) fits its 96 GB.
 TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
   const auto tables = validation_tables();
@@ -895,9 +913,9 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
     return measured ? a.measured / b.measured : a.railsim / b.railsim;
   };
   EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", true), 1.28, 0.01);
-  EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.563, 0.005);
+  EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.437, 0.005);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", true), 1.057, 0.001);
-  EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.223, 0.005);
+  EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.208, 0.005);
   // Their memory, as the page prints it (PyTorch's peak reserved), is above railsim's peak of the
   // tensors it counts on every run; the 405B 1F1B run holds its whole fp32 gradients (FSDP under
   // pipelining): 62.3 GiB against 82.5.

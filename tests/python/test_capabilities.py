@@ -125,6 +125,21 @@ def test_fp8_output_layer_equals_cli():
         railsim.estimate(fp8_output_layer=True, **{**args, "dtype": "fp8"})
 
 
+def test_fp8_casts_equal_cli():
+    # torchtitan-2024 casts fp8 operands in kernels of their own (torchao); Python states it as
+    # the CLI does, and charges it as the CLI does.
+    r = railsim.estimate(gpus=8, gpu="H100-SXM-96GB", hb_domain=8, model="Llama-3-8B", seq=8192,
+                         batch=16, tp=1, pp=1, micro_batch=2, compile=True,
+                         stack="torchtitan-2024", dtype="fp8")
+    c = cli("estimate", "--gpus", "8", "--gpu", "H100-SXM-96GB", "--hb-domain", "8", "--model",
+            "Llama-3-8B", "--seq", "8192", "--batch", "16", "--tp", "1", "--pp", "1",
+            "--micro-batch", "2", "--compile", "on", "--stack", "torchtitan-2024", "--dtype",
+            "fp8")
+    assert r.to_dict() == c
+    assert r.fp8_casts == "separate"
+    assert railsim.estimate(model="Llama-3-8B", gpus=64).fp8_casts == "fused"
+
+
 def test_cp_comm_equals_cli():
     args = dict(model="Llama-3-8B", gpus=64, gpu="H100-SXM", seq=16384, batch=64, tp=8, cp=2)
     gathered = railsim.estimate(cp_comm="all_gather", **args)

@@ -110,6 +110,10 @@ TEST(Stack, EachPresetHasTheKnobsOfItsSource) {
   EXPECT_FALSE(fsdp.knobs.pipeline);
   EXPECT_FALSE(fsdp.knobs.interleave);
   EXPECT_TRUE(fsdp.defaults.flash_attention);
+  // fp8 casts as kernels of their own: torchao's (TorchTitan); Transformer Engine's stacks fuse.
+  EXPECT_TRUE(spec::load_stack("torchtitan-2024").fp8_separate_casts);
+  for (const char* fused : {"megatron-core-2024", "nemo-perf-2025", "fsdp-2024", "maxtext-2024"})
+    EXPECT_FALSE(spec::load_stack(fused).fp8_separate_casts) << fused;
 }
 
 TEST(Stack, MalformedFilesNameTheField) {
@@ -214,6 +218,14 @@ TEST(Stack, MalformedFilesNameTheField) {
               j["ep_dispatch_dtype"] = "fp8";
             }),
             "stack.ep_dispatch_dtype");
+  // The fp8 casts: fused or separate, separate only on a stack with fp8 GEMMs.
+  EXPECT_EQ(with([](Json& j) { j["fp8_casts"] = "separate"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["fp8_casts"] = "delayed"; }), "stack.fp8_casts");
+  EXPECT_EQ(with([](Json& j) {
+              j["knobs"]["fp8"] = false;
+              j["fp8_casts"] = "separate";
+            }),
+            "stack.fp8_casts");
   // The embedding and loss chunks: a boolean, on an interleaving stack.
   EXPECT_EQ(with([](Json& j) { j["knobs"]["embedding_loss_chunks"] = true; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["embedding_loss_chunks"] = "yes"; }),

@@ -77,6 +77,36 @@ struct MoePermutationBytes {
 MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
                                           double local_experts, double hidden);
 
+// HBM bytes a stage's fp8 casts move per GPU and micro-batch when they run as kernels of their own
+// (spec::Stack::fp8_separate_casts: torchao's float8 training, tensorwise dynamic scaling; the
+// roofline of torchao's torchao/testing/float8/roofline_utils.py). Each activation operand (a
+// linear's input in the forward, its output gradient in the backward) is read once for its
+// absolute maximum and once for the cast that writes it in row- and column-major fp8: 2 + 2 + 1 + 1
+// = 6 bytes per element; under torch.compile the maximum fuses into the kernel that produced the
+// tensor (4 bytes) and the casts of one tensor feeding several linears are one. Under sequence
+// parallelism a column-parallel linear's input is cast on its sequence shard and all-gathered in
+// fp8 (torchao's float8 tensor parallelism), its column-major copy transposed from the gathered
+// fp8 (2 bytes per gathered element). Each weight: its
+// maximum (2), the forward's cast (2 + 1) and the backward's (2 + 1), 8 bytes per element per
+// micro-batch. The linears of a layer as TorchTitan's Llama block has them: wq, wk and wv on the
+// attention's input, wo, w1 and w3 (w1 alone without a gate) on the FFN's input, w2; an MoE
+// layer's routed experts on the rows they run, its shared experts as a dense FFN.
+struct Fp8CastShape {
+  double tokens = 0;        // T, tokens per micro-batch on the GPU
+  double tp = 1;            // t
+  double dense_layers = 0;  // the stage's
+  double moe_layers = 0;
+  double local_experts = 0, expert_rows = 0, expert_tp = 1;  // as the MoE GEMMs run them
+  bool sp = false;        // sequence parallelism over t > 1: inputs gathered in fp8
+  bool compiled = false;  // torch.compile on
+};
+struct Fp8CastBytes {
+  double fwd = 0, bwd = 0;
+  double fwd_max =
+      0;  // of fwd: the absolute-maximum passes (a weight's 2; an activation's 2 eager)
+};
+Fp8CastBytes fp8_cast_bytes(const spec::Model& m, const Fp8CastShape& s);
+
 // The MoE all-to-all left exposed per micro-batch under Megatron-Core's combined 1F1B (the stack's
 // ep_overlap; docs/model.md section 6): ep_s of all-to-all per micro-batch against the blocks of
 // the stage's computation it runs under (per micro-batch: the forward's and the backward's

@@ -171,11 +171,12 @@ inline std::string compile_note(const Training& tr) {
   return compile_note(tr.stack, tr.compile);
 }
 // Everything the software line of an output says beyond the stack, dtype and flash attention:
-// compile_note, then ", hierarchical EP dispatch (rail, then HB domain)" for a stack with that
-// dispatch ("" for the direct one).
-std::string software_notes(const Stack& st, bool compile);
+// compile_note; with fp8 training on a stack whose casts run apart (Stack::fp8_separate_casts),
+// ", fp8 casts in kernels of their own (torchao)"; ", hierarchical EP dispatch (rail, then HB
+// domain)" for a stack with that dispatch ("" for the direct one).
+std::string software_notes(const Stack& st, bool compile, Dtype dtype);
 inline std::string software_notes(const Training& tr) {
-  return software_notes(tr.stack, tr.compile);
+  return software_notes(tr.stack, tr.compile, tr.dtype);
 }
 // How context parallelism exchanges K and V, for the software line of an output whose strategy
 // uses it (cp > 1; "" otherwise): ", CP K/V all-gathered before the attention" or ", CP ring

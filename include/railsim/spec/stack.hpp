@@ -265,12 +265,22 @@ struct Stack {
   // the rotary embedding in fp32 (TorchTitan's Llama block; docs/model.md section 3). Eager
   // applies when compile is off. JSON "elementwise_kernels": "fused" (default) or "eager".
   bool eager_elementwise = false;
+  // How fp8 training casts the GEMMs' operands. Fused (the default): Transformer Engine casts
+  // inside the norm and activation kernels that produce them, a cost the fitted fp8 GEMM fraction
+  // holds (gemm_max_fp8, fitted on such a stack). Separate: torchao's float8 training with
+  // tensorwise dynamic scaling (TorchTitan), each operand's absolute maximum and its cast to
+  // row- and column-major fp8 run as kernels of their own, their bytes counted in the
+  // element-wise time (docs/model.md section 3). JSON "fp8_casts": "fused" or "separate".
+  bool fp8_separate_casts = false;
   std::string source;
 };
 
 // The EP dispatch by name, as the JSON of stacks and of every output writes it: "direct" or
 // "hierarchical"; parse_ep_dispatch reads them (InputError naming `option` otherwise).
 std::string_view ep_dispatch_name(const Stack& st);
+// The fp8 casts by name, as stack files and every output's JSON write them: "fused" or
+// "separate" (Stack::fp8_separate_casts).
+std::string_view fp8_casts_name(const Stack& st);
 bool parse_ep_dispatch(std::string_view s, const std::string& option);
 // The context-parallel exchange by name, as the JSON of stacks and of every output writes it:
 // "all_gather" or "p2p"; parse_cp_comm reads them (InputError naming `option` otherwise).
