@@ -438,8 +438,8 @@ Elementwise elementwise(const EstimateContext& ctx, const Strategy& s, const det
   }
   ew.fwd += L_moe * perm.fwd / hbm;
   ew.bwd += L_moe * perm.bwd / hbm;
-  // fp8 casts as kernels of their own (torchao); under full or per-op recomputation the forward's
-  // run again with it, as they are not kept.
+  // fp8 casts as kernels of their own (torchao): full recomputation runs the forward's again with
+  // the forward, per-op recomputation all but their maximum passes (recomputed()).
   if (ctx.training.stack.fp8_separate_casts && ctx.training.dtype == spec::Dtype::fp8) {
     const Fp8CastBytes c = fp8_cast_bytes(m, {T, t, L_dense, L_moe, d.local_experts, d.expert_rows,
                                               d.expert_tp, s.sp && s.tp > 1, ctx.training.compile});

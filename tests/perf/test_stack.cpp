@@ -618,8 +618,8 @@ TEST(Stack, TorchaoFp8CastsMoveWhatItsRooflineCounts) {
   Strategy op = s;
   op.recompute = Recompute::op;
   EXPECT_NEAR(diff(true, op).second, L * (fwd_c - 2 * W) / hbm, 1e-9);
-  EXPECT_NEAR(diff(false, op).second,
-              L * (fwd_e - 2 * W - 2 * T * (3 * h + h + 2 * h + f)) / hbm, 1e-9);
+  EXPECT_NEAR(diff(false, op).second, L * (fwd_e - 2 * W - 2 * T * (3 * h + h + 2 * h + f)) / hbm,
+              1e-9);
   // Sequence parallelism over TP 2: the column-parallel inputs cast on their shard (3 bytes per
   // element compiled) and their column-major copy transposed after the fp8 all-gather (2 bytes).
   Strategy sp = s;

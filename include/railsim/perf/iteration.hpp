@@ -86,11 +86,11 @@ MoePermutationBytes moe_permutation_bytes(double own_copies, double expert_rows,
 // tensor (4 bytes) and the casts of one tensor feeding several linears are one. Under sequence
 // parallelism a column-parallel linear's input is cast on its sequence shard and all-gathered in
 // fp8 (torchao's float8 tensor parallelism), its column-major copy transposed from the gathered
-// fp8 (2 bytes per gathered element). Each weight: its
-// maximum (2), the forward's cast (2 + 1) and the backward's (2 + 1), 8 bytes per element per
-// micro-batch. The linears of a layer as TorchTitan's Llama block has them: wq, wk and wv on the
-// attention's input, wo, w1 and w3 (w1 alone without a gate) on the FFN's input, w2; an MoE
-// layer's routed experts on the rows they run, its shared experts as a dense FFN.
+// fp8 (2 bytes per gathered element). Each weight: its maximum (2), the forward's cast (2 + 1)
+// and the backward's (2 + 1), 8 bytes per element per micro-batch. The linears of a layer as
+// TorchTitan's Llama block has them: wq, wk and wv on the attention's input, wo, w1 and w3 (w1
+// alone without a gate) on the FFN's input, w2; an MoE layer's routed experts on the rows they
+// run, its shared experts as a dense FFN.
 struct Fp8CastShape {
   double tokens = 0;        // T, tokens per micro-batch on the GPU
   double tp = 1;            // t
@@ -102,8 +102,8 @@ struct Fp8CastShape {
 };
 struct Fp8CastBytes {
   double fwd = 0, bwd = 0;
-  double fwd_max =
-      0;  // of fwd: the absolute-maximum passes (a weight's 2; an activation's 2 eager)
+  // Of fwd, the absolute-maximum passes: a weight's 2 bytes per element, an activation's 2 eager.
+  double fwd_max = 0;
 };
 Fp8CastBytes fp8_cast_bytes(const spec::Model& m, const Fp8CastShape& s);
 

@@ -278,10 +278,10 @@ struct Stack {
 // The EP dispatch by name, as the JSON of stacks and of every output writes it: "direct" or
 // "hierarchical"; parse_ep_dispatch reads them (InputError naming `option` otherwise).
 std::string_view ep_dispatch_name(const Stack& st);
+bool parse_ep_dispatch(std::string_view s, const std::string& option);
 // The fp8 casts by name, as stack files and every output's JSON write them: "fused" or
 // "separate" (Stack::fp8_separate_casts).
 std::string_view fp8_casts_name(const Stack& st);
-bool parse_ep_dispatch(std::string_view s, const std::string& option);
 // The context-parallel exchange by name, as the JSON of stacks and of every output writes it:
 // "all_gather" or "p2p"; parse_cp_comm reads them (InputError naming `option` otherwise).
 std::string_view cp_comm_name(const Stack& st);
