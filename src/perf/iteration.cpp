@@ -440,7 +440,7 @@ Elementwise elementwise(const EstimateContext& ctx, const Strategy& s, const det
   ew.bwd += L_moe * perm.bwd / hbm;
   // fp8 casts as kernels of their own (torchao): full recomputation runs the forward's again with
   // the forward, per-op recomputation all but their maximum passes (recomputed()).
-  if (ctx.training.stack.fp8_separate_casts && ctx.training.dtype == spec::Dtype::fp8) {
+  if (spec::fp8_casts_apart(ctx.training.stack, ctx.training.dtype)) {
     const Fp8CastBytes c = fp8_cast_bytes(m, {T, t, L_dense, L_moe, d.local_experts, d.expert_rows,
                                               d.expert_tp, s.sp && s.tp > 1, ctx.training.compile});
     ew.fwd += c.fwd / hbm;

@@ -226,7 +226,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
   st.recompute_up_projections = o.boolean_or("recompute_up_projections", false);
   st.moe_swiglu_recompute = o.boolean_or("moe_swiglu_recompute", false);
   st.eager_elementwise = either(o, "elementwise_kernels", "element-wise kernels", "fused", "eager");
-  st.fp8_separate_casts = either(o, "fp8_casts", "fp8 cast", "fused", "separate");
+  st.fp8_separate_casts = either(o, "fp8_casts", "way to cast fp8", "fused", "separate");
   if (st.fp8_separate_casts && !st.knobs.fp8)
     throw InputError(o.field("fp8_casts"), "separate needs knobs.fp8: true");
   st.source = o.source();
@@ -247,9 +247,7 @@ std::string compile_note(const Stack& st, bool compile) {
 
 std::string software_notes(const Stack& st, bool compile, Dtype dtype) {
   return compile_note(st, compile) +
-         (st.fp8_separate_casts && dtype == Dtype::fp8
-              ? ", fp8 casts in kernels of their own (torchao)"
-              : "") +
+         (fp8_casts_apart(st, dtype) ? ", fp8 casts in kernels of their own (torchao)" : "") +
          (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "") +
          (st.defaults.ep_overlap ? ", EP all-to-all overlapped (combined 1F1B)" : "") +
          (st.defaults.fp8_output_layer ? ", output layer in MXFP8" : "");

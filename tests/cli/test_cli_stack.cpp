@@ -480,15 +480,16 @@ TEST(CliStack, SeparateFp8CastsAreSaidAndCharged) {
   };
   const auto titan = json("torchtitan-2024");
   EXPECT_EQ(titan["fp8_casts"], "separate");
-  // The same stack with fused casts is faster, by the casts' element-wise time alone.
+  // The same stack with fused casts is faster, by the casts' element-wise time alone: 6.3 GB per
+  // layer at 2.4 TB/s, 7% of this iteration (no recomputation).
   const std::string path = "/tmp/railsim_cli_casts_" + std::to_string(::getpid()) + ".json";
   nlohmann::json st = nlohmann::json::parse(run_cli("presets stacks torchtitan-2024").out);
   st["fp8_casts"] = "fused";
   std::ofstream(path) << st.dump();
   const auto fused = json(path);
   EXPECT_EQ(fused["fp8_casts"], "fused");
-  EXPECT_GT(titan["iteration_time_s"].get<double>(),
-            1.05 * fused["iteration_time_s"].get<double>());
+  EXPECT_NEAR(titan["iteration_time_s"].get<double>() / fused["iteration_time_s"].get<double>(),
+              1.069, 0.005);
   st["fp8_casts"] = "separate";
   st["knobs"]["fp8"] = false;
   std::ofstream(path) << st.dump();

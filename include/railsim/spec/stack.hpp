@@ -282,6 +282,11 @@ bool parse_ep_dispatch(std::string_view s, const std::string& option);
 // The fp8 casts by name, as stack files and every output's JSON write them: "fused" or
 // "separate" (Stack::fp8_separate_casts).
 std::string_view fp8_casts_name(const Stack& st);
+// Whether training in `dtype` on `st` pays fp8 casts as kernels of their own: a stack with
+// separate casts under fp8 (its casts are torchao's tensorwise ones; docs/model.md section 3).
+inline bool fp8_casts_apart(const Stack& st, Dtype dtype) {
+  return st.fp8_separate_casts && dtype == Dtype::fp8;
+}
 // The context-parallel exchange by name, as the JSON of stacks and of every output writes it:
 // "all_gather" or "p2p"; parse_cp_comm reads them (InputError naming `option` otherwise).
 std::string_view cp_comm_name(const Stack& st);
