@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 #include "railsim/core/cancel.hpp"
@@ -162,13 +163,31 @@ std::string read_whole(const std::string& path) {
   return ss.str();
 }
 
-// A temporary directory, removed with what it holds when the owner goes.
-struct TempDir {
-  std::string path;
+// A temporary directory and the files a program writes in it, registered for clean_up_now()
+// (core/cancel.hpp) for as long as they exist. The destructor removes them before the members
+// forget the registrations, so that a second signal arriving while a cancellation unwinds finds
+// them either still registered or already gone, never left behind.
+class TempDir {
+ public:
+  TempDir(const std::string& option, std::initializer_list<std::string_view> files)
+      : path_(temp_dir(option)), folder_(ExitCleanup::Kind::folder, path_) {
+    files_.reserve(files.size());
+    for (const std::string_view f : files)
+      files_.push_back(std::make_unique<ExitCleanup>(ExitCleanup::Kind::file, file(f)));
+  }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path, ec);
+    std::filesystem::remove_all(path_, ec);
   }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
+
+ private:
+  std::string path_;
+  ExitCleanup folder_;
+  std::vector<std::unique_ptr<ExitCleanup>> files_;
 };
 
 std::string first_line(const std::string& s) {
@@ -418,20 +437,15 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
                         const std::string& option) {
   const std::string gnuplot = find_gnuplot();
   if (gnuplot.empty()) require_gnuplot(option);
-  const TempDir dir{temp_dir(option)};
-  const std::string out = dir.path + "/plot." + std::string(to_string(f));
-  const std::string gp = dir.path + "/plot.gp", err = dir.path + "/gnuplot.err";
-  // What a signal that cannot wait for unwinding removes (core/cancel.hpp): the folder holds
-  // these three files and nothing else.
-  const ExitCleanup registered[] = {{ExitCleanup::Kind::folder, dir.path},
-                                    {ExitCleanup::Kind::file, gp},
-                                    {ExitCleanup::Kind::file, err},
-                                    {ExitCleanup::Kind::file, out}};
+  const std::string ext = "plot." + std::string(to_string(f));
+  // The folder holds these three files and nothing else.
+  const TempDir dir(option, {"plot.gp", "gnuplot.err", ext});
+  const std::string out = dir.file(ext), gp = dir.file("plot.gp"), err = dir.file("gnuplot.err");
   {
     std::ofstream o(gp, std::ios::binary);
     o << script(out);
     if (!o.flush())
-      throw InputError(option, fmt::format("cannot write the gnuplot script in '{}'", dir.path));
+      throw InputError(option, fmt::format("cannot write the gnuplot script in '{}'", dir.path()));
   }
   // -d: ignore the user's and the system's gnuplot initialisation files (same picture anywhere).
   const int status = run_program({gnuplot, "-d", gp}, err, option);
@@ -442,7 +456,7 @@ std::string run_gnuplot(const std::function<std::string(const std::string&)>& sc
   if (!complete_picture(bytes, f))
     throw InputError(option, fmt::format("gnuplot wrote an incomplete {} ({} bytes) in '{}': is "
                                          "the temporary directory full?",
-                                         to_string(f), bytes.size(), dir.path));
+                                         to_string(f), bytes.size(), dir.path()));
   if (f == PlotFormat::pdf) {  // cairo stamps the time of day; fix it (same length, offsets hold)
     const std::string key = "/CreationDate (D:";
     const auto p = bytes.find(key);
@@ -466,19 +480,15 @@ void require_dot(const std::string& option) {
 std::string render_dot_svg(std::string_view dot, const std::string& option) {
   const std::string program = find_dot();
   if (program.empty()) require_dot(option);
-  const TempDir dir{temp_dir(option)};
-  const std::string in = dir.path + "/graph.dot", out = dir.path + "/graph.svg",
-                    err = dir.path + "/dot.err";
-  const ExitCleanup registered[] = {{ExitCleanup::Kind::folder, dir.path},
-                                    {ExitCleanup::Kind::file, in},
-                                    {ExitCleanup::Kind::file, err},
-                                    {ExitCleanup::Kind::file, out}};
+  const TempDir dir(option, {"graph.dot", "graph.svg", "dot.err"});
+  const std::string in = dir.file("graph.dot"), out = dir.file("graph.svg"),
+                    err = dir.file("dot.err");
   {
     std::ofstream o(in, std::ios::binary);
     o.write(dot.data(), static_cast<std::streamsize>(dot.size()));
     if (!o.flush())
       throw InputError(option,
-                       fmt::format("cannot write the graph for Graphviz in '{}'", dir.path));
+                       fmt::format("cannot write the graph for Graphviz in '{}'", dir.path()));
   }
   const int status = run_program({program, "-Tsvg", "-o", out, in}, err, option);
   std::string bytes = read_whole(out);
@@ -487,7 +497,7 @@ std::string render_dot_svg(std::string_view dot, const std::string& option) {
   if (!complete_picture(bytes, PlotFormat::svg))
     throw InputError(option, fmt::format("graphviz (dot) wrote an incomplete SVG ({} bytes) in "
                                          "'{}': is the temporary directory full?",
-                                         bytes.size(), dir.path));
+                                         bytes.size(), dir.path()));
   return bytes;
 }
 
