@@ -13,10 +13,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <memory>
 #include <sstream>
 
 #include "railsim/core/cancel.hpp"
@@ -171,23 +171,19 @@ class TempDir {
  public:
   TempDir(const std::string& option, std::initializer_list<std::string_view> files)
       : path_(temp_dir(option)), folder_(ExitCleanup::Kind::folder, path_) {
-    files_.reserve(files.size());
-    for (const std::string_view f : files)
-      files_.push_back(std::make_unique<ExitCleanup>(ExitCleanup::Kind::file, file(f)));
+    for (const std::string_view f : files) files_.emplace_back(ExitCleanup::Kind::file, file(f));
   }
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
 
  private:
   std::string path_;
   ExitCleanup folder_;
-  std::vector<std::unique_ptr<ExitCleanup>> files_;
+  std::deque<ExitCleanup> files_;  // a deque: ExitCleanup is neither copied nor moved
 };
 
 std::string first_line(const std::string& s) {
