@@ -41,18 +41,25 @@ struct Against {
   perf::Plan plan;
   std::string line;  // what decides between them (perf::explain_versus)
   bool is_best = false;
+  // Where the user's plan does not fit: the fastest plan of its shape that does
+  // (perf::fastest_of_shape), or none.
+  std::optional<perf::Plan> fits_instead;
 };
 
 std::optional<Against> against_of(const Args& a, const StrategyInputs& in, const spec::Cluster& c,
-                                  const perf::EstimateContext& ctx, const perf::Plan& best) {
+                                  const perf::EstimateContext& ctx, const perf::PlanOptions& po,
+                                  const perf::Plan& best) {
   const auto text = a.text_if("against");
   if (!text) return std::nullopt;
   const perf::Strategy s = perf::plan_from_text(in.model, in.training, *text, c, "--against");
   const perf::Placement pl(c, s.degrees(), in.placement);
   const perf::CommSchedule cs = perf::build_comm_schedule(in.model, in.training, s, pl);
-  Against r{
-      {s, perf::estimate(ctx, s, pl, cs)}, "", perf::describe(s) == perf::describe(best.strategy)};
+  Against r{{s, perf::estimate(ctx, s, pl, cs)},
+            "",
+            perf::describe(s) == perf::describe(best.strategy),
+            std::nullopt};
   r.line = r.is_best ? "it is the best plan" : perf::explain_versus(best, r.plan, c.gpu.hbm_bytes);
+  if (!r.plan.time.feasible) r.fits_instead = perf::fastest_of_shape(ctx, po, s);
   return r;
 }
 
@@ -102,6 +109,19 @@ void print_explain(Output& out, const perf::Model& m, const perf::Training& tr,
 void print_against(Output& out, const Against& mine, const perf::Plan& best) {
   out.print("\nyour plan, {}: {}\n", perf::describe_for_people(mine.plan.strategy), mine.line);
   if (mine.is_best) return;
+  if (!mine.plan.time.feasible) {
+    const std::string shape = perf::describe_degrees(mine.plan.strategy);
+    if (const auto& f = mine.fits_instead)
+      out.print("the fastest plan of its shape ({}) that fits: {}, {:.3f} s ({}), {:.1f} GiB\n",
+                shape, perf::describe_for_people(f->strategy), f->time.iteration_time_s,
+                f->time.iteration_time_s > best.time.iteration_time_s
+                    ? fmt::format("{:.1f}% slower than the best",
+                                  100 * (f->time.iteration_time_s / best.time.iteration_time_s - 1))
+                    : std::string("the best plan"),
+                f->time.memory.total() / units::kGiB);
+    else
+      out.print("no plan of its shape ({}) fits\n", shape);
+  }
   out.print(
       "the best plan against yours, part by part:\n{}",
       report::to_text_by_column(perf::explain_table({best, mine.plan}, {"best", "yours"}), "plan"));
@@ -117,6 +137,17 @@ Json other_shapes_json(const std::vector<perf::Plan>& shapes, const perf::Plan& 
                  {"vs_best_pct", 100 * (p.time.iteration_time_s / best.time.iteration_time_s - 1)},
                  {"why", perf::explain_versus(best, p, c.gpu.hbm_bytes)}});
   return j;
+}
+
+// JSON of Against::fits_instead: null where the user's plan fits or where none of its shape
+// does; else the plan as the search prints it.
+Json fits_instead_json(const Against& mine, const perf::Plan& best, const StrategyInputs& in) {
+  if (!mine.fits_instead) return nullptr;
+  const perf::Plan& f = *mine.fits_instead;
+  return {{"strategy", perf::to_json(f.strategy, in.placement)},
+          {"iteration_time_s", f.time.iteration_time_s},
+          {"memory_gib", f.time.memory.total() / units::kGiB},
+          {"vs_best_pct", 100 * (f.time.iteration_time_s / best.time.iteration_time_s - 1)}};
 }
 
 void run_plan(const Args& a, Output& out) {
@@ -135,7 +166,7 @@ void run_plan(const Args& a, Output& out) {
       perf::make_context(in.model, in.training, c, cluster, d, in.placement);
   const perf::PlanResult res = perf::plan(ctx, po);
   if (res.plans.empty()) throw perf::explain_no_plan(res, in.model, in.training, in.pins, c);
-  const std::optional<Against> mine = against_of(a, in, c, ctx, res.plans.front());
+  const std::optional<Against> mine = against_of(a, in, c, ctx, po, res.plans.front());
   const std::vector<perf::Plan> shapes =
       a.flag("explain") ? other_shapes(ctx, po, res.plans.front()) : std::vector<perf::Plan>{};
   const perf::ErrorBand band = perf::error_band(c.gpu.name, in.model, in.training);
@@ -185,6 +216,7 @@ void run_plan(const Args& a, Output& out) {
            100 * (mine->plan.time.iteration_time_s / res.plans.front().time.iteration_time_s - 1)},
           {"is_best", mine->is_best},
           {"why", mine->line},
+          {"fits_instead", fits_instead_json(*mine, res.plans.front(), in)},
           {"parts", report::to_json(
                         perf::explain_table({res.plans.front(), mine->plan}, {"best", "yours"}))}};
     out.print("{}\n", j.dump(2));
@@ -261,7 +293,8 @@ Command plan_command() {
                   "Your own plan, as railsim prints plans (\"tp8 pp16 dp64\", knobs optional: "
                   "\"tp8 pp16 dp64 mb1 v8 selective sp dopt ovl\"; the rest the stack's defaults): "
                   "what decides between it and the best plan (memory, the parts of the time), part "
-                  "by part; with --json: an \"against\" object")});
+                  "by part, and, where it does not fit, the fastest plan of its shape that does; "
+                  "with --json: an \"against\" object")});
   c.run = run_plan;
   c.python_name = "plan";
   c.python_sets = "json";

@@ -531,6 +531,22 @@ PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt) {
   return res;
 }
 
+std::optional<Plan> fastest_of_shape(const EstimateContext& ctx, PlanOptions opt,
+                                     const Strategy& shape) {
+  StrategyPins& p = opt.pins;
+  p.tp = shape.tp;
+  p.cp = shape.cp;
+  p.pp = shape.pp;
+  p.dp = shape.dp;
+  p.ep = shape.ep;
+  if (ctx.model->is_moe()) p.etp = shape.expert_tp();  // folded or not, as the shape has it
+  opt.top = 1;
+  opt.distinct_shapes = false;
+  PlanResult r = plan(ctx, opt);
+  if (r.plans.empty()) return std::nullopt;
+  return std::move(r.plans.front());
+}
+
 Json to_json(const Strategy& s, PlacementKind placement) {
   Json j{{"tp", s.tp},
          {"pp", s.pp},

@@ -453,6 +453,27 @@ TEST(CliPlan, AgainstExplainsTheUsersPlanAgainstTheBest) {
   EXPECT_GE(a["vs_best_pct"].get<double>(), 0.0);  // the search's best is no slower
   ASSERT_EQ(a["parts"].size(), 3u);                // best, yours, yours - best
   EXPECT_EQ(a["parts"][2]["plan"], "yours - best");
+  // Four virtual stages do not fit (their warm-up holds more layers than 1F1B's): the fastest
+  // plan of the same split of the GPUs that does, no faster than the best, within the HBM.
+  ASSERT_FALSE(a["feasible"].get<bool>());
+  const nlohmann::json& f = a["fits_instead"];
+  ASSERT_TRUE(f.is_object()) << a.dump();
+  EXPECT_EQ(f["strategy"]["tp"], 8);
+  EXPECT_EQ(f["strategy"]["pp"], 16);
+  EXPECT_EQ(f["strategy"]["dp"], 128);
+  EXPECT_LE(f["memory_gib"].get<double>(), 80.0);
+  EXPECT_GE(f["vs_best_pct"].get<double>(), 0.0);
+  EXPECT_NEAR(
+      f["vs_best_pct"].get<double>(),
+      100 * (f["iteration_time_s"].get<double>() / j["plans"][0]["iteration_time_s"].get<double>() -
+             1),
+      1e-9);
+  const auto oom = run_cli(base + "--against 'tp8 pp16 dp128 v4'");
+  ASSERT_EQ(oom.code, 0) << oom.err;
+  EXPECT_NE(oom.out.find("the fastest plan of its shape (tp8 pp16 dp128) that fits: tp8 pp16 "
+                         "dp128; micro-batch "),
+            std::string::npos)
+      << oom.out;
   const auto text = run_cli(base + "--against 'tp8 pp16 dp128'");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("your plan, tp8 pp16 dp128; micro-batch 1, selective recompute"),
@@ -460,6 +481,7 @@ TEST(CliPlan, AgainstExplainsTheUsersPlanAgainstTheBest) {
       << text.out;
   EXPECT_NE(text.out.find("% slower ("), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("pipeline bubble +"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("the fastest plan of its shape"), std::string::npos) << text.out;
   // The best plan given as the user's, every knob as printed: it is the best plan.
   const nlohmann::json& b = j["plans"][0]["strategy"];
   const std::string best =

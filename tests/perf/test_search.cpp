@@ -143,6 +143,45 @@ TEST(Search, DistinctShapesKeepTheBestOfEachShape) {
   }
 }
 
+// fastest_of_shape: of the plain search's full list, the first plan that splits the GPUs as the
+// given strategy does (every plan in the list fits); none where no plan of that shape fits.
+TEST(Search, FastestOfShapeIsTheFirstFittingPlanOfThatShape) {
+  const test::Setting g("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
+                        spec::DesignKind::rail_optimized);
+  PlanOptions all;
+  all.top = 1000000;
+  const PlanResult full = plan(g.ctx, all);
+  ASSERT_GT(full.plans.size(), 10u);
+  // A shape that is not the winner's, taken from deep in the list (a later plan of a shape seen
+  // earlier is not the first of it).
+  const Strategy& shape = full.plans[full.plans.size() / 2].strategy;
+  const auto first = std::find_if(full.plans.begin(), full.plans.end(),
+                                  [&](const Plan& p) { return same_shape(p.strategy, shape); });
+  ASSERT_NE(first, full.plans.end());
+  const std::optional<Plan> f = fastest_of_shape(g.ctx, PlanOptions{}, shape);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(same_shape(f->strategy, shape));
+  EXPECT_TRUE(f->time.feasible);
+  EXPECT_EQ(describe(f->strategy), describe(first->strategy));
+  EXPECT_EQ(f->time.iteration_time_s, first->time.iteration_time_s);
+  // The other pins stay: recomputation pinned to full finds that shape's best with full.
+  PlanOptions pinned;
+  pinned.pins.recompute = Recompute::full;
+  const std::optional<Plan> ff = fastest_of_shape(g.ctx, pinned, shape);
+  ASSERT_TRUE(ff.has_value());
+  EXPECT_EQ(ff->strategy.recompute, Recompute::full);
+  EXPECT_GE(ff->time.iteration_time_s, f->time.iteration_time_s);
+  // The whole 175B model on every GPU (tp 1, pp 1): its weights and optimizer state alone are
+  // over the HBM whatever the knobs.
+  Strategy whole = shape;
+  whole.tp = 1;
+  whole.pp = 1;
+  whole.cp = 1;
+  whole.dp = 256;
+  whole.interleave = 1;
+  EXPECT_FALSE(fastest_of_shape(g.ctx, PlanOptions{}, whole).has_value());
+}
+
 // A plan as railsim prints it reads back into the same knobs; what it leaves out stays unpinned.
 TEST(Search, PlanTextReadsBackAsPrinted) {
   const StrategyPins p =

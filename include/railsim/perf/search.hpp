@@ -103,6 +103,13 @@ bool plan_before(const Plan& a, const Plan& b);
 
 PlanResult plan(const EstimateContext& ctx, const PlanOptions& opt);
 
+// The fastest plan that fits in memory with the split of the GPUs of `shape` (its tp, cp, pp,
+// dp, ep and expert tp: same_shape), every other knob searched as `opt`'s pins leave it: what a
+// plan that does not fit can become without moving a GPU (plan --against). nullopt when no plan
+// of that shape fits.
+std::optional<Plan> fastest_of_shape(const EstimateContext& ctx, PlanOptions opt,
+                                     const Strategy& shape);
+
 // A batch or job size near the one asked for that plans much better: "the batch factors badly".
 struct BetterSize {
   std::int64_t batch = 0;     // global batch, sequences
