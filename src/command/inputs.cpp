@@ -387,7 +387,8 @@ std::vector<Field> strategy_fields() {
   f.push_back(text_field(
       "recompute", "--recompute",
       "Activation recomputation: none, selective (attention core), op (per-op: every second "
-      "matmul), layer (every second layer) or full; op and layer where the stack has them"));
+      "matmul), qkv (keep the Q, K and V projections), layer (every second layer) or full; op, "
+      "qkv and layer where the stack has them"));
   f.push_back(on_off_field("sp", "--sp", "Sequence parallelism: on or off"));
   f.push_back(on_off_field("dist_opt", "--dist-opt", "Distributed optimizer: on or off"));
   f.push_back(on_off_field("dp_overlap", "--dp-overlap",

@@ -138,12 +138,19 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
   // all-gathers that feed the recomputed wk and w3, and without SP the all-reduce after wo (the
   // FFN's input depends on it); CP's K and V (inside the kept attention) and EP's all-to-alls
   // stay kept.
-  const double rerun = s.recompute == Recompute::full    ? 1.0
-                       : s.recompute == Recompute::layer ? 0.5
-                                                         : 0.0;
+  // Keeping Q, K and V (Recompute::qkv, under XLA's dead-code elimination: iteration.cpp) runs
+  // again the collectives between the projections and the FFN's down projection: of each layer's
+  // two SP pairs the all-gather before FC1 and the reduce-scatter after the attention's output
+  // projection (the all-reduce after it without SP), the dispatch of an MoE layer and not its
+  // combine, and CP's K and V, gathered for the recomputed attention.
+  const bool qkv = s.recompute == Recompute::qkv;
+  const double rerun = s.recompute == Recompute::full           ? 1.0
+                       : s.recompute == Recompute::layer || qkv ? 0.5
+                                                                : 0.0;
   const bool op = s.recompute == Recompute::op;
   const double rerun_gather = op ? 1.0 : rerun;  // SP all-gathers
   const double rerun_reduce = op ? 0.5 : rerun;  // all-reduces without SP
+  const double rerun_cp = qkv ? 1.0 : rerun;     // CP's K and V
 
   if (s.tp > 1) {
     const Algorithm alg = reduction_algorithm(pl.shape(Axis::tp));
@@ -194,7 +201,7 @@ CommSchedule build_comm_schedule(const Model& m, const Training& tr, const Strat
     // keeps no gathered K and V: its backward passes them around the ring once more beside their
     // gradients (Liu et al. 2023, ring attention; Transformer Engine's KV P2P).
     const double per_pass = st.layers * mb;
-    const double regather = rerun + (tr.stack.ring_cp ? 1.0 : 0.0);
+    const double regather = rerun_cp + (tr.stack.ring_cp ? 1.0 : 0.0);
     cs.add(
         {CollectiveOp::all_gather, Parallelism::cp, Axis::cp, alg, Phase::forward, kv, per_pass});
     if (regather > 0)  // the recomputed forward gathers K and V again; the ring's backward too

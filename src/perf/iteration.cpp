@@ -302,6 +302,17 @@ double mla_up_projections(const GemmCaps& gc, const Model& m, double T, double t
          gemm_time(gc, T, mla_kv_up_width(m) / t, kl);
 }
 
+// The forward time of a layer's Q, K and V projections (for MLA every GEMM on their way: the
+// latents' down-projections and the up-projections), which Recompute::qkv keeps.
+double qkv_projections(const GemmCaps& gc, const Model& m, double T, double t) {
+  const double h = static_cast<double>(m.hidden);
+  if (!m.is_mla()) return gemm_time(gc, T, (m.q_width() + m.k_width() + m.v_width()) / t, h);
+  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
+  const double rope = static_cast<double>(m.qk_rope_head_dim);
+  return (ql > 0 ? gemm_time(gc, T, ql, h) : gemm_time(gc, T, m.q_width() / t, h)) +
+         gemm_time(gc, T, kl + rope, h) + mla_up_projections(gc, m, T, t);
+}
+
 // Stage 1, compute: one micro-batch through the fullest pipeline stage's layers, seconds.
 struct StageCompute {
   double fwd = 0;        // forward: GEMMs, attention core, element-wise kernels, kernel gaps
@@ -495,6 +506,22 @@ Recomputed recomputed(const EstimateContext& ctx, const Strategy& s, const detai
     // The policy keeps the fp8 casts' absolute maxima (TorchTitan's list has max): the casts run
     // again, the passes that find the maxima do not.
     r.time = gemms + ew.fwd - ew.cast_max_fwd - st.layers * ew.attn_bytes / hbm + gaps;
+  } else if (s.recompute == Recompute::qkv) {
+    // Keeping the Q, K and V projections (MaxText's save_qkv_proj): the rest of the forward runs
+    // again, but for what the backward does not use: XLA keeps of the recomputation only what
+    // the layer's gradients need (JAX's remat drops dead code), and no gradient needs the
+    // output of the FFN's down projection, FC2, dense, shared or per expert (ours).
+    double skipped =
+        st.layers * qkv_projections(gc, m, T, t) + st.dense_layers * gemm_time(gc, T, h, d.ffn / t);
+    if (m.is_moe()) {
+      double fc2 =
+          d.local_experts *
+          gemm_time(gc, d.expert_rows, h, static_cast<double>(m.expert_ffn_hidden) / d.expert_tp);
+      if (m.shared_experts > 0) fc2 += gemm_time(gc, T, h, m.shared_ffn() / t);
+      skipped += st.moe_layers * fc2;
+    }
+    r.time = std::max(0.0, fwd - skipped);
+    r.attn = fwd_attn;
   }
   if (detail::cheap_recompute(ctx.training, s)) {
     // The cheap tensors the stack recomputes instead of keeping (DeepSeek-V3 report, Sec. 3.2.3
@@ -920,6 +947,10 @@ void count_flops(const Model& m, const Training& tr, const Strategy& s,
   else if (s.recompute == Recompute::op)  // wk, wo and one FFN matrix (op_checkpoint_bytes)
     extra =
         tokens * static_cast<double>(m.layers) * 2.0 * h * (m.k_width() + m.attn_out_width() + ffn);
+  else if (s.recompute == Recompute::qkv)  // all but the Q, K and V projections and FC2
+    extra = fwd_total - tokens * 2.0 * h * V -
+            tokens * static_cast<double>(m.layers) * 2.0 *
+                (m.attention_matrix_params() - h * m.attn_out_width() + h * ffn);
   else if (s.recompute == Recompute::selective && !tr.flash_attention)
     extra = tokens * static_cast<double>(m.layers) * attn_score_flops;
   if (detail::cheap_recompute(tr, s) && tr.stack.recompute_up_projections && m.is_mla())

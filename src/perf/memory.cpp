@@ -132,6 +132,11 @@ LayerBytes layer_bytes(const Model& m, const Training& tr, const Strategy& s,
       per_layer = op_checkpoint_bytes(m, st.tokens_mb, st.moe_fraction, t, s.sp) +
                   (tr.flash_attention ? 0.0 : la.attn / t);
       break;
+    case Recompute::qkv:
+      // The layer's input and the outputs of its Q, K and V projections, each TP rank its heads'
+      // (MaxText's save_qkv_proj with scanned layers; ours, counted from that policy).
+      per_layer = layer_input + 2.0 * st.tokens_mb * (m.q_width() + m.k_width() + m.v_width()) / t;
+      break;
     case Recompute::layer:
       // Every second layer keeps only its input, the others everything (TorchTitan's selective
       // layer checkpointing, frequency 2): half of each, on average over the stage's layers.
@@ -165,6 +170,12 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       st.layers > 0 ? (st.dense_params - st.embedding_params) / st.layers : 0;
   const double expert_layer = st.layers > 0 ? st.expert_params / st.layers : 0;
   const double mb = st.micro_batches;
+  // The weights outside the layers that sharding gathers at once: the embedding and an untied
+  // output layer on the same stage together (FSDP's root module), or the larger of the two alone
+  // where each weight is gathered at its use (Stack::fsdp_gather_per_weight; ours).
+  const bool output_here =
+      !m.tied_embeddings && (s.pp == 1 || s.schedule == PipelineSchedule::zb_v);
+  const double outside_parts = tr.stack.fsdp_gather_per_weight && output_here ? 2.0 : 1.0;
 
   // One stage of `layers` layers (plus `embedding` weights) holding `in_flight` chunk-micro-batches
   // of activations, chunks of layers / v layers.
@@ -200,7 +211,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       // the full-size gradients of two units (one being reduced, one being computed) exist only
       // in flight (ours, as for ZeRO-3 below).
       const double sharded = dense / shard + expert / eshard;
-      const double unit = std::max(dense_layer + expert_layer, embedding);
+      const double unit = std::max(dense_layer + expert_layer, embedding / outside_parts);
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = adam_bytes * sharded;
       mem.step_bytes = 0.0;
@@ -214,7 +225,7 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       // weights and fp32 gradients of two units, a unit being one layer or the embedding (ours,
       // after Zhao et al. 2023's one-unit prefetch).
       const double sharded = dense / shard + expert / eshard;
-      const double unit = std::max(dense_layer + expert_layer, embedding);
+      const double unit = std::max(dense_layer + expert_layer, embedding / outside_parts);
       mem.weights_bytes = 2.0 * 2.0 * unit;
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = adam_bytes * sharded;
@@ -236,9 +247,11 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     mem.host_bytes = per_layer * static_cast<double>(std::max<std::int64_t>(0, s.offload_layers)) *
                      held_per_layer;
     // Recomputation rebuilds one layer's activations at a time during the backward pass: all of
-    // them (full, and layer's recomputed layers), or what per-op checkpointing dropped.
+    // them (full, and layer's recomputed layers), or what per-op or Q, K and V checkpointing
+    // dropped.
     if (s.recompute == Recompute::full || s.recompute == Recompute::layer) act += full_layer;
-    if (s.recompute == Recompute::op) act += std::max(0.0, full_layer - per_layer);
+    if (s.recompute == Recompute::op || s.recompute == Recompute::qkv)
+      act += std::max(0.0, full_layer - per_layer);
     mem.activations_bytes = act;
     mem.reserved_bytes = kReservedBytes;
     return mem;

@@ -11,10 +11,11 @@
 namespace railsim::spec {
 
 namespace {
-constexpr EnumNames<Recompute, 5> kRecomputeNames{{{{Recompute::none, "none"},
+constexpr EnumNames<Recompute, 6> kRecomputeNames{{{{Recompute::none, "none"},
                                                     {Recompute::selective, "selective"},
                                                     {Recompute::full, "full"},
                                                     {Recompute::op, "op"},
+                                                    {Recompute::qkv, "qkv"},
                                                     {Recompute::layer, "layer"}}}};
 constexpr EnumNames<Sharding, 4> kShardingNames{{{{Sharding::none, "none"},
                                                   {Sharding::optimizer, "optimizer"},
@@ -100,6 +101,7 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     st.knobs.selective_recompute = flag(k, "selective_recompute");
     st.knobs.op_recompute = k.boolean_or("op_recompute", false);
     st.knobs.layer_recompute = k.boolean_or("layer_recompute", false);
+    st.knobs.qkv_recompute = k.boolean_or("qkv_recompute", false);
     st.knobs.flash_attention = flag(k, "flash_attention");
     st.knobs.distributed_optimizer = kShardingNames.parse(
         k.string("distributed_optimizer"), k.field("distributed_optimizer"), "sharding");
@@ -199,6 +201,8 @@ Stack stack_from_json(const Json& j, const std::string& path) {
           "op_recompute");
     needs(st.defaults.recompute == Recompute::layer, st.knobs.layer_recompute, "recompute",
           "layer_recompute");
+    needs(st.defaults.recompute == Recompute::qkv, st.knobs.qkv_recompute, "recompute",
+          "qkv_recompute");
     needs(st.defaults.sp, st.knobs.sequence_parallel, "sp", "sequence_parallel");
     needs(st.defaults.flash_attention, st.knobs.flash_attention, "flash_attention",
           "flash_attention");
@@ -222,6 +226,8 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     throw InputError(o.field("cp_comm"), "p2p needs knobs.context_parallel: true");
   st.moment_bytes =
       either(o, "optimizer_moment_dtype", "optimizer moment dtype", "fp32", "bf16") ? 2.0 : 4.0;
+  st.fsdp_gather_per_weight =
+      either(o, "fsdp_gather", "way to gather sharded weights", "root_module", "per_weight");
   st.recompute_norms = o.boolean_or("recompute_norms", false);
   st.recompute_up_projections = o.boolean_or("recompute_up_projections", false);
   st.moe_swiglu_recompute = o.boolean_or("moe_swiglu_recompute", false);

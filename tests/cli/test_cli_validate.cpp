@@ -230,7 +230,7 @@ std::string own_table_text(const std::string& extra_row_field = "",
 
 // validate --table: one's own runs timed as the shipped ones (the same two runs in the shipped
 // TorchTitan table get the same figures), each with the band estimate and plan print for it:
-// the bf16 run inside (+7.1% against +-23.7%), the float8 one outside (+30.8%).
+// the bf16 run inside (+7.1% against +-18.6%), the float8 one outside (+20.3%).
 TEST(CliValidate, OwnRunsAreTimedWithTheBandTheyWouldBePrinted) {
   const std::string file = railsim::test::write_temp_file("validate", "own.json", own_table_text());
   const auto r = run_cli("validate --json --table " + file);

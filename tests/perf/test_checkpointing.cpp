@@ -141,3 +141,94 @@ TEST(Checkpointing, OnlyStacksThatHaveThemRunThemAndThePlannerUsesThem) {
   s.recompute = Recompute::none;
   EXPECT_GT(memory_use(m70, tr, s).total(), t.c.gpu.hbm_bytes);
 }
+
+namespace {
+// Llama 2 70B on 64 H100 under MaxText: FSDP over all 64, two sequences of 4,096 tokens each (the
+// DGX Cloud recipe's layout).
+struct MaxText {
+  Model m = spec::load_model("Llama-2-70B");
+  spec::Cluster c = test::cluster("H100-SXM", 64, 8);
+  Training tr = make_training(128, 4096, spec::load_stack("maxtext-2024"));
+  Strategy with(Recompute r, std::int64_t tp = 1) const {
+    Strategy s{.tp = tp, .dp = 64 / tp, .micro_batch = 2, .recompute = r};
+    s.dist_opt = true;
+    s.dp_overlap = true;
+    return s;
+  }
+  IterationTime time(Recompute r) const {
+    return estimate(m, tr, with(r), c, test::design(spec::DesignKind::rail_optimized));
+  }
+};
+}  // namespace
+
+TEST(Checkpointing, QkvKeepsTheInputAndTheProjections) {
+  const MaxText x;
+  const double T = 2 * 4096, h = 8192, kvd = 1024, L = 80;
+  // Kept per layer: the input (h) and the Q, K and V projections (h + 2 kvd), 2 bytes each; while
+  // a layer is recomputed, what it dropped exists again. Full recomputation keeps the input and
+  // rebuilds the whole layer, so the difference is (L - 1) layers' projections less one input.
+  const double qkv_out = 2.0 * T * (h + 2 * kvd), input = 2.0 * T * h;
+  const MemoryUse full = memory_use(x.m, x.tr, x.with(Recompute::full));
+  const MemoryUse qkv = memory_use(x.m, x.tr, x.with(Recompute::qkv));
+  const MemoryUse none = memory_use(x.m, x.tr, x.with(Recompute::none));
+  EXPECT_NEAR(qkv.activations_bytes - full.activations_bytes, (L - 1) * qkv_out - input, 1.0);
+  EXPECT_LT(full.total(), qkv.total());
+  EXPECT_LT(qkv.total(), none.total());
+  // The recipe's layout fits with it, not with everything kept.
+  EXPECT_LT(qkv.total(), x.c.gpu.hbm_bytes);
+  EXPECT_GT(none.total(), x.c.gpu.hbm_bytes);
+}
+
+TEST(Checkpointing, QkvRecomputesTheForwardButItsProjectionsAndFc2) {
+  const MaxText x;
+  const IterationTime full = x.time(Recompute::full), qkv = x.time(Recompute::qkv),
+                      none = x.time(Recompute::none);
+  // XLA drops from the recomputation what no gradient needs: the kept projections and the FFN's
+  // down projection. Hardware FLOPs: full's extra less 2 h (q + k + v + f) per token and layer.
+  const double tokens = 128.0 * 4096, h = 8192, f = 28672, L = 80;
+  EXPECT_NEAR((full.hardware_flops - full.model_flops) - (qkv.hardware_flops - qkv.model_flops),
+              tokens * L * 2 * h * (h + 2 * 1024 + f), 1e-9 * full.model_flops);
+  EXPECT_GT(qkv.breakdown.recompute_s, 0.0);
+  EXPECT_LT(qkv.breakdown.recompute_s, full.breakdown.recompute_s);
+  EXPECT_LT(none.iteration_time_s, qkv.iteration_time_s);
+  EXPECT_LT(qkv.iteration_time_s, full.iteration_time_s);
+}
+
+TEST(Checkpointing, QkvRunsTheCollectivesBetweenTheProjectionsAndFc2Again) {
+  const MaxText x;
+  auto counts = [&](Recompute r) {
+    const Strategy s = x.with(r, 8);
+    const CommSchedule cs =
+        build_comm_schedule(x.m, x.tr, s, Placement(x.c, s.degrees(), PlacementKind::rail_aligned));
+    std::array<double, 2> n{};  // TP all-reduces forward, backward
+    for (const CommOp& op : cs)
+      if (op.parallelism == Parallelism::tp) n[op.phase == Phase::backward] += op.count;
+    return n;
+  };
+  const auto none = counts(Recompute::none), qkv = counts(Recompute::qkv);
+  ASSERT_GT(none[0], 0);
+  EXPECT_DOUBLE_EQ(none[1], none[0]);
+  // Of a layer's two all-reduces (after the attention's projection and after FC2) the first runs
+  // again: the FFN's input depends on it.
+  EXPECT_DOUBLE_EQ(qkv[0], none[0]);
+  EXPECT_DOUBLE_EQ(qkv[1], 1.5 * none[0]);
+}
+
+TEST(Checkpointing, QkvRunsOnTheStacksThatHaveItAndThePlannerUsesIt) {
+  const MaxText x;
+  const Training core = make_training(128, 4096, spec::Stack{});
+  EXPECT_EQ(field_of([&] { validate(x.m, x.tr, x.with(Recompute::qkv), x.c); }), "(no error)");
+  EXPECT_EQ(field_of([&] { validate(x.m, core, x.with(Recompute::qkv), x.c); }), "--recompute");
+  EXPECT_EQ(spec::parse_recompute("qkv"), Recompute::qkv);
+  EXPECT_EQ(spec::to_string(Recompute::qkv), "qkv");
+  // The recipe's layout left to the planner: nothing kept does not fit, keeping Q, K and V does
+  // and recomputes less than full, so the planner takes it.
+  StrategyPins pins;
+  pins.tp = 1;
+  pins.micro_batch = 2;
+  const PlanResult r =
+      plan(make_context(x.m, x.tr, x.c, test::design(spec::DesignKind::rail_optimized)),
+           PlanOptions{pins, 5, 1});
+  ASSERT_FALSE(r.plans.empty());
+  EXPECT_EQ(r.plans.front().strategy.recompute, Recompute::qkv);
+}

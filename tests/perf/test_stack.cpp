@@ -29,6 +29,7 @@ bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
   if (s.recompute == Recompute::selective && !k.selective_recompute) return false;
   if (s.recompute == Recompute::op && !k.op_recompute) return false;
   if (s.recompute == Recompute::layer && !k.layer_recompute) return false;
+  if (s.recompute == Recompute::qkv && !k.qkv_recompute) return false;
   if (s.dist_opt && k.distributed_optimizer == spec::Sharding::none) return false;
   if (s.dp_overlap && !k.dp_overlap) return false;
   if (tr.flash_attention && !k.flash_attention) return false;
@@ -633,4 +634,22 @@ TEST(Stack, TorchaoFp8CastsMoveWhatItsRooflineCounts) {
   // bf16 casts nothing.
   EXPECT_DOUBLE_EQ(cast_s(separate, true, s, Dtype::bf16).compute_s,
                    cast_s(fused, true, s, Dtype::bf16).compute_s);
+}
+
+// Fully sharded weights outside the layers: PyTorch FSDP gathers the root module (the embedding
+// and an untied output layer) as one unit, XLA each weight at its use. Llama 3 70B on one stage:
+// the unit in use and the one prefetched are the two weights together (2 x 128,256 x 8,192) under
+// torchtitan-2024 and the larger one alone under maxtext-2024, bf16 weights and fp32 gradients.
+TEST(Stack, FsdpGathersTheRootModuleOrEachWeight) {
+  const Model m = spec::load_model("Llama-3-70B");
+  Strategy s{.tp = 1, .dp = 128, .micro_batch = 2, .recompute = Recompute::full};
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const double vh = 128256.0 * 8192.0;
+  const Training titan = make_training(256, 8192, spec::load_stack("torchtitan-2024"));
+  const Training maxtext = make_training(256, 8192, spec::load_stack("maxtext-2024"));
+  EXPECT_NEAR(memory_use(m, titan, s).weights_bytes, 2.0 * 2.0 * 2.0 * vh, 1.0);
+  EXPECT_NEAR(memory_use(m, maxtext, s).weights_bytes, 2.0 * 2.0 * vh, 1.0);
+  EXPECT_NEAR(memory_use(m, titan, s).gradients_bytes - memory_use(m, maxtext, s).gradients_bytes,
+              2.0 * 4.0 * vh, 1.0);
 }

@@ -176,9 +176,20 @@ TEST(Stack, MalformedFilesNameTheField) {
               j["defaults"]["recompute"] = "layer";
             }),
             "(no error)");
-  EXPECT_FALSE(spec::Stack{}.knobs.op_recompute || spec::Stack{}.knobs.layer_recompute);
+  // Keeping the Q, K and V projections alone (MaxText's save_qkv_proj) likewise.
+  EXPECT_EQ(with([](Json& j) { j["knobs"]["qkv_recompute"] = 1; }), "stack.knobs.qkv_recompute");
+  EXPECT_EQ(with([](Json& j) { j["defaults"]["recompute"] = "qkv"; }), "stack.defaults.recompute");
+  EXPECT_FALSE(spec::Stack{}.knobs.op_recompute || spec::Stack{}.knobs.layer_recompute ||
+               spec::Stack{}.knobs.qkv_recompute);
   const spec::Stack titan = spec::load_stack("torchtitan-2024");
   EXPECT_TRUE(titan.knobs.op_recompute && titan.knobs.layer_recompute);
+  EXPECT_FALSE(titan.knobs.qkv_recompute);
+  EXPECT_TRUE(spec::load_stack("maxtext-2024").knobs.qkv_recompute);
+  // How sharded weights outside the layers are gathered: two spellings, the root module's unit
+  // by default, each weight at its use under XLA (MaxText).
+  EXPECT_EQ(with([](Json& j) { j["fsdp_gather"] = "per_tensor"; }), "stack.fsdp_gather");
+  EXPECT_FALSE(spec::Stack{}.fsdp_gather_per_weight || titan.fsdp_gather_per_weight);
+  EXPECT_TRUE(spec::load_stack("maxtext-2024").fsdp_gather_per_weight);
   EXPECT_EQ(field_of([] { spec::load_stack("megatron-9000"); }), "--stack");
   // Pipeline schedules: a list of known names that includes 1f1b, on a pipelined stack.
   EXPECT_EQ(with([](Json& j) {

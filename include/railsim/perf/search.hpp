@@ -38,11 +38,11 @@ bool same_shape(const Strategy& a, const Strategy& b);
 
 // A plan as railsim prints it, read back: words separated by spaces or commas, "tp8 pp16 dp64"
 // (degrees tpN, cpN, ppN, dpN, epN; etpN, the expert tensor-parallel size), then any knobs: mbN
-// (micro-batch), vN (interleave), a recompute mode (none, selective, op, layer, full), a schedule
-// (1f1b, zb-h1, zb-v, dualpipe), sp, dopt, ovl (on) and no-sp, no-dopt, no-ovl (off): "tp8 pp16
-// dp64 mb1 v8 selective sp dopt ovl". What it leaves out is left unpinned (default_strategy gives
-// the stack's default). InputError(option) naming the word it cannot read, a knob given twice, or
-// no degree at all.
+// (micro-batch), vN (interleave), a recompute mode (none, selective, op, qkv, layer, full), a
+// schedule (1f1b, zb-h1, zb-v, dualpipe), sp, dopt, ovl (on) and no-sp, no-dopt, no-ovl (off): "tp8
+// pp16 dp64 mb1 v8 selective sp dopt ovl". What it leaves out is left unpinned (default_strategy
+// gives the stack's default). InputError(option) naming the word it cannot read, a knob given
+// twice, or no degree at all.
 StrategyPins parse_plan_text(std::string_view text, const std::string& option);
 // The concrete strategy of such a text on this cluster: default_strategy of its pins. Every
 // error names `option` (a knob the plan cannot have names the knob in parentheses).

@@ -19,13 +19,17 @@ enum class Recompute : std::uint8_t {
   // attention kernel and of every other matmul of a layer, recompute the rest (the element-wise
   // kernels, the other matmuls and the collectives that feed them) in the backward.
   op,
+  // Keep each layer's input and the outputs of its query, key and value projections, recompute the
+  // rest of the layer that its backward needs (MaxText's "save_qkv_proj" remat policy).
+  qkv,
   // Every second layer fully recomputed, the others keeping everything (TorchTitan's "selective
   // layer" policy with its default frequency 2).
   layer,
 };
 // Every mode, in the order the search visits them.
-inline constexpr Recompute kRecomputeModes[] = {Recompute::none, Recompute::selective,
-                                                Recompute::op, Recompute::layer, Recompute::full};
+inline constexpr Recompute kRecomputeModes[] = {Recompute::none,  Recompute::selective,
+                                                Recompute::op,    Recompute::qkv,
+                                                Recompute::layer, Recompute::full};
 std::string_view to_string(Recompute r);
 Recompute parse_recompute(std::string_view s, const std::string& option = "--recompute");
 
@@ -114,12 +118,15 @@ struct StackKnobs {
   bool selective_recompute = true;
   // Per-op and per-layer selective checkpointing (Recompute::op, Recompute::layer; JSON
   // "op_recompute", "layer_recompute", default false): PyTorch's selective activation
-  // checkpointing as TorchTitan applies it.
+  // checkpointing as TorchTitan applies it. Keeping the Q, K and V projections alone
+  // (Recompute::qkv; JSON "qkv_recompute", default false): MaxText's remat policy of that name.
   bool op_recompute = false;
   bool layer_recompute = false;
+  bool qkv_recompute = false;
   bool has(Recompute r) const {
     return (r != Recompute::selective || selective_recompute) &&
-           (r != Recompute::op || op_recompute) && (r != Recompute::layer || layer_recompute);
+           (r != Recompute::op || op_recompute) && (r != Recompute::layer || layer_recompute) &&
+           (r != Recompute::qkv || qkv_recompute);
   }
   bool flash_attention = true;
   Sharding distributed_optimizer = Sharding::optimizer;
@@ -251,6 +258,12 @@ struct Stack {
   // 3.3.3, low-precision optimizer states; the master weights and the gradients stay fp32). JSON
   // "optimizer_moment_dtype": "fp32" or "bf16".
   double moment_bytes = 4.0;
+  // How fully sharded weights outside the layers are gathered (full and gradient sharding): the
+  // token embedding and an untied output layer together, as one unit (PyTorch FSDP's root module,
+  // which TorchTitan and LLM Foundry wrap around them: the default), or each weight where it is
+  // used (XLA's SPMD partitioner gathers every sharded tensor at its use: MaxText). JSON
+  // "fsdp_gather": "root_module" or "per_weight".
+  bool fsdp_gather_per_weight = false;
   // Cheap tensors recomputed in the backward pass instead of kept (DeepSeek-V3 report, Sec.
   // 3.2.3): the norms' outputs (JSON "recompute_norms": true) and MLA's up-projections' outputs,
   // Q, K and V (JSON "recompute_up_projections": true). Apply with selective or no recompute.
