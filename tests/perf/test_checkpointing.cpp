@@ -14,14 +14,15 @@ using namespace railsim::perf;
 using test::field_of;
 
 namespace {
-// Llama 3 8B on 64 A100 under TorchTitan: FSDP over all 64, one sequence of 8,192 tokens each.
-struct Titan {
-  Model m = spec::load_model("Llama-3-8B");
-  spec::Cluster c = test::cluster("A100-SXM-80GB", 64, 8);
-  Training tr = make_training(64, 8192, spec::load_stack("torchtitan-2024"));
+// A job fully sharded over all its GPUs (tp 1 unless given, with SP where the stack has it).
+struct Job {
+  Model m;
+  spec::Cluster c;
+  Training tr;
+  std::int64_t micro_batch = 1;
   Strategy with(Recompute r, std::int64_t tp = 1) const {
-    Strategy s{.tp = tp, .dp = 64 / tp, .recompute = r};
-    s.sp = tp > 1;
+    Strategy s{.tp = tp, .dp = c.gpus / tp, .micro_batch = micro_batch, .recompute = r};
+    s.sp = tp > 1 && tr.stack.knobs.sequence_parallel;
     s.dist_opt = true;
     s.dp_overlap = true;
     return s;
@@ -30,10 +31,23 @@ struct Titan {
     return estimate(m, tr, with(r), c, test::design(spec::DesignKind::rail_optimized));
   }
 };
+
+// Llama 3 8B on 64 A100 under TorchTitan: FSDP over all 64, one sequence of 8,192 tokens each.
+Job titan() {
+  return {spec::load_model("Llama-3-8B"), test::cluster("A100-SXM-80GB", 64, 8),
+          make_training(64, 8192, spec::load_stack("torchtitan-2024"))};
+}
+
+// Llama 2 70B on 64 H100 under MaxText: FSDP over all 64, two sequences of 4,096 tokens each (the
+// DGX Cloud recipe's layout).
+Job maxtext() {
+  return {spec::load_model("Llama-2-70B"), test::cluster("H100-SXM", 64, 8),
+          make_training(128, 4096, spec::load_stack("maxtext-2024")), 2};
+}
 }  // namespace
 
 TEST(Checkpointing, OpKeepsTheInputAndEveryOtherMatmulsOutput) {
-  const Titan t;
+  const Job t = titan();
   const double T = 8192, h = 4096, kvd = 1024, f = 14336, L = 32;
   // Kept per layer (tp 1): the input and w2's output (h each), wq's (h) and wv's (kvd) outputs,
   // the attention output (h) and w1's output (f), 2 bytes each: 4 h + kvd + f per token.
@@ -64,7 +78,7 @@ TEST(Checkpointing, OpKeepsTheInputAndEveryOtherMatmulsOutput) {
 }
 
 TEST(Checkpointing, RecomputedWorkIsWhatThePolicyDrops) {
-  const Titan t;
+  const Job t = titan();
   const IterationTime none = t.time(Recompute::none), op = t.time(Recompute::op),
                       layer = t.time(Recompute::layer), full = t.time(Recompute::full);
   EXPECT_DOUBLE_EQ(none.breakdown.recompute_s, 0.0);
@@ -88,7 +102,7 @@ TEST(Checkpointing, RecomputedWorkIsWhatThePolicyDrops) {
 }
 
 TEST(Checkpointing, RecomputationRunsTheCollectivesItNeedsAgain) {
-  const Titan t;
+  const Job t = titan();
   const spec::Cluster c = test::cluster("H100-SXM", 64, 8);
   auto counts = [&](Recompute r) {
     const Strategy s = t.with(r, 8);
@@ -115,7 +129,7 @@ TEST(Checkpointing, RecomputationRunsTheCollectivesItNeedsAgain) {
 }
 
 TEST(Checkpointing, OnlyStacksThatHaveThemRunThemAndThePlannerUsesThem) {
-  const Titan t;
+  const Job t = titan();
   const Training core = make_training(64, 8192, spec::Stack{});
   for (Recompute r : {Recompute::op, Recompute::layer}) {
     EXPECT_EQ(field_of([&] { validate(t.m, t.tr, t.with(r), t.c); }), "(no error)");
@@ -142,27 +156,8 @@ TEST(Checkpointing, OnlyStacksThatHaveThemRunThemAndThePlannerUsesThem) {
   EXPECT_GT(memory_use(m70, tr, s).total(), t.c.gpu.hbm_bytes);
 }
 
-namespace {
-// Llama 2 70B on 64 H100 under MaxText: FSDP over all 64, two sequences of 4,096 tokens each (the
-// DGX Cloud recipe's layout).
-struct MaxText {
-  Model m = spec::load_model("Llama-2-70B");
-  spec::Cluster c = test::cluster("H100-SXM", 64, 8);
-  Training tr = make_training(128, 4096, spec::load_stack("maxtext-2024"));
-  Strategy with(Recompute r, std::int64_t tp = 1) const {
-    Strategy s{.tp = tp, .dp = 64 / tp, .micro_batch = 2, .recompute = r};
-    s.dist_opt = true;
-    s.dp_overlap = true;
-    return s;
-  }
-  IterationTime time(Recompute r) const {
-    return estimate(m, tr, with(r), c, test::design(spec::DesignKind::rail_optimized));
-  }
-};
-}  // namespace
-
 TEST(Checkpointing, QkvKeepsTheInputAndTheProjections) {
-  const MaxText x;
+  const Job x = maxtext();
   const double T = 2 * 4096, h = 8192, kvd = 1024, L = 80;
   // Kept per layer: the input (h) and the Q, K and V projections (h + 2 kvd), 2 bytes each; while
   // a layer is recomputed, what it dropped exists again. Full recomputation keeps the input and
@@ -180,7 +175,7 @@ TEST(Checkpointing, QkvKeepsTheInputAndTheProjections) {
 }
 
 TEST(Checkpointing, QkvRecomputesTheForwardButItsProjectionsAndFc2) {
-  const MaxText x;
+  const Job x = maxtext();
   const IterationTime full = x.time(Recompute::full), qkv = x.time(Recompute::qkv),
                       none = x.time(Recompute::none);
   // XLA drops from the recomputation what no gradient needs: the kept projections and the FFN's
@@ -195,7 +190,7 @@ TEST(Checkpointing, QkvRecomputesTheForwardButItsProjectionsAndFc2) {
 }
 
 TEST(Checkpointing, QkvRunsTheCollectivesBetweenTheProjectionsAndFc2Again) {
-  const MaxText x;
+  const Job x = maxtext();
   auto counts = [&](Recompute r) {
     const Strategy s = x.with(r, 8);
     const CommSchedule cs =
@@ -215,7 +210,7 @@ TEST(Checkpointing, QkvRunsTheCollectivesBetweenTheProjectionsAndFc2Again) {
 }
 
 TEST(Checkpointing, QkvRunsOnTheStacksThatHaveItAndThePlannerUsesIt) {
-  const MaxText x;
+  const Job x = maxtext();
   const Training core = make_training(128, 4096, spec::Stack{});
   EXPECT_EQ(field_of([&] { validate(x.m, x.tr, x.with(Recompute::qkv), x.c); }), "(no error)");
   EXPECT_EQ(field_of([&] { validate(x.m, core, x.with(Recompute::qkv), x.c); }), "--recompute");

@@ -111,15 +111,27 @@ TEST(Search, StopsWhenCancelled) {
   EXPECT_FALSE(plan(g.ctx, PlanOptions{}).plans.empty());
 }
 
+namespace {
+// Megatron's 175B model on 256 A100 (batch 256), on a rail-optimized network.
+test::Setting megatron_175b_on_256() {
+  return test::Setting("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
+                       spec::DesignKind::rail_optimized);
+}
+
+// The plain search's whole list: every strategy that fits, best first.
+PlanResult every_fitting_plan(const EstimateContext& ctx) {
+  PlanOptions all;
+  all.top = 1000000;
+  return plan(ctx, all);
+}
+}  // namespace
+
 // distinct_shapes keeps the best plan of each shape (tp, cp, pp, dp, ep): the same winner as the
 // plain search, then, in order, the first plan of each new shape in the plain search's full list,
 // whatever the thread count.
 TEST(Search, DistinctShapesKeepTheBestOfEachShape) {
-  const test::Setting g("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
-                        spec::DesignKind::rail_optimized);
-  PlanOptions all;
-  all.top = 1000000;
-  const PlanResult full = plan(g.ctx, all);
+  const test::Setting g = megatron_175b_on_256();
+  const PlanResult full = every_fitting_plan(g.ctx);
   std::vector<Plan> expected;
   auto same = [](const Strategy& a, const Strategy& b) {
     return a.tp == b.tp && a.cp == b.cp && a.pp == b.pp && a.dp == b.dp && a.ep == b.ep;
@@ -146,11 +158,8 @@ TEST(Search, DistinctShapesKeepTheBestOfEachShape) {
 // fastest_of_shape: of the plain search's full list, the first plan that splits the GPUs as the
 // given strategy does (every plan in the list fits); none where no plan of that shape fits.
 TEST(Search, FastestOfShapeIsTheFirstFittingPlanOfThatShape) {
-  const test::Setting g("Megatron-175B", 256, "A100-SXM-80GB", 256, 8,
-                        spec::DesignKind::rail_optimized);
-  PlanOptions all;
-  all.top = 1000000;
-  const PlanResult full = plan(g.ctx, all);
+  const test::Setting g = megatron_175b_on_256();
+  const PlanResult full = every_fitting_plan(g.ctx);
   ASSERT_GT(full.plans.size(), 10u);
   // A shape that is not the winner's, taken from deep in the list (a later plan of a shape seen
   // earlier is not the first of it).
