@@ -6,6 +6,7 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "detail.hpp"
 #include "railsim/core/checks.hpp"
@@ -274,23 +275,60 @@ double mla_kv_up_width(const Model& m) {
   return static_cast<double>(m.heads * (m.qk_dim() - m.qk_rope_head_dim + m.v_dim()));
 }
 
+// The GEMMs from a layer's input to its Q, K and V, each T x n over k: one fused QKV GEMM (T x
+// (q + k + v widths)/t over h), or MLA's (DeepSeek-V2, Liu et al. 2024, Sec. 2.1): Q through its
+// bottleneck (or straight from h), the kv latent and rotary key from h, K and V up from the latent;
+// the down-projections run whole on every TP rank and the up-projections split by heads (ours, as
+// Megatron-Core's MLA). At most four, in a fixed array (no allocation on the search's path).
+struct QkvGemms {
+  std::array<std::pair<double, double>, 4> nk{};  // (n, k) of each GEMM
+  int count = 0;
+};
+
+QkvGemms qkv_gemms(const Model& m, double t) {
+  const double h = static_cast<double>(m.hidden);
+  QkvGemms g;
+  auto add = [&](double n, double k) { g.nk[static_cast<std::size_t>(g.count++)] = {n, k}; };
+  if (!m.is_mla()) {
+    add((m.q_width() + m.k_width() + m.v_width()) / t, h);
+    return g;
+  }
+  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
+  if (ql > 0) {
+    add(ql, h);
+    add(m.q_width() / t, ql);
+  } else {
+    add(m.q_width() / t, h);
+  }
+  add(kl + static_cast<double>(m.qk_rope_head_dim), h);
+  add(mla_kv_up_width(m) / t, kl);
+  return g;
+}
+
 // The attention projections' GEMMs of one layer, forward (returned) and backward (added to *bwd):
-// QKV (T x (q + k + v widths)/t over h) and the projection (T x h over the attention output / t)
-// (Megatron-LM's TP splits, Shoeybi et al. 2019). MLA (DeepSeek-V2, Liu et al. 2024, Sec. 2.1)
-// projects Q through its bottleneck and K, V up from the kv latent; the down-projections run whole
-// on every TP rank and the up-projections split by heads (ours, as Megatron-Core's MLA).
+// those of qkv_gemms and the projection (T x h over the attention output / t) (Megatron-LM's TP
+// splits, Shoeybi et al. 2019).
 double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, double* bwd) {
   const double h = static_cast<double>(m.hidden);
   const double proj = gemm_fwd_bwd_time(gc, T, h, m.attn_out_width() / t, bwd);
-  if (!m.is_mla())
-    return gemm_fwd_bwd_time(gc, T, (m.q_width() + m.k_width() + m.v_width()) / t, h, bwd) + proj;
-  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
-  const double rope = static_cast<double>(m.qk_rope_head_dim);
-  const double q = ql > 0 ? gemm_fwd_bwd_time(gc, T, ql, h, bwd) +
-                                gemm_fwd_bwd_time(gc, T, m.q_width() / t, ql, bwd)
-                          : gemm_fwd_bwd_time(gc, T, m.q_width() / t, h, bwd);
-  return q + gemm_fwd_bwd_time(gc, T, kl + rope, h, bwd) +
-         gemm_fwd_bwd_time(gc, T, mla_kv_up_width(m) / t, kl, bwd) + proj;
+  const QkvGemms g = qkv_gemms(m, t);
+  double qkv = 0;
+  for (int i = 0; i < g.count; ++i) {
+    const auto [n, k] = g.nk[static_cast<std::size_t>(i)];
+    qkv += gemm_fwd_bwd_time(gc, T, n, k, bwd);
+  }
+  return qkv + proj;
+}
+
+// The forward time of a layer's Q, K and V projections (qkv_gemms), which Recompute::qkv keeps.
+double qkv_projections(const GemmCaps& gc, const Model& m, double T, double t) {
+  const QkvGemms g = qkv_gemms(m, t);
+  double time = 0;
+  for (int i = 0; i < g.count; ++i) {
+    const auto [n, k] = g.nk[static_cast<std::size_t>(i)];
+    time += gemm_time(gc, T, n, k);
+  }
+  return time;
 }
 
 // The forward time of MLA's up-projections (Q from its latent where it has one, K and V from the
@@ -300,17 +338,6 @@ double mla_up_projections(const GemmCaps& gc, const Model& m, double T, double t
   const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
   return (ql > 0 ? gemm_time(gc, T, m.q_width() / t, ql) : 0.0) +
          gemm_time(gc, T, mla_kv_up_width(m) / t, kl);
-}
-
-// The forward time of a layer's Q, K and V projections (for MLA every GEMM on their way: the
-// latents' down-projections and the up-projections), which Recompute::qkv keeps.
-double qkv_projections(const GemmCaps& gc, const Model& m, double T, double t) {
-  const double h = static_cast<double>(m.hidden);
-  if (!m.is_mla()) return gemm_time(gc, T, (m.q_width() + m.k_width() + m.v_width()) / t, h);
-  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
-  const double rope = static_cast<double>(m.qk_rope_head_dim);
-  return (ql > 0 ? gemm_time(gc, T, ql, h) : gemm_time(gc, T, m.q_width() / t, h)) +
-         gemm_time(gc, T, kl + rope, h) + mla_up_projections(gc, m, T, t);
 }
 
 // Stage 1, compute: one micro-batch through the fullest pipeline stage's layers, seconds.

@@ -202,16 +202,18 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
     mem.gradients_bytes = grad_bytes * params;
     // (FSDP under pipelining shards this state alone, over the HSDP shard group where there is
     // one: detail::fsdp_under_pipeline.)
-    const double stepped = s.dist_opt ? dense / shard + expert / eshard : params;
+    const double sharded = dense / shard + expert / eshard;
+    const double stepped = s.dist_opt ? sharded : params;
     mem.optimizer_bytes = adam_bytes * stepped;
     mem.step_bytes = copy_bytes * stepped;
+    // Sharded (ZeRO-2, ZeRO-3): what is gathered or reduced at once, one layer or the weights
+    // outside the layers gathered together.
+    const double unit = std::max(dense_layer + expert_layer, embedding / outside_parts);
     if (sharding == spec::Sharding::gradients) {
       // ZeRO-2 (Rajbhandari et al. 2020, stage 2): the bf16 weights whole, the gradients
       // accumulated in an fp32 shard (4 bytes over the shard group) and Adam's 12 bytes sharded;
       // the full-size gradients of two units (one being reduced, one being computed) exist only
       // in flight (ours, as for ZeRO-3 below).
-      const double sharded = dense / shard + expert / eshard;
-      const double unit = std::max(dense_layer + expert_layer, embedding / outside_parts);
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = adam_bytes * sharded;
       mem.step_bytes = 0.0;
@@ -224,8 +226,6 @@ MemoryUse memory_use(const Model& m, const Training& tr, const Strategy& s) {
       // 2023, Sec. 3.4, mixed precision). Plus the unit in use and the one prefetched: bf16
       // weights and fp32 gradients of two units, a unit being one layer or the embedding (ours,
       // after Zhao et al. 2023's one-unit prefetch).
-      const double sharded = dense / shard + expert / eshard;
-      const double unit = std::max(dense_layer + expert_layer, embedding / outside_parts);
       mem.weights_bytes = 2.0 * 2.0 * unit;
       mem.gradients_bytes = 4.0 * sharded + 2.0 * grad_bytes * unit;
       mem.optimizer_bytes = adam_bytes * sharded;

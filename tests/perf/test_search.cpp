@@ -189,6 +189,15 @@ TEST(Search, FastestOfShapeIsTheFirstFittingPlanOfThatShape) {
   whole.dp = 256;
   whole.interleave = 1;
   EXPECT_FALSE(fastest_of_shape(g.ctx, PlanOptions{}, whole).has_value());
+  // ...a shape the search does visit (valid strategies, none within the HBM), not one it refuses.
+  PlanOptions as_whole;
+  as_whole.pins.tp = 1;
+  as_whole.pins.pp = 1;
+  as_whole.pins.cp = 1;
+  as_whole.pins.dp = 256;
+  const PlanResult none_fit = plan(g.ctx, as_whole);
+  EXPECT_GT(none_fit.evaluated, 0);
+  EXPECT_EQ(none_fit.feasible, 0);
 }
 
 // A plan as railsim prints it reads back into the same knobs; what it leaves out stays unpinned.
