@@ -60,15 +60,20 @@ double dtype_peak_flops(const spec::GpuSpec& gpu, Dtype dtype) {
 GemmCaps make_gemm_caps(const spec::GpuSpec& gpu, Dtype dtype) {
   const spec::GpuEfficiency& e = gpu.eff;
   GemmCaps g;
-  // Below bf16 the GEMMs reach the fp8 fraction of the precision's peak: MXFP8 runs at the fp8
-  // rate. NVFP4 runs at the rate its GPU's published NVFP4-against-MXFP8 microbenchmark gives
-  // over the fp8 GEMMs' (gemm_bench_fp4_over_fp8); without one, at fp8's fraction of the fp4
-  // peak (ours).
+  // Below bf16 the GEMMs reach the fp8 fraction of the precision's peak. MXFP8 runs at the fp8
+  // rate times its GPU's published MXFP8-against-fp8 microbenchmark (gemm_bench_mx_over_fp8,
+  // the same kernels' times with inputs quantized beforehand), the fp8 rate without one. NVFP4
+  // runs at the rate its GPU's published NVFP4-against-MXFP8 microbenchmark gives over the
+  // MXFP8 GEMMs' (gemm_bench_fp4_over_fp8); without one, at fp8's fraction of the fp4 peak
+  // (ours).
   const bool low = spec::low_precision(dtype);
   const double frac = low && e.gemm_max_fp8 > 0 ? e.gemm_max_fp8 : e.gemm_max;
+  const double mx = e.gemm_bench_mx_over_fp8 > 0 ? e.gemm_bench_mx_over_fp8 : 1.0;
   g.peak_flops = dtype_peak_flops(gpu, dtype) * frac;
+  if (dtype == Dtype::mxfp8) g.peak_flops *= mx;
   if (dtype == Dtype::nvfp4 && e.gemm_bench_fp4_over_fp8 > 0)
-    g.peak_flops = std::min(g.peak_flops, gpu.peak_fp8_flops * frac * e.gemm_bench_fp4_over_fp8);
+    g.peak_flops =
+        std::min(g.peak_flops, gpu.peak_fp8_flops * frac * mx * e.gemm_bench_fp4_over_fp8);
   g.sms = static_cast<double>(e.sm_count);
   g.tile_m = static_cast<double>(e.tile_m);
   g.tile_n = static_cast<double>(e.tile_n);

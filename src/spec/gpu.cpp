@@ -77,6 +77,7 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     g.eff.gemm_bench_bf16 = zero_or("gemm_bench_bf16", kFraction);
     g.eff.gemm_bench_fp8 = zero_or("gemm_bench_fp8", kFraction);
     g.eff.gemm_bench_fp4_over_fp8 = zero_or("gemm_bench_fp4_over_fp8", Range::between(1.0, 16.0));
+    g.eff.gemm_bench_mx_over_fp8 = zero_or("gemm_bench_mx_over_fp8", Range::between(0.1, 2.0));
     e->finish();
   }
   g.source = o.source();

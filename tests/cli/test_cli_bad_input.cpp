@@ -98,6 +98,20 @@ TEST(CliBadInput, RatesBelowAnyPhysicalValueAreRefused) {
   expect_input_error("estimate --gpus 64 --json --gpu " + fp4,
                      "gpu.efficiency.gemm_bench_fp4_over_fp8", "expected a number >= 1");
   std::remove(fp4.c_str());
+  // An MXFP8-against-fp8 ratio is a fraction near 1: a negative one, or one that would make the
+  // block-scaled GEMMs 20x faster than the fp8 ones they share tensor cores with, is refused.
+  for (const char* bad : {"-0.9", "20"}) {
+    const std::string mx = railsim::test::write_temp_file(
+        "bad_input", "gpu_mx.json",
+        std::string(R"({"name": "g", "peak_bf16_tflops": 2250, "peak_fp8_tflops": 4500,)"
+                    R"( "peak_fp4_tflops": 9000, "hbm_gib": 180, "hbm_gbytes_per_s": 8000,)"
+                    R"( "hb_gbytes_per_s_per_direction": 900, "default_hb_domain": 8,)"
+                    R"( "nic_gbps": 400, "efficiency": {"gemm_bench_mx_over_fp8": )") +
+            bad + "}}");
+    expect_input_error("estimate --gpus 64 --json --dtype mxfp8 --stack nemo-perf-2025 --gpu " + mx,
+                       "gpu.efficiency.gemm_bench_mx_over_fp8", "expected a number");
+    std::remove(mx.c_str());
+  }
   expect_input_error("optimize --gpus 1024 --within 1 --nic-gbps 400,5e-324", "--nic-gbps",
                      "expected a number >= 1");
   std::remove(gpu.c_str());

@@ -16,32 +16,46 @@ TEST(Precision, EachRunsAtItsOwnPeakAndCastSize) {
   const spec::GpuSpec g = spec::load_gpu("GB300");
   const GemmCaps fp8 = make_gemm_caps(g, Dtype::fp8), mx = make_gemm_caps(g, Dtype::mxfp8),
                  fp4 = make_gemm_caps(g, Dtype::nvfp4), bf16 = make_gemm_caps(g, Dtype::bf16);
-  // MXFP8 runs at the fp8 rate; NVFP4 at the rate its chip's published NVFP4-against-MXFP8
-  // microbenchmark gives over it, 1.903x (Blackwell Ultra, Transformer Engine's GEMM profiling
-  // on B300), where the peaks are 3x apart (15 PF dense on GB300 against 5 PF fp8).
-  EXPECT_DOUBLE_EQ(mx.peak_flops, fp8.peak_flops);
+  // MXFP8 runs at the fp8 rate times its chip's published MXFP8-against-fp8 microbenchmark,
+  // 0.951 (Transformer Engine's GEMM profiling on B300, inputs quantized beforehand: FP8
+  // CurrentScaling 163.493 ms, MXFP8 171.869 ms); NVFP4 at the rate its NVFP4-against-MXFP8
+  // microbenchmark gives over MXFP8's, 1.903x (90.337 ms), where the peaks are 3x apart (15 PF
+  // dense on GB300 against 5 PF fp8).
+  EXPECT_DOUBLE_EQ(g.eff.gemm_bench_mx_over_fp8, 0.951);
+  EXPECT_NEAR(163.493 / 171.869, g.eff.gemm_bench_mx_over_fp8, 5e-4);
+  EXPECT_DOUBLE_EQ(mx.peak_flops / fp8.peak_flops, 0.951);
   EXPECT_DOUBLE_EQ(g.eff.gemm_bench_fp4_over_fp8, 1.903);
-  EXPECT_DOUBLE_EQ(fp4.peak_flops / fp8.peak_flops, 1.903);
+  EXPECT_DOUBLE_EQ(fp4.peak_flops / mx.peak_flops, 1.903);
   EXPECT_DOUBLE_EQ(g.peak_fp4_flops / g.peak_fp8_flops, 3.0);
-  // Without that microbenchmark (GB200: none published), fp8's fraction of the fp4 peak.
+  // Without an NVFP4 microbenchmark (GB200: none published), fp8's fraction of the fp4 peak;
+  // its MXFP8 GEMMs carry B300's ratio (the same tensor cores' block-scaled MMA, the transfer
+  // stated in its preset's efficiency source), and a GPU with no such figure runs MXFP8 at the fp8
+  // rate.
   const spec::GpuSpec gb200 = spec::load_gpu("GB200");
   ASSERT_DOUBLE_EQ(gb200.eff.gemm_bench_fp4_over_fp8, 0.0);
   EXPECT_DOUBLE_EQ(make_gemm_caps(gb200, Dtype::nvfp4).peak_flops,
                    gb200.peak_fp4_flops * gb200.eff.gemm_max_fp8);
+  EXPECT_DOUBLE_EQ(make_gemm_caps(gb200, Dtype::mxfp8).peak_flops,
+                   make_gemm_caps(gb200, Dtype::fp8).peak_flops * 0.951);
+  spec::GpuSpec plain = gb200;
+  plain.eff.gemm_bench_mx_over_fp8 = 0;
+  EXPECT_DOUBLE_EQ(make_gemm_caps(plain, Dtype::mxfp8).peak_flops,
+                   make_gemm_caps(plain, Dtype::fp8).peak_flops);
   EXPECT_DOUBLE_EQ(bf16.in_bytes, 2.0);
   EXPECT_DOUBLE_EQ(fp8.in_bytes, 1.0);
   EXPECT_DOUBLE_EQ(mx.in_bytes, 1.0 + 1.0 / 32);
   EXPECT_DOUBLE_EQ(fp4.in_bytes, 0.5 + 1.0 / 16);
-  // A large GEMM: NVFP4's forward is faster than fp8's, by less than the microbenchmark's ratio
-  // (the casts through HBM); MXFP8's block scales cost a little.
+  // A large GEMM: NVFP4's forward is faster than fp8's, by less than the microbenchmarks' ratio
+  // (the casts through HBM); MXFP8's is slower, by about the kernels' 5% and its block scales'
+  // bytes.
   double b8 = 0, bmx = 0, b4 = 0;
   const double t8 = gemm_fwd_bwd_time(fp8, 8192, 8192, 8192, &b8);
   const double tmx = gemm_fwd_bwd_time(mx, 8192, 8192, 8192, &bmx);
   const double t4 = gemm_fwd_bwd_time(fp4, 8192, 8192, 8192, &b4);
-  EXPECT_GT(tmx, t8);
-  EXPECT_LT(tmx, 1.01 * t8);
+  EXPECT_GT(tmx, 1.03 * t8);
+  EXPECT_LT(tmx, 1.06 * t8);
   EXPECT_LT(t4, t8 / 1.5);
-  EXPECT_GT(t4, t8 / 1.903);
+  EXPECT_GT(t4, t8 / (0.951 * 1.903));
   // The cast traffic: 2 + 2c bytes per input element through HBM (fp8: 4).
   const double m = 8192, k = 8192;
   EXPECT_NEAR(

@@ -40,9 +40,16 @@ struct GpuEfficiency {
   double gemm_bench_fp8 = 0;
   // A published microbenchmark of NVFP4 GEMMs against MXFP8 ones on the same shapes (kernels
   // alone, inputs quantized beforehand): how many times faster NVFP4 ran. NVFP4 GEMMs then reach
-  // that many times the fp8 GEMMs' rate, gemm_max_fp8 x this x peak_fp8 / peak_fp4 of the fp4
-  // peak; 0 when none is published: fp8's fraction of the fp4 peak (docs/model.md section 3).
+  // that many times the MXFP8 GEMMs' rate (below), gemm_max_fp8 x gemm_bench_mx_over_fp8 x this
+  // x peak_fp8 / peak_fp4 of the fp4 peak; 0 when none is published: fp8's fraction of the fp4
+  // peak (docs/model.md section 3).
   double gemm_bench_fp4_over_fp8 = 0;
+  // A published microbenchmark of MXFP8 GEMMs against per-tensor-scaled fp8 ones on the same
+  // shapes (kernels alone, inputs quantized beforehand): the fp8 kernels' time over the MXFP8
+  // kernels' (below 1: MXFP8 slower, its block scales read and applied in the main loop). MXFP8
+  // GEMMs, and the NVFP4 ones measured against them, reach that fraction of the fp8 GEMMs' rate;
+  // 0 when none is published: the fp8 rate (docs/model.md section 3).
+  double gemm_bench_mx_over_fp8 = 0;
 };
 
 struct GpuSpec {
