@@ -59,14 +59,17 @@ PerfInputs resolve_perf(const Args& a) {
 }
 
 // The user's own plan (--against) on each design, timed as estimate times it: its time, against
-// the design's best plan, and what decides between them (perf::explain_versus).
+// the design's best plan, and what decides between them (perf::explain_versus); where it does
+// not fit, the fastest plan of its split of the GPUs that does (perf::fastest_of_shape, as plan
+// --against says it), its time and how much slower than the design's best.
 void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Cluster& cluster,
                          const spec::NetworkDesign& base,
                          const std::vector<cost::DesignReport>& rows, const spec::Cluster& job,
                          const std::vector<sweep::DesignPlan>& plans) {
   const perf::Strategy s =
       perf::plan_from_text(in.model, in.training, *in.against, job, "--against");
-  std::vector<report::Cell> time, vs, why;
+  std::vector<report::Cell> time, vs, why, fits, fits_time, fits_vs;
+  const report::Cell none{report::Missing{}};
   for (std::size_t i = 0; i < rows.size(); ++i) {
     spec::NetworkDesign d = base;
     d.kind = rows[i].bom.design;
@@ -74,11 +77,20 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
     const perf::Plan mine{s, perf::estimate(ctx, s)};
     time.emplace_back(mine.time.iteration_time_s);
     const perf::Plan* best = plans[i].best ? &*plans[i].best : nullptr;
-    vs.push_back(
-        best ? report::Cell(100 * (mine.time.iteration_time_s / best->time.iteration_time_s - 1))
-             : report::Cell(report::Missing{}));
-    why.push_back(best ? report::Cell(perf::explain_versus(*best, mine, job.gpu.hbm_bytes))
-                       : report::Cell(report::Missing{}));
+    auto vs_best = [&](const perf::Plan& p) {
+      return best ? report::Cell(100 * (p.time.iteration_time_s / best->time.iteration_time_s - 1))
+                  : none;
+    };
+    vs.push_back(vs_best(mine));
+    why.push_back(best ? report::Cell(perf::explain_versus(*best, mine, job.gpu.hbm_bytes)) : none);
+    const std::optional<perf::Plan> instead =
+        mine.time.feasible ? std::nullopt : perf::fastest_of_shape(ctx, perf::PlanOptions{}, s);
+    fits.push_back(mine.time.feasible ? none
+                   : instead          ? report::Cell(perf::describe_for_people(instead->strategy))
+                                      : report::Cell(fmt::format("no plan of its shape ({}) fits",
+                                                                 perf::describe_degrees(s))));
+    fits_time.push_back(instead ? report::Cell(instead->time.iteration_time_s) : none);
+    fits_vs.push_back(instead ? vs_best(*instead) : none);
   }
   t.add_column({.name = "against_plan", .label = "your plan"},
                std::vector<report::Cell>(rows.size(), report::Cell(perf::describe_for_people(s))));
@@ -96,6 +108,21 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
                 .style = report::Style::signed_},
                std::move(vs));
   t.add_column({.name = "against_why", .label = "what decides"}, std::move(why));
+  t.add_column({.name = "against_fits_instead", .label = "fits instead (your split)"},
+               std::move(fits));
+  t.add_column({.name = "against_fits_instead_time_s",
+                .label = "its time",
+                .type = report::Type::real,
+                .unit = "s",
+                .precision = 3},
+               std::move(fits_time));
+  t.add_column({.name = "against_fits_instead_vs_best_pct",
+                .label = "it vs best",
+                .type = report::Type::real,
+                .unit = "%",
+                .precision = 2,
+                .style = report::Style::signed_},
+               std::move(fits_vs));
 }
 
 // The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is
@@ -337,7 +364,8 @@ std::vector<Field> performance_fields() {
   f.push_back(text_field("against", "--against",
                          "Your own plan on each design, as railsim prints plans (\"tp8 pp16 "
                          "dp128\", knobs optional): its time against the design's best plan and "
-                         "what decides between them"));
+                         "what decides between them; where it does not fit, the fastest plan of "
+                         "its split of the GPUs that does"));
   f.push_back(train_tokens_field());
   f.push_back(flag_field("no_perf", "--no-perf", "Cost and power only: skip the best-plan search"));
   return f;

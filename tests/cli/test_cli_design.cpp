@@ -324,6 +324,43 @@ TEST(CliCompare, AgainstTimesTheUsersPlanOnEachDesign) {
                                                            0),
               0u);
   }
+  // A plan that fits leaves the "fits instead" columns empty.
+  for (const auto& row : d)
+    for (const char* col : {"against_fits_instead", "against_fits_instead_time_s",
+                            "against_fits_instead_vs_best_pct"})
+      EXPECT_TRUE(row[col].is_null()) << col;
+  // One that does not fit (104 GiB of 80 without recomputation) gets, on each design, the fastest
+  // plan of its split of the GPUs that fits, as plan --against finds it on that design: slower
+  // than the design's best, faster than the plan that does not fit. A split where nothing fits
+  // says so.
+  const auto oom = run_cli("compare" + job + "--against 'tp4 pp4 dp64 mb2 none' --json");
+  ASSERT_EQ(oom.code, 0) << oom.err;
+  for (const auto& row : Json::parse(oom.out)["designs"]) {
+    const std::string design = row["design"].get<std::string>();
+    EXPECT_EQ(row["against_why"].get<std::string>().rfind("it does not fit", 0), 0u) << design;
+    const auto p =
+        run_cli("plan" + job + "--design " + design + " --against 'tp4 pp4 dp64 mb2 none' --json");
+    ASSERT_EQ(p.code, 0) << p.err;
+    const Json f = Json::parse(p.out)["against"]["fits_instead"];
+    ASSERT_TRUE(f.is_object()) << design;
+    EXPECT_DOUBLE_EQ(row["against_fits_instead_time_s"].get<double>(),
+                     f["iteration_time_s"].get<double>())
+        << design;
+    EXPECT_NEAR(row["against_fits_instead_vs_best_pct"].get<double>(),
+                f["vs_best_pct"].get<double>(), 1e-9)
+        << design;
+    EXPECT_GT(row["against_fits_instead_vs_best_pct"].get<double>(), 0.0) << design;
+    EXPECT_LT(row["against_fits_instead_time_s"].get<double>(),
+              row["against_iteration_time_s"].get<double>())
+        << design;
+    EXPECT_EQ(row["against_fits_instead"].get<std::string>().rfind("tp4 pp4 dp64; ", 0), 0u);
+  }
+  const auto none = run_cli("compare" + job + "--against 'tp2 pp1 dp512 none' --json");
+  ASSERT_EQ(none.code, 0) << none.err;
+  for (const auto& row : Json::parse(none.out)["designs"]) {
+    EXPECT_EQ(row["against_fits_instead"], "no plan of its shape (tp2 pp1 dp512) fits");
+    EXPECT_TRUE(row["against_fits_instead_time_s"].is_null());
+  }
   railsim::test::expect_field_error("compare" + job + "--against 'tp3 pp8'", "--against");
   railsim::test::expect_field_error("compare --gpus 1024 --no-perf --against 'tp8 pp8'",
                                     "--against");
