@@ -92,37 +92,22 @@ void add_against_columns(report::Table& t, const PerfInputs& in, const spec::Clu
     fits_time.push_back(instead ? report::Cell(instead->time.iteration_time_s) : none);
     fits_vs.push_back(instead ? vs_best(*instead) : none);
   }
+  auto signed_pct = [](std::string name, std::string label) {
+    report::Column c = report::real_column(std::move(name), std::move(label), "%", 2);
+    c.style = report::Style::signed_;
+    return c;
+  };
   t.add_column({.name = "against_plan", .label = "your plan"},
                std::vector<report::Cell>(rows.size(), report::Cell(perf::describe_for_people(s))));
-  t.add_column({.name = "against_iteration_time_s",
-                .label = "your plan's time",
-                .type = report::Type::real,
-                .unit = "s",
-                .precision = 3},
+  t.add_column(report::real_column("against_iteration_time_s", "your plan's time", "s", 3),
                std::move(time));
-  t.add_column({.name = "against_vs_best_pct",
-                .label = "yours vs best",
-                .type = report::Type::real,
-                .unit = "%",
-                .precision = 2,
-                .style = report::Style::signed_},
-               std::move(vs));
+  t.add_column(signed_pct("against_vs_best_pct", "yours vs best"), std::move(vs));
   t.add_column({.name = "against_why", .label = "what decides"}, std::move(why));
   t.add_column({.name = "against_fits_instead", .label = "fits instead (your split)"},
                std::move(fits));
-  t.add_column({.name = "against_fits_instead_time_s",
-                .label = "its time",
-                .type = report::Type::real,
-                .unit = "s",
-                .precision = 3},
+  t.add_column(report::real_column("against_fits_instead_time_s", "its time", "s", 3),
                std::move(fits_time));
-  t.add_column({.name = "against_fits_instead_vs_best_pct",
-                .label = "it vs best",
-                .type = report::Type::real,
-                .unit = "%",
-                .precision = 2,
-                .style = report::Style::signed_},
-               std::move(fits_vs));
+  t.add_column(signed_pct("against_fits_instead_vs_best_pct", "it vs best"), std::move(fits_vs));
 }
 
 // The best plan of each design as columns of `t`, whose rows are `rows` in order (each design is
