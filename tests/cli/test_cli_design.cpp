@@ -335,7 +335,8 @@ TEST(CliCompare, AgainstTimesTheUsersPlanOnEachDesign) {
   // says so.
   const auto oom = run_cli("compare" + job + "--against 'tp4 pp4 dp64 mb2 none' --json");
   ASSERT_EQ(oom.code, 0) << oom.err;
-  for (const auto& row : Json::parse(oom.out)["designs"]) {
+  const Json oom_doc = Json::parse(oom.out);  // named: the loop must not range over a temporary
+  for (const auto& row : oom_doc["designs"]) {
     const std::string design = row["design"].get<std::string>();
     EXPECT_EQ(row["against_why"].get<std::string>().rfind("it does not fit", 0), 0u) << design;
     const auto p =
@@ -357,7 +358,8 @@ TEST(CliCompare, AgainstTimesTheUsersPlanOnEachDesign) {
   }
   const auto none = run_cli("compare" + job + "--against 'tp2 pp1 dp512 none' --json");
   ASSERT_EQ(none.code, 0) << none.err;
-  for (const auto& row : Json::parse(none.out)["designs"]) {
+  const Json none_doc = Json::parse(none.out);
+  for (const auto& row : none_doc["designs"]) {
     EXPECT_EQ(row["against_fits_instead"], "no plan of its shape (tp2 pp1 dp512) fits");
     EXPECT_TRUE(row["against_fits_instead_time_s"].is_null());
   }
