@@ -280,28 +280,36 @@ double mla_kv_up_width(const Model& m) {
 // bottleneck (or straight from h), the kv latent and rotary key from h, K and V up from the latent;
 // the down-projections run whole on every TP rank and the up-projections split by heads (ours, as
 // Megatron-Core's MLA). At most four, in a fixed array (no allocation on the search's path).
+struct QkvGemm {
+  double n = 0, k = 0;
+  bool up = false;  // an MLA up-projection (from a latent)
+};
 struct QkvGemms {
-  std::array<std::pair<double, double>, 4> nk{};  // (n, k) of each GEMM
+  std::array<QkvGemm, 4> gemm{};
   int count = 0;
+  const QkvGemm* begin() const { return gemm.data(); }
+  const QkvGemm* end() const { return gemm.data() + count; }
 };
 
 QkvGemms qkv_gemms(const Model& m, double t) {
   const double h = static_cast<double>(m.hidden);
   QkvGemms g;
-  auto add = [&](double n, double k) { g.nk[static_cast<std::size_t>(g.count++)] = {n, k}; };
+  auto add = [&](double n, double k, bool up) {
+    g.gemm[static_cast<std::size_t>(g.count++)] = {n, k, up};
+  };
   if (!m.is_mla()) {
-    add((m.q_width() + m.k_width() + m.v_width()) / t, h);
+    add((m.q_width() + m.k_width() + m.v_width()) / t, h, false);
     return g;
   }
   const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
   if (ql > 0) {
-    add(ql, h);
-    add(m.q_width() / t, ql);
+    add(ql, h, false);
+    add(m.q_width() / t, ql, true);
   } else {
-    add(m.q_width() / t, h);
+    add(m.q_width() / t, h, false);
   }
-  add(kl + static_cast<double>(m.qk_rope_head_dim), h);
-  add(mla_kv_up_width(m) / t, kl);
+  add(kl + static_cast<double>(m.qk_rope_head_dim), h, false);
+  add(mla_kv_up_width(m) / t, kl, true);
   return g;
 }
 
@@ -311,33 +319,21 @@ QkvGemms qkv_gemms(const Model& m, double t) {
 double attention_gemms(const GemmCaps& gc, const Model& m, double T, double t, double* bwd) {
   const double h = static_cast<double>(m.hidden);
   const double proj = gemm_fwd_bwd_time(gc, T, h, m.attn_out_width() / t, bwd);
-  const QkvGemms g = qkv_gemms(m, t);
   double qkv = 0;
-  for (int i = 0; i < g.count; ++i) {
-    const auto [n, k] = g.nk[static_cast<std::size_t>(i)];
-    qkv += gemm_fwd_bwd_time(gc, T, n, k, bwd);
-  }
+  for (const QkvGemm& q : qkv_gemms(m, t)) qkv += gemm_fwd_bwd_time(gc, T, q.n, q.k, bwd);
   return qkv + proj;
 }
 
-// The forward time of a layer's Q, K and V projections (qkv_gemms), which Recompute::qkv keeps.
-double qkv_projections(const GemmCaps& gc, const Model& m, double T, double t) {
-  const QkvGemms g = qkv_gemms(m, t);
-  double time = 0;
-  for (int i = 0; i < g.count; ++i) {
-    const auto [n, k] = g.nk[static_cast<std::size_t>(i)];
-    time += gemm_time(gc, T, n, k);
-  }
-  return time;
-}
+// Which of qkv_gemms a forward time counts: all of them (what Recompute::qkv keeps), or MLA's
+// up-projections alone (Q from its latent where it has one, K and V from the kv latent; none
+// without MLA), which Stack::recompute_up_projections runs again in the backward pass.
+enum class QkvPart { all, up_projections };
 
-// The forward time of MLA's up-projections (Q from its latent where it has one, K and V from the
-// kv latent), which Stack::recompute_up_projections runs again in the backward pass.
-double mla_up_projections(const GemmCaps& gc, const Model& m, double T, double t) {
-  if (!m.is_mla()) return 0.0;
-  const double ql = static_cast<double>(m.q_lora_rank), kl = static_cast<double>(m.kv_lora_rank);
-  return (ql > 0 ? gemm_time(gc, T, m.q_width() / t, ql) : 0.0) +
-         gemm_time(gc, T, mla_kv_up_width(m) / t, kl);
+double qkv_forward(const GemmCaps& gc, const Model& m, double T, double t, QkvPart part) {
+  double time = 0;
+  for (const QkvGemm& q : qkv_gemms(m, t))
+    if (part == QkvPart::all || q.up) time += gemm_time(gc, T, q.n, q.k);
+  return time;
 }
 
 // Stage 1, compute: one micro-batch through the fullest pipeline stage's layers, seconds.
@@ -538,8 +534,8 @@ Recomputed recomputed(const EstimateContext& ctx, const Strategy& s, const detai
     // again, but for what the backward does not use: XLA keeps of the recomputation only what
     // the layer's gradients need (JAX's remat drops dead code), and no gradient needs the
     // output of the FFN's down projection, FC2, dense, shared or per expert (ours).
-    double skipped =
-        st.layers * qkv_projections(gc, m, T, t) + st.dense_layers * gemm_time(gc, T, h, d.ffn / t);
+    double skipped = st.layers * qkv_forward(gc, m, T, t, QkvPart::all) +
+                     st.dense_layers * gemm_time(gc, T, h, d.ffn / t);
     if (m.is_moe()) {
       double fc2 =
           d.local_experts *
@@ -558,7 +554,8 @@ Recomputed recomputed(const EstimateContext& ctx, const Strategy& s, const detai
     const spec::Stack& k = ctx.training.stack;
     const double kernel_gap = ctx.cluster->gpu.eff.kernel_gap_s;
     if (k.recompute_norms) r.time += st.layers * (4.0 * ew.hidden_bytes / hbm + 2.0 * kernel_gap);
-    if (k.recompute_up_projections) r.time += st.layers * mla_up_projections(gc, m, T, t);
+    if (k.recompute_up_projections)
+      r.time += st.layers * qkv_forward(gc, m, T, t, QkvPart::up_projections);
     if (k.moe_swiglu_recompute) r.time += st.moe_layers * ew.moe_bytes / hbm;
   }
   return r;

@@ -109,7 +109,8 @@ TEST(CliBadInput, RatesBelowAnyPhysicalValueAreRefused) {
                     R"( "nic_gbps": 400, "efficiency": {"gemm_bench_mx_over_fp8": )") +
             bad + "}}");
     expect_input_error("estimate --gpus 64 --json --dtype mxfp8 --stack nemo-perf-2025 --gpu " + mx,
-                       "gpu.efficiency.gemm_bench_mx_over_fp8", "expected a number");
+                       "gpu.efficiency.gemm_bench_mx_over_fp8",
+                       "expected a number >= 0.1 and <= 2");
     std::remove(mx.c_str());
   }
   expect_input_error("optimize --gpus 1024 --within 1 --nic-gbps 400,5e-324", "--nic-gbps",
