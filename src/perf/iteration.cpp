@@ -59,7 +59,8 @@ constexpr double kEagerLayerKernels = 32.0;
 // A fused (flash) attention backward runs at 0.86 of its forward's FLOP rate: on H100 SXM5 at
 // head dimension 128 and 8K tokens, backward against forward, FlashAttention-2 318 vs 370
 // TFLOP/s, cuDNN 518 vs 600 and FlashAttention-3 559 vs 646 (Shah et al. 2024,
-// FlashAttention-3, benchmarks of Sec. 4.1): 0.86 each.
+// FlashAttention-3, benchmarks of Sec. 4.1): 0.86 each. A GPU preset with a backward fraction
+// of its own (GpuEfficiency::flash_attention_bwd, measured) uses that instead.
 constexpr double kFlashBwdRate = 0.86;
 
 // Element-wise bytes per token of one layer of TorchTitan's Llama block in eager PyTorch (ours,
@@ -389,6 +390,7 @@ LayerGemms layer_gemms(const GemmCaps& gc, const Model& m, const Dims& d) {
 struct AttentionCore {
   double fwd = 0;
   double score_bytes = 0;
+  double bwd_ratio = 2.0;  // the backward's seconds per forward second
 };
 
 AttentionCore attention_core(const EstimateContext& ctx, const Dims& d) {
@@ -409,9 +411,13 @@ AttentionCore attention_core(const EstimateContext& ctx, const Dims& d) {
   // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
   // fraction of peak (gemm_max when not given).
   const double fused_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
-  const double flash_eff = ctx.training.stack.fa2_attention && e.flash_attention_fa2 > 0
-                               ? e.flash_attention_fa2
-                               : fused_eff;
+  const bool fa2 = ctx.training.stack.fa2_attention && e.flash_attention_fa2 > 0;
+  const double flash_eff = fa2 ? e.flash_attention_fa2 : fused_eff;
+  // Its backward: 2.5 x the forward's FLOPs (it recomputes the scores; Dao 2023) at the
+  // preset's measured backward fraction of that kernel, else at 0.86 of the forward's rate.
+  const double bwd_eff = fa2 ? e.flash_attention_fa2_bwd : e.flash_attention_bwd;
+  if (ctx.training.flash_attention)
+    core.bwd_ratio = bwd_eff > 0 ? 2.5 * flash_eff / bwd_eff : 2.5 / kFlashBwdRate;
   // A fused kernel skips the keys outside a sliding window too (the layers' average share of the
   // causal work, Model::attention_share); unfused attention computes the whole masked s x s.
   core.fwd = ctx.training.flash_attention
@@ -587,8 +593,8 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // Backward: the input- and weight-gradient GEMMs of each forward GEMM (above), two attention
   // cores per forward one, the element-wise backward (above); twice the kernels.
   // FlashAttention's backward recomputes the scores: 2.5 x its forward's FLOPs (Dao 2023), run
-  // at 0.86 of the forward's FLOP rate (kFlashBwdRate).
-  const double attn_bwd_ratio = flash ? 2.5 / kFlashBwdRate : 2.0;
+  // at its own fraction of peak (attention_core); unfused, twice the forward's GEMMs.
+  const double attn_bwd_ratio = core.bwd_ratio;
   out.bwd = bwd_gemm + attn_bwd_ratio * fwd_attn + ew.bwd + 2.0 * fwd_gaps;
   // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
   // the backward GEMM time is weight gradients (ours); attention and element-wise backward

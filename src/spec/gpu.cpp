@@ -67,6 +67,8 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     g.eff.attention = e->number_or("attention", g.eff.attention, kFraction);
     g.eff.flash_attention = zero_or("flash_attention", kFraction);
     g.eff.flash_attention_fa2 = zero_or("flash_attention_fa2", kFraction);
+    g.eff.flash_attention_bwd = zero_or("flash_attention_bwd", kFraction);
+    g.eff.flash_attention_fa2_bwd = zero_or("flash_attention_fa2_bwd", kFraction);
     g.eff.kernel_gap_s =
         e->number_or("kernel_gap_s", g.eff.kernel_gap_s, Range::non_negative(1e-2));
     g.eff.hbm = e->number_or("hbm", g.eff.hbm, kFraction);

@@ -113,6 +113,21 @@ TEST(CliBadInput, RatesBelowAnyPhysicalValueAreRefused) {
                        "expected a number >= 0.1 and <= 2");
     std::remove(mx.c_str());
   }
+  // An attention backward's fraction of peak is a fraction: 1.5 or -0.4 is refused by name; a
+  // tiny one (1e-9, which would make the backward take years) too.
+  for (const char* key : {"flash_attention_bwd", "flash_attention_fa2_bwd"})
+    for (const char* bad : {"1.5", "-0.4", "1e-9"}) {
+      const std::string bwd = railsim::test::write_temp_file(
+          "bad_input", "gpu_bwd.json",
+          std::string(R"({"name": "g", "peak_bf16_tflops": 989, "hbm_gib": 80,)"
+                      R"( "hbm_gbytes_per_s": 3350, "hb_gbytes_per_s_per_direction": 450,)"
+                      R"( "default_hb_domain": 8, "nic_gbps": 400, "efficiency": {")") +
+              key + "\": " + bad + "}}");
+      expect_input_error("estimate --gpus 64 --json --gpu " + bwd,
+                         std::string("gpu.efficiency.") + key,
+                         "expected a number >= 0.01 and <= 1");
+      std::remove(bwd.c_str());
+    }
   expect_input_error("optimize --gpus 1024 --within 1 --nic-gbps 400,5e-324", "--nic-gbps",
                      "expected a number >= 1");
   std::remove(gpu.c_str());

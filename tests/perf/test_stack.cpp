@@ -355,6 +355,45 @@ TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
               core_flops / 989e12 * (1.0 / 0.35 - 1.0 / 0.55), 1e-9);
 }
 
+// A preset that measured its attention's backward runs it at that fraction, for each kernel: on
+// B200 cuDNN's 0.521 forward and 0.419 backward, PyTorch's FlashAttention-2 0.166 and 0.133 (of
+// 2,250 TFLOP/s; NVIDIA's cuDNN frontend SDPA benchmark), not 0.86 of the forward's rate. The
+// same job on TorchTitan (FA2) and on fsdp-2024 (fused) then differs by exactly the two kernels'
+// forward and backward times.
+TEST(Stack, MeasuredAttentionBackwardRunsAtItsOwnFraction) {
+  const Model m = load_model("Llama-3-8B");
+  const spec::Cluster c = test::cluster("B200", 8, 8);
+  ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention, 0.521);
+  ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_bwd, 0.419);
+  ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2, 0.166);
+  ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2_bwd, 0.133);
+  Strategy s{.dp = 8};
+  s.recompute = Recompute::selective;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
+  auto compute = [&](const char* stack, const spec::Cluster& cl) {
+    const Stack st = load_stack(stack);
+    return estimate(m, make_training(8, 8192, st, {}, {}, st.knobs.compile), s, cl, d)
+        .breakdown.compute_s;
+  };
+  const double seq = 8192, h = 4096;
+  const double fwd_flops = 0.5 * 4.0 * seq * seq * h * 32.0;  // causal, 32 layers
+  const double peak = 2250e12;
+  EXPECT_NEAR(compute("torchtitan-2024", c) - compute("fsdp-2024", c),
+              fwd_flops / peak * (1.0 / 0.166 - 1.0 / 0.521) +
+                  2.5 * fwd_flops / peak * (1.0 / 0.133 - 1.0 / 0.419),
+              1e-9);
+  // Without the backward fractions, 0.86 of each forward's rate, as on H100.
+  spec::Cluster plain = c;
+  plain.gpu.eff.flash_attention_bwd = 0;
+  plain.gpu.eff.flash_attention_fa2_bwd = 0;
+  EXPECT_NEAR(compute("torchtitan-2024", plain) - compute("fsdp-2024", plain),
+              (1.0 + 2.5 / 0.86) * fwd_flops / peak * (1.0 / 0.166 - 1.0 / 0.521), 1e-9);
+  EXPECT_NEAR(compute("fsdp-2024", c) - compute("fsdp-2024", plain),
+              2.5 * fwd_flops / peak * (1.0 / 0.419 - 1.0 / (0.86 * 0.521)), 1e-9);
+}
+
 // FSDP under pipeline parallelism: PyTorch's pipeline stage turns FSDP's gradient sync and
 // resharding off for every micro-batch and reduce-scatters once after the stage's last backward,
 // and TorchTitan keeps the gathered weights across micro-batches. So the memory and the traffic
