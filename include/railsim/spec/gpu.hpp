@@ -29,7 +29,7 @@ struct GpuEfficiency {
   // The backward kernels' fraction of peak, for each of the two (of the 2.5x forward FLOPs they
   // run, Dao 2023); 0: 0.86 of the forward's, as FlashAttention-2, cuDNN and FlashAttention-3
   // all measure on H100 (Shah et al. 2024). A published attention microbenchmark of the GPU sets
-  // them where the ratio differs (Blackwell: 0.76 to 0.82, docs/model.md section 3).
+  // them where the ratio differs (Blackwell: 0.76 to 0.81, docs/model.md section 3).
   double flash_attention_bwd = 0;
   double flash_attention_fa2_bwd = 0;
   double hbm = 0.80;                   // fraction of HBM bandwidth reached by element-wise kernels
