@@ -44,6 +44,20 @@ bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
     return false;
   return true;
 }
+
+// The computation seconds of Llama 3 8B on 8 GPUs of `c` under `stack` (DP 8, one 8,192-token
+// sequence per GPU, selective recompute): the job the attention-kernel tests compare across
+// stacks whose only difference on it is the attention kernel.
+double llama8b_compute_s(const char* stack, const spec::Cluster& c) {
+  Strategy s{.dp = 8};
+  s.recompute = Recompute::selective;
+  s.dist_opt = true;
+  s.dp_overlap = true;
+  const Stack st = load_stack(stack);
+  return estimate(load_model("Llama-3-8B"), make_training(8, 8192, st, {}, {}, st.knobs.compile), s,
+                  c, test::design(spec::DesignKind::rail_optimized))
+      .breakdown.compute_s;
+}
 }  // namespace
 
 TEST(Stack, ValidateNamesTheKnobTheStackLacks) {
@@ -331,27 +345,16 @@ TEST(Stack, Bf16GradientsHalveTheReductionAndFollowMegatronsMemoryTable) {
 // attention core takes 0.55 / 0.35 as long; nothing else changes (TorchTitan under torch.compile,
 // whose element-wise kernels are fused as fsdp-2024's).
 TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
-  const Model m = load_model("Llama-3-8B");
   const spec::Cluster c = test::cluster("H100-SXM", 8, 8);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention, 0.55);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2, 0.35);
-  Strategy s{.dp = 8};
-  s.recompute = Recompute::selective;
-  s.dist_opt = true;
-  s.dp_overlap = true;
-  const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
-  auto compute = [&](const char* stack, std::int64_t seq) {
-    const Stack st = load_stack(stack);
-    return estimate(m, make_training(8, seq, st, {}, {}, st.knobs.compile), s, c, d)
-        .breakdown.compute_s;
-  };
   // Only the attention core differs: forward 0.5 x 4 T s h / t FLOPs per layer (causal flash,
   // docs/model.md section 3) and 2.5 x that backward at 0.86 of the forward's rate, at the
   // kernel's fraction of the bf16 peak; one micro-batch of one 8,192-token sequence per GPU, 32
   // layers.
   const double seq = 8192, h = 4096;
   const double core_flops = (1.0 + 2.5 / 0.86) * 0.5 * 4.0 * seq * seq * h * 32.0;
-  EXPECT_NEAR(compute("torchtitan-2024", 8192) - compute("fsdp-2024", 8192),
+  EXPECT_NEAR(llama8b_compute_s("torchtitan-2024", c) - llama8b_compute_s("fsdp-2024", c),
               core_flops / 989e12 * (1.0 / 0.35 - 1.0 / 0.55), 1e-9);
 }
 
@@ -361,22 +364,12 @@ TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
 // same job on TorchTitan (FA2) and on fsdp-2024 (fused) then differs by exactly the two kernels'
 // forward and backward times.
 TEST(Stack, MeasuredAttentionBackwardRunsAtItsOwnFraction) {
-  const Model m = load_model("Llama-3-8B");
   const spec::Cluster c = test::cluster("B200", 8, 8);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention, 0.521);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_bwd, 0.419);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2, 0.166);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2_bwd, 0.133);
-  Strategy s{.dp = 8};
-  s.recompute = Recompute::selective;
-  s.dist_opt = true;
-  s.dp_overlap = true;
-  const spec::NetworkDesign d = test::design(spec::DesignKind::rail_optimized);
-  auto compute = [&](const char* stack, const spec::Cluster& cl) {
-    const Stack st = load_stack(stack);
-    return estimate(m, make_training(8, 8192, st, {}, {}, st.knobs.compile), s, cl, d)
-        .breakdown.compute_s;
-  };
+  const auto compute = llama8b_compute_s;
   const double seq = 8192, h = 4096;
   const double fwd_flops = 0.5 * 4.0 * seq * seq * h * 32.0;  // causal, 32 layers
   const double peak = 2250e12;
