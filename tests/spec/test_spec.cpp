@@ -81,6 +81,38 @@ TEST(Presets, GpusWithoutMicrobenchmarksCarryH100sFractionsAsTheyAre) {
   EXPECT_GE(carried, 1);  // GH200
 }
 
+// The Blackwell presets' attention fractions are the TFLOP/s NVIDIA's cuDNN frontend SDPA
+// benchmark measured (Llama 3.1's attention, causal, 8,192 tokens, BF16; cuDNN forward and
+// backward, then PyTorch's FlashAttention-2) over each chip's BF16 peak, to the thousandth; B300
+// carries GB300's (the same chip). H100-class presets keep no backward fraction (0.86 of the
+// forward's rate).
+TEST(Presets, BlackwellAttentionFractionsAreTheirMicrobenchmarkOverThePeak) {
+  struct Measured {
+    const char* gpu;
+    double fwd, bwd, fa2_fwd, fa2_bwd;  // TFLOP/s
+  };
+  for (const Measured& m : {Measured{"B200", 1171.278, 942.509, 373.392, 298.867},
+                            Measured{"GB200", 1584, 1211, 414, 338},
+                            Measured{"GB300", 1495.674, 1130.076, 410.579, 330.096}}) {
+    const auto g = spec::load_gpu(m.gpu);
+    const double peak = g.peak_bf16_flops / 1e12;
+    EXPECT_NEAR(g.eff.flash_attention, m.fwd / peak, 5e-4) << m.gpu;
+    EXPECT_NEAR(g.eff.flash_attention_bwd, m.bwd / peak, 5e-4) << m.gpu;
+    EXPECT_NEAR(g.eff.flash_attention_fa2, m.fa2_fwd / peak, 5e-4) << m.gpu;
+    EXPECT_NEAR(g.eff.flash_attention_fa2_bwd, m.fa2_bwd / peak, 5e-4) << m.gpu;
+  }
+  const auto b300 = spec::load_gpu("B300"), gb300 = spec::load_gpu("GB300");
+  EXPECT_DOUBLE_EQ(b300.eff.flash_attention, gb300.eff.flash_attention);
+  EXPECT_DOUBLE_EQ(b300.eff.flash_attention_bwd, gb300.eff.flash_attention_bwd);
+  EXPECT_DOUBLE_EQ(b300.eff.flash_attention_fa2, gb300.eff.flash_attention_fa2);
+  EXPECT_DOUBLE_EQ(b300.eff.flash_attention_fa2_bwd, gb300.eff.flash_attention_fa2_bwd);
+  for (const char* hopper : {"H100-SXM", "H100-SXM-96GB", "H200", "H800", "GH200"}) {
+    const auto g = spec::load_gpu(hopper);
+    EXPECT_EQ(g.eff.flash_attention_bwd, 0.0) << hopper;
+    EXPECT_EQ(g.eff.flash_attention_fa2_bwd, 0.0) << hopper;
+  }
+}
+
 TEST(Presets, UnknownPresetListsTheValidOnes) {
   try {
     spec::load_gpu("Z100");
