@@ -594,14 +594,13 @@ StageCompute stage_compute(const EstimateContext& ctx, const Strategy& s,
   // cores per forward one, the element-wise backward (above); twice the kernels.
   // FlashAttention's backward recomputes the scores: 2.5 x its forward's FLOPs (Dao 2023), run
   // at its own fraction of peak (attention_core); unfused, twice the forward's GEMMs.
-  const double attn_bwd_ratio = core.bwd_ratio;
-  out.bwd = bwd_gemm + attn_bwd_ratio * fwd_attn + ew.bwd + 2.0 * fwd_gaps;
+  out.attn_bwd = core.bwd_ratio * fwd_attn;
+  out.bwd = bwd_gemm + out.attn_bwd + ew.bwd + 2.0 * fwd_gaps;
   // Each forward GEMM has an input-gradient and a weight-gradient GEMM of the same FLOPs: half
   // the backward GEMM time is weight gradients (ours); attention and element-wise backward
   // kernels are input gradients.
   out.wgrad = 0.5 * bwd_gemm;
   out.attn_fwd = fwd_attn;
-  out.attn_bwd = attn_bwd_ratio * fwd_attn;
   out.moe_fwd = L_moe * g.moe;
   out.moe_bwd = L_moe * g.moe_bwd;
   const Recomputed r = recomputed(ctx, s, st, d, out.fwd, core, ew, fwd_gaps);

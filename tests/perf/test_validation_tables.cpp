@@ -1348,8 +1348,10 @@ TEST(ValidationTables, AttentionCarriesLittleOfGb300sLeadOverGb200) {
   // Half the fractions double every fused attention kernel's time and nothing else.
   const double attention = time_with(0.5) - t;
   EXPECT_NEAR(attention / t, 0.21, 0.01);
-  const double pair_ratio = (1.336 + 4.090) / (1.105 + 3.797);
-  EXPECT_NEAR(pair_ratio, 1.107, 0.001);
+  // The pair's ratio from the benchmark's four times, as docs/validation.md quotes it (a check of
+  // the transcription, so at compile time).
+  constexpr double pair_ratio = (1.336 + 4.090) / (1.105 + 3.797);
+  static_assert(pair_ratio > 1.106 && pair_ratio < 1.108);
   const double attention_gain = t / (t - attention * (1.0 - 1.0 / pair_ratio));
   EXPECT_LT(attention_gain, 1.03);
   const auto tables = validation_tables();
