@@ -62,6 +62,11 @@ constexpr double kEagerLayerKernels = 32.0;
 // FlashAttention-3, benchmarks of Sec. 4.1): 0.86 each. A GPU preset with a backward fraction
 // of its own (GpuEfficiency::flash_attention_bwd, measured) uses that instead.
 constexpr double kFlashBwdRate = 0.86;
+// FlashAttention-1-class kernels run at half FlashAttention-2's rate: "around 2x speedup
+// compared to FlashAttention", 25-40% of A100's peak against 50-73% (Dao 2023, FlashAttention-2,
+// abstract); the Triton port that LLM Foundry ran is, forward and backward together, "slightly
+// slower" than the CUDA one (flash-attention repository, flash_attn/flash_attn_triton.py).
+constexpr double kFa1OverFa2 = 0.5;
 
 // Element-wise bytes per token of one layer of TorchTitan's Llama block in eager PyTorch (ours,
 // counted from torchtitan/models/llama/model.py and norms.py, 2024, and the backward formulas of
@@ -411,11 +416,19 @@ AttentionCore attention_core(const EstimateContext& ctx, const Dims& d) {
   // skips half the work (Dao 2023, FlashAttention-2); it runs at the preset's flash_attention
   // fraction of peak (gemm_max when not given).
   const double fused_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
-  const bool fa2 = ctx.training.stack.fa2_attention && e.flash_attention_fa2 > 0;
-  const double flash_eff = fa2 ? e.flash_attention_fa2 : fused_eff;
+  const spec::AttentionKernel kernel = ctx.training.stack.attention_kernel;
+  const bool fa2 = kernel != spec::AttentionKernel::fused && e.flash_attention_fa2 > 0;
+  const double fa2_eff = fa2 ? e.flash_attention_fa2 : fused_eff;
   // Its backward: 2.5 x the forward's FLOPs (it recomputes the scores; Dao 2023) at the
   // preset's measured backward fraction of that kernel, else at 0.86 of the forward's rate.
-  const double bwd_eff = fa2 ? e.flash_attention_fa2_bwd : e.flash_attention_bwd;
+  double bwd_eff = fa2 ? e.flash_attention_fa2_bwd : e.flash_attention_bwd;
+  double flash_eff = fa2_eff;
+  // A FlashAttention-1-class kernel: the preset's own fraction, else half FlashAttention-2's
+  // (Dao 2023), its backward slowed alike (the two kernels' backward-to-forward ratio the same).
+  if (kernel == spec::AttentionKernel::fa1) {
+    flash_eff = e.flash_attention_fa1 > 0 ? e.flash_attention_fa1 : kFa1OverFa2 * fa2_eff;
+    bwd_eff *= flash_eff / fa2_eff;
+  }
   if (ctx.training.flash_attention)
     core.bwd_ratio = bwd_eff > 0 ? 2.5 * flash_eff / bwd_eff : 2.5 / kFlashBwdRate;
   // A fused kernel skips the keys outside a sliding window too (the layers' average share of the

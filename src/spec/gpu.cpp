@@ -67,6 +67,7 @@ GpuSpec gpu_from_json(const Json& j, const std::string& path) {
     g.eff.attention = e->number_or("attention", g.eff.attention, kFraction);
     g.eff.flash_attention = zero_or("flash_attention", kFraction);
     g.eff.flash_attention_fa2 = zero_or("flash_attention_fa2", kFraction);
+    g.eff.flash_attention_fa1 = zero_or("flash_attention_fa1", kFraction);
     g.eff.flash_attention_bwd = zero_or("flash_attention_bwd", kFraction);
     g.eff.flash_attention_fa2_bwd = zero_or("flash_attention_fa2_bwd", kFraction);
     g.eff.kernel_gap_s =

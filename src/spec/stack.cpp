@@ -66,6 +66,9 @@ PipelineSchedule parse_schedule(std::string_view s, const std::string& option) {
 }
 
 namespace {
+constexpr EnumNames<AttentionKernel, 3> kAttentionKernelNames{{{{AttentionKernel::fused, "fused"},
+                                                                {AttentionKernel::fa2, "fa2"},
+                                                                {AttentionKernel::fa1, "fa1"}}}};
 constexpr EnumNames<Dtype, 4> kDtypeNames{{{{Dtype::bf16, "bf16"},
                                             {Dtype::fp8, "fp8"},
                                             {Dtype::mxfp8, "mxfp8"},
@@ -74,6 +77,10 @@ constexpr EnumNames<Dtype, 4> kDtypeNames{{{{Dtype::bf16, "bf16"},
 
 std::string_view to_string(Dtype d) {
   return kDtypeNames.name(d);
+}
+
+std::string_view to_string(AttentionKernel k) {
+  return kAttentionKernelNames.name(k);
 }
 
 Dtype parse_dtype(std::string_view s, const std::string& option) {
@@ -216,7 +223,8 @@ Stack stack_from_json(const Json& j, const std::string& path) {
     d.finish();
   }
   st.grad_bytes = either(o, "gradient_dtype", "gradient dtype", "fp32", "bf16") ? 2.0 : 4.0;
-  st.fa2_attention = either(o, "attention_kernel", "attention kernel", "fused", "fa2");
+  st.attention_kernel = kAttentionKernelNames.parse(
+      o.string_or("attention_kernel", "fused"), o.field("attention_kernel"), "attention kernel");
   st.fp8_dispatch = either(o, "ep_dispatch_dtype", "dispatch dtype", "bf16", "fp8");
   if (st.fp8_dispatch && !st.knobs.fp8)
     throw InputError(o.field("ep_dispatch_dtype"), "fp8 needs knobs.fp8: true");

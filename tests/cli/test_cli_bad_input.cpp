@@ -113,9 +113,10 @@ TEST(CliBadInput, RatesBelowAnyPhysicalValueAreRefused) {
                        "expected a number >= 0.1 and <= 2");
     std::remove(mx.c_str());
   }
-  // An attention backward's fraction of peak is a fraction: 1.5 or -0.4 is refused by name; a
-  // tiny one (1e-9, which would make the backward take years) too.
-  for (const char* key : {"flash_attention_bwd", "flash_attention_fa2_bwd"})
+  // An attention kernel's fraction of peak (a backward's, a FlashAttention-1-class one's) is a
+  // fraction: 1.5 or -0.4 is refused by name; a tiny one (1e-9, which would make attention take
+  // years) too.
+  for (const char* key : {"flash_attention_bwd", "flash_attention_fa2_bwd", "flash_attention_fa1"})
     for (const char* bad : {"1.5", "-0.4", "1e-9"}) {
       const std::string bwd = railsim::test::write_temp_file(
           "bad_input", "gpu_bwd.json",

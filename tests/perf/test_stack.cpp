@@ -48,15 +48,17 @@ bool runs_on(const Model& m, const Training& tr, const Strategy& s) {
 // The computation seconds of Llama 3 8B on 8 GPUs of `c` under `stack` (DP 8, one 8,192-token
 // sequence per GPU, selective recompute): the job the attention-kernel tests compare across
 // stacks whose only difference on it is the attention kernel.
-double llama8b_compute_s(const char* stack, const spec::Cluster& c) {
+double llama8b_compute_s(const Stack& st, const spec::Cluster& c) {
   Strategy s{.dp = 8};
   s.recompute = Recompute::selective;
   s.dist_opt = true;
   s.dp_overlap = true;
-  const Stack st = load_stack(stack);
   return estimate(load_model("Llama-3-8B"), make_training(8, 8192, st, {}, {}, st.knobs.compile), s,
                   c, test::design(spec::DesignKind::rail_optimized))
       .breakdown.compute_s;
+}
+double llama8b_compute_s(const char* stack, const spec::Cluster& c) {
+  return llama8b_compute_s(load_stack(stack), c);
 }
 }  // namespace
 
@@ -358,6 +360,39 @@ TEST(Stack, Fa2AttentionRunsAtItsOwnFraction) {
               core_flops / 989e12 * (1.0 / 0.35 - 1.0 / 0.55), 1e-9);
 }
 
+// FlashAttention-1-class kernels (LLM Foundry's Triton port) run at half the rate of the
+// FlashAttention-2 class on the same GPU, forward and backward alike (Dao 2023: FlashAttention-2
+// "around 2x" FlashAttention), unless the preset gives a fraction of its own: the same job on
+// TorchTitan with its kernel set to fa1 takes the FA2-class attention core's time once more.
+TEST(Stack, Fa1AttentionRunsAtHalfTheFa2ClassRate) {
+  Stack fa1 = load_stack("torchtitan-2024");
+  ASSERT_EQ(fa1.attention_kernel, spec::AttentionKernel::fa2);
+  fa1.attention_kernel = spec::AttentionKernel::fa1;
+  const double seq = 8192, h = 4096;
+  const double fwd_flops = 0.5 * 4.0 * seq * seq * h * 32.0;  // causal, 32 layers
+  // H100: FA2 class 0.35 forward, backward at 0.86 of it; FA1 class 0.175.
+  spec::Cluster c = test::cluster("H100-SXM", 8, 8);
+  ASSERT_EQ(c.gpu.eff.flash_attention_fa1, 0.0);
+  const double fa2_core_s = (1.0 + 2.5 / 0.86) * fwd_flops / (989e12 * 0.35);
+  EXPECT_NEAR(llama8b_compute_s(fa1, c) - llama8b_compute_s("torchtitan-2024", c), fa2_core_s,
+              1e-9);
+  // A preset's own FA1-class fraction replaces the half.
+  c.gpu.eff.flash_attention_fa1 = 0.25;
+  EXPECT_NEAR(llama8b_compute_s(fa1, c) - llama8b_compute_s("torchtitan-2024", c),
+              fa2_core_s * (0.35 / 0.25 - 1.0), 1e-9);
+  // B200's measured FA2-class forward and backward (0.166, 0.133 of 2,250 TFLOP/s): both halve.
+  const spec::Cluster b = test::cluster("B200", 8, 8);
+  const double b200_fa2_core_s =
+      fwd_flops / (2250e12 * 0.166) + 2.5 * fwd_flops / (2250e12 * 0.133);
+  EXPECT_NEAR(llama8b_compute_s(fa1, b) - llama8b_compute_s("torchtitan-2024", b), b200_fa2_core_s,
+              1e-9);
+  // A100 gives no FA2-class fraction: its flash_attention (0.60) is the class's, halved.
+  const spec::Cluster a = test::cluster("A100-SXM-80GB", 8, 8);
+  ASSERT_EQ(a.gpu.eff.flash_attention_fa2, 0.0);
+  EXPECT_NEAR(llama8b_compute_s(fa1, a) - llama8b_compute_s("torchtitan-2024", a),
+              (1.0 + 2.5 / 0.86) * fwd_flops / (312e12 * 0.60), 1e-9);
+}
+
 // A preset that measured its attention's backward runs it at that fraction, for each kernel: on
 // B200 cuDNN's 0.521 forward and 0.419 backward, PyTorch's FlashAttention-2 0.166 and 0.133 (of
 // 2,250 TFLOP/s; NVIDIA's cuDNN frontend SDPA benchmark), not 0.86 of the forward's rate. The
@@ -369,7 +404,9 @@ TEST(Stack, MeasuredAttentionBackwardRunsAtItsOwnFraction) {
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_bwd, 0.419);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2, 0.166);
   ASSERT_DOUBLE_EQ(c.gpu.eff.flash_attention_fa2_bwd, 0.133);
-  const auto compute = llama8b_compute_s;
+  const auto compute = [](const char* st, const spec::Cluster& cl) {
+    return llama8b_compute_s(st, cl);
+  };
   const double seq = 8192, h = 4096;
   const double fwd_flops = 0.5 * 4.0 * seq * seq * h * 32.0;  // causal, 32 layers
   const double peak = 2250e12;

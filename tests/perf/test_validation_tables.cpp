@@ -23,6 +23,7 @@
 #include "railsim/spec/cluster.hpp"
 #include "railsim/spec/gpu.hpp"
 #include "railsim/spec/network.hpp"
+#include "railsim/spec/stack.hpp"
 #include "railsim/spec/switch.hpp"
 
 using namespace railsim;
@@ -518,13 +519,17 @@ TEST(ErrorBand, ANewGpusBandIsJudgedWithEachGpuLeftOut) {
     judged += n;
   }
   EXPECT_EQ(judged, summarize_hold_outs(tables).runs);
-  // The figures docs/model.md states: dense BF16 141 of 157, dense FP8 100 of 123.
-  EXPECT_EQ(checks[0].new_gpu_inside, 141);
+  // The figures docs/model.md states: dense BF16 109 of 157, dense FP8 100 of 123. The BF16 one
+  // is below the 80% a band should hold: H100, left out, meets the +-14.7% that the other GPUs'
+  // runs give, and 36 of its 73 hold-outs fall inside (141 of 157 before LLM Foundry's attention
+  // ran at FlashAttention-1's rate: A100's runs, then 15-18% off on average, widened that band).
+  EXPECT_EQ(checks[0].new_gpu_inside, 109);
   EXPECT_EQ(checks[1].new_gpu_inside, 100);
-  EXPECT_GE(checks[0].new_gpu_share(), 0.8);
+  EXPECT_LT(checks[0].new_gpu_share(), 0.8);
+  EXPECT_GE(checks[1].new_gpu_share(), 0.8);
   // The printed band's basis at that level states it; the other levels' do not.
   const std::string note =
-      "; each GPU left out in turn, the band of a GPU never measured held 141 of 157 (90%)";
+      "; each GPU left out in turn, the band of a GPU never measured held 109 of 157 (69%)";
   const std::string never = error_band("GH200", "megatron-core-2024", kBandClasses[0]).basis;
   EXPECT_NE(never.find(note), std::string::npos) << never;
   const std::string h100 = error_band("H100-SXM", "megatron-core-2024", kBandClasses[0]).basis;
@@ -631,25 +636,26 @@ TEST(ErrorBand, SignedRangesHoldFewerRunsOnTablesTheyDidNotComeFrom) {
   const auto [tails90, tails90_width] = judge(Kind::equal_tails, 0.9);
   const auto [lean, lean_width] = judge(Kind::around_lean, kBandCoverage);
   // The figures docs/model.md states.
-  EXPECT_NEAR(symmetric, 0.7786, 0.0005);
-  EXPECT_NEAR(symmetric_width, 0.3969, 0.0005);
-  EXPECT_NEAR(tails, 0.7607, 0.0005);
-  EXPECT_NEAR(tails_width, 0.3619, 0.0005);
+  EXPECT_NEAR(symmetric, 0.7929, 0.0005);
+  EXPECT_NEAR(symmetric_width, 0.3732, 0.0005);
+  EXPECT_NEAR(tails, 0.7500, 0.0005);
+  EXPECT_NEAR(tails_width, 0.3323, 0.0005);
   EXPECT_NEAR(tails90, 0.8429, 0.0005);
-  EXPECT_NEAR(tails90_width, 0.4971, 0.0005);
-  EXPECT_NEAR(lean, 0.7714, 0.0005);
-  EXPECT_NEAR(lean_width, 0.3668, 0.0005);
+  EXPECT_NEAR(tails90_width, 0.4686, 0.0005);
+  EXPECT_NEAR(lean, 0.7786, 0.0005);
+  EXPECT_NEAR(lean_width, 0.3420, 0.0005);
   // The decision they carry: narrower, the signed ranges hold fewer unseen runs than the
-  // symmetric bands; holding as many, they are wider. The symmetric bands themselves hold 77.9%
-  // of the unseen dense runs, below the 80% a band should hold (80.4% before MaxText's runs were
-  // timed with their recipe's rematerialisation narrowed the dense BF16 band, 78.9% before
+  // symmetric bands; holding as many, they are wider. The symmetric bands themselves hold 79.3%
+  // of the unseen dense runs, below the 80% a band should hold (77.9% before LLM Foundry's
+  // attention ran at FlashAttention-1's rate, which narrowed them too; 80.4% before MaxText's runs
+  // were timed with their recipe's rematerialisation narrowed the dense BF16 band, 78.9% before
   // MXFP8's GEMM rate narrowed the FP8 one, 78.6% before the Blackwell presets' measured
   // attention widened it again; docs/model.md section 10 says so).
   EXPECT_LT(tails, kBandCoverage);
   EXPECT_LT(lean, kBandCoverage);
   EXPECT_GT(symmetric, tails);
   EXPECT_GT(symmetric, lean);
-  EXPECT_GT(symmetric, 0.775);
+  EXPECT_GT(symmetric, 0.79);
   EXPECT_GE(tails90, symmetric);
   EXPECT_GT(tails90_width, symmetric_width);
 }
@@ -1482,6 +1488,30 @@ TEST(ValidationTables, ATableNamesItsSwitch) {
     EXPECT_EQ(std::string(e.what()).rfind("--table: table.switch: unknown preset", 0), 0u)
         << e.what();
   }
+}
+
+// LLM Foundry's 2023 benchmarks ran FlashAttention's Triton port, a FlashAttention-1-class kernel
+// at half the FlashAttention-2 class's rate (Dao 2023; docs/validation.md, item 3). Timed so,
+// MPT-7B on 8 A100 80 GB from 4K to 65K tokens, where attention grows from under a tenth of the
+// FLOPs to more than half, no longer comes out faster with every doubling of the sequence: before,
+// the error climbed from +7.0% to +46.1% (39 points); it now spans under 10 points, every row a
+// little slow (the port ran nearer 0.6 of FlashAttention-2's rate on these runs than the paper's
+// half).
+TEST(ValidationTables, LlmFoundrysAttentionIsFlashAttention1Class) {
+  const auto by = points_by_label(validation_tables(), "llmfoundry-a100-80gb");
+  double lo = 1, hi = -1;
+  for (const char* label : {"7b-s4096-8g-mb16", "7b-s8192-8g-mb8", "7b-s16384-8g-mb4",
+                            "7b-s32768-8g-mb2", "7b-s65536-8g-mb1"}) {
+    ASSERT_TRUE(by.contains(label)) << label;
+    const ValidationPoint& p = *by.at(label);
+    ASSERT_GT(p.railsim, 0) << label << ": " << p.note;
+    lo = std::min(lo, p.error());
+    hi = std::max(hi, p.error());
+  }
+  EXPECT_LT(hi - lo, 0.10);
+  EXPECT_LT(hi, 0.0);    // railsim slower than measured on each
+  EXPECT_GT(lo, -0.15);  // but by less than 15%
+  EXPECT_EQ(spec::load_stack("llm-foundry-2023").attention_kernel, spec::AttentionKernel::fa1);
 }
 
 // One's own table, read from a file: timed as the shipped tables are, each run with the band of

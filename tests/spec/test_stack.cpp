@@ -42,7 +42,10 @@ TEST(Stack, PresetsAreTheTenProfiles) {
                                 "megatron-lm-2022", "nemo-perf-2025", "torchtitan-2024"}));
   // The PyTorch stacks run FlashAttention-2-class kernels; the others their fused ones.
   for (const auto& n : spec::preset_names("stacks"))
-    EXPECT_EQ(spec::load_stack(n).fa2_attention, n == "torchtitan-2024" || n == "llm-foundry-2023")
+    EXPECT_EQ(spec::load_stack(n).attention_kernel,
+              n == "torchtitan-2024"    ? spec::AttentionKernel::fa2
+              : n == "llm-foundry-2023" ? spec::AttentionKernel::fa1
+                                        : spec::AttentionKernel::fused)
         << n;
   // Only NVIDIA's performance recipes reduce gradients in bf16.
   for (const auto& n : spec::preset_names("stacks"))
@@ -137,6 +140,7 @@ TEST(Stack, MalformedFilesNameTheField) {
   EXPECT_EQ(with([](Json& j) { j["gradient_dtype"] = "bf16"; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["attention_kernel"] = "fa3"; }), "stack.attention_kernel");
   EXPECT_EQ(with([](Json& j) { j["attention_kernel"] = "fa2"; }), "(no error)");
+  EXPECT_EQ(with([](Json& j) { j["attention_kernel"] = "fa1"; }), "(no error)");
   EXPECT_EQ(with([](Json& j) { j["knobs"]["pp_comm_overlap"] = "on"; }),
             "stack.knobs.pp_comm_overlap");
   // The sends overlap only in interleaved pipelines: the knob needs interleave.

@@ -22,10 +22,15 @@ struct GpuEfficiency {
   double attention = 0.50;     // fraction of peak reached by unfused attention score/context GEMMs
   double flash_attention = 0;  // fraction of peak of fused (flash) attention; 0: gemm_max
   // The same for FlashAttention-2-class kernels (PyTorch's SDPA, Triton) on stacks that run them
-  // (Stack::fa2_attention); 0: flash_attention. On Hopper they reach less than the fused
+  // (Stack::attention_kernel fa2); 0: flash_attention. On Hopper they reach less than the fused
   // kernels of Transformer Engine and cuDNN (Shah et al. 2024, FlashAttention-3: FA2 35% of
   // H100's peak, FA3 75%).
   double flash_attention_fa2 = 0;
+  // The same for FlashAttention-1-class kernels (FlashAttention 2022 in CUDA, and its Triton port
+  // that LLM Foundry ran; Stack::attention_kernel fa1); 0: half the FlashAttention-2-class
+  // fraction (FlashAttention-2 "around 2x" FlashAttention's speed, 50-73% of A100's peak against
+  // 25-40%: Dao 2023). Their backward keeps the FlashAttention-2-class kernels' ratio to it.
+  double flash_attention_fa1 = 0;
   // The backward kernels' fraction of peak, for each of the two (of the 2.5x forward FLOPs they
   // run, Dao 2023); 0: 0.86 of the forward's, as FlashAttention-2, cuDNN and FlashAttention-3
   // all measure on H100 (Shah et al. 2024). A published attention microbenchmark of the GPU sets

@@ -59,6 +59,12 @@ inline constexpr PipelineSchedule kPipelineSchedules[] = {
 std::string_view to_string(PipelineSchedule s);
 PipelineSchedule parse_schedule(std::string_view s, const std::string& option = "--pp-schedule");
 
+// The fused attention kernel a stack runs (docs/model.md section 3): its software's own (fused:
+// Transformer Engine, cuDNN), FlashAttention-2 (Dao 2023) or FlashAttention-1 (Dao et al. 2022)
+// and the kernels of its class.
+enum class AttentionKernel : std::uint8_t { fused, fa2, fa1 };
+std::string_view to_string(AttentionKernel k);
+
 // The GEMM precision of the transformer layers. fp8: per-tensor scaled FP8 (Transformer Engine's
 // delayed or current scaling; DeepSeek-V3's fine-grained blocks in software); mxfp8: OCP MX FP8,
 // one 8-bit power-of-two scale per 32 elements (OCP Microscaling Formats v1.0); nvfp4: 4-bit E2M1
@@ -229,9 +235,11 @@ struct Stack {
   // recipes set it). JSON "gradient_dtype": "fp32" or "bf16".
   double grad_bytes = 4.0;
   // The attention kernel: the stack's fused one (Transformer Engine, cuDNN; the GPU preset's
-  // flash_attention fraction) or FlashAttention-2-class kernels (PyTorch SDPA, Triton: the preset's
-  // flash_attention_fa2). JSON "attention_kernel": "fused" (default) or "fa2".
-  bool fa2_attention = false;
+  // flash_attention fraction), FlashAttention-2-class kernels (PyTorch SDPA: the preset's
+  // flash_attention_fa2) or FlashAttention-1-class ones (FlashAttention 2022 in CUDA and its
+  // Triton port: the preset's flash_attention_fa1). JSON "attention_kernel": "fused" (default),
+  // "fa2" or "fa1".
+  AttentionKernel attention_kernel = AttentionKernel::fused;
   // With fp8 GEMMs, the MoE dispatch (and the backward's transfer of the activation gradient the
   // same way) sends fp8 activations while the combines stay bf16 (DeepSeek-V3 report, Sec. 3.3.3,
   // low-precision communication): the all-to-all carries 1.5 bytes per element on average.
