@@ -55,6 +55,7 @@ std::vector<Column> software_columns() {
   return {text_column("stack", "stack", false),
           text_column("dtype", "dtype", false),
           report::boolean_column("flash_attention", "flash attention", false),
+          text_column("attention_kernel", "attention kernel", false),
           report::boolean_column("compile", "torch.compile", false),
           text_column("elementwise_kernels", "element-wise kernels", false),
           text_column("fp8_casts", "fp8 casts", false),
@@ -68,6 +69,7 @@ void append_software_cells(std::vector<Cell>& row, const Training& tr) {
   row.emplace_back(tr.stack.name);
   row.emplace_back(std::string(to_string(tr.dtype)));
   row.emplace_back(tr.flash_attention);
+  row.emplace_back(std::string(to_string(tr.stack.attention_kernel)));
   row.emplace_back(tr.compile);
   row.emplace_back(std::string(tr.eager_elementwise() ? "eager" : "fused"));
   row.emplace_back(std::string(fp8_casts_name(tr.stack)));

@@ -259,8 +259,23 @@ std::string compile_note(const Stack& st, bool compile) {
                               : ", torch.compile off";
 }
 
+namespace {
+// The flash attention kernels of a stack that does not run its software's fused ones.
+std::string_view attention_kernel_note(const Stack& st) {
+  switch (st.attention_kernel) {
+    case AttentionKernel::fa2:
+      return ", FlashAttention-2-class attention kernels";
+    case AttentionKernel::fa1:
+      return ", FlashAttention-1-class attention kernels";
+    case AttentionKernel::fused:
+      break;
+  }
+  return "";
+}
+}  // namespace
+
 std::string software_notes(const Stack& st, bool compile, Dtype dtype) {
-  return compile_note(st, compile) +
+  return std::string(attention_kernel_note(st)) + compile_note(st, compile) +
          (fp8_casts_apart(st, dtype) ? ", fp8 casts in kernels of their own (torchao)" : "") +
          (st.hierarchical_ep_dispatch ? ", hierarchical EP dispatch (rail, then HB domain)" : "") +
          (st.defaults.ep_overlap ? ", EP all-to-all overlapped (combined 1F1B)" : "") +

@@ -112,9 +112,10 @@ def check_plan(args):
     # and on every CSV row.
     routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks",
                                    "port_balance", "connections", "planes", "nic_ports",
-                                   "dual_tor", "stack", "dtype", "flash_attention", "compile",
-                                   "elementwise_kernels", "fp8_casts", "ep_dispatch",
-                                   "ep_overlap", "fp8_output_layer", "cp_comm")}
+                                   "dual_tor", "stack", "dtype", "flash_attention",
+                                   "attention_kernel", "compile", "elementwise_kernels",
+                                   "fp8_casts", "ep_dispatch", "ep_overlap", "fp8_output_layer",
+                                   "cp_comm")}
     plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 
@@ -151,8 +152,9 @@ def check_traffic(args):
             sums[(p, loc)] = sums.get((p, loc), 0.0) + v
         if not close(float(r[col["total_bytes"]]), total):
             fail(f"{what}: total_bytes of {r}")
-        for key in ("stack", "dtype", "flash_attention", "compile", "elementwise_kernels",
-                    "fp8_casts", "ep_dispatch", "ep_overlap", "fp8_output_layer", "cp_comm"):
+        for key in ("stack", "dtype", "flash_attention", "attention_kernel", "compile",
+                    "elementwise_kernels", "fp8_casts", "ep_dispatch", "ep_overlap",
+                    "fp8_output_layer", "cp_comm"):
             want = j[key]
             want = ("true" if want else "false") if isinstance(want, bool) else str(want)
             if r[col[key]] != want:

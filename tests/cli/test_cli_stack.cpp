@@ -52,6 +52,7 @@ TEST(CliStack, DefaultIsMegatronCore2024WithFlashAttention) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["stack"], "megatron-core-2024");
   EXPECT_EQ(j["flash_attention"], true);
+  EXPECT_EQ(j["attention_kernel"], "fused");  // Transformer Engine's, not a PyTorch class
   EXPECT_EQ(j["strategy"]["recompute"], "selective");
   // The 2022 stack: unfused attention, so the same strategy is slower.
   const auto y22 =
@@ -133,12 +134,16 @@ TEST(CliStack, EveryCsvStatesTheSoftware) {
       EXPECT_NE(it, header.end()) << cmd << ": no column " << name;
       return static_cast<std::size_t>(it - header.begin());
     };
-    const std::pair<const char*, const char*> expected[] = {
-        {"stack", "megatron-core-2024"}, {"dtype", "fp8"},
-        {"flash_attention", "false"},    {"compile", "false"},
-        {"ep_dispatch", "direct"},       {"ep_overlap", "false"},
-        {"fp8_output_layer", "false"},   {"cp_comm", "all_gather"},
-        {"fp8_casts", "fused"}};
+    const std::pair<const char*, const char*> expected[] = {{"stack", "megatron-core-2024"},
+                                                            {"dtype", "fp8"},
+                                                            {"flash_attention", "false"},
+                                                            {"attention_kernel", "fused"},
+                                                            {"compile", "false"},
+                                                            {"ep_dispatch", "direct"},
+                                                            {"ep_overlap", "false"},
+                                                            {"fp8_output_layer", "false"},
+                                                            {"cp_comm", "all_gather"},
+                                                            {"fp8_casts", "fused"}};
     for (std::size_t row = 1; row < records.size(); ++row)
       for (const auto& [name, value] : expected) {
         const std::size_t c = column(name);
@@ -325,6 +330,22 @@ TEST(CliStack, AKnobTheStackLacksIsNamed) {
       0);
 }
 
+// The attention kernels a stack runs are said in text and JSON: LLM Foundry's Triton port of the
+// first FlashAttention is a FlashAttention-1-class kernel (docs/model.md section 9).
+TEST(CliStack, AttentionKernelClassIsSaid) {
+  const std::string job =
+      "estimate --gpu A100-SXM-80GB --gpus 8 --nic-gbps 200 --model MPT-7B --seq 16384 "
+      "--batch 32 --tp 1 --pp 1 --micro-batch 4 --recompute full --stack llm-foundry-2023";
+  const auto r = run_cli(job);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("software: stack llm-foundry-2023, bf16, flash attention on, "
+                       "FlashAttention-1-class attention kernels\n"),
+            std::string::npos)
+      << r.out;
+  const auto j = nlohmann::json::parse(run_cli(job + " --json").out);
+  EXPECT_EQ(j["attention_kernel"].get<std::string>(), "fa1");
+}
+
 // torch.compile on TorchTitan: off by default, said in text and JSON; on fuses the element-wise
 // kernels and is faster; a stack without it refuses it on one line.
 TEST(CliStack, TorchCompileIsTorchTitansKnobAndIsSaid) {
@@ -334,11 +355,13 @@ TEST(CliStack, TorchCompileIsTorchTitansKnobAndIsSaid) {
   const auto off = run_cli(titan);
   ASSERT_EQ(off.code, 0) << off.err;
   EXPECT_NE(off.out.find("software: stack torchtitan-2024, bf16, flash attention on, "
+                         "FlashAttention-2-class attention kernels, "
                          "torch.compile off (eager element-wise kernels)\n"),
             std::string::npos)
       << off.out;
   const auto j_off = nlohmann::json::parse(run_cli(titan + " --json").out);
   const auto j_on = nlohmann::json::parse(run_cli(titan + " --compile on --json").out);
+  EXPECT_EQ(j_off["attention_kernel"].get<std::string>(), "fa2");
   EXPECT_FALSE(j_off["compile"].get<bool>());
   EXPECT_EQ(j_off["elementwise_kernels"].get<std::string>(), "eager");
   EXPECT_TRUE(j_on["compile"].get<bool>());
@@ -350,7 +373,10 @@ TEST(CliStack, TorchCompileIsTorchTitansKnobAndIsSaid) {
       "plan --gpu A100-SXM-80GB --gpus 64 --nic-gbps 200 --model Llama-2-13B --seq 4096 "
       "--batch 128 --stack torchtitan-2024 --compile on --top 1");
   ASSERT_EQ(plan.code, 0) << plan.err;
-  EXPECT_NE(plan.out.find("flash attention, torch.compile on)"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("flash attention, FlashAttention-2-class attention kernels, "
+                          "torch.compile on)"),
+            std::string::npos)
+      << plan.out;
   expect_error_prefix(std::string("estimate ") + kMegatron175Small + " --compile on",
                       "--compile: stack megatron-core-2024 has no torch.compile");
   expect_error_prefix(std::string("plan ") + kMegatron175Small + " --compile maybe",

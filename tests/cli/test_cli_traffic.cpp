@@ -119,8 +119,8 @@ TEST(CliTraffic, CsvHoldsOneRowPerPairAndTheSameBytes) {
   const std::size_t total_col = at("total_bytes"), locality = at("locality");
   // Every row states the software the bytes rest on, as the JSON does.
   std::vector<std::pair<std::size_t, std::string>> software;
-  for (const char* key : {"stack", "dtype", "flash_attention", "compile", "elementwise_kernels",
-                          "ep_dispatch", "ep_overlap", "cp_comm"}) {
+  for (const char* key : {"stack", "dtype", "flash_attention", "attention_kernel", "compile",
+                          "elementwise_kernels", "ep_dispatch", "ep_overlap", "cp_comm"}) {
     const auto& v = j.at(key);
     software.emplace_back(
         at(key), v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.get<std::string>());
