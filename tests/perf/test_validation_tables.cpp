@@ -1498,7 +1498,8 @@ TEST(ValidationTables, ATableNamesItsSwitch) {
 // little slow (the port ran nearer 0.6 of FlashAttention-2's rate on these runs than the paper's
 // half).
 TEST(ValidationTables, LlmFoundrysAttentionIsFlashAttention1Class) {
-  const auto by = points_by_label(validation_tables(), "llmfoundry-a100-80gb");
+  const auto tables = validation_tables();  // the points below live in it
+  const auto by = points_by_label(tables, "llmfoundry-a100-80gb");
   double lo = 1, hi = -1;
   for (const char* label : {"7b-s4096-8g-mb16", "7b-s8192-8g-mb8", "7b-s16384-8g-mb4",
                             "7b-s32768-8g-mb2", "7b-s65536-8g-mb1"}) {
