@@ -417,11 +417,12 @@ AttentionCore attention_core(const EstimateContext& ctx, const Dims& d) {
   // fraction of peak (gemm_max when not given).
   const double fused_eff = e.flash_attention > 0 ? e.flash_attention : e.gemm_max;
   const spec::AttentionKernel kernel = ctx.training.stack.attention_kernel;
-  const bool fa2 = kernel != spec::AttentionKernel::fused && e.flash_attention_fa2 > 0;
-  const double fa2_eff = fa2 ? e.flash_attention_fa2 : fused_eff;
+  // A FlashAttention-1- or -2-class kernel starts from the preset's FA2-class fractions.
+  const bool fa2_class = kernel != spec::AttentionKernel::fused && e.flash_attention_fa2 > 0;
+  const double fa2_eff = fa2_class ? e.flash_attention_fa2 : fused_eff;
   // Its backward: 2.5 x the forward's FLOPs (it recomputes the scores; Dao 2023) at the
   // preset's measured backward fraction of that kernel, else at 0.86 of the forward's rate.
-  double bwd_eff = fa2 ? e.flash_attention_fa2_bwd : e.flash_attention_bwd;
+  double bwd_eff = fa2_class ? e.flash_attention_fa2_bwd : e.flash_attention_bwd;
   double flash_eff = fa2_eff;
   // A FlashAttention-1-class kernel: the preset's own fraction, else half FlashAttention-2's
   // (Dao 2023), its backward slowed alike (the two kernels' backward-to-forward ratio the same).

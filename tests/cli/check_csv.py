@@ -16,6 +16,10 @@ import sys
 import tempfile
 
 RAILSIM = sys.argv[1] if len(sys.argv) > 1 else "railsim"
+# The software every output states, in JSON and on every CSV row (spec::software_columns).
+SOFTWARE_KEYS = ("stack", "dtype", "flash_attention", "attention_kernel", "compile",
+                 "elementwise_kernels", "fp8_casts", "ep_dispatch", "ep_overlap",
+                 "fp8_output_layer", "cp_comm")
 failures = []
 
 
@@ -112,10 +116,7 @@ def check_plan(args):
     # and on every CSV row.
     routing = {k: doc[k] for k in ("routing", "seed", "forwarding", "forward_via", "chunks",
                                    "port_balance", "connections", "planes", "nic_ports",
-                                   "dual_tor", "stack", "dtype", "flash_attention",
-                                   "attention_kernel", "compile", "elementwise_kernels",
-                                   "fp8_casts", "ep_dispatch", "ep_overlap", "fp8_output_layer",
-                                   "cp_comm")}
+                                   "dual_tor") + SOFTWARE_KEYS}
     plans = [dict(routing, **flatten(p)) for p in doc["plans"]]
     check_rows(what, header, body, plans, exact_keys=False)
 
@@ -152,9 +153,7 @@ def check_traffic(args):
             sums[(p, loc)] = sums.get((p, loc), 0.0) + v
         if not close(float(r[col["total_bytes"]]), total):
             fail(f"{what}: total_bytes of {r}")
-        for key in ("stack", "dtype", "flash_attention", "attention_kernel", "compile",
-                    "elementwise_kernels", "fp8_casts", "ep_dispatch", "ep_overlap",
-                    "fp8_output_layer", "cp_comm"):
+        for key in SOFTWARE_KEYS:
             want = j[key]
             want = ("true" if want else "false") if isinstance(want, bool) else str(want)
             if r[col[key]] != want:

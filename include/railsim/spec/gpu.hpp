@@ -21,7 +21,7 @@ struct GpuEfficiency {
   double gemm_k_overhead = 0;  // fixed cost of a tile's prologue/epilogue, in elements of k
   double attention = 0.50;     // fraction of peak reached by unfused attention score/context GEMMs
   double flash_attention = 0;  // fraction of peak of fused (flash) attention; 0: gemm_max
-  // The same for FlashAttention-2-class kernels (PyTorch's SDPA, Triton) on stacks that run them
+  // The same for FlashAttention-2-class kernels (PyTorch's SDPA) on stacks that run them
   // (Stack::attention_kernel fa2); 0: flash_attention. On Hopper they reach less than the fused
   // kernels of Transformer Engine and cuDNN (Shah et al. 2024, FlashAttention-3: FA2 35% of
   // H100's peak, FA3 75%).
