@@ -1053,6 +1053,8 @@ Json table_json(const ValidationTable& t) {
          {"stack", p.stack},
          {"switch", p.switch_name},
          {"fit", p.fit},
+         {"models", std::string(models_key(p.moe))},
+         {"precision", std::string(precision_key(p.low_precision))},
          {"measured", p.measured},
          {"railsim", p.railsim > 0 ? Json(p.railsim) : Json()},
          {"error", p.railsim > 0 ? Json(p.error()) : Json()},
@@ -1120,7 +1122,15 @@ Json by_evidence(const BandCheck& c) {
 
 Json to_json(const std::vector<ValidationTable>& tables) {
   Json j = Json::array();
-  for (const auto& t : tables) j.push_back(table_json(t));
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    j.push_back(table_json(tables[i]));
+    // The evidence the other tables give each run's GPU and stack: the level whose band judges
+    // it as a hold-out (with `models`, `precision`, `fit` and `error`, what recomputes the bands).
+    for (std::size_t k = 0; k < tables[i].points.size(); ++k) {
+      const ValidationPoint& p = tables[i].points[k];
+      j[i]["points"][k]["evidence"] = std::string(to_string(evidence(tables, p.gpu, p.stack, i)));
+    }
+  }
   Json bands = Json::array();
   for (const BandClass cls : kBandClasses)
     for (const ErrorBand& b : error_bands(tables, cls)) bands.push_back(to_json(b));

@@ -317,6 +317,51 @@ TEST(ValidationTables, ABrokenToleranceIsReported) {
   EXPECT_EQ(broken(tables).size(), 1u);
 }
 
+TEST(ValidationTables, JsonPointsCarryWhatRecomputesTheBands) {
+  // validate --json alone reproduces the bands: each point's class (models, precision) and the
+  // evidence the other tables give its GPU and stack, beside fit and error. The band of runs
+  // whose GPU and stack were measured, per class: the nearest-rank 80th percentile of |error|
+  // over the hold-outs of that class at that level.
+  const auto tables = validation_tables();
+  const Json j = to_json(tables);
+  const Json& bands = j["error_bands"];
+  ASSERT_EQ(bands.size(), 12u);
+  int classes = 0;
+  for (const Json& b : bands) {
+    if (b["evidence"].get<std::string>() != "GPU and stack measured") continue;
+    std::vector<double> errs;
+    for (const Json& t : j["tables"])
+      for (const Json& p : t["points"]) {
+        ASSERT_TRUE(p["models"] == "dense" || p["models"] == "moe") << p;
+        ASSERT_TRUE(p["precision"] == "bf16" || p["precision"] == "fp8") << p;
+        if (p["fit"].get<bool>() || p["error"].is_null() || p["models"] != b["models"] ||
+            p["precision"] != b["precision"] || p["evidence"] != b["evidence"])
+          continue;
+        errs.push_back(std::fabs(p["error"].get<double>()));
+      }
+    ASSERT_GE(errs.size(), static_cast<std::size_t>(kMinBandRuns)) << b;
+    std::sort(errs.begin(), errs.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(0.8 * static_cast<double>(errs.size())));
+    EXPECT_DOUBLE_EQ(errs[rank - 1], b["fraction"].get<double>()) << b;
+    EXPECT_EQ(static_cast<int>(errs.size()), b["hold_out_runs"].get<int>()) << b;
+    ++classes;
+  }
+  EXPECT_EQ(classes, 4);
+  // The evidence is the other tables': Narayanan et al.'s runs are the only ones of A100 on
+  // megatron-lm-2021, so theirs is "GPU measured on other stacks"; Korthikanti et al.'s 1T run
+  // shares its GPU and stack with the 530B table.
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (tables[i].id != "narayanan-2021" && tables[i].id != "korthikanti-2022-time") continue;
+    const Json& p = j["tables"][i]["points"][0];
+    EXPECT_EQ(p["evidence"].get<std::string>(), tables[i].id == "narayanan-2021"
+                                                    ? "GPU measured on other stacks"
+                                                    : "GPU and stack measured")
+        << p;
+    EXPECT_EQ(p["models"].get<std::string>(), "dense");
+    EXPECT_EQ(p["precision"].get<std::string>(), "bf16");
+  }
+}
+
 TEST(ErrorBand, EachEvidenceLevelCoversItsHoldOuts) {
   const auto tables = validation_tables();
   // The levels: A100 and H100 were measured on their stacks; A100 on megatron-lm-2021 is
