@@ -147,11 +147,10 @@ void narayanan(ValidationTable& t, const Json& d, const spec::NetworkDesign& des
 void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design) {
   const Json& common = d["common"];
   const Model m = load_model(common["model"].get<std::string>());
-  // Meta's split counts the embedding and the loss as a layer each: "one layer fewer on the first
-  // and the last stage" (Dubey et al. 2024, Sec. 3.3.2), Megatron-Core's
-  // account_for_embedding/loss_in_pipeline_split, so that 16 x 8 chunks may hold 126 layers.
-  spec::Stack stack = spec::load_stack(t.stack);
-  stack.knobs.embedding_loss_chunks = true;
+  // Meta's stack (meta-llama3-2024): its split counts the embedding and the loss as a layer each,
+  // "one layer fewer on the first and the last stage" (Dubey et al. 2024, Sec. 3.3.2), so that
+  // 16 x 8 chunks may hold 126 layers; no TP overlap, FlashAttention-2-class attention.
+  const spec::Stack stack = spec::load_stack(t.stack);
   const Training tr = make_training(common["global_batch"].get<std::int64_t>(),
                                     common["seq_len"].get<std::int64_t>(), stack);
   for (const Json& row : d["rows"]) {
@@ -709,7 +708,7 @@ const TableDef kTables[] = {
     // RoCE fabric balances load: 16 flows per GPU pair and Enhanced-ECMP (Dubey et al. 2024,
     // Sec. 3.3.1), which railsim models as perfect spreading.
     {"llama3-405b-2024", "Llama 3 405B on H100 (Meta, Dubey et al. 2024, Table 4), v free, E-ECMP",
-     "llama3-405b-meta-2024", "megatron-core-2024", "TFLOP/s per GPU", false, 0.10, 0.05, llama3,
+     "llama3-405b-meta-2024", "meta-llama3-2024", "TFLOP/s per GPU", false, 0.10, 0.05, llama3,
      spec::Routing::adaptive},
     // Not held out: the 8B 25.11 row set H100's gemm_max_fp8; the others are held out.
     {"nemo-h100-2025",
