@@ -996,10 +996,11 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
 // NVIDIA's DGX Cloud recipes run each model in BF16 and FP8 with the same container, layout and
 // GPU count, so a pair's ratio is FP8's measured gain with nothing else changed. On every pair of
 // the five H100 tables (Llama 3.1 8B, 70B and 405B, Nemotron-4 15B and 340B, GPT-3 175B) railsim's
-// gain is the larger: its fp8 GEMM fraction (0.57 of the FP8 peak, set on a 2025 FP8 run) over its
-// bf16 one (0.50, set on 2024 BF16 runs) is 2.28x per GEMM where the microbenchmarks give 1.77x.
-// NeMo 24.09's Llama 3.1 and Nemotron-4 15B rows show it most plainly: BF16 10-16% slow, FP8
-// within 17% and faster.
+// gain is the larger, by under 14%: its GEMM fractions are one fraction of the microbenchmarks
+// (0.56 bf16, 0.50 fp8), so a GEMM's FP8 gain is theirs, 1.79x, and what the runs spend beside
+// the GEMMs keeps the measured gain below it. (With the two precisions' fractions fitted apart on
+// runs of different years, 0.50 and 0.57, it was 2.28x per GEMM and 16% or more too high on every
+// pair.) NeMo 24.09's Llama 3.1 and Nemotron-4 15B rows: BF16 4-7% slow, FP8 -6% to +9%.
 TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
   const auto tables = validation_tables();
   int pairs = 0;
@@ -1037,12 +1038,13 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
       railsim_sum += railsim;
       EXPECT_GT(measured, 1.30) << label;
       EXPECT_LT(measured, 1.56) << label;
-      EXPECT_GT(railsim, measured * 1.15) << label;
+      EXPECT_GT(railsim, measured) << label;
+      EXPECT_LT(railsim, measured * 1.14) << label;
     }
   }
   EXPECT_EQ(pairs, 31);                              // of 32
   EXPECT_NEAR(measured_sum / pairs, 1.392, 0.0005);  // published figures: exact
-  EXPECT_NEAR(railsim_sum / pairs, 1.742, 0.005);
+  EXPECT_NEAR(railsim_sum / pairs, 1.473, 0.005);
 
   const ValidationTable* nemo = table_named(tables, "dgxc-nemo-llama31-8b-70b-h100");
   const ValidationTable* nemotron = table_named(tables, "dgxc-nemo-nemotron4-15b-h100");
@@ -1051,11 +1053,11 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
   for (const ValidationTable* t : {nemo, nemotron})
     for (const auto& p : t->points) {
       if (p.label.find("-bf16-") != std::string::npos) {
-        EXPECT_LT(p.error(), -0.10) << p.label;
-        EXPECT_GT(p.error(), -0.16) << p.label;
+        EXPECT_LT(p.error(), -0.03) << p.label;
+        EXPECT_GT(p.error(), -0.07) << p.label;
       } else {
-        EXPECT_GT(p.error(), -0.01) << p.label;
-        EXPECT_LT(p.error(), 0.17) << p.label;
+        EXPECT_GT(p.error(), -0.06) << p.label;
+        EXPECT_LT(p.error(), 0.09) << p.label;
       }
     }
 }
