@@ -895,9 +895,9 @@ TEST(ValidationTables, MixtureOfExpertsHoldOuts) {
 // NVIDIA's Megatron-MoE-ModelZoo runs of Qwen3-235B on 256 H100 name their dispatcher per row:
 // DeepEP's rows are timed with the hierarchical dispatch (one copy per node over InfiniBand,
 // then NVLink), the A2A row with the direct one. The cross-node EP 32 row, whose dispatch leaves
-// the node, comes out within 5% (measured 19.7 s, railsim 20.30 s); sent directly its
+// the node, comes out within 5% (measured 19.7 s, railsim 19.12 s); sent directly its
 // all-to-all would take 7.4 s more. The same run under combined 1F1B (the row's "ep_overlap")
-// measured 17.6 s: railsim hides more of the all-to-all than the run did, 15.60 s (-11.4%), a
+// measured 17.6 s: railsim hides more of the all-to-all than the run did, 14.42 s (-18.0%), a
 // gain of 4.7 s against the measured 2.1 s.
 TEST(ValidationTables, ModelZooRowsRunTheDispatchTheyName) {
   const auto tables = validation_tables();
@@ -910,9 +910,9 @@ TEST(ValidationTables, ModelZooRowsRunTheDispatchTheyName) {
   EXPECT_LT(std::fabs(deep.error()), 0.05);
   const ValidationPoint& ovl = it->points[1];
   EXPECT_EQ(ovl.label, "DeepEP-tp2-ep32-pp8-v4-ovl");
-  EXPECT_NEAR(ovl.railsim, 15.60, 0.05);
+  EXPECT_NEAR(ovl.railsim, 14.42, 0.05);
   EXPECT_NEAR(deep.railsim - ovl.railsim, 4.7, 0.1);
-  EXPECT_NEAR(ovl.error(), -0.114, 0.002);
+  EXPECT_NEAR(ovl.error(), -0.180, 0.002);
   for (const auto& p : it->points) EXPECT_TRUE(p.moe && !p.fit) << p.label;
   // The same strategy under the direct dispatch.
   const Model m = load_model("Qwen3-235B-A22B");
@@ -936,10 +936,11 @@ TEST(ValidationTables, ModelZooRowsRunTheDispatchTheyName) {
 }
 
 // TorchTitan's end-of-2024 benchmarks on 96 GB H100 (Tables 1 and 3-6 of its benchmark page):
-// its bf16 FSDP rows of Llama 3.1 8B come out within 11%, while the float8 rows and the async-TP
-// row gain more in railsim than measured: float8 1.28x bf16 measured (8,532 against 6,667 tokens/s
-// per GPU on 8 GPUs) against railsim's 1.44x (1.56x before torchao's casts were charged as
-// kernels of their own), async TP 1.057x (876 against 829) against 1.21x.
+// its bf16 FSDP rows of Llama 3.1 8B come out 11-20% fast (the 500 W power limit unmodelled);
+// float8 gains 1.28x bf16 measured (8,532 against 6,667 tokens/s per GPU on 8 GPUs) against
+// railsim's 1.26x (one GEMM fraction of the microbenchmarks for both precisions, torchao's casts
+// charged as kernels of their own), while the async-TP row gains more in railsim than measured:
+// 1.057x (876 against 829) against 1.20x.
 // Every 405B row (FSDP 8 x TP 8 x PP 8, the gradients whole under pipelining) fits its 96 GB.
 TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
   const auto tables = validation_tables();
@@ -955,7 +956,8 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
     if ((p.label.rfind("T1", 0) == 0 || p.label.rfind("T3", 0) == 0) &&
         p.label.find("fp8") == std::string::npos) {
       ++bf16;
-      EXPECT_LT(std::fabs(p.error()), 0.11) << p.label;
+      EXPECT_GT(p.error(), 0.10) << p.label;
+      EXPECT_LT(p.error(), 0.20) << p.label;
     }
     if (p.label.find("405B") != std::string::npos) {
       ++pipelined;
@@ -971,9 +973,9 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
     return measured ? a.measured / b.measured : a.railsim / b.railsim;
   };
   EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", true), 1.28, 0.01);
-  EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.437, 0.005);
+  EXPECT_NEAR(gain("T1-8B-8g-FSDP-compile-fp8", "T1-8B-8g-FSDP-compile", false), 1.255, 0.005);
   EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", true), 1.057, 0.001);
-  EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.208, 0.005);
+  EXPECT_NEAR(gain("T4-70B-256g-2D-asyncTP", "T4-70B-256g-2D", false), 1.203, 0.005);
   // Their memory, as the page prints it (PyTorch's peak reserved), is above railsim's peak of the
   // tensors it counts on every run; the 405B 1F1B run holds its whole fp32 gradients (FSDP under
   // pipelining): 62.3 GiB against 82.5.
