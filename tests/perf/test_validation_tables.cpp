@@ -1069,10 +1069,10 @@ TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
 // NVIDIA's own pre-training runs of 2024 (the Nemotron-4 15B and 340B technical reports, Table 2
 // of each), on the Megatron-Core of the fit runs' year. Each row's published MFU agrees with its
 // published iteration time under railsim's count of model FLOPs, which guards the transcription.
-// The 340B rows (TP 8, PP 12) come out 6-8% slow: the last stage carries the 256K-vocabulary
-// output layer on every micro-batch, and the pipeline waits on it (with a 32K vocabulary the
+// The 340B rows (TP 8, PP 12) come out 3-5% fast, the last stage carrying the 256K-vocabulary
+// output layer on every micro-batch and the pipeline waiting on it (with a 32K vocabulary the
 // bubble is under a third of it). The 15B rows (TP 8 and DP only, 4 sequences per replica) come
-// out 18-27% fast at the planner's micro-batch of 4, flat in DP where the measured time grows 12%
+// out 24-33% fast at the planner's micro-batch of 4, flat in DP where the measured time grows 12%
 // from DP 96 to DP 288.
 TEST(ValidationTables, NemotronPretrainingRunsOfTheFitRunsYear) {
   const auto tables = validation_tables();
@@ -1092,10 +1092,10 @@ TEST(ValidationTables, NemotronPretrainingRunsOfTheFitRunsYear) {
     EXPECT_NEAR(implied_mfu(file, i, 989e12) / row["_published_mfu"].get<double>(), 1.0, 0.01)
         << p.label;
     if (row["model"] == "Nemotron-4-340B") {
-      EXPECT_GT(p.error(), 0.05) << p.label;
-      EXPECT_LT(p.error(), 0.09) << p.label;
+      EXPECT_GT(p.error(), -0.05) << p.label;
+      EXPECT_LT(p.error(), -0.02) << p.label;
     } else {
-      EXPECT_LT(p.error(), -0.15) << p.label;
+      EXPECT_LT(p.error(), -0.20) << p.label;
       EXPECT_NEAR(p.railsim / t->points[0].railsim, 1.0, 0.005) << p.label;
     }
   }
@@ -1197,25 +1197,25 @@ TEST(ValidationTables, Glm130bIsAThirdDeepSpeedRunTimedFast) {
 
 // NVIDIA's MLPerf GPT-3 175B submissions: the same job on the same 512 H100 ran 16% faster in v4.1
 // (NeMo 24.09) than in v3.1 (NeMo 23.09), where railsim's figures for the two published layouts
-// differ by 1%: the v3.1 runs come out 9-11% fast, the v4.1 ones 3-5% slow.
+// differ by 1%: the v3.1 runs come out within 2%, the v4.1 ones 14-16% slow.
 TEST(ValidationTables, MlperfGpt3RunsDifferByReleaseNotLayout) {
   const auto tables = validation_tables();
   const auto by = points_by_label(tables, "mlperf-gpt3-nvidia");
   ASSERT_TRUE(all_timed_in_low_precision(by, 6));
   for (const char* v31 : {"v3.1-H100-512g", "v3.1-H100-768g", "v3.1-H100-10752g"}) {
-    EXPECT_LT(by.at(v31)->error(), -0.08) << v31;
-    EXPECT_GT(by.at(v31)->error(), -0.11) << v31;
+    EXPECT_LT(by.at(v31)->error(), 0.0) << v31;
+    EXPECT_GT(by.at(v31)->error(), -0.02) << v31;
   }
   for (const char* v41 : {"v4.1-H100-256g", "v4.1-H100-512g"}) {
-    EXPECT_GT(by.at(v41)->error(), 0.03) << v41;
-    EXPECT_LT(by.at(v41)->error(), 0.055) << v41;
+    EXPECT_GT(by.at(v41)->error(), 0.13) << v41;
+    EXPECT_LT(by.at(v41)->error(), 0.17) << v41;
     EXPECT_NE(by.at(v41)->plan.find("micro-batch 2, interleave 6"), std::string::npos);
   }
   const ValidationPoint& a = *by.at("v3.1-H100-512g");
   const ValidationPoint& b = *by.at("v4.1-H100-512g");
   EXPECT_NEAR(a.measured / b.measured, 1.163, 0.001);
   EXPECT_NEAR(a.railsim / b.railsim, 1.0, 0.015);
-  EXPECT_NEAR(by.at("v4.1-B200-64g")->error(), -0.092, 0.005);
+  EXPECT_NEAR(by.at("v4.1-B200-64g")->error(), 0.011, 0.005);
 }
 
 // A Megatron-Bridge recipe's own validation run publishes the peak of its allocated memory, the
