@@ -1223,7 +1223,7 @@ TEST(ValidationTables, MlperfGpt3RunsDifferByReleaseNotLayout) {
 // recomputation, MXFP8, bf16 gradients), 154.6 GiB. railsim's peak is within 2% of it because the
 // optimizer's fp32 copy of the bf16 gradients (4 bytes per parameter at DP 1, 23.8 GiB) exists
 // only during the step, when the activations (59.7 GiB) are freed; added to them, as railsim did,
-// the peak came out 17% high. Its time is a hold-out like any other: 15.9% fast, as GB200's are.
+// the peak came out 17% high. Its time is a hold-out like any other: 9.8% fast, as GB200's are.
 TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
   const auto tables = validation_tables();
   const ValidationPoint* run = single_point(tables, "megatron-bridge-gb200-405b-recipe");
@@ -1235,7 +1235,7 @@ TEST(ValidationTables, RecipeRunsAllocatedMemoryIsComparedLikeForLike) {
   EXPECT_FALSE(p.memory_reserved);
   EXPECT_DOUBLE_EQ(p.measured_memory_gib, 154.6);
   EXPECT_NEAR(p.memory_error(), 0.014, 0.005);
-  EXPECT_NEAR(p.error(), -0.159, 0.005);  // time: railsim 243.0 s against 289
+  EXPECT_NEAR(p.error(), -0.098, 0.005);  // time: railsim 260.6 s against 289
   EXPECT_NE(p.plan.find("tp 8 pp 8 dp 1 ep 1, micro-batch 1, interleave 8, recompute none"),
             std::string::npos)
       << p.plan;
@@ -1294,7 +1294,7 @@ TEST(ValidationTables, MxRowsRunLongerThanTheirPerTensorSiblings) {
 // fast on GB200, as on the Megatron-Bridge summaries' NVFP4 rows (its FP4 GEMMs charged fp8's
 // fraction of the fp4 peak, no NVFP4 microbenchmark of it being published, validation.md item 4);
 // on GB300, whose NVFP4 GEMMs run at the 1.90x over MXFP8 that Transformer Engine's B300
-// microbenchmark measured (MXFP8's at 0.951 of fp8's), within 4%; from 512 to 5,120 GB200 (global
+// microbenchmark measured (MXFP8's at 0.951 of fp8's), within 5%; from 512 to 5,120 GB200 (global
 // batches of 1,152, 960 and 1,280) its times keep the measured ratio within 5%, so what it misses
 // is per GPU, not in the scaling.
 TEST(ValidationTables, MlperfLlama405bRunsAreFastAsNvfp4RowsAre) {
@@ -1304,17 +1304,17 @@ TEST(ValidationTables, MlperfLlama405bRunsAreFastAsNvfp4RowsAre) {
   for (const auto& [label, p] : by)
     EXPECT_NE(p->plan.find("interleave 8, recompute none"), std::string::npos) << p->plan;
   for (const char* gb200 : {"v5.1-GB200-512g", "v5.1-GB200-2560g", "v5.1-GB200-5120g"}) {
-    EXPECT_LT(by.at(gb200)->error(), -0.10) << gb200;
-    EXPECT_GT(by.at(gb200)->error(), -0.16) << gb200;
+    EXPECT_LT(by.at(gb200)->error(), -0.06) << gb200;
+    EXPECT_GT(by.at(gb200)->error(), -0.12) << gb200;
   }
-  EXPECT_NEAR(by.at("v5.1-GB300-512g")->error(), -0.037, 0.005);
+  EXPECT_NEAR(by.at("v5.1-GB300-512g")->error(), 0.045, 0.005);
   const ValidationPoint& small = *by.at("v5.1-GB200-512g");
   const ValidationPoint& large = *by.at("v5.1-GB200-5120g");
   EXPECT_NEAR((small.railsim / large.railsim) / (small.measured / large.measured), 1.0, 0.05);
 }
 
 // The same round's Llama 3.1 8B on GB300, one sequence per replica: steps of 85 and 146 ms, of
-// which railsim charges 38 and 118 ms. What it leaves out does not scale with the tokens: the
+// which railsim charges 40 and 127 ms. What it leaves out does not scale with the tokens: the
 // fewer tokens a GPU has per step, the larger the miss.
 TEST(ValidationTables, MlperfLlama8bStepsPayWhatDoesNotScaleWithTokens) {
   const auto tables = validation_tables();
@@ -1325,8 +1325,8 @@ TEST(ValidationTables, MlperfLlama8bStepsPayWhatDoesNotScaleWithTokens) {
   ASSERT_EQ(wide.label, "v5.1-GB300-512g");
   ASSERT_GT(wide.railsim, 0) << wide.note;
   ASSERT_GT(narrow.railsim, 0) << narrow.note;
-  EXPECT_NEAR(wide.error(), -0.556, 0.005);
-  EXPECT_NEAR(narrow.error(), -0.194, 0.005);
+  EXPECT_NEAR(wide.error(), -0.537, 0.005);
+  EXPECT_NEAR(narrow.error(), -0.133, 0.005);
   // Tokens per GPU per step: 8,192 / (2 x 4) on 512 GPUs, 8,192 / 2 on 72.
   EXPECT_LT(wide.error(), narrow.error());
 }
@@ -1334,7 +1334,7 @@ TEST(ValidationTables, MlperfLlama8bStepsPayWhatDoesNotScaleWithTokens) {
 // GB300 against GB200 in the Megatron-Bridge summaries, the same job on both (model, GPU count,
 // precision, container): measured, GB300 runs 1.05x to 1.25x GB200's tokens per second in BF16
 // and FP8 (median 1.21x over 17 pairs); railsim, whose two presets share their BF16 and FP8
-// peaks and whose GEMM microbenchmarks are 3-8% apart, median 1.05x, and 1.00x to 1.05x where
+// peaks and whose GEMM microbenchmarks are 3-8% apart, median 1.02x, and 1.00x to 1.05x where
 // the two ran the same layout, which 5 of those 6 pairs measured at 1.19x to 1.24x
 // (validation.md, item 4: a gap between the chips that the presets do not carry).
 TEST(ValidationTables, Gb300OutrunsGb200MoreThanTheirPresetsSay) {
@@ -1368,7 +1368,7 @@ TEST(ValidationTables, Gb300OutrunsGb200MoreThanTheirPresetsSay) {
     return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
   };
   EXPECT_NEAR(median(measured), 1.21, 0.005);
-  EXPECT_NEAR(median(railsim), 1.048, 0.005);
+  EXPECT_NEAR(median(railsim), 1.025, 0.005);
   EXPECT_NEAR(*std::min_element(measured.begin(), measured.end()), 1.05, 0.005);
   EXPECT_NEAR(*std::max_element(measured.begin(), measured.end()), 1.25, 0.005);
   EXPECT_EQ(same_layout, 6);
@@ -1423,10 +1423,10 @@ TEST(ValidationTables, AttentionCarriesLittleOfGb300sLeadOverGb200) {
   EXPECT_NEAR(gb300.measured / gb200.measured / attention_gain, 1.17, 0.01);
 }
 
-// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 within 2% as its scripts run it: the expert
-// all-to-all under combined 1F1B (19% slow without) and the two output layers of its last stage
-// (the model's and the MTP module's) in MXFP8 (13% slow in BF16); the round's Llama 3.1 405B
-// FP4 runs on GB300 within 4%; on GB200 (TP 2) DeepSeek-V3 is fast, and more so the
+// MLPerf Training v6.0: DeepSeek-V3 671B on GB300 10-11% slow as its scripts run it: the expert
+// all-to-all under combined 1F1B (28% slow without) and the two output layers of its last stage
+// (the model's and the MTP module's) in MXFP8 (18% slow in BF16); the round's Llama 3.1 405B
+// FP4 runs on GB300 5-12% slow; on GB200 (TP 2) DeepSeek-V3 is fast, and more so the
 // more GPUs share the batch: a per-GPU gap (GB200's transferred fractions, as on every GB200
 // table) and a scaling loss the model does not carry (validation.md, item 10).
 TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
@@ -1435,27 +1435,27 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   ASSERT_TRUE(all_timed_in_low_precision(by, 8));
   for (const auto& [label, p] : by)
     EXPECT_EQ(p->moe, label.find("DSV3") != std::string::npos) << label;
-  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), 0.016, 0.005);
-  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), 0.003, 0.005);
-  EXPECT_NEAR(by.at("v6.0-405B-GB300-512g")->error(), 0.033, 0.005);
-  EXPECT_NEAR(by.at("v6.0-405B-GB300-2048g")->error(), -0.029, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-256g")->error(), 0.110, 0.005);
+  EXPECT_NEAR(by.at("v6.0-DSV3-GB300-512g")->error(), 0.096, 0.005);
+  EXPECT_NEAR(by.at("v6.0-405B-GB300-512g")->error(), 0.121, 0.005);
+  EXPECT_NEAR(by.at("v6.0-405B-GB300-2048g")->error(), 0.050, 0.005);
   // GB200: fast, by more at each step up in GPUs (512, 2,048, 4,096, 8,192).
   double before = 0;
   for (const char* gb200 : {"v6.0-DSV3-GB200-512g", "v6.0-DSV3-GB200-2048g",
                             "v6.0-DSV3-GB200-4096g", "v6.0-DSV3-GB200-8192g"}) {
     const double e = by.at(gb200)->error();
-    EXPECT_LT(e, -0.23) << gb200;
+    EXPECT_LT(e, -0.21) << gb200;
     EXPECT_LT(e, before) << gb200;
     before = e;
   }
   // Per GPU, at 512 GPUs: the measured GB200 (TP 2) run is 1.64x the GB300 (TP 1) one; railsim
-  // has it 1.24x (1.10x with the same BF16 output layers on both).
+  // has it 1.18x.
   const ValidationPoint& gb200 = *by.at("v6.0-DSV3-GB200-512g");
   const ValidationPoint& gb300 = *by.at("v6.0-DSV3-GB300-512g");
   EXPECT_NEAR(gb200.measured / gb300.measured, 1.641, 0.001);
-  EXPECT_NEAR(gb200.railsim / gb300.railsim, 1.24, 0.01);
+  EXPECT_NEAR(gb200.railsim / gb300.railsim, 1.175, 0.01);
   // The overlap the scripts turn on (OVERLAP_MOE_EXPERT_PARALLEL_COMM): without it, the 512-GPU
-  // GB300 run's all-to-all is left exposed and railsim is 19% slow.
+  // GB300 run's all-to-all is left exposed and railsim is 28% slow.
   const std::string path = testing::TempDir() + "railsim_dsv3_overlap.json";
   write_time_table(path, "",
                    R"("common": {"stack": "nemo-perf-2025", "model": "DeepSeek-V3", "gpu": "GB300",
@@ -1470,8 +1470,8 @@ TEST(ValidationTables, MlperfV6DeepSeekV3HoldsOnGb300AndRunsFastOnGb200) {
   const ValidationTable own = own_table(path, "--table");
   ASSERT_EQ(own.points.size(), 3u);
   EXPECT_DOUBLE_EQ(own.points[0].railsim, gb300.railsim);
-  EXPECT_NEAR(own.points[2].error(), 0.132, 0.005);
-  EXPECT_NEAR(own.points[1].error(), 0.195, 0.01);
+  EXPECT_NEAR(own.points[2].error(), 0.182, 0.005);
+  EXPECT_NEAR(own.points[1].error(), 0.280, 0.01);
 }
 
 // A table may say how its runs' fabric routes: an Ethernet cluster's ECMP hashing instead of
