@@ -149,7 +149,7 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
   const Model m = load_model(common["model"].get<std::string>());
   // Meta's stack (meta-llama3-2024): its split counts the embedding and the loss as a layer each,
   // "one layer fewer on the first and the last stage" (Dubey et al. 2024, Sec. 3.3.2), so that
-  // 16 x 8 chunks may hold 126 layers; no TP overlap, FlashAttention-2-class attention.
+  // 16 x 8 chunks may hold 126 layers; no TP overlap.
   const spec::Stack stack = spec::load_stack(t.stack);
   const Training tr = make_training(common["global_batch"].get<std::int64_t>(),
                                     common["seq_len"].get<std::int64_t>(), stack);

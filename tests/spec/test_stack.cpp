@@ -41,11 +41,10 @@ TEST(Stack, PresetsAreTheElevenProfiles) {
                                 "megatron-core-2024", "megatron-deepspeed-2022", "megatron-lm-2021",
                                 "megatron-lm-2022", "meta-llama3-2024", "nemo-perf-2025",
                                 "torchtitan-2024"}));
-  // The PyTorch stacks (and Meta's) run FlashAttention-2-class kernels; the others their fused
-  // ones.
+  // The PyTorch stacks run FlashAttention-2-class kernels; the others their fused ones.
   for (const auto& n : spec::preset_names("stacks"))
     EXPECT_EQ(spec::load_stack(n).attention_kernel,
-              n == "torchtitan-2024" || n == "meta-llama3-2024" ? spec::AttentionKernel::fa2
+              n == "torchtitan-2024"    ? spec::AttentionKernel::fa2
               : n == "llm-foundry-2023" ? spec::AttentionKernel::fa1
                                         : spec::AttentionKernel::fused)
         << n;
