@@ -13,10 +13,10 @@
 // not publish the number of virtual stages v, so v is free within those limits (1..8), the fastest
 // taken, as railsim validate does and as for Narayanan et al.'s runs; TP communication does not
 // overlap the GEMMs (Meta's stack, meta-llama3-2024: the paper names no such overlap, and
-// Transformer Engine's userbuffers are not in it). Where v does not divide a stage's layers the pipeline
-// is timed by Megatron-Core's order (perf::uneven_chunk_stall). The 8,192-GPU point is in the fit
-// of the GEMM fraction (+0.7%), the 16,384-GPU point is held out (+1.0%); each is asserted within the
-// project's 10% and their mean within 5% (docs/validation.md).
+// Transformer Engine's userbuffers are not in it). Where v does not divide a stage's layers the
+// pipeline is timed by Megatron-Core's order (perf::uneven_chunk_stall). The 8,192-GPU point is in
+// the fit of the GEMM fraction (+0.7%), the 16,384-GPU point is held out (+1.0%); each is asserted
+// within the project's 10% and their mean within 5% (docs/validation.md).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -153,9 +153,9 @@ TEST(ValidationTables, EveryDocumentedTableHoldsItsTolerance) {
   // The GEMM fraction (0.70 of each microbenchmark) minimises the worst error of H100's three fit
   // runs: Llama 3 405B on 8,192 GPUs (Meta's stack), Megatron-Core's GPT-3 175B on 96 and NeMo's
   // Llama 3 8B FP8 (25.11).
-  EXPECT_NEAR(tables[3].points[0].error(), 0.007, 0.001);  // fit (v free, Meta's stack)
+  EXPECT_NEAR(tables[3].points[0].error(), 0.007, 0.001);   // fit (v free, Meta's stack)
   EXPECT_NEAR(tables[5].points[0].error(), 0.071, 0.001);   // fit
-  EXPECT_NEAR(tables[3].points[1].error(), 0.010, 0.001);  // held out
+  EXPECT_NEAR(tables[3].points[1].error(), 0.010, 0.001);   // held out
   EXPECT_NEAR(tables[4].points[3].error(), -0.066, 0.001);  // the fit point (8B, 25.11)
   // 70B with TP and PP overlap and the output layer in bf16, at the published CP 1.
   EXPECT_NEAR(tables[4].points[0].error(), -0.103, 0.001);
@@ -995,11 +995,12 @@ TEST(ValidationTables, TorchTitanH100RowsSeparateFloat8AndAsyncTp) {
 // NVIDIA's DGX Cloud recipes run each model in BF16 and FP8 with the same container, layout and
 // GPU count, so a pair's ratio is FP8's measured gain with nothing else changed. On every pair of
 // the five H100 tables (Llama 3.1 8B, 70B and 405B, Nemotron-4 15B and 340B, GPT-3 175B) railsim's
-// gain is within -3% and +14% of it, the larger on 29 of 31: its GEMM fractions are one fraction of the microbenchmarks
-// (0.56 bf16, 0.50 fp8), so a GEMM's FP8 gain is theirs, 1.79x, and what the runs spend beside
-// the GEMMs keeps the measured gain below it. (With the two precisions' fractions fitted apart on
-// runs of different years, 0.50 and 0.57, it was 2.28x per GEMM and 16% or more too high on every
-// pair.) NeMo 24.09's Llama 3.1 and Nemotron-4 15B rows: BF16 4-7% slow, FP8 -6% to +9%.
+// gain is within -3% and +14% of it, the larger on 29 of 31: its GEMM fractions are one fraction of
+// the microbenchmarks (0.56 bf16, 0.50 fp8), so a GEMM's FP8 gain is theirs, 1.79x, and what the
+// runs spend beside the GEMMs keeps the measured gain below it. (With the two precisions' fractions
+// fitted apart on runs of different years, 0.50 and 0.57, it was 2.28x per GEMM and 16% or more too
+// high on every pair.) NeMo 24.09's Llama 3.1 and Nemotron-4 15B rows: BF16 4-7% slow, FP8 -6% to
+// +9%.
 TEST(ValidationTables, DgxCloudPairsMeasureFp8sGainWithNothingElseChanged) {
   const auto tables = validation_tables();
   int pairs = 0, larger = 0;
