@@ -189,8 +189,8 @@ void llama3(ValidationTable& t, const Json& d, const spec::NetworkDesign& design
 }
 
 // Megatron-Core's strong scaling of GPT-3 175B on H100 (bf16, batch 1,152): MFU of railsim's
-// fastest plan against the published MFU. The 96-GPU run is in the fit of H100's gemm_max (with
-// Llama 3 405B on 8,192 GPUs); the 4,608-GPU run is held out.
+// fastest plan against the published MFU. The 96-GPU run is in the fit of the GEMM fraction (with
+// Llama 3 405B on 8,192 GPUs and NeMo's Llama 3 8B FP8); the 4,608-GPU run is held out.
 void megatron_core_h100(ValidationTable& t, const Json& d, const spec::NetworkDesign& design) {
   const Json& common = d["common"];
   const spec::Stack stack = spec::load_stack(t.stack);
