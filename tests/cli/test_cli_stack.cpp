@@ -36,8 +36,8 @@ TEST(CliStack, PresetsListsAndPrintsTheStacks) {
   EXPECT_EQ(
       r.out,
       "stacks: deepseek-v3-2024, fsdp-2024, llm-foundry-2023, maxtext-2024, megatron-core-2024, "
-      "megatron-deepspeed-2022, megatron-lm-2021, megatron-lm-2022, nemo-perf-2025, "
-      "torchtitan-2024\n");
+      "megatron-deepspeed-2022, megatron-lm-2021, megatron-lm-2022, meta-llama3-2024, "
+      "nemo-perf-2025, torchtitan-2024\n");
   const auto p = run_cli("presets stacks megatron-lm-2021");
   ASSERT_EQ(p.code, 0) << p.err;
   const auto j = nlohmann::json::parse(p.out);

@@ -168,8 +168,8 @@ TEST(CliErrorBand, EstimateAndPlanCarryTheBand) {
   // The FP8 MoE hold-outs sit in two tables, each judged by the other's runs: the basis states
   // how few the bands held there, and judges none by a band of fewer than 5 runs.
   const std::string basis8 = mj8["basis"].get<std::string>();
-  EXPECT_NE(basis8.find("on tables they did not come from, this class's bands held 19 of its 26 "
-                        "hold-outs with this evidence (73%) and 21 of all 29 (72%)"),
+  EXPECT_NE(basis8.find("on tables they did not come from, this class's bands held 18 of its 26 "
+                        "hold-outs with this evidence (69%) and 20 of all 29 (69%)"),
             std::string::npos)
       << basis8;
   EXPECT_EQ(basis8.find("fewer than 5 runs"), std::string::npos) << basis8;
@@ -210,8 +210,8 @@ TEST(CliErrorBand, CompareCarriesTheBandOfItsTimes) {
 
 namespace {
 
-// One's own table: TorchTitan's first two runs of Table 1 (Llama 3.1 8B on 8 H100 96 GB,
-// FSDP, per-op checkpointing, torch.compile, bf16 then float8), as a user would write them.
+// One's own table: two runs of TorchTitan's Table 1 (Llama 3.1 8B on 8 H100 96 GB, FSDP, per-op
+// checkpointing, torch.compile, bf16 then float8), as a user would write them.
 std::string own_table_text(const std::string& extra_row_field = "",
                            const std::string& bf16_rate = "6667") {
   return R"({"about": "two runs", "source": "TorchTitan benchmarks, Table 1",
@@ -230,9 +230,11 @@ std::string own_table_text(const std::string& extra_row_field = "",
 
 // validate --table: one's own runs timed as the shipped ones (the same two runs in the shipped
 // TorchTitan table get the same figures), each with the band estimate and plan print for it:
-// the bf16 run inside (+7.1% against +-18.6%), the float8 one outside (+20.3%).
+// the bf16 run without torch.compile inside (+10.7% against +-13.5%), the float8 one outside
+// (+14.1%).
 TEST(CliValidate, OwnRunsAreTimedWithTheBandTheyWouldBePrinted) {
-  const std::string file = railsim::test::write_temp_file("validate", "own.json", own_table_text());
+  const std::string file = railsim::test::write_temp_file(
+      "validate", "own.json", own_table_text(R"(, "compile": false)", "5762"));
   const auto r = run_cli("validate --json --table " + file);
   ASSERT_EQ(r.code, 0) << r.err;
   const Json d = Json::parse(r.out);
@@ -249,7 +251,7 @@ TEST(CliValidate, OwnRunsAreTimedWithTheBandTheyWouldBePrinted) {
   };
   const Json bf16 = own["table"]["points"][0], fp8 = own["table"]["points"][1];
   EXPECT_DOUBLE_EQ(bf16["railsim"].get<double>(),
-                   shipped_point("T1-8B-8g-FSDP-compile")["railsim"].get<double>());
+                   shipped_point("T1-8B-8g-FSDP")["railsim"].get<double>());
   EXPECT_DOUBLE_EQ(fp8["railsim"].get<double>(),
                    shipped_point("T1-8B-8g-FSDP-compile-fp8")["railsim"].get<double>());
   EXPECT_EQ(bf16["evidence"], "GPU and stack measured");

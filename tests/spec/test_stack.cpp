@@ -34,12 +34,12 @@ std::string field_with(const std::function<void(Json&)>& edit) {
 }
 }  // namespace
 
-TEST(Stack, PresetsAreTheTenProfiles) {
-  EXPECT_EQ(
-      spec::preset_names("stacks"),
-      (std::vector<std::string>{"deepseek-v3-2024", "fsdp-2024", "llm-foundry-2023", "maxtext-2024",
-                                "megatron-core-2024", "megatron-deepspeed-2022", "megatron-lm-2021",
-                                "megatron-lm-2022", "nemo-perf-2025", "torchtitan-2024"}));
+TEST(Stack, PresetsAreTheElevenProfiles) {
+  EXPECT_EQ(spec::preset_names("stacks"),
+            (std::vector<std::string>{
+                "deepseek-v3-2024", "fsdp-2024", "llm-foundry-2023", "maxtext-2024",
+                "megatron-core-2024", "megatron-deepspeed-2022", "megatron-lm-2021",
+                "megatron-lm-2022", "meta-llama3-2024", "nemo-perf-2025", "torchtitan-2024"}));
   // The PyTorch stacks run FlashAttention-2-class kernels; the others their fused ones.
   for (const auto& n : spec::preset_names("stacks"))
     EXPECT_EQ(spec::load_stack(n).attention_kernel,
