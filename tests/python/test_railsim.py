@@ -83,8 +83,8 @@ def test_own_validation_table_equals_cli(tmp_path):
     py = railsim.validate(table=str(path))
     assert py.to_dict()["own"] == cli("validate", "--table", str(path))["own"]
     point = py.to_dict()["own"]["table"]["points"][0]
-    # TorchTitan's eager bf16 run (Table 1): +3.3%, inside the band of H100 96 GB on its stack.
-    assert abs(point["error"] - 0.033) < 0.001, point
+    # TorchTitan's eager bf16 run (Table 1): +10.7%, inside the band of H100 96 GB on its stack.
+    assert abs(point["error"] - 0.107) < 0.001, point
     assert point["inside_band"] and point["evidence"] == "GPU and stack measured", point
     own["rows"][0]["tp_comm_overlaps"] = True
     path.write_text(json.dumps(own))
