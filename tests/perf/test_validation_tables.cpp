@@ -175,8 +175,8 @@ TEST(ValidationTables, GemmFractionIsItsRulesMinimumOnTheFitRuns) {
   const spec::GpuSpec h = spec::load_gpu("H100-SXM");
   auto worst = [&](double e) {
     spec::GpuSpec g = h;
-    g.eff.gemm_max = std::round(100 * e * h.eff.gemm_bench_bf16) / 100;
-    g.eff.gemm_max_fp8 = std::round(100 * e * h.eff.gemm_bench_fp8) / 100;
+    g.eff.gemm_max = spec::gemm_fraction_of_bench(h.eff.gemm_bench_bf16, e);
+    g.eff.gemm_max_fp8 = spec::gemm_fraction_of_bench(h.eff.gemm_bench_fp8, e);
     const auto tables = validation_tables({g});
     // tables[3]: Llama 3 405B, [4]: NeMo on DGX-H100, [5]: Megatron-Core GPT-3 175B.
     EXPECT_TRUE(tables[3].points[0].fit && tables[4].points[3].fit && tables[5].points[0].fit);
@@ -342,7 +342,8 @@ TEST(ValidationTables, JsonPointsCarryWhatRecomputesTheBands) {
       }
     ASSERT_GE(errs.size(), static_cast<std::size_t>(kMinBandRuns)) << b;
     std::sort(errs.begin(), errs.end());
-    const auto rank = static_cast<std::size_t>(std::ceil(0.8 * static_cast<double>(errs.size())));
+    const auto rank = static_cast<std::size_t>(
+        std::ceil(kBandCoverage * static_cast<double>(errs.size()) - 1e-9));
     EXPECT_DOUBLE_EQ(errs[rank - 1], b["fraction"].get<double>()) << b;
     EXPECT_EQ(static_cast<int>(errs.size()), b["hold_out_runs"].get<int>()) << b;
     ++classes;

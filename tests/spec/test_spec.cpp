@@ -31,23 +31,18 @@ TEST(Presets, H100FiguresAreTheDatasheets) {
   EXPECT_EQ(spec::load_gpu("GH200").default_hb_domain, 256);
 }
 
-// A GPU without fitted end-to-end runs takes H100's fitted GEMM fractions scaled by its own
-// published GEMM microbenchmarks against H100's (docs/model.md section 3): no preset carries a
-// fraction from anywhere else.
+// Every GPU with published GEMM microbenchmarks, H100 included, carries gemm_max and gemm_max_fp8
+// of kGemmBenchFraction of its own bf16 and fp8 benchmarks, to the hundredth, both precisions alike
+// (docs/model.md section 1): no preset carries a fraction from anywhere else.
 TEST(Presets, GemmFractionsAreOneFractionOfEachGpusMicrobenchmarks) {
-  // Every GPU with published GEMM microbenchmarks, H100 included: gemm_max and gemm_max_fp8 are
-  // kGemmBenchFraction of its own bf16 and fp8 benchmarks, to the hundredth, both precisions
-  // alike (no fraction of its own per precision).
   int ruled = 0;
   for (const auto& name : spec::preset_names("gpus")) {
     const auto g = spec::load_gpu(name);
     if (g.eff.gemm_bench_bf16 == 0) continue;
     ++ruled;
-    const auto rule = [](double bench) {
-      return std::round(100 * spec::kGemmBenchFraction * bench) / 100;
-    };
-    EXPECT_NEAR(g.eff.gemm_max, rule(g.eff.gemm_bench_bf16), 1e-9) << name;
-    EXPECT_NEAR(g.eff.gemm_max_fp8, rule(g.eff.gemm_bench_fp8), 1e-9) << name;
+    EXPECT_NEAR(g.eff.gemm_max, spec::gemm_fraction_of_bench(g.eff.gemm_bench_bf16), 1e-9) << name;
+    EXPECT_NEAR(g.eff.gemm_max_fp8, spec::gemm_fraction_of_bench(g.eff.gemm_bench_fp8), 1e-9)
+        << name;
   }
   // H100, H100 96 GB, H200, H800, B200, B300, GB200, GB300, MI300X.
   EXPECT_GE(ruled, 9);
@@ -63,8 +58,8 @@ TEST(Presets, GemmFractionsAreOneFractionOfEachGpusMicrobenchmarks) {
               0.02);
 }
 
-// A Hopper-or-later GPU with no GEMM microbenchmark of its own has nothing to scale H100's fitted
-// fractions by, so it carries them as they are (GH200: the same GH100 die and peak). A refit of
+// A Hopper-or-later GPU with no GEMM microbenchmark of its own has no benchmark to take its
+// fractions from, so it carries H100's as they are (GH200: the same GH100 die and peak). A refit of
 // H100's must move them too; GH200 once kept a gemm_max H100 had dropped.
 TEST(Presets, GpusWithoutMicrobenchmarksCarryH100sFractionsAsTheyAre) {
   const auto h = spec::load_gpu("H100-SXM");

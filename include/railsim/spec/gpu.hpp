@@ -1,20 +1,26 @@
 #pragma once
 // One GPU model: compute, memory and the two networks it attaches to (HB domain and NIC).
+#include <cmath>
 #include <string>
 
 #include "railsim/core/json_fwd.hpp"
 
 namespace railsim::spec {
 
-// Efficiency constants of the iteration-time model, set once per GPU preset (never per case);
-// see docs/model.md for what each one means and where it comes from.
-
 // The one fraction of its published GEMM microbenchmarks (gemm_bench_bf16, gemm_bench_fp8) that
 // a GPU's GEMMs reach in training, both precisions alike: what the GEMM model does not see
 // (kernel choice, concurrent kernels, clocks under load). Fitted on H100's three fit runs, the
-// hundredth that minimises the worst of their errors (docs/model.md section 3, docs/validation.md).
+// hundredth that minimises the worst of their errors (docs/model.md section 1, docs/validation.md).
 inline constexpr double kGemmBenchFraction = 0.70;
 
+// The GEMM fraction (gemm_max or gemm_max_fp8) a preset carries for a microbenchmark `bench` at
+// the fraction `e` of it: e x bench to the hundredth, the rule every preset with benchmarks keeps.
+inline double gemm_fraction_of_bench(double bench, double e = kGemmBenchFraction) {
+  return std::round(100 * e * bench) / 100;
+}
+
+// Efficiency constants of the iteration-time model, set once per GPU preset (never per case);
+// see docs/model.md for what each one means and where it comes from.
 struct GpuEfficiency {
   // GEMMs (docs/model.md section 3): a kernel tiles the m x n output into tile_m x tile_n tiles,
   // runs them in waves over the SMs, and loops over k; its time is the larger of the tensor-core
@@ -51,9 +57,9 @@ struct GpuEfficiency {
   double hb = 0.80;                    // fraction of HB-domain bandwidth a collective reaches
   // Published GEMM microbenchmarks: the fraction of the dense peak that the best-shaped large GEMM
   // reached (a brute-force shape search with torch.mm, or the vendor's own measurement), bf16 and
-  // fp8; 0 when none is published. A GPU's gemm_max and gemm_max_fp8 are kGemmBenchFraction of
-  // these, to the hundredth (docs/model.md section 3); tests/spec checks every preset against
-  // that rule.
+  // fp8; 0 when none is published. A preset's gemm_max and gemm_max_fp8 are
+  // gemm_fraction_of_bench of these (docs/model.md section 1); tests/spec checks every preset
+  // against that rule.
   double gemm_bench_bf16 = 0;
   double gemm_bench_fp8 = 0;
   // A published microbenchmark of NVFP4 GEMMs against MXFP8 ones on the same shapes (kernels
